@@ -1,0 +1,101 @@
+#pragma once
+// A run is a plain record; reporters only format it. Seconds, bytes, watts and hertz are stored
+// in base units as double; NaN means "not available" (JSON null).
+
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "gpuperf/timing/statistics.h"
+
+namespace gpuperf {
+
+/// "Not available" for a numeric field.
+inline constexpr double kNotAvailable = std::numeric_limits<double>::quiet_NaN();
+
+/// What the measurement ran on, and with which software.
+struct DeviceFingerprint {
+  std::string kind;  ///< "cuda" or "cpu"
+  int index = 0;
+  std::string name;  ///< e.g. "NVIDIA H200", or the CPU model
+  int sm_count = 0;  ///< streaming multiprocessors (GPU) or hardware threads (CPU)
+  std::string compute_capability;        ///< "9.0"; empty on CPU
+  double memory_bytes = kNotAvailable;   ///< device memory, or host RAM on CPU
+  double sm_clock_max_hz = kNotAvailable;
+  double memory_clock_max_hz = kNotAvailable;
+  double power_limit_watts = kNotAvailable;
+  std::string driver_version;  ///< NVIDIA kernel driver, e.g. "580.159.04"
+  std::string cuda_driver_api_version;  ///< CUDA version the driver supports, e.g. "13.0"
+  std::string cuda_runtime_version;     ///< CUDA runtime LibTorch was built with
+  std::string cudnn_version;
+  std::string libtorch_version;
+  std::string gpuperf_version;
+  int intra_op_threads = 0;  ///< LibTorch's CPU threads
+  std::string host;
+};
+
+/// The settings of a training measurement.
+struct RunConfig {
+  std::string workload = "train";  ///< "train"
+  std::string model;
+  std::int64_t batch_size = 0;
+  std::vector<std::int64_t> input_shape;  ///< one sample, e.g. {3, 224, 224}
+  std::int64_t num_classes = 0;
+  std::string precision;      ///< fp32, tf32, fp16, bf16
+  std::string memory_format;  ///< contiguous, channels_last
+  std::string optimizer;      ///< adam, sgd, adamw
+  double learning_rate = 0;
+  std::string graph_mode = "eager";
+  std::string data_source = "synthetic";
+  bool cudnn_benchmark = false;
+  bool grad_scaler = false;
+  std::int64_t warmup_steps = 0;
+  std::int64_t steps_per_window = 0;
+  bool adaptive = false;
+  std::int64_t seed = 0;
+};
+
+/// One measurement: configuration, machine, statistics and the command that reproduces it.
+struct RunRecord {
+  static constexpr const char* kSchema = "gpuperf.run/1";
+  std::string schema = kSchema;
+  std::string timestamp_utc;  ///< ISO 8601
+  std::string command;        ///< the command line that produced it
+  DeviceFingerprint device;
+  RunConfig config;
+
+  // Throughput, samples/s: statistics over timed windows (never a mean of per-step rates).
+  Summary throughput;
+  std::vector<double> window_throughput;
+  std::vector<double> window_seconds;
+  double overall_throughput = 0;  ///< all timed samples / all timed seconds
+  std::int64_t timed_steps = 0;
+  double timed_seconds = 0;
+  std::string stop_reason;
+  std::string timer;  ///< "cuda-event" or "steady-clock"
+
+  double peak_memory_bytes = kNotAvailable;  ///< peak allocated by LibTorch's caching allocator
+  std::int64_t skipped_steps = 0;  ///< optimizer steps skipped for inf/NaN gradients
+  std::int64_t total_steps = 0;    ///< warm-up and timed steps
+  double final_loss = kNotAvailable;
+  double final_loss_scale = kNotAvailable;
+
+  std::map<std::string, double> metrics;  ///< derived figures, e.g. "imagenet_90_epochs_seconds"
+  std::vector<std::string> warnings;
+};
+
+/// Serializes a record as JSON text (indented).
+[[nodiscard]] std::string to_json(const RunRecord& record);
+/// Parses a record from JSON text; throws IoError naming the field when it is malformed.
+[[nodiscard]] RunRecord run_record_from_json(const std::string& text);
+/// Writes to_json(record) to `path` atomically (a temporary file renamed over it); IoError.
+void write_json_file(const RunRecord& record, const std::string& path);
+/// Checks that `path` can be written (creates and removes a temporary file beside it) so that a
+/// program can refuse bad output paths before a long run. Throws ConfigError naming `option`.
+void check_writable(const std::string& path, const std::string& option);
+/// Current UTC time as ISO 8601 ("2026-11-29T20:35:51Z").
+[[nodiscard]] std::string utc_timestamp();
+
+}  // namespace gpuperf

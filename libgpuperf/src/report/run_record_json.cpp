@@ -1,0 +1,312 @@
+// RunRecord <-> JSON. NaN ("not available") is written as null and read back as NaN.
+#include <nlohmann/json.hpp>
+
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <string>
+#include <unistd.h>
+
+#include "gpuperf/error.h"
+#include "gpuperf/report/run_record.h"
+
+namespace gpuperf {
+namespace {
+
+using nlohmann::json;
+
+json number(double value) { return std::isfinite(value) ? json(value) : json(nullptr); }
+
+json summary_json(const Summary& s) {
+  return {{"count", s.count},         {"median", s.median}, {"mean", s.mean},
+          {"stdev", s.stdev},         {"min", s.min},       {"max", s.max},
+          {"q1", s.q1},               {"q3", s.q3},         {"iqr", s.iqr},
+          {"ci95_low", s.ci95_low},   {"ci95_high", s.ci95_high}};
+}
+
+// Reads fields with errors that name the field path.
+class Reader {
+ public:
+  Reader(const json& object, std::string path) : object_(object), path_(std::move(path)) {
+    if (!object_.is_object()) fail(path_, "is not an object");
+  }
+
+  [[noreturn]] static void fail(const std::string& field, const std::string& what) {
+    throw IoError("run record: field '" + field + "' " + what);
+  }
+
+  const json& at(const char* key) const {
+    auto it = object_.find(key);
+    if (it == object_.end()) fail(field(key), "is missing");
+    return *it;
+  }
+
+  [[nodiscard]] std::string field(const char* key) const {
+    return path_.empty() ? key : path_ + "." + key;
+  }
+
+  double number(const char* key) const {
+    const json& value = at(key);
+    if (value.is_null()) return kNotAvailable;
+    if (!value.is_number()) fail(field(key), "is not a number");
+    return value.get<double>();
+  }
+
+  std::int64_t integer(const char* key) const {
+    const json& value = at(key);
+    if (!value.is_number_integer()) fail(field(key), "is not an integer");
+    return value.get<std::int64_t>();
+  }
+
+  std::string string(const char* key) const {
+    const json& value = at(key);
+    if (!value.is_string()) fail(field(key), "is not a string");
+    return value.get<std::string>();
+  }
+
+  bool boolean(const char* key) const {
+    const json& value = at(key);
+    if (!value.is_boolean()) fail(field(key), "is not a boolean");
+    return value.get<bool>();
+  }
+
+  std::vector<double> numbers(const char* key) const {
+    const json& value = at(key);
+    if (!value.is_array()) fail(field(key), "is not an array");
+    std::vector<double> out;
+    for (const json& item : value) {
+      if (!item.is_number()) fail(field(key), "holds a non-number");
+      out.push_back(item.get<double>());
+    }
+    return out;
+  }
+
+  std::vector<std::int64_t> integers(const char* key) const {
+    const json& value = at(key);
+    if (!value.is_array()) fail(field(key), "is not an array");
+    std::vector<std::int64_t> out;
+    for (const json& item : value) {
+      if (!item.is_number_integer()) fail(field(key), "holds a non-integer");
+      out.push_back(item.get<std::int64_t>());
+    }
+    return out;
+  }
+
+  Reader child(const char* key) const { return Reader(at(key), field(key)); }
+
+ private:
+  const json& object_;
+  std::string path_;
+};
+
+Summary read_summary(const Reader& r) {
+  Summary s;
+  s.count = static_cast<std::size_t>(r.integer("count"));
+  s.median = r.number("median");
+  s.mean = r.number("mean");
+  s.stdev = r.number("stdev");
+  s.min = r.number("min");
+  s.max = r.number("max");
+  s.q1 = r.number("q1");
+  s.q3 = r.number("q3");
+  s.iqr = r.number("iqr");
+  s.ci95_low = r.number("ci95_low");
+  s.ci95_high = r.number("ci95_high");
+  return s;
+}
+
+}  // namespace
+
+std::string to_json(const RunRecord& record) {
+  const DeviceFingerprint& d = record.device;
+  const RunConfig& c = record.config;
+  json metrics = json::object();
+  for (const auto& [name, value] : record.metrics) metrics[name] = number(value);
+  const json out = {
+      {"schema", record.schema},
+      {"timestamp_utc", record.timestamp_utc},
+      {"command", record.command},
+      {"device",
+       {{"kind", d.kind},
+        {"index", d.index},
+        {"name", d.name},
+        {"sm_count", d.sm_count},
+        {"compute_capability", d.compute_capability},
+        {"memory_bytes", number(d.memory_bytes)},
+        {"sm_clock_max_hz", number(d.sm_clock_max_hz)},
+        {"memory_clock_max_hz", number(d.memory_clock_max_hz)},
+        {"power_limit_watts", number(d.power_limit_watts)},
+        {"driver_version", d.driver_version},
+        {"cuda_driver_api_version", d.cuda_driver_api_version},
+        {"cuda_runtime_version", d.cuda_runtime_version},
+        {"cudnn_version", d.cudnn_version},
+        {"libtorch_version", d.libtorch_version},
+        {"gpuperf_version", d.gpuperf_version},
+        {"intra_op_threads", d.intra_op_threads},
+        {"host", d.host}}},
+      {"config",
+       {{"workload", c.workload},
+        {"model", c.model},
+        {"batch_size", c.batch_size},
+        {"input_shape", c.input_shape},
+        {"num_classes", c.num_classes},
+        {"precision", c.precision},
+        {"memory_format", c.memory_format},
+        {"optimizer", c.optimizer},
+        {"learning_rate", c.learning_rate},
+        {"graph_mode", c.graph_mode},
+        {"data_source", c.data_source},
+        {"cudnn_benchmark", c.cudnn_benchmark},
+        {"grad_scaler", c.grad_scaler},
+        {"warmup_steps", c.warmup_steps},
+        {"steps_per_window", c.steps_per_window},
+        {"adaptive", c.adaptive},
+        {"seed", c.seed}}},
+      {"throughput", summary_json(record.throughput)},
+      {"window_throughput", record.window_throughput},
+      {"window_seconds", record.window_seconds},
+      {"overall_throughput", record.overall_throughput},
+      {"timed_steps", record.timed_steps},
+      {"timed_seconds", record.timed_seconds},
+      {"stop_reason", record.stop_reason},
+      {"timer", record.timer},
+      {"peak_memory_bytes", number(record.peak_memory_bytes)},
+      {"skipped_steps", record.skipped_steps},
+      {"total_steps", record.total_steps},
+      {"final_loss", number(record.final_loss)},
+      {"final_loss_scale", number(record.final_loss_scale)},
+      {"metrics", metrics},
+      {"warnings", record.warnings},
+  };
+  return out.dump(2) + "\n";
+}
+
+RunRecord run_record_from_json(const std::string& text) {
+  json parsed;
+  try {
+    parsed = json::parse(text);
+  } catch (const json::parse_error& e) {
+    throw IoError(std::string("run record: not valid JSON: ") + e.what());
+  }
+  const Reader r(parsed, "");
+  RunRecord record;
+  record.schema = r.string("schema");
+  if (record.schema != RunRecord::kSchema) {
+    Reader::fail("schema", "is '" + record.schema + "', expected '" + RunRecord::kSchema + "'");
+  }
+  record.timestamp_utc = r.string("timestamp_utc");
+  record.command = r.string("command");
+
+  const Reader d = r.child("device");
+  DeviceFingerprint& device = record.device;
+  device.kind = d.string("kind");
+  device.index = static_cast<int>(d.integer("index"));
+  device.name = d.string("name");
+  device.sm_count = static_cast<int>(d.integer("sm_count"));
+  device.compute_capability = d.string("compute_capability");
+  device.memory_bytes = d.number("memory_bytes");
+  device.sm_clock_max_hz = d.number("sm_clock_max_hz");
+  device.memory_clock_max_hz = d.number("memory_clock_max_hz");
+  device.power_limit_watts = d.number("power_limit_watts");
+  device.driver_version = d.string("driver_version");
+  device.cuda_driver_api_version = d.string("cuda_driver_api_version");
+  device.cuda_runtime_version = d.string("cuda_runtime_version");
+  device.cudnn_version = d.string("cudnn_version");
+  device.libtorch_version = d.string("libtorch_version");
+  device.gpuperf_version = d.string("gpuperf_version");
+  device.intra_op_threads = static_cast<int>(d.integer("intra_op_threads"));
+  device.host = d.string("host");
+
+  const Reader c = r.child("config");
+  RunConfig& config = record.config;
+  config.workload = c.string("workload");
+  config.model = c.string("model");
+  config.batch_size = c.integer("batch_size");
+  config.input_shape = c.integers("input_shape");
+  config.num_classes = c.integer("num_classes");
+  config.precision = c.string("precision");
+  config.memory_format = c.string("memory_format");
+  config.optimizer = c.string("optimizer");
+  config.learning_rate = c.number("learning_rate");
+  config.graph_mode = c.string("graph_mode");
+  config.data_source = c.string("data_source");
+  config.cudnn_benchmark = c.boolean("cudnn_benchmark");
+  config.grad_scaler = c.boolean("grad_scaler");
+  config.warmup_steps = c.integer("warmup_steps");
+  config.steps_per_window = c.integer("steps_per_window");
+  config.adaptive = c.boolean("adaptive");
+  config.seed = c.integer("seed");
+
+  record.throughput = read_summary(r.child("throughput"));
+  record.window_throughput = r.numbers("window_throughput");
+  record.window_seconds = r.numbers("window_seconds");
+  record.overall_throughput = r.number("overall_throughput");
+  record.timed_steps = r.integer("timed_steps");
+  record.timed_seconds = r.number("timed_seconds");
+  record.stop_reason = r.string("stop_reason");
+  record.timer = r.string("timer");
+  record.peak_memory_bytes = r.number("peak_memory_bytes");
+  record.skipped_steps = r.integer("skipped_steps");
+  record.total_steps = r.integer("total_steps");
+  record.final_loss = r.number("final_loss");
+  record.final_loss_scale = r.number("final_loss_scale");
+
+  const json& metrics = r.at("metrics");
+  if (!metrics.is_object()) Reader::fail("metrics", "is not an object");
+  for (const auto& [name, value] : metrics.items()) {
+    if (!value.is_null() && !value.is_number()) Reader::fail("metrics." + name, "is not a number");
+    record.metrics[name] = value.is_null() ? kNotAvailable : value.get<double>();
+  }
+  const json& warnings = r.at("warnings");
+  if (!warnings.is_array()) Reader::fail("warnings", "is not an array");
+  for (const json& w : warnings) {
+    if (!w.is_string()) Reader::fail("warnings", "holds a non-string");
+    record.warnings.push_back(w.get<std::string>());
+  }
+  return record;
+}
+
+void write_json_file(const RunRecord& record, const std::string& path) {
+  const std::string text = to_json(record);
+  const std::string temporary = path + ".tmp-" + std::to_string(::getpid());
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    if (!out) throw IoError("cannot write '" + temporary + "': " + std::strerror(errno));
+    out << text;
+    out.flush();
+    if (!out) {
+      std::remove(temporary.c_str());
+      throw IoError("write to '" + temporary + "' failed");
+    }
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    const std::string reason = std::strerror(errno);
+    std::remove(temporary.c_str());
+    throw IoError("cannot rename '" + temporary + "' to '" + path + "': " + reason);
+  }
+}
+
+void check_writable(const std::string& path, const std::string& option) {
+  const std::string probe = path + ".probe-" + std::to_string(::getpid());
+  std::ofstream out(probe, std::ios::binary | std::ios::trunc);
+  if (!out) {
+    throw ConfigError("--" + option + ": cannot write '" + path + "': " + std::strerror(errno));
+  }
+  out.close();
+  std::remove(probe.c_str());
+}
+
+std::string utc_timestamp() {
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char buffer[32];
+  std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return buffer;
+}
+
+}  // namespace gpuperf

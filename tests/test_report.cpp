@@ -1,0 +1,80 @@
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "gpuperf/error.h"
+#include "gpuperf/report/run_record.h"
+
+namespace {
+
+gpuperf::RunRecord sample_record() {
+  gpuperf::RunRecord r;
+  r.timestamp_utc = "2026-11-29T20:00:00Z";
+  r.command = "seed_benchmark --batch-size 256";
+  r.device.kind = "cuda";
+  r.device.name = "NVIDIA H200";
+  r.device.sm_count = 132;
+  r.device.compute_capability = "9.0";
+  r.device.memory_bytes = 150e9;
+  r.config.model = "simple";
+  r.config.batch_size = 256;
+  r.config.input_shape = {3, 32, 32};
+  r.config.precision = "fp16";
+  r.throughput = gpuperf::summarize({100, 110, 105});
+  r.window_throughput = {100, 110, 105};
+  r.window_seconds = {2.56, 2.33, 2.44};
+  r.overall_throughput = 104.8;
+  r.skipped_steps = 2;
+  r.metrics["imagenet_90_epochs_seconds"] = 1234.5;
+  r.warnings.push_back("thermal throttling");
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("a run record survives a JSON round trip, NaN as null", "[report]") {
+  const auto original = sample_record();
+  const std::string text = gpuperf::to_json(original);
+  CHECK(text.find("\"power_limit_watts\": null") != std::string::npos);
+  const auto back = gpuperf::run_record_from_json(text);
+  CHECK(back.device.name == "NVIDIA H200");
+  CHECK(back.device.sm_count == 132);
+  CHECK(std::isnan(back.device.power_limit_watts));
+  CHECK(back.config.input_shape == std::vector<std::int64_t>{3, 32, 32});
+  CHECK(back.throughput.median == original.throughput.median);
+  CHECK(back.window_seconds == original.window_seconds);
+  CHECK(back.skipped_steps == 2);
+  CHECK(back.metrics.at("imagenet_90_epochs_seconds") == 1234.5);
+  CHECK(back.warnings == original.warnings);
+  CHECK(gpuperf::to_json(back) == text);
+}
+
+TEST_CASE("reading a malformed run record names the field", "[report]") {
+  CHECK_THROWS_WITH(gpuperf::run_record_from_json("{"), Catch::Contains("not valid JSON"));
+  CHECK_THROWS_WITH(gpuperf::run_record_from_json("{\"schema\": \"other/1\"}"),
+                    Catch::Contains("schema"));
+  std::string text = gpuperf::to_json(sample_record());
+  const auto at = text.find("\"batch_size\": 256");
+  REQUIRE(at != std::string::npos);
+  text.replace(at, 17, "\"batch_size\": \"x\"");
+  CHECK_THROWS_WITH(gpuperf::run_record_from_json(text), Catch::Contains("config.batch_size"));
+}
+
+TEST_CASE("write_json_file replaces the file whole and check_writable refuses bad paths", "[report]") {
+  const std::string path = "test_report_output.json";
+  gpuperf::write_json_file(sample_record(), path);
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  CHECK(gpuperf::run_record_from_json(text.str()).config.model == "simple");
+  std::remove(path.c_str());
+
+  CHECK_NOTHROW(gpuperf::check_writable(path, "json"));
+  CHECK_THROWS_WITH(gpuperf::check_writable("/nonexistent-dir/x.json", "json"),
+                    Catch::Contains("--json") && Catch::Contains("/nonexistent-dir/x.json"));
+  CHECK_THROWS_AS(gpuperf::write_json_file(sample_record(), "/nonexistent-dir/x.json"),
+                  gpuperf::IoError);
+}

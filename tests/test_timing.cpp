@@ -1,0 +1,195 @@
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <thread>
+#include <vector>
+
+#include "gpuperf/error.h"
+#include "gpuperf/timing/measure.h"
+#include "gpuperf/timing/region_timer.h"
+#include "gpuperf/timing/statistics.h"
+#include "gpuperf/timing/timer.h"
+
+
+namespace {
+
+// A timer whose marks read a clock the test advances by hand.
+class ManualTimer final : public gpuperf::Timer {
+ public:
+  double now = 0;
+  std::size_t mark() override {
+    marks_.push_back(now);
+    return marks_.size() - 1;
+  }
+  double seconds(std::size_t from, std::size_t to) override { return marks_.at(to) - marks_.at(from); }
+  void clear() override { marks_.clear(); }
+  [[nodiscard]] std::size_t size() const override { return marks_.size(); }
+  [[nodiscard]] std::string name() const override { return "manual"; }
+
+ private:
+  std::vector<double> marks_;
+};
+
+}  // namespace
+
+TEST_CASE("Student t quantiles match the published table", "[timing]") {
+  // Critical values to six decimals, as scipy.stats.t.ppf gives them (and printed tables, rounded).
+  CHECK(gpuperf::student_t_quantile(0.975, 1) == Approx(12.706205).epsilon(1e-6));
+  CHECK(gpuperf::student_t_quantile(0.975, 2) == Approx(4.302653).epsilon(1e-6));
+  CHECK(gpuperf::student_t_quantile(0.975, 4) == Approx(2.776445).epsilon(1e-6));
+  CHECK(gpuperf::student_t_quantile(0.975, 9) == Approx(2.262157).epsilon(1e-6));
+  CHECK(gpuperf::student_t_quantile(0.975, 29) == Approx(2.045230).epsilon(1e-6));
+  CHECK(gpuperf::student_t_quantile(0.975, 1e7) == Approx(1.959964).epsilon(1e-6));
+  CHECK(gpuperf::student_t_quantile(0.995, 10) == Approx(3.169273).epsilon(1e-6));
+  CHECK(gpuperf::student_t_quantile(0.025, 9) == Approx(-2.262157).epsilon(1e-6));
+  CHECK(gpuperf::student_t_cdf(0, 5) == Approx(0.5));
+  // df = 1 is the Cauchy distribution: F(t) = 1/2 + atan(t)/pi.
+  CHECK(gpuperf::student_t_cdf(3.0, 1) == Approx(0.5 + std::atan(3.0) / M_PI).epsilon(1e-10));
+}
+
+TEST_CASE("summarize computes order statistics like numpy and a t interval", "[timing]") {
+  const auto s = gpuperf::summarize({4, 1, 3, 2, 10});
+  CHECK(s.count == 5);
+  CHECK(s.min == 1);
+  CHECK(s.max == 10);
+  CHECK(s.median == 3);
+  CHECK(s.q1 == 2);  // numpy.percentile([1,2,3,4,10], 25) == 2.0
+  CHECK(s.q3 == 4);
+  CHECK(s.iqr == 2);
+  CHECK(s.mean == Approx(4));
+  // sample stdev of {1,2,3,4,10}: sqrt(((9+4+1+0+36)/4)) = sqrt(12.5)
+  CHECK(s.stdev == Approx(std::sqrt(12.5)));
+  const double half = 2.776445105 * std::sqrt(12.5) / std::sqrt(5.0);
+  CHECK(s.ci95_low == Approx(4 - half).epsilon(1e-6));
+  CHECK(s.ci95_high == Approx(4 + half).epsilon(1e-6));
+  CHECK(gpuperf::quantile_sorted({1, 2, 3, 4}, 0.5) == Approx(2.5));
+  CHECK(gpuperf::quantile_sorted({1, 2, 3, 4}, 0.9) == Approx(3.7));
+}
+
+TEST_CASE("summarize of one value has a zero-width interval", "[timing]") {
+  const auto s = gpuperf::summarize({7});
+  CHECK(s.stdev == 0);
+  CHECK(s.ci95_low == 7);
+  CHECK(s.ci95_high == 7);
+  CHECK(std::isinf(s.relative_ci95_half_width()));
+}
+
+TEST_CASE("summarize rejects empty and non-finite samples", "[timing]") {
+  CHECK_THROWS_AS(gpuperf::summarize({}), gpuperf::ConfigError);
+  CHECK_THROWS_AS(gpuperf::summarize({1.0, NAN}), gpuperf::ConfigError);
+}
+
+TEST_CASE("measure excludes warm-up and computes throughput as samples over time", "[timing]") {
+  ManualTimer timer;
+  int calls = 0;
+  // Warm-up steps are slow (10 s); timed steps take 0.5 s, except that window 2 has one 1.5 s step.
+  auto step = [&] {
+    ++calls;
+    if (calls <= 3) {
+      timer.now += 10;
+    } else if (calls == 3 + 4 + 1) {
+      timer.now += 1.5;
+    } else {
+      timer.now += 0.5;
+    }
+  };
+  gpuperf::MeasureOptions options;
+  options.warmup_steps = 3;
+  options.steps_per_window = 4;
+  options.windows = 3;
+  const auto m = gpuperf::measure(step, 8, timer, options);
+  CHECK(calls == 3 + 12);
+  REQUIRE(m.window_seconds.size() == 3);
+  CHECK(m.window_seconds[0] == Approx(2.0));
+  CHECK(m.window_seconds[1] == Approx(3.0));
+  CHECK(m.window_throughput[0] == Approx(32 / 2.0));
+  CHECK(m.window_throughput[1] == Approx(32 / 3.0));
+  CHECK(m.timed_steps == 12);
+  CHECK(m.timed_seconds == Approx(7.0));
+  // 96 samples in 7 s, not the mean of the per-window rates (which would be 14.22).
+  CHECK(m.overall_throughput == Approx(96 / 7.0));
+  CHECK(m.throughput.median == Approx(16));
+  CHECK(m.stop_reason == "fixed window count");
+}
+
+TEST_CASE("adaptive measure stops once the interval is tight, or at the time limit", "[timing]") {
+  ManualTimer timer;
+  gpuperf::MeasureOptions options;
+  options.warmup_steps = 0;
+  options.steps_per_window = 1;
+  options.adaptive = true;
+  options.min_windows = 3;
+  options.max_windows = 100;
+  options.target_relative_ci = 0.01;
+  options.max_seconds = 1000;
+
+  SECTION("steady steps converge at the minimum window count") {
+    const auto m = gpuperf::measure([&] { timer.now += 1; }, 1, timer, options);
+    CHECK(m.stop_reason == "converged");
+    CHECK(m.window_seconds.size() == 3);
+  }
+  SECTION("alternating steps hit the time limit") {
+    options.max_seconds = 20;
+    bool slow = false;
+    const auto m = gpuperf::measure([&] { timer.now += (slow = !slow) ? 1 : 3; }, 1, timer, options);
+    CHECK(m.stop_reason == "time limit");
+    CHECK(m.timed_seconds >= 20);
+    CHECK(m.timed_seconds < 24);
+  }
+  SECTION("progress is reported after every window") {
+    int reports = 0;
+    const auto m = gpuperf::measure([&] { timer.now += 1; }, 1, timer, options,
+                                    [&](const gpuperf::WindowProgress& p) {
+                                      ++reports;
+                                      CHECK(p.window == reports);
+                                      CHECK(p.planned_windows == 100);
+                                    });
+    CHECK(reports == static_cast<int>(m.window_seconds.size()));
+  }
+}
+
+TEST_CASE("MeasureOptions names the bad field", "[timing]") {
+  gpuperf::MeasureOptions options;
+  options.steps_per_window = 0;
+  CHECK_THROWS_WITH(options.validate(), Catch::Contains("steps_per_window"));
+  options = {};
+  options.adaptive = true;
+  options.min_windows = 1;
+  CHECK_THROWS_WITH(options.validate(), Catch::Contains("min_windows"));
+}
+
+TEST_CASE("RegionTimer sums regions per name and reports throughput", "[timing]") {
+  ManualTimer timer;
+  gpuperf::RegionTimer regions(timer);
+  for (int step = 0; step < 4; ++step) {
+    regions.begin("forward");
+    timer.now += 1;
+    regions.end("forward");
+    {
+      auto scope = regions.scope("backward");
+      timer.now += 2;
+    }
+    timer.now += 1;  // untimed work
+    regions.step_done(10);
+  }
+  const auto summary = regions.summary();
+  REQUIRE(summary.regions.size() == 2);
+  CHECK(summary.regions[0].name == "forward");
+  CHECK(summary.regions[0].calls == 4);
+  CHECK(summary.regions[0].total_seconds == Approx(4));
+  CHECK(summary.regions[1].total_seconds == Approx(8));
+  CHECK(summary.seconds == Approx(16));
+  CHECK(summary.throughput == Approx(40 / 16.0));
+  CHECK(summary.regions[1].share == Approx(0.5));
+  CHECK_THROWS_AS(regions.end("forward"), gpuperf::ConfigError);
+}
+
+TEST_CASE("steady clock timer measures a sleep", "[timing]") {
+  auto timer = gpuperf::make_steady_clock_timer();
+  const auto a = timer->mark();
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  const auto b = timer->mark();
+  CHECK(timer->seconds(a, b) >= 0.019);
+  CHECK(timer->seconds(a, b) < 1.0);
+  CHECK(timer->name() == "steady-clock");
+}
