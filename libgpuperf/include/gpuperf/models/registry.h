@@ -1,0 +1,52 @@
+#pragma once
+// Models by name. Built in: "simple" (the seed's CNN), "resnet50", "resnet101", "resnet152".
+// Users add their own torch::nn modules:
+//
+//   gpuperf::ModelRegistry::global().add({"mlp", "my MLP", {784}, 10,
+//       [](std::int64_t classes) { return torch::nn::AnyModule(MyMlp(classes)); }});
+//   auto model = gpuperf::ModelRegistry::global().create("mlp");
+
+#include <torch/nn/modules/container/any.h>
+
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpuperf {
+
+/// A registered model: how to build it and what one input sample looks like.
+struct ModelInfo {
+  std::string name;
+  std::string description;
+  std::vector<std::int64_t> input_shape;  ///< one sample, e.g. {3, 224, 224}
+  std::int64_t default_num_classes = 0;
+  /// Builds a fresh, randomly initialised model with `num_classes` outputs.
+  std::function<torch::nn::AnyModule(std::int64_t num_classes)> factory;
+};
+
+/// Name -> model factory. Thread-safe.
+class ModelRegistry {
+ public:
+  /// The process-wide registry, with the built-in models.
+  static ModelRegistry& global();
+
+  /// Adds or replaces a model. Throws ConfigError if the info is incomplete.
+  void add(ModelInfo info);
+  /// The entry for `name`; throws ConfigError listing the known names if there is none.
+  [[nodiscard]] ModelInfo get(std::string_view name) const;
+  /// Whether `name` is registered.
+  [[nodiscard]] bool contains(std::string_view name) const;
+  /// Registered names, sorted.
+  [[nodiscard]] std::vector<std::string> names() const;
+  /// get(name).factory(num_classes or the default when <= 0).
+  [[nodiscard]] torch::nn::AnyModule create(std::string_view name, std::int64_t num_classes = 0) const;
+
+ private:
+  mutable std::mutex mutex_;
+  std::vector<ModelInfo> models_;
+};
+
+}  // namespace gpuperf

@@ -1,0 +1,68 @@
+#pragma once
+// ResNet v1.5 with bottleneck blocks, equivalent to torchvision's resnet50/101/152: the stride of
+// a downsampling block sits on its 3x3 convolution. Parameter names match torchvision's
+// (conv1, bn1, layer1.0.conv1, layer1.0.downsample.0, fc, ...), so state dicts line up.
+//
+//   auto model = gpuperf::ResNet(gpuperf::ResNetOptions::resnet50());   // 25,557,032 parameters
+//   auto logits = model(torch::randn({8, 3, 224, 224}));                 // [8, 1000]
+
+#include <torch/nn/module.h>
+#include <torch/nn/modules/batchnorm.h>
+#include <torch/nn/modules/container/sequential.h>
+#include <torch/nn/modules/conv.h>
+#include <torch/nn/modules/linear.h>
+#include <torch/nn/pimpl.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace gpuperf {
+
+/// Options of a bottleneck ResNet.
+struct ResNetOptions {
+  std::vector<std::int64_t> layers{3, 4, 6, 3};  ///< bottleneck blocks per stage
+  std::int64_t num_classes = 1000;
+  /// Zero-init the last BN of each residual branch, so each block starts as identity
+  /// (torchvision's zero_init_residual; "Bag of Tricks", Goyal et al. 2017).
+  bool zero_init_residual = false;
+
+  [[nodiscard]] static ResNetOptions resnet50() { return {{3, 4, 6, 3}}; }
+  [[nodiscard]] static ResNetOptions resnet101() { return {{3, 4, 23, 3}}; }
+  [[nodiscard]] static ResNetOptions resnet152() { return {{3, 8, 36, 3}}; }
+};
+
+/// Bottleneck block: 1x1 reduce, 3x3 (carries the stride), 1x1 expand by 4, plus shortcut.
+class BottleneckImpl : public torch::nn::Module {
+ public:
+  static constexpr std::int64_t kExpansion = 4;
+  BottleneckImpl(std::int64_t in_channels, std::int64_t planes, std::int64_t stride);
+  torch::Tensor forward(torch::Tensor x);
+
+  torch::nn::Conv2d conv1{nullptr}, conv2{nullptr}, conv3{nullptr};
+  torch::nn::BatchNorm2d bn1{nullptr}, bn2{nullptr}, bn3{nullptr};
+  torch::nn::Sequential downsample{nullptr};  ///< 1x1 conv + BN when shape changes, else empty
+};
+TORCH_MODULE(Bottleneck);
+
+/// The network: stem (7x7/2 conv, BN, ReLU, 3x3/2 max pool), four stages, global pool, fc.
+class ResNetImpl : public torch::nn::Module {
+ public:
+  explicit ResNetImpl(ResNetOptions options = {});
+  /// Logits [N, num_classes] for inputs [N, 3, H, W] (H, W >= 32).
+  torch::Tensor forward(torch::Tensor x);
+
+  torch::nn::Conv2d conv1{nullptr};
+  torch::nn::BatchNorm2d bn1{nullptr};
+  torch::nn::Sequential layer1{nullptr}, layer2{nullptr}, layer3{nullptr}, layer4{nullptr};
+  torch::nn::Linear fc{nullptr};
+
+ private:
+  torch::nn::Sequential make_stage(std::int64_t planes, std::int64_t blocks, std::int64_t stride);
+  std::int64_t in_channels_ = 64;
+};
+TORCH_MODULE(ResNet);
+
+/// Trainable parameters of a module (the figure torchvision's docs quote).
+[[nodiscard]] std::int64_t count_parameters(const torch::nn::Module& module);
+
+}  // namespace gpuperf

@@ -1,0 +1,36 @@
+#pragma once
+// The seed's small CNN, layer for layer:
+//   conv 3->64 k3 s1 p1, ReLU, conv 64->128 k3 s1 p1, ReLU, flatten, linear 128*H*W -> classes.
+//
+//   gpuperf::SimpleModel model;                       // 3x32x32 inputs, 10 classes
+//   auto logits = model(torch::randn({256, 3, 32, 32}));
+
+#include <torch/nn/module.h>
+#include <torch/nn/modules/conv.h>
+#include <torch/nn/modules/linear.h>
+#include <torch/nn/pimpl.h>
+
+#include <cstdint>
+
+namespace gpuperf {
+
+/// Options of SimpleModel.
+struct SimpleModelOptions {
+  std::int64_t num_classes = 10;  ///< outputs of the final linear layer
+  std::int64_t image_size = 32;   ///< height and width of the 3-channel input
+};
+
+/// The seed's CNN (see the file comment).
+class SimpleModelImpl : public torch::nn::Module {
+ public:
+  explicit SimpleModelImpl(SimpleModelOptions options = {});
+  /// Logits of shape [N, num_classes] for inputs [N, 3, image_size, image_size].
+  torch::Tensor forward(torch::Tensor x);
+
+  torch::nn::Conv2d conv1{nullptr};
+  torch::nn::Conv2d conv2{nullptr};
+  torch::nn::Linear fc{nullptr};
+};
+TORCH_MODULE(SimpleModel);
+
+}  // namespace gpuperf

@@ -1,0 +1,190 @@
+#include "gpuperf/cli/training_benchmark.h"
+
+#include <ATen/Parallel.h>
+#include <c10/util/Exception.h>
+#include <torch/utils.h>
+
+#include <sys/resource.h>
+
+#include <cmath>
+#include <iostream>
+#include <string>
+
+#include "gpuperf/device.h"
+#include "gpuperf/error.h"
+#include "gpuperf/log.h"
+#include "gpuperf/models/registry.h"
+#include "gpuperf/report/console.h"
+#include "gpuperf/timing/measure.h"
+#include "gpuperf/train/torch_options.h"
+#include "gpuperf/train/train_step.h"
+
+namespace gpuperf {
+namespace {
+
+Precision choose_precision(const std::string& text, const torch::Device& device) {
+  if (text != "auto") return parse_precision(text);
+  return device.is_cuda() ? Precision::kFp16 : Precision::kBf16;
+}
+
+std::string out_of_memory_message(const TrainingBenchmarkArgs& args, const torch::Device& device) {
+  const DeviceMemory m = device_memory(device);
+  return "CUDA out of memory with --batch-size " + std::to_string(args.batch_size) + " (model " +
+         args.model + ", precision " + args.precision + ") on " + device.str() + ": device " +
+         format_bytes(m.total) + ", free " + format_bytes(m.free) + ", LibTorch allocated " +
+         format_bytes(m.allocated) + " (peak " + format_bytes(m.peak_allocated) + "), reserved " +
+         format_bytes(m.reserved) + ". Try a smaller --batch-size.";
+}
+
+}  // namespace
+
+RunRecord run_training_measurement(const TrainingBenchmarkArgs& args) {
+  const torch::Device device = resolve_device(args.device);
+  if (args.threads > 0) at::set_num_threads(args.threads);
+  const ModelInfo info = ModelRegistry::global().get(args.model);
+  const std::int64_t classes = args.num_classes > 0 ? args.num_classes : info.default_num_classes;
+
+  TrainStepOptions options;
+  options.precision = choose_precision(args.precision, device);
+  options.memory_format = parse_memory_format(args.memory_format);
+  options.optimizer = parse_optimizer(args.optimizer);
+  options.learning_rate = args.learning_rate;
+  options.momentum = args.momentum;
+  options.weight_decay = args.weight_decay;
+  options.cudnn_benchmark = args.cudnn_benchmark;
+  check_precision_supported(options.precision, device);
+
+  MeasureOptions measure_options;
+  measure_options.warmup_steps = args.warmup_steps;
+  measure_options.steps_per_window = args.steps_per_window;
+  measure_options.windows = args.windows;
+  measure_options.adaptive = args.adaptive;
+  measure_options.target_relative_ci = args.target_relative_ci;
+  measure_options.max_seconds = args.max_seconds;
+  measure_options.min_windows = args.min_windows;
+  measure_options.max_windows = args.max_windows;
+  measure_options.validate();
+
+  RunRecord record;
+  record.timestamp_utc = utc_timestamp();
+  record.command = args.command_line;
+  record.device = collect_fingerprint(device);
+  RunConfig& config = record.config;
+  config.model = args.model;
+  config.batch_size = args.batch_size;
+  config.input_shape = info.input_shape;
+  config.num_classes = classes;
+  config.precision = to_string(options.precision);
+  config.memory_format = to_string(options.memory_format);
+  config.optimizer = to_string(options.optimizer);
+  config.learning_rate = options.learning_rate;
+  config.cudnn_benchmark = options.cudnn_benchmark;
+  config.grad_scaler = options.precision == Precision::kFp16;
+  config.warmup_steps = args.warmup_steps;
+  config.steps_per_window = args.steps_per_window;
+  config.adaptive = args.adaptive;
+  config.seed = args.seed;
+
+  torch::manual_seed(static_cast<std::uint64_t>(args.seed));
+  reset_peak_memory(device);
+  TrainStep step(ModelRegistry::global().create(args.model, classes), device, options);
+  SyntheticBatchOptions batch_options;
+  batch_options.batch_size = args.batch_size;
+  batch_options.sample_shape = info.input_shape;
+  batch_options.num_classes = classes;
+  batch_options.device = device;
+  batch_options.memory_format = options.memory_format;
+  batch_options.seed = static_cast<std::uint64_t>(args.seed);
+  SyntheticBatches batches(batch_options);
+  config.data_source = batches.name();
+
+  auto timer = make_timer(device.is_cuda() ? TimerKind::kCudaEvent : TimerKind::kSteadyClock,
+                          device.has_index() ? device.index() : 0);
+  record.timer = timer->name();
+  if (!args.quiet) {
+    log::info(log::cat(args.model, " on ", record.device.name, " (", device.str(), "): batch ",
+                       args.batch_size, ", ", config.precision, ", ", config.memory_format, ", ",
+                       config.optimizer, "; warming up for ", args.warmup_steps, " steps"));
+  }
+  StepResult last;
+  auto progress = [&](const WindowProgress& p) {
+    if (!args.quiet) {
+      log::info(log::cat("window ", p.window, "/", p.planned_windows, ": ",
+                         static_cast<long long>(std::llround(p.window_throughput)), " samples/s"));
+    }
+  };
+  const Measurement m = measure([&] { last = step(batches.next()); },
+                                static_cast<double>(args.batch_size), *timer, measure_options, progress);
+  synchronize(device);
+
+  record.throughput = m.throughput;
+  record.window_throughput = m.window_throughput;
+  record.window_seconds = m.window_seconds;
+  record.overall_throughput = m.overall_throughput;
+  record.timed_steps = m.timed_steps;
+  record.timed_seconds = m.timed_seconds;
+  record.stop_reason = m.stop_reason;
+  record.total_steps = step.steps();
+  record.skipped_steps = step.skipped_steps();
+  record.final_loss = last.loss.item<double>();
+  record.final_loss_scale = step.scaler().get_scale();
+  record.peak_memory_bytes = device_memory(device).peak_allocated;
+  if (device.is_cpu()) {
+    struct rusage usage {};
+    if (getrusage(RUSAGE_SELF, &usage) == 0) {
+      record.metrics["host_peak_rss_bytes"] = static_cast<double>(usage.ru_maxrss) * 1024.0;
+    }
+  }
+  if (info.input_shape.size() == 3 && info.input_shape[1] == 224 && m.throughput.median > 0) {
+    record.metrics["imagenet_90_epochs_seconds"] = 90 * kImageNetTrainImages / m.throughput.median;
+  }
+  if (!std::isfinite(record.final_loss)) {
+    record.warnings.push_back("the final loss is not finite (" + std::to_string(record.final_loss) + ")");
+  }
+  if (record.skipped_steps > 0) {
+    record.warnings.push_back(std::to_string(record.skipped_steps) +
+                              " optimizer steps were skipped for inf/NaN gradients");
+  }
+  if (m.throughput.relative_ci95_half_width() > 0.05) {
+    record.warnings.push_back("throughput is noisy: 95% CI half-width is " +
+                              std::to_string(100 * m.throughput.relative_ci95_half_width()) +
+                              "% of the mean; use --adaptive or more windows");
+  }
+  return record;
+}
+
+int run_training_benchmark(int argc, const char* const* argv, const TrainingBenchmarkDefaults& defaults) {
+  const ParsedTrainingArgs parsed = parse_training_benchmark_args(argc, argv, defaults, std::cout, std::cerr);
+  if (parsed.exit_code) return *parsed.exit_code;
+  if (parsed.list_models) {
+    for (const auto& name : ModelRegistry::global().names()) {
+      std::cout << name << "\t" << ModelRegistry::global().get(name).description << "\n";
+    }
+    return 0;
+  }
+  const TrainingBenchmarkArgs& args = parsed.args;
+  torch::Device device = torch::kCPU;
+  try {
+    // Refuse a bad output path before a long run, not after it.
+    if (!args.json_path.empty()) check_writable(args.json_path, "json");
+    device = resolve_device(args.device);
+    RunRecord record = run_training_measurement(args);
+    print_training_summary(record, std::cout, defaults.unit, defaults.imagenet_projection);
+    if (!args.json_path.empty()) {
+      write_json_file(record, args.json_path);
+      std::cout << "Result written to " << args.json_path << "\n";
+    }
+    return 0;
+  } catch (const ConfigError& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return kExitUsage;
+  } catch (const c10::OutOfMemoryError&) {
+    std::cerr << "error: " << out_of_memory_message(args, device) << "\n";
+    return kExitOutOfMemory;
+  } catch (const std::exception& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+}  // namespace gpuperf

@@ -1,0 +1,75 @@
+#pragma once
+// Every difference between the two LibTorch worlds gpuperf builds against: Debian's CPU LibTorch
+// 1.13 and the PyTorch 2.x wheel's CUDA LibTorch. Nothing else in the code base tests versions.
+
+#include <ATen/Context.h>
+#include <ATen/autocast_mode.h>
+#include <c10/core/DeviceType.h>
+#include <c10/core/ScalarType.h>
+#include <torch/version.h>
+
+namespace gpuperf::compat {
+
+/// LibTorch 2.0 or newer.
+inline constexpr bool kTorch2 = TORCH_VERSION_MAJOR >= 2;
+
+/// ATen has CPU kernels for _amp_foreach_non_finite_check_and_unscale_ and _amp_update_scale_
+/// (added with the CPU GradScaler in 2.3). Before that only CUDA tensors have them.
+inline constexpr bool kCpuAmpKernels =
+    TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 3);
+
+/// CPU autocast accepts fp16 (2.4+); earlier CPU autocast handles bf16 only.
+inline constexpr bool kCpuAutocastHalf =
+    TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4);
+
+/// optimizer.zero_grad() sets gradients to none by default (2.x); 1.13 zeroes them.
+inline constexpr bool kZeroGradSetsNone = kTorch2;
+
+inline bool autocast_enabled(c10::DeviceType device) {
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+  return at::autocast::is_autocast_enabled(device);
+#else
+  return device == c10::DeviceType::CPU ? at::autocast::is_cpu_enabled() : at::autocast::is_enabled();
+#endif
+}
+
+inline void set_autocast_enabled(c10::DeviceType device, bool enabled) {
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+  at::autocast::set_autocast_enabled(device, enabled);
+#else
+  if (device == c10::DeviceType::CPU) {
+    at::autocast::set_cpu_enabled(enabled);
+  } else {
+    at::autocast::set_enabled(enabled);
+  }
+#endif
+}
+
+inline c10::ScalarType autocast_dtype(c10::DeviceType device) {
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+  return at::autocast::get_autocast_dtype(device);
+#else
+  return device == c10::DeviceType::CPU ? at::autocast::get_autocast_cpu_dtype()
+                                        : at::autocast::get_autocast_gpu_dtype();
+#endif
+}
+
+inline void set_autocast_dtype(c10::DeviceType device, c10::ScalarType dtype) {
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+  at::autocast::set_autocast_dtype(device, dtype);
+#else
+  if (device == c10::DeviceType::CPU) {
+    at::autocast::set_autocast_cpu_dtype(dtype);
+  } else {
+    at::autocast::set_autocast_gpu_dtype(dtype);
+  }
+#endif
+}
+
+/// Allows or forbids TF32 tensor-core math for fp32 matmuls (cuBLAS) and convolutions (cuDNN).
+inline void set_allow_tf32(bool allow) {
+  at::globalContext().setAllowTF32CuBLAS(allow);
+  at::globalContext().setAllowTF32CuDNN(allow);
+}
+
+}  // namespace gpuperf::compat

@@ -1,0 +1,30 @@
+#include "gpuperf/models/simple_model.h"
+
+#include <torch/nn/functional/activation.h>
+
+#include "gpuperf/error.h"
+
+namespace gpuperf {
+
+SimpleModelImpl::SimpleModelImpl(SimpleModelOptions options) {
+  if (options.num_classes <= 0) {
+    throw ConfigError("SimpleModelOptions.num_classes must be > 0, got " +
+                      std::to_string(options.num_classes));
+  }
+  if (options.image_size <= 0) {
+    throw ConfigError("SimpleModelOptions.image_size must be > 0, got " +
+                      std::to_string(options.image_size));
+  }
+  conv1 = register_module("conv1", torch::nn::Conv2d(torch::nn::Conv2dOptions(3, 64, 3).stride(1).padding(1)));
+  conv2 = register_module("conv2", torch::nn::Conv2d(torch::nn::Conv2dOptions(64, 128, 3).stride(1).padding(1)));
+  fc = register_module("fc", torch::nn::Linear(128 * options.image_size * options.image_size,
+                                               options.num_classes));
+}
+
+torch::Tensor SimpleModelImpl::forward(torch::Tensor x) {
+  x = torch::relu(conv1->forward(x));
+  x = torch::relu(conv2->forward(x));
+  return fc->forward(x.flatten(1));
+}
+
+}  // namespace gpuperf

@@ -1,0 +1,60 @@
+#include "gpuperf/train/torch_options.h"
+
+#include <ATen/Context.h>
+#include <torch/version.h>
+
+#include <string>
+
+#include "compat.h"
+#include "gpuperf/amp/autocast.h"
+#include "gpuperf/error.h"
+
+namespace gpuperf {
+
+torch::ScalarType autocast_dtype(Precision precision) {
+  switch (precision) {
+    case Precision::kFp16: return torch::kHalf;
+    case Precision::kBf16: return torch::kBFloat16;
+    default: return torch::kFloat;
+  }
+}
+
+bool uses_autocast(Precision precision) {
+  return precision == Precision::kFp16 || precision == Precision::kBf16;
+}
+
+torch::Tensor to_memory_format(const torch::Tensor& tensor, MemoryFormat format) {
+  if (tensor.dim() != 4) return tensor;
+  return tensor.contiguous(format == MemoryFormat::kChannelsLast ? torch::MemoryFormat::ChannelsLast
+                                                                 : torch::MemoryFormat::Contiguous);
+}
+
+void convert_memory_format(torch::nn::Module& module, MemoryFormat format) {
+  torch::NoGradGuard no_grad;
+  for (auto& p : module.parameters()) {
+    if (p.dim() == 4) p.set_data(to_memory_format(p, format));
+  }
+  for (auto& b : module.buffers()) {
+    if (b.dim() == 4) b.set_data(to_memory_format(b, format));
+  }
+}
+
+void apply_backend_settings(Precision precision, bool cudnn_benchmark) {
+  if (precision == Precision::kFp32) compat::set_allow_tf32(false);
+  if (precision == Precision::kTf32) compat::set_allow_tf32(true);
+  at::globalContext().setBenchmarkCuDNN(cudnn_benchmark);
+}
+
+void check_precision_supported(Precision precision, const torch::Device& device) {
+  if (precision == Precision::kTf32 && !device.is_cuda()) {
+    throw ConfigError("--precision tf32: TF32 is a CUDA tensor-core mode; device is " + device.str());
+  }
+  if (uses_autocast(precision) &&
+      !AutocastGuard::supported(device.type(), autocast_dtype(precision))) {
+    throw ConfigError("--precision " + to_string(precision) + ": not supported on " + device.str() +
+                      " by LibTorch " + TORCH_VERSION +
+                      (device.is_cpu() ? " (its CPU autocast handles bf16 only)" : ""));
+  }
+}
+
+}  // namespace gpuperf
