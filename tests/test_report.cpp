@@ -35,7 +35,7 @@ gpuperf::RunRecord sample_record() {
 
 }  // namespace
 
-TEST_CASE("a run record survives a JSON round trip, NaN as null", "[report]") {
+TEST_CASE("a run record survives a JSON round trip with NaN as null", "[report]") {
   const auto original = sample_record();
   const std::string text = gpuperf::to_json(original);
   CHECK(text.find("\"power_limit_watts\": null") != std::string::npos);

@@ -112,7 +112,7 @@ TEST_CASE("measure excludes warm-up and computes throughput as samples over time
   CHECK(m.stop_reason == "fixed window count");
 }
 
-TEST_CASE("adaptive measure stops once the interval is tight, or at the time limit", "[timing]") {
+TEST_CASE("adaptive measure stops once the interval is tight or at the time limit", "[timing]") {
   ManualTimer timer;
   gpuperf::MeasureOptions options;
   options.warmup_steps = 0;

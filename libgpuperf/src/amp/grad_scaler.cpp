@@ -11,12 +11,6 @@
 #include "gpuperf/error.h"
 
 namespace gpuperf {
-namespace {
-
-bool has_amp_kernels(const torch::Tensor& t) { return t.is_cuda() || compat::kCpuAmpKernels; }
-
-}  // namespace
-
 void GradScalerOptions::validate() const {
   if (!(init_scale_ > 0) || !std::isfinite(init_scale_)) {
     throw ConfigError("GradScalerOptions.init_scale must be finite and > 0, got " +
@@ -43,11 +37,27 @@ bool GradScalerState::operator==(const GradScalerState& other) const {
 }
 
 namespace detail {
+namespace {
+
+bool use_aten(AmpKernels kernels, const torch::Tensor& t) {
+  if (kernels == AmpKernels::kAuto) return has_amp_kernels(t.device());
+  if (kernels == AmpKernels::kAten && !has_amp_kernels(t.device())) {
+    throw ConfigError(std::string("this LibTorch (") + TORCH_VERSION + ") has no _amp_* kernels for " +
+                      t.device().str());
+  }
+  return kernels == AmpKernels::kAten;
+}
+
+}  // namespace
+
+bool has_amp_kernels(const torch::Device& device) {
+  return device.is_cuda() || (device.is_cpu() && compat::kCpuAmpKernels);
+}
 
 void unscale_grads(std::vector<torch::Tensor>& grads, torch::Tensor& found_inf,
-                   const torch::Tensor& inv_scale) {
+                   const torch::Tensor& inv_scale, AmpKernels kernels) {
   if (grads.empty()) return;
-  if (has_amp_kernels(found_inf)) {
+  if (use_aten(kernels, found_inf)) {
     // The kernel wants one device and dtype per call.
     std::map<std::pair<std::string, c10::ScalarType>, std::vector<torch::Tensor>> groups;
     for (auto& g : grads) groups[{g.device().str(), g.scalar_type()}].push_back(g);
@@ -66,8 +76,9 @@ void unscale_grads(std::vector<torch::Tensor>& grads, torch::Tensor& found_inf,
 }
 
 void update_scale(torch::Tensor& scale, torch::Tensor& growth_tracker, const torch::Tensor& found_inf,
-                  double growth_factor, double backoff_factor, std::int64_t growth_interval) {
-  if (has_amp_kernels(scale)) {
+                  double growth_factor, double backoff_factor, std::int64_t growth_interval,
+                  AmpKernels kernels) {
+  if (use_aten(kernels, scale)) {
     at::_amp_update_scale_(scale, growth_tracker, found_inf, growth_factor, backoff_factor,
                            growth_interval);
     return;

@@ -96,13 +96,20 @@ class GradScaler {
 };
 
 namespace detail {
+/// Which implementation the detail functions use: ATen's fused _amp_* kernels, the equivalent
+/// tensor ops, or the kernels where this LibTorch has them for the tensor's device.
+enum class AmpKernels { kAuto, kAten, kTensorOps };
+
 /// Multiplies every tensor in `grads` by inv_scale and sets found_inf to 1 if any holds inf/NaN
 /// (ATen's _amp_foreach_non_finite_check_and_unscale_, or tensor ops where it has no kernel).
 void unscale_grads(std::vector<torch::Tensor>& grads, torch::Tensor& found_inf,
-                   const torch::Tensor& inv_scale);
+                   const torch::Tensor& inv_scale, AmpKernels kernels = AmpKernels::kAuto);
 /// PyTorch's _amp_update_scale_, in place on scale and growth_tracker.
 void update_scale(torch::Tensor& scale, torch::Tensor& growth_tracker, const torch::Tensor& found_inf,
-                  double growth_factor, double backoff_factor, std::int64_t growth_interval);
+                  double growth_factor, double backoff_factor, std::int64_t growth_interval,
+                  AmpKernels kernels = AmpKernels::kAuto);
+/// Whether this LibTorch has the _amp_* kernels for tensors on `device`.
+[[nodiscard]] bool has_amp_kernels(const torch::Device& device);
 }  // namespace detail
 
 }  // namespace gpuperf

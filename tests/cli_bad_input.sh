@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Bad input to a benchmark program: exit code 2, one line on stderr naming the option and the
+# value, and no output file. Then --help exits 0 and a tiny run writes a complete JSON result.
+# Usage: cli_bad_input.sh <path to seed_benchmark>
+set -u
+program=$1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work" || exit 1
+failures=0
+
+expect_usage_error() {  # <expected text> <args...>
+  local expected=$1
+  shift
+  local err rc json=(--json "$work/out.json")
+  [[ " $* " == *" --json "* ]] && json=()
+  err=$("$program" "${json[@]}" "$@" 2>&1 >/dev/null)
+  rc=$?
+  if [ "$rc" -ne 2 ]; then
+    echo "FAIL: $* -> exit $rc, expected 2 ($err)"; failures=$((failures + 1))
+  elif ! grep -qF -- "$expected" <<<"$err"; then
+    echo "FAIL: $* -> message '$err' lacks '$expected'"; failures=$((failures + 1))
+  elif [ "$(grep -c . <<<"$err")" -ne 1 ]; then
+    echo "FAIL: $* -> more than one line: $err"; failures=$((failures + 1))
+  elif [ -e "$work/out.json" ]; then
+    echo "FAIL: $* -> left an output file"; failures=$((failures + 1))
+  else
+    echo "ok: $* -> $err"
+  fi
+}
+
+expect_usage_error "--batch-size: must be > 0, got 0" --batch-size 0
+expect_usage_error "--batch-size: must be > 0, got -5" --batch-size -5
+expect_usage_error "unknown model 'vgg99'" --model vgg99
+expect_usage_error "--precision: unknown value 'fp8'" --precision fp8
+expect_usage_error "--device cuda" --device cuda --precision bf16
+expect_usage_error "--memory-format: unknown value 'nhwc'" --memory-format nhwc
+expect_usage_error "--optimizer: unknown value 'lamb'" --optimizer lamb
+expect_usage_error "--windows: must be >= 1, got 0" --windows 0
+expect_usage_error "--batch-size" --batch-size many
+expect_usage_error "--json: cannot write '/nonexistent-dir/r.json'" --json /nonexistent-dir/r.json
+if ! "$program" --help >/dev/null 2>&1; then
+  echo "FAIL: --help did not exit 0"; failures=$((failures + 1))
+fi
+
+# Without a GPU, fp16 needs CPU autocast support for fp16 (LibTorch >= 2.4).
+if ! "$program" --device cpu --precision fp16 --batch-size 2 --warmup 0 --windows 1 \
+     --steps-per-window 1 --json '' >/dev/null 2>"$work/fp16.err"; then
+  if ! grep -q -- "--precision fp16" "$work/fp16.err"; then
+    echo "FAIL: fp16 on the CPU failed without naming --precision: $(cat "$work/fp16.err")"
+    failures=$((failures + 1))
+  fi
+fi
+
+# A tiny real run writes a complete result.
+if "$program" --device cpu --batch-size 4 --warmup 1 --windows 2 --steps-per-window 1 --quiet \
+     --json "$work/ok.json" >"$work/stdout"; then
+  grep -q "^Throughput: [0-9.]* samples/sec" "$work/stdout" || { echo "FAIL: no throughput line"; failures=$((failures + 1)); }
+  grep -q '"schema": "gpuperf.run/1"' "$work/ok.json" || { echo "FAIL: JSON result incomplete"; failures=$((failures + 1)); }
+else
+  echo "FAIL: a valid run exited non-zero"; failures=$((failures + 1))
+fi
+echo "$failures failure(s)"
+[ "$failures" -eq 0 ]

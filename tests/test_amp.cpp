@@ -1,0 +1,257 @@
+// GradScaler and AutocastGuard against PyTorch's documented behaviour. The reference is a plain
+// re-statement of torch.amp.GradScaler's algorithm (torch/amp/grad_scaler.py and the
+// _amp_update_scale_ kernel): scale *= backoff on inf/NaN and reset the tracker; otherwise count
+// the step and scale *= growth once growth_interval good steps have passed (if still finite).
+#include "testing.h"
+
+#include <torch/nn/modules/linear.h>
+#include <torch/optim/sgd.h>
+#include <torch/cuda.h>
+
+#include <cfloat>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "gpuperf/amp/autocast.h"
+#include "gpuperf/amp/grad_scaler.h"
+#include "gpuperf/error.h"
+
+namespace {
+
+using gpuperf::detail::AmpKernels;
+
+struct ReferenceScaler {
+  float scale;
+  std::int64_t tracker = 0;
+  double growth = 2.0;
+  double backoff = 0.5;
+  std::int64_t interval = 2000;
+
+  void update(bool found_inf) {
+    if (found_inf) {
+      scale = static_cast<float>(scale * backoff);
+      tracker = 0;
+      return;
+    }
+    const std::int64_t successful = tracker + 1;
+    if (successful == interval) {
+      const auto grown = static_cast<float>(scale * growth);
+      if (std::isfinite(grown)) scale = grown;
+      tracker = 0;
+    } else {
+      tracker = successful;
+    }
+  }
+};
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
+
+// Drives a GradScaler through a scripted gradient sequence on one parameter with SGD (lr 1) and
+// checks every step against the reference: unscaled gradients, skipped steps, parameter values,
+// scale and growth tracker.
+void run_scripted_sequence(const torch::Device& device) {
+  const std::vector<std::vector<float>> gradients = {
+      {1, 2, 3, 4},   {0.5, 0, -1, 2}, {1, kInf, 0, 0}, {1, 1, 1, 1}, {-2, 0, 0, kNan},
+      {1, 1, 1, 1},   {1, 1, 1, 1},    {1, 1, 1, 1},    {1, 1, 1, 1}, {-kInf, 0, 0, 0},
+      {0.25, 0, 0, 0}, {1, 2, 3, 4},   {1, 2, 3, 4},    {1, 2, 3, 4}};
+  auto param = torch::zeros({4}, torch::TensorOptions().device(device).requires_grad(true));
+  torch::optim::SGD optimizer({param}, torch::optim::SGDOptions(1.0));
+  gpuperf::GradScaler scaler(gpuperf::GradScalerOptions().init_scale(1024).growth_interval(3));
+  ReferenceScaler reference{1024};
+  reference.interval = 3;
+  std::vector<float> expected_param(4, 0.0f);
+  int skipped = 0;
+
+  for (std::size_t i = 0; i < gradients.size(); ++i) {
+    INFO("step " << i);
+    const auto loss_scale = scaler.scale(torch::ones({}, torch::TensorOptions().device(device)));
+    CHECK(loss_scale.item<float>() == reference.scale);
+    const auto truth = torch::tensor(gradients[i]).to(device);
+    param.mutable_grad() = truth * reference.scale;  // what backward of the scaled loss gives
+
+    scaler.unscale_(optimizer);
+    const bool has_inf = !torch::isfinite(truth).all().item<bool>();
+    CHECK(scaler.found_inf(optimizer) == has_inf);
+    if (!has_inf) CHECK(torch::equal(param.grad(), truth));  // powers of two: exact
+
+    const bool stepped = scaler.step(optimizer);
+    CHECK(stepped == !has_inf);
+    if (stepped) {
+      for (int k = 0; k < 4; ++k) expected_param[k] -= gradients[i][k];
+    } else {
+      ++skipped;
+    }
+    CHECK(torch::equal(param.detach().cpu(), torch::tensor(expected_param)));
+
+    scaler.update();
+    reference.update(has_inf);
+    CHECK(scaler.get_scale() == reference.scale);
+    CHECK(scaler.growth_tracker() == reference.tracker);
+  }
+  CHECK(skipped == 3);
+  // 1024 -> (inf) 512 -> (NaN) 256 -> grows after 3 good steps -> 512 -> (inf) 256 -> 512 ...
+  CHECK(scaler.get_scale() == 512);
+}
+
+void check_kernels_match_reference(const torch::Device& device, AmpKernels kernels) {
+  const auto on = torch::TensorOptions().device(device);
+  // Unscaling: fp32 and fp16 gradients, one with a NaN.
+  std::vector<torch::Tensor> grads = {torch::full({3}, 8.0f, on),
+                                      torch::full({2}, 4.0f, on.dtype(torch::kHalf))};
+  auto found_inf = torch::zeros({1}, on);
+  const auto inv_scale = torch::full({1}, 0.25f, on);
+  gpuperf::detail::unscale_grads(grads, found_inf, inv_scale, kernels);
+  CHECK(found_inf.item<float>() == 0);
+  CHECK(torch::equal(grads[0].cpu(), torch::full({3}, 2.0f)));
+  CHECK(grads[1].scalar_type() == torch::kHalf);
+  CHECK(torch::equal(grads[1].cpu(), torch::full({2}, 1.0f, torch::kHalf)));
+  grads[1][0] = kNan;
+  gpuperf::detail::unscale_grads(grads, found_inf, inv_scale, kernels);
+  CHECK(found_inf.item<float>() == 1);
+
+  // The update rule, against the reference, over a sequence with growth, backoff and overflow.
+  ReferenceScaler reference{FLT_MAX / 4};
+  reference.interval = 2;
+  auto scale = torch::full({1}, reference.scale, on);
+  auto tracker = torch::zeros({1}, on.dtype(torch::kInt));
+  for (bool inf : {false, false, false, false, true, false, false, false, false, false}) {
+    const auto found = torch::full({1}, inf ? 1.0f : 0.0f, on);
+    gpuperf::detail::update_scale(scale, tracker, found, 2.0, 0.5, 2, kernels);
+    reference.update(inf);
+    CHECK(scale.item<float>() == reference.scale);
+    CHECK(tracker.item<int>() == reference.tracker);
+  }
+  CHECK(std::isfinite(scale.item<float>()));
+}
+
+}  // namespace
+
+TEST_CASE("GradScaler follows PyTorch's scale sequence and skips inf/NaN steps on the CPU", "[amp]") {
+  run_scripted_sequence(torch::kCPU);
+}
+
+TEST_CASE("GradScaler follows PyTorch's scale sequence on CUDA", "[amp][gpu]") {
+  REQUIRE(torch::cuda::is_available());
+  run_scripted_sequence(torch::kCUDA);
+}
+
+TEST_CASE("the tensor-op fallback unscales and updates like PyTorch's kernels", "[amp]") {
+  check_kernels_match_reference(torch::kCPU, AmpKernels::kTensorOps);
+}
+
+TEST_CASE("ATen's _amp kernels match the reference where the CPU has them", "[amp]") {
+  if (!gpuperf::detail::has_amp_kernels(torch::kCPU)) {
+    auto scale = torch::ones({1});
+    auto tracker = torch::zeros({1}, torch::kInt);
+    CHECK_THROWS_AS(gpuperf::detail::update_scale(scale, tracker, torch::zeros({1}), 2, 0.5, 2,
+                                                  AmpKernels::kAten),
+                    gpuperf::ConfigError);
+    return;
+  }
+  check_kernels_match_reference(torch::kCPU, AmpKernels::kAten);
+}
+
+TEST_CASE("ATen's _amp kernels and the tensor-op fallback both match the reference on CUDA", "[amp][gpu]") {
+  REQUIRE(torch::cuda::is_available());
+  check_kernels_match_reference(torch::kCUDA, AmpKernels::kAten);
+  check_kernels_match_reference(torch::kCUDA, AmpKernels::kTensorOps);
+}
+
+TEST_CASE("GradScaler refuses calls out of order as PyTorch does", "[amp]") {
+  auto param = torch::zeros({2}, torch::requires_grad());
+  torch::optim::SGD optimizer({param}, torch::optim::SGDOptions(0.1));
+  gpuperf::GradScaler scaler;
+  CHECK_THROWS_WITH(scaler.unscale_(optimizer), Catch::Contains("scale()"));
+  (void)scaler.scale(torch::ones({}));
+  param.mutable_grad() = torch::ones({2});
+  scaler.unscale_(optimizer);
+  CHECK_THROWS_WITH(scaler.unscale_(optimizer), Catch::Contains("already been called"));
+  scaler.step(optimizer);
+  CHECK_THROWS_WITH(scaler.step(optimizer), Catch::Contains("already been called"));
+  CHECK_THROWS_WITH(scaler.unscale_(optimizer), Catch::Contains("after step()"));
+  scaler.update();
+  CHECK_NOTHROW(scaler.unscale_(optimizer));
+}
+
+TEST_CASE("a disabled GradScaler passes everything through", "[amp]") {
+  auto param = torch::zeros({2}, torch::requires_grad());
+  torch::optim::SGD optimizer({param}, torch::optim::SGDOptions(1.0));
+  gpuperf::GradScaler scaler(gpuperf::GradScalerOptions().enabled(false));
+  const auto loss = torch::full({}, 3.0f);
+  CHECK(torch::equal(scaler.scale(loss), loss));
+  param.mutable_grad() = torch::full({2}, kInf);
+  CHECK(scaler.step(optimizer));  // no inf check when disabled
+  scaler.update();
+  CHECK(scaler.get_scale() == 1.0);
+}
+
+TEST_CASE("GradScaler state survives save and load and bad options name the field", "[amp]") {
+  gpuperf::GradScaler scaler(gpuperf::GradScalerOptions().init_scale(256).growth_interval(5));
+  auto param = torch::zeros({1}, torch::requires_grad());
+  torch::optim::SGD optimizer({param}, torch::optim::SGDOptions(1.0));
+  for (int i = 0; i < 3; ++i) {
+    (void)scaler.scale(torch::ones({}));
+    param.mutable_grad() = torch::ones({1});
+    scaler.step(optimizer);
+    scaler.update();
+  }
+  const gpuperf::GradScalerState state = scaler.state_dict();
+  CHECK(state.scale == 256);
+  CHECK(state.growth_tracker == 3);
+  CHECK(state.growth_interval == 5);
+
+  gpuperf::GradScaler restored;
+  restored.load_state_dict(state);
+  CHECK(restored.state_dict() == state);
+  (void)restored.scale(torch::ones({}));
+  CHECK(restored.state_dict() == state);
+
+  CHECK_THROWS_WITH(gpuperf::GradScaler(gpuperf::GradScalerOptions().backoff_factor(1.5)),
+                    Catch::Contains("backoff_factor"));
+  CHECK_THROWS_WITH(gpuperf::GradScaler(gpuperf::GradScalerOptions().growth_interval(0)),
+                    Catch::Contains("growth_interval"));
+}
+
+TEST_CASE("AutocastGuard casts inside and restores outside and nests", "[amp]") {
+  const auto a = torch::randn({4, 4});
+  CHECK(torch::mm(a, a).scalar_type() == torch::kFloat);
+  {
+    gpuperf::AutocastGuard outer(torch::kCPU, torch::kBFloat16);
+    CHECK(torch::mm(a, a).scalar_type() == torch::kBFloat16);
+    {
+      gpuperf::AutocastGuard inner(torch::kCPU, torch::kBFloat16, /*enabled=*/false);
+      CHECK(torch::mm(a, a).scalar_type() == torch::kFloat);
+    }
+    CHECK(torch::mm(a, a).scalar_type() == torch::kBFloat16);
+  }
+  CHECK(torch::mm(a, a).scalar_type() == torch::kFloat);
+}
+
+TEST_CASE("AutocastGuard drops cached weight casts on exit so updated weights are used", "[amp]") {
+  torch::nn::Linear layer(4, 1);
+  const auto x = torch::ones({1, 4});
+  torch::Tensor first;
+  {
+    gpuperf::AutocastGuard autocast(torch::kCPU, torch::kBFloat16);
+    first = layer(x);
+  }
+  {
+    torch::NoGradGuard no_grad;
+    layer->weight.add_(1.0);  // an optimizer step, in effect
+  }
+  torch::Tensor second;
+  {
+    gpuperf::AutocastGuard autocast(torch::kCPU, torch::kBFloat16);
+    second = layer(x);
+  }
+  // Four inputs of 1, each weight +1: the output grows by 4 (exact in bf16).
+  CHECK((second - first).item<float>() == Approx(4.0f));
+}
+
+TEST_CASE("AutocastGuard refuses a dtype the device cannot autocast to", "[amp]") {
+  CHECK_THROWS_AS(gpuperf::AutocastGuard(torch::kCPU, torch::kDouble), gpuperf::ConfigError);
+  CHECK(gpuperf::AutocastGuard::supported(torch::kCUDA, torch::kHalf));
+  CHECK(gpuperf::AutocastGuard::supported(torch::kCPU, torch::kBFloat16));
+}

@@ -1,0 +1,170 @@
+#include "testing.h"
+
+#include <torch/cuda.h>
+#include <torch/nn/functional/loss.h>
+#include <torch/utils.h>
+
+#include <cmath>
+#include <limits>
+
+#include "gpuperf/error.h"
+#include "gpuperf/models/registry.h"
+#include "gpuperf/timing/measure.h"
+#include "gpuperf/timing/timer.h"
+#include "gpuperf/train/train_step.h"
+
+namespace {
+
+// Trains the seed's model on one fixed batch and returns (first loss, last loss).
+std::pair<float, float> fit_fixed_batch(const torch::Device& device, gpuperf::TrainStepOptions options,
+                                        int steps) {
+  torch::manual_seed(0);
+  gpuperf::TrainStep step(gpuperf::ModelRegistry::global().create("simple"), device, options);
+  gpuperf::SyntheticBatchOptions batch_options;
+  batch_options.batch_size = 16;
+  batch_options.device = device;
+  batch_options.memory_format = options.memory_format;
+  gpuperf::SyntheticBatches batches(batch_options);
+  float first = 0;
+  float last = 0;
+  for (int i = 0; i < steps; ++i) {
+    const auto result = step(batches.next());
+    const float loss = result.loss.item<float>();
+    REQUIRE(std::isfinite(loss));
+    if (i == 0) first = loss;
+    last = loss;
+  }
+  CHECK(step.steps() == steps);
+  return {first, last};
+}
+
+}  // namespace
+
+TEST_CASE("training on a fixed batch drives the loss down in fp32 with Adam", "[train]") {
+  gpuperf::TrainStepOptions options;
+  const auto [first, last] = fit_fixed_batch(torch::kCPU, options, 30);
+  CHECK(last < 0.2f * first);
+}
+
+TEST_CASE("training on a fixed batch drives the loss down in bf16 channels_last with SGD", "[train]") {
+  gpuperf::TrainStepOptions options;
+  options.precision = gpuperf::Precision::kBf16;
+  options.memory_format = gpuperf::MemoryFormat::kChannelsLast;
+  options.optimizer = gpuperf::OptimizerKind::kSgd;
+  options.learning_rate = 0.01;
+  const auto [first, last] = fit_fixed_batch(torch::kCPU, options, 30);
+  CHECK(last < 0.5f * first);
+}
+
+TEST_CASE("training with AdamW and gradient clipping drives the loss down", "[train]") {
+  gpuperf::TrainStepOptions options;
+  options.optimizer = gpuperf::OptimizerKind::kAdamW;
+  options.weight_decay = 0.01;
+  options.max_grad_norm = 1.0;
+  const auto [first, last] = fit_fixed_batch(torch::kCPU, options, 30);
+  CHECK(last < 0.5f * first);
+}
+
+TEST_CASE("TrainStep converts the model to channels_last and runs user batches", "[train]") {
+  gpuperf::TrainStepOptions options;
+  options.memory_format = gpuperf::MemoryFormat::kChannelsLast;
+  gpuperf::TrainStep step(gpuperf::ModelRegistry::global().create("simple"), torch::kCPU, options);
+  for (const auto& p : step.module().parameters()) {
+    if (p.dim() == 4) CHECK(p.is_contiguous(torch::MemoryFormat::ChannelsLast));
+  }
+  int calls = 0;
+  gpuperf::FunctionBatches source(
+      [&] {
+        ++calls;
+        return gpuperf::Batch{torch::randn({4, 3, 32, 32}), torch::randint(0, 10, {4})};
+      },
+      4);
+  const auto result = step(source.next());
+  CHECK(calls == 1);
+  CHECK(result.loss.dim() == 0);
+  CHECK(result.stepped);
+  CHECK_FALSE(result.loss.requires_grad());
+}
+
+TEST_CASE("TrainStep rejects bad options and unsupported precisions with the option named", "[train]") {
+  gpuperf::TrainStepOptions options;
+  options.learning_rate = -1;
+  CHECK_THROWS_WITH(gpuperf::TrainStep(gpuperf::ModelRegistry::global().create("simple"), torch::kCPU, options),
+                    Catch::Contains("--lr"));
+  options = {};
+  options.precision = gpuperf::Precision::kTf32;
+  CHECK_THROWS_WITH(gpuperf::TrainStep(gpuperf::ModelRegistry::global().create("simple"), torch::kCPU, options),
+                    Catch::Contains("--precision tf32"));
+  gpuperf::SyntheticBatchOptions batch_options;
+  batch_options.batch_size = 0;
+  CHECK_THROWS_WITH(gpuperf::SyntheticBatches(batch_options), Catch::Contains("--batch-size"));
+}
+
+TEST_CASE("fp16 training with a GradScaler on CUDA learns and counts skipped steps", "[train][gpu]") {
+  REQUIRE(torch::cuda::is_available());
+  gpuperf::TrainStepOptions options;
+  options.precision = gpuperf::Precision::kFp16;
+  const auto [first, last] = fit_fixed_batch(torch::kCUDA, options, 30);
+  CHECK(last < 0.2f * first);
+
+  // A loss that overflows on step 3 must skip exactly that optimizer step and halve the scale.
+  int calls = 0;
+  auto loss = [&](const torch::Tensor& output, const torch::Tensor& target) {
+    auto value = torch::nn::functional::cross_entropy(output, target);
+    return ++calls == 3 ? value * std::numeric_limits<float>::infinity() : value;
+  };
+  gpuperf::TrainStep step(gpuperf::ModelRegistry::global().create("simple"), torch::kCUDA, options, loss);
+  gpuperf::SyntheticBatchOptions batch_options;
+  batch_options.batch_size = 8;
+  batch_options.device = torch::kCUDA;
+  gpuperf::SyntheticBatches batches(batch_options);
+  for (int i = 0; i < 5; ++i) {
+    const auto result = step(batches.next());
+    CHECK(result.stepped == (i != 2));
+  }
+  CHECK(step.skipped_steps() == 1);
+  CHECK(step.scaler().get_scale() == 32768.0);
+}
+
+TEST_CASE("bf16 channels_last ResNet-50 trains on CUDA without NaN", "[train][gpu]") {
+  REQUIRE(torch::cuda::is_available());
+  gpuperf::TrainStepOptions options;
+  options.precision = gpuperf::Precision::kBf16;
+  options.memory_format = gpuperf::MemoryFormat::kChannelsLast;
+  options.optimizer = gpuperf::OptimizerKind::kSgd;
+  options.learning_rate = 0.01;
+  torch::manual_seed(0);
+  gpuperf::TrainStep step(gpuperf::ModelRegistry::global().create("resnet50", 10), torch::kCUDA, options);
+  gpuperf::SyntheticBatchOptions batch_options;
+  batch_options.batch_size = 16;
+  batch_options.sample_shape = {3, 64, 64};
+  batch_options.device = torch::kCUDA;
+  batch_options.memory_format = options.memory_format;
+  gpuperf::SyntheticBatches batches(batch_options);
+  float first = 0;
+  float last = 0;
+  for (int i = 0; i < 20; ++i) {
+    last = step(batches.next()).loss.item<float>();
+    REQUIRE(std::isfinite(last));
+    if (i == 0) first = last;
+  }
+  CHECK(last < first);
+}
+
+TEST_CASE("CUDA event windows agree with the host clock around a synchronised workload", "[timing][gpu]") {
+  REQUIRE(torch::cuda::is_available());
+  auto events = gpuperf::make_cuda_event_timer(0);
+  auto host = gpuperf::make_steady_clock_timer();
+  const auto a = torch::randn({4096, 4096}, torch::kCUDA);
+  torch::cuda::synchronize();
+  const auto host_start = host->mark();
+  const auto start = events->mark();
+  for (int i = 0; i < 20; ++i) (void)torch::mm(a, a);
+  const auto stop = events->mark();
+  const double device_seconds = events->seconds(start, stop);  // waits for the GPU
+  const double host_seconds = host->seconds(host_start, host->mark());
+  CHECK(device_seconds > 0);
+  CHECK(device_seconds <= host_seconds * 1.01);
+  CHECK(device_seconds > 0.5 * host_seconds);
+  CHECK(events->name() == "cuda-event");
+}

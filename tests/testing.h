@@ -1,0 +1,9 @@
+#pragma once
+// Include this instead of <catch2/catch.hpp> in tests that use LibTorch. c10 defines glog-style
+// CHECK macros (c10/util/logging_is_not_google_glog.h) that abort the process and would silently
+// replace Catch's CHECK: take c10's logging header first, drop its CHECK, then let Catch define
+// its own. c10's header guard keeps later torch includes from defining it again.
+#include <c10/util/Logging.h>
+#undef CHECK
+
+#include <catch2/catch.hpp>
