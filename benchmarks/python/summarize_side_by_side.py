@@ -1,0 +1,38 @@
+#!/usr/bin/env python3
+"""Table of gpuperf vs the PyTorch peer from a side_by_side.sh output folder: per workload, the
+median over repeats of each run's median window throughput, the spread over repeats, the ratio
+of those medians, and peak memory."""
+import glob
+import json
+import os
+import statistics
+import sys
+
+
+def main(folder):
+    peer = {}
+    with open(os.path.join(folder, "peer.jsonl")) as f:
+        for line in f:
+            if line.strip():
+                row = json.loads(line)
+                peer.setdefault(row["label"], []).append(row)
+    ours = {}
+    for path in sorted(glob.glob(os.path.join(folder, "*-gpuperf-*.json"))):
+        label = os.path.basename(path).split("-gpuperf-")[0]
+        with open(path) as f:
+            ours.setdefault(label, []).append(json.load(f))
+    print("| workload | gpuperf median (min-max) | PyTorch median (min-max) | ratio | peak mem gpuperf / PyTorch |")
+    print("|---|---|---|---|---|")
+    for label in sorted(ours):
+        g = [r["throughput"]["median"] for r in ours[label]]
+        p = [r["median"] for r in peer.get(label, [])]
+        gm = statistics.median(g)
+        pm = statistics.median(p) if p else float("nan")
+        gmem = max(r["peak_memory_bytes"] or 0 for r in ours[label]) / 2**30
+        pmem = max((r["peak_memory_bytes"] for r in peer.get(label, [])), default=0) / 2**30
+        print(f"| {label} | {gm:,.0f} ({min(g):,.0f}-{max(g):,.0f}) | {pm:,.0f} "
+              f"({min(p):,.0f}-{max(p):,.0f}) | {gm / pm:.3f} | {gmem:.2f} / {pmem:.2f} GiB |")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

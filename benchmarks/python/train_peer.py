@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""The Python peer of gpuperf's training benchmarks: the same model, settings and measurement
+method in PyTorch, for side-by-side runs.
+
+Method, as gpuperf's: untimed warm-up steps, then timed windows of several steps between two
+CUDA events (no host sync inside a window), throughput per window = samples / window time,
+median over windows. The training step is the plain PyTorch AMP recipe:
+zero_grad -> autocast forward -> loss -> scaler.scale(loss).backward() -> scaler.step -> update.
+
+    python3 train_peer.py --model simple --batch-size 256 --precision fp16
+    python3 train_peer.py --model resnet50 --batch-size 256 --precision fp16 \
+        --memory-format channels_last --optimizer sgd --lr 0.1
+
+Prints one JSON line: {"model": ..., "median": samples/s, "windows": [...], ...}.
+"""
+import argparse
+import json
+import statistics
+import sys
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class SimpleModel(nn.Module):
+    """The seed's CNN."""
+
+    def __init__(self, num_classes=10):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 64, kernel_size=3, stride=1, padding=1)
+        self.conv2 = nn.Conv2d(64, 128, kernel_size=3, stride=1, padding=1)
+        self.fc = nn.Linear(128 * 32 * 32, num_classes)
+
+    def forward(self, x):
+        x = F.relu(self.conv1(x))
+        x = F.relu(self.conv2(x))
+        return self.fc(torch.flatten(x, 1))
+
+
+def build(model_name):
+    if model_name == "simple":
+        return SimpleModel(), (3, 32, 32), 10
+    import torchvision
+    return getattr(torchvision.models, model_name)(), (3, 224, 224), 1000
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--model", default="simple")
+    p.add_argument("--batch-size", type=int, default=256)
+    p.add_argument("--precision", default="fp16", choices=["fp32", "tf32", "fp16", "bf16"])
+    p.add_argument("--memory-format", default="contiguous", choices=["contiguous", "channels_last"])
+    p.add_argument("--optimizer", default="adam", choices=["adam", "sgd", "adamw"])
+    p.add_argument("--lr", type=float, default=1e-3)
+    p.add_argument("--warmup", type=int, default=10)
+    p.add_argument("--steps-per-window", type=int, default=20)
+    p.add_argument("--windows", type=int, default=10)
+    p.add_argument("--device", default="cuda")
+    a = p.parse_args()
+    if a.batch_size <= 0:
+        print(f"error: --batch-size: must be > 0, got {a.batch_size}", file=sys.stderr)
+        return 2
+
+    device = torch.device(a.device)
+    torch.backends.cudnn.benchmark = True
+    if a.precision == "fp32":
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+    elif a.precision == "tf32":
+        torch.backends.cuda.matmul.allow_tf32 = True
+        torch.backends.cudnn.allow_tf32 = True
+    torch.manual_seed(0)
+    model, shape, classes = build(a.model)
+    model = model.to(device)
+    fmt = torch.channels_last if a.memory_format == "channels_last" else torch.contiguous_format
+    model = model.to(memory_format=fmt)
+    params = model.parameters()
+    if a.optimizer == "adam":
+        opt = torch.optim.Adam(params, lr=a.lr)
+    elif a.optimizer == "adamw":
+        opt = torch.optim.AdamW(params, lr=a.lr)
+    else:
+        opt = torch.optim.SGD(params, lr=a.lr, momentum=0.9)
+    amp_dtype = {"fp16": torch.float16, "bf16": torch.bfloat16}.get(a.precision)
+    scaler = torch.amp.GradScaler(device.type, enabled=a.precision == "fp16")
+    data = torch.randn(a.batch_size, *shape, device=device).contiguous(memory_format=fmt)
+    target = torch.randint(0, classes, (a.batch_size,), device=device)
+
+    def step():
+        opt.zero_grad()
+        with torch.autocast(device.type, dtype=amp_dtype or torch.float32, enabled=amp_dtype is not None):
+            loss = F.cross_entropy(model(data), target)
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
+        return loss
+
+    for _ in range(a.warmup):
+        step()
+    events = [torch.cuda.Event(enable_timing=True) for _ in range(a.windows + 1)]
+    events[0].record()
+    rates = []
+    for w in range(a.windows):
+        for _ in range(a.steps_per_window):
+            loss = step()
+        events[w + 1].record()
+        events[w + 1].synchronize()
+        seconds = events[w].elapsed_time(events[w + 1]) / 1e3
+        rates.append(a.batch_size * a.steps_per_window / seconds)
+    print(json.dumps({
+        "peer": "pytorch", "torch": torch.__version__, "model": a.model, "batch_size": a.batch_size,
+        "precision": a.precision, "memory_format": a.memory_format, "optimizer": a.optimizer,
+        "median": statistics.median(rates), "windows": rates,
+        "peak_memory_bytes": torch.cuda.max_memory_allocated(device),
+        "final_loss": float(loss), "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
