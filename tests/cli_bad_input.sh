@@ -13,6 +13,7 @@ expect_usage_error() {  # <expected text> <args...>
   local expected=$1
   shift
   local err rc json=(--json "$work/out.json")
+  rm -f "$work/out.json"
   [[ " $* " == *" --json "* ]] && json=()
   err=$("$program" "${json[@]}" "$@" 2>&1 >/dev/null)
   rc=$?
@@ -33,7 +34,7 @@ expect_usage_error "--batch-size: must be > 0, got 0" --batch-size 0
 expect_usage_error "--batch-size: must be > 0, got -5" --batch-size -5
 expect_usage_error "unknown model 'vgg99'" --model vgg99
 expect_usage_error "--precision: unknown value 'fp8'" --precision fp8
-expect_usage_error "--device cuda" --device cuda --precision bf16
+expect_usage_error "--device cuda:99" --device cuda:99 --precision bf16
 expect_usage_error "--memory-format: unknown value 'nhwc'" --memory-format nhwc
 expect_usage_error "--optimizer: unknown value 'lamb'" --optimizer lamb
 expect_usage_error "--windows: must be >= 1, got 0" --windows 0

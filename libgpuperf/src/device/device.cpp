@@ -50,6 +50,7 @@ std::string cpu_model() {
   return "unknown CPU";
 }
 
+#if GPUPERF_WITH_CUDA
 // The kernel driver's version, e.g. "580.159.04", from the file the driver publishes. NVML has
 // it too, but this needs no library.
 std::string nvidia_driver_version() {
@@ -66,6 +67,7 @@ std::string cuda_version_text(int version) {
   if (version <= 0) return "";
   return std::to_string(version / 1000) + "." + std::to_string((version % 1000) / 10);
 }
+#endif
 
 void fill_common(DeviceFingerprint& f) {
   f.libtorch_version = TORCH_VERSION;
@@ -136,7 +138,13 @@ DeviceFingerprint collect_fingerprint(const torch::Device& device) {
   int version = 0;
   if (cudaDriverGetVersion(&version) == cudaSuccess) f.cuda_driver_api_version = cuda_version_text(version);
   if (cudaRuntimeGetVersion(&version) == cudaSuccess) f.cuda_runtime_version = cuda_version_text(version);
-  if (at::globalContext().hasCuDNN()) f.cudnn_version = std::to_string(at::globalContext().versionCuDNN());
+  if (at::globalContext().hasCuDNN()) {
+    // cuDNN 9 encodes major * 10000 + minor * 100 + patch (8.x: major * 1000 + minor * 100).
+    const long v = at::globalContext().versionCuDNN();
+    const long major = v >= 90000 ? v / 10000 : v / 1000;
+    const long minor = v >= 90000 ? (v % 10000) / 100 : (v % 1000) / 100;
+    f.cudnn_version = std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(v % 100);
+  }
   f.driver_version = nvidia_driver_version();
 #endif
   return f;

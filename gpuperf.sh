@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# gpuperf's set-up in two commands, on a fresh Debian 12 (or any machine with the dependencies):
+#   ./gpuperf.sh run [seed_benchmark options]   install what is missing, build, run the seed
+#                                               benchmark on the best device present
+#   ./gpuperf.sh test                           install what is missing, build, run the tests
+# Environment: BUILD_DIR (default build), JOBS (default: all cores). To use another LibTorch
+# (e.g. the PyTorch wheel's, with CUDA), set CMAKE_PREFIX_PATH or Torch_DIR before running.
+set -euo pipefail
+cd "$(dirname "$0")"
+build_dir=${BUILD_DIR:-build}
+jobs=${JOBS:-$(nproc)}
+
+# Debian packages the build and the tests need.
+packages=(cmake ninja-build g++ libtorch-dev libspdlog-dev libfmt-dev catch2 nlohmann-json3-dev
+          libcli11-dev)
+
+install_missing() {
+  if ! command -v dpkg-query >/dev/null || ! command -v apt-get >/dev/null; then
+    echo "gpuperf: no apt-get here; assuming the dependencies are installed" >&2
+    return
+  fi
+  local missing=()
+  for p in "${packages[@]}"; do
+    # A user-provided LibTorch replaces Debian's.
+    if [ "$p" = libtorch-dev ] && [ -n "${CMAKE_PREFIX_PATH:-}${Torch_DIR:-}" ]; then continue; fi
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return
+  echo "gpuperf: installing ${missing[*]}" >&2
+  local sudo=()
+  [ "$(id -u)" -ne 0 ] && sudo=(sudo)
+  "${sudo[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+build() {
+  cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release
+  cmake --build "$build_dir" -j "$jobs"
+}
+
+command=${1:-}
+[ $# -gt 0 ] && shift
+case "$command" in
+  run)
+    install_missing
+    build
+    mkdir -p results
+    exec "$build_dir/examples/seed_benchmark" --json results/seed_benchmark.json "$@"
+    ;;
+  test)
+    install_missing
+    build
+    exec ctest --test-dir "$build_dir" --output-on-failure -j "$jobs"
+    ;;
+  *)
+    echo "usage: $0 run [seed_benchmark options] | test" >&2
+    exit 2
+    ;;
+esac
