@@ -421,6 +421,7 @@ TEST_CASE("snapshot JSON carries every field and null for absent readings", "[te
   FakeSystem system = two_gpu_system();
   const auto json = nlohmann::json::parse(gpuperf::snapshot_to_json(gpuperf::take_snapshot(system)));
   CHECK(json["driver_version"] == "580.95.05");
+  CHECK(json["available"] == true);
   CHECK(json["cuda_driver_version"] == "13.0");
   REQUIRE(json["devices"].size() == 2);
   const auto& gpu = json["devices"][0];
@@ -460,7 +461,7 @@ TEST_CASE("watch rows line up under their header and show a dash for absent read
   CHECK(lines[0] == "#    time  gpu     pwr   limit  temp     sm    mem  util  mutil       fb"
                     "      energy  reasons");
   CHECK(lines[1] == "#HH:MM:SS  idx       W       W     C    MHz    MHz     %      %      MiB"
-                    "           J  ");
+                    "           J");
   CHECK(lines[2] == " 12:00:01    0   250.5   700.0    55   1980   3201    97     40    20480"
                     "    123456.8  sw_power_cap");
   CHECK(lines[3] == " 12:00:01    1       -       -     -      -      -     -      -        -"

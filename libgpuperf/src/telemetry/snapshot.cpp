@@ -225,7 +225,8 @@ std::string snapshot_to_json(const SystemSnapshot& snapshot, int indent) {
         {"errors", d.errors},
     });
   }
-  const json out = {{"timestamp_utc", snapshot.timestamp_utc},
+  const json out = {{"available", true},
+                    {"timestamp_utc", snapshot.timestamp_utc},
                     {"driver_version", optional_json(snapshot.driver_version)},
                     {"cuda_driver_version", optional_json(snapshot.cuda_driver_version)},
                     {"devices", devices}};
@@ -263,19 +264,19 @@ std::string dash(const std::optional<double>& value, int precision) {
 }  // namespace
 
 void write_watch_header(std::ostream& out) {
-  out << "#";
-  bool first = true;
-  for (const Column& c : kWatchColumns) {
-    cell(out, c.name, c.width, first);
-    first = false;
+  for (const bool units : {false, true}) {
+    std::ostringstream text;
+    text << "#";
+    bool first = true;
+    for (const Column& c : kWatchColumns) {
+      cell(text, units ? c.unit : c.name, c.width, first);
+      first = false;
+    }
+    // The last column has no unit; leave no trailing blanks.
+    std::string line = text.str();
+    line.erase(line.find_last_not_of(' ') + 1);
+    out << line << "\n";
   }
-  out << "\n#";
-  first = true;
-  for (const Column& c : kWatchColumns) {
-    cell(out, c.unit, c.width, first);
-    first = false;
-  }
-  out << "\n";
 }
 
 void write_watch_rows(std::ostream& out, const SystemSnapshot& snapshot,
