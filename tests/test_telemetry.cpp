@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <dlfcn.h>
+
 #include <chrono>
 #include <cmath>
 #include <sstream>
@@ -554,4 +556,83 @@ TEST_CASE("opening NVML from a missing library says why telemetry is unavailable
   // The real one either opens (GPU machine) or explains itself (CI): never throws.
   const auto real = gpuperf::open_nvml_telemetry();
   CHECK((static_cast<bool>(real) || !real.unavailable_reason.empty()));
+}
+
+TEST_CASE("the NVML loader reads every field through a stand-in libnvidia-ml", "[telemetry]") {
+  // The test holds its own reference to the stand-in to read its session count.
+  void* fake = dlopen(GPUPERF_FAKE_NVML, RTLD_NOW | RTLD_LOCAL);
+  REQUIRE(fake != nullptr);
+  const auto sessions = reinterpret_cast<int (*)()>(dlsym(fake, "fake_nvml_sessions"));
+  REQUIRE(sessions != nullptr);
+  {
+    auto opened = gpuperf::open_nvml_telemetry(GPUPERF_FAKE_NVML);
+    REQUIRE(opened);
+    CHECK(sessions() == 1);
+    gpuperf::TelemetrySystem& system = *opened.system;
+    CHECK(system.driver_version() == "999.12.34");
+    CHECK(system.cuda_driver_version() == "13.1");
+    REQUIRE(system.device_count() == 2);
+
+    const gpuperf::DeviceSnapshot h200 = gpuperf::take_device_snapshot(system.device(0));
+    CHECK(h200.errors.empty());
+    CHECK(h200.name == "Fake H200");
+    CHECK(h200.pci_bus_id == "00000000:18:00.0");
+    REQUIRE(h200.memory);
+    CHECK(h200.memory->total_bytes == static_cast<double>(150ULL << 30));
+    CHECK(h200.memory->used_bytes == static_cast<double>(1ULL << 30));
+    CHECK(h200.memory->reserved_bytes == static_cast<double>(512ULL << 20));
+    CHECK(h200.utilization->gpu_percent == 50);
+    CHECK(h200.temperature_celsius == 40);
+    CHECK(h200.power_watts == Approx(123.456));
+    CHECK(h200.power_limit_watts == 700);
+    CHECK(h200.sm_clock_mhz == 1755);
+    CHECK(h200.sm_clock_max_mhz == 1980);
+    CHECK(h200.memory_clock_max_mhz == 3201);
+    CHECK(h200.clock_event_reasons == ce::kSwPowerCap);  // through the pre-535 name
+    CHECK(h200.total_energy_millijoules == 987654321u);
+    CHECK(h200.ecc_enabled == true);
+    REQUIRE(h200.pcie);
+    CHECK(h200.pcie->generation == 5);
+    CHECK(h200.pcie->max_width == 16);
+    CHECK(h200.nvlink_links_up == 16);
+    CHECK(h200.compute_capability == "9.0");
+    REQUIRE(h200.processes);
+    REQUIRE(h200.processes->size() == 40);  // more than the first guess: the retry worked
+    const gpuperf::GpuProcess& both = h200.processes->at(0);
+    CHECK(both.pid == 1000);
+    CHECK(both.kind == "compute+graphics");
+    CHECK(both.name == "proc1000");
+    CHECK(both.used_memory_bytes == static_cast<double>(1ULL << 20));
+    const gpuperf::GpuProcess& hidden = h200.processes->at(1);
+    CHECK(hidden.name.empty());
+    CHECK_FALSE(hidden.used_memory_bytes);
+
+    // The older card: v1 memory, no NVLink, no energy counter, and a failing power reading.
+    const gpuperf::DeviceSnapshot old = gpuperf::take_device_snapshot(system.device(1));
+    REQUIRE(old.memory);
+    CHECK(old.memory->used_bytes == static_cast<double>(2ULL << 30));
+    CHECK_FALSE(old.memory->reserved_bytes);
+    CHECK_FALSE(old.nvlink_links_up);
+    CHECK_FALSE(old.total_energy_millijoules);
+    CHECK_FALSE(old.power_watts);
+    CHECK(old.errors ==
+          std::vector<std::string>{"nvmlDeviceGetPowerUsage: GPU is lost (NVML error 15)"});
+    CHECK_THROWS_AS(system.device(1).power_watts(), gpuperf::NvmlError);
+
+    CHECK(system.find_by_pci_location(0, 0x9a, 0) == &system.device(1));
+    CHECK(system.find_by_uuid("GPU-00000000-0000-0000-0000-000000000000") == &system.device(0));
+
+    // The sampler on the loaded library, start to stop.
+    TelemetrySamplerOptions options;
+    options.period_seconds = 3600;
+    TelemetrySampler sampler(system.device(0), options);
+    sampler.start();
+    const TelemetrySummary t = sampler.stop(100);
+    CHECK(t.sample_count == 2);
+    CHECK(t.energy_joules == 0);  // the stand-in's counter does not move
+    CHECK(t.power_mean_watts == Approx(123.456));
+    CHECK(contains(t.warnings, "power-cap throttling during measurement"));
+  }
+  CHECK(sessions() == 0);  // the session shut NVML down
+  dlclose(fake);
 }

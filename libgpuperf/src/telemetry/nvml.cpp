@@ -190,10 +190,6 @@ ClockType to_nvml(ClockDomain domain) {
   return kClockSm;
 }
 
-std::optional<double> milli_to_unit(bool ok, unsigned milli) {
-  return ok ? std::optional<double>(milli / 1000.0) : std::nullopt;
-}
-
 class NvmlDevice final : public TelemetryDevice {
  public:
   NvmlDevice(const Api& api, unsigned index, Device handle)
@@ -253,15 +249,16 @@ class NvmlDevice final : public TelemetryDevice {
 
   [[nodiscard]] std::optional<double> power_watts() const override {
     unsigned milliwatts = 0;
-    return milli_to_unit(GPUPERF_NVML_QUERY(api_, nvmlDeviceGetPowerUsage, handle_, &milliwatts),
-                         milliwatts);
+    if (!GPUPERF_NVML_QUERY(api_, nvmlDeviceGetPowerUsage, handle_, &milliwatts)) return {};
+    return milliwatts / 1000.0;
   }
 
   [[nodiscard]] std::optional<double> power_limit_watts() const override {
     unsigned milliwatts = 0;
-    return milli_to_unit(
-        GPUPERF_NVML_QUERY(api_, nvmlDeviceGetPowerManagementLimit, handle_, &milliwatts),
-        milliwatts);
+    if (!GPUPERF_NVML_QUERY(api_, nvmlDeviceGetPowerManagementLimit, handle_, &milliwatts)) {
+      return {};
+    }
+    return milliwatts / 1000.0;
   }
 
   [[nodiscard]] std::optional<double> clock_mhz(ClockDomain domain) const override {
