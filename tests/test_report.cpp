@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <nlohmann/json.hpp>
+
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -30,6 +32,17 @@ gpuperf::RunRecord sample_record() {
   r.skipped_steps = 2;
   r.metrics["imagenet_90_epochs_seconds"] = 1234.5;
   r.warnings.push_back("thermal throttling");
+  r.telemetry.available = true;
+  r.telemetry.sample_count = 51;
+  r.telemetry.duration_seconds = 5.0;
+  r.telemetry.processed_samples = 12800;
+  r.telemetry.power_mean_watts = 650.5;
+  r.telemetry.energy_joules = 3250;
+  r.telemetry.energy_source = "energy counter";
+  r.telemetry.samples_per_joule = 12800 / 3250.0;
+  r.telemetry.sm_clock_min_hz = 1.755e9;
+  r.telemetry.clock_event_reasons = 0x4 | 0x20;
+  r.telemetry.warnings.push_back("power-cap throttling during measurement");
   return r;
 }
 
@@ -49,7 +62,25 @@ TEST_CASE("a run record survives a JSON round trip with NaN as null", "[report]"
   CHECK(back.skipped_steps == 2);
   CHECK(back.metrics.at("imagenet_90_epochs_seconds") == 1234.5);
   CHECK(back.warnings == original.warnings);
+  CHECK(back.telemetry.available);
+  CHECK(back.telemetry.sample_count == 51);
+  CHECK(back.telemetry.energy_joules == 3250);
+  CHECK(back.telemetry.energy_source == "energy counter");
+  CHECK(back.telemetry.samples_per_joule == original.telemetry.samples_per_joule);
+  CHECK(std::isnan(back.telemetry.power_max_watts));
+  CHECK(back.telemetry.clock_event_reasons == (0x4u | 0x20u));
+  CHECK(back.telemetry.warnings == original.telemetry.warnings);
+  CHECK(text.find("\"clock_event_reason_names\": [\n      \"sw_power_cap\",") != std::string::npos);
   CHECK(gpuperf::to_json(back) == text);
+}
+
+TEST_CASE("a run record written before telemetry existed reads as telemetry unavailable",
+          "[report]") {
+  auto parsed = nlohmann::json::parse(gpuperf::to_json(sample_record()));
+  parsed.erase("telemetry");
+  const auto back = gpuperf::run_record_from_json(parsed.dump());
+  CHECK_FALSE(back.telemetry.available);
+  CHECK(back.telemetry.sample_count == 0);
 }
 
 TEST_CASE("reading a malformed run record names the field", "[report]") {

@@ -24,6 +24,18 @@ class CudaError : public Error {
   using Error::Error;
 };
 
+/// An NVML call failed for a reason other than "not supported": the message names the call.
+class NvmlError : public Error {
+ public:
+  /// `code` is NVML's return code (nvmlReturn_t).
+  NvmlError(const std::string& message, int code) : Error(message), code_(code) {}
+  /// NVML's return code.
+  [[nodiscard]] int code() const noexcept { return code_; }
+
+ private:
+  int code_;
+};
+
 /// An I/O failure: unwritable output, unreadable or malformed file.
 class IoError : public Error {
  public:

@@ -13,6 +13,7 @@
 
 #include "gpuperf/error.h"
 #include "gpuperf/report/run_record.h"
+#include "gpuperf/telemetry/clock_events.h"
 
 namespace gpuperf {
 namespace {
@@ -119,6 +120,66 @@ Summary read_summary(const Reader& r) {
   return s;
 }
 
+json telemetry_json(const TelemetrySummary& t) {
+  json reasons = json::array();
+  for (const std::string& name : clock_event_reason_names(t.clock_event_reasons)) {
+    reasons.push_back(name);
+  }
+  return {{"available", t.available},
+          {"unavailable_reason", t.unavailable_reason},
+          {"sample_count", t.sample_count},
+          {"duration_seconds", number(t.duration_seconds)},
+          {"processed_samples", number(t.processed_samples)},
+          {"power_mean_watts", number(t.power_mean_watts)},
+          {"power_max_watts", number(t.power_max_watts)},
+          {"energy_joules", number(t.energy_joules)},
+          {"energy_source", t.energy_source},
+          {"energy_per_sample_joules", number(t.energy_per_sample_joules)},
+          {"samples_per_joule", number(t.samples_per_joule)},
+          {"sm_clock_mean_hz", number(t.sm_clock_mean_hz)},
+          {"sm_clock_min_hz", number(t.sm_clock_min_hz)},
+          {"sm_clock_max_hz", number(t.sm_clock_max_hz)},
+          {"temperature_max_celsius", number(t.temperature_max_celsius)},
+          {"gpu_utilization_mean_percent", number(t.gpu_utilization_mean_percent)},
+          {"memory_used_max_bytes", number(t.memory_used_max_bytes)},
+          {"clock_event_reasons", t.clock_event_reasons},
+          {"clock_event_reason_names", reasons},  // derived from the bits; not read back
+          {"warnings", t.warnings}};
+}
+
+TelemetrySummary read_telemetry(const Reader& r) {
+  TelemetrySummary t;
+  t.available = r.boolean("available");
+  t.unavailable_reason = r.string("unavailable_reason");
+  t.sample_count = r.integer("sample_count");
+  t.duration_seconds = r.number("duration_seconds");
+  t.processed_samples = r.number("processed_samples");
+  t.power_mean_watts = r.number("power_mean_watts");
+  t.power_max_watts = r.number("power_max_watts");
+  t.energy_joules = r.number("energy_joules");
+  t.energy_source = r.string("energy_source");
+  t.energy_per_sample_joules = r.number("energy_per_sample_joules");
+  t.samples_per_joule = r.number("samples_per_joule");
+  t.sm_clock_mean_hz = r.number("sm_clock_mean_hz");
+  t.sm_clock_min_hz = r.number("sm_clock_min_hz");
+  t.sm_clock_max_hz = r.number("sm_clock_max_hz");
+  t.temperature_max_celsius = r.number("temperature_max_celsius");
+  t.gpu_utilization_mean_percent = r.number("gpu_utilization_mean_percent");
+  t.memory_used_max_bytes = r.number("memory_used_max_bytes");
+  const json& bits = r.at("clock_event_reasons");
+  if (!bits.is_number_unsigned() && !bits.is_number_integer()) {
+    Reader::fail(r.field("clock_event_reasons"), "is not an integer");
+  }
+  t.clock_event_reasons = bits.get<std::uint64_t>();
+  const json& warnings = r.at("warnings");
+  if (!warnings.is_array()) Reader::fail(r.field("warnings"), "is not an array");
+  for (const json& w : warnings) {
+    if (!w.is_string()) Reader::fail(r.field("warnings"), "holds a non-string");
+    t.warnings.push_back(w.get<std::string>());
+  }
+  return t;
+}
+
 }  // namespace
 
 std::string to_json(const RunRecord& record) {
@@ -179,6 +240,7 @@ std::string to_json(const RunRecord& record) {
       {"total_steps", record.total_steps},
       {"final_loss", number(record.final_loss)},
       {"final_loss_scale", number(record.final_loss_scale)},
+      {"telemetry", telemetry_json(record.telemetry)},
       {"metrics", metrics},
       {"warnings", record.warnings},
   };
@@ -254,6 +316,9 @@ RunRecord run_record_from_json(const std::string& text) {
   record.total_steps = r.integer("total_steps");
   record.final_loss = r.number("final_loss");
   record.final_loss_scale = r.number("final_loss_scale");
+
+  // Records written before telemetry existed have no "telemetry" object: read as unavailable.
+  if (parsed.contains("telemetry")) record.telemetry = read_telemetry(r.child("telemetry"));
 
   const json& metrics = r.at("metrics");
   if (!metrics.is_object()) Reader::fail("metrics", "is not an object");

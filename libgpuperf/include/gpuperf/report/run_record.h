@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "gpuperf/telemetry/telemetry_summary.h"
 #include "gpuperf/timing/statistics.h"
 
 namespace gpuperf {
@@ -81,6 +82,8 @@ struct RunRecord {
   std::int64_t total_steps = 0;    ///< warm-up and timed steps
   double final_loss = kNotAvailable;
   double final_loss_scale = kNotAvailable;
+
+  TelemetrySummary telemetry;  ///< power, energy, clocks, throttling over the timed windows
 
   std::map<std::string, double> metrics;  ///< derived figures, e.g. "imagenet_90_epochs_seconds"
   std::vector<std::string> warnings;
