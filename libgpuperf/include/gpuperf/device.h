@@ -6,6 +6,7 @@
 #include <string>
 
 #include "gpuperf/report/run_record.h"
+#include "gpuperf/telemetry/telemetry.h"
 
 namespace gpuperf {
 
@@ -32,6 +33,9 @@ struct DeviceMemory {
 [[nodiscard]] DeviceMemory device_memory(const torch::Device& device);
 /// Restarts the peak-allocated counter of a CUDA device.
 void reset_peak_memory(const torch::Device& device);
+/// The PCI location of a CUDA device. Throws CudaError for other devices.
+[[nodiscard]] PciLocation cuda_pci_location(const torch::Device& device);
+
 /// Waits for all work queued on the device.
 void synchronize(const torch::Device& device);
 

@@ -46,6 +46,7 @@ void check_ranges(const TrainingBenchmarkArgs& a) {
   require(a.min_windows >= 2, "min-windows", a.min_windows, ">= 2");
   require(a.max_windows >= a.min_windows, "max-windows", a.max_windows, ">= --min-windows");
   require(a.threads >= 0, "threads", a.threads, ">= 0");
+  require(a.telemetry_period > 0, "telemetry-period", a.telemetry_period, "> 0");
   if (a.precision != "auto") (void)parse_precision(a.precision);
   (void)parse_memory_format(a.memory_format);
   (void)parse_optimizer(a.optimizer);
@@ -102,6 +103,9 @@ ParsedTrainingArgs parse_training_benchmark_args(int argc, const char* const* ar
   app.add_option("--threads", a.threads, "CPU intra-op threads (0: LibTorch's default)");
   app.add_option("--json", a.json_path, "write the result here ('' for none)");
   app.add_flag("--quiet,-q", a.quiet, "no progress lines");
+  app.add_flag("--telemetry,!--no-telemetry", a.telemetry,
+               "sample power, energy, clocks and throttling through NVML while timing (GPU only)");
+  app.add_option("--telemetry-period", a.telemetry_period, "seconds between telemetry samples");
 
   try {
     app.parse(argc, argv);

@@ -15,6 +15,8 @@
 #include "gpuperf/log.h"
 #include "gpuperf/models/registry.h"
 #include "gpuperf/report/console.h"
+#include "gpuperf/telemetry/sampler.h"
+#include "gpuperf/telemetry/snapshot.h"
 #include "gpuperf/timing/measure.h"
 #include "gpuperf/train/torch_options.h"
 #include "gpuperf/train/train_step.h"
@@ -106,6 +108,35 @@ RunRecord run_training_measurement(const TrainingBenchmarkArgs& args) {
                        args.batch_size, ", ", config.precision, ", ", config.memory_format, ", ",
                        config.optimizer, "; warming up for ", args.warmup_steps, " steps"));
   }
+  // Telemetry: NVML, matched to the CUDA device by PCI location (the two number GPUs apart).
+  OpenedTelemetry telemetry;
+  TelemetryDevice* telemetry_device = nullptr;
+  std::unique_ptr<TelemetrySampler> sampler;
+  if (device.is_cuda() && args.telemetry) {
+    telemetry = open_nvml_telemetry();
+    if (telemetry) {
+      const PciLocation pci = cuda_pci_location(device);
+      telemetry_device = telemetry.system->find_by_pci_location(pci.domain, pci.bus, pci.device);
+    }
+    if (telemetry_device) {
+      TelemetrySamplerOptions sampler_options;
+      sampler_options.period_seconds = args.telemetry_period;
+      sampler = std::make_unique<TelemetrySampler>(*telemetry_device, sampler_options);
+      if (const auto watts = telemetry_device->power_limit_watts()) record.device.power_limit_watts = *watts;
+    } else {
+      record.telemetry.unavailable_reason =
+          telemetry ? "no NVML device at the CUDA device's PCI location" : telemetry.unavailable_reason;
+      record.warnings.push_back("telemetry unavailable: " + record.telemetry.unavailable_reason);
+    }
+  } else {
+    record.telemetry.unavailable_reason = device.is_cuda() ? "disabled (--no-telemetry)" : "CPU run";
+  }
+  auto before_timing = [&] {
+    if (!sampler) return;
+    synchronize(device);  // so the sampled window holds the timed steps and nothing before them
+    sampler->start();
+  };
+
   StepResult last;
   auto progress = [&](const WindowProgress& p) {
     if (!args.quiet) {
@@ -114,8 +145,13 @@ RunRecord run_training_measurement(const TrainingBenchmarkArgs& args) {
     }
   };
   const Measurement m = measure([&] { last = step(batches.next()); },
-                                static_cast<double>(args.batch_size), *timer, measure_options, progress);
+                                static_cast<double>(args.batch_size), *timer, measure_options, progress,
+                                before_timing);
   synchronize(device);
+  if (sampler) {
+    record.telemetry = sampler->stop(static_cast<double>(args.batch_size) * m.timed_steps);
+    for (const auto& w : record.telemetry.warnings) record.warnings.push_back("telemetry: " + w);
+  }
 
   record.throughput = m.throughput;
   record.window_throughput = m.window_throughput;
@@ -170,6 +206,7 @@ int run_training_benchmark(int argc, const char* const* argv, const TrainingBenc
     device = resolve_device(args.device);
     RunRecord record = run_training_measurement(args);
     print_training_summary(record, std::cout, defaults.unit, defaults.imagenet_projection);
+    if (record.telemetry.available) write_telemetry_summary(std::cout, record.telemetry);
     if (!args.json_path.empty()) {
       write_json_file(record, args.json_path);
       std::cout << "Result written to " << args.json_path << "\n";

@@ -181,6 +181,20 @@ void reset_peak_memory(const torch::Device& device) {
 #endif
 }
 
+PciLocation cuda_pci_location(const torch::Device& device) {
+#if GPUPERF_WITH_CUDA
+  if (device.is_cuda()) {
+    const cudaDeviceProp* props = at::cuda::getDeviceProperties(device.has_index() ? device.index() : 0);
+    PciLocation location;
+    location.domain = static_cast<unsigned>(props->pciDomainID);
+    location.bus = static_cast<unsigned>(props->pciBusID);
+    location.device = static_cast<unsigned>(props->pciDeviceID);
+    return location;
+  }
+#endif
+  throw CudaError("cuda_pci_location: " + device.str() + " is not a CUDA device");
+}
+
 void synchronize(const torch::Device& device) {
 #if GPUPERF_WITH_CUDA
   if (device.is_cuda()) {

@@ -32,12 +32,14 @@ void MeasureOptions::validate() const {
 
 Measurement measure(const std::function<void()>& step, double samples_per_step, Timer& timer,
                     const MeasureOptions& options,
-                    const std::function<void(const WindowProgress&)>& progress) {
+                    const std::function<void(const WindowProgress&)>& progress,
+                    const std::function<void()>& before_timing) {
   options.validate();
   if (!(samples_per_step > 0)) {
     throw ConfigError("measure: samples_per_step must be > 0, got " + std::to_string(samples_per_step));
   }
   for (int i = 0; i < options.warmup_steps; ++i) step();
+  if (before_timing) before_timing();
 
   Measurement result;
   result.samples_per_step = samples_per_step;

@@ -51,6 +51,8 @@ struct TrainingBenchmarkArgs {
   int threads = 0;  ///< CPU intra-op threads; 0: LibTorch's default
   std::string json_path;  ///< empty: no file
   bool quiet = false;
+  bool telemetry = true;  ///< sample NVML (power, energy, clocks) during the timed windows
+  double telemetry_period = 0.1;  ///< seconds between samples
   std::string command_line;  ///< argv joined, shell-quoted
 };
 

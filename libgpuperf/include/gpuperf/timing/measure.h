@@ -55,9 +55,12 @@ struct Measurement {
 };
 
 /// Runs `step` options.warmup_steps times untimed, then in timed windows, and summarizes.
-/// `samples_per_step` is the batch size (samples processed by one call of `step`).
+/// `samples_per_step` is the batch size (samples processed by one call of `step`). `progress`
+/// is called after each window; `before_timing` once between warm-up and the first window
+/// (e.g. to synchronise and start a telemetry sampler).
 [[nodiscard]] Measurement measure(const std::function<void()>& step, double samples_per_step,
                                   Timer& timer, const MeasureOptions& options,
-                                  const std::function<void(const WindowProgress&)>& progress = {});
+                                  const std::function<void(const WindowProgress&)>& progress = {},
+                                  const std::function<void()>& before_timing = {});
 
 }  // namespace gpuperf
