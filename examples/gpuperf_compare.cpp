@@ -40,6 +40,7 @@ int main(int argc, char** argv) {
     }
     const auto runs = gpuperf::load_result_files(files);
     const auto specs = gpuperf::tool::load_specs(specs_path, specs_extra, false);
+    options.baseline = baseline;
     const auto comparison = gpuperf::compare_runs(runs, options, specs ? &*specs : nullptr);
     std::ostringstream text;
     gpuperf::write_comparison(text, comparison, table_format);
