@@ -141,6 +141,10 @@ TEST_CASE("result files are read without being changed, errors name file and fie
   CHECK_THROWS_WITH(gpuperf::load_result_file(kData + "/gpu_specs.json"),
                     Catch::Contains("gpu_specs.json") && Catch::Contains("schema"));
   CHECK_THROWS_AS(gpuperf::load_result_file(dir + "/missing.json"), gpuperf::IoError);
+  // Found by the fuzzer: a number overflowing a double must be a clean error, not a terminate.
+  std::ofstream(dir + "/huge.json") << R"({"schema": 6666666E666666666666666})";
+  CHECK_THROWS_WITH(gpuperf::load_result_file(dir + "/huge.json"),
+                    Catch::Contains("huge.json") && Catch::Contains("number overflow"));
   CHECK_THROWS_AS(gpuperf::load_result_files({}), gpuperf::ConfigError);
   std::system(("rm -rf " + dir).c_str());
 }

@@ -163,6 +163,8 @@ TEST_CASE("malformed or foreign spec files name the file and the field", "[specs
       SpecDatabase::from_json(spec_file(minimal_entry("x") + "," + minimal_entry("x")), "g.json"),
       Catch::Contains("appears twice"));
   CHECK_THROWS_AS(SpecDatabase::load_file("/nonexistent/specs.json"), gpuperf::IoError);
+  CHECK_THROWS_WITH(SpecDatabase::from_json(R"({"schema": 1E999})", "h.json"),
+                    Catch::Contains("h.json: not valid JSON"));
 }
 
 TEST_CASE("the spec file is found through GPUPERF_SPECS and the build tree", "[specs]") {

@@ -35,6 +35,14 @@ std::string general(double v) {
   return out.str();
 }
 
+// Parameter and element counts read better as 25,557,032 or 7e+10 than as 2.5557e+07.
+std::string count_text(double v) {
+  if (!(v < 1e12) || v != std::floor(v)) return general(v);
+  std::string digits = fmt(v, 0);
+  for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3) digits.insert(static_cast<std::size_t>(i), ",");
+  return digits;
+}
+
 double activation_bytes_per_element(const std::string& precision) {
   if (precision == "fp16" || precision == "bf16") return 2;
   if (precision == "int8" || precision == "fp8") return 1;
@@ -128,16 +136,16 @@ std::vector<GpuAdvice> advise(const AdvisorRequest& request, const SpecDatabase&
     base.gradients = params * 4;
     const double opt = request.optimizer == "sgd" ? 4 : 8;
     base.optimizer_state = params * opt;
-    memory_reasons.push_back("weights: " + general(params) + " params x " + fmt(weight_bytes, 0) +
+    memory_reasons.push_back("weights: " + count_text(params) + " params x " + fmt(weight_bytes, 0) +
                              " B (fp32 master" + (half ? " + 2 B autocast copy" : "") +
                              ") = " + gb(base.weights));
-    memory_reasons.push_back("gradients: " + general(params) + " x 4 B (fp32) = " + gb(base.gradients));
-    memory_reasons.push_back("optimizer state (" + request.optimizer + "): " + general(params) +
+    memory_reasons.push_back("gradients: " + count_text(params) + " x 4 B (fp32) = " + gb(base.gradients));
+    memory_reasons.push_back("optimizer state (" + request.optimizer + "): " + count_text(params) +
                              " x " + fmt(opt, 0) + " B = " + gb(base.optimizer_state));
   } else {
     const double b = activation_bytes_per_element(request.precision);
     base.weights = params * b;
-    memory_reasons.push_back("weights: " + general(params) + " params x " + fmt(b, 0) + " B (" +
+    memory_reasons.push_back("weights: " + count_text(params) + " params x " + fmt(b, 0) + " B (" +
                              request.precision + ") = " + gb(base.weights));
   }
   const double act_b = activation_bytes_per_element(request.precision);
@@ -150,8 +158,8 @@ std::vector<GpuAdvice> advise(const AdvisorRequest& request, const SpecDatabase&
                              : 2 * count->largest_output_elements * act_b * bs;
     memory_reasons.push_back(
         std::string("activations (estimate, +-50%): ") +
-        (train ? "2 saved tensors per layer output, " + general(count->activation_elements) + " elements"
-               : "2 largest layer outputs live, " + general(count->largest_output_elements) + " elements") +
+        (train ? "2 saved tensors per layer output, " + count_text(count->activation_elements) + " elements"
+               : "2 largest layer outputs live, " + count_text(count->largest_output_elements) + " elements") +
         " x " + fmt(act_b, 0) + " B x batch " + std::to_string(request.batch_size) + " = " +
         gb(base.activations));
   } else {

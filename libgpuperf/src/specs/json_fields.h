@@ -146,7 +146,7 @@ class Fields {
 inline nlohmann::json parse_json(const std::string& text, const std::string& origin) {
   try {
     return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // out_of_range too: "1E999" overflows
     throw ConfigError(origin + ": not valid JSON: " + e.what());
   }
 }
