@@ -231,6 +231,11 @@ TEST_CASE("AutocastGuard casts inside and restores outside and nests", "[amp]") 
 
 TEST_CASE("AutocastGuard drops cached weight casts on exit so updated weights are used", "[amp]") {
   torch::nn::Linear layer(4, 1);
+  {
+    torch::NoGradGuard no_grad;
+    layer->weight.fill_(0.5);  // values bf16 holds exactly, before and after the update
+    layer->bias.zero_();
+  }
   const auto x = torch::ones({1, 4});
   torch::Tensor first;
   {
@@ -246,8 +251,9 @@ TEST_CASE("AutocastGuard drops cached weight casts on exit so updated weights ar
     gpuperf::AutocastGuard autocast(torch::kCPU, torch::kBFloat16);
     second = layer(x);
   }
-  // Four inputs of 1, each weight +1: the output grows by 4 (exact in bf16).
-  CHECK((second - first).item<float>() == Approx(4.0f));
+  // Four inputs of 1: 4 x 0.5 = 2 before, 4 x 1.5 = 6 after. A stale cached cast would give 2.
+  CHECK(first.item<float>() == 2.0f);
+  CHECK(second.item<float>() == 6.0f);
 }
 
 TEST_CASE("AutocastGuard refuses a dtype the device cannot autocast to", "[amp]") {

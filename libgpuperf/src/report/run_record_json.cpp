@@ -251,7 +251,9 @@ RunRecord run_record_from_json(const std::string& text) {
   json parsed;
   try {
     parsed = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {
+    // Not only parse_error: a number too large for a double throws out_of_range (found by
+    // tests/fuzz/run_fuzzers.sh).
     throw IoError(std::string("run record: not valid JSON: ") + e.what());
   }
   const Reader r(parsed, "");

@@ -1,0 +1,54 @@
+// gpuperf_compare: one table of matching workloads across result files (different GPUs,
+// versions, settings), with speedups against a baseline and a noise-aware verdict.
+//
+//   gpuperf_compare a100.json h100.json h200.json --baseline a100.json --format md
+//   gpuperf_compare results/*.json --baseline "H100 SXM5 80GB" --format csv -o table.csv
+
+#include <algorithm>
+#include <iostream>
+#include <sstream>
+
+#include "gpuperf/report/compare.h"
+#include "tool_common.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"Compare gpuperf result files: speedups against a baseline, Welch t-test verdicts",
+               "gpuperf_compare"};
+  std::vector<std::string> files;
+  std::string baseline, format = "md", output, specs_path;
+  std::vector<std::string> specs_extra;
+  gpuperf::CompareOptions options;
+  app.add_option("files", files, "result files (gpuperf.run/1 JSON)")->required();
+  app.add_option("--baseline", baseline,
+                 "baseline: one of the files, or a GPU name/id (default: the first file)");
+  app.add_option("--format", format, "md or csv")->capture_default_str();
+  app.add_option("-o,--output", output, "write the table to this file instead of stdout");
+  app.add_option("--alpha", options.alpha, "significance level of the Welch t-test")
+      ->capture_default_str();
+  app.add_option("--min-change", options.min_change,
+                 "smallest relative change reported as faster/slower")
+      ->capture_default_str();
+  app.add_option("--specs", specs_path, "spec database file (default: shipped one)");
+  app.add_option("--specs-extra", specs_extra, "user spec files adding or overriding entries");
+
+  return gpuperf::tool::run_tool(app, argc, argv, [&] {
+    const auto table_format = gpuperf::parse_table_format(format, "--format");
+    // A baseline file not among the inputs is added to them, so it can be named alone.
+    if (!baseline.empty() && std::find(files.begin(), files.end(), baseline) == files.end() &&
+        baseline.size() > 5 && baseline.substr(baseline.size() - 5) == ".json") {
+      files.insert(files.begin(), baseline);
+    }
+    const auto runs = gpuperf::load_result_files(files);
+    const auto specs = gpuperf::tool::load_specs(specs_path, specs_extra, false);
+    options.baseline = baseline;
+    const auto comparison = gpuperf::compare_runs(runs, options, specs ? &*specs : nullptr);
+    std::ostringstream text;
+    gpuperf::write_comparison(text, comparison, table_format);
+    if (output.empty()) {
+      std::cout << text.str();
+    } else {
+      gpuperf::tool::write_output(output, text.str(), files, "--output");
+    }
+    return 0;
+  });
+}

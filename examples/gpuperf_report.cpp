@@ -1,0 +1,50 @@
+// gpuperf_report: a self-contained HTML page (inline SVG, no scripts, no network) from result
+// files: throughput per GPU and precision, % of datasheet peak, samples per joule, and measured
+// figures beside published ones.
+//
+//   gpuperf_report results/*.json -o report.html
+//   chromium --headless --screenshot=report.png report.html
+
+#include <iostream>
+#include <sstream>
+
+#include "gpuperf/report/html_report.h"
+#include "tool_common.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"Render gpuperf result files as a self-contained HTML report", "gpuperf_report"};
+  std::vector<std::string> files;
+  std::string output = "gpuperf_report.html", specs_path, published_path;
+  std::vector<std::string> specs_extra;
+  bool no_published = false;
+  gpuperf::HtmlReportOptions options;
+  app.add_option("files", files, "result files (gpuperf.run/1 JSON)")->required();
+  app.add_option("-o,--output", output, "HTML file to write")->capture_default_str();
+  app.add_option("--title", options.title, "page title")->capture_default_str();
+  app.add_option("--subtitle", options.subtitle, "a line under the title");
+  app.add_option("--specs", specs_path, "spec database file (default: shipped one)");
+  app.add_option("--specs-extra", specs_extra, "user spec files adding or overriding entries");
+  app.add_option("--published", published_path,
+                 "published-results file (default: shipped published_results.json)");
+  app.add_flag("--no-published", no_published, "leave published figures out");
+  app.add_option("--price-per-hour", options.efficiency.price_per_hour_usd,
+                 "rental price per GPU-hour (USD) for the cost column");
+
+  return gpuperf::tool::run_tool(app, argc, argv, [&] {
+    options.efficiency.validate();
+    const auto runs = gpuperf::load_result_files(files);
+    const auto specs = gpuperf::tool::load_specs(specs_path, specs_extra, false);
+    std::vector<gpuperf::PublishedResult> published;
+    if (!no_published) {
+      published = gpuperf::load_published_results(
+          published_path.empty() ? gpuperf::find_data_file("published_results.json")
+                                 : published_path);
+    }
+    std::ostringstream html;
+    gpuperf::write_html_report(html, runs, specs ? &*specs : nullptr, published, options);
+    gpuperf::tool::write_output(output, html.str(), files, "--output");
+    std::cout << "wrote " << output << " (" << runs.size() << " run(s), " << published.size()
+              << " published figure(s))\n";
+    return 0;
+  });
+}

@@ -1,0 +1,57 @@
+#pragma once
+// A self-contained HTML report (inline SVG, no scripts, no network) from result files: throughput
+// per GPU and precision, fraction of datasheet peak, samples per joule, and measured figures
+// beside published ones.
+//
+//   auto runs = gpuperf::load_result_files(paths);
+//   auto db = gpuperf::SpecDatabase::load_default();
+//   auto published = gpuperf::load_published_results(
+//       gpuperf::find_data_file("published_results.json"));
+//   std::ofstream html("report.html");
+//   gpuperf::write_html_report(html, runs, &db, published);
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "gpuperf/report/result_files.h"
+#include "gpuperf/specs/efficiency.h"
+#include "gpuperf/specs/published.h"
+#include "gpuperf/specs/specs.h"
+
+namespace gpuperf {
+
+/// What the report shows.
+struct HtmlReportOptions {
+  std::string title = "gpuperf report";
+  /// A line under the title, e.g. "Example data: published figures only, not measurements".
+  std::string subtitle;
+  /// Assumptions for cost and power columns.
+  EfficiencyOptions efficiency;
+};
+
+/// One horizontal bar of a chart.
+struct ChartBar {
+  std::string label;
+  double value = 0;
+  std::string series;  ///< "measured" or "published": picks the colour and the legend entry
+  std::string tooltip;
+  double error = 0;    ///< half-width of an error bar; 0 for none
+};
+
+/// Renders a horizontal bar chart as an inline <svg> element. Bars with non-finite or negative
+/// values are left out; an empty chart says so instead of drawing axes.
+[[nodiscard]] std::string svg_bar_chart(const std::string& title, const std::string& unit,
+                                        const std::vector<ChartBar>& bars);
+
+/// Escapes &, <, >, " and ' for HTML text and attributes.
+[[nodiscard]] std::string html_escape(const std::string& text);
+
+/// Writes the whole page. `specs` may be null (no peaks); `published` may be empty. Runs may be
+/// empty only when published figures are given (a page of published figures alone).
+/// ConfigError when both are empty.
+void write_html_report(std::ostream& out, const std::vector<LoadedRun>& runs,
+                       const SpecDatabase* specs, const std::vector<PublishedResult>& published,
+                       const HtmlReportOptions& options = {});
+
+}  // namespace gpuperf

@@ -1,0 +1,90 @@
+#pragma once
+// The GPU advisor: ranks the GPUs of the spec database for a workload and says why, line by
+// line, so a person can check every step (memory, link, throughput, cost, energy).
+//
+//   gpuperf::AdvisorRequest request;
+//   request.model = "resnet50";
+//   request.precision = "bf16";
+//   request.batch_size = 256;
+//   auto ranking = gpuperf::advise(request, db, measured_runs, published);
+//   gpuperf::write_advice(std::cout, request, ranking);
+
+#include <cstdint>
+#include <limits>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "gpuperf/report/result_files.h"
+#include "gpuperf/specs/published.h"
+#include "gpuperf/specs/specs.h"
+
+namespace gpuperf {
+
+/// The workload to place on a GPU.
+struct AdvisorRequest {
+  /// A counted model ("simple", "resnet50"), or empty with `parameters` set.
+  std::string model;
+  /// Trainable parameters; required without a counted model, overrides the model's count.
+  double parameters = std::numeric_limits<double>::quiet_NaN();
+  std::string mode = "train";     ///< "train" or "inference"
+  std::string precision = "bf16";  ///< fp32, tf32, fp16, bf16 (inference also int8, fp8)
+  std::string optimizer = "adam";  ///< train: adam, adamw (8 B/param), sgd (4 B/param momentum)
+  std::int64_t batch_size = 0;     ///< per GPU; 0 when unknown
+  /// Tokens per sample for a parameter-count model: FLOPs per sample = 6 (train) or 2
+  /// (inference) x parameters x sequence_length. 0: work is counted per token.
+  std::int64_t sequence_length = 0;
+  /// Activation memory per GPU in bytes when the caller knows it (overrides the estimate).
+  double activation_bytes = std::numeric_limits<double>::quiet_NaN();
+  double budget_usd = std::numeric_limits<double>::quiet_NaN();  ///< for all GPUs; NaN: none
+  int gpu_count = 1;
+  /// Rental price per GPU-hour for every GPU (NaN: purchase price written off over 3 years).
+  double price_per_hour_usd = std::numeric_limits<double>::quiet_NaN();
+  /// Fraction of the datasheet peak assumed when nothing measured or published exists.
+  double assumed_utilization = 0.3;
+  /// Also rank entries marked reference_only (not measurable with gpuperf).
+  bool include_reference_only = false;
+
+  /// Throws ConfigError naming the first bad field and its value.
+  void validate() const;
+};
+
+/// Memory a workload needs on one GPU, in bytes, each part stated.
+struct MemoryEstimate {
+  double weights = 0;
+  double gradients = 0;
+  double optimizer_state = 0;
+  double activations = std::numeric_limits<double>::quiet_NaN();  ///< NaN: not estimated
+  double reserve = 0;  ///< CUDA context, allocator slack, workspaces
+  /// Sum of the parts (activations counted as 0 when NaN).
+  [[nodiscard]] double total() const;
+};
+
+/// The advisor's view of one GPU.
+struct GpuAdvice {
+  const GpuSpec* spec = nullptr;
+  MemoryEstimate memory;
+  bool fits = false;          ///< everything fits on each GPU (data parallel)
+  bool fits_sharded = false;  ///< model states fit only when sharded across gpu_count GPUs
+  bool fast_link_needed = false;
+  double samples_per_second = std::numeric_limits<double>::quiet_NaN();  ///< all GPUs together
+  std::string throughput_basis;  ///< "measured", "published" or "estimate: ..."
+  double cost_usd_per_million = std::numeric_limits<double>::quiet_NaN();
+  double joules_per_sample = std::numeric_limits<double>::quiet_NaN();
+  double total_price_usd = std::numeric_limits<double>::quiet_NaN();
+  bool over_budget = false;
+  std::vector<std::string> reasons;  ///< one per line, in the order they were decided
+};
+
+/// Ranks every (non reference-only) GPU of `db`: fitting and within budget first, then by
+/// throughput. `measured` runs take precedence over `published` figures, which take precedence
+/// over datasheet scaling. Throws ConfigError for an invalid request.
+[[nodiscard]] std::vector<GpuAdvice> advise(const AdvisorRequest& request, const SpecDatabase& db,
+                                            const std::vector<LoadedRun>& measured = {},
+                                            const std::vector<PublishedResult>& published = {});
+
+/// Prints the ranking as a table followed by each GPU's reasons.
+void write_advice(std::ostream& out, const AdvisorRequest& request,
+                  const std::vector<GpuAdvice>& ranking);
+
+}  // namespace gpuperf

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Exit codes and one-line errors of gpuperf_compare, gpuperf_report and gpuperf_advise:
+# bad input -> exit 2 with the file/field named; good input -> 0; inputs are never rewritten.
+#   test_tools.sh <bin dir> <source dir>
+set -uo pipefail
+bin="$1"; src="$2"
+tmp="$(mktemp -d)"; trap 'rm -rf "${tmp}"' EXIT
+ex="${src}/docs/examples"
+fail=0
+
+expect() {  # expect <code> <text in stderr/stdout> <command...>
+  local code="$1" text="$2"; shift 2
+  "$@" > "${tmp}/out" 2>&1; local got=$?
+  if [[ ${got} -ne ${code} ]] || ! grep -qF -- "${text}" "${tmp}/out"; then
+    echo "FAIL: $* -> exit ${got} (want ${code}), output:"; cat "${tmp}/out"; fail=1
+  else
+    echo "ok: exit ${got}: $*"
+  fi
+}
+
+cp "${ex}/h200-resnet50-fp16-cl.json" "${tmp}/a.json"
+sum_before="$(sha256sum "${tmp}/a.json")"
+printf '{"schema": "gpuperf.run/1"' > "${tmp}/broken.json"
+: > "${tmp}/empty.json"
+
+expect 0 "baseline" "${bin}/gpuperf_compare" "${tmp}/a.json" "${ex}/h200-resnet50-bf16-cl.json"
+expect 2 "required" "${bin}/gpuperf_compare"
+expect 2 "broken.json: run record: not valid JSON" "${bin}/gpuperf_compare" "${tmp}/broken.json"
+expect 2 "empty.json' is empty" "${bin}/gpuperf_compare" "${tmp}/empty.json"
+expect 2 "gpu_specs.json: run record: field 'schema' is 'gpuperf.specs/1'" \
+  "${bin}/gpuperf_compare" "${src}/libgpuperf/data/gpu_specs.json"
+expect 2 "--baseline: 'Voodoo 5'" "${bin}/gpuperf_compare" "${tmp}/a.json" --baseline "Voodoo 5"
+expect 2 "--format: unknown format 'xml'" "${bin}/gpuperf_compare" "${tmp}/a.json" --format xml
+expect 2 "refusing to overwrite" "${bin}/gpuperf_compare" "${tmp}/a.json" -o "${tmp}/a.json"
+expect 2 "nope.json' not found" "${bin}/gpuperf_compare" "${tmp}/a.json" --specs "${tmp}/nope.json"
+expect 0 "wrote" "${bin}/gpuperf_report" "${tmp}/a.json" -o "${tmp}/r.html"
+expect 2 "refusing to overwrite" "${bin}/gpuperf_report" "${tmp}/a.json" -o "${tmp}/a.json"
+expect 2 "price_per_hour_usd" "${bin}/gpuperf_report" "${tmp}/a.json" --price-per-hour=-3 -o "${tmp}/r.html"
+expect 0 "Reasons:" "${bin}/gpuperf_advise" --model resnet50 --batch-size 256 --results "${tmp}/a.json"
+expect 2 "parameters '-5'" "${bin}/gpuperf_advise" --parameters=-5
+expect 2 "budget_usd '-1'" "${bin}/gpuperf_advise" --model resnet50 --budget=-1
+expect 2 "model 'gpt9'" "${bin}/gpuperf_advise" --model gpt9
+expect 2 "model name or a parameter count" "${bin}/gpuperf_advise"
+printf '{"schema": "gpuperf.specs/1", "gpus": [{"id": "x", "price_usd": -1}]}' > "${tmp}/user.json"
+expect 2 "user.json: gpus[0] (x).name is missing" \
+  "${bin}/gpuperf_advise" --model resnet50 --specs-extra "${tmp}/user.json"
+
+if [[ "$(sha256sum "${tmp}/a.json")" != "${sum_before}" ]]; then
+  echo "FAIL: a result file changed after being read"; fail=1
+fi
+exit "${fail}"
