@@ -33,6 +33,22 @@ def main(folder):
         print(f"| {label} | {gm:,.0f} ({min(g):,.0f}-{max(g):,.0f}) | {pm:,.0f} "
               f"({min(p):,.0f}-{max(p):,.0f}) | {gm / pm:.3f} | {gmem:.2f} / {pmem:.2f} GiB |")
 
+    print()
+    print("| gpuperf run | mean power W | energy J (counter) | mean power x time J | difference | samples/J | % of datasheet peak |")
+    print("|---|---|---|---|---|---|---|")
+    for label in sorted(ours):
+        for i, r in enumerate(ours[label], 1):
+            t = r.get("telemetry", {})
+            if not t.get("available"):
+                print(f"| {label} #{i} | telemetry unavailable: {t.get('unavailable_reason', '')} | | | | | |")
+                continue
+            product = t["power_mean_watts"] * t["duration_seconds"]
+            peak = r["metrics"].get("fraction_of_datasheet_peak")
+            peak_text = f"{100 * peak:.1f}%" if peak else "n/a"
+            print(f"| {label} #{i} | {t['power_mean_watts']:.0f} | {t['energy_joules']:.1f} "
+                  f"({t['energy_source']}) | {product:.1f} | {100 * (t['energy_joules'] / product - 1):+.2f}% "
+                  f"| {t['samples_per_joule']:.1f} | {peak_text} |")
+
 
 if __name__ == "__main__":
     main(sys.argv[1])

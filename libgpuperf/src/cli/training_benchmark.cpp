@@ -15,6 +15,8 @@
 #include "gpuperf/log.h"
 #include "gpuperf/models/registry.h"
 #include "gpuperf/report/console.h"
+#include "gpuperf/specs/efficiency.h"
+#include "gpuperf/specs/specs.h"
 #include "gpuperf/telemetry/sampler.h"
 #include "gpuperf/telemetry/snapshot.h"
 #include "gpuperf/timing/measure.h"
@@ -36,6 +38,25 @@ std::string out_of_memory_message(const TrainingBenchmarkArgs& args, const torch
          format_bytes(m.total) + ", free " + format_bytes(m.free) + ", LibTorch allocated " +
          format_bytes(m.allocated) + " (peak " + format_bytes(m.peak_allocated) + "), reserved " +
          format_bytes(m.reserved) + ". Try a smaller --batch-size.";
+}
+
+// Datasheet match and efficiency figures (% of peak, samples per joule, cost). A missing spec
+// file or an unknown GPU costs the figures that need it, never the run.
+void add_efficiency(RunRecord& record) {
+  try {
+    if (record.device.kind != "cuda") {
+      // The database describes GPUs; a CPU run still gets its FLOP counts.
+      add_efficiency_metrics(record, compute_efficiency(record, nullptr));
+      return;
+    }
+    const SpecDatabase db = SpecDatabase::load_default();
+    const SpecMatch match = db.match_device(record.device.name, record.device.sm_count,
+                                            record.device.memory_bytes);
+    if (match.spec == nullptr) record.warnings.push_back(match.reason);
+    add_efficiency_metrics(record, compute_efficiency(record, match.spec));
+  } catch (const Error& e) {
+    record.warnings.push_back(std::string("efficiency figures unavailable: ") + e.what());
+  }
 }
 
 }  // namespace
@@ -174,6 +195,7 @@ RunRecord run_training_measurement(const TrainingBenchmarkArgs& args) {
   if (info.input_shape.size() == 3 && info.input_shape[1] == 224 && m.throughput.median > 0) {
     record.metrics["imagenet_90_epochs_seconds"] = 90 * kImageNetTrainImages / m.throughput.median;
   }
+  add_efficiency(record);
   if (!std::isfinite(record.final_loss)) {
     record.warnings.push_back("the final loss is not finite (" + std::to_string(record.final_loss) + ")");
   }

@@ -204,6 +204,9 @@ Efficiency compute_efficiency(const RunRecord& record, const GpuSpec* spec,
   }
 
   double measured = options.measured_power_watts;
+  if (std::isnan(measured) && record.telemetry.available && record.telemetry.power_mean_watts > 0) {
+    measured = record.telemetry.power_mean_watts;
+  }
   if (std::isnan(measured)) {
     auto it = record.metrics.find("power_mean_watts");
     if (it != record.metrics.end() && it->second > 0) measured = it->second;
@@ -221,6 +224,11 @@ Efficiency compute_efficiency(const RunRecord& record, const GpuSpec* spec,
     e.power_basis = "power limit";
   }
   if (e.power_watts > 0) e.samples_per_joule = e.samples_per_second / e.power_watts;
+  // The energy counter over the timed windows is the better figure when the run sampled it.
+  if (std::isnan(options.measured_power_watts) && record.telemetry.available &&
+      record.telemetry.samples_per_joule > 0) {
+    e.samples_per_joule = record.telemetry.samples_per_joule;
+  }
 
   const double seconds_per_million = 1e6 / e.samples_per_second;
   if (options.price_per_hour_usd >= 0) {
