@@ -10,9 +10,10 @@ cd "$(dirname "$0")"
 build_dir=${BUILD_DIR:-build}
 jobs=${JOBS:-$(nproc)}
 
-# Debian packages the build and the tests need.
+# Debian packages the build needs; the tests also render the HTML report in headless Chromium.
 packages=(cmake ninja-build g++ libtorch-dev libspdlog-dev libfmt-dev catch2 nlohmann-json3-dev
           libcli11-dev)
+test_packages=(chromium)
 
 install_missing() {
   if ! command -v dpkg-query >/dev/null || ! command -v apt-get >/dev/null; then
@@ -48,6 +49,7 @@ case "$command" in
     exec "$build_dir/examples/seed_benchmark" --json results/seed_benchmark.json "$@"
     ;;
   test)
+    packages+=("${test_packages[@]}")
     install_missing
     build
     exec ctest --test-dir "$build_dir" --output-on-failure -j "$jobs"

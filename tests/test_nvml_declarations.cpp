@@ -175,22 +175,54 @@ GPUPERF_CHECK_FIELD(nvmlPciInfo_t, PciInfo, pciDeviceId);
 GPUPERF_CHECK_FIELD(nvmlPciInfo_t, PciInfo, pciSubSystemId);
 GPUPERF_CHECK_FIELD(nvmlPciInfo_t, PciInfo, busId);
 
-// Clock-event reason bits. Headers before driver 535 spell them ...ClocksThrottleReason...
-#ifdef nvmlClocksEventReasonGpuIdle
-#define GPUPERF_REASON(name) nvmlClocksEventReason##name
-#else
-#define GPUPERF_REASON(name) nvmlClocksThrottleReason##name
-#endif
+// Clock-event reason bits. Headers since driver 535 spell them ...ClocksEventReason..., but CUDA
+// 13's nvml.h still names some only ...ClocksThrottleReason...: check whichever each defines.
 namespace ce = gpuperf::clock_event;
-static_assert(GPUPERF_REASON(GpuIdle) == ce::kGpuIdle);
-static_assert(GPUPERF_REASON(ApplicationsClocksSetting) == ce::kApplicationsClocksSetting);
-static_assert(GPUPERF_REASON(SwPowerCap) == ce::kSwPowerCap);
-static_assert(GPUPERF_REASON(HwSlowdown) == ce::kHwSlowdown);
-static_assert(GPUPERF_REASON(SyncBoost) == ce::kSyncBoost);
-static_assert(GPUPERF_REASON(SwThermalSlowdown) == ce::kSwThermalSlowdown);
-static_assert(GPUPERF_REASON(HwThermalSlowdown) == ce::kHwThermalSlowdown);
-static_assert(GPUPERF_REASON(HwPowerBrakeSlowdown) == ce::kHwPowerBrakeSlowdown);
-static_assert(GPUPERF_REASON(DisplayClockSetting) == ce::kDisplayClockSetting);
+#ifdef nvmlClocksEventReasonGpuIdle
+static_assert(nvmlClocksEventReasonGpuIdle == ce::kGpuIdle);
+#else
+static_assert(nvmlClocksThrottleReasonGpuIdle == ce::kGpuIdle);
+#endif
+#ifdef nvmlClocksEventReasonApplicationsClocksSetting
+static_assert(nvmlClocksEventReasonApplicationsClocksSetting == ce::kApplicationsClocksSetting);
+#else
+static_assert(nvmlClocksThrottleReasonApplicationsClocksSetting == ce::kApplicationsClocksSetting);
+#endif
+#ifdef nvmlClocksEventReasonSwPowerCap
+static_assert(nvmlClocksEventReasonSwPowerCap == ce::kSwPowerCap);
+#else
+static_assert(nvmlClocksThrottleReasonSwPowerCap == ce::kSwPowerCap);
+#endif
+#ifdef nvmlClocksEventReasonHwSlowdown
+static_assert(nvmlClocksEventReasonHwSlowdown == ce::kHwSlowdown);
+#else
+static_assert(nvmlClocksThrottleReasonHwSlowdown == ce::kHwSlowdown);
+#endif
+#ifdef nvmlClocksEventReasonSyncBoost
+static_assert(nvmlClocksEventReasonSyncBoost == ce::kSyncBoost);
+#else
+static_assert(nvmlClocksThrottleReasonSyncBoost == ce::kSyncBoost);
+#endif
+#ifdef nvmlClocksEventReasonSwThermalSlowdown
+static_assert(nvmlClocksEventReasonSwThermalSlowdown == ce::kSwThermalSlowdown);
+#else
+static_assert(nvmlClocksThrottleReasonSwThermalSlowdown == ce::kSwThermalSlowdown);
+#endif
+#ifdef nvmlClocksEventReasonHwThermalSlowdown
+static_assert(nvmlClocksEventReasonHwThermalSlowdown == ce::kHwThermalSlowdown);
+#else
+static_assert(nvmlClocksThrottleReasonHwThermalSlowdown == ce::kHwThermalSlowdown);
+#endif
+#ifdef nvmlClocksEventReasonHwPowerBrakeSlowdown
+static_assert(nvmlClocksEventReasonHwPowerBrakeSlowdown == ce::kHwPowerBrakeSlowdown);
+#else
+static_assert(nvmlClocksThrottleReasonHwPowerBrakeSlowdown == ce::kHwPowerBrakeSlowdown);
+#endif
+#ifdef nvmlClocksEventReasonDisplayClockSetting
+static_assert(nvmlClocksEventReasonDisplayClockSetting == ce::kDisplayClockSetting);
+#else
+static_assert(nvmlClocksThrottleReasonDisplayClockSetting == ce::kDisplayClockSetting);
+#endif
 
 }  // namespace
 

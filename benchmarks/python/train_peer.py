@@ -114,7 +114,7 @@ def main():
         "precision": a.precision, "memory_format": a.memory_format, "optimizer": a.optimizer,
         "median": statistics.median(rates), "windows": rates,
         "peak_memory_bytes": torch.cuda.max_memory_allocated(device),
-        "final_loss": float(loss), "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "final_loss": float(loss.detach()), "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }))
     return 0
 
