@@ -23,7 +23,7 @@ sum_before="$(sha256sum "${tmp}/a.json")"
 printf '{"schema": "gpuperf.run/1"' > "${tmp}/broken.json"
 : > "${tmp}/empty.json"
 
-expect 0 "baseline" "${bin}/gpuperf_compare" "${tmp}/a.json" "${ex}/h200-resnet50-bf16-cl.json"
+expect 0 "baseline" "${bin}/gpuperf_compare" "${tmp}/a.json" "${ex}/h200-resnet50-fp16-cl-repeat.json"
 expect 2 "required" "${bin}/gpuperf_compare"
 expect 2 "broken.json: run record: not valid JSON" "${bin}/gpuperf_compare" "${tmp}/broken.json"
 expect 2 "empty.json' is empty" "${bin}/gpuperf_compare" "${tmp}/empty.json"
