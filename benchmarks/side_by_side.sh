@@ -1,25 +1,40 @@
 #!/usr/bin/env bash
-# Runs gpuperf's training examples and the PyTorch peer (benchmarks/python/train_peer.py) with
-# the same settings, alternating, several repeats each, and prints the ratio of medians.
-# Usage: benchmarks/side_by_side.sh <gpuperf build dir> <output dir> [repeats]
+# Runs gpuperf's training examples and the PyTorch peer (benchmarks/python/train_peer.py) on the
+# same workloads, alternating, several repeats each, and prints the ratio of medians.
+# Usage: benchmarks/side_by_side.sh <gpuperf build dir> <output dir> [repeats] [rows]
+#   rows: space-separated subset of the row names below (default: all)
 set -euo pipefail
 build=$1
 out=$2
 repeats=${3:-3}
+rows=${4:-"seed-fp16-default seed-fp16-eager seed-bf16-graph resnet50-fp16-default resnet50-fp16-eager"}
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$out"
-: >"$out/peer.jsonl"
+touch "$out/peer.jsonl"
 
-run_pair() {  # <label> <gpuperf program> <shared args...>
-  local label=$1 program=$2
-  shift 2
+seed=(--model simple --batch-size 256 --optimizer adam --lr 1e-3)
+resnet=(--model resnet50 --batch-size 256 --precision fp16 --memory-format channels_last
+        --optimizer sgd --lr 0.1 --warmup 15 --steps-per-window 10 --windows 8)
+
+# run_row <label> <gpuperf program> <gpuperf-only args> <peer-only args> <shared args...>
+run_row() {
+  local label=$1 program=$2 ours=$3 theirs=$4
+  shift 4
+  [[ " $rows " == *" $label "* ]] || return 0
   for r in $(seq 1 "$repeats"); do
-    "$build/examples/$program" "$@" --quiet --json "$out/$label-gpuperf-$r.json" >"$out/$label-gpuperf-$r.txt"
-    python3 "$here/python/train_peer.py" "$@" | sed "s/^{/{\"label\": \"$label\", /" >>"$out/peer.jsonl"
+    # shellcheck disable=SC2086  # the per-side argument strings are word lists
+    "$build/examples/$program" "$@" $ours --quiet --json "$out/$label-gpuperf-$r.json" >"$out/$label-gpuperf-$r.txt"
+    # shellcheck disable=SC2086
+    python3 "$here/python/train_peer.py" "$@" $theirs 2>/dev/null | sed "s/^{/{\"label\": \"$label\", /" >>"$out/peer.jsonl"
   done
 }
 
-run_pair seed seed_benchmark --model simple --batch-size 256 --precision fp16 --optimizer adam --lr 1e-3
-run_pair resnet50 resnet50_benchmark --model resnet50 --batch-size 256 --precision fp16 \
-  --memory-format channels_last --optimizer sgd --lr 0.1 --warmup 15 --steps-per-window 10 --windows 8
+# gpuperf's defaults (fused optimizer, whole step in a CUDA graph) against the seed loop timed
+# properly (PyTorch eager, foreach Adam); then both eager with unfused optimizers; then both at
+# their best in bf16 (PyTorch: fused capturable Adam in a CUDA graph).
+run_row seed-fp16-default seed_benchmark "" "" "${seed[@]}" --precision fp16
+run_row seed-fp16-eager seed_benchmark "--graph off --fused off" "" "${seed[@]}" --precision fp16
+run_row seed-bf16-graph seed_benchmark "" "--fused on --graph on" "${seed[@]}" --precision bf16
+run_row resnet50-fp16-default resnet50_benchmark "" "" "${resnet[@]}"
+run_row resnet50-fp16-eager resnet50_benchmark "--graph off --fused off" "" "${resnet[@]}"
 python3 "$here/python/summarize_side_by_side.py" "$out"

@@ -8,6 +8,7 @@
 #include <torch/optim/sgd.h>
 #include <torch/cuda.h>
 
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <limits>
@@ -16,6 +17,8 @@
 #include "gpuperf/amp/autocast.h"
 #include "gpuperf/amp/grad_scaler.h"
 #include "gpuperf/error.h"
+#include "gpuperf/train/fused_optimizer.h"
+#include "gpuperf/train/train_step.h"
 
 namespace {
 
@@ -260,4 +263,84 @@ TEST_CASE("AutocastGuard refuses a dtype the device cannot autocast to", "[amp]"
   CHECK_THROWS_AS(gpuperf::AutocastGuard(torch::kCPU, torch::kDouble), gpuperf::ConfigError);
   CHECK(gpuperf::AutocastGuard::supported(torch::kCUDA, torch::kHalf));
   CHECK(gpuperf::AutocastGuard::supported(torch::kCPU, torch::kBFloat16));
+}
+
+namespace {
+
+// Steps a FusedOptimizer and a torch::optim optimizer side by side on identical parameters and
+// gradients; the fused one sees the gradients multiplied by a scale and divides them itself, and
+// one step in the middle is flagged inf and must change nothing.
+void check_fused_matches_torch_optim(const torch::Device& device, gpuperf::OptimizerKind kind) {
+  INFO("optimizer " << gpuperf::to_string(kind) << " on " << device.str());
+  torch::manual_seed(1);
+  const auto on = torch::TensorOptions().device(device);
+  auto reference = torch::randn({5, 7}, on).requires_grad_(true);
+  auto fused_param = reference.detach().clone().requires_grad_(true);
+  const double weight_decay = 0.01;
+  auto plain = gpuperf::make_optimizer(kind, {reference}, 0.01, 0.9, weight_decay);
+  gpuperf::FusedOptimizerOptions options(kind, 0.01);
+  options.weight_decay = weight_decay;
+  gpuperf::FusedOptimizer fused({fused_param}, options);
+  const auto scale = torch::full({1}, 1024.0f, on);
+  for (int step = 0; step < 8; ++step) {
+    const auto grad = torch::randn({5, 7}, on);
+    const bool overflow = step == 4;
+    fused_param.mutable_grad() = grad * 1024.0f;
+    fused.step(scale, torch::full({1}, overflow ? 1.0f : 0.0f, on));
+    if (!overflow) {
+      reference.mutable_grad() = grad.clone();
+      plain->step();
+    }
+    CHECK(torch::allclose(fused_param, reference, /*rtol=*/1e-5, /*atol=*/1e-6));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("fused optimizers match torch::optim and skip flagged steps where the CPU has them", "[amp]") {
+  if (!gpuperf::FusedOptimizer::available(torch::kCPU)) {
+    auto p = torch::zeros({2}, torch::requires_grad());
+    CHECK_THROWS_WITH(gpuperf::FusedOptimizer({p}, gpuperf::FusedOptimizerOptions(gpuperf::OptimizerKind::kAdam, 1e-3)),
+                      Catch::Contains("no fused optimizer kernels"));
+    return;
+  }
+  for (auto kind : {gpuperf::OptimizerKind::kAdam, gpuperf::OptimizerKind::kAdamW, gpuperf::OptimizerKind::kSgd}) {
+    check_fused_matches_torch_optim(torch::kCPU, kind);
+  }
+}
+
+TEST_CASE("fused optimizers match torch::optim and skip flagged steps on CUDA", "[amp][gpu]") {
+  REQUIRE(torch::cuda::is_available());
+  for (auto kind : {gpuperf::OptimizerKind::kAdam, gpuperf::OptimizerKind::kAdamW, gpuperf::OptimizerKind::kSgd}) {
+    check_fused_matches_torch_optim(torch::kCUDA, kind);
+  }
+}
+
+TEST_CASE("GradScaler drives a fused optimizer without a host sync and backs off on overflow", "[amp][gpu]") {
+  REQUIRE(torch::cuda::is_available());
+  auto param = torch::zeros({4}, torch::TensorOptions().device(torch::kCUDA).requires_grad(true));
+  gpuperf::FusedOptimizerOptions options(gpuperf::OptimizerKind::kSgd, 1.0);
+  options.momentum = 0;
+  gpuperf::FusedOptimizer optimizer({param}, options);
+  gpuperf::GradScaler scaler(gpuperf::GradScalerOptions().init_scale(1024).growth_interval(2));
+  ReferenceScaler reference{1024};
+  reference.interval = 2;
+  std::vector<float> expected(4, 0.0f);
+  const std::vector<std::vector<float>> gradients = {{1, 2, 3, 4}, {1, kInf, 0, 0}, {0.5, 0.5, 0.5, 0.5},
+                                                     {1, 1, 1, 1}, {kNan, 0, 0, 0}, {2, 2, 2, 2}};
+  for (const auto& g : gradients) {
+    (void)scaler.scale(torch::ones({}, torch::kCUDA));
+    param.mutable_grad() = torch::tensor(g).to(torch::kCUDA) * reference.scale;
+    scaler.step(optimizer);
+    const bool inf = !std::all_of(g.begin(), g.end(), [](float v) { return std::isfinite(v); });
+    CHECK(scaler.found_inf_tensor(&optimizer).item<float>() == (inf ? 1.0f : 0.0f));
+    if (!inf) {
+      for (int k = 0; k < 4; ++k) expected[k] -= g[k];
+    }
+    scaler.update();
+    reference.update(inf);
+    CHECK(torch::equal(param.detach().cpu(), torch::tensor(expected)));
+    CHECK(scaler.get_scale() == reference.scale);
+    CHECK(scaler.growth_tracker() == reference.tracker);
+  }
 }

@@ -21,8 +21,8 @@ def main(folder):
         label = os.path.basename(path).split("-gpuperf-")[0]
         with open(path) as f:
             ours.setdefault(label, []).append(json.load(f))
-    print("| workload | gpuperf median (min-max) | PyTorch median (min-max) | ratio | peak mem gpuperf / PyTorch |")
-    print("|---|---|---|---|---|")
+    print("| row | gpuperf (optimizer, mode) | gpuperf median (min-max) | PyTorch (fused, graph) | PyTorch median (min-max) | ratio | peak mem gpuperf / PyTorch |")
+    print("|---|---|---|---|---|---|---|")
     for label in sorted(ours):
         g = [r["throughput"]["median"] for r in ours[label]]
         p = [r["median"] for r in peer.get(label, [])]
@@ -30,8 +30,13 @@ def main(folder):
         pm = statistics.median(p) if p else float("nan")
         gmem = max(r["peak_memory_bytes"] or 0 for r in ours[label]) / 2**30
         pmem = max((r["peak_memory_bytes"] for r in peer.get(label, [])), default=0) / 2**30
-        print(f"| {label} | {gm:,.0f} ({min(g):,.0f}-{max(g):,.0f}) | {pm:,.0f} "
-              f"({min(p):,.0f}-{max(p):,.0f}) | {gm / pm:.3f} | {gmem:.2f} / {pmem:.2f} GiB |")
+        c = ours[label][0]["config"]
+        mode = f'{c.get("optimizer_impl", "torch::optim")}, {c["graph_mode"]}'
+        peer_rows = peer.get(label, [])
+        peer_mode = f'{peer_rows[0].get("fused", "off")}, {peer_rows[0].get("graph", "off")}' if peer_rows else "n/a"
+        p_range = f"({min(p):,.0f}-{max(p):,.0f})" if p else ""
+        print(f"| {label} | {mode} | {gm:,.0f} ({min(g):,.0f}-{max(g):,.0f}) | {peer_mode} | {pm:,.0f} "
+              f"{p_range} | {gm / pm:.3f} | {gmem:.2f} / {pmem:.2f} GiB |")
 
     print()
     print("| gpuperf run | mean power W | energy J (counter) | mean power x time J | difference | samples/J | % of datasheet peak |")

@@ -22,6 +22,12 @@ inline constexpr bool kCpuAmpKernels =
 inline constexpr bool kCpuAutocastHalf =
     TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4);
 
+/// ATen has the fused optimizer kernels (_fused_adam_, _fused_adamw_, _fused_sgd_) for CUDA
+/// tensors: _fused_adam_ from 2.0, _fused_sgd_ from 2.2. CPU kernels came with 2.4.
+#define GPUPERF_HAS_FUSED_OPTIMIZERS \
+  (TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 2))
+inline constexpr bool kCpuFusedOptimizers = kCpuAutocastHalf;
+
 /// optimizer.zero_grad() sets gradients to none by default (2.x); 1.13 zeroes them.
 inline constexpr bool kZeroGradSetsNone = kTorch2;
 

@@ -17,7 +17,8 @@ bool AutocastGuard::supported(c10::DeviceType device, c10::ScalarType dtype) {
   return false;
 }
 
-AutocastGuard::AutocastGuard(c10::DeviceType device, c10::ScalarType dtype, bool enabled)
+AutocastGuard::AutocastGuard(c10::DeviceType device, c10::ScalarType dtype, bool enabled,
+                             bool cache_enabled)
     : device_(device) {
   if (enabled && !supported(device, dtype)) {
     throw ConfigError(std::string("autocast to ") + c10::toString(dtype) + " on " +
@@ -29,6 +30,7 @@ AutocastGuard::AutocastGuard(c10::DeviceType device, c10::ScalarType dtype, bool
   previous_cache_enabled_ = at::autocast::is_autocast_cache_enabled();
   if (enabled) compat::set_autocast_dtype(device, dtype);
   compat::set_autocast_enabled(device, enabled);
+  at::autocast::set_autocast_cache_enabled(cache_enabled);
   at::autocast::increment_nesting();
 }
 

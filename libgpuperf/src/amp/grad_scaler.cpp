@@ -9,6 +9,7 @@
 
 #include "compat.h"
 #include "gpuperf/error.h"
+#include "gpuperf/train/fused_optimizer.h"
 
 namespace gpuperf {
 void GradScalerOptions::validate() const {
@@ -123,26 +124,67 @@ torch::Tensor GradScaler::scale(const torch::Tensor& outputs) {
   return outputs * scale_.to(outputs.device(), /*non_blocking=*/true);
 }
 
+GradScaler::PerOptimizer& GradScaler::state_for(const void* optimizer, const char* call) {
+  require_scale(call);
+  PerOptimizer& state = per_optimizer_[optimizer];
+  if (state.stage == Stage::kStepped && std::string(call) == "step") {
+    throw Error("GradScaler.step() has already been called since the last update()");
+  }
+  if (std::string(call) == "unscale_") {
+    if (state.stage == Stage::kUnscaled) {
+      throw Error("GradScaler.unscale_() has already been called on this optimizer since the last update()");
+    }
+    if (state.stage == Stage::kStepped) throw Error("GradScaler.unscale_() is being called after step()");
+  }
+  return state;
+}
+
+void GradScaler::unscale_gradients(PerOptimizer& state, std::vector<torch::Tensor> grads, bool check_only) {
+  // As PyTorch: the reciprocal in double, then rounded to float. A check alone multiplies by 1.
+  const auto inv_scale = check_only ? torch::ones({1}, scale_.options())
+                                    : scale_.to(torch::kDouble).reciprocal().to(torch::kFloat);
+  state.found_inf = torch::zeros({1}, scale_.options().dtype(torch::kFloat));
+  detail::unscale_grads(grads, state.found_inf, inv_scale);
+}
+
 void GradScaler::unscale_(torch::optim::Optimizer& optimizer) {
   if (!options_.enabled()) return;
-  require_scale("unscale_");
-  PerOptimizer& state = per_optimizer_[&optimizer];
-  if (state.stage == Stage::kUnscaled) {
-    throw Error("GradScaler.unscale_() has already been called on this optimizer since the last update()");
-  }
-  if (state.stage == Stage::kStepped) throw Error("GradScaler.unscale_() is being called after step()");
-
-  // As PyTorch: the reciprocal in double, then rounded to float.
-  const auto inv_scale = scale_.to(torch::kDouble).reciprocal().to(torch::kFloat);
-  state.found_inf = torch::zeros({1}, scale_.options().dtype(torch::kFloat));
+  PerOptimizer& state = state_for(&optimizer, "unscale_");
   std::vector<torch::Tensor> grads;
   for (auto& group : optimizer.param_groups()) {
     for (auto& p : group.params()) {
       if (p.grad().defined()) grads.push_back(p.mutable_grad());
     }
   }
-  detail::unscale_grads(grads, state.found_inf, inv_scale);
+  unscale_gradients(state, std::move(grads), /*check_only=*/false);
   state.stage = Stage::kUnscaled;
+}
+
+void GradScaler::unscale_(FusedOptimizer& optimizer) {
+  if (!options_.enabled()) return;
+  PerOptimizer& state = state_for(&optimizer, "unscale_");
+  unscale_gradients(state, optimizer.gradients(), /*check_only=*/false);
+  state.stage = Stage::kUnscaled;
+}
+
+void GradScaler::step(FusedOptimizer& optimizer) {
+  if (!options_.enabled()) {
+    optimizer.step();
+    return;
+  }
+  PerOptimizer& state = state_for(&optimizer, "step");
+  if (state.stage == Stage::kReady) {
+    unscale_gradients(state, optimizer.gradients(), /*check_only=*/true);
+    optimizer.step(scale_, state.found_inf);
+  } else {
+    optimizer.step(torch::Tensor(), state.found_inf);  // already unscaled by unscale_()
+  }
+  state.stage = Stage::kStepped;
+}
+
+torch::Tensor GradScaler::found_inf_tensor(const void* optimizer) const {
+  auto it = per_optimizer_.find(optimizer);
+  return it == per_optimizer_.end() ? torch::Tensor() : it->second.found_inf;
 }
 
 bool GradScaler::step(torch::optim::Optimizer& optimizer) {
@@ -150,11 +192,7 @@ bool GradScaler::step(torch::optim::Optimizer& optimizer) {
     optimizer.step();
     return true;
   }
-  require_scale("step");
-  PerOptimizer& state = per_optimizer_[&optimizer];
-  if (state.stage == Stage::kStepped) {
-    throw Error("GradScaler.step() has already been called since the last update()");
-  }
+  PerOptimizer& state = state_for(&optimizer, "step");
   if (state.stage == Stage::kReady) unscale_(optimizer);
   const bool stepped = state.found_inf.item<float>() == 0.0f;
   if (stepped) optimizer.step();

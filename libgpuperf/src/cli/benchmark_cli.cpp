@@ -47,6 +47,12 @@ void check_ranges(const TrainingBenchmarkArgs& a) {
   require(a.max_windows >= a.min_windows, "max-windows", a.max_windows, ">= --min-windows");
   require(a.threads >= 0, "threads", a.threads, ">= 0");
   require(a.telemetry_period > 0, "telemetry-period", a.telemetry_period, "> 0");
+  for (const auto& [option, value] : {std::pair<const char*, const std::string&>{"fused", a.fused},
+                                      std::pair<const char*, const std::string&>{"graph", a.graph}}) {
+    if (value != "auto" && value != "on" && value != "off") {
+      throw ConfigError(std::string("--") + option + ": unknown value '" + value + "' (choose auto, on or off)");
+    }
+  }
   if (a.precision != "auto") (void)parse_precision(a.precision);
   (void)parse_memory_format(a.memory_format);
   (void)parse_optimizer(a.optimizer);
@@ -91,6 +97,8 @@ ParsedTrainingArgs parse_training_benchmark_args(int argc, const char* const* ar
   app.add_option("--momentum", a.momentum, "SGD momentum");
   app.add_option("--weight-decay", a.weight_decay, "weight decay");
   app.add_flag("--cudnn-benchmark,!--no-cudnn-benchmark", a.cudnn_benchmark, "cuDNN autotuning");
+  app.add_option("--fused", a.fused, "auto|on|off: fused optimizer kernels, no host sync per step (auto: where LibTorch has them)");
+  app.add_option("--graph", a.graph, "auto|on|off: capture the whole step in a CUDA graph (auto: on CUDA when --fused)");
   app.add_option("--warmup", a.warmup_steps, "untimed warm-up steps");
   app.add_option("--steps-per-window", a.steps_per_window, "steps per timed window");
   app.add_option("--windows", a.windows, "timed windows (fixed mode)");

@@ -1,6 +1,7 @@
 #include "gpuperf/cli/training_benchmark.h"
 
 #include <ATen/Parallel.h>
+#include <torch/version.h>
 #include <c10/util/Exception.h>
 #include <torch/utils.h>
 
@@ -76,6 +77,21 @@ RunRecord run_training_measurement(const TrainingBenchmarkArgs& args) {
   options.weight_decay = args.weight_decay;
   options.cudnn_benchmark = args.cudnn_benchmark;
   check_precision_supported(options.precision, device);
+  const bool fused_available = FusedOptimizer::available(device);
+  if (args.fused == "on" && !fused_available) {
+    throw ConfigError("--fused on: LibTorch " + std::string(TORCH_VERSION) +
+                      " has no fused optimizer kernels for " + device.str());
+  }
+  options.fused_optimizer = args.fused == "on" || (args.fused == "auto" && fused_available);
+  if (args.graph == "on" && (!device.is_cuda() || !options.fused_optimizer)) {
+    throw ConfigError("--graph on: needs a CUDA device and the fused optimizer (device " +
+                      device.str() + ", --fused " + args.fused + ")");
+  }
+  options.cuda_graph = args.graph == "on" || (args.graph == "auto" && device.is_cuda() && options.fused_optimizer);
+  if (options.cuda_graph && args.warmup_steps < 1) {
+    // The first step captures the graph; it must not fall inside a timed window.
+    throw ConfigError("--warmup: must be >= 1 with a CUDA graph (--graph " + args.graph + "), got 0");
+  }
 
   MeasureOptions measure_options;
   measure_options.warmup_steps = args.warmup_steps;
@@ -100,6 +116,7 @@ RunRecord run_training_measurement(const TrainingBenchmarkArgs& args) {
   config.precision = to_string(options.precision);
   config.memory_format = to_string(options.memory_format);
   config.optimizer = to_string(options.optimizer);
+  config.optimizer_impl = options.fused_optimizer ? "fused" : "torch::optim";
   config.learning_rate = options.learning_rate;
   config.cudnn_benchmark = options.cudnn_benchmark;
   config.grad_scaler = options.precision == Precision::kFp16;
@@ -127,7 +144,9 @@ RunRecord run_training_measurement(const TrainingBenchmarkArgs& args) {
   if (!args.quiet) {
     log::info(log::cat(args.model, " on ", record.device.name, " (", device.str(), "): batch ",
                        args.batch_size, ", ", config.precision, ", ", config.memory_format, ", ",
-                       config.optimizer, "; warming up for ", args.warmup_steps, " steps"));
+                       config.optimizer, " (", config.optimizer_impl, ")",
+                       options.cuda_graph ? ", CUDA graph" : "", "; warming up for ",
+                       args.warmup_steps, " steps"));
   }
   // Telemetry: NVML, matched to the CUDA device by PCI location (the two number GPUs apart).
   OpenedTelemetry telemetry;
@@ -182,6 +201,8 @@ RunRecord run_training_measurement(const TrainingBenchmarkArgs& args) {
   record.timed_seconds = m.timed_seconds;
   record.stop_reason = m.stop_reason;
   record.total_steps = step.steps();
+  config.graph_mode = step.graph_captured() ? "cuda-graph" : "eager";
+  if (!step.graph_fallback_reason().empty()) record.warnings.push_back(step.graph_fallback_reason());
   record.skipped_steps = step.skipped_steps();
   record.final_loss = last.loss.item<double>();
   record.final_loss_scale = step.scaler().get_scale();

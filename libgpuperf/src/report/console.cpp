@@ -41,6 +41,10 @@ std::string format_duration(double seconds) {
 void print_training_summary(const RunRecord& r, std::ostream& out, const std::string& unit,
                             bool imagenet_projection) {
   const Summary& t = r.throughput;
+  const RunConfig& c = r.config;
+  out << "Workload: " << c.model << ", batch " << c.batch_size << ", " << c.precision << ", "
+      << c.memory_format << ", " << c.optimizer << " (" << c.optimizer_impl << "), " << c.graph_mode
+      << " on " << r.device.name << "\n";
   out << "Throughput: " << fixed(t.median, 2) << " " << unit << "\n";
   out << "  median of " << t.count << " windows x " << r.config.steps_per_window << " steps ("
       << r.timer << "); mean " << fixed(t.mean, 2) << ", 95% CI [" << fixed(t.ci95_low, 2) << ", "

@@ -99,6 +99,8 @@ class Reader {
 
   Reader child(const char* key) const { return Reader(at(key), field(key)); }
 
+  [[nodiscard]] bool has(const char* key) const { return object_.contains(key); }
+
  private:
   const json& object_;
   std::string path_;
@@ -218,6 +220,7 @@ std::string to_json(const RunRecord& record) {
         {"precision", c.precision},
         {"memory_format", c.memory_format},
         {"optimizer", c.optimizer},
+        {"optimizer_impl", c.optimizer_impl},
         {"learning_rate", c.learning_rate},
         {"graph_mode", c.graph_mode},
         {"data_source", c.data_source},
@@ -295,6 +298,8 @@ RunRecord run_record_from_json(const std::string& text) {
   config.precision = c.string("precision");
   config.memory_format = c.string("memory_format");
   config.optimizer = c.string("optimizer");
+  // Added after the first records were written: absent means the only implementation then.
+  config.optimizer_impl = c.has("optimizer_impl") ? c.string("optimizer_impl") : "torch::optim";
   config.learning_rate = c.number("learning_rate");
   config.graph_mode = c.string("graph_mode");
   config.data_source = c.string("data_source");

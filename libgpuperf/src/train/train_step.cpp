@@ -10,7 +10,15 @@
 
 #include "gpuperf/amp/autocast.h"
 #include "gpuperf/error.h"
+#include "gpuperf/log.h"
 #include "gpuperf/train/torch_options.h"
+
+#if GPUPERF_WITH_CUDA
+#include <ATen/cuda/CUDAEvent.h>
+#include <ATen/cuda/CUDAGraph.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#endif
 
 namespace gpuperf {
 
@@ -32,6 +40,13 @@ void TrainStepOptions::validate() const {
     throw ConfigError("--max-grad-norm: must be >= 0, got " + std::to_string(max_grad_norm));
   }
   grad_scaler.validate();
+  if (cuda_graph && !fused_optimizer) {
+    throw ConfigError("--graph: a CUDA graph needs the fused optimizer (torch::optim keeps its step "
+                      "count on the host); use --fused on");
+  }
+  if (graph_warmup_steps < 1) {
+    throw ConfigError("graph_warmup_steps must be >= 1, got " + std::to_string(graph_warmup_steps));
+  }
 }
 
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(OptimizerKind kind,
@@ -78,34 +93,147 @@ TrainStep::TrainStep(torch::nn::AnyModule model, torch::Device device, TrainStep
   module().to(device_);
   convert_memory_format(module(), options_.memory_format);
   module().train();
-  optimizer_ = make_optimizer(options_.optimizer, module().parameters(), options_.learning_rate,
-                              options_.momentum, options_.weight_decay);
+  if (options_.fused_optimizer) {
+    FusedOptimizerOptions fused(options_.optimizer, options_.learning_rate);
+    fused.momentum = options_.momentum;
+    fused.weight_decay = options_.weight_decay;
+    fused_ = std::make_unique<FusedOptimizer>(module().parameters(), fused);
+    skipped_on_device_ = torch::zeros({1}, torch::TensorOptions().device(device_).dtype(torch::kFloat));
+  } else {
+    optimizer_ = make_optimizer(options_.optimizer, module().parameters(), options_.learning_rate,
+                                options_.momentum, options_.weight_decay);
+  }
+  if (options_.cuda_graph && !device_.is_cuda()) {
+    throw ConfigError("--graph: CUDA graphs need a CUDA device; device is " + device_.str());
+  }
+}
+
+torch::optim::Optimizer& TrainStep::optimizer() {
+  if (!optimizer_) throw ConfigError("TrainStep::optimizer(): this step uses a FusedOptimizer");
+  return *optimizer_;
+}
+
+std::int64_t TrainStep::skipped_steps() const {
+  if (!skipped_on_device_.defined()) return skipped_steps_;
+  return skipped_steps_ + static_cast<std::int64_t>(skipped_on_device_.item<float>());
 }
 
 StepResult TrainStep::operator()(const torch::Tensor& input, const torch::Tensor& target) {
   // Both no-ops when the batch is already in place (the synthetic source makes it so).
   const torch::Tensor x = to_memory_format(input.to(device_, /*non_blocking=*/true), options_.memory_format);
   const torch::Tensor y = target.to(device_, /*non_blocking=*/true);
+  if (!options_.cuda_graph || !graph_fallback_reason_.empty()) return run_step(x, y, false);
+  if (!graph_) capture(x, y);
+  return graph_ ? replay(x, y) : run_step(x, y, false);
+}
 
-  optimizer_->zero_grad();
+StepResult TrainStep::run_step(const torch::Tensor& x, const torch::Tensor& y, bool capturing) {
+  // A captured graph keeps the gradient tensors that backward allocated during capture: no
+  // zeroing inside it (backward writes them afresh on each replay).
+  if (!capturing) {
+    if (fused_) {
+      fused_->zero_grad();
+    } else {
+      optimizer_->zero_grad();
+    }
+  }
   torch::Tensor loss;
   {
     AutocastGuard autocast(device_.type(), autocast_dtype(options_.precision),
-                           uses_autocast(options_.precision));
+                           uses_autocast(options_.precision), /*cache_enabled=*/!options_.cuda_graph);
     const torch::Tensor output = model_.forward(x);
     loss = loss_(output, y);
   }
   scaler_.scale(loss).backward();
-  if (options_.max_grad_norm > 0) {
-    scaler_.unscale_(*optimizer_);
-    torch::nn::utils::clip_grad_norm_(module().parameters(), options_.max_grad_norm);
+  bool stepped = true;
+  if (fused_) {
+    if (options_.max_grad_norm > 0) {
+      scaler_.unscale_(*fused_);
+      torch::nn::utils::clip_grad_norm_(module().parameters(), options_.max_grad_norm);
+    }
+    scaler_.step(*fused_);
+    const torch::Tensor found_inf = scaler_.found_inf_tensor(fused_.get());
+    if (found_inf.defined()) skipped_on_device_.add_(found_inf);
+  } else {
+    if (options_.max_grad_norm > 0) {
+      scaler_.unscale_(*optimizer_);
+      torch::nn::utils::clip_grad_norm_(module().parameters(), options_.max_grad_norm);
+    }
+    stepped = scaler_.step(*optimizer_);
   }
-  const bool stepped = scaler_.step(*optimizer_);
   scaler_.update();
 
   ++steps_;
   if (!stepped) ++skipped_steps_;
   return {loss.detach(), stepped};
 }
+
+#if GPUPERF_WITH_CUDA
+
+struct TrainStep::GraphState {
+  at::cuda::CUDAGraph graph;
+  torch::Tensor input;
+  torch::Tensor target;
+  torch::Tensor loss;
+};
+
+void TrainStep::capture(const torch::Tensor& x, const torch::Tensor& y) {
+  auto state = std::make_shared<GraphState>();
+  state->input = x.clone();
+  state->target = y.clone();
+  const auto index = device_.index();
+  c10::cuda::CUDAStream main = c10::cuda::getCurrentCUDAStream(index);
+  c10::cuda::CUDAStream side = c10::cuda::getStreamFromPool(/*isHighPriority=*/false, index);
+  at::cuda::CUDAEvent ready;
+  ready.record(main);
+  ready.block(side);
+  try {
+    c10::cuda::CUDAStreamGuard on_side(side);
+    // Warm-up on the capture stream: cuDNN autotuning, allocator growth and lazy state (the
+    // scaler's tensors, the optimizer's buffers) must all exist before capture.
+    for (int i = 0; i < options_.graph_warmup_steps; ++i) run_step(state->input, state->target, false);
+    fused_->zero_grad(/*set_to_none=*/true);
+    state->graph.capture_begin();
+    try {
+      state->loss = run_step(state->input, state->target, /*capturing=*/true).loss;
+    } catch (...) {
+      try {
+        state->graph.capture_end();
+      } catch (...) {
+        // The capture is already broken; the first error is the one to report.
+      }
+      throw;
+    }
+    state->graph.capture_end();
+  } catch (const std::exception& e) {
+    graph_fallback_reason_ = std::string("CUDA graph capture failed, running eagerly: ") + e.what();
+    log::warn(graph_fallback_reason_);
+    return;
+  }
+  at::cuda::CUDAEvent captured;
+  captured.record(side);
+  captured.block(main);
+  graph_ = std::move(state);
+}
+
+StepResult TrainStep::replay(const torch::Tensor& x, const torch::Tensor& y) {
+  if (x.data_ptr() != graph_->input.data_ptr()) graph_->input.copy_(x, /*non_blocking=*/true);
+  if (y.data_ptr() != graph_->target.data_ptr()) graph_->target.copy_(y, /*non_blocking=*/true);
+  graph_->graph.replay();
+  ++steps_;
+  return {graph_->loss, true};
+}
+
+#else
+
+struct TrainStep::GraphState {};
+
+void TrainStep::capture(const torch::Tensor&, const torch::Tensor&) {
+  graph_fallback_reason_ = "gpuperf was built without CUDA: no CUDA graphs";
+}
+
+StepResult TrainStep::replay(const torch::Tensor& x, const torch::Tensor& y) { return run_step(x, y, false); }
+
+#endif
 
 }  // namespace gpuperf

@@ -18,9 +18,11 @@ namespace gpuperf {
 class AutocastGuard {
  public:
   /// `device` is CUDA (fp16 or bf16) or CPU (bf16; fp16 too on LibTorch >= 2.4).
-  /// With `enabled` false the guard disables autocast for its scope. Throws ConfigError for
-  /// other devices or dtypes.
-  AutocastGuard(c10::DeviceType device, c10::ScalarType dtype, bool enabled = true);
+  /// With `enabled` false the guard disables autocast for its scope. `cache_enabled` false stops
+  /// autocast caching cast weights, as CUDA-graph capture requires. Throws ConfigError for other
+  /// devices or dtypes.
+  AutocastGuard(c10::DeviceType device, c10::ScalarType dtype, bool enabled = true,
+                bool cache_enabled = true);
   ~AutocastGuard();
   AutocastGuard(const AutocastGuard&) = delete;
   AutocastGuard& operator=(const AutocastGuard&) = delete;

@@ -24,6 +24,8 @@
 
 namespace gpuperf {
 
+class FusedOptimizer;
+
 /// Options of GradScaler, with torch.amp.GradScaler's defaults.
 struct GradScalerOptions {
   TORCH_ARG(double, init_scale) = 65536.0;  ///< first loss scale
@@ -60,6 +62,15 @@ class GradScaler {
   /// Unscales if not done yet, then runs optimizer.step() unless a gradient was inf/NaN.
   /// Returns whether the optimizer stepped.
   bool step(torch::optim::Optimizer& optimizer);
+  /// For a FusedOptimizer, as PyTorch does for optimizers with _step_supports_amp_scaling: the
+  /// gradients are only checked for inf/NaN here (unless unscale_ ran), and the fused kernels
+  /// unscale them and skip the update on the device. No host sync.
+  void unscale_(FusedOptimizer& optimizer);
+  void step(FusedOptimizer& optimizer);
+  /// The inf/NaN flag (float [1], on the device) of this iteration's unscale_/step for an
+  /// optimizer; undefined before one. Valid until update().
+  [[nodiscard]] torch::Tensor found_inf_tensor(const void* optimizer) const;
+
   /// Updates the scale from the inf/NaN checks of this iteration (PyTorch's _amp_update_scale_).
   void update();
   /// Sets the scale to `new_scale` instead.
@@ -87,12 +98,14 @@ class GradScaler {
     torch::Tensor found_inf;  // float32, shape [1], on the scale's device
   };
   void require_scale(const char* call) const;
+  PerOptimizer& state_for(const void* optimizer, const char* call);
+  void unscale_gradients(PerOptimizer& state, std::vector<torch::Tensor> grads, bool check_only);
 
   GradScalerOptions options_;
   torch::Tensor scale_;           // float32 [1]
   torch::Tensor growth_tracker_;  // int32 [1]
   std::int64_t pending_tracker_ = 0;  // tracker from load_state_dict before scale_ exists
-  std::map<const torch::optim::Optimizer*, PerOptimizer> per_optimizer_;
+  std::map<const void*, PerOptimizer> per_optimizer_;
 };
 
 namespace detail {

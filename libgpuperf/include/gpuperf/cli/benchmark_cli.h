@@ -39,6 +39,8 @@ struct TrainingBenchmarkArgs {
   double momentum = 0.9;
   double weight_decay = 0;
   bool cudnn_benchmark = true;
+  std::string fused = "auto";  ///< fused optimizer: auto (where LibTorch has the kernels), on, off
+  std::string graph = "auto";  ///< whole-step CUDA graph: auto (on CUDA with --fused), on, off
   int warmup_steps = 0;
   int steps_per_window = 0;
   int windows = 0;

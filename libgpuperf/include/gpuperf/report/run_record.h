@@ -47,8 +47,9 @@ struct RunConfig {
   std::string precision;      ///< fp32, tf32, fp16, bf16
   std::string memory_format;  ///< contiguous, channels_last
   std::string optimizer;      ///< adam, sgd, adamw
+  std::string optimizer_impl = "torch::optim";  ///< "torch::optim" or "fused" (ATen kernels)
   double learning_rate = 0;
-  std::string graph_mode = "eager";
+  std::string graph_mode = "eager";  ///< "eager" or "cuda-graph" (whole step captured)
   std::string data_source = "synthetic";
   bool cudnn_benchmark = false;
   bool grad_scaler = false;

@@ -19,9 +19,11 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 
 #include "gpuperf/amp/grad_scaler.h"
 #include "gpuperf/train/batch_source.h"
+#include "gpuperf/train/fused_optimizer.h"
 #include "gpuperf/train/options.h"
 
 namespace gpuperf {
@@ -44,6 +46,15 @@ struct TrainStepOptions {
   double max_grad_norm = 0;     ///< clip gradients to this L2 norm after unscaling; 0 = off
   /// Loss scaling; used for fp16 only, ignored (disabled) for other precisions.
   GradScalerOptions grad_scaler;
+  /// Use FusedOptimizer (ATen's fused kernels, device-side step counters, no host sync per
+  /// step) instead of torch::optim. Needs a LibTorch with the kernels for the device.
+  bool fused_optimizer = false;
+  /// Capture the whole step (forward, backward, unscale, optimizer, scaler update) in a CUDA
+  /// graph after `graph_warmup_steps` eager steps on a side stream, then replay it. Needs CUDA
+  /// and fused_optimizer. If capture fails, the step runs eagerly and graph_fallback_reason()
+  /// says why.
+  bool cuda_graph = false;
+  int graph_warmup_steps = 3;
 
   /// Throws ConfigError naming the bad field.
   void validate() const;
@@ -51,8 +62,13 @@ struct TrainStepOptions {
 
 /// What one step returns.
 struct StepResult {
-  torch::Tensor loss;    ///< detached scalar loss (read it with .item() when you need it)
-  bool stepped = true;   ///< false when the GradScaler skipped the optimizer step (inf/NaN)
+  /// Detached scalar loss (read it with .item() when you need it). In CUDA-graph mode it is the
+  /// graph's output tensor, overwritten by the next step: clone it to keep it.
+  torch::Tensor loss;
+  /// False when the GradScaler skipped the optimizer step (inf/NaN). With a fused optimizer the
+  /// skip happens on the device and is not known without a sync: then this stays true and
+  /// skipped_steps() counts it.
+  bool stepped = true;
 };
 
 /// A full training step (see the file comment). Owns the model's optimizer and GradScaler.
@@ -70,24 +86,41 @@ class TrainStep {
 
   [[nodiscard]] torch::nn::AnyModule& model() { return model_; }
   [[nodiscard]] torch::nn::Module& module() { return *model_.ptr(); }
-  [[nodiscard]] torch::optim::Optimizer& optimizer() { return *optimizer_; }
+  /// The torch::optim optimizer; throws ConfigError when the step uses a FusedOptimizer.
+  [[nodiscard]] torch::optim::Optimizer& optimizer();
+  /// The fused optimizer, or nullptr.
+  [[nodiscard]] FusedOptimizer* fused_optimizer() { return fused_.get(); }
   [[nodiscard]] GradScaler& scaler() { return scaler_; }
   [[nodiscard]] const TrainStepOptions& options() const { return options_; }
   [[nodiscard]] const torch::Device& device() const { return device_; }
   /// Steps run so far.
   [[nodiscard]] std::int64_t steps() const { return steps_; }
-  /// Steps whose optimizer update the GradScaler skipped for inf/NaN gradients.
-  [[nodiscard]] std::int64_t skipped_steps() const { return skipped_steps_; }
+  /// Steps whose optimizer update the GradScaler skipped for inf/NaN gradients (reads a
+  /// device counter with the fused optimizer: a host sync).
+  [[nodiscard]] std::int64_t skipped_steps() const;
+  /// Whether steps replay a captured CUDA graph.
+  [[nodiscard]] bool graph_captured() const { return graph_ != nullptr; }
+  /// Why cuda_graph was asked for but steps run eagerly; empty otherwise.
+  [[nodiscard]] const std::string& graph_fallback_reason() const { return graph_fallback_reason_; }
 
  private:
+  struct GraphState;
+  StepResult run_step(const torch::Tensor& x, const torch::Tensor& y, bool capturing);
+  StepResult replay(const torch::Tensor& x, const torch::Tensor& y);
+  void capture(const torch::Tensor& x, const torch::Tensor& y);
+
   torch::nn::AnyModule model_;
   torch::Device device_;
   TrainStepOptions options_;
   LossFunction loss_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
+  std::unique_ptr<FusedOptimizer> fused_;
   GradScaler scaler_;
   std::int64_t steps_ = 0;
   std::int64_t skipped_steps_ = 0;
+  torch::Tensor skipped_on_device_;  // fused optimizer: sum of found_inf flags
+  std::shared_ptr<GraphState> graph_;
+  std::string graph_fallback_reason_;
 };
 
 /// Builds the optimizer an OptimizerKind names over `parameters`.
