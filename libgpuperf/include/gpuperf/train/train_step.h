@@ -50,9 +50,10 @@ struct TrainStepOptions {
   /// step) instead of torch::optim. Needs a LibTorch with the kernels for the device.
   bool fused_optimizer = false;
   /// Capture the whole step (forward, backward, unscale, optimizer, scaler update) in a CUDA
-  /// graph after `graph_warmup_steps` eager steps on a side stream, then replay it. Needs CUDA
-  /// and fused_optimizer. If capture fails, the step runs eagerly and graph_fallback_reason()
-  /// says why.
+  /// graph, then replay it. The first call trains `graph_warmup_steps` eager steps on its batch
+  /// (on a side stream: autotuning and lazy state must exist before capture), captures, and
+  /// replays once; steps() counts them all. Needs CUDA and fused_optimizer. If capture fails,
+  /// steps run eagerly and graph_fallback_reason() says why.
   bool cuda_graph = false;
   int graph_warmup_steps = 3;
 
