@@ -29,7 +29,7 @@ def main(folder):
         gm = statistics.median(g)
         pm = statistics.median(p) if p else float("nan")
         gmem = max(r["peak_memory_bytes"] or 0 for r in ours[label]) / 2**30
-        pmem = max((r["peak_memory_bytes"] for r in peer.get(label, [])), default=0) / 2**30
+        pmem = max(((r["peak_memory_bytes"] or 0) for r in peer.get(label, [])), default=0) / 2**30
         c = ours[label][0]["config"]
         mode = f'{c.get("optimizer_impl", "torch::optim")}, {c["graph_mode"]}'
         peer_rows = peer.get(label, [])

@@ -90,7 +90,10 @@ def main():
     else:
         opt = torch.optim.SGD(params, lr=a.lr, momentum=0.9, **fused)
     amp_dtype = {"fp16": torch.float16, "bf16": torch.bfloat16}.get(a.precision)
-    scaler = torch.amp.GradScaler(device.type, enabled=a.precision == "fp16")
+    if hasattr(torch, "amp") and hasattr(torch.amp, "GradScaler"):
+        scaler = torch.amp.GradScaler(device.type, enabled=a.precision == "fp16")
+    else:  # PyTorch < 2.3 (Debian's 1.13): the CUDA scaler, a pass-through when disabled
+        scaler = torch.cuda.amp.GradScaler(enabled=a.precision == "fp16")
     data = torch.randn(a.batch_size, *shape, device=device).contiguous(memory_format=fmt)
     target = torch.randint(0, classes, (a.batch_size,), device=device)
 
@@ -123,22 +126,30 @@ def main():
             return static_loss
     for _ in range(a.warmup):
         step()
-    events = [torch.cuda.Event(enable_timing=True) for _ in range(a.windows + 1)]
-    events[0].record()
+    cuda = device.type == "cuda"
+    if cuda:  # device-side marks, as gpuperf's CUDA-event timer
+        events = [torch.cuda.Event(enable_timing=True) for _ in range(a.windows + 1)]
+        events[0].record()
+    else:  # CPU work is synchronous: a steady clock, as gpuperf's CPU timer
+        marks = [time.perf_counter()]
     rates = []
     for w in range(a.windows):
         for _ in range(a.steps_per_window):
             loss = step()
-        events[w + 1].record()
-        events[w + 1].synchronize()
-        seconds = events[w].elapsed_time(events[w + 1]) / 1e3
+        if cuda:
+            events[w + 1].record()
+            events[w + 1].synchronize()
+            seconds = events[w].elapsed_time(events[w + 1]) / 1e3
+        else:
+            marks.append(time.perf_counter())
+            seconds = marks[-1] - marks[-2]
         rates.append(a.batch_size * a.steps_per_window / seconds)
     print(json.dumps({
         "peer": "pytorch", "torch": torch.__version__, "model": a.model, "batch_size": a.batch_size,
         "precision": a.precision, "memory_format": a.memory_format, "optimizer": a.optimizer,
         "fused": a.fused, "graph": a.graph,
         "median": statistics.median(rates), "windows": rates,
-        "peak_memory_bytes": torch.cuda.max_memory_allocated(device),
+        "peak_memory_bytes": torch.cuda.max_memory_allocated(device) if cuda else None,
         "final_loss": float(loss.detach()), "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }))
     return 0
