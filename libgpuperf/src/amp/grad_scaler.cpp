@@ -124,17 +124,18 @@ torch::Tensor GradScaler::scale(const torch::Tensor& outputs) {
   return outputs * scale_.to(outputs.device(), /*non_blocking=*/true);
 }
 
-GradScaler::PerOptimizer& GradScaler::state_for(const void* optimizer, const char* call) {
-  require_scale(call);
+GradScaler::PerOptimizer& GradScaler::state_for(const void* optimizer, Call call) {
+  require_scale(call == Call::kStep ? "step" : "unscale_");
   PerOptimizer& state = per_optimizer_[optimizer];
-  if (state.stage == Stage::kStepped && std::string(call) == "step") {
+  // PyTorch's rules: unscale_ at most once per iteration and before step; step at most once.
+  if (call == Call::kStep && state.stage == Stage::kStepped) {
     throw Error("GradScaler.step() has already been called since the last update()");
   }
-  if (std::string(call) == "unscale_") {
-    if (state.stage == Stage::kUnscaled) {
-      throw Error("GradScaler.unscale_() has already been called on this optimizer since the last update()");
-    }
-    if (state.stage == Stage::kStepped) throw Error("GradScaler.unscale_() is being called after step()");
+  if (call == Call::kUnscale && state.stage == Stage::kUnscaled) {
+    throw Error("GradScaler.unscale_() has already been called on this optimizer since the last update()");
+  }
+  if (call == Call::kUnscale && state.stage == Stage::kStepped) {
+    throw Error("GradScaler.unscale_() is being called after step()");
   }
   return state;
 }
@@ -149,7 +150,7 @@ void GradScaler::unscale_gradients(PerOptimizer& state, std::vector<torch::Tenso
 
 void GradScaler::unscale_(torch::optim::Optimizer& optimizer) {
   if (!options_.enabled()) return;
-  PerOptimizer& state = state_for(&optimizer, "unscale_");
+  PerOptimizer& state = state_for(&optimizer, Call::kUnscale);
   std::vector<torch::Tensor> grads;
   for (auto& group : optimizer.param_groups()) {
     for (auto& p : group.params()) {
@@ -162,7 +163,7 @@ void GradScaler::unscale_(torch::optim::Optimizer& optimizer) {
 
 void GradScaler::unscale_(FusedOptimizer& optimizer) {
   if (!options_.enabled()) return;
-  PerOptimizer& state = state_for(&optimizer, "unscale_");
+  PerOptimizer& state = state_for(&optimizer, Call::kUnscale);
   unscale_gradients(state, optimizer.gradients(), /*check_only=*/false);
   state.stage = Stage::kUnscaled;
 }
@@ -172,7 +173,7 @@ void GradScaler::step(FusedOptimizer& optimizer) {
     optimizer.step();
     return;
   }
-  PerOptimizer& state = state_for(&optimizer, "step");
+  PerOptimizer& state = state_for(&optimizer, Call::kStep);
   if (state.stage == Stage::kReady) {
     unscale_gradients(state, optimizer.gradients(), /*check_only=*/true);
     optimizer.step(scale_, state.found_inf);
@@ -192,7 +193,7 @@ bool GradScaler::step(torch::optim::Optimizer& optimizer) {
     optimizer.step();
     return true;
   }
-  PerOptimizer& state = state_for(&optimizer, "step");
+  PerOptimizer& state = state_for(&optimizer, Call::kStep);
   if (state.stage == Stage::kReady) unscale_(optimizer);
   const bool stepped = state.found_inf.item<float>() == 0.0f;
   if (stepped) optimizer.step();

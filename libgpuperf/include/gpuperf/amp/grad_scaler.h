@@ -93,12 +93,13 @@ class GradScaler {
 
  private:
   enum class Stage { kReady, kUnscaled, kStepped };
+  enum class Call { kUnscale, kStep };
   struct PerOptimizer {
     Stage stage = Stage::kReady;
     torch::Tensor found_inf;  // float32, shape [1], on the scale's device
   };
   void require_scale(const char* call) const;
-  PerOptimizer& state_for(const void* optimizer, const char* call);
+  PerOptimizer& state_for(const void* optimizer, Call call);
   void unscale_gradients(PerOptimizer& state, std::vector<torch::Tensor> grads, bool check_only);
 
   GradScalerOptions options_;
