@@ -104,7 +104,7 @@ TEST_CASE("operand sets rotate past three L2 caches and never fewer than the min
 
 TEST_CASE("dtype and shape parsing errors name the option and the value", "[micro]") {
   const auto dtypes = gpuperf::parse_gemm_dtypes("fp32,BF16,fp32,int8", "dtypes");
-  CHECK(dtypes == std::vector<GemmDtype>{GemmDtype::kFp32, GemmDtype::kBf16, GemmDtype::kInt8});
+  CHECK((dtypes == std::vector<GemmDtype>{GemmDtype::kFp32, GemmDtype::kBf16, GemmDtype::kInt8}));
   CHECK_THROWS_WITH(gpuperf::parse_gemm_dtypes("fp32,fp12", "dtypes"),
                     Contains("--dtypes") && Contains("fp12"));
   CHECK_THROWS_WITH(gpuperf::parse_gemm_dtypes("fp32,,bf16", "dtypes"),
