@@ -78,4 +78,23 @@ inline void set_allow_tf32(bool allow) {
   at::globalContext().setAllowTF32CuDNN(allow);
 }
 
+/// Whether fp32 matmuls (cuBLAS) may use TF32 tensor-core math now.
+inline bool allow_tf32_cublas() { return at::globalContext().allowTF32CuBLAS(); }
+/// Whether fp32 convolutions (cuDNN) may use TF32 tensor-core math now.
+inline bool allow_tf32_cudnn() { return at::globalContext().allowTF32CuDNN(); }
+/// Sets the two TF32 switches separately (to restore a saved state).
+inline void set_allow_tf32(bool cublas, bool cudnn) {
+  at::globalContext().setAllowTF32CuBLAS(cublas);
+  at::globalContext().setAllowTF32CuDNN(cudnn);
+}
+
+/// ATen has at::_int_mm (int8 x int8 -> int32 GEMM through cuBLASLt; CUDA kernels only), from 2.1.
+#define GPUPERF_HAS_INT_MM \
+  (TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 1))
+
+/// ATen has the float8 dtypes and at::_scaled_mm(self, mat2, scale_a, scale_b, bias,
+/// scale_result, out_dtype, use_fast_accum) with float32 scale tensors: the 2.4+ signature.
+#define GPUPERF_HAS_SCALED_MM \
+  (TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4))
+
 }  // namespace gpuperf::compat

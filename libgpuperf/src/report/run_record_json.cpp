@@ -342,8 +342,7 @@ RunRecord run_record_from_json(const std::string& text) {
   return record;
 }
 
-void write_json_file(const RunRecord& record, const std::string& path) {
-  const std::string text = to_json(record);
+void write_text_file_atomically(const std::string& text, const std::string& path) {
   const std::string temporary = path + ".tmp-" + std::to_string(::getpid());
   {
     std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
@@ -360,6 +359,10 @@ void write_json_file(const RunRecord& record, const std::string& path) {
     std::remove(temporary.c_str());
     throw IoError("cannot rename '" + temporary + "' to '" + path + "': " + reason);
   }
+}
+
+void write_json_file(const RunRecord& record, const std::string& path) {
+  write_text_file_atomically(to_json(record), path);
 }
 
 void check_writable(const std::string& path, const std::string& option) {

@@ -94,6 +94,8 @@ struct RunRecord {
 [[nodiscard]] std::string to_json(const RunRecord& record);
 /// Parses a record from JSON text; throws IoError naming the field when it is malformed.
 [[nodiscard]] RunRecord run_record_from_json(const std::string& text);
+/// Writes `text` to `path` atomically (a temporary file beside it, renamed over it); IoError.
+void write_text_file_atomically(const std::string& text, const std::string& path);
 /// Writes to_json(record) to `path` atomically (a temporary file renamed over it); IoError.
 void write_json_file(const RunRecord& record, const std::string& path);
 /// Checks that `path` can be written (creates and removes a temporary file beside it) so that a

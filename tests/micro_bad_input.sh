@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Bad input to microbench: exit code 2, one line on stderr naming the option and the value, and
+# no output file (JSON or Markdown). Then --help exits 0 and a tiny CPU run writes both files.
+# Usage: micro_bad_input.sh <path to microbench>
+set -u
+program=$1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work" || exit 1
+failures=0
+
+expect_usage_error() {  # <expected text> <args...>
+  local expected=$1
+  shift
+  local err rc markdown=(--markdown "$work/out.md")
+  rm -f "$work/out.json" "$work/out.md"
+  [[ " $* " == *" --markdown "* ]] && markdown=()
+  err=$("$program" --json "$work/out.json" "${markdown[@]}" "$@" 2>&1 >/dev/null)
+  rc=$?
+  if [ "$rc" -ne 2 ]; then
+    echo "FAIL: $* -> exit $rc, expected 2 ($err)"; failures=$((failures + 1))
+  elif ! grep -qF -- "$expected" <<<"$err"; then
+    echo "FAIL: $* -> message '$err' lacks '$expected'"; failures=$((failures + 1))
+  elif [ "$(grep -c . <<<"$err")" -ne 1 ]; then
+    echo "FAIL: $* -> more than one line: $err"; failures=$((failures + 1))
+  elif [ -e "$work/out.json" ] || [ -e "$work/out.md" ]; then
+    echo "FAIL: $* -> left an output file"; failures=$((failures + 1))
+  else
+    echo "ok: $* -> $err"
+  fi
+}
+
+expect_usage_error "--dtypes: unknown data type 'fp12'" --dtypes fp32,fp12
+expect_usage_error "--dtypes: empty item" --dtypes fp32,
+expect_usage_error "--gemm-size: must be > 0, got 0" --gemm-size 0
+expect_usage_error "--gemm-shape: must be N or MxNxK with positive integers, got '8x8'" --gemm-shape 8x8
+expect_usage_error "--host-size-mib: must be > 0, got 0" --host-size-mib 0
+expect_usage_error "--windows: must be >= 1, got 0" --windows 0
+expect_usage_error "--device: unknown value 'tpu'" --device tpu
+expect_usage_error "--markdown: cannot write '/nonexistent-dir/r.md'" --markdown /nonexistent-dir/r.md
+expect_usage_error "--specs: " --specs /nonexistent-dir/specs.json --device cpu
+if ! "$program" --help >/dev/null 2>&1; then
+  echo "FAIL: --help did not exit 0"; failures=$((failures + 1))
+fi
+
+if "$program" --device cpu --gemm-size 32 --memory-size-mib 1 --warmup 0 --windows 2 \
+     --calls-per-window 1 --quiet --json "$work/ok.json" --markdown "$work/ok.md" >"$work/ok.out"; then
+  grep -q '"schema": "gpuperf.micro/1"' "$work/ok.json" || { echo "FAIL: JSON lacks the schema"; failures=$((failures + 1)); }
+  grep -q 'CPU variant' "$work/ok.md" || { echo "FAIL: Markdown does not say CPU variant"; failures=$((failures + 1)); }
+  grep -q '| memory/host-copy | 1 MiB |' "$work/ok.out" || { echo "FAIL: stdout lacks the host copy row"; failures=$((failures + 1)); }
+else
+  echo "FAIL: tiny CPU run failed"; failures=$((failures + 1))
+fi
+[ "$failures" -eq 0 ] && echo "all microbench bad-input checks passed"
+exit "$failures"
