@@ -1,5 +1,6 @@
 #include "gpuperf/train/train_step.h"
 
+#include <c10/util/Exception.h>
 #include <torch/nn/functional/loss.h>
 #include <torch/nn/utils/clip_grad.h>
 #include <torch/optim/adam.h>
@@ -205,6 +206,8 @@ void TrainStep::capture(const torch::Tensor& x, const torch::Tensor& y) {
       throw;
     }
     state->graph.capture_end();
+  } catch (const c10::OutOfMemoryError&) {
+    throw;  // not a capture problem: the step does not fit, eager or not
   } catch (const std::exception& e) {
     graph_fallback_reason_ = std::string("CUDA graph capture failed, running eagerly: ") + e.what();
     log::warn(graph_fallback_reason_);
