@@ -294,9 +294,14 @@ TEST_CASE("the timed GEMM op in each dtype matches an fp64 reference", "[micro][
     const auto ops = gpuperf::make_gemm_operands(dtype, shape, device);
     std::optional<gpuperf::MatmulTf32Guard> tf32;
     if (dtype == GemmDtype::kFp32 || dtype == GemmDtype::kTf32) tf32.emplace(dtype == GemmDtype::kTf32);
-    const torch::Tensor got = gpuperf::gemm_call(dtype, ops).to(torch::kFloat32).to(torch::kFloat64);
-    const torch::Tensor a = ops.a.to(torch::kFloat32).to(torch::kFloat64);
-    const torch::Tensor b = ops.b.to(torch::kFloat32).to(torch::kFloat64);
+    // To fp64 through fp32 (fp8 has no direct conversion), except fp64 itself: an fp32 hop
+    // would round its operands and put a 1e-8 error into the reference.
+    auto to_fp64 = [&](const torch::Tensor& t) {
+      return dtype == GemmDtype::kFp64 ? t : t.to(torch::kFloat32).to(torch::kFloat64);
+    };
+    const torch::Tensor got = to_fp64(gpuperf::gemm_call(dtype, ops));
+    const torch::Tensor a = to_fp64(ops.a);
+    const torch::Tensor b = to_fp64(ops.b);
     const torch::Tensor want = torch::mm(a, b);
     REQUIRE(got.sizes() == want.sizes());
     const double error = (got - want).abs().max().item<double>() / want.abs().max().item<double>();
