@@ -262,14 +262,14 @@ void write_comparison(std::ostream& out, const Comparison& c, TableFormat format
     for (char ch : s) escaped += ch == '|' ? std::string("\\|") : std::string(1, ch);
     return escaped;
   };
-  out << "| ";
-  for (const auto& h : header) out << h << " | ";
+  out << "|";
+  for (const auto& h : header) out << " " << h << " |";
   out << "\n|";
   for (std::size_t i = 0; i < header.size(); ++i) out << (i >= 4 && i <= 8 ? "---:|" : "---|");
   out << "\n";
   for (const auto& row : c.rows) {
-    out << "| ";
-    for (const auto& v : cells(row)) out << md(v) << " | ";
+    out << "|";
+    for (const auto& v : cells(row)) out << " " << md(v) << " |";
     out << "\n";
   }
   out << "\n" << c.baseline_description
