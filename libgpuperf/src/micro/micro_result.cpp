@@ -13,6 +13,7 @@
 
 #include "gpuperf/error.h"
 #include "gpuperf/specs/specs.h"
+#include "report/json_fields.h"
 
 namespace gpuperf {
 namespace {
@@ -47,7 +48,7 @@ bool parse_positive(const std::string& text, std::int64_t& value) {
   return value > 0;
 }
 
-json number(double value) { return std::isfinite(value) ? json(value) : json(nullptr); }
+json number(double value) { return detail::json_number(value); }
 
 json summary_json(const Summary& s) {
   return {{"count", s.count},       {"median", number(s.median)}, {"mean", number(s.mean)},
@@ -297,7 +298,6 @@ void write_micro_markdown(const MicroReport& report, std::ostream& out) {
 }
 
 std::string micro_report_to_json(const MicroReport& report) {
-  const DeviceFingerprint& d = report.device;
   json results = json::array();
   for (const auto& r : report.results) {
     json windows = json::array();
@@ -334,24 +334,7 @@ std::string micro_report_to_json(const MicroReport& report) {
       {"command", report.command},
       {"variant", report.variant},
       {"timer", report.timer},
-      {"device",
-       {{"kind", d.kind},
-        {"index", d.index},
-        {"name", d.name},
-        {"sm_count", d.sm_count},
-        {"compute_capability", d.compute_capability},
-        {"memory_bytes", number(d.memory_bytes)},
-        {"sm_clock_max_hz", number(d.sm_clock_max_hz)},
-        {"memory_clock_max_hz", number(d.memory_clock_max_hz)},
-        {"power_limit_watts", number(d.power_limit_watts)},
-        {"driver_version", d.driver_version},
-        {"cuda_driver_api_version", d.cuda_driver_api_version},
-        {"cuda_runtime_version", d.cuda_runtime_version},
-        {"cudnn_version", d.cudnn_version},
-        {"libtorch_version", d.libtorch_version},
-        {"gpuperf_version", d.gpuperf_version},
-        {"intra_op_threads", d.intra_op_threads},
-        {"host", d.host}}},
+      {"device", detail::device_json(report.device)},
       {"datasheet",
        {{"id", report.datasheet_id},
         {"name", report.datasheet_name},

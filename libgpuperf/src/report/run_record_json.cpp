@@ -13,6 +13,7 @@
 
 #include "gpuperf/error.h"
 #include "gpuperf/report/run_record.h"
+#include "report/json_fields.h"
 #include "gpuperf/telemetry/clock_events.h"
 
 namespace gpuperf {
@@ -20,7 +21,7 @@ namespace {
 
 using nlohmann::json;
 
-json number(double value) { return std::isfinite(value) ? json(value) : json(nullptr); }
+json number(double value) { return detail::json_number(value); }
 
 json summary_json(const Summary& s) {
   return {{"count", s.count},         {"median", s.median}, {"mean", s.mean},
@@ -184,8 +185,35 @@ TelemetrySummary read_telemetry(const Reader& r) {
 
 }  // namespace
 
+namespace detail {
+
+nlohmann::json json_number(double value) {
+  return std::isfinite(value) ? nlohmann::json(value) : nlohmann::json(nullptr);
+}
+
+nlohmann::json device_json(const DeviceFingerprint& d) {
+  return {{"kind", d.kind},
+          {"index", d.index},
+          {"name", d.name},
+          {"sm_count", d.sm_count},
+          {"compute_capability", d.compute_capability},
+          {"memory_bytes", json_number(d.memory_bytes)},
+          {"sm_clock_max_hz", json_number(d.sm_clock_max_hz)},
+          {"memory_clock_max_hz", json_number(d.memory_clock_max_hz)},
+          {"power_limit_watts", json_number(d.power_limit_watts)},
+          {"driver_version", d.driver_version},
+          {"cuda_driver_api_version", d.cuda_driver_api_version},
+          {"cuda_runtime_version", d.cuda_runtime_version},
+          {"cudnn_version", d.cudnn_version},
+          {"libtorch_version", d.libtorch_version},
+          {"gpuperf_version", d.gpuperf_version},
+          {"intra_op_threads", d.intra_op_threads},
+          {"host", d.host}};
+}
+
+}  // namespace detail
+
 std::string to_json(const RunRecord& record) {
-  const DeviceFingerprint& d = record.device;
   const RunConfig& c = record.config;
   json metrics = json::object();
   for (const auto& [name, value] : record.metrics) metrics[name] = number(value);
@@ -193,24 +221,7 @@ std::string to_json(const RunRecord& record) {
       {"schema", record.schema},
       {"timestamp_utc", record.timestamp_utc},
       {"command", record.command},
-      {"device",
-       {{"kind", d.kind},
-        {"index", d.index},
-        {"name", d.name},
-        {"sm_count", d.sm_count},
-        {"compute_capability", d.compute_capability},
-        {"memory_bytes", number(d.memory_bytes)},
-        {"sm_clock_max_hz", number(d.sm_clock_max_hz)},
-        {"memory_clock_max_hz", number(d.memory_clock_max_hz)},
-        {"power_limit_watts", number(d.power_limit_watts)},
-        {"driver_version", d.driver_version},
-        {"cuda_driver_api_version", d.cuda_driver_api_version},
-        {"cuda_runtime_version", d.cuda_runtime_version},
-        {"cudnn_version", d.cudnn_version},
-        {"libtorch_version", d.libtorch_version},
-        {"gpuperf_version", d.gpuperf_version},
-        {"intra_op_threads", d.intra_op_threads},
-        {"host", d.host}}},
+      {"device", detail::device_json(record.device)},
       {"config",
        {{"workload", c.workload},
         {"model", c.model},
