@@ -5,8 +5,9 @@
 //   gpu_info                          table: name, memory, utilization, temperature, power, clocks,
 //                                     clock-event reasons, energy, ECC, PCIe, NVLink, processes
 //   gpu_info --json                   the same as JSON
-//   gpu_info --watch 1 --count 10     one line per GPU every second, 10 times (like nvidia-smi dmon)
-//   gpu_info --sample 5               sample every GPU for 5 s in the background and summarize
+//   gpu_info --watch 1 --count 10     one line per GPU every second, 10 times (like nvidia-smi
+//   dmon) gpu_info --sample 5               sample every GPU for 5 s in the background and
+//   summarize
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
@@ -84,8 +85,7 @@ int main(int argc, char** argv) {
                                  count_option->as<std::string>());
     }
     if (count_option->count() > 0 && watch_option->count() == 0) {
-      throw gpuperf::ConfigError("--count " + count_option->as<std::string>() +
-                                 " needs --watch");
+      throw gpuperf::ConfigError("--count " + count_option->as<std::string>() + " needs --watch");
     }
     if (sample_option->count() > 0 && !(sample_seconds > 0 && std::isfinite(sample_seconds))) {
       throw gpuperf::ConfigError("--sample must be a positive number of seconds, got " +
@@ -163,7 +163,8 @@ int main(int argc, char** argv) {
     // Watch mode: refresh on a fixed schedule so the period does not drift with NVML's latency.
     auto next = std::chrono::steady_clock::now();
     for (long refresh = 0; count == 0 || refresh < count; ++refresh) {
-      const gpuperf::SystemSnapshot snapshot = gpuperf::take_snapshot(system, !no_processes && json);
+      const gpuperf::SystemSnapshot snapshot =
+          gpuperf::take_snapshot(system, !no_processes && json);
       if (json) {
         std::cout << gpuperf::snapshot_to_json(snapshot, -1) << "\n";
       } else {

@@ -42,7 +42,8 @@ inline void write_output(const std::string& path, const std::string& text,
                          const std::vector<std::string>& inputs, const std::string& option) {
   for (const auto& input : inputs) {
     if (input == path) {
-      throw ConfigError(option + ": '" + path + "' is one of the input files; refusing to overwrite it");
+      throw ConfigError(option + ": '" + path +
+                        "' is one of the input files; refusing to overwrite it");
     }
   }
   const std::string temporary = path + ".tmp-" + std::to_string(::getpid());

@@ -51,14 +51,17 @@ __attribute__((visibility("default"))) nv::Return nvmlShutdown() {
 
 __attribute__((visibility("default"))) const char* nvmlErrorString(nv::Return code) {
   switch (code) {
-    case nv::kErrorNotSupported: return "Not Supported";
-    case nv::kErrorGpuIsLost: return "GPU is lost";
-    default: return "Unknown Error";
+    case nv::kErrorNotSupported:
+      return "Not Supported";
+    case nv::kErrorGpuIsLost:
+      return "GPU is lost";
+    default:
+      return "Unknown Error";
   }
 }
 
 __attribute__((visibility("default"))) nv::Return nvmlSystemGetDriverVersion(char* out,
-                                                                              unsigned length) {
+                                                                             unsigned length) {
   return copy("999.12.34", out, length);
 }
 
@@ -190,8 +193,8 @@ __attribute__((visibility("default"))) nv::Return nvmlDeviceGetEccMode(nv::Devic
   return nv::kSuccess;
 }
 
-__attribute__((visibility("default"))) nv::Return nvmlDeviceGetCurrPcieLinkGeneration(
-    nv::Device, unsigned* v) {
+__attribute__((visibility("default"))) nv::Return nvmlDeviceGetCurrPcieLinkGeneration(nv::Device,
+                                                                                      unsigned* v) {
   *v = 5;
   return nv::kSuccess;
 }

@@ -56,9 +56,9 @@ constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
 // scale and growth tracker.
 void run_scripted_sequence(const torch::Device& device) {
   const std::vector<std::vector<float>> gradients = {
-      {1, 2, 3, 4},   {0.5, 0, -1, 2}, {1, kInf, 0, 0}, {1, 1, 1, 1}, {-2, 0, 0, kNan},
-      {1, 1, 1, 1},   {1, 1, 1, 1},    {1, 1, 1, 1},    {1, 1, 1, 1}, {-kInf, 0, 0, 0},
-      {0.25, 0, 0, 0}, {1, 2, 3, 4},   {1, 2, 3, 4},    {1, 2, 3, 4}};
+      {1, 2, 3, 4},    {0.5, 0, -1, 2}, {1, kInf, 0, 0}, {1, 1, 1, 1}, {-2, 0, 0, kNan},
+      {1, 1, 1, 1},    {1, 1, 1, 1},    {1, 1, 1, 1},    {1, 1, 1, 1}, {-kInf, 0, 0, 0},
+      {0.25, 0, 0, 0}, {1, 2, 3, 4},    {1, 2, 3, 4},    {1, 2, 3, 4}};
   auto param = torch::zeros({4}, torch::TensorOptions().device(device).requires_grad(true));
   torch::optim::SGD optimizer({param}, torch::optim::SGDOptions(1.0));
   gpuperf::GradScaler scaler(gpuperf::GradScalerOptions().init_scale(1024).growth_interval(3));
@@ -131,7 +131,8 @@ void check_kernels_match_reference(const torch::Device& device, AmpKernels kerne
 
 }  // namespace
 
-TEST_CASE("GradScaler follows PyTorch's scale sequence and skips inf/NaN steps on the CPU", "[amp]") {
+TEST_CASE("GradScaler follows PyTorch's scale sequence and skips inf/NaN steps on the CPU",
+          "[amp]") {
   run_scripted_sequence(torch::kCPU);
 }
 
@@ -156,7 +157,8 @@ TEST_CASE("ATen's _amp kernels match the reference where the CPU has them", "[am
   check_kernels_match_reference(torch::kCPU, AmpKernels::kAten);
 }
 
-TEST_CASE("ATen's _amp kernels and the tensor-op fallback both match the reference on CUDA", "[amp][gpu]") {
+TEST_CASE("ATen's _amp kernels and the tensor-op fallback both match the reference on CUDA",
+          "[amp][gpu]") {
   REQUIRE(torch::cuda::is_available());
   check_kernels_match_reference(torch::kCUDA, AmpKernels::kAten);
   check_kernels_match_reference(torch::kCUDA, AmpKernels::kTensorOps);
@@ -297,26 +299,31 @@ void check_fused_matches_torch_optim(const torch::Device& device, gpuperf::Optim
 
 }  // namespace
 
-TEST_CASE("fused optimizers match torch::optim and skip flagged steps where the CPU has them", "[amp]") {
+TEST_CASE("fused optimizers match torch::optim and skip flagged steps where the CPU has them",
+          "[amp]") {
   if (!gpuperf::FusedOptimizer::available(torch::kCPU)) {
     auto p = torch::zeros({2}, torch::requires_grad());
-    CHECK_THROWS_WITH(gpuperf::FusedOptimizer({p}, gpuperf::FusedOptimizerOptions(gpuperf::OptimizerKind::kAdam, 1e-3)),
+    CHECK_THROWS_WITH(gpuperf::FusedOptimizer(
+                          {p}, gpuperf::FusedOptimizerOptions(gpuperf::OptimizerKind::kAdam, 1e-3)),
                       Catch::Contains("no fused optimizer kernels"));
     return;
   }
-  for (auto kind : {gpuperf::OptimizerKind::kAdam, gpuperf::OptimizerKind::kAdamW, gpuperf::OptimizerKind::kSgd}) {
+  for (auto kind : {gpuperf::OptimizerKind::kAdam, gpuperf::OptimizerKind::kAdamW,
+                    gpuperf::OptimizerKind::kSgd}) {
     check_fused_matches_torch_optim(torch::kCPU, kind);
   }
 }
 
 TEST_CASE("fused optimizers match torch::optim and skip flagged steps on CUDA", "[amp][gpu]") {
   REQUIRE(torch::cuda::is_available());
-  for (auto kind : {gpuperf::OptimizerKind::kAdam, gpuperf::OptimizerKind::kAdamW, gpuperf::OptimizerKind::kSgd}) {
+  for (auto kind : {gpuperf::OptimizerKind::kAdam, gpuperf::OptimizerKind::kAdamW,
+                    gpuperf::OptimizerKind::kSgd}) {
     check_fused_matches_torch_optim(torch::kCUDA, kind);
   }
 }
 
-TEST_CASE("GradScaler drives a fused optimizer without a host sync and backs off on overflow", "[amp][gpu]") {
+TEST_CASE("GradScaler drives a fused optimizer without a host sync and backs off on overflow",
+          "[amp][gpu]") {
   REQUIRE(torch::cuda::is_available());
   auto param = torch::zeros({4}, torch::TensorOptions().device(torch::kCUDA).requires_grad(true));
   gpuperf::FusedOptimizerOptions options(gpuperf::OptimizerKind::kSgd, 1.0);
@@ -326,8 +333,9 @@ TEST_CASE("GradScaler drives a fused optimizer without a host sync and backs off
   ReferenceScaler reference{1024};
   reference.interval = 2;
   std::vector<float> expected(4, 0.0f);
-  const std::vector<std::vector<float>> gradients = {{1, 2, 3, 4}, {1, kInf, 0, 0}, {0.5, 0.5, 0.5, 0.5},
-                                                     {1, 1, 1, 1}, {kNan, 0, 0, 0}, {2, 2, 2, 2}};
+  const std::vector<std::vector<float>> gradients = {{1, 2, 3, 4},         {1, kInf, 0, 0},
+                                                     {0.5, 0.5, 0.5, 0.5}, {1, 1, 1, 1},
+                                                     {kNan, 0, 0, 0},      {2, 2, 2, 2}};
   for (const auto& g : gradients) {
     (void)scaler.scale(torch::ones({}, torch::kCUDA));
     param.mutable_grad() = torch::tensor(g).to(torch::kCUDA) * reference.scale;

@@ -91,7 +91,8 @@ TEST_CASE("compare groups workloads and judges against a GPU-name baseline", "[c
   const auto& h200 = table.rows[1];
   CHECK(base.is_baseline);
   CHECK(base.path == "h100.json");
-  CHECK(h200.speedup == Approx(runs[1].record.throughput.median / runs[0].record.throughput.median));
+  CHECK(h200.speedup ==
+        Approx(runs[1].record.throughput.median / runs[0].record.throughput.median));
   CHECK(h200.significance.verdict == "faster");
   // fp32 group has no H100 run.
   CHECK_FALSE(table.rows[2].has_baseline);
@@ -99,7 +100,8 @@ TEST_CASE("compare groups workloads and judges against a GPU-name baseline", "[c
 
   std::ostringstream md;
   gpuperf::write_comparison(md, table, gpuperf::TableFormat::kMarkdown);
-  CHECK_THAT(md.str(), Catch::Contains("| train resnet50 bs256 bf16 channels_last sgd eager | NVIDIA H200 |"));
+  CHECK_THAT(md.str(), Catch::Contains(
+                           "| train resnet50 bs256 bf16 channels_last sgd eager | NVIDIA H200 |"));
   CHECK_THAT(md.str(), Catch::Contains("Welch"));
   std::ostringstream csv;
   gpuperf::write_comparison(csv, table, gpuperf::TableFormat::kCsv);
@@ -187,11 +189,15 @@ TEST_CASE("the HTML report is self-contained and draws its charts in Chromium", 
   const std::string flags = std::string(chromium) +
                             " --headless --no-sandbox --disable-gpu --disable-background-networking"
                             " --disable-component-update --disable-sync --no-first-run"
-                            " --user-data-dir=" + dir + "/profile --window-size=1000,1400 ";
-  REQUIRE(std::system((flags + "--dump-dom file://" + file + " > " + dir + "/dom.html 2>/dev/null").c_str()) == 0);
+                            " --user-data-dir=" +
+                            dir + "/profile --window-size=1000,1400 ";
+  REQUIRE(std::system((flags + "--dump-dom file://" + file + " > " + dir + "/dom.html 2>/dev/null")
+                          .c_str()) == 0);
   const std::string dom = slurp(dir + "/dom.html");
   CHECK_THAT(dom, Catch::Contains("<svg") && Catch::Contains("<rect class=\"bar\""));
-  REQUIRE(std::system((flags + "--screenshot=" + dir + "/shot.png file://" + file + " > /dev/null 2>&1").c_str()) == 0);
+  REQUIRE(
+      std::system((flags + "--screenshot=" + dir + "/shot.png file://" + file + " > /dev/null 2>&1")
+                      .c_str()) == 0);
   const std::string png = slurp(dir + "/shot.png");
   REQUIRE(png.size() > 8);
   CHECK(png.substr(1, 3) == "PNG");

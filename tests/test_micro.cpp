@@ -53,15 +53,16 @@ gpuperf::GpuSpec made_up_spec() {
   s.memory_bandwidth_bytes_per_s = 4.8e12;
   s.link_bytes_per_s = 900e9;
   s.pcie = "Gen5";
-  s.peaks = {{"fp64", 34e12}, {"fp64_tensor", 67e12}, {"fp32", 67e12}, {"tf32", 494.7e12},
-             {"fp16", 989.4e12}, {"bf16", 989.4e12}, {"fp8", 1979e12}, {"int8", 1979e12}};
+  s.peaks = {{"fp64", 34e12},    {"fp64_tensor", 67e12}, {"fp32", 67e12},  {"tf32", 494.7e12},
+             {"fp16", 989.4e12}, {"bf16", 989.4e12},     {"fp8", 1979e12}, {"int8", 1979e12}};
   return s;
 }
 
 std::string parse_error(std::vector<const char*> argv) {
   std::ostringstream out;
   std::ostringstream err;
-  const auto parsed = gpuperf::parse_microbench_args(static_cast<int>(argv.size()), argv.data(), out, err);
+  const auto parsed =
+      gpuperf::parse_microbench_args(static_cast<int>(argv.size()), argv.data(), out, err);
   REQUIRE(parsed.exit_code.has_value());
   CHECK(*parsed.exit_code == gpuperf::kExitUsage);
   return err.str();
@@ -79,7 +80,8 @@ TEST_CASE("a GEMM counts two operations per multiply-add term", "[micro]") {
   CHECK(gpuperf::gemm_operand_bytes(GemmDtype::kFp8, {16, 32, 64}) == 16 * 64 + 64 * 32);
 }
 
-TEST_CASE("a copy counts the bytes read and written while reads writes and transfers count once", "[micro]") {
+TEST_CASE("a copy counts the bytes read and written while reads writes and transfers count once",
+          "[micro]") {
   CHECK(gpuperf::memory_bytes_per_call(MemoryOp::kDeviceCopy, kGiB) == 2 * kGiB);
   CHECK(gpuperf::memory_bytes_per_call(MemoryOp::kHostCopy, kGiB) == 2 * kGiB);
   CHECK(gpuperf::memory_bytes_per_call(MemoryOp::kDeviceRead, kGiB) == kGiB);
@@ -122,9 +124,12 @@ TEST_CASE("dtype and shape parsing errors name the option and the value", "[micr
   }
 }
 
-TEST_CASE("the microbench parser rejects bad values with exit code 2 and the option named", "[micro]") {
-  CHECK_THAT(parse_error({"microbench", "--dtypes", "fp32,int4"}), Contains("--dtypes") && Contains("int4"));
-  CHECK_THAT(parse_error({"microbench", "--gemm-size", "0"}), Contains("--gemm-size") && Contains("0"));
+TEST_CASE("the microbench parser rejects bad values with exit code 2 and the option named",
+          "[micro]") {
+  CHECK_THAT(parse_error({"microbench", "--dtypes", "fp32,int4"}),
+             Contains("--dtypes") && Contains("int4"));
+  CHECK_THAT(parse_error({"microbench", "--gemm-size", "0"}),
+             Contains("--gemm-size") && Contains("0"));
   CHECK_THAT(parse_error({"microbench", "--windows", "0"}), Contains("--windows"));
   CHECK_THAT(parse_error({"microbench", "--host-size-mib", "-1"}), Contains("--host-size-mib"));
   CHECK_THAT(parse_error({"microbench", "--gemm-size", "64", "--gemm-shape", "8x8x8"}),
@@ -133,8 +138,10 @@ TEST_CASE("the microbench parser rejects bad values with exit code 2 and the opt
 
   std::ostringstream out;
   std::ostringstream err;
-  const std::vector<const char*> good = {"microbench", "--device", "cpu", "--gemm-size", "64", "--dtypes", "fp32"};
-  const auto parsed = gpuperf::parse_microbench_args(static_cast<int>(good.size()), good.data(), out, err);
+  const std::vector<const char*> good = {"microbench", "--device", "cpu", "--gemm-size",
+                                         "64",         "--dtypes", "fp32"};
+  const auto parsed =
+      gpuperf::parse_microbench_args(static_cast<int>(good.size()), good.data(), out, err);
   CHECK_FALSE(parsed.exit_code.has_value());
   CHECK(parsed.args.gemm_size == 64);
   CHECK(parsed.args.dtypes == "fp32");
@@ -220,18 +227,22 @@ TEST_CASE("the seeds' table shows measured over datasheet for a made-up result s
 
   const auto row = gpuperf::seeds_table_row(report);
   REQUIRE(row.size() == gpuperf::seeds_table_columns().size());
-  CHECK(row == std::vector<std::string>{"NVIDIA H200", "51.2 / 67.0", "410 / 495", "-",
-                                        "787 / 989", "896 / 1979", "- / 1979", "4260 / 4800",
-                                        "- / 900"});
+  CHECK(row == std::vector<std::string>{"NVIDIA H200", "51.2 / 67.0", "410 / 495", "-", "787 / 989",
+                                        "896 / 1979", "- / 1979", "4260 / 4800", "- / 900"});
 
   std::ostringstream md;
   gpuperf::write_micro_markdown(report, md);
   const std::string text = md.str();
-  CHECK_THAT(text, Contains("| GPU | FP32 | TF32 | FP16 | BF16 | INT8 | FP8 | memory GB/s | link GB/s |"));
-  CHECK_THAT(text, Contains("| NVIDIA H200 | 51.2 / 67.0 | 410 / 495 | - | 787 / 989 | 896 / 1979 | "
-                            "- / 1979 | 4260 / 4800 | - / 900 |"));
-  CHECK_THAT(text, Contains("| gemm/bf16 | 8192x8192x8192 | 787 | TFLOP/s | 783..791 | 989 | 80% |"));
-  CHECK_THAT(text, Contains("| gemm/fp8 | 8192x8192x8192 | unsupported: fp8 needs compute capability >= 8.9 |"));
+  CHECK_THAT(
+      text, Contains("| GPU | FP32 | TF32 | FP16 | BF16 | INT8 | FP8 | memory GB/s | link GB/s |"));
+  CHECK_THAT(text,
+             Contains("| NVIDIA H200 | 51.2 / 67.0 | 410 / 495 | - | 787 / 989 | 896 / 1979 | "
+                      "- / 1979 | 4260 / 4800 | - / 900 |"));
+  CHECK_THAT(text,
+             Contains("| gemm/bf16 | 8192x8192x8192 | 787 | TFLOP/s | 783..791 | 989 | 80% |"));
+  CHECK_THAT(
+      text,
+      Contains("| gemm/fp8 | 8192x8192x8192 | unsupported: fp8 needs compute capability >= 8.9 |"));
   CHECK_THAT(text, Contains("Datasheet: Test H200."));
 
   const std::string json = gpuperf::micro_report_to_json(report);
@@ -252,7 +263,8 @@ TEST_CASE("a CPU report labels its row as the CPU variant", "[micro]") {
   report.results.push_back(made_up("gemm", "fp32", 0.05, "TFLOP/s", 1e12));
   std::ostringstream md;
   gpuperf::write_seeds_table_markdown({report}, md);
-  CHECK_THAT(md.str(), Contains("| AMD EPYC (CPU variant) | 0.050 / - | - | - | - | - | - | - | - / - |"));
+  CHECK_THAT(md.str(),
+             Contains("| AMD EPYC (CPU variant) | 0.050 / - | - | - | - | - | - | - | - / - |"));
 }
 
 TEST_CASE("a small CUDA GEMM returns a positive rate in every dtype", "[micro][gpu]") {
@@ -282,18 +294,33 @@ TEST_CASE("the timed GEMM op in each dtype matches an fp64 reference", "[micro][
     // also shows that the fp32 case really runs with TF32 off.
     double tolerance = 0;
     switch (dtype) {
-      case GemmDtype::kFp64: tolerance = 1e-12; break;
-      case GemmDtype::kFp32: tolerance = 1e-5; break;
-      case GemmDtype::kTf32: tolerance = 1e-2; break;
-      case GemmDtype::kFp16: tolerance = 1e-2; break;
-      case GemmDtype::kBf16: tolerance = 2e-2; break;
-      case GemmDtype::kInt8: tolerance = 0; break;  // int32 accumulation is exact here
-      case GemmDtype::kFp8: tolerance = 2e-2; break;  // inputs exact in e4m3; bf16 output
+      case GemmDtype::kFp64:
+        tolerance = 1e-12;
+        break;
+      case GemmDtype::kFp32:
+        tolerance = 1e-5;
+        break;
+      case GemmDtype::kTf32:
+        tolerance = 1e-2;
+        break;
+      case GemmDtype::kFp16:
+        tolerance = 1e-2;
+        break;
+      case GemmDtype::kBf16:
+        tolerance = 2e-2;
+        break;
+      case GemmDtype::kInt8:
+        tolerance = 0;
+        break;  // int32 accumulation is exact here
+      case GemmDtype::kFp8:
+        tolerance = 2e-2;
+        break;  // inputs exact in e4m3; bf16 output
     }
     torch::manual_seed(1);
     const auto ops = gpuperf::make_gemm_operands(dtype, shape, device);
     std::optional<gpuperf::MatmulTf32Guard> tf32;
-    if (dtype == GemmDtype::kFp32 || dtype == GemmDtype::kTf32) tf32.emplace(dtype == GemmDtype::kTf32);
+    if (dtype == GemmDtype::kFp32 || dtype == GemmDtype::kTf32)
+      tf32.emplace(dtype == GemmDtype::kTf32);
     // To fp64 through fp32 (fp8 has no direct conversion), except fp64 itself: an fp32 hop
     // would round its operands and put a 1e-8 error into the reference.
     auto to_fp64 = [&](const torch::Tensor& t) {

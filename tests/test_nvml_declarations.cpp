@@ -69,7 +69,7 @@ struct Mirror<R (*)(Args...)> {
 };
 
 // The function `name` in nvml.h has, once mirrored, exactly the type of Api's member `name`.
-#define GPUPERF_CHECK_ENTRY_POINT(name)                                                     \
+#define GPUPERF_CHECK_ENTRY_POINT(name)                                                   \
   static_assert(std::is_same_v<Mirror<decltype(&::name)>::type, decltype(nv::Api::name)>, \
                 "nvml_api.h declares " #name " differently from nvml.h")
 

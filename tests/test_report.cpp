@@ -94,7 +94,8 @@ TEST_CASE("reading a malformed run record names the field", "[report]") {
   CHECK_THROWS_WITH(gpuperf::run_record_from_json(text), Catch::Contains("config.batch_size"));
 }
 
-TEST_CASE("write_json_file replaces the file whole and check_writable refuses bad paths", "[report]") {
+TEST_CASE("write_json_file replaces the file whole and check_writable refuses bad paths",
+          "[report]") {
   const std::string path = "test_report_output.json";
   gpuperf::write_json_file(sample_record(), path);
   std::ifstream in(path);

@@ -17,13 +17,15 @@ namespace {
 const std::string kData = GPUPERF_TEST_DATA_DIR;
 
 const gpuperf::SpecDatabase& shipped() {
-  static const gpuperf::SpecDatabase db = gpuperf::SpecDatabase::load_file(kData + "/gpu_specs.json");
+  static const gpuperf::SpecDatabase db =
+      gpuperf::SpecDatabase::load_file(kData + "/gpu_specs.json");
   return db;
 }
 
 std::string minimal_entry(const std::string& id, const std::string& extra = "") {
   return R"({"id": ")" + id + R"(", "name": "Test GPU", "memory_gb": 10, "bandwidth_gb_s": 100,
-            "peak_tflops": {"fp32": 10, "bf16": 100}, "source": "test")" + extra + "}";
+            "peak_tflops": {"fp32": 10, "bf16": 100}, "source": "test")" +
+         extra + "}";
 }
 
 std::string spec_file(const std::string& entries) {
@@ -152,10 +154,10 @@ TEST_CASE("malformed or foreign spec files name the file and the field", "[specs
   CHECK_THROWS_WITH(
       SpecDatabase::from_json(spec_file(minimal_entry("x", R"(, "tdp_w": -1)")), "d.json"),
       Catch::Contains("d.json: gpus[0] (x).tdp_w is negative"));
-  CHECK_THROWS_WITH(
-      SpecDatabase::from_json(spec_file(R"({"id": "x", "name": "X", "memory_gb": 1,
-          "bandwidth_gb_s": 1, "peak_tflops": {"fp33": 1}, "source": "s"})"), "e.json"),
-      Catch::Contains("peak_tflops.fp33 is not a known data type"));
+  CHECK_THROWS_WITH(SpecDatabase::from_json(spec_file(R"({"id": "x", "name": "X", "memory_gb": 1,
+          "bandwidth_gb_s": 1, "peak_tflops": {"fp33": 1}, "source": "s"})"),
+                                            "e.json"),
+                    Catch::Contains("peak_tflops.fp33 is not a known data type"));
   CHECK_THROWS_WITH(
       SpecDatabase::from_json(spec_file(minimal_entry("x", R"(, "l2_mb": "big")")), "f.json"),
       Catch::Contains("l2_mb is the string 'big'"));
@@ -191,15 +193,18 @@ TEST_CASE("SimpleModel FLOPs match a layer-by-layer sum written out here", "[spe
   CHECK(count->parameters == 1386378);
 }
 
-TEST_CASE("ResNet-50 v1.5 FLOPs and parameters match a per-stage closed form", "[specs][efficiency]") {
+TEST_CASE("ResNet-50 v1.5 FLOPs and parameters match a per-stage closed form",
+          "[specs][efficiency]") {
   // Independent count: per stage s with width w, input channels c_in, output size h (input size
   // 2h for strided stages): bottleneck = 1x1 (c -> w) + 3x3 (w -> w) + 1x1 (w -> 4w), the first
   // block adds a 1x1 projection (c_in -> 4w) and reads its first 1x1 at the input size.
   double macs = 64.0 * 112 * 112 * 3 * 49;
   double params = 64.0 * 3 * 49 + 2 * 64;
-  struct Stage { double w, blocks, h, in_h, c_in; };
-  const Stage stages[] = {{64, 3, 56, 56, 64}, {128, 4, 28, 56, 256}, {256, 6, 14, 28, 512},
-                          {512, 3, 7, 14, 1024}};
+  struct Stage {
+    double w, blocks, h, in_h, c_in;
+  };
+  const Stage stages[] = {
+      {64, 3, 56, 56, 64}, {128, 4, 28, 56, 256}, {256, 6, 14, 28, 512}, {512, 3, 7, 14, 1024}};
   for (const auto& s : stages) {
     const double c_out = 4 * s.w;
     // First block.
@@ -226,7 +231,8 @@ TEST_CASE("ResNet-50 v1.5 FLOPs and parameters match a per-stage closed form", "
   CHECK_FALSE(gpuperf::count_model("gpt2"));
 }
 
-TEST_CASE("efficiency against the datasheet uses the precision's dense peak", "[specs][efficiency]") {
+TEST_CASE("efficiency against the datasheet uses the precision's dense peak",
+          "[specs][efficiency]") {
   const auto& db = shipped();
   gpuperf::RunRecord r = resnet_run(5720);
   const auto m = db.match_device(r.device.name, r.device.sm_count, r.device.memory_bytes);
@@ -345,8 +351,8 @@ TEST_CASE("the advisor ranks by fit, budget and throughput, with reasons", "[spe
 
   std::ostringstream text;
   gpuperf::write_advice(text, big, sharded);
-  CHECK_THAT(text.str(), Catch::Contains("optimizer state (adam)") &&
-                             Catch::Contains("sharded over 16 GPUs"));
+  CHECK_THAT(text.str(),
+             Catch::Contains("optimizer state (adam)") && Catch::Contains("sharded over 16 GPUs"));
 }
 
 TEST_CASE("the advisor rejects bad requests naming the field", "[specs][advisor]") {

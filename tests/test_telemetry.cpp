@@ -153,9 +153,8 @@ TEST_CASE("a summary averages power, clock and utilization and keeps their extre
 TEST_CASE("energy is the energy counter's difference over the window, per sample and per joule",
           "[telemetry]") {
   // Power readings that integrate to 60 J: the counter's 250 J must win.
-  const std::vector<TelemetrySample> samples = {sample(0.0, 50, 5'000'000),
-                                                sample(0.5, 70, 5'100'000),
-                                                sample(1.0, 50, 5'250'000)};
+  const std::vector<TelemetrySample> samples = {
+      sample(0.0, 50, 5'000'000), sample(0.5, 70, 5'100'000), sample(1.0, 50, 5'250'000)};
   const TelemetrySummary t = gpuperf::summarize_telemetry(samples, 1000);
   CHECK(t.energy_source == "energy counter");
   CHECK(t.energy_joules == Approx(250));
@@ -257,8 +256,8 @@ TEST_CASE("sampler options reject bad values, naming the field and the value", "
   CHECK_THROWS_AS(options.validate(), gpuperf::ConfigError);
   options.period_seconds = 0.1;
   options.clock_change_warning_fraction = 1.5;
-  CHECK_THROWS_WITH(options.validate(), Catch::Contains("clock_change_warning_fraction") &&
-                                            Catch::Contains("1.5"));
+  CHECK_THROWS_WITH(options.validate(),
+                    Catch::Contains("clock_change_warning_fraction") && Catch::Contains("1.5"));
   FakeDevice device({FakeFrame{}});
   CHECK_THROWS_AS(TelemetrySampler(device, options), gpuperf::ConfigError);
 }
@@ -397,8 +396,9 @@ TEST_CASE("the table shows every reading of a GPU and n/a where one is absent", 
   gpuperf::write_snapshot_table(out, snapshot);
   const auto lines = split_lines(out.str());
   CHECK(lines.at(0) == "driver 580.95.05   CUDA 13.0   2 GPUs   2026-11-29T20:00:00Z");
-  CHECK(contains(lines, "GPU 0  NVIDIA H200  (GPU-0b6c5b0e-1111-2222-3333-444455556666, "
-                        "00000000:18:00.0)"));
+  CHECK(contains(lines,
+                 "GPU 0  NVIDIA H200  (GPU-0b6c5b0e-1111-2222-3333-444455556666, "
+                 "00000000:18:00.0)"));
   CHECK(contains(lines, "  memory          20480 / 144384 MiB used"));
   CHECK(contains(lines, "  utilization     gpu 97 %, memory 40 %"));
   CHECK(contains(lines, "  temperature     55 C"));
@@ -421,7 +421,8 @@ TEST_CASE("the table shows every reading of a GPU and n/a where one is absent", 
 
 TEST_CASE("snapshot JSON carries every field and null for absent readings", "[telemetry]") {
   FakeSystem system = two_gpu_system();
-  const auto json = nlohmann::json::parse(gpuperf::snapshot_to_json(gpuperf::take_snapshot(system)));
+  const auto json =
+      nlohmann::json::parse(gpuperf::snapshot_to_json(gpuperf::take_snapshot(system)));
   CHECK(json["driver_version"] == "580.95.05");
   CHECK(json["available"] == true);
   CHECK(json["cuda_driver_version"] == "13.0");
@@ -441,9 +442,9 @@ TEST_CASE("snapshot JSON carries every field and null for absent readings", "[te
   CHECK(gpu["processes"][0]["pid"] == 4242);
   CHECK(gpu["errors"].empty());
   const auto& bare = json["devices"][1];
-  for (const char* key : {"name", "power_draw_watts", "memory_used_bytes", "sm_clock_mhz",
-                          "clock_event_reasons", "throttling", "ecc_enabled",
-                          "pcie_link_generation", "nvlink_links_up", "processes"}) {
+  for (const char* key :
+       {"name", "power_draw_watts", "memory_used_bytes", "sm_clock_mhz", "clock_event_reasons",
+        "throttling", "ecc_enabled", "pcie_link_generation", "nvlink_links_up", "processes"}) {
     INFO(key);
     CHECK(bare[key].is_null());
   }
@@ -460,14 +461,18 @@ TEST_CASE("watch rows line up under their header and show a dash for absent read
   gpuperf::write_watch_rows(out, gpuperf::take_snapshot(system, false), "12:00:01");
   const auto lines = split_lines(out.str());
   REQUIRE(lines.size() == 4);
-  CHECK(lines[0] == "#    time  gpu     pwr   limit  temp     sm    mem  util  mutil       fb"
-                    "      energy  reasons");
-  CHECK(lines[1] == "#HH:MM:SS  idx       W       W     C    MHz    MHz     %      %      MiB"
-                    "           J");
-  CHECK(lines[2] == " 12:00:01    0   250.5   700.0    55   1980   3201    97     40    20480"
-                    "    123456.8  sw_power_cap");
-  CHECK(lines[3] == " 12:00:01    1       -       -     -      -      -     -      -        -"
-                    "           -  -");
+  CHECK(lines[0] ==
+        "#    time  gpu     pwr   limit  temp     sm    mem  util  mutil       fb"
+        "      energy  reasons");
+  CHECK(lines[1] ==
+        "#HH:MM:SS  idx       W       W     C    MHz    MHz     %      %      MiB"
+        "           J");
+  CHECK(lines[2] ==
+        " 12:00:01    0   250.5   700.0    55   1980   3201    97     40    20480"
+        "    123456.8  sw_power_cap");
+  CHECK(lines[3] ==
+        " 12:00:01    1       -       -     -      -      -     -      -        -"
+        "           -  -");
   // Every value ends where its column name ends.
   for (const char* column : {"gpu", "pwr", "limit", "temp", "fb", "energy"}) {
     INFO(column);
@@ -495,8 +500,7 @@ TEST_CASE("a telemetry summary prints one reading per line with its warnings", "
   CHECK(none.str() == "  telemetry unavailable: no telemetry samples were taken\n");
 }
 
-TEST_CASE("a snapshot records a failing reading as an error and keeps the others",
-          "[telemetry]") {
+TEST_CASE("a snapshot records a failing reading as an error and keeps the others", "[telemetry]") {
   FakeFrame frame = busy_frame(300, 5);
   frame.power_fails = true;
   FakeDevice device({frame});
@@ -536,14 +540,12 @@ TEST_CASE("a CUDA device's PCI location or UUID finds its telemetry device", "[t
   CHECK(system.find_by_pci_location(0, 0x9a, 0) == system.devices[1].get());
   CHECK(system.find_by_pci_location(0, 0x42, 0) == nullptr);
   CHECK(system.find_by_pci_bus_id("0000:9a:00.0") == system.devices[1].get());
-  CHECK(system.find_by_uuid("gpu-0B6C5B0E-1111-2222-3333-444455556666") ==
-        system.devices[0].get());
+  CHECK(system.find_by_uuid("gpu-0B6C5B0E-1111-2222-3333-444455556666") == system.devices[0].get());
   CHECK(system.find_by_uuid("GPU-ffffffff") == nullptr);
   CHECK_THROWS_AS(system.device(7), gpuperf::ConfigError);
 }
 
-TEST_CASE("opening NVML from a missing library says why telemetry is unavailable",
-          "[telemetry]") {
+TEST_CASE("opening NVML from a missing library says why telemetry is unavailable", "[telemetry]") {
   const auto missing = gpuperf::open_nvml_telemetry("/nonexistent/libnvidia-ml.so.1");
   CHECK_FALSE(missing);
   CHECK(missing.unavailable_reason.find("/nonexistent/libnvidia-ml.so.1") != std::string::npos);

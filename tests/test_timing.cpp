@@ -10,7 +10,6 @@
 #include "gpuperf/timing/statistics.h"
 #include "gpuperf/timing/timer.h"
 
-
 namespace {
 
 // A timer whose marks read a clock the test advances by hand.
@@ -21,7 +20,9 @@ class ManualTimer final : public gpuperf::Timer {
     marks_.push_back(now);
     return marks_.size() - 1;
   }
-  double seconds(std::size_t from, std::size_t to) override { return marks_.at(to) - marks_.at(from); }
+  double seconds(std::size_t from, std::size_t to) override {
+    return marks_.at(to) - marks_.at(from);
+  }
   void clear() override { marks_.clear(); }
   [[nodiscard]] std::size_t size() const override { return marks_.size(); }
   [[nodiscard]] std::string name() const override { return "manual"; }
@@ -131,7 +132,8 @@ TEST_CASE("adaptive measure stops once the interval is tight or at the time limi
   SECTION("alternating steps hit the time limit") {
     options.max_seconds = 20;
     bool slow = false;
-    const auto m = gpuperf::measure([&] { timer.now += (slow = !slow) ? 1 : 3; }, 1, timer, options);
+    const auto m =
+        gpuperf::measure([&] { timer.now += (slow = !slow) ? 1 : 3; }, 1, timer, options);
     CHECK(m.stop_reason == "time limit");
     CHECK(m.timed_seconds >= 20);
     CHECK(m.timed_seconds < 24);

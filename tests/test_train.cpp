@@ -16,8 +16,8 @@
 namespace {
 
 // Trains the seed's model on one fixed batch and returns (first loss, last loss).
-std::pair<float, float> fit_fixed_batch(const torch::Device& device, gpuperf::TrainStepOptions options,
-                                        int steps) {
+std::pair<float, float> fit_fixed_batch(const torch::Device& device,
+                                        gpuperf::TrainStepOptions options, int steps) {
   torch::manual_seed(0);
   gpuperf::TrainStep step(gpuperf::ModelRegistry::global().create("simple"), device, options);
   gpuperf::SyntheticBatchOptions batch_options;
@@ -46,7 +46,8 @@ TEST_CASE("training on a fixed batch drives the loss down in fp32 with Adam", "[
   CHECK(last < 0.2f * first);
 }
 
-TEST_CASE("training on a fixed batch drives the loss down in bf16 channels_last with SGD", "[train]") {
+TEST_CASE("training on a fixed batch drives the loss down in bf16 channels_last with SGD",
+          "[train]") {
   gpuperf::TrainStepOptions options;
   options.precision = gpuperf::Precision::kBf16;
   options.memory_format = gpuperf::MemoryFormat::kChannelsLast;
@@ -86,21 +87,25 @@ TEST_CASE("TrainStep converts the model to channels_last and runs user batches",
   CHECK_FALSE(result.loss.requires_grad());
 }
 
-TEST_CASE("TrainStep rejects bad options and unsupported precisions with the option named", "[train]") {
+TEST_CASE("TrainStep rejects bad options and unsupported precisions with the option named",
+          "[train]") {
   gpuperf::TrainStepOptions options;
   options.learning_rate = -1;
-  CHECK_THROWS_WITH(gpuperf::TrainStep(gpuperf::ModelRegistry::global().create("simple"), torch::kCPU, options),
-                    Catch::Contains("--lr"));
+  CHECK_THROWS_WITH(
+      gpuperf::TrainStep(gpuperf::ModelRegistry::global().create("simple"), torch::kCPU, options),
+      Catch::Contains("--lr"));
   options = {};
   options.precision = gpuperf::Precision::kTf32;
-  CHECK_THROWS_WITH(gpuperf::TrainStep(gpuperf::ModelRegistry::global().create("simple"), torch::kCPU, options),
-                    Catch::Contains("--precision tf32"));
+  CHECK_THROWS_WITH(
+      gpuperf::TrainStep(gpuperf::ModelRegistry::global().create("simple"), torch::kCPU, options),
+      Catch::Contains("--precision tf32"));
   gpuperf::SyntheticBatchOptions batch_options;
   batch_options.batch_size = 0;
   CHECK_THROWS_WITH(gpuperf::SyntheticBatches(batch_options), Catch::Contains("--batch-size"));
 }
 
-TEST_CASE("fp16 training with a GradScaler on CUDA learns and counts skipped steps", "[train][gpu]") {
+TEST_CASE("fp16 training with a GradScaler on CUDA learns and counts skipped steps",
+          "[train][gpu]") {
   REQUIRE(torch::cuda::is_available());
   gpuperf::TrainStepOptions options;
   options.precision = gpuperf::Precision::kFp16;
@@ -113,7 +118,8 @@ TEST_CASE("fp16 training with a GradScaler on CUDA learns and counts skipped ste
     auto value = torch::nn::functional::cross_entropy(output, target);
     return ++calls == 3 ? value * std::numeric_limits<float>::infinity() : value;
   };
-  gpuperf::TrainStep step(gpuperf::ModelRegistry::global().create("simple"), torch::kCUDA, options, loss);
+  gpuperf::TrainStep step(gpuperf::ModelRegistry::global().create("simple"), torch::kCUDA, options,
+                          loss);
   gpuperf::SyntheticBatchOptions batch_options;
   batch_options.batch_size = 8;
   batch_options.device = torch::kCUDA;
@@ -134,7 +140,8 @@ TEST_CASE("bf16 channels_last ResNet-50 trains on CUDA without NaN", "[train][gp
   options.optimizer = gpuperf::OptimizerKind::kSgd;
   options.learning_rate = 0.01;
   torch::manual_seed(0);
-  gpuperf::TrainStep step(gpuperf::ModelRegistry::global().create("resnet50", 10), torch::kCUDA, options);
+  gpuperf::TrainStep step(gpuperf::ModelRegistry::global().create("resnet50", 10), torch::kCUDA,
+                          options);
   gpuperf::SyntheticBatchOptions batch_options;
   batch_options.batch_size = 16;
   batch_options.sample_shape = {3, 64, 64};
@@ -151,7 +158,8 @@ TEST_CASE("bf16 channels_last ResNet-50 trains on CUDA without NaN", "[train][gp
   CHECK(last < first);
 }
 
-TEST_CASE("CUDA event windows agree with the host clock around a synchronised workload", "[timing][gpu]") {
+TEST_CASE("CUDA event windows agree with the host clock around a synchronised workload",
+          "[timing][gpu]") {
   REQUIRE(torch::cuda::is_available());
   auto events = gpuperf::make_cuda_event_timer(0);
   auto host = gpuperf::make_steady_clock_timer();
@@ -186,7 +194,8 @@ Trajectory train_trajectory(gpuperf::TrainStepOptions options, int steps, int po
   gpuperf::TrainStep step(gpuperf::ModelRegistry::global().create("simple"), torch::kCUDA, options);
   torch::manual_seed(8);
   const auto input = torch::randn({32, 3, 32, 32}, torch::kCUDA);
-  const auto target = torch::randint(0, 10, {32}, torch::TensorOptions().device(torch::kCUDA).dtype(torch::kLong));
+  const auto target =
+      torch::randint(0, 10, {32}, torch::TensorOptions().device(torch::kCUDA).dtype(torch::kLong));
   const auto poisoned = torch::full_like(input, std::numeric_limits<float>::infinity());
   Trajectory t;
   for (int i = 0; i < steps; ++i) {
@@ -251,11 +260,13 @@ TEST_CASE("inside a CUDA graph the loss scale still backs off on overflow", "[tr
 TEST_CASE("graph mode refuses a step it cannot capture", "[train]") {
   gpuperf::TrainStepOptions options;
   options.cuda_graph = true;
-  CHECK_THROWS_WITH(gpuperf::TrainStep(gpuperf::ModelRegistry::global().create("simple"), torch::kCPU, options),
-                    Catch::Contains("fused optimizer"));
+  CHECK_THROWS_WITH(
+      gpuperf::TrainStep(gpuperf::ModelRegistry::global().create("simple"), torch::kCPU, options),
+      Catch::Contains("fused optimizer"));
   options.fused_optimizer = gpuperf::FusedOptimizer::available(torch::kCPU);
   if (options.fused_optimizer) {
-    CHECK_THROWS_WITH(gpuperf::TrainStep(gpuperf::ModelRegistry::global().create("simple"), torch::kCPU, options),
-                      Catch::Contains("CUDA device"));
+    CHECK_THROWS_WITH(
+        gpuperf::TrainStep(gpuperf::ModelRegistry::global().create("simple"), torch::kCPU, options),
+        Catch::Contains("CUDA device"));
   }
 }

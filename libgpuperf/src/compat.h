@@ -15,12 +15,12 @@ inline constexpr bool kTorch2 = TORCH_VERSION_MAJOR >= 2;
 
 /// ATen has CPU kernels for _amp_foreach_non_finite_check_and_unscale_ and _amp_update_scale_
 /// (added with the CPU GradScaler in 2.3). Before that only CUDA tensors have them.
-inline constexpr bool kCpuAmpKernels =
-    TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 3);
+inline constexpr bool kCpuAmpKernels = TORCH_VERSION_MAJOR > 2 ||
+                                       (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 3);
 
 /// CPU autocast accepts fp16 (2.4+); earlier CPU autocast handles bf16 only.
-inline constexpr bool kCpuAutocastHalf =
-    TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4);
+inline constexpr bool kCpuAutocastHalf = TORCH_VERSION_MAJOR > 2 ||
+                                         (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4);
 
 /// ATen has the fused optimizer kernels (_fused_adam_, _fused_adamw_, _fused_sgd_) for CUDA
 /// tensors: _fused_adam_ from 2.0, _fused_sgd_ from 2.2. CPU kernels came with 2.4.
@@ -35,7 +35,8 @@ inline bool autocast_enabled(c10::DeviceType device) {
 #if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
   return at::autocast::is_autocast_enabled(device);
 #else
-  return device == c10::DeviceType::CPU ? at::autocast::is_cpu_enabled() : at::autocast::is_enabled();
+  return device == c10::DeviceType::CPU ? at::autocast::is_cpu_enabled()
+                                        : at::autocast::is_enabled();
 #endif
 }
 

@@ -15,8 +15,9 @@ int main() {
   measure.steps_per_window = 1;
   measure.windows = 2;
   float loss = 0;
-  const auto m = gpuperf::measure([&] { loss = step(batches.next()).loss.item<float>(); }, 4, *timer, measure);
-  std::cout << "gpuperf " << gpuperf::kVersion << ": " << m.throughput.median
-            << " samples/s, loss " << loss << "\n";
+  const auto m =
+      gpuperf::measure([&] { loss = step(batches.next()).loss.item<float>(); }, 4, *timer, measure);
+  std::cout << "gpuperf " << gpuperf::kVersion << ": " << m.throughput.median << " samples/s, loss "
+            << loss << "\n";
   return std::isfinite(loss) && m.throughput.median > 0 ? 0 : 1;
 }

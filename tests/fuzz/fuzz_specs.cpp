@@ -13,7 +13,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try {
     const auto db = gpuperf::SpecDatabase::from_json(text, "fuzz.json");
     // Matching and merging read every parsed field.
-    for (const auto& gpu : db.gpus()) (void)db.match_device(gpu.name, gpu.sm_count, gpu.memory_bytes);
+    for (const auto& gpu : db.gpus())
+      (void)db.match_device(gpu.name, gpu.sm_count, gpu.memory_bytes);
     gpuperf::SpecDatabase merged = db;
     merged.merge_json(text, "fuzz.json");
   } catch (const gpuperf::Error&) {

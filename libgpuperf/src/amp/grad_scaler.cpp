@@ -43,8 +43,8 @@ namespace {
 bool use_aten(AmpKernels kernels, const torch::Tensor& t) {
   if (kernels == AmpKernels::kAuto) return has_amp_kernels(t.device());
   if (kernels == AmpKernels::kAten && !has_amp_kernels(t.device())) {
-    throw ConfigError(std::string("this LibTorch (") + TORCH_VERSION + ") has no _amp_* kernels for " +
-                      t.device().str());
+    throw ConfigError(std::string("this LibTorch (") + TORCH_VERSION +
+                      ") has no _amp_* kernels for " + t.device().str());
   }
   return kernels == AmpKernels::kAten;
 }
@@ -76,9 +76,9 @@ void unscale_grads(std::vector<torch::Tensor>& grads, torch::Tensor& found_inf,
   }
 }
 
-void update_scale(torch::Tensor& scale, torch::Tensor& growth_tracker, const torch::Tensor& found_inf,
-                  double growth_factor, double backoff_factor, std::int64_t growth_interval,
-                  AmpKernels kernels) {
+void update_scale(torch::Tensor& scale, torch::Tensor& growth_tracker,
+                  const torch::Tensor& found_inf, double growth_factor, double backoff_factor,
+                  std::int64_t growth_interval, AmpKernels kernels) {
   if (use_aten(kernels, scale)) {
     at::_amp_update_scale_(scale, growth_tracker, found_inf, growth_factor, backoff_factor,
                            growth_interval);
@@ -96,7 +96,8 @@ void update_scale(torch::Tensor& scale, torch::Tensor& growth_tracker, const tor
   const auto grown_ok = torch::isfinite(grown);
   auto new_scale = torch::where(inf, scale * backoff_factor,
                                 torch::where(grow.logical_and(grown_ok), grown, scale));
-  auto new_tracker = torch::where(inf.logical_or(grow), torch::zeros_like(growth_tracker), successful);
+  auto new_tracker =
+      torch::where(inf.logical_or(grow), torch::zeros_like(growth_tracker), successful);
   scale.copy_(new_scale);
   growth_tracker.copy_(new_tracker);
 }
@@ -132,7 +133,8 @@ GradScaler::PerOptimizer& GradScaler::state_for(const void* optimizer, Call call
     throw Error("GradScaler.step() has already been called since the last update()");
   }
   if (call == Call::kUnscale && state.stage == Stage::kUnscaled) {
-    throw Error("GradScaler.unscale_() has already been called on this optimizer since the last update()");
+    throw Error(
+        "GradScaler.unscale_() has already been called on this optimizer since the last update()");
   }
   if (call == Call::kUnscale && state.stage == Stage::kStepped) {
     throw Error("GradScaler.unscale_() is being called after step()");
@@ -140,7 +142,8 @@ GradScaler::PerOptimizer& GradScaler::state_for(const void* optimizer, Call call
   return state;
 }
 
-void GradScaler::unscale_gradients(PerOptimizer& state, std::vector<torch::Tensor> grads, bool check_only) {
+void GradScaler::unscale_gradients(PerOptimizer& state, std::vector<torch::Tensor> grads,
+                                   bool check_only) {
   // As PyTorch: the reciprocal in double, then rounded to float. A check alone multiplies by 1.
   const auto inv_scale = check_only ? torch::ones({1}, scale_.options())
                                     : scale_.to(torch::kDouble).reciprocal().to(torch::kFloat);

@@ -11,9 +11,10 @@ namespace gpuperf {
 namespace {
 
 std::string quote(const std::string& word) {
-  if (!word.empty() && word.find_first_not_of(
-                           "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_./=:,+") ==
-                           std::string::npos) {
+  if (!word.empty() &&
+      word.find_first_not_of(
+          "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_./=:,+") ==
+          std::string::npos) {
     return word;
   }
   std::string out = "'";
@@ -29,7 +30,8 @@ std::string join(const std::vector<std::string>& names) {
 
 template <typename T>
 void require(bool ok, const std::string& option, const T& value, const std::string& rule) {
-  if (!ok) throw ConfigError("--" + option + ": must be " + rule + ", got " + std::to_string(value));
+  if (!ok)
+    throw ConfigError("--" + option + ": must be " + rule + ", got " + std::to_string(value));
 }
 
 void check_ranges(const TrainingBenchmarkArgs& a) {
@@ -47,10 +49,12 @@ void check_ranges(const TrainingBenchmarkArgs& a) {
   require(a.max_windows >= a.min_windows, "max-windows", a.max_windows, ">= --min-windows");
   require(a.threads >= 0, "threads", a.threads, ">= 0");
   require(a.telemetry_period > 0, "telemetry-period", a.telemetry_period, "> 0");
-  for (const auto& [option, value] : {std::pair<const char*, const std::string&>{"fused", a.fused},
-                                      std::pair<const char*, const std::string&>{"graph", a.graph}}) {
+  for (const auto& [option, value] :
+       {std::pair<const char*, const std::string&>{"fused", a.fused},
+        std::pair<const char*, const std::string&>{"graph", a.graph}}) {
     if (value != "auto" && value != "on" && value != "off") {
-      throw ConfigError(std::string("--") + option + ": unknown value '" + value + "' (choose auto, on or off)");
+      throw ConfigError(std::string("--") + option + ": unknown value '" + value +
+                        "' (choose auto, on or off)");
     }
   }
   if (a.precision != "auto") (void)parse_precision(a.precision);
@@ -89,20 +93,27 @@ ParsedTrainingArgs parse_training_benchmark_args(int argc, const char* const* ar
   app.add_option("--model", a.model, "registered model name (see --list-models)");
   app.add_flag("--list-models", parsed.list_models, "print the registered models and exit");
   app.add_option("--batch-size,-b", a.batch_size, "samples per step");
-  app.add_option("--num-classes", a.num_classes, "classes of the synthetic targets (0: model default)");
-  app.add_option("--precision", a.precision, "auto|" + join(precision_names()) + " (auto: fp16 on CUDA, bf16 on CPU)");
+  app.add_option("--num-classes", a.num_classes,
+                 "classes of the synthetic targets (0: model default)");
+  app.add_option("--precision", a.precision,
+                 "auto|" + join(precision_names()) + " (auto: fp16 on CUDA, bf16 on CPU)");
   app.add_option("--memory-format", a.memory_format, join(memory_format_names()));
   app.add_option("--optimizer", a.optimizer, join(optimizer_names()));
   app.add_option("--lr", a.learning_rate, "learning rate");
   app.add_option("--momentum", a.momentum, "SGD momentum");
   app.add_option("--weight-decay", a.weight_decay, "weight decay");
   app.add_flag("--cudnn-benchmark,!--no-cudnn-benchmark", a.cudnn_benchmark, "cuDNN autotuning");
-  app.add_option("--fused", a.fused, "auto|on|off: fused optimizer kernels, no host sync per step (auto: where LibTorch has them)");
-  app.add_option("--graph", a.graph, "auto|on|off: capture the whole step in a CUDA graph (auto: on CUDA when --fused)");
+  app.add_option("--fused", a.fused,
+                 "auto|on|off: fused optimizer kernels, no host sync per step (auto: where "
+                 "LibTorch has them)");
+  app.add_option(
+      "--graph", a.graph,
+      "auto|on|off: capture the whole step in a CUDA graph (auto: on CUDA when --fused)");
   app.add_option("--warmup", a.warmup_steps, "untimed warm-up steps");
   app.add_option("--steps-per-window", a.steps_per_window, "steps per timed window");
   app.add_option("--windows", a.windows, "timed windows (fixed mode)");
-  app.add_flag("--adaptive", a.adaptive, "time windows until the 95% CI is within --target-ci or --max-seconds pass");
+  app.add_flag("--adaptive", a.adaptive,
+               "time windows until the 95% CI is within --target-ci or --max-seconds pass");
   app.add_option("--target-ci", a.target_relative_ci, "adaptive: relative CI half-width to reach");
   app.add_option("--max-seconds", a.max_seconds, "adaptive: timed seconds at most");
   app.add_option("--min-windows", a.min_windows, "adaptive: windows at least");

@@ -13,7 +13,8 @@ namespace {
 
 template <typename T>
 void require(bool ok, const std::string& option, const T& value, const std::string& rule) {
-  if (!ok) throw ConfigError("--" + option + ": must be " + rule + ", got " + std::to_string(value));
+  if (!ok)
+    throw ConfigError("--" + option + ": must be " + rule + ", got " + std::to_string(value));
 }
 
 void check_ranges(const MicrobenchArgs& a, bool size_given, bool shape_given) {
@@ -46,10 +47,13 @@ ParsedMicrobenchArgs parse_microbench_args(int argc, const char* const* argv, st
                "microbench");
   app.option_defaults()->always_capture_default();
   app.add_option("--device", a.device, "auto, cpu, cuda or cuda:N (auto: a GPU if there is one)");
-  auto* size = app.add_option("--gemm-size", a.gemm_size, "square GEMM edge N (default 8192 on a GPU, 1024 on the CPU)");
-  auto* shape = app.add_option("--gemm-shape", a.gemm_shape, "MxNxK instead of a square --gemm-size");
-  app.add_option("--dtypes", a.dtypes,
-                 "comma-separated: fp64,fp32,tf32,fp16,bf16,int8,fp8 (default: all the device runs)");
+  auto* size = app.add_option("--gemm-size", a.gemm_size,
+                              "square GEMM edge N (default 8192 on a GPU, 1024 on the CPU)");
+  auto* shape =
+      app.add_option("--gemm-shape", a.gemm_shape, "MxNxK instead of a square --gemm-size");
+  app.add_option(
+      "--dtypes", a.dtypes,
+      "comma-separated: fp64,fp32,tf32,fp16,bf16,int8,fp8 (default: all the device runs)");
   app.add_option("--memory-size-mib", a.memory_size_mib,
                  "buffer for the device copy/read/write (default 1024 on a GPU, 256 on the CPU)");
   app.add_option("--host-size-mib", a.host_size_mib, "buffer for host<->device transfers");

@@ -35,10 +35,11 @@ Precision choose_precision(const std::string& text, const torch::Device& device)
 std::string out_of_memory_message(const TrainingBenchmarkArgs& args, const torch::Device& device) {
   const DeviceMemory m = device_memory(device);
   return "CUDA out of memory with --batch-size " + std::to_string(args.batch_size) + " (model " +
-         args.model + ", precision " + args.precision + ") on " + device.str() + ": device " +
-         format_bytes(m.total) + ", free " + format_bytes(m.free) + ", LibTorch allocated " +
-         format_bytes(m.allocated) + " (peak " + format_bytes(m.peak_allocated) + "), reserved " +
-         format_bytes(m.reserved) + ". Try a smaller --batch-size.";
+         args.model + ", precision " + to_string(choose_precision(args.precision, device)) +
+         ") on " + device.str() + ": device " + format_bytes(m.total) + ", free " +
+         format_bytes(m.free) + ", LibTorch allocated " + format_bytes(m.allocated) + " (peak " +
+         format_bytes(m.peak_allocated) + "), reserved " + format_bytes(m.reserved) +
+         ". Try a smaller --batch-size.";
 }
 
 // Datasheet match and efficiency figures (% of peak, samples per joule, cost). A missing spec
@@ -51,8 +52,8 @@ void add_efficiency(RunRecord& record) {
       return;
     }
     const SpecDatabase db = SpecDatabase::load_default();
-    const SpecMatch match = db.match_device(record.device.name, record.device.sm_count,
-                                            record.device.memory_bytes);
+    const SpecMatch match =
+        db.match_device(record.device.name, record.device.sm_count, record.device.memory_bytes);
     if (match.spec == nullptr) record.warnings.push_back(match.reason);
     add_efficiency_metrics(record, compute_efficiency(record, match.spec));
   } catch (const Error& e) {
@@ -87,10 +88,12 @@ RunRecord run_training_measurement(const TrainingBenchmarkArgs& args) {
     throw ConfigError("--graph on: needs a CUDA device and the fused optimizer (device " +
                       device.str() + ", --fused " + args.fused + ")");
   }
-  options.cuda_graph = args.graph == "on" || (args.graph == "auto" && device.is_cuda() && options.fused_optimizer);
+  options.cuda_graph =
+      args.graph == "on" || (args.graph == "auto" && device.is_cuda() && options.fused_optimizer);
   if (options.cuda_graph && args.warmup_steps < 1) {
     // The first step captures the graph; it must not fall inside a timed window.
-    throw ConfigError("--warmup: must be >= 1 with a CUDA graph (--graph " + args.graph + "), got 0");
+    throw ConfigError("--warmup: must be >= 1 with a CUDA graph (--graph " + args.graph +
+                      "), got 0");
   }
 
   MeasureOptions measure_options;
@@ -162,14 +165,17 @@ RunRecord run_training_measurement(const TrainingBenchmarkArgs& args) {
       TelemetrySamplerOptions sampler_options;
       sampler_options.period_seconds = args.telemetry_period;
       sampler = std::make_unique<TelemetrySampler>(*telemetry_device, sampler_options);
-      if (const auto watts = telemetry_device->power_limit_watts()) record.device.power_limit_watts = *watts;
+      if (const auto watts = telemetry_device->power_limit_watts())
+        record.device.power_limit_watts = *watts;
     } else {
-      record.telemetry.unavailable_reason =
-          telemetry ? "no NVML device at the CUDA device's PCI location" : telemetry.unavailable_reason;
+      record.telemetry.unavailable_reason = telemetry
+                                                ? "no NVML device at the CUDA device's PCI location"
+                                                : telemetry.unavailable_reason;
       record.warnings.push_back("telemetry unavailable: " + record.telemetry.unavailable_reason);
     }
   } else {
-    record.telemetry.unavailable_reason = device.is_cuda() ? "disabled (--no-telemetry)" : "CPU run";
+    record.telemetry.unavailable_reason =
+        device.is_cuda() ? "disabled (--no-telemetry)" : "CPU run";
   }
   auto before_timing = [&] {
     if (!sampler) return;
@@ -184,9 +190,9 @@ RunRecord run_training_measurement(const TrainingBenchmarkArgs& args) {
                          static_cast<long long>(std::llround(p.window_throughput)), " samples/s"));
     }
   };
-  const Measurement m = measure([&] { last = step(batches.next()); },
-                                static_cast<double>(args.batch_size), *timer, measure_options, progress,
-                                before_timing);
+  const Measurement m =
+      measure([&] { last = step(batches.next()); }, static_cast<double>(args.batch_size), *timer,
+              measure_options, progress, before_timing);
   synchronize(device);
   if (sampler) {
     record.telemetry = sampler->stop(static_cast<double>(args.batch_size) * m.timed_steps);
@@ -202,7 +208,8 @@ RunRecord run_training_measurement(const TrainingBenchmarkArgs& args) {
   record.stop_reason = m.stop_reason;
   record.total_steps = step.steps();
   config.graph_mode = step.graph_captured() ? "cuda-graph" : "eager";
-  if (!step.graph_fallback_reason().empty()) record.warnings.push_back(step.graph_fallback_reason());
+  if (!step.graph_fallback_reason().empty())
+    record.warnings.push_back(step.graph_fallback_reason());
   record.skipped_steps = step.skipped_steps();
   record.final_loss = last.loss.item<double>();
   record.final_loss_scale = step.scaler().get_scale();
@@ -218,7 +225,8 @@ RunRecord run_training_measurement(const TrainingBenchmarkArgs& args) {
   }
   add_efficiency(record);
   if (!std::isfinite(record.final_loss)) {
-    record.warnings.push_back("the final loss is not finite (" + std::to_string(record.final_loss) + ")");
+    record.warnings.push_back("the final loss is not finite (" + std::to_string(record.final_loss) +
+                              ")");
   }
   if (record.skipped_steps > 0) {
     record.warnings.push_back(std::to_string(record.skipped_steps) +
@@ -232,8 +240,10 @@ RunRecord run_training_measurement(const TrainingBenchmarkArgs& args) {
   return record;
 }
 
-int run_training_benchmark(int argc, const char* const* argv, const TrainingBenchmarkDefaults& defaults) {
-  const ParsedTrainingArgs parsed = parse_training_benchmark_args(argc, argv, defaults, std::cout, std::cerr);
+int run_training_benchmark(int argc, const char* const* argv,
+                           const TrainingBenchmarkDefaults& defaults) {
+  const ParsedTrainingArgs parsed =
+      parse_training_benchmark_args(argc, argv, defaults, std::cout, std::cerr);
   if (parsed.exit_code) return *parsed.exit_code;
   if (parsed.list_models) {
     for (const auto& name : ModelRegistry::global().names()) {

@@ -57,7 +57,8 @@ std::string nvidia_driver_version() {
   std::ifstream in("/proc/driver/nvidia/version");
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   std::smatch match;
-  if (std::regex_search(text, match, std::regex(R"(Kernel Module\s+(?:for \S+\s+)?([0-9]+(?:\.[0-9]+)+))"))) {
+  if (std::regex_search(text, match,
+                        std::regex(R"(Kernel Module\s+(?:for \S+\s+)?([0-9]+(?:\.[0-9]+)+))"))) {
     return match[1];
   }
   return "";
@@ -87,7 +88,8 @@ bool cuda_available() {
 }
 
 torch::Device resolve_device(const std::string& text) {
-  if (text == "auto") return cuda_available() ? torch::Device(torch::kCUDA, 0) : torch::Device(torch::kCPU);
+  if (text == "auto")
+    return cuda_available() ? torch::Device(torch::kCUDA, 0) : torch::Device(torch::kCPU);
   if (text == "cpu") return torch::kCPU;
   if (text == "cuda" || text.rfind("cuda:", 0) == 0) {
     if (!cuda_available()) {
@@ -121,7 +123,8 @@ DeviceFingerprint collect_fingerprint(const torch::Device& device) {
   if (device.is_cpu()) {
     f.name = cpu_model();
     f.sm_count = static_cast<int>(std::thread::hardware_concurrency());
-    f.memory_bytes = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE));
+    f.memory_bytes =
+        static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE));
     return f;
   }
 #if GPUPERF_WITH_CUDA
@@ -131,19 +134,23 @@ DeviceFingerprint collect_fingerprint(const torch::Device& device) {
   f.compute_capability = std::to_string(props->major) + "." + std::to_string(props->minor);
   f.memory_bytes = static_cast<double>(props->totalGlobalMem);
   int khz = 0;
-  if (cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, f.index) == cudaSuccess) f.sm_clock_max_hz = khz * 1e3;
+  if (cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, f.index) == cudaSuccess)
+    f.sm_clock_max_hz = khz * 1e3;
   if (cudaDeviceGetAttribute(&khz, cudaDevAttrMemoryClockRate, f.index) == cudaSuccess) {
     f.memory_clock_max_hz = khz * 1e3;
   }
   int version = 0;
-  if (cudaDriverGetVersion(&version) == cudaSuccess) f.cuda_driver_api_version = cuda_version_text(version);
-  if (cudaRuntimeGetVersion(&version) == cudaSuccess) f.cuda_runtime_version = cuda_version_text(version);
+  if (cudaDriverGetVersion(&version) == cudaSuccess)
+    f.cuda_driver_api_version = cuda_version_text(version);
+  if (cudaRuntimeGetVersion(&version) == cudaSuccess)
+    f.cuda_runtime_version = cuda_version_text(version);
   if (at::globalContext().hasCuDNN()) {
     // cuDNN 9 encodes major * 10000 + minor * 100 + patch (8.x: major * 1000 + minor * 100).
     const long v = at::globalContext().versionCuDNN();
     const long major = v >= 90000 ? v / 10000 : v / 1000;
     const long minor = v >= 90000 ? (v % 10000) / 100 : (v % 1000) / 100;
-    f.cudnn_version = std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(v % 100);
+    f.cudnn_version =
+        std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(v % 100);
   }
   f.driver_version = nvidia_driver_version();
 #endif
@@ -162,7 +169,8 @@ DeviceMemory device_memory(const torch::Device& device) {
       m.free = static_cast<double>(free);
       m.total = static_cast<double>(total);
     }
-    const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(static_cast<c10::DeviceIndex>(index));
+    const auto stats =
+        c10::cuda::CUDACachingAllocator::getDeviceStats(static_cast<c10::DeviceIndex>(index));
     constexpr size_t kAll = 0;  // StatType::AGGREGATE, whose namespace moved between versions
     m.allocated = static_cast<double>(stats.allocated_bytes[kAll].current);
     m.reserved = static_cast<double>(stats.reserved_bytes[kAll].current);
@@ -184,7 +192,8 @@ void reset_peak_memory(const torch::Device& device) {
 PciLocation cuda_pci_location(const torch::Device& device) {
 #if GPUPERF_WITH_CUDA
   if (device.is_cuda()) {
-    const cudaDeviceProp* props = at::cuda::getDeviceProperties(device.has_index() ? device.index() : 0);
+    const cudaDeviceProp* props =
+        at::cuda::getDeviceProperties(device.has_index() ? device.index() : 0);
     PciLocation location;
     location.domain = static_cast<unsigned>(props->pciDomainID);
     location.bus = static_cast<unsigned>(props->pciBusID);
@@ -198,7 +207,8 @@ PciLocation cuda_pci_location(const torch::Device& device) {
 void synchronize(const torch::Device& device) {
 #if GPUPERF_WITH_CUDA
   if (device.is_cuda()) {
-    c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(device.has_index() ? device.index() : 0));
+    c10::cuda::CUDAGuard guard(
+        static_cast<c10::DeviceIndex>(device.has_index() ? device.index() : 0));
     c10::cuda::device_synchronize();
   }
 #endif

@@ -13,11 +13,16 @@ namespace {
 
 spdlog::level::level_enum to_spdlog(Level level) {
   switch (level) {
-    case Level::kDebug: return spdlog::level::debug;
-    case Level::kInfo: return spdlog::level::info;
-    case Level::kWarn: return spdlog::level::warn;
-    case Level::kError: return spdlog::level::err;
-    case Level::kOff: return spdlog::level::off;
+    case Level::kDebug:
+      return spdlog::level::debug;
+    case Level::kInfo:
+      return spdlog::level::info;
+    case Level::kWarn:
+      return spdlog::level::warn;
+    case Level::kError:
+      return spdlog::level::err;
+    case Level::kOff:
+      return spdlog::level::off;
   }
   return spdlog::level::info;
 }

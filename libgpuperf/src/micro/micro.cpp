@@ -49,7 +49,8 @@ int device_index(const torch::Device& device) { return device.has_index() ? devi
 int compute_capability(const torch::Device& device) {
 #if GPUPERF_WITH_CUDA
   if (device.is_cuda()) {
-    const cudaDeviceProp* p = at::cuda::getDeviceProperties(static_cast<c10::DeviceIndex>(device_index(device)));
+    const cudaDeviceProp* p =
+        at::cuda::getDeviceProperties(static_cast<c10::DeviceIndex>(device_index(device)));
     return p->major * 10 + p->minor;
   }
 #else
@@ -61,12 +62,17 @@ int compute_capability(const torch::Device& device) {
 
 torch::ScalarType storage_type(GemmDtype dtype) {
   switch (dtype) {
-    case GemmDtype::kFp64: return torch::kFloat64;
+    case GemmDtype::kFp64:
+      return torch::kFloat64;
     case GemmDtype::kFp32:
-    case GemmDtype::kTf32: return torch::kFloat32;
-    case GemmDtype::kFp16: return torch::kFloat16;
-    case GemmDtype::kBf16: return torch::kBFloat16;
-    case GemmDtype::kInt8: return torch::kInt8;
+    case GemmDtype::kTf32:
+      return torch::kFloat32;
+    case GemmDtype::kFp16:
+      return torch::kFloat16;
+    case GemmDtype::kBf16:
+      return torch::kBFloat16;
+    case GemmDtype::kInt8:
+      return torch::kInt8;
     case GemmDtype::kFp8:
 #if GPUPERF_HAS_SCALED_MM
       return c10::ScalarType::Float8_e4m3fn;
@@ -79,24 +85,33 @@ torch::ScalarType storage_type(GemmDtype dtype) {
 
 double element_bytes(GemmDtype dtype) {
   switch (dtype) {
-    case GemmDtype::kFp64: return 8;
+    case GemmDtype::kFp64:
+      return 8;
     case GemmDtype::kFp32:
-    case GemmDtype::kTf32: return 4;
+    case GemmDtype::kTf32:
+      return 4;
     case GemmDtype::kFp16:
-    case GemmDtype::kBf16: return 2;
+    case GemmDtype::kBf16:
+      return 2;
     case GemmDtype::kInt8:
-    case GemmDtype::kFp8: return 1;
+    case GemmDtype::kFp8:
+      return 1;
   }
   return 0;
 }
 
 std::string gemm_note(GemmDtype dtype) {
   switch (dtype) {
-    case GemmDtype::kFp32: return "torch::mm, TF32 off";
-    case GemmDtype::kTf32: return "torch::mm on fp32, TF32 on";
-    case GemmDtype::kInt8: return "at::_int_mm, int32 out, B column-major";
-    case GemmDtype::kFp8: return "at::_scaled_mm e4m3, bf16 out, scales 1, B column-major";
-    default: return "torch::mm";
+    case GemmDtype::kFp32:
+      return "torch::mm, TF32 off";
+    case GemmDtype::kTf32:
+      return "torch::mm on fp32, TF32 on";
+    case GemmDtype::kInt8:
+      return "at::_int_mm, int32 out, B column-major";
+    case GemmDtype::kFp8:
+      return "at::_scaled_mm e4m3, bf16 out, scales 1, B column-major";
+    default:
+      return "torch::mm";
   }
 }
 
@@ -109,14 +124,16 @@ void time_calls(MicroResult& r, const std::function<void()>& step, Timer& timer,
   m.windows = options.windows;
   const Measurement measured = measure(step, r.work_per_call, timer, m);
   r.windows.clear();
-  for (double per_second : measured.window_throughput) r.windows.push_back(per_second / r.unit_scale);
+  for (double per_second : measured.window_throughput)
+    r.windows.push_back(per_second / r.unit_scale);
   r.summary = summarize(r.windows);
   r.warmup_calls = options.warmup_calls;
   r.calls_per_window = options.calls_per_window;
 }
 
 std::unique_ptr<Timer> timer_for(const torch::Device& device) {
-  return make_timer(device.is_cuda() ? TimerKind::kCudaEvent : TimerKind::kSteadyClock, device_index(device));
+  return make_timer(device.is_cuda() ? TimerKind::kCudaEvent : TimerKind::kSteadyClock,
+                    device_index(device));
 }
 
 std::string mib_text(double bytes) {
@@ -179,13 +196,17 @@ bool gemm_supported(GemmDtype dtype, const torch::Device& device, std::string* r
   return why.empty();
 }
 
-GemmOperands make_gemm_operands(GemmDtype dtype, const GemmShape& shape, const torch::Device& device) {
+GemmOperands make_gemm_operands(GemmDtype dtype, const GemmShape& shape,
+                                const torch::Device& device) {
   const auto on_device = torch::TensorOptions().device(device);
   GemmOperands ops;
   if (dtype == GemmDtype::kInt8) {
     // The full int8 range; randint's upper bound is exclusive.
-    ops.a = torch::randint(-128, 128, {shape.m, shape.k}, on_device.dtype(torch::kInt32)).to(torch::kInt8);
-    ops.b = torch::randint(-128, 128, {shape.n, shape.k}, on_device.dtype(torch::kInt32)).to(torch::kInt8).t();
+    ops.a = torch::randint(-128, 128, {shape.m, shape.k}, on_device.dtype(torch::kInt32))
+                .to(torch::kInt8);
+    ops.b = torch::randint(-128, 128, {shape.n, shape.k}, on_device.dtype(torch::kInt32))
+                .to(torch::kInt8)
+                .t();
     return ops;
   }
   const auto normal = [&](std::int64_t rows, std::int64_t cols) {
@@ -233,7 +254,8 @@ double l2_cache_bytes(const torch::Device& device) {
 #if GPUPERF_WITH_CUDA
   if (device.is_cuda()) {
     return static_cast<double>(
-        at::cuda::getDeviceProperties(static_cast<c10::DeviceIndex>(device_index(device)))->l2CacheSize);
+        at::cuda::getDeviceProperties(static_cast<c10::DeviceIndex>(device_index(device)))
+            ->l2CacheSize);
   }
 #else
   (void)device;
@@ -265,19 +287,24 @@ MicroResult run_gemm(GemmDtype dtype, const GemmShape& shape, const torch::Devic
   try {
     // fp32 means no TF32 whatever the process default is; tf32 turns it on. Both restore it.
     std::optional<MatmulTf32Guard> tf32;
-    if (dtype == GemmDtype::kFp32 || dtype == GemmDtype::kTf32) tf32.emplace(dtype == GemmDtype::kTf32);
+    if (dtype == GemmDtype::kFp32 || dtype == GemmDtype::kTf32)
+      tf32.emplace(dtype == GemmDtype::kTf32);
     torch::manual_seed(options.seed);
     r.operand_sets = rotation_sets(r.buffer_bytes, l2_cache_bytes(device), options.l2_multiple,
                                    options.min_operand_sets);
     std::vector<GemmOperands> sets;
     sets.reserve(static_cast<std::size_t>(r.operand_sets));
-    for (int i = 0; i < r.operand_sets; ++i) sets.push_back(make_gemm_operands(dtype, shape, device));
+    for (int i = 0; i < r.operand_sets; ++i)
+      sets.push_back(make_gemm_operands(dtype, shape, device));
     std::size_t next = 0;
     auto timer = timer_for(device);
-    time_calls(r, [&] {
-      (void)gemm_call(dtype, sets[next]);
-      next = (next + 1) % sets.size();
-    }, *timer, options);
+    time_calls(
+        r,
+        [&] {
+          (void)gemm_call(dtype, sets[next]);
+          next = (next + 1) % sets.size();
+        },
+        *timer, options);
   } catch (const c10::OutOfMemoryError&) {
     throw;
   } catch (const c10::Error& e) {
@@ -295,12 +322,15 @@ MicroResult run_memory(MemoryOp op, double buffer_bytes, const torch::Device& de
   options.validate();
   const auto elements = static_cast<std::int64_t>(buffer_bytes / 4);
   if (!(buffer_bytes >= 4) || static_cast<double>(elements) * 4 != buffer_bytes) {
-    throw ConfigError("memory benchmark " + to_string(op) + ": buffer size must be a positive multiple of 4 bytes, got " +
+    throw ConfigError("memory benchmark " + to_string(op) +
+                      ": buffer size must be a positive multiple of 4 bytes, got " +
                       std::to_string(buffer_bytes));
   }
-  const bool host_op = op == MemoryOp::kHostCopy || op == MemoryOp::kHostRead || op == MemoryOp::kHostWrite;
+  const bool host_op =
+      op == MemoryOp::kHostCopy || op == MemoryOp::kHostRead || op == MemoryOp::kHostWrite;
   if (!host_op && !device.is_cuda()) {
-    throw ConfigError("memory benchmark " + to_string(op) + " needs a CUDA device, got " + device.str());
+    throw ConfigError("memory benchmark " + to_string(op) + " needs a CUDA device, got " +
+                      device.str());
   }
   MicroResult r;
   r.category = "memory";
@@ -344,8 +374,10 @@ MicroResult run_memory(MemoryOp op, double buffer_bytes, const torch::Device& de
     case MemoryOp::kHostToDevicePageable:
     case MemoryOp::kDeviceToHostPageable: {
 #if GPUPERF_WITH_CUDA
-      const bool pinned = op == MemoryOp::kHostToDevicePinned || op == MemoryOp::kDeviceToHostPinned;
-      const bool to_device = op == MemoryOp::kHostToDevicePinned || op == MemoryOp::kHostToDevicePageable;
+      const bool pinned =
+          op == MemoryOp::kHostToDevicePinned || op == MemoryOp::kDeviceToHostPinned;
+      const bool to_device =
+          op == MemoryOp::kHostToDevicePinned || op == MemoryOp::kHostToDevicePageable;
       // fill_ touches every host page before timing, so no page fault lands in a window.
       torch::Tensor host = torch::empty({elements}, f32.pinned_memory(pinned)).fill_(1.5);
       torch::Tensor gpu = torch::empty({elements}, f32.device(device)).fill_(1.5);
@@ -375,8 +407,9 @@ std::vector<GemmDtype> default_gemm_dtypes(const torch::Device& device) {
 
 std::vector<MemoryOp> default_memory_ops(const torch::Device& device) {
   if (device.is_cuda()) {
-    return {MemoryOp::kDeviceCopy,           MemoryOp::kDeviceRead,           MemoryOp::kDeviceWrite,
-            MemoryOp::kHostToDevicePinned,   MemoryOp::kDeviceToHostPinned,   MemoryOp::kHostToDevicePageable,
+    return {MemoryOp::kDeviceCopy,          MemoryOp::kDeviceRead,
+            MemoryOp::kDeviceWrite,         MemoryOp::kHostToDevicePinned,
+            MemoryOp::kDeviceToHostPinned,  MemoryOp::kHostToDevicePageable,
             MemoryOp::kDeviceToHostPageable};
   }
   return {MemoryOp::kHostCopy, MemoryOp::kHostRead, MemoryOp::kHostWrite};

@@ -39,8 +39,8 @@ void attach_datasheet(MicroReport& report, const std::string& specs_path) {
   }
   try {
     const SpecDatabase db = SpecDatabase::load_default(specs_path);
-    const SpecMatch match = db.match_device(report.device.name, report.device.sm_count,
-                                            report.device.memory_bytes);
+    const SpecMatch match =
+        db.match_device(report.device.name, report.device.sm_count, report.device.memory_bytes);
     if (match.spec == nullptr) report.warnings.push_back(match.reason);
     apply_datasheet(report, match.spec);
   } catch (const Error& e) {
@@ -63,7 +63,8 @@ MicroReport run_microbenchmarks(const MicrobenchArgs& args) {
   const std::vector<GemmDtype> dtypes =
       args.dtypes.empty() ? default_gemm_dtypes(device) : parse_gemm_dtypes(args.dtypes, "dtypes");
   const double memory_bytes =
-      static_cast<double>(args.memory_size_mib > 0 ? args.memory_size_mib : (cuda ? 1024 : 256)) * kMiB;
+      static_cast<double>(args.memory_size_mib > 0 ? args.memory_size_mib : (cuda ? 1024 : 256)) *
+      kMiB;
   const double host_bytes = static_cast<double>(args.host_size_mib) * kMiB;
 
   MicroOptions options;
@@ -82,8 +83,8 @@ MicroReport run_microbenchmarks(const MicrobenchArgs& args) {
   if (!args.quiet) {
     log::info(log::cat("microbenchmarks on ", report.device.name, " (", device.str(), ")",
                        cuda ? "" : ": CPU variant (host memory, CPU GEMMs)", "; ", options.windows,
-                       " windows of ", options.calls_per_window, " calls after ", options.warmup_calls,
-                       " warm-up calls"));
+                       " windows of ", options.calls_per_window, " calls after ",
+                       options.warmup_calls, " warm-up calls"));
   }
   const auto add = [&](MicroResult r) {
     if (!args.quiet) log::info(progress_line(r));
@@ -94,8 +95,9 @@ MicroReport run_microbenchmarks(const MicrobenchArgs& args) {
   }
   if (args.memory) {
     for (MemoryOp op : default_memory_ops(device)) {
-      const bool transfer = op == MemoryOp::kHostToDevicePinned || op == MemoryOp::kDeviceToHostPinned ||
-                            op == MemoryOp::kHostToDevicePageable || op == MemoryOp::kDeviceToHostPageable;
+      const bool transfer =
+          op == MemoryOp::kHostToDevicePinned || op == MemoryOp::kDeviceToHostPinned ||
+          op == MemoryOp::kHostToDevicePageable || op == MemoryOp::kDeviceToHostPageable;
       add(run_memory(op, transfer ? host_bytes : memory_bytes, device, options));
     }
   }

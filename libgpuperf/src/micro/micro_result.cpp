@@ -51,10 +51,17 @@ bool parse_positive(const std::string& text, std::int64_t& value) {
 json number(double value) { return detail::json_number(value); }
 
 json summary_json(const Summary& s) {
-  return {{"count", s.count},       {"median", number(s.median)}, {"mean", number(s.mean)},
-          {"stdev", number(s.stdev)}, {"min", number(s.min)},     {"max", number(s.max)},
-          {"q1", number(s.q1)},     {"q3", number(s.q3)},         {"iqr", number(s.iqr)},
-          {"ci95_low", number(s.ci95_low)}, {"ci95_high", number(s.ci95_high)}};
+  return {{"count", s.count},
+          {"median", number(s.median)},
+          {"mean", number(s.mean)},
+          {"stdev", number(s.stdev)},
+          {"min", number(s.min)},
+          {"max", number(s.max)},
+          {"q1", number(s.q1)},
+          {"q3", number(s.q3)},
+          {"iqr", number(s.iqr)},
+          {"ci95_low", number(s.ci95_low)},
+          {"ci95_high", number(s.ci95_high)}};
 }
 
 // Three significant figures at most, never scientific notation: table cells stay readable.
@@ -89,21 +96,28 @@ std::string gpu_label(const MicroReport& r) {
 }  // namespace
 
 const std::vector<GemmDtype>& all_gemm_dtypes() {
-  static const std::vector<GemmDtype> dtypes = {GemmDtype::kFp64, GemmDtype::kFp32, GemmDtype::kTf32,
-                                                GemmDtype::kFp16, GemmDtype::kBf16, GemmDtype::kInt8,
-                                                GemmDtype::kFp8};
+  static const std::vector<GemmDtype> dtypes = {
+      GemmDtype::kFp64, GemmDtype::kFp32, GemmDtype::kTf32, GemmDtype::kFp16,
+      GemmDtype::kBf16, GemmDtype::kInt8, GemmDtype::kFp8};
   return dtypes;
 }
 
 std::string to_string(GemmDtype dtype) {
   switch (dtype) {
-    case GemmDtype::kFp64: return "fp64";
-    case GemmDtype::kFp32: return "fp32";
-    case GemmDtype::kTf32: return "tf32";
-    case GemmDtype::kFp16: return "fp16";
-    case GemmDtype::kBf16: return "bf16";
-    case GemmDtype::kInt8: return "int8";
-    case GemmDtype::kFp8: return "fp8";
+    case GemmDtype::kFp64:
+      return "fp64";
+    case GemmDtype::kFp32:
+      return "fp32";
+    case GemmDtype::kTf32:
+      return "tf32";
+    case GemmDtype::kFp16:
+      return "fp16";
+    case GemmDtype::kBf16:
+      return "bf16";
+    case GemmDtype::kInt8:
+      return "int8";
+    case GemmDtype::kFp8:
+      return "fp8";
   }
   return "unknown";
 }
@@ -122,7 +136,8 @@ std::vector<GemmDtype> parse_gemm_dtypes(const std::string& list, const std::str
   std::size_t start = 0;
   while (true) {
     const std::size_t comma = list.find(',', start);
-    const std::string item = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    const std::string item =
+        list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
     if (trim(item).empty()) {
       throw ConfigError("--" + option + ": empty item in '" + list + "' (choose from " +
                         dtype_choices() + ")");
@@ -141,14 +156,16 @@ std::string GemmShape::str() const {
 
 GemmShape parse_gemm_shape(const std::string& text, const std::string& option) {
   const auto bad = [&] {
-    return ConfigError("--" + option + ": must be N or MxNxK with positive integers, got '" + text + "'");
+    return ConfigError("--" + option + ": must be N or MxNxK with positive integers, got '" + text +
+                       "'");
   };
   std::vector<std::int64_t> parts;
   std::size_t start = 0;
   while (true) {
     const std::size_t x = text.find_first_of("xX", start);
     std::int64_t value = 0;
-    if (!parse_positive(text.substr(start, x == std::string::npos ? std::string::npos : x - start), value)) {
+    if (!parse_positive(text.substr(start, x == std::string::npos ? std::string::npos : x - start),
+                        value)) {
       throw bad();
     }
     parts.push_back(value);
@@ -161,28 +178,41 @@ GemmShape parse_gemm_shape(const std::string& text, const std::string& option) {
 }
 
 double gemm_flops(const GemmShape& shape) {
-  return 2.0 * static_cast<double>(shape.m) * static_cast<double>(shape.n) * static_cast<double>(shape.k);
+  return 2.0 * static_cast<double>(shape.m) * static_cast<double>(shape.n) *
+         static_cast<double>(shape.k);
 }
 
 int rotation_sets(double set_bytes, double cache_bytes, double cache_multiple, int min_sets) {
-  if (!(set_bytes > 0)) throw ConfigError("rotation_sets: set_bytes must be > 0, got " + std::to_string(set_bytes));
-  if (min_sets < 1) throw ConfigError("rotation_sets: min_sets must be >= 1, got " + std::to_string(min_sets));
+  if (!(set_bytes > 0))
+    throw ConfigError("rotation_sets: set_bytes must be > 0, got " + std::to_string(set_bytes));
+  if (min_sets < 1)
+    throw ConfigError("rotation_sets: min_sets must be >= 1, got " + std::to_string(min_sets));
   const double needed = std::ceil(std::max(0.0, cache_bytes * cache_multiple) / set_bytes);
   return std::max(min_sets, static_cast<int>(std::min(needed, 1e6)));
 }
 
 std::string to_string(MemoryOp op) {
   switch (op) {
-    case MemoryOp::kDeviceCopy: return "device-copy";
-    case MemoryOp::kDeviceRead: return "device-read";
-    case MemoryOp::kDeviceWrite: return "device-write";
-    case MemoryOp::kHostToDevicePinned: return "h2d-pinned";
-    case MemoryOp::kDeviceToHostPinned: return "d2h-pinned";
-    case MemoryOp::kHostToDevicePageable: return "h2d-pageable";
-    case MemoryOp::kDeviceToHostPageable: return "d2h-pageable";
-    case MemoryOp::kHostCopy: return "host-copy";
-    case MemoryOp::kHostRead: return "host-read";
-    case MemoryOp::kHostWrite: return "host-write";
+    case MemoryOp::kDeviceCopy:
+      return "device-copy";
+    case MemoryOp::kDeviceRead:
+      return "device-read";
+    case MemoryOp::kDeviceWrite:
+      return "device-write";
+    case MemoryOp::kHostToDevicePinned:
+      return "h2d-pinned";
+    case MemoryOp::kDeviceToHostPinned:
+      return "d2h-pinned";
+    case MemoryOp::kHostToDevicePageable:
+      return "h2d-pageable";
+    case MemoryOp::kDeviceToHostPageable:
+      return "d2h-pageable";
+    case MemoryOp::kHostCopy:
+      return "host-copy";
+    case MemoryOp::kHostRead:
+      return "host-read";
+    case MemoryOp::kHostWrite:
+      return "host-write";
   }
   return "unknown";
 }
@@ -193,7 +223,8 @@ double memory_bytes_per_call(MemoryOp op, double buffer_bytes) {
 }
 
 double rate(double work_per_call, std::int64_t calls, double seconds, double unit_scale) {
-  if (!(seconds > 0)) throw ConfigError("rate: seconds must be > 0, got " + std::to_string(seconds));
+  if (!(seconds > 0))
+    throw ConfigError("rate: seconds must be > 0, got " + std::to_string(seconds));
   return work_per_call * static_cast<double>(calls) / seconds / unit_scale;
 }
 
@@ -238,8 +269,8 @@ void apply_datasheet(MicroReport& report, const GpuSpec* spec) {
 }
 
 const std::vector<std::string>& seeds_table_columns() {
-  static const std::vector<std::string> columns = {"GPU",  "FP32", "TF32", "FP16",        "BF16",
-                                                   "INT8", "FP8",  "memory GB/s", "link GB/s"};
+  static const std::vector<std::string> columns = {
+      "GPU", "FP32", "TF32", "FP16", "BF16", "INT8", "FP8", "memory GB/s", "link GB/s"};
   return columns;
 }
 
@@ -250,7 +281,8 @@ std::vector<std::string> seeds_table_row(const MicroReport& report) {
     row.push_back(r ? cell(r->value(), r->datasheet) : "-");
   }
   // The CPU variant's memory figure is the host copy, counted the same way (read + write).
-  const MicroResult* memory = report.find(report.variant == "cpu" ? "memory/host-copy" : "memory/device-copy");
+  const MicroResult* memory =
+      report.find(report.variant == "cpu" ? "memory/host-copy" : "memory/device-copy");
   row.push_back(memory ? cell(memory->value(), memory->datasheet) : "-");
   // Links between GPUs are measured by the interconnect benchmarks, not by this single-GPU run.
   row.push_back(cell(kNotAvailable, report.datasheet_link_gb_s));
@@ -278,7 +310,8 @@ void write_micro_markdown(const MicroReport& report, std::ostream& out) {
   if (!report.datasheet_name.empty()) out << " Datasheet: " << report.datasheet_name << ".";
   out << "\n\n";
   write_seeds_table_markdown({report}, out);
-  out << "\n| measurement | shape | median | unit | spread (q1..q3) | datasheet | % of datasheet | note |\n"
+  out << "\n| measurement | shape | median | unit | spread (q1..q3) | datasheet | % of datasheet | "
+         "note |\n"
          "|---|---|---:|---|---|---:|---:|---|\n";
   for (const auto& r : report.results) {
     out << "| " << r.name << " | " << r.shape << " | ";
@@ -328,20 +361,19 @@ std::string micro_report_to_json(const MicroReport& report) {
   json table_row = json::object();
   for (std::size_t i = 0; i < columns.size(); ++i) table_row[columns[i]] = row[i];
   table.push_back(table_row);
-  const json out = {
-      {"schema", report.schema},
-      {"timestamp_utc", report.timestamp_utc},
-      {"command", report.command},
-      {"variant", report.variant},
-      {"timer", report.timer},
-      {"device", detail::device_json(report.device)},
-      {"datasheet",
-       {{"id", report.datasheet_id},
-        {"name", report.datasheet_name},
-        {"link_gb_s", number(report.datasheet_link_gb_s)}}},
-      {"seeds_table", table},
-      {"results", results},
-      {"warnings", report.warnings}};
+  const json out = {{"schema", report.schema},
+                    {"timestamp_utc", report.timestamp_utc},
+                    {"command", report.command},
+                    {"variant", report.variant},
+                    {"timer", report.timer},
+                    {"device", detail::device_json(report.device)},
+                    {"datasheet",
+                     {{"id", report.datasheet_id},
+                      {"name", report.datasheet_name},
+                      {"link_gb_s", number(report.datasheet_link_gb_s)}}},
+                    {"seeds_table", table},
+                    {"results", results},
+                    {"warnings", report.warnings}};
   return out.dump(2) + "\n";
 }
 

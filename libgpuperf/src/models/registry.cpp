@@ -11,12 +11,12 @@ namespace {
 
 ModelInfo resnet_info(std::string name, ResNetOptions base) {
   std::string description = "ResNet v1.5 (torchvision " + name + "), 3x224x224";
-  return {std::move(name), std::move(description), {3, 224, 224}, 1000,
-          [base](std::int64_t classes) {
-            ResNetOptions options = base;
-            options.num_classes = classes;
-            return torch::nn::AnyModule(ResNet(options));
-          }};
+  return {
+      std::move(name), std::move(description), {3, 224, 224}, 1000, [base](std::int64_t classes) {
+        ResNetOptions options = base;
+        options.num_classes = classes;
+        return torch::nn::AnyModule(ResNet(options));
+      }};
 }
 
 }  // namespace
@@ -25,12 +25,15 @@ ModelRegistry& ModelRegistry::global() {
   // Never destroyed: models may be created from static destructors of user code.
   static ModelRegistry* registry = [] {
     auto* r = new ModelRegistry();
-    r->add({"simple", "the seed's CNN: 2 conv + linear, 3x32x32", {3, 32, 32}, 10,
-           [](std::int64_t classes) {
-             SimpleModelOptions options;
-             options.num_classes = classes;
-             return torch::nn::AnyModule(SimpleModel(options));
-           }});
+    r->add({"simple",
+            "the seed's CNN: 2 conv + linear, 3x32x32",
+            {3, 32, 32},
+            10,
+            [](std::int64_t classes) {
+              SimpleModelOptions options;
+              options.num_classes = classes;
+              return torch::nn::AnyModule(SimpleModel(options));
+            }});
     r->add(resnet_info("resnet50", ResNetOptions::resnet50()));
     r->add(resnet_info("resnet101", ResNetOptions::resnet101()));
     r->add(resnet_info("resnet152", ResNetOptions::resnet152()));
@@ -64,12 +67,14 @@ ModelInfo ModelRegistry::get(std::string_view name) const {
   }
   std::string known;
   for (const auto& n : names()) known += (known.empty() ? "" : ", ") + n;
-  throw ConfigError("--model: unknown model '" + std::string(name) + "' (registered: " + known + ")");
+  throw ConfigError("--model: unknown model '" + std::string(name) + "' (registered: " + known +
+                    ")");
 }
 
 bool ModelRegistry::contains(std::string_view name) const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return std::any_of(models_.begin(), models_.end(), [&](const ModelInfo& m) { return m.name == name; });
+  return std::any_of(models_.begin(), models_.end(),
+                     [&](const ModelInfo& m) { return m.name == name; });
 }
 
 std::vector<std::string> ModelRegistry::names() const {

@@ -30,9 +30,8 @@ BottleneckImpl::BottleneckImpl(std::int64_t in_channels, std::int64_t planes, st
   bn3 = register_module("bn3", torch::nn::BatchNorm2d(out_channels));
   if (stride != 1 || in_channels != out_channels) {
     downsample = register_module(
-        "downsample",
-        torch::nn::Sequential(conv(in_channels, out_channels, 1, stride, 0),
-                              torch::nn::BatchNorm2d(out_channels)));
+        "downsample", torch::nn::Sequential(conv(in_channels, out_channels, 1, stride, 0),
+                                            torch::nn::BatchNorm2d(out_channels)));
   }
 }
 
@@ -51,8 +50,9 @@ ResNetImpl::ResNetImpl(ResNetOptions options) {
                       std::to_string(options.layers.size()));
   }
   for (std::int64_t blocks : options.layers) {
-    if (blocks < 1) throw ConfigError("ResNetOptions.layers: each stage needs >= 1 block, got " +
-                                      std::to_string(blocks));
+    if (blocks < 1)
+      throw ConfigError("ResNetOptions.layers: each stage needs >= 1 block, got " +
+                        std::to_string(blocks));
   }
   if (options.num_classes <= 0) {
     throw ConfigError("ResNetOptions.num_classes must be > 0, got " +
@@ -64,7 +64,8 @@ ResNetImpl::ResNetImpl(ResNetOptions options) {
   layer2 = register_module("layer2", make_stage(128, options.layers[1], 2));
   layer3 = register_module("layer3", make_stage(256, options.layers[2], 2));
   layer4 = register_module("layer4", make_stage(512, options.layers[3], 2));
-  fc = register_module("fc", torch::nn::Linear(512 * BottleneckImpl::kExpansion, options.num_classes));
+  fc = register_module("fc",
+                       torch::nn::Linear(512 * BottleneckImpl::kExpansion, options.num_classes));
 
   // torchvision's initialisation: He normal (fan-out, ReLU gain) for convolutions, BN as identity;
   // the Linear layer keeps its default initialisation, as in torchvision.

@@ -15,10 +15,12 @@ SimpleModelImpl::SimpleModelImpl(SimpleModelOptions options) {
     throw ConfigError("SimpleModelOptions.image_size must be > 0, got " +
                       std::to_string(options.image_size));
   }
-  conv1 = register_module("conv1", torch::nn::Conv2d(torch::nn::Conv2dOptions(3, 64, 3).stride(1).padding(1)));
-  conv2 = register_module("conv2", torch::nn::Conv2d(torch::nn::Conv2dOptions(64, 128, 3).stride(1).padding(1)));
-  fc = register_module("fc", torch::nn::Linear(128 * options.image_size * options.image_size,
-                                               options.num_classes));
+  conv1 = register_module(
+      "conv1", torch::nn::Conv2d(torch::nn::Conv2dOptions(3, 64, 3).stride(1).padding(1)));
+  conv2 = register_module(
+      "conv2", torch::nn::Conv2d(torch::nn::Conv2dOptions(64, 128, 3).stride(1).padding(1)));
+  fc = register_module(
+      "fc", torch::nn::Linear(128 * options.image_size * options.image_size, options.num_classes));
 }
 
 torch::Tensor SimpleModelImpl::forward(torch::Tensor x) {

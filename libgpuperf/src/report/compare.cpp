@@ -53,7 +53,8 @@ double variance_of(const std::vector<double>& v, double mean) {
 bool run_on_gpu(const RunRecord& r, const std::string& name, const GpuSpec* wanted,
                 const SpecDatabase* specs) {
   if (wanted != nullptr && specs != nullptr) {
-    const SpecMatch m = specs->match_device(r.device.name, r.device.sm_count, r.device.memory_bytes);
+    const SpecMatch m =
+        specs->match_device(r.device.name, r.device.sm_count, r.device.memory_bytes);
     if (m.spec != nullptr) return m.spec->id == wanted->id;
   }
   return lower(r.device.name).find(lower(name)) != std::string::npos;
@@ -91,7 +92,12 @@ bool WorkloadKey::operator==(const WorkloadKey& o) const { return !(*this < o) &
 
 WorkloadKey workload_key(const RunRecord& r) {
   const RunConfig& c = r.config;
-  return {c.workload, c.model, c.precision, c.memory_format, c.optimizer, c.graph_mode,
+  return {c.workload,
+          c.model,
+          c.precision,
+          c.memory_format,
+          c.optimizer,
+          c.graph_mode,
           static_cast<long long>(c.batch_size)};
 }
 
@@ -164,8 +170,8 @@ Comparison compare_runs(const std::vector<LoadedRun>& runs, const CompareOptions
         throw ConfigError("--baseline: '" + options.baseline +
                           "' is neither one of the result files nor the GPU of any of them");
       }
-      out.baseline_description = "baseline: runs on " +
-                                 (wanted != nullptr ? wanted->name : options.baseline);
+      out.baseline_description =
+          "baseline: runs on " + (wanted != nullptr ? wanted->name : options.baseline);
     }
   }
 
@@ -231,9 +237,9 @@ std::string csv_field(const std::string& text) {
 }
 
 void write_comparison(std::ostream& out, const Comparison& c, TableFormat format) {
-  const std::vector<std::string> header = {"workload", "GPU",      "software", "file",
-                                           "samples/s (median)", "±95% CI", "windows",
-                                           "speedup",  "p (Welch)", "verdict"};
+  const std::vector<std::string> header = {"workload",           "GPU",     "software", "file",
+                                           "samples/s (median)", "±95% CI", "windows",  "speedup",
+                                           "p (Welch)",          "verdict"};
   auto cells = [](const ComparisonRow& r) {
     return std::vector<std::string>{r.key.label(),
                                     r.gpu,
@@ -272,7 +278,8 @@ void write_comparison(std::ostream& out, const Comparison& c, TableFormat format
     for (const auto& v : cells(row)) out << " " << md(v) << " |";
     out << "\n";
   }
-  out << "\n" << c.baseline_description
+  out << "\n"
+      << c.baseline_description
       << ". Verdict: Welch's t-test on window throughputs (two-sided, alpha " << c.alpha
       << "); faster/slower only when significant and the window means differ by at least "
       << c.min_change * 100 << "%.\n";

@@ -49,11 +49,11 @@ void print_training_summary(const RunRecord& r, std::ostream& out, const std::st
   out << "  median of " << t.count << " windows x " << r.config.steps_per_window << " steps ("
       << r.timer << "); mean " << fixed(t.mean, 2) << ", 95% CI [" << fixed(t.ci95_low, 2) << ", "
       << fixed(t.ci95_high, 2) << "] (+/-" << fixed(100 * t.relative_ci95_half_width(), 2)
-      << "%), IQR " << fixed(t.iqr, 2) << ", min " << fixed(t.min, 2) << ", max "
-      << fixed(t.max, 2) << "\n";
-  out << "  overall " << fixed(r.overall_throughput, 2) << " " << unit << " ("
-      << r.timed_steps << " timed steps in " << fixed(r.timed_seconds, 3) << " s; "
-      << r.config.warmup_steps << " warm-up steps excluded; stop: " << r.stop_reason << ")\n";
+      << "%), IQR " << fixed(t.iqr, 2) << ", min " << fixed(t.min, 2) << ", max " << fixed(t.max, 2)
+      << "\n";
+  out << "  overall " << fixed(r.overall_throughput, 2) << " " << unit << " (" << r.timed_steps
+      << " timed steps in " << fixed(r.timed_seconds, 3) << " s; " << r.config.warmup_steps
+      << " warm-up steps excluded; stop: " << r.stop_reason << ")\n";
   out << "  skipped optimizer steps (inf/NaN gradients): " << r.skipped_steps << " of "
       << r.total_steps << "; final loss " << fixed(r.final_loss, 4);
   if (r.config.grad_scaler) out << "; loss scale " << fixed(r.final_loss_scale, 0);

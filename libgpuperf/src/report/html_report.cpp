@@ -34,16 +34,20 @@ const char* colour(const std::string& series) {
 }
 
 std::string run_label(const RunRecord& r) {
-  return r.device.name + " · " + r.config.precision + " · bs " + std::to_string(r.config.batch_size) +
+  return r.device.name + " · " + r.config.precision + " · bs " +
+         std::to_string(r.config.batch_size) +
          (r.config.memory_format.empty() ? "" : " · " + r.config.memory_format) +
-         (r.config.graph_mode == "eager" || r.config.graph_mode.empty() ? "" : " · " + r.config.graph_mode);
+         (r.config.graph_mode == "eager" || r.config.graph_mode.empty()
+              ? ""
+              : " · " + r.config.graph_mode);
 }
 
 double median_of(const RunRecord& r) {
   return r.throughput.count > 0 ? r.throughput.median : r.overall_throughput;
 }
 
-const char* kStyle = R"(body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:24px;color:#212121;max-width:1000px}
+const char* kStyle =
+    R"(body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:24px;color:#212121;max-width:1000px}
 h1{font-size:1.6em;margin-bottom:0}h2{margin-top:1.6em;border-bottom:1px solid #ddd}.sub{color:#555;margin-top:4px}
 table{border-collapse:collapse;font-size:.85em;margin:8px 0}td,th{border:1px solid #ddd;padding:3px 6px;text-align:left}
 td.n{text-align:right}th{background:#f5f5f5}.note{color:#555;font-size:.85em}svg{display:block;margin:8px 0}
@@ -56,12 +60,23 @@ std::string html_escape(const std::string& text) {
   out.reserve(text.size());
   for (char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -91,8 +106,8 @@ std::string svg_bar_chart(const std::string& title, const std::string& unit,
   s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height
     << "\" viewBox=\"0 0 " << width << " " << height << "\" role=\"img\" aria-label=\""
     << html_escape(title) << "\">\n";
-  s << "<text x=\"0\" y=\"18\" font-size=\"15\" font-weight=\"bold\">" << html_escape(title)
-    << " (" << html_escape(unit) << ")</text>\n";
+  s << "<text x=\"0\" y=\"18\" font-size=\"15\" font-weight=\"bold\">" << html_escape(title) << " ("
+    << html_escape(unit) << ")</text>\n";
   // Legend, only for series present, so a chart of measured bars alone has no grey swatch.
   int lx = width - 260;
   for (const char* series : {"measured", "published"}) {
@@ -153,8 +168,10 @@ void write_html_report(std::ostream& out, const std::vector<LoadedRun>& runs,
   for (const auto& run : runs) {
     const RunRecord& r = run.record;
     SpecMatch m;
-    if (specs != nullptr) m = specs->match_device(r.device.name, r.device.sm_count, r.device.memory_bytes);
-    else m.reason = "no spec database loaded";
+    if (specs != nullptr)
+      m = specs->match_device(r.device.name, r.device.sm_count, r.device.memory_bytes);
+    else
+      m.reason = "no spec database loaded";
     rows.push_back({&run, m.spec, m.reason, compute_efficiency(r, m.spec, options.efficiency)});
   }
   // Charts group by model so that bars on one axis share a unit of work.
@@ -164,10 +181,14 @@ void write_html_report(std::ostream& out, const std::vector<LoadedRun>& runs,
   out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>"
       << html_escape(options.title) << "</title>\n<style>" << kStyle << "</style></head><body>\n";
   out << "<h1>" << html_escape(options.title) << "</h1>\n";
-  if (!options.subtitle.empty()) out << "<p class=\"sub\">" << html_escape(options.subtitle) << "</p>\n";
-  out << "<p class=\"note\">" << runs.size() << " result file(s). Peaks are dense datasheet figures "
-      << "for the precision used (fp16/bf16: tensor cores with FP32 accumulation). Published figures "
-      << "come from other software stacks and are labelled <span class=\"tag\">published</span>.</p>\n";
+  if (!options.subtitle.empty())
+    out << "<p class=\"sub\">" << html_escape(options.subtitle) << "</p>\n";
+  out << "<p class=\"note\">" << runs.size()
+      << " result file(s). Peaks are dense datasheet figures "
+      << "for the precision used (fp16/bf16: tensor cores with FP32 accumulation). Published "
+         "figures "
+      << "come from other software stacks and are labelled <span "
+         "class=\"tag\">published</span>.</p>\n";
 
   for (const auto& [model, members] : by_model) {
     std::vector<ChartBar> throughput, fraction, per_joule;
@@ -183,8 +204,8 @@ void write_html_report(std::ostream& out, const std::vector<LoadedRun>& runs,
       per_joule.push_back({label + " (" + row->eff.power_basis + ")", row->eff.samples_per_joule,
                            "measured", label + ", power: " + row->eff.power_basis, 0});
     }
-    out << "<h2>" << html_escape(model) << " (" << html_escape(members.front()->run->record.config.workload)
-        << ")</h2>\n";
+    out << "<h2>" << html_escape(model) << " ("
+        << html_escape(members.front()->run->record.config.workload) << ")</h2>\n";
     out << svg_bar_chart("Throughput per GPU and precision", "samples/s, median window, ±95% CI",
                          throughput);
     out << svg_bar_chart("Fraction of datasheet dense peak", "% of peak", fraction);
@@ -228,11 +249,12 @@ void write_html_report(std::ostream& out, const std::vector<LoadedRun>& runs,
           << (e.power_basis.empty() ? "" : " (" + html_escape(e.power_basis) + ")")
           << "</td><td class=\"n\">" << num(e.cost_usd_per_million_samples, 3)
           << "</td><td class=\"n\">"
-          << (std::isfinite(e.imagenet_90_epochs_seconds) ? num(e.imagenet_90_epochs_seconds / 3600, 1) + " h"
-                                                            : "n/a")
-          << "</td><td>" << html_escape("LibTorch " + r.device.libtorch_version + ", CUDA " +
-                                        r.device.cuda_runtime_version + ", driver " +
-                                        r.device.driver_version)
+          << (std::isfinite(e.imagenet_90_epochs_seconds)
+                  ? num(e.imagenet_90_epochs_seconds / 3600, 1) + " h"
+                  : "n/a")
+          << "</td><td>"
+          << html_escape("LibTorch " + r.device.libtorch_version + ", CUDA " +
+                         r.device.cuda_runtime_version + ", driver " + r.device.driver_version)
           << "</td></tr>\n";
     }
     out << "</table>\n<p class=\"note\">Cost basis: ";
@@ -240,7 +262,8 @@ void write_html_report(std::ostream& out, const std::vector<LoadedRun>& runs,
     for (const auto& row : rows) {
       if (!row.eff.cost_basis.empty()) basis = row.eff.cost_basis;
     }
-    out << html_escape(basis.empty() ? "no price known" : basis) << ". Notes:</p><ul class=\"note\">\n";
+    out << html_escape(basis.empty() ? "no price known" : basis)
+        << ". Notes:</p><ul class=\"note\">\n";
     for (const auto& row : rows) {
       out << "<li>" << html_escape(row.run->path) << ": " << html_escape(row.match_reason);
       for (const auto& n : row.eff.notes) out << "; " << html_escape(n);
@@ -251,8 +274,10 @@ void write_html_report(std::ostream& out, const std::vector<LoadedRun>& runs,
   }
 
   if (!published.empty()) {
-    out << "<h2>Published figures <span class=\"tag\">published</span></h2>\n<table><tr><th>GPU</th>"
-           "<th>precision</th><th>images/s (total)</th><th>per GPU</th><th>setup</th><th>source</th></tr>\n";
+    out << "<h2>Published figures <span "
+           "class=\"tag\">published</span></h2>\n<table><tr><th>GPU</th>"
+           "<th>precision</th><th>images/s (total)</th><th>per "
+           "GPU</th><th>setup</th><th>source</th></tr>\n";
     for (const auto& p : published) {
       out << "<tr><td>" << html_escape(p.gpu) << "</td><td>" << html_escape(p.precision)
           << "</td><td class=\"n\">" << grouped(p.images_per_second_low)

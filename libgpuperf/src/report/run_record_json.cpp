@@ -24,10 +24,17 @@ using nlohmann::json;
 json number(double value) { return detail::json_number(value); }
 
 json summary_json(const Summary& s) {
-  return {{"count", s.count},         {"median", s.median}, {"mean", s.mean},
-          {"stdev", s.stdev},         {"min", s.min},       {"max", s.max},
-          {"q1", s.q1},               {"q3", s.q3},         {"iqr", s.iqr},
-          {"ci95_low", s.ci95_low},   {"ci95_high", s.ci95_high}};
+  return {{"count", s.count},
+          {"median", s.median},
+          {"mean", s.mean},
+          {"stdev", s.stdev},
+          {"min", s.min},
+          {"max", s.max},
+          {"q1", s.q1},
+          {"q3", s.q3},
+          {"iqr", s.iqr},
+          {"ci95_low", s.ci95_low},
+          {"ci95_high", s.ci95_high}};
 }
 
 // Reads fields with errors that name the field path.

@@ -39,7 +39,8 @@ std::string general(double v) {
 std::string count_text(double v) {
   if (!(v < 1e12) || v != std::floor(v)) return general(v);
   std::string digits = fmt(v, 0);
-  for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3) digits.insert(static_cast<std::size_t>(i), ",");
+  for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3)
+    digits.insert(static_cast<std::size_t>(i), ",");
   return digits;
 }
 
@@ -76,8 +77,8 @@ void AdvisorRequest::validate() const {
     throw ConfigError("advisor: " + field + " '" + value + "' " + why);
   };
   if (mode != "train" && mode != "inference") bad("mode", mode, "is not train or inference");
-  const bool half_or_full = precision == "fp32" || precision == "tf32" || precision == "fp16" ||
-                            precision == "bf16";
+  const bool half_or_full =
+      precision == "fp32" || precision == "tf32" || precision == "fp16" || precision == "bf16";
   if (!half_or_full && !(mode == "inference" && (precision == "int8" || precision == "fp8"))) {
     bad("precision", precision,
         "is not one of fp32, tf32, fp16, bf16 (int8 and fp8 for inference only)");
@@ -96,13 +97,15 @@ void AdvisorRequest::validate() const {
   }
   if (batch_size < 0) bad("batch_size", std::to_string(batch_size), "must be >= 0");
   if (sequence_length < 0) bad("sequence_length", std::to_string(sequence_length), "must be >= 0");
-  if (!std::isnan(activation_bytes) && !(activation_bytes >= 0 && std::isfinite(activation_bytes))) {
+  if (!std::isnan(activation_bytes) &&
+      !(activation_bytes >= 0 && std::isfinite(activation_bytes))) {
     bad("activation_bytes", general(activation_bytes), "must be a number >= 0");
   }
   if (!std::isnan(budget_usd) && !(budget_usd >= 0 && std::isfinite(budget_usd))) {
     bad("budget_usd", general(budget_usd), "must be a number >= 0");
   }
-  if (gpu_count < 1 || gpu_count > 4096) bad("gpu_count", std::to_string(gpu_count), "must be 1..4096");
+  if (gpu_count < 1 || gpu_count > 4096)
+    bad("gpu_count", std::to_string(gpu_count), "must be 1..4096");
   if (!std::isnan(price_per_hour_usd) &&
       !(price_per_hour_usd >= 0 && std::isfinite(price_per_hour_usd))) {
     bad("price_per_hour_usd", general(price_per_hour_usd), "must be a number >= 0");
@@ -126,7 +129,8 @@ std::vector<GpuAdvice> advise(const AdvisorRequest& request, const SpecDatabase&
   const bool per_token = !count && request.sequence_length == 0;
   const double flops_per_sample =
       count ? count->flops_for(request.mode)
-            : (train ? 6 : 2) * params * static_cast<double>(std::max<std::int64_t>(request.sequence_length, 1));
+            : (train ? 6 : 2) * params *
+                  static_cast<double>(std::max<std::int64_t>(request.sequence_length, 1));
   const std::string unit = per_token ? "token" : "sample";
   const int n = request.gpu_count;
 
@@ -140,10 +144,11 @@ std::vector<GpuAdvice> advise(const AdvisorRequest& request, const SpecDatabase&
     base.gradients = params * 4;
     const double opt = request.optimizer == "sgd" ? 4 : 8;
     base.optimizer_state = params * opt;
-    memory_reasons.push_back("weights: " + count_text(params) + " params x " + fmt(weight_bytes, 0) +
-                             " B (fp32 master" + (half ? " + 2 B autocast copy" : "") +
-                             ") = " + gb(base.weights));
-    memory_reasons.push_back("gradients: " + count_text(params) + " x 4 B (fp32) = " + gb(base.gradients));
+    memory_reasons.push_back("weights: " + count_text(params) + " params x " +
+                             fmt(weight_bytes, 0) + " B (fp32 master" +
+                             (half ? " + 2 B autocast copy" : "") + ") = " + gb(base.weights));
+    memory_reasons.push_back("gradients: " + count_text(params) +
+                             " x 4 B (fp32) = " + gb(base.gradients));
     memory_reasons.push_back("optimizer state (" + request.optimizer + "): " + count_text(params) +
                              " x " + fmt(opt, 0) + " B = " + gb(base.optimizer_state));
   } else {
@@ -160,12 +165,14 @@ std::vector<GpuAdvice> advise(const AdvisorRequest& request, const SpecDatabase&
     const double bs = static_cast<double>(request.batch_size);
     base.activations = train ? 2 * count->activation_elements * act_b * bs
                              : 2 * count->largest_output_elements * act_b * bs;
-    memory_reasons.push_back(
-        std::string("activations (estimate, +-50%): ") +
-        (train ? "2 saved tensors per layer output, " + count_text(count->activation_elements) + " elements"
-               : "2 largest layer outputs live, " + count_text(count->largest_output_elements) + " elements") +
-        " x " + fmt(act_b, 0) + " B x batch " + std::to_string(request.batch_size) + " = " +
-        gb(base.activations));
+    memory_reasons.push_back(std::string("activations (estimate, +-50%): ") +
+                             (train
+                                  ? "2 saved tensors per layer output, " +
+                                        count_text(count->activation_elements) + " elements"
+                                  : "2 largest layer outputs live, " +
+                                        count_text(count->largest_output_elements) + " elements") +
+                             " x " + fmt(act_b, 0) + " B x batch " +
+                             std::to_string(request.batch_size) + " = " + gb(base.activations));
   } else {
     memory_reasons.push_back(
         "activations: not estimated (needs a counted model and a batch size, or an explicit "
@@ -183,18 +190,21 @@ std::vector<GpuAdvice> advise(const AdvisorRequest& request, const SpecDatabase&
     const SpecMatch m = db.match_device(r.device.name, r.device.sm_count, r.device.memory_bytes);
     const double thr = r.throughput.count > 0 ? r.throughput.median : r.overall_throughput;
     if (m.spec != nullptr && thr > 0) {
-      refs.push_back({m.spec, thr, "measured " + fmt(thr, 0) + " samples/s (" + run.path + ", " +
-                                       r.config.precision + ", bs " + std::to_string(r.config.batch_size) + ")",
+      refs.push_back({m.spec, thr,
+                      "measured " + fmt(thr, 0) + " samples/s (" + run.path + ", " +
+                          r.config.precision + ", bs " + std::to_string(r.config.batch_size) + ")",
                       true});
     }
   }
   for (const auto& p : published) {
-    if (p.model != request.model || !train || !same_precision_class(p.precision, request.precision)) {
+    if (p.model != request.model || !train ||
+        !same_precision_class(p.precision, request.precision)) {
       continue;
     }
     if (const GpuSpec* s = db.find_id(p.gpu_id)) {
-      refs.push_back({s, p.per_gpu(), "published " + fmt(p.per_gpu(), 0) + " img/s per GPU (" +
-                                         p.setup + "; " + p.source + ")",
+      refs.push_back({s, p.per_gpu(),
+                      "published " + fmt(p.per_gpu(), 0) + " img/s per GPU (" + p.setup + "; " +
+                          p.source + ")",
                       false});
     }
   }
@@ -220,8 +230,8 @@ std::vector<GpuAdvice> advise(const AdvisorRequest& request, const SpecDatabase&
       const double sharded = states / n + (a.memory.total() - states);
       a.fits_sharded = sharded <= spec.memory_bytes;
       say(std::string("sharded over ") + std::to_string(n) + " GPUs (FSDP / ZeRO-3" +
-          (train ? "" : " or tensor parallel") + "): " + gb(sharded) + " per GPU: " +
-          (a.fits_sharded ? "fits, and needs a fast link" : "does not fit either"));
+          (train ? "" : " or tensor parallel") + "): " + gb(sharded) +
+          " per GPU: " + (a.fits_sharded ? "fits, and needs a fast link" : "does not fit either"));
       if (a.fits_sharded) a.fast_link_needed = true;
     }
 
@@ -232,7 +242,8 @@ std::vector<GpuAdvice> advise(const AdvisorRequest& request, const SpecDatabase&
     auto best_for = [&](bool want_measured) -> const Reference* {
       const Reference* best = nullptr;
       for (const auto& r : refs) {
-        if (r.spec->id == spec.id && r.measured == want_measured && (!best || r.per_gpu > best->per_gpu)) {
+        if (r.spec->id == spec.id && r.measured == want_measured &&
+            (!best || r.per_gpu > best->per_gpu)) {
           best = &r;
         }
       }
@@ -261,14 +272,15 @@ std::vector<GpuAdvice> advise(const AdvisorRequest& request, const SpecDatabase&
         per_gpu = ref->per_gpu * peak / rp;
         a.throughput_basis = "estimate";
         say("throughput: estimate, " + ref->spec->name + " " + ref->what + " x datasheet " + key +
-            " peak ratio " + fmt(peak / 1e12, 1) + "/" + fmt(rp / 1e12, 1) + " TFLOPS = " +
-            fmt(per_gpu, 0) + " " + unit + "s/s (memory-bound layers scale less)");
+            " peak ratio " + fmt(peak / 1e12, 1) + "/" + fmt(rp / 1e12, 1) +
+            " TFLOPS = " + fmt(per_gpu, 0) + " " + unit + "s/s (memory-bound layers scale less)");
       } else {
         per_gpu = peak * request.assumed_utilization / flops_per_sample;
         a.throughput_basis = "estimate";
-        say("throughput: estimate, " + fmt(request.assumed_utilization * 100, 0) + "% of datasheet " +
-            key + " peak " + fmt(peak / 1e12, 1) + " TFLOPS / " + general(flops_per_sample) +
-            " FLOP per " + unit + " = " + fmt(per_gpu, 0) + " " + unit + "s/s");
+        say("throughput: estimate, " + fmt(request.assumed_utilization * 100, 0) +
+            "% of datasheet " + key + " peak " + fmt(peak / 1e12, 1) + " TFLOPS / " +
+            general(flops_per_sample) + " FLOP per " + unit + " = " + fmt(per_gpu, 0) + " " + unit +
+            "s/s");
       }
     }
 
@@ -276,10 +288,12 @@ std::vector<GpuAdvice> advise(const AdvisorRequest& request, const SpecDatabase&
     double total = per_gpu * n;
     if (n > 1) {
       const bool has_link = spec.link_bytes_per_s > 0;
-      const double bw = has_link ? spec.link_bytes_per_s / 2 : spec.pcie_bytes_per_s_per_direction();
-      const std::string via = has_link ? spec.link_name + " " + fmt(bw / 1e9, 0) + " GB/s per direction"
-                                       : "PCIe " + spec.pcie + " x16 " + fmt(bw / 1e9, 0) +
-                                             " GB/s per direction (no GPU link)";
+      const double bw =
+          has_link ? spec.link_bytes_per_s / 2 : spec.pcie_bytes_per_s_per_direction();
+      const std::string via = has_link
+                                  ? spec.link_name + " " + fmt(bw / 1e9, 0) + " GB/s per direction"
+                                  : "PCIe " + spec.pcie + " x16 " + fmt(bw / 1e9, 0) +
+                                        " GB/s per direction (no GPU link)";
       if (train && bw > 0) {
         const double comm = 2.0 * (n - 1) / n * params * 4 / bw;
         say("all-reduce of " + gb(params * 4) + " gradients per step over " + via + ": " +
@@ -376,8 +390,8 @@ void write_advice(std::ostream& out, const AdvisorRequest& request,
   int rank = 1;
   for (const auto& a : ranking) {
     out << "| " << rank++ << " | " << a.spec->name << " | "
-        << (a.fits ? "yes" : (a.fits_sharded ? "sharded" : "no")) << " | "
-        << gb(a.memory.total()) << " / " << gb(a.spec->memory_bytes) << " | "
+        << (a.fits ? "yes" : (a.fits_sharded ? "sharded" : "no")) << " | " << gb(a.memory.total())
+        << " / " << gb(a.spec->memory_bytes) << " | "
         << (a.fast_link_needed ? (a.spec->link_bytes_per_s > 0 ? "needed, has " + a.spec->link_name
                                                                : std::string("needed, none"))
                                : std::string("-"))

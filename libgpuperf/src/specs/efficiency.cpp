@@ -20,8 +20,8 @@ class Counter {
 
   // A k x k convolution producing `out` channels of `h` x `w`; BatchNorm adds 2 parameters per
   // output channel (its running statistics are buffers, not parameters).
-  void conv(const std::string& name, double in, double out, double k, double h, double w,
-            bool bias, bool batch_norm) {
+  void conv(const std::string& name, double in, double out, double k, double h, double w, bool bias,
+            bool batch_norm) {
     LayerCount layer;
     layer.name = name;
     layer.macs = out * h * w * in * k * k;
@@ -40,7 +40,8 @@ class Counter {
     count_.forward_macs += layer.macs;
     count_.parameters += layer.parameters;
     count_.activation_elements += layer.output_elements;
-    count_.largest_output_elements = std::max(count_.largest_output_elements, layer.output_elements);
+    count_.largest_output_elements =
+        std::max(count_.largest_output_elements, layer.output_elements);
   }
 
   ModelCount& count_;
@@ -151,8 +152,8 @@ void EfficiencyOptions::validate() const {
   auto check = [](double v, const char* name, bool allow_nan) {
     if (std::isnan(v) && allow_nan) return;
     if (!std::isfinite(v) || v < 0) {
-      throw ConfigError(std::string("efficiency option ") + name + " must be a finite number >= 0, got " +
-                        format(v));
+      throw ConfigError(std::string("efficiency option ") + name +
+                        " must be a finite number >= 0, got " + format(v));
     }
   };
   check(price_per_hour_usd, "price_per_hour_usd", true);
@@ -235,15 +236,16 @@ Efficiency compute_efficiency(const RunRecord& record, const GpuSpec* spec,
     e.cost_usd_per_million_samples = options.price_per_hour_usd * seconds_per_million / 3600;
     e.cost_basis = "rental at " + format(options.price_per_hour_usd) + " USD per GPU-hour";
   } else {
-    const double price =
-        options.purchase_price_usd >= 0 ? options.purchase_price_usd
-                                        : (spec != nullptr ? spec->price_usd : kNaN);
+    const double price = options.purchase_price_usd >= 0
+                             ? options.purchase_price_usd
+                             : (spec != nullptr ? spec->price_usd : kNaN);
     if (price >= 0) {
       const double hours = options.amortization_years * 365.25 * 24;
       const double capital = price / hours * seconds_per_million / 3600;
       double energy = 0;
       if (e.power_watts > 0) {
-        energy = e.power_watts / 1000 * seconds_per_million / 3600 * options.electricity_usd_per_kwh;
+        energy =
+            e.power_watts / 1000 * seconds_per_million / 3600 * options.electricity_usd_per_kwh;
       }
       e.cost_usd_per_million_samples = capital + energy;
       e.cost_basis = "purchase " + format(price) + " USD written off over " +
@@ -259,8 +261,7 @@ Efficiency compute_efficiency(const RunRecord& record, const GpuSpec* spec,
   }
 
   if (record.config.model == "resnet50" && record.config.workload == "train") {
-    e.imagenet_90_epochs_seconds =
-        kImageNet1kTrainImages * kImageNetEpochs / e.samples_per_second;
+    e.imagenet_90_epochs_seconds = kImageNet1kTrainImages * kImageNetEpochs / e.samples_per_second;
   }
   return e;
 }
@@ -274,7 +275,8 @@ void add_efficiency_metrics(RunRecord& record, const Efficiency& e) {
   put("datasheet_peak_flops_per_second", e.peak_flops_per_second);
   put("fraction_of_datasheet_peak", e.fraction_of_peak);
   put("power_watts", e.power_watts);
-  if (!e.power_basis.empty()) record.metrics["power_measured"] = e.power_basis == "measured" ? 1 : 0;
+  if (!e.power_basis.empty())
+    record.metrics["power_measured"] = e.power_basis == "measured" ? 1 : 0;
   put("samples_per_joule", e.samples_per_joule);
   put("cost_usd_per_million_samples", e.cost_usd_per_million_samples);
   put("imagenet_90_epochs_seconds", e.imagenet_90_epochs_seconds);

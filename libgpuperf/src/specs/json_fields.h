@@ -82,7 +82,8 @@ class Fields {
     if (v.is_null()) return std::numeric_limits<double>::quiet_NaN();
     if (v.is_string()) {
       if (v.get<std::string>() == "none") return 0;
-      fail(key, "is the string '" + v.get<std::string>() + "', expected a number, null or \"none\"");
+      fail(key,
+           "is the string '" + v.get<std::string>() + "', expected a number, null or \"none\"");
     }
     if (v.is_array()) {
       if (v.size() != 2 || !v[0].is_number() || !v[1].is_number()) {

@@ -23,8 +23,8 @@
 namespace gpuperf {
 namespace {
 
-using nlohmann::json;
 using detail::Fields;
+using nlohmann::json;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
@@ -122,8 +122,9 @@ GpuSpec parse_entry(const json& entry, const std::string& origin, const std::str
   for (const auto& [key, value] : peaks.object().items()) {
     const auto& known = peak_keys();
     if (std::find(known.begin(), known.end(), key) == known.end()) {
-      peaks.fail(key, "is not a known data type (known: fp64, fp64_tensor, fp32, tf32, fp16, bf16, "
-                      "fp16_acc16, fp8, fp8_acc16, int8)");
+      peaks.fail(key,
+                 "is not a known data type (known: fp64, fp64_tensor, fp32, tf32, fp16, bf16, "
+                 "fp16_acc16, fp8, fp8_acc16, int8)");
     }
     s.peaks.emplace_back(key, peaks.figure_value(value, key) * 1e12);
   }
@@ -193,8 +194,8 @@ void SpecDatabase::merge_json(const std::string& text, const std::string& origin
     const Fields f(entry, origin, path);
     const std::string id = f.string("id");
     if (!seen.insert(id).second) f.fail("id", "'" + id + "' appears twice in this file");
-    auto existing = std::find_if(parsed.begin(), parsed.end(),
-                                 [&](const GpuSpec& s) { return s.id == id; });
+    auto existing =
+        std::find_if(parsed.begin(), parsed.end(), [&](const GpuSpec& s) { return s.id == id; });
     if (existing == parsed.end()) {
       parsed.push_back(parse_entry(entry, origin, path + " (" + id + ")"));
       raw.push_back(entry.dump());
@@ -250,7 +251,8 @@ SpecMatch SpecDatabase::match_device(const std::string& device_name, double sm_c
     std::size_t best = 0;
     for (const auto& pattern : spec.match) {
       const auto wanted = tokens(pattern);
-      if (std::all_of(wanted.begin(), wanted.end(), has_token)) best = std::max(best, wanted.size());
+      if (std::all_of(wanted.begin(), wanted.end(), has_token))
+        best = std::max(best, wanted.size());
     }
     if (best == 0) continue;
     const bool excluded = std::any_of(spec.exclude.begin(), spec.exclude.end(), [&](const auto& e) {

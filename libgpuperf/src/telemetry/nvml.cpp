@@ -18,7 +18,7 @@
 // Calls an optional entry point and classifies its result with Api::query; a missing entry point
 // counts as "unavailable". The call's name goes into any error message.
 #define GPUPERF_NVML_QUERY(api, fn, ...)                                             \
-  (api).query((api).fn != nullptr ? (api).fn(__VA_ARGS__)                          \
+  (api).query((api).fn != nullptr ? (api).fn(__VA_ARGS__)                            \
                                   : ::gpuperf::detail::nvml::kErrorFunctionNotFound, \
               #fn)
 
@@ -36,9 +36,9 @@ std::string Api::error_string(Return code) const {
 
 void Api::check(Return code, const char* call) const {
   if (code == kSuccess) return;
-  throw NvmlError(std::string(call) + ": " + error_string(code) + " (NVML error " +
-                      std::to_string(code) + ")",
-                  code);
+  throw NvmlError(
+      std::string(call) + ": " + error_string(code) + " (NVML error " + std::to_string(code) + ")",
+      code);
 }
 
 bool Api::query(Return code, const char* call) const {
@@ -183,9 +183,12 @@ class NvmlSession {
 
 ClockType to_nvml(ClockDomain domain) {
   switch (domain) {
-    case ClockDomain::kGraphics: return kClockGraphics;
-    case ClockDomain::kSm: return kClockSm;
-    case ClockDomain::kMemory: return kClockMem;
+    case ClockDomain::kGraphics:
+      return kClockGraphics;
+    case ClockDomain::kSm:
+      return kClockSm;
+    case ClockDomain::kMemory:
+      return kClockMem;
   }
   return kClockSm;
 }
@@ -235,8 +238,7 @@ class NvmlDevice final : public TelemetryDevice {
   [[nodiscard]] std::optional<gpuperf::Utilization> utilization() const override {
     nvml::Utilization rates{};
     if (!GPUPERF_NVML_QUERY(api_, nvmlDeviceGetUtilizationRates, handle_, &rates)) return {};
-    return gpuperf::Utilization{static_cast<double>(rates.gpu),
-                                static_cast<double>(rates.memory)};
+    return gpuperf::Utilization{static_cast<double>(rates.gpu), static_cast<double>(rates.memory)};
   }
 
   [[nodiscard]] std::optional<double> temperature_celsius() const override {

@@ -94,12 +94,16 @@ double integrated_energy_joules(const std::vector<TelemetrySample>& samples) {
 
 void TelemetrySamplerOptions::validate() const {
   if (!(period_seconds > 0) || !std::isfinite(period_seconds)) {
-    throw ConfigError("TelemetrySamplerOptions.period_seconds must be a positive number of "
-                      "seconds, got " + std::to_string(period_seconds));
+    throw ConfigError(
+        "TelemetrySamplerOptions.period_seconds must be a positive number of "
+        "seconds, got " +
+        std::to_string(period_seconds));
   }
   if (!(clock_change_warning_fraction > 0 && clock_change_warning_fraction <= 1)) {
-    throw ConfigError("TelemetrySamplerOptions.clock_change_warning_fraction must be in (0, 1], "
-                      "got " + std::to_string(clock_change_warning_fraction));
+    throw ConfigError(
+        "TelemetrySamplerOptions.clock_change_warning_fraction must be in (0, 1], "
+        "got " +
+        std::to_string(clock_change_warning_fraction));
   }
 }
 
@@ -177,8 +181,7 @@ TelemetrySummary summarize_telemetry(const std::vector<TelemetrySample>& samples
                                            : "unknown"));
     }
   }
-  if (std::isfinite(t.energy_joules) && std::isfinite(processed_samples) &&
-      processed_samples > 0) {
+  if (std::isfinite(t.energy_joules) && std::isfinite(processed_samples) && processed_samples > 0) {
     t.energy_per_sample_joules = t.energy_joules / processed_samples;
     if (t.energy_joules > 0) t.samples_per_joule = processed_samples / t.energy_joules;
   }
@@ -203,7 +206,8 @@ TelemetrySummary summarize_telemetry(const std::vector<TelemetrySample>& samples
       t.warnings.push_back(out.str());
     }
   }
-  for (const std::string& error : errors) t.warnings.push_back("telemetry reading failed: " + error);
+  for (const std::string& error : errors)
+    t.warnings.push_back("telemetry reading failed: " + error);
   return t;
 }
 

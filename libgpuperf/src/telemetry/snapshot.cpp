@@ -114,8 +114,8 @@ void write_snapshot_table(std::ostream& out, const SystemSnapshot& snapshot) {
     }
     out << "\n";
     if (d.memory) {
-      std::string text = mib(d.memory->used_bytes) + " / " + mib(d.memory->total_bytes) +
-                         " MiB used";
+      std::string text =
+          mib(d.memory->used_bytes) + " / " + mib(d.memory->total_bytes) + " MiB used";
       if (d.memory->reserved_bytes) text += " (" + mib(*d.memory->reserved_bytes) + " reserved)";
       line(out, "memory", text);
     } else {
@@ -131,10 +131,9 @@ void write_snapshot_table(std::ostream& out, const SystemSnapshot& snapshot) {
     line(out, "SM clock", clock_text(d.sm_clock_mhz, d.sm_clock_max_mhz));
     line(out, "memory clock", clock_text(d.memory_clock_mhz, d.memory_clock_max_mhz));
     line(out, "clock events",
-         d.clock_event_reasons
-             ? describe_clock_event_reasons(*d.clock_event_reasons, ", ") +
-                   (is_throttling(*d.clock_event_reasons) ? "  (throttling)" : "")
-             : "n/a");
+         d.clock_event_reasons ? describe_clock_event_reasons(*d.clock_event_reasons, ", ") +
+                                     (is_throttling(*d.clock_event_reasons) ? "  (throttling)" : "")
+                               : "n/a");
     line(out, "energy counter",
          d.total_energy_millijoules
              ? fixed(static_cast<double>(*d.total_energy_millijoules) / 1000.0, 3) +
@@ -242,10 +241,9 @@ struct Column {
   int width;
 };
 constexpr Column kWatchColumns[] = {
-    {"time", "HH:MM:SS", 8}, {"gpu", "idx", 3},   {"pwr", "W", 6},   {"limit", "W", 6},
-    {"temp", "C", 4},        {"sm", "MHz", 5},    {"mem", "MHz", 5}, {"util", "%", 4},
-    {"mutil", "%", 5},       {"fb", "MiB", 7},    {"energy", "J", 10},
-    {"reasons", "", 0},
+    {"time", "HH:MM:SS", 8}, {"gpu", "idx", 3}, {"pwr", "W", 6},     {"limit", "W", 6},
+    {"temp", "C", 4},        {"sm", "MHz", 5},  {"mem", "MHz", 5},   {"util", "%", 4},
+    {"mutil", "%", 5},       {"fb", "MiB", 7},  {"energy", "J", 10}, {"reasons", "", 0},
 };
 
 void cell(std::ostream& out, const std::string& text, int width, bool first) {
@@ -330,8 +328,8 @@ void write_telemetry_summary(std::ostream& out, const TelemetrySummary& t,
     row("energy per sample", num(t.energy_per_sample_joules, 6) + " J");
     row("samples per joule", num(t.samples_per_joule, 3));
   }
-  row("SM clock mean / min", num(t.sm_clock_mean_hz / 1e6, 0) + " / " +
-                                 num(t.sm_clock_min_hz / 1e6, 0) + " MHz");
+  row("SM clock mean / min",
+      num(t.sm_clock_mean_hz / 1e6, 0) + " / " + num(t.sm_clock_min_hz / 1e6, 0) + " MHz");
   row("temperature max", num(t.temperature_max_celsius, 0) + " C");
   row("GPU utilization mean", num(t.gpu_utilization_mean_percent, 1) + " %");
   row("clock events seen", describe_clock_event_reasons(t.clock_event_reasons, ", "));

@@ -44,9 +44,9 @@ std::optional<PciLocation> parse_pci_bus_id(std::string_view text) {
   const auto first_colon =
       last_colon > 0 ? text.rfind(':', last_colon - 1) : std::string_view::npos;
   const bool has_domain = first_colon != std::string_view::npos;
-  const std::string_view bus =
-      has_domain ? text.substr(first_colon + 1, last_colon - first_colon - 1)
-                 : text.substr(0, last_colon);
+  const std::string_view bus = has_domain
+                                   ? text.substr(first_colon + 1, last_colon - first_colon - 1)
+                                   : text.substr(0, last_colon);
   const auto parsed_bus = parse_hex(bus);
   const auto parsed_device = parse_hex(text.substr(last_colon + 1, dot - last_colon - 1));
   const auto parsed_function = parse_hex(text.substr(dot + 1));

@@ -24,7 +24,8 @@ class CudaEventTimer final : public Timer {
   explicit CudaEventTimer(int device_index) : device_index_(device_index) {}
 
   std::size_t mark() override {
-    if (used_ == events_.size()) events_.push_back(std::make_unique<at::cuda::CUDAEvent>(cudaEventDefault));
+    if (used_ == events_.size())
+      events_.push_back(std::make_unique<at::cuda::CUDAEvent>(cudaEventDefault));
     auto stream = c10::cuda::getCurrentCUDAStream(static_cast<c10::DeviceIndex>(device_index_));
     events_[used_]->record(stream);
     return used_++;

@@ -36,7 +36,8 @@ Measurement measure(const std::function<void()>& step, double samples_per_step, 
                     const std::function<void()>& before_timing) {
   options.validate();
   if (!(samples_per_step > 0)) {
-    throw ConfigError("measure: samples_per_step must be > 0, got " + std::to_string(samples_per_step));
+    throw ConfigError("measure: samples_per_step must be > 0, got " +
+                      std::to_string(samples_per_step));
   }
   for (int i = 0; i < options.warmup_steps; ++i) step();
   if (before_timing) before_timing();

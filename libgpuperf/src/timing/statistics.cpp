@@ -64,8 +64,8 @@ double Summary::relative_ci95_half_width() const {
 }
 
 double student_t_cdf(double t, double dof) {
-  if (!(dof > 0)) throw ConfigError("student_t_cdf: degrees of freedom must be > 0, got " +
-                                    std::to_string(dof));
+  if (!(dof > 0))
+    throw ConfigError("student_t_cdf: degrees of freedom must be > 0, got " + std::to_string(dof));
   const double tail = 0.5 * regularized_incomplete_beta(dof / 2, 0.5, dof / (dof + t * t));
   return t > 0 ? 1 - tail : tail;
 }
@@ -91,7 +91,8 @@ double student_t_quantile(double p, double dof) {
 
 double quantile_sorted(const std::vector<double>& sorted, double q) {
   if (sorted.empty()) throw ConfigError("quantile of an empty sample");
-  if (!(q >= 0 && q <= 1)) throw ConfigError("quantile: q must be in [0, 1], got " + std::to_string(q));
+  if (!(q >= 0 && q <= 1))
+    throw ConfigError("quantile: q must be in [0, 1], got " + std::to_string(q));
   const double position = q * static_cast<double>(sorted.size() - 1);
   const auto below = static_cast<std::size_t>(std::floor(position));
   const std::size_t above = std::min(below + 1, sorted.size() - 1);

@@ -13,7 +13,8 @@ void SyntheticBatchOptions::validate() const {
   }
   if (sample_shape.empty()) throw ConfigError("SyntheticBatchOptions.sample_shape is empty");
   for (std::int64_t d : sample_shape) {
-    if (d <= 0) throw ConfigError("SyntheticBatchOptions.sample_shape has a dimension " + std::to_string(d));
+    if (d <= 0)
+      throw ConfigError("SyntheticBatchOptions.sample_shape has a dimension " + std::to_string(d));
   }
   if (num_classes <= 0) {
     throw ConfigError("--num-classes: must be > 0, got " + std::to_string(num_classes));
@@ -30,17 +31,20 @@ Batch SyntheticBatches::make() {
   shape.insert(shape.end(), options_.sample_shape.begin(), options_.sample_shape.end());
   const auto on = torch::TensorOptions().device(options_.device);
   auto input = torch::randn(shape, on.dtype(torch::kFloat));
-  auto target = torch::randint(0, options_.num_classes, {options_.batch_size}, on.dtype(torch::kLong));
+  auto target =
+      torch::randint(0, options_.num_classes, {options_.batch_size}, on.dtype(torch::kLong));
   return {to_memory_format(input, options_.memory_format), target};
 }
 
 Batch SyntheticBatches::next() { return options_.fresh_every_step ? make() : batch_; }
 
-FunctionBatches::FunctionBatches(std::function<Batch()> next, std::int64_t batch_size, std::string name)
+FunctionBatches::FunctionBatches(std::function<Batch()> next, std::int64_t batch_size,
+                                 std::string name)
     : next_(std::move(next)), batch_size_(batch_size), name_(std::move(name)) {
   if (!next_) throw ConfigError("FunctionBatches: the batch function is empty");
   if (batch_size_ <= 0) {
-    throw ConfigError("FunctionBatches: batch_size must be > 0, got " + std::to_string(batch_size_));
+    throw ConfigError("FunctionBatches: batch_size must be > 0, got " +
+                      std::to_string(batch_size_));
   }
 }
 

@@ -19,8 +19,8 @@ namespace gpuperf {
 
 void FusedOptimizerOptions::validate() const {
   auto bad = [](const char* field, double value, const char* rule) {
-    throw ConfigError(std::string("FusedOptimizerOptions.") + field + " must be " + rule + ", got " +
-                      std::to_string(value));
+    throw ConfigError(std::string("FusedOptimizerOptions.") + field + " must be " + rule +
+                      ", got " + std::to_string(value));
   };
   if (!(learning_rate > 0)) bad("learning_rate", learning_rate, "> 0");
   if (!(beta1 >= 0 && beta1 < 1)) bad("beta1", beta1, "in [0, 1)");
@@ -99,8 +99,10 @@ void FusedOptimizer::step(const torch::Tensor& grad_scale, const torch::Tensor& 
     }
   }
   if (params.empty()) return;
-  const c10::optional<at::Tensor> scale = grad_scale.defined() ? c10::optional<at::Tensor>(grad_scale) : c10::nullopt;
-  const c10::optional<at::Tensor> inf = found_inf.defined() ? c10::optional<at::Tensor>(found_inf) : c10::nullopt;
+  const c10::optional<at::Tensor> scale =
+      grad_scale.defined() ? c10::optional<at::Tensor>(grad_scale) : c10::nullopt;
+  const c10::optional<at::Tensor> inf =
+      found_inf.defined() ? c10::optional<at::Tensor>(found_inf) : c10::nullopt;
   switch (options_.kind) {
     case OptimizerKind::kAdam:
     case OptimizerKind::kAdamW: {
@@ -108,12 +110,14 @@ void FusedOptimizer::step(const torch::Tensor& grad_scale, const torch::Tensor& 
       at::_foreach_add_(steps, 1);
       const std::vector<torch::Tensor> no_max_exp_avg_sq;
       if (options_.kind == OptimizerKind::kAdam) {
-        at::_fused_adam_(params, grads, state_a, state_b, no_max_exp_avg_sq, steps, options_.learning_rate,
-                         options_.beta1, options_.beta2, options_.weight_decay, options_.eps,
+        at::_fused_adam_(params, grads, state_a, state_b, no_max_exp_avg_sq, steps,
+                         options_.learning_rate, options_.beta1, options_.beta2,
+                         options_.weight_decay, options_.eps,
                          /*amsgrad=*/false, /*maximize=*/false, scale, inf);
       } else {
-        at::_fused_adamw_(params, grads, state_a, state_b, no_max_exp_avg_sq, steps, options_.learning_rate,
-                          options_.beta1, options_.beta2, options_.weight_decay, options_.eps,
+        at::_fused_adamw_(params, grads, state_a, state_b, no_max_exp_avg_sq, steps,
+                          options_.learning_rate, options_.beta1, options_.beta2,
+                          options_.weight_decay, options_.eps,
                           /*amsgrad=*/false, /*maximize=*/false, scale, inf);
       }
       if (found_inf.defined()) {

@@ -42,7 +42,8 @@ Enum parse(const Names<Enum, N>& names, std::string_view text, std::string_view 
     if (text == name) return value;
   }
   std::string choices;
-  for (const auto& entry : names) choices += (choices.empty() ? "" : ", ") + std::string(entry.second);
+  for (const auto& entry : names)
+    choices += (choices.empty() ? "" : ", ") + std::string(entry.second);
   throw ConfigError("--" + std::string(option) + ": unknown value '" + std::string(text) +
                     "' (choose one of: " + choices + ")");
 }

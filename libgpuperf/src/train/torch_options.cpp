@@ -13,9 +13,12 @@ namespace gpuperf {
 
 torch::ScalarType autocast_dtype(Precision precision) {
   switch (precision) {
-    case Precision::kFp16: return torch::kHalf;
-    case Precision::kBf16: return torch::kBFloat16;
-    default: return torch::kFloat;
+    case Precision::kFp16:
+      return torch::kHalf;
+    case Precision::kBf16:
+      return torch::kBFloat16;
+    default:
+      return torch::kFloat;
   }
 }
 
@@ -47,7 +50,8 @@ void apply_backend_settings(Precision precision, bool cudnn_benchmark) {
 
 void check_precision_supported(Precision precision, const torch::Device& device) {
   if (precision == Precision::kTf32 && !device.is_cuda()) {
-    throw ConfigError("--precision tf32: TF32 is a CUDA tensor-core mode; device is " + device.str());
+    throw ConfigError("--precision tf32: TF32 is a CUDA tensor-core mode; device is " +
+                      device.str());
   }
   if (uses_autocast(precision) &&
       !AutocastGuard::supported(device.type(), autocast_dtype(precision))) {

@@ -42,8 +42,9 @@ void TrainStepOptions::validate() const {
   }
   grad_scaler.validate();
   if (cuda_graph && !fused_optimizer) {
-    throw ConfigError("--graph: a CUDA graph needs the fused optimizer (torch::optim keeps its step "
-                      "count on the host); use --fused on");
+    throw ConfigError(
+        "--graph: a CUDA graph needs the fused optimizer (torch::optim keeps its step "
+        "count on the host); use --fused on");
   }
   if (graph_warmup_steps < 1) {
     throw ConfigError("graph_warmup_steps must be >= 1, got " + std::to_string(graph_warmup_steps));
@@ -57,10 +58,12 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(OptimizerKind kind,
   switch (kind) {
     case OptimizerKind::kAdam:
       return std::make_unique<torch::optim::Adam>(
-          std::move(parameters), torch::optim::AdamOptions(learning_rate).weight_decay(weight_decay));
+          std::move(parameters),
+          torch::optim::AdamOptions(learning_rate).weight_decay(weight_decay));
     case OptimizerKind::kAdamW:
       return std::make_unique<torch::optim::AdamW>(
-          std::move(parameters), torch::optim::AdamWOptions(learning_rate).weight_decay(weight_decay));
+          std::move(parameters),
+          torch::optim::AdamWOptions(learning_rate).weight_decay(weight_decay));
     case OptimizerKind::kSgd:
       return std::make_unique<torch::optim::SGD>(
           std::move(parameters),
@@ -99,7 +102,8 @@ TrainStep::TrainStep(torch::nn::AnyModule model, torch::Device device, TrainStep
     fused.momentum = options_.momentum;
     fused.weight_decay = options_.weight_decay;
     fused_ = std::make_unique<FusedOptimizer>(module().parameters(), fused);
-    skipped_on_device_ = torch::zeros({1}, torch::TensorOptions().device(device_).dtype(torch::kFloat));
+    skipped_on_device_ =
+        torch::zeros({1}, torch::TensorOptions().device(device_).dtype(torch::kFloat));
   } else {
     optimizer_ = make_optimizer(options_.optimizer, module().parameters(), options_.learning_rate,
                                 options_.momentum, options_.weight_decay);
@@ -121,7 +125,8 @@ std::int64_t TrainStep::skipped_steps() const {
 
 StepResult TrainStep::operator()(const torch::Tensor& input, const torch::Tensor& target) {
   // Both no-ops when the batch is already in place (the synthetic source makes it so).
-  const torch::Tensor x = to_memory_format(input.to(device_, /*non_blocking=*/true), options_.memory_format);
+  const torch::Tensor x =
+      to_memory_format(input.to(device_, /*non_blocking=*/true), options_.memory_format);
   const torch::Tensor y = target.to(device_, /*non_blocking=*/true);
   if (!options_.cuda_graph || !graph_fallback_reason_.empty()) return run_step(x, y, false);
   if (!graph_) capture(x, y);
@@ -141,7 +146,8 @@ StepResult TrainStep::run_step(const torch::Tensor& x, const torch::Tensor& y, b
   torch::Tensor loss;
   {
     AutocastGuard autocast(device_.type(), autocast_dtype(options_.precision),
-                           uses_autocast(options_.precision), /*cache_enabled=*/!options_.cuda_graph);
+                           uses_autocast(options_.precision),
+                           /*cache_enabled=*/!options_.cuda_graph);
     const torch::Tensor output = model_.forward(x);
     loss = loss_(output, y);
   }
@@ -192,7 +198,8 @@ void TrainStep::capture(const torch::Tensor& x, const torch::Tensor& y) {
     c10::cuda::CUDAStreamGuard on_side(side);
     // Warm-up on the capture stream: cuDNN autotuning, allocator growth and lazy state (the
     // scaler's tensors, the optimizer's buffers) must all exist before capture.
-    for (int i = 0; i < options_.graph_warmup_steps; ++i) run_step(state->input, state->target, false);
+    for (int i = 0; i < options_.graph_warmup_steps; ++i)
+      run_step(state->input, state->target, false);
     fused_->zero_grad(/*set_to_none=*/true);
     state->graph.capture_begin();
     try {
@@ -235,7 +242,9 @@ void TrainStep::capture(const torch::Tensor&, const torch::Tensor&) {
   graph_fallback_reason_ = "gpuperf was built without CUDA: no CUDA graphs";
 }
 
-StepResult TrainStep::replay(const torch::Tensor& x, const torch::Tensor& y) { return run_step(x, y, false); }
+StepResult TrainStep::replay(const torch::Tensor& x, const torch::Tensor& y) {
+  return run_step(x, y, false);
+}
 
 #endif
 

@@ -32,7 +32,7 @@ struct GradScalerOptions {
   TORCH_ARG(double, growth_factor) = 2.0;   ///< scale multiplier after growth_interval good steps
   TORCH_ARG(double, backoff_factor) = 0.5;  ///< scale multiplier after a step with inf/NaN
   TORCH_ARG(std::int64_t, growth_interval) = 2000;  ///< consecutive good steps before growth
-  TORCH_ARG(bool, enabled) = true;  ///< when false every call is a pass-through
+  TORCH_ARG(bool, enabled) = true;                  ///< when false every call is a pass-through
 
  public:
   /// Throws ConfigError naming the first bad field (PyTorch's rules: growth > 1, 0 < backoff < 1).
@@ -103,8 +103,8 @@ class GradScaler {
   void unscale_gradients(PerOptimizer& state, std::vector<torch::Tensor> grads, bool check_only);
 
   GradScalerOptions options_;
-  torch::Tensor scale_;           // float32 [1]
-  torch::Tensor growth_tracker_;  // int32 [1]
+  torch::Tensor scale_;               // float32 [1]
+  torch::Tensor growth_tracker_;      // int32 [1]
   std::int64_t pending_tracker_ = 0;  // tracker from load_state_dict before scale_ exists
   std::map<const void*, PerOptimizer> per_optimizer_;
 };
@@ -119,9 +119,9 @@ enum class AmpKernels { kAuto, kAten, kTensorOps };
 void unscale_grads(std::vector<torch::Tensor>& grads, torch::Tensor& found_inf,
                    const torch::Tensor& inv_scale, AmpKernels kernels = AmpKernels::kAuto);
 /// PyTorch's _amp_update_scale_, in place on scale and growth_tracker.
-void update_scale(torch::Tensor& scale, torch::Tensor& growth_tracker, const torch::Tensor& found_inf,
-                  double growth_factor, double backoff_factor, std::int64_t growth_interval,
-                  AmpKernels kernels = AmpKernels::kAuto);
+void update_scale(torch::Tensor& scale, torch::Tensor& growth_tracker,
+                  const torch::Tensor& found_inf, double growth_factor, double backoff_factor,
+                  std::int64_t growth_interval, AmpKernels kernels = AmpKernels::kAuto);
 /// Whether this LibTorch has the _amp_* kernels for tensors on `device`.
 [[nodiscard]] bool has_amp_kernels(const torch::Device& device);
 }  // namespace detail

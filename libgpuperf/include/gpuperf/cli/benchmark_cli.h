@@ -22,8 +22,8 @@ struct TrainingBenchmarkDefaults {
   int warmup_steps = 10;
   int steps_per_window = 20;
   int windows = 10;
-  std::string unit = "samples/sec";   ///< how throughput is printed ("img/s")
-  bool imagenet_projection = false;   ///< print the 90-epoch ImageNet-1k projection
+  std::string unit = "samples/sec";  ///< how throughput is printed ("img/s")
+  bool imagenet_projection = false;  ///< print the 90-epoch ImageNet-1k projection
 };
 
 /// Parsed and range-checked options of a training benchmark.
@@ -50,12 +50,12 @@ struct TrainingBenchmarkArgs {
   int min_windows = 5;
   int max_windows = 200;
   std::int64_t seed = 0;
-  int threads = 0;  ///< CPU intra-op threads; 0: LibTorch's default
+  int threads = 0;        ///< CPU intra-op threads; 0: LibTorch's default
   std::string json_path;  ///< empty: no file
   bool quiet = false;
-  bool telemetry = true;  ///< sample NVML (power, energy, clocks) during the timed windows
+  bool telemetry = true;          ///< sample NVML (power, energy, clocks) during the timed windows
   double telemetry_period = 0.1;  ///< seconds between samples
-  std::string command_line;  ///< argv joined, shell-quoted
+  std::string command_line;       ///< argv joined, shell-quoted
 };
 
 /// Either options to run with, or an exit code to return now (after --help, --list-models or a
@@ -68,9 +68,9 @@ struct ParsedTrainingArgs {
 
 /// Parses argv. Prints help to `out` and one-line errors ("error: --batch-size: ...") to `err`;
 /// bad usage gives exit code 2.
-[[nodiscard]] ParsedTrainingArgs parse_training_benchmark_args(int argc, const char* const* argv,
-                                                              const TrainingBenchmarkDefaults& defaults,
-                                                              std::ostream& out, std::ostream& err);
+[[nodiscard]] ParsedTrainingArgs parse_training_benchmark_args(
+    int argc, const char* const* argv, const TrainingBenchmarkDefaults& defaults, std::ostream& out,
+    std::ostream& err);
 
 /// argv as one shell-quoted command line.
 [[nodiscard]] std::string join_command_line(int argc, const char* const* argv);

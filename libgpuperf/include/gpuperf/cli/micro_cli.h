@@ -12,20 +12,20 @@ namespace gpuperf {
 /// Parsed and range-checked microbenchmark options. Zero sizes mean "the device's default".
 struct MicrobenchArgs {
   std::string device = "auto";
-  std::int64_t gemm_size = 0;   ///< square GEMM edge; 0: 8192 on a GPU, 1024 on the CPU
-  std::string gemm_shape;       ///< "MxNxK", instead of --gemm-size; empty: square
-  std::string dtypes;           ///< comma-separated; empty: every type the device can run
+  std::int64_t gemm_size = 0;        ///< square GEMM edge; 0: 8192 on a GPU, 1024 on the CPU
+  std::string gemm_shape;            ///< "MxNxK", instead of --gemm-size; empty: square
+  std::string dtypes;                ///< comma-separated; empty: every type the device can run
   std::int64_t memory_size_mib = 0;  ///< device (or host, CPU variant) buffer; 0: 1024 / 256
   std::int64_t host_size_mib = 256;  ///< host<->device transfer buffer
-  bool gemm = true;    ///< run the GEMM benchmarks
-  bool memory = true;  ///< run the memory benchmarks
-  int warmup = 3;            ///< untimed calls before each measurement
-  int calls_per_window = 10; ///< calls between two timer marks
-  int windows = 5;           ///< timed windows per measurement
+  bool gemm = true;                  ///< run the GEMM benchmarks
+  bool memory = true;                ///< run the memory benchmarks
+  int warmup = 3;                    ///< untimed calls before each measurement
+  int calls_per_window = 10;         ///< calls between two timer marks
+  int windows = 5;                   ///< timed windows per measurement
   std::int64_t seed = 0;
-  std::string specs_path;     ///< datasheet file; empty: the shipped one
+  std::string specs_path;                     ///< datasheet file; empty: the shipped one
   std::string json_path = "microbench.json";  ///< empty: no file
-  std::string markdown_path;  ///< empty: no file (the tables go to stdout anyway)
+  std::string markdown_path;                  ///< empty: no file (the tables go to stdout anyway)
   bool quiet = false;
   std::string command_line;
 };

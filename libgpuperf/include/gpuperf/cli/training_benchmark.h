@@ -26,6 +26,7 @@ inline constexpr int kExitOutOfMemory = 3;
 
 /// Parses argv, runs, prints the summary to stdout and progress to stderr, writes the JSON file;
 /// returns the exit code.
-int run_training_benchmark(int argc, const char* const* argv, const TrainingBenchmarkDefaults& defaults);
+int run_training_benchmark(int argc, const char* const* argv,
+                           const TrainingBenchmarkDefaults& defaults);
 
 }  // namespace gpuperf

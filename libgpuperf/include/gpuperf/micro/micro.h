@@ -49,7 +49,8 @@ class MatmulTf32Guard {
 };
 
 /// Whether `dtype` GEMMs can run on `device` with this LibTorch; when not, `reason` says why.
-[[nodiscard]] bool gemm_supported(GemmDtype dtype, const torch::Device& device, std::string* reason = nullptr);
+[[nodiscard]] bool gemm_supported(GemmDtype dtype, const torch::Device& device,
+                                  std::string* reason = nullptr);
 
 /// Inputs of one GEMM in the layout the timed op takes: A row-major [M,K]; B [K,N], row-major
 /// for torch::mm and column-major for int8 and fp8 (what cuBLASLt's fast paths and _scaled_mm
@@ -62,7 +63,8 @@ struct GemmOperands {
 };
 
 /// Random operands (never zeros: normal values cast to the dtype; int8 uniform in [-128, 127]).
-[[nodiscard]] GemmOperands make_gemm_operands(GemmDtype dtype, const GemmShape& shape, const torch::Device& device);
+[[nodiscard]] GemmOperands make_gemm_operands(GemmDtype dtype, const GemmShape& shape,
+                                              const torch::Device& device);
 /// Bytes of one operand set (A and B) of `dtype`.
 [[nodiscard]] double gemm_operand_bytes(GemmDtype dtype, const GemmShape& shape);
 /// The op the GEMM benchmark times: torch::mm (fp64..bf16), at::_int_mm (int8 -> int32) or
@@ -74,8 +76,8 @@ struct GemmOperands {
 
 /// Times `dtype` GEMMs of `shape` on `device`. An unsupported dtype or a failing op gives a
 /// result with status "unsupported: <reason>"; CUDA out-of-memory propagates.
-[[nodiscard]] MicroResult run_gemm(GemmDtype dtype, const GemmShape& shape, const torch::Device& device,
-                                   const MicroOptions& options);
+[[nodiscard]] MicroResult run_gemm(GemmDtype dtype, const GemmShape& shape,
+                                   const torch::Device& device, const MicroOptions& options);
 /// Times `op` on buffers of `buffer_bytes` (a multiple of 4). Throws ConfigError for a
 /// device op or a transfer on a CPU device, or a bad size.
 [[nodiscard]] MicroResult run_memory(MemoryOp op, double buffer_bytes, const torch::Device& device,

@@ -31,7 +31,8 @@ enum class GemmDtype { kFp64, kFp32, kTf32, kFp16, kBf16, kInt8, kFp8 };
 [[nodiscard]] GemmDtype parse_gemm_dtype(const std::string& text, const std::string& option);
 /// Parses a comma-separated list ("fp32,bf16"); duplicates collapse, order follows the list.
 /// Throws ConfigError naming `--option` and the bad item (an empty list or item is bad too).
-[[nodiscard]] std::vector<GemmDtype> parse_gemm_dtypes(const std::string& list, const std::string& option);
+[[nodiscard]] std::vector<GemmDtype> parse_gemm_dtypes(const std::string& list,
+                                                       const std::string& option);
 
 /// Shape of one GEMM: C[M,N] = A[M,K] * B[K,N].
 struct GemmShape {
@@ -50,7 +51,8 @@ struct GemmShape {
 /// How many operand sets to rotate through so that each call finds its inputs outside the cache:
 /// enough that together they exceed `cache_multiple` x `cache_bytes`, and at least `min_sets`.
 /// Throws ConfigError when set_bytes is not positive or min_sets < 1.
-[[nodiscard]] int rotation_sets(double set_bytes, double cache_bytes, double cache_multiple, int min_sets);
+[[nodiscard]] int rotation_sets(double set_bytes, double cache_bytes, double cache_multiple,
+                                int min_sets);
 
 /// The memory operations timed. Device ops run on the GPU's memory, host ops on host memory (the
 /// CPU variant), transfers cross PCIe (or the CPU-GPU link) from or to pinned or pageable memory.
@@ -75,23 +77,24 @@ enum class MemoryOp {
 
 /// work_per_call * calls / seconds, in the unit `unit_scale` (1e12 for TFLOP/s, 1e9 for GB/s).
 /// Throws ConfigError when seconds is not positive.
-[[nodiscard]] double rate(double work_per_call, std::int64_t calls, double seconds, double unit_scale);
+[[nodiscard]] double rate(double work_per_call, std::int64_t calls, double seconds,
+                          double unit_scale);
 
 /// One measurement: what ran, how often, the rate over timed windows and the datasheet beside it.
 struct MicroResult {
-  std::string name;      ///< stable key: "gemm/bf16", "memory/device-copy"
-  std::string category;  ///< "gemm" or "memory"
-  std::string variant;   ///< the dtype ("bf16") or the memory op ("h2d-pinned")
-  std::string shape;     ///< "8192x8192x8192" (GEMM) or the buffer size ("1024 MiB")
-  double buffer_bytes = 0;    ///< memory: size of one buffer; GEMM: bytes of one operand set
-  double work_per_call = 0;   ///< FLOPs (OPs for int8) or bytes counted per call
-  std::string unit;           ///< "TFLOP/s", "TOP/s" or "GB/s"
-  double unit_scale = 1;      ///< base units per unit: 1e12 or 1e9
-  Summary summary;            ///< over windows, in `unit`
+  std::string name;             ///< stable key: "gemm/bf16", "memory/device-copy"
+  std::string category;         ///< "gemm" or "memory"
+  std::string variant;          ///< the dtype ("bf16") or the memory op ("h2d-pinned")
+  std::string shape;            ///< "8192x8192x8192" (GEMM) or the buffer size ("1024 MiB")
+  double buffer_bytes = 0;      ///< memory: size of one buffer; GEMM: bytes of one operand set
+  double work_per_call = 0;     ///< FLOPs (OPs for int8) or bytes counted per call
+  std::string unit;             ///< "TFLOP/s", "TOP/s" or "GB/s"
+  double unit_scale = 1;        ///< base units per unit: 1e12 or 1e9
+  Summary summary;              ///< over windows, in `unit`
   std::vector<double> windows;  ///< rate of each timed window, in `unit`
   int warmup_calls = 0;
   int calls_per_window = 0;
-  int operand_sets = 0;  ///< GEMM input pairs rotated so that consecutive calls miss in L2
+  int operand_sets = 0;       ///< GEMM input pairs rotated so that consecutive calls miss in L2
   std::string datasheet_key;  ///< the spec field compared with: "bf16", "memory_bandwidth", ...
   double datasheet = kNotAvailable;  ///< datasheet figure in `unit`; NaN unknown, 0 "none"
   double percent_of_datasheet = kNotAvailable;
@@ -111,8 +114,8 @@ struct MicroReport {
   std::string timestamp_utc;
   std::string command;
   DeviceFingerprint device;
-  std::string variant;  ///< "gpu", or "cpu" (the CPU variant: host memory, CPU GEMMs)
-  std::string timer;    ///< "cuda-event" or "steady-clock"
+  std::string variant;         ///< "gpu", or "cpu" (the CPU variant: host memory, CPU GEMMs)
+  std::string timer;           ///< "cuda-event" or "steady-clock"
   std::string datasheet_id;    ///< spec entry compared with; empty when none matched
   std::string datasheet_name;  ///< its display name
   double datasheet_link_gb_s = kNotAvailable;  ///< NVLink (or other) total, per the datasheet
@@ -129,7 +132,8 @@ struct MicroReport {
 /// memory with the memory bandwidth; host transfers with PCIe x16 per direction.
 void apply_datasheet(MicroReport& report, const GpuSpec* spec);
 
-/// Header of the seeds' table: GPU | FP32 | TF32 | FP16 | BF16 | INT8 | FP8 | memory GB/s | link GB/s.
+/// Header of the seeds' table: GPU | FP32 | TF32 | FP16 | BF16 | INT8 | FP8 | memory GB/s | link
+/// GB/s.
 [[nodiscard]] const std::vector<std::string>& seeds_table_columns();
 /// One row of the seeds' table for `report`: each cell "measured / datasheet" ("-" where a side
 /// is missing, "n/a" where the datasheet lists no such path). Memory is the device copy.

@@ -42,7 +42,8 @@ class ModelRegistry {
   /// Registered names, sorted.
   [[nodiscard]] std::vector<std::string> names() const;
   /// get(name).factory(num_classes or the default when <= 0).
-  [[nodiscard]] torch::nn::AnyModule create(std::string_view name, std::int64_t num_classes = 0) const;
+  [[nodiscard]] torch::nn::AnyModule create(std::string_view name,
+                                            std::int64_t num_classes = 0) const;
 
  private:
   mutable std::mutex mutex_;

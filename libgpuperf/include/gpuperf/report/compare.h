@@ -56,10 +56,10 @@ struct WorkloadKey {
 
 /// Welch's t-test outcome for "candidate vs baseline".
 struct Significance {
-  double t = 0;          ///< positive when the candidate is faster
-  double dof = 0;        ///< Welch-Satterthwaite degrees of freedom
-  double p_value = 1;    ///< two-sided; NaN when not computable
-  std::string verdict;   ///< "faster", "slower", "same", "baseline" or "unknown (...)"
+  double t = 0;         ///< positive when the candidate is faster
+  double dof = 0;       ///< Welch-Satterthwaite degrees of freedom
+  double p_value = 1;   ///< two-sided; NaN when not computable
+  std::string verdict;  ///< "faster", "slower", "same", "baseline" or "unknown (...)"
 };
 
 /// Welch's t-test of two samples of window throughputs (each with at least 2 values).
@@ -85,7 +85,7 @@ struct ComparisonRow {
 /// Rows grouped by workload (groups in key order, baseline first within a group).
 struct Comparison {
   std::string baseline_description;
-  double alpha = 0.05;        ///< the options the verdicts used
+  double alpha = 0.05;  ///< the options the verdicts used
   double min_change = 0.02;
   std::vector<ComparisonRow> rows;
 };

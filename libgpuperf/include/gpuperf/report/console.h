@@ -14,7 +14,8 @@ inline constexpr double kImageNetTrainImages = 1281167;
 /// Prints the throughput line ("Throughput: N <unit>", as the seed does), its spread, skipped
 /// steps, memory, warnings and, if asked, the 90-epoch ImageNet-1k projection.
 void print_training_summary(const RunRecord& record, std::ostream& out,
-                            const std::string& unit = "samples/sec", bool imagenet_projection = false);
+                            const std::string& unit = "samples/sec",
+                            bool imagenet_projection = false);
 
 /// Bytes as "1.23 GiB"; "n/a" for NaN.
 [[nodiscard]] std::string format_bytes(double bytes);

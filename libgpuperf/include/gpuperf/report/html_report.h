@@ -36,7 +36,7 @@ struct ChartBar {
   double value = 0;
   std::string series;  ///< "measured" or "published": picks the colour and the legend entry
   std::string tooltip;
-  double error = 0;    ///< half-width of an error bar; 0 for none
+  double error = 0;  ///< half-width of an error bar; 0 for none
 };
 
 /// Renders a horizontal bar chart as an inline <svg> element. Bars with non-finite or negative

@@ -20,14 +20,14 @@ inline constexpr double kNotAvailable = std::numeric_limits<double>::quiet_NaN()
 struct DeviceFingerprint {
   std::string kind;  ///< "cuda" or "cpu"
   int index = 0;
-  std::string name;  ///< e.g. "NVIDIA H200", or the CPU model
-  int sm_count = 0;  ///< streaming multiprocessors (GPU) or hardware threads (CPU)
-  std::string compute_capability;        ///< "9.0"; empty on CPU
-  double memory_bytes = kNotAvailable;   ///< device memory, or host RAM on CPU
+  std::string name;                ///< e.g. "NVIDIA H200", or the CPU model
+  int sm_count = 0;                ///< streaming multiprocessors (GPU) or hardware threads (CPU)
+  std::string compute_capability;  ///< "9.0"; empty on CPU
+  double memory_bytes = kNotAvailable;  ///< device memory, or host RAM on CPU
   double sm_clock_max_hz = kNotAvailable;
   double memory_clock_max_hz = kNotAvailable;
   double power_limit_watts = kNotAvailable;
-  std::string driver_version;  ///< NVIDIA kernel driver, e.g. "580.159.04"
+  std::string driver_version;           ///< NVIDIA kernel driver, e.g. "580.159.04"
   std::string cuda_driver_api_version;  ///< CUDA version the driver supports, e.g. "13.0"
   std::string cuda_runtime_version;     ///< CUDA runtime LibTorch was built with
   std::string cudnn_version;
@@ -44,9 +44,9 @@ struct RunConfig {
   std::int64_t batch_size = 0;
   std::vector<std::int64_t> input_shape;  ///< one sample, e.g. {3, 224, 224}
   std::int64_t num_classes = 0;
-  std::string precision;      ///< fp32, tf32, fp16, bf16
-  std::string memory_format;  ///< contiguous, channels_last
-  std::string optimizer;      ///< adam, sgd, adamw
+  std::string precision;                        ///< fp32, tf32, fp16, bf16
+  std::string memory_format;                    ///< contiguous, channels_last
+  std::string optimizer;                        ///< adam, sgd, adamw
   std::string optimizer_impl = "torch::optim";  ///< "torch::optim" or "fused" (ATen kernels)
   double learning_rate = 0;
   std::string graph_mode = "eager";  ///< "eager" or "cuda-graph" (whole step captured)
@@ -79,8 +79,8 @@ struct RunRecord {
   std::string timer;  ///< "cuda-event" or "steady-clock"
 
   double peak_memory_bytes = kNotAvailable;  ///< peak allocated by LibTorch's caching allocator
-  std::int64_t skipped_steps = 0;  ///< optimizer steps skipped for inf/NaN gradients
-  std::int64_t total_steps = 0;    ///< warm-up and timed steps
+  std::int64_t skipped_steps = 0;            ///< optimizer steps skipped for inf/NaN gradients
+  std::int64_t total_steps = 0;              ///< warm-up and timed steps
   double final_loss = kNotAvailable;
   double final_loss_scale = kNotAvailable;
 

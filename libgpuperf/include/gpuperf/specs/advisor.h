@@ -27,7 +27,7 @@ struct AdvisorRequest {
   std::string model;
   /// Trainable parameters; required without a counted model, overrides the model's count.
   double parameters = std::numeric_limits<double>::quiet_NaN();
-  std::string mode = "train";     ///< "train" or "inference"
+  std::string mode = "train";      ///< "train" or "inference"
   std::string precision = "bf16";  ///< fp32, tf32, fp16, bf16 (inference also int8, fp8)
   std::string optimizer = "adam";  ///< train: adam, adamw (8 B/param), sgd (4 B/param momentum)
   std::int64_t batch_size = 0;     ///< per GPU; 0 when unknown

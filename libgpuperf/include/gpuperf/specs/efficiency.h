@@ -38,13 +38,13 @@ struct LayerCount {
 
 /// Analytic forward cost of a model for one sample.
 struct ModelCount {
-  std::string model;                     ///< "simple", "resnet50"
+  std::string model;                      ///< "simple", "resnet50"
   std::vector<std::int64_t> input_shape;  ///< one sample, e.g. {3, 224, 224}
   std::vector<LayerCount> layers;
   double forward_macs = 0;
-  double forward_flops = 0;   ///< 2 x forward_macs
-  double training_flops = 0;  ///< kTrainingFlopsFactor x forward_flops
-  double parameters = 0;      ///< trainable parameters
+  double forward_flops = 0;        ///< 2 x forward_macs
+  double training_flops = 0;       ///< kTrainingFlopsFactor x forward_flops
+  double parameters = 0;           ///< trainable parameters
   double activation_elements = 0;  ///< sum of counted layers' output elements
   double largest_output_elements = 0;
 
@@ -61,8 +61,8 @@ struct ModelCount {
 /// where the part has no TF32 path, as then TF32 mode runs FP32 math), fp16 -> "fp16" (FP32
 /// accumulate), bf16 -> "bf16", fp64 -> "fp64_tensor" where present else "fp64". Empty for an
 /// unknown precision. `note` (optional) receives the reason for a fallback.
-[[nodiscard]] std::string peak_key_for_precision(const std::string& precision,
-                                                 const GpuSpec* spec, std::string* note = nullptr);
+[[nodiscard]] std::string peak_key_for_precision(const std::string& precision, const GpuSpec* spec,
+                                                 std::string* note = nullptr);
 
 /// Assumptions for the cost and power figures.
 struct EfficiencyOptions {

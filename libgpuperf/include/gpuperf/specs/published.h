@@ -19,9 +19,9 @@ struct PublishedResult {
   std::string gpu;     ///< as the source names it, e.g. "8x A100 80GB"
   std::string gpu_id;  ///< spec database id, e.g. "a100-sxm4-80gb"
   int gpu_count = 1;
-  std::string model;      ///< gpuperf model name, e.g. "resnet50"
-  std::string precision;  ///< "amp", "fp32", "tf32", ...
-  double batch_size = 0;  ///< per GPU; NaN when the source does not say
+  std::string model;                  ///< gpuperf model name, e.g. "resnet50"
+  std::string precision;              ///< "amp", "fp32", "tf32", ...
+  double batch_size = 0;              ///< per GPU; NaN when the source does not say
   double images_per_second_low = 0;   ///< total over gpu_count GPUs
   double images_per_second_high = 0;  ///< equals low unless the source gives a range
   std::string source;

@@ -17,9 +17,8 @@ namespace gpuperf {
 /// Data types with a datasheet peak, in the order reports list them. fp16 and bf16 are tensor
 /// rates with FP32 accumulation; fp16_acc16 / fp8_acc16 accumulate in FP16 (GeForce: 2x rate).
 inline const std::vector<std::string>& peak_keys() {
-  static const std::vector<std::string> keys = {"fp64", "fp64_tensor", "fp32",     "tf32",
-                                                "fp16", "bf16",        "fp16_acc16", "fp8",
-                                                "fp8_acc16", "int8"};
+  static const std::vector<std::string> keys = {"fp64", "fp64_tensor", "fp32", "tf32",      "fp16",
+                                                "bf16", "fp16_acc16",  "fp8",  "fp8_acc16", "int8"};
   return keys;
 }
 
@@ -29,27 +28,27 @@ inline constexpr const char* kSpecSchema = "gpuperf.specs/1";
 /// One GPU's datasheet. Numbers are in base units; NaN = not confirmed; a peak or link of 0
 /// means the datasheet lists no such path ("none").
 struct GpuSpec {
-  std::string id;      ///< stable key, e.g. "h200-sxm-141gb"
-  std::string name;    ///< display name, e.g. "H200 SXM 141GB"
-  std::string vendor;  ///< "NVIDIA", "AMD"
-  std::string segment;  ///< "datacenter" or "geforce"
+  std::string id;                    ///< stable key, e.g. "h200-sxm-141gb"
+  std::string name;                  ///< display name, e.g. "H200 SXM 141GB"
+  std::string vendor;                ///< "NVIDIA", "AMD"
+  std::string segment;               ///< "datacenter" or "geforce"
   std::vector<std::string> match;    ///< token sets; one must all appear in a device name
   std::vector<std::string> exclude;  ///< tokens that rule a device name out
-  bool reference_only = false;  ///< listed for comparison; gpuperf does not measure it
+  bool reference_only = false;       ///< listed for comparison; gpuperf does not measure it
   std::string architecture;
   std::string compute_capability;  ///< "9.0"; empty when not CUDA
-  double sm_count = 0;  ///< SMs (compute units for AMD); NaN when unknown
+  double sm_count = 0;             ///< SMs (compute units for AMD); NaN when unknown
   double cuda_cores = 0;
   double tensor_cores = 0;
   double memory_bytes = 0;
   std::string memory_type;
   double memory_bandwidth_bytes_per_s = 0;
   double l2_bytes = 0;
-  std::string link_name;          ///< "NVLink4", "NVLink bridge", "none"
-  double link_bytes_per_s = 0;    ///< bidirectional total, as NVIDIA quotes it; 0 = none
-  std::string pcie;               ///< "Gen3", "Gen4", "Gen5"
+  std::string link_name;        ///< "NVLink4", "NVLink bridge", "none"
+  double link_bytes_per_s = 0;  ///< bidirectional total, as NVIDIA quotes it; 0 = none
+  std::string pcie;             ///< "Gen3", "Gen4", "Gen5"
   double tdp_watts = 0;
-  double price_usd = 0;           ///< launch price; NaN when not confirmed
+  double price_usd = 0;  ///< launch price; NaN when not confirmed
   std::string price_note;
   std::vector<std::pair<std::string, double>> peaks;  ///< (key, FLOP/s or OP/s), dense
   std::vector<std::string> approximate;  ///< fields the sources give as "~", derived or a range

@@ -16,11 +16,11 @@ namespace gpuperf {
 namespace clock_event {
 inline constexpr std::uint64_t kGpuIdle = 0x1;                    ///< nothing running: clocks idle
 inline constexpr std::uint64_t kApplicationsClocksSetting = 0x2;  ///< clocks set by the user
-inline constexpr std::uint64_t kSwPowerCap = 0x4;          ///< software power cap (power limit)
-inline constexpr std::uint64_t kHwSlowdown = 0x8;          ///< hardware slowdown (thermal or power)
-inline constexpr std::uint64_t kSyncBoost = 0x10;          ///< held back to match a sync-boost group
-inline constexpr std::uint64_t kSwThermalSlowdown = 0x20;  ///< software thermal slowdown
-inline constexpr std::uint64_t kHwThermalSlowdown = 0x40;  ///< hardware thermal slowdown
+inline constexpr std::uint64_t kSwPowerCap = 0x4;  ///< software power cap (power limit)
+inline constexpr std::uint64_t kHwSlowdown = 0x8;  ///< hardware slowdown (thermal or power)
+inline constexpr std::uint64_t kSyncBoost = 0x10;  ///< held back to match a sync-boost group
+inline constexpr std::uint64_t kSwThermalSlowdown = 0x20;     ///< software thermal slowdown
+inline constexpr std::uint64_t kHwThermalSlowdown = 0x40;     ///< hardware thermal slowdown
 inline constexpr std::uint64_t kHwPowerBrakeSlowdown = 0x80;  ///< external power brake asserted
 inline constexpr std::uint64_t kDisplayClockSetting = 0x100;  ///< held down by display clocks
 

@@ -4,7 +4,8 @@
 // (like `nvidia-smi dmon`). Printers write to an injected std::ostream so tests can read them.
 //
 //   auto telemetry = gpuperf::open_nvml_telemetry();
-//   if (telemetry) gpuperf::write_snapshot_table(std::cout, gpuperf::take_snapshot(*telemetry.system));
+//   if (telemetry) gpuperf::write_snapshot_table(std::cout,
+//   gpuperf::take_snapshot(*telemetry.system));
 
 #include <cstdint>
 #include <optional>

@@ -26,7 +26,7 @@ enum class ClockDomain { kGraphics, kSm, kMemory };
 
 /// Device memory, bytes.
 struct MemoryInfo {
-  double used_bytes = 0;   ///< in use (without the driver's reservation where NVML tells it apart)
+  double used_bytes = 0;  ///< in use (without the driver's reservation where NVML tells it apart)
   double total_bytes = 0;
   std::optional<double> reserved_bytes;  ///< set aside by driver and firmware, where reported
 };
@@ -48,9 +48,9 @@ struct PcieLink {
 /// A process holding a context on the GPU.
 struct GpuProcess {
   unsigned pid = 0;
-  std::string name;                        ///< empty when NVML cannot see it (other namespace)
+  std::string name;                         ///< empty when NVML cannot see it (other namespace)
   std::optional<double> used_memory_bytes;  ///< absent where the driver does not account it
-  std::string kind;                        ///< "compute", "graphics" or "compute+graphics"
+  std::string kind;                         ///< "compute", "graphics" or "compute+graphics"
 };
 
 /// One GPU's readings. Implementations are safe to call from any one thread at a time.

@@ -13,16 +13,16 @@ namespace gpuperf {
 struct TelemetrySummary {
   static constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-  bool available = false;   ///< false when nothing was sampled (no NVML, CPU run, not started)
-  std::string unavailable_reason;  ///< why, when !available
-  std::int64_t sample_count = 0;   ///< telemetry samples taken, including window start and end
-  double duration_seconds = kNaN;  ///< from the first to the last sample
+  bool available = false;  ///< false when nothing was sampled (no NVML, CPU run, not started)
+  std::string unavailable_reason;   ///< why, when !available
+  std::int64_t sample_count = 0;    ///< telemetry samples taken, including window start and end
+  double duration_seconds = kNaN;   ///< from the first to the last sample
   double processed_samples = kNaN;  ///< training samples processed in the window (from stop())
 
   double power_mean_watts = kNaN;  ///< arithmetic mean of the power readings
   double power_max_watts = kNaN;
-  double energy_joules = kNaN;     ///< energy used in the window
-  std::string energy_source;       ///< "energy counter", "integrated power", or "" when unknown
+  double energy_joules = kNaN;  ///< energy used in the window
+  std::string energy_source;    ///< "energy counter", "integrated power", or "" when unknown
   double energy_per_sample_joules = kNaN;  ///< energy_joules / processed_samples
   double samples_per_joule = kNaN;         ///< processed_samples / energy_joules
 

@@ -19,14 +19,14 @@ namespace gpuperf {
 
 /// How long to warm up and how many windows to time.
 struct MeasureOptions {
-  int warmup_steps = 10;      ///< untimed steps first (cuDNN autotune, allocator growth)
-  int steps_per_window = 20;  ///< steps between two timer marks
-  int windows = 10;           ///< timed windows in fixed mode
-  bool adaptive = false;      ///< stop on precision or time instead of after `windows`
-  int min_windows = 5;        ///< adaptive: never fewer
-  int max_windows = 200;      ///< adaptive: never more
+  int warmup_steps = 10;             ///< untimed steps first (cuDNN autotune, allocator growth)
+  int steps_per_window = 20;         ///< steps between two timer marks
+  int windows = 10;                  ///< timed windows in fixed mode
+  bool adaptive = false;             ///< stop on precision or time instead of after `windows`
+  int min_windows = 5;               ///< adaptive: never fewer
+  int max_windows = 200;             ///< adaptive: never more
   double target_relative_ci = 0.02;  ///< adaptive: stop when CI half-width / mean is below this
-  double max_seconds = 60;    ///< adaptive: stop after this much timed time (seconds)
+  double max_seconds = 60;           ///< adaptive: stop after this much timed time (seconds)
 
   /// Throws ConfigError naming the first bad field.
   void validate() const;
@@ -34,8 +34,8 @@ struct MeasureOptions {
 
 /// What a progress callback is told after each window.
 struct WindowProgress {
-  int window = 0;           ///< 1-based index of the window just finished
-  int planned_windows = 0;  ///< `windows`, or `max_windows` in adaptive mode
+  int window = 0;                ///< 1-based index of the window just finished
+  int planned_windows = 0;       ///< `windows`, or `max_windows` in adaptive mode
   double window_throughput = 0;  ///< samples/s of that window
   double elapsed_seconds = 0;    ///< timed seconds so far
 };

@@ -26,8 +26,8 @@ struct RegionSummary {
     std::string name;
     std::size_t calls = 0;
     double total_seconds = 0;
-    double share = 0;     ///< total_seconds / wall seconds from first to last step mark
-    Summary per_call;     ///< seconds per call
+    double share = 0;  ///< total_seconds / wall seconds from first to last step mark
+    Summary per_call;  ///< seconds per call
   };
   std::vector<Region> regions;  ///< in order of first use
   std::size_t steps = 0;

@@ -14,10 +14,10 @@ struct Summary {
   double stdev = 0;  ///< sample standard deviation (n - 1); 0 when count < 2
   double min = 0;
   double max = 0;
-  double q1 = 0;   ///< 25th percentile (linear interpolation, as numpy's default)
-  double q3 = 0;   ///< 75th percentile
-  double iqr = 0;  ///< q3 - q1
-  double ci95_low = 0;   ///< Student-t 95% interval of the mean; equals mean when count < 2
+  double q1 = 0;        ///< 25th percentile (linear interpolation, as numpy's default)
+  double q3 = 0;        ///< 75th percentile
+  double iqr = 0;       ///< q3 - q1
+  double ci95_low = 0;  ///< Student-t 95% interval of the mean; equals mean when count < 2
   double ci95_high = 0;
 
   /// Half the width of the 95% interval.

@@ -21,15 +21,16 @@ namespace gpuperf {
 
 /// Options of FusedOptimizer; the defaults are torch.optim's.
 struct FusedOptimizerOptions {
-  FusedOptimizerOptions(OptimizerKind kind, double learning_rate) : kind(kind), learning_rate(learning_rate) {}
+  FusedOptimizerOptions(OptimizerKind kind, double learning_rate)
+      : kind(kind), learning_rate(learning_rate) {}
   OptimizerKind kind;
   double learning_rate;
-  double beta1 = 0.9;          ///< Adam, AdamW
-  double beta2 = 0.999;        ///< Adam, AdamW
-  double eps = 1e-8;           ///< Adam, AdamW
-  double weight_decay = 0;     ///< L2 for Adam and SGD, decoupled for AdamW
-  double momentum = 0.9;       ///< SGD (no dampening)
-  bool nesterov = false;       ///< SGD
+  double beta1 = 0.9;       ///< Adam, AdamW
+  double beta2 = 0.999;     ///< Adam, AdamW
+  double eps = 1e-8;        ///< Adam, AdamW
+  double weight_decay = 0;  ///< L2 for Adam and SGD, decoupled for AdamW
+  double momentum = 0.9;    ///< SGD (no dampening)
+  bool nesterov = false;    ///< SGD
 
   /// Throws ConfigError naming the bad field.
   void validate() const;

@@ -31,7 +31,8 @@ enum class OptimizerKind {
 [[nodiscard]] std::string to_string(OptimizerKind value);
 
 /// Parses "fp32", "tf32", "fp16", "bf16"; throws ConfigError naming `option` and the value.
-[[nodiscard]] Precision parse_precision(std::string_view text, std::string_view option = "precision");
+[[nodiscard]] Precision parse_precision(std::string_view text,
+                                        std::string_view option = "precision");
 /// Parses "contiguous", "channels_last".
 [[nodiscard]] MemoryFormat parse_memory_format(std::string_view text,
                                                std::string_view option = "memory-format");

@@ -29,7 +29,8 @@
 namespace gpuperf {
 
 /// Loss of a batch: (model output, target) -> scalar.
-using LossFunction = std::function<torch::Tensor(const torch::Tensor& output, const torch::Tensor& target)>;
+using LossFunction =
+    std::function<torch::Tensor(const torch::Tensor& output, const torch::Tensor& target)>;
 
 /// Cross-entropy over class logits (the seed's loss).
 [[nodiscard]] LossFunction cross_entropy_loss();
