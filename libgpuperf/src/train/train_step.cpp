@@ -213,6 +213,7 @@ void TrainStep::capture(const torch::Tensor& x, const torch::Tensor& y) {
       throw;
     }
     state->graph.capture_end();
+    --steps_;  // capture records the step's kernels without running them: not a step taken
   } catch (const c10::OutOfMemoryError&) {
     throw;  // not a capture problem: the step does not fit, eager or not
   } catch (const std::exception& e) {
