@@ -1,11 +1,17 @@
 #include <catch2/catch.hpp>
 
+#include <nlohmann/json.hpp>
+
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <sstream>
+#include <utility>
 #include <vector>
 
+#include "gpuperf/cli/inference_cli.h"
 #include "gpuperf/error.h"
+#include "gpuperf/infer/inference_result.h"
 #include "gpuperf/infer/latency.h"
 #include "gpuperf/infer/serving.h"
 
@@ -169,4 +175,62 @@ TEST_CASE("Measured service times interpolate between batch sizes and refuse to 
   CHECK_THROWS_AS(gpuperf::interpolated_service_time({}), gpuperf::ConfigError);
   const auto from_eight = gpuperf::interpolated_service_time({{8, 2e-3}});
   CHECK(from_eight(1) == Approx(2e-3));
+}
+
+TEST_CASE("An inference result has headline figures and JSON that marks serving as simulated", "[infer]") {
+  gpuperf::InferenceResult result;
+  result.model = "simple";
+  for (auto [batch, p50] : {std::pair<std::int64_t, double>{1, 1e-3}, {8, 2e-3}, {64, 20e-3}}) {
+    gpuperf::BatchSizeResult b;
+    b.batch_size = batch;
+    b.latency = gpuperf::summarize_latency({p50, p50, p50 * 1.1});
+    b.throughput_median = static_cast<double>(batch) / b.latency.p50;
+    result.batches.push_back(b);
+  }
+  const auto headline = gpuperf::inference_headline(result);
+  CHECK(headline.has_batch1);
+  CHECK(headline.batch1_p50 == Approx(1e-3));
+  CHECK(headline.best_batch_size == 8);  // 4000/s beats 3200/s at 64
+  CHECK(headline.best_throughput == Approx(4000));
+
+  gpuperf::ServingOptions serving;
+  serving.max_batch = 8;
+  serving.requests = 500;
+  result.serving_options = serving;
+  result.serving = gpuperf::sweep_serving(
+      gpuperf::interpolated_service_time({{1, 1e-3}, {8, 2e-3}}), serving, {100, 1e6});
+  const auto j = nlohmann::json::parse(gpuperf::inference_result_json(result));
+  CHECK(j.at("schema") == "gpuperf.inference/1");
+  CHECK(j.at("batches").size() == 3);
+  CHECK(j.at("headline").at("best_batch_size") == 8);
+  CHECK(j.at("batches").at(0).at("latency").at("p50_s").get<double>() == Approx(1e-3));
+  CHECK(j.at("serving").at("simulated") == true);
+  CHECK(j.at("serving").at("points").size() == 2);
+  CHECK(j.at("serving").at("reached_saturation") == true);
+
+  std::ostringstream printed;
+  gpuperf::print_inference_result(result, printed);
+  CHECK_THAT(printed.str(), Catch::Contains("Best throughput: 4000.0 samples/s at batch 8"));
+  CHECK_THAT(printed.str(), Catch::Contains("SIMULATED"));
+
+  result.batches.clear();
+  CHECK_THROWS_AS(gpuperf::inference_headline(result), gpuperf::ConfigError);
+}
+
+TEST_CASE("The inference command line gives a doubling sweep or the listed batch sizes", "[infer]") {
+  std::ostringstream out;
+  std::ostringstream err;
+  const char* doubling[] = {"inference_benchmark", "--max-batch", "12"};
+  const auto a = gpuperf::parse_inference_benchmark_args(3, doubling, out, err);
+  REQUIRE_FALSE(a.exit_code);
+  CHECK(a.args.planned_batch_sizes() == std::vector<std::int64_t>{1, 2, 4, 8, 12});
+  const char* listed[] = {"inference_benchmark", "--batch-sizes", "1,8,64", "--serve-rates", "10,2.5e3"};
+  const auto b = gpuperf::parse_inference_benchmark_args(5, listed, out, err);
+  REQUIRE_FALSE(b.exit_code);
+  CHECK(b.args.planned_batch_sizes() == std::vector<std::int64_t>{1, 8, 64});
+  CHECK(b.args.serve_rates == std::vector<double>{10, 2500});
+  const char* bad[] = {"inference_benchmark", "--serve-rates", "fast"};
+  const auto c = gpuperf::parse_inference_benchmark_args(3, bad, out, err);
+  CHECK(c.exit_code == gpuperf::kExitUsage);
+  CHECK_THAT(err.str(), Catch::Contains("--serve-rates: 'fast'"));
 }

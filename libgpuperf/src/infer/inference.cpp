@@ -200,11 +200,13 @@ BatchSizeResult InferenceSession::measure(std::int64_t batch_size) {
   const torch::Tensor x = make_batch(batch_size);
   // The first call captures the graph (if any) and is the first to meet the precision's kernels:
   // a dtype the device has no kernel for fails here, and is reported as the option that chose it.
+  const bool reduced = dtype_ != torch::kFloat;
   try {
     (void)(*this)(x);
   } catch (const c10::OutOfMemoryError&) {
     throw;
   } catch (const c10::Error& e) {
+    if (!reduced) throw;  // an fp32 failure is not about the precision
     throw ConfigError("--precision " + to_string(options_.precision) + ": the model failed on " +
                       device_.str() + " at batch " + std::to_string(batch_size) + ": " +
                       first_line(e.what_without_backtrace()));
@@ -251,6 +253,9 @@ InferenceResult InferenceSession::sweep(const std::vector<std::int64_t>& batch_s
   for (const std::int64_t b : batch_sizes) {
     try {
       result.batches.push_back(measure(b));
+      // Each graph keeps a private memory pool: free it before the next, larger batch size, so
+      // that the sweep finds the largest batch that fits on its own.
+      graphs_.erase(b);
     } catch (const c10::OutOfMemoryError& e) {
       if (result.batches.empty()) throw;  // nothing fits: no result to report
       graphs_.erase(b);
@@ -263,7 +268,8 @@ InferenceResult InferenceSession::sweep(const std::vector<std::int64_t>& batch_s
   if (!result.out_of_memory) {
     result.stop_reason = "all " + std::to_string(batch_sizes.size()) + " batch sizes measured";
   }
-  result.cuda_graph = options_.cuda_graph && graph_fallback_reason_.empty() && !graphs_.empty();
+  result.cuda_graph = options_.cuda_graph && graph_fallback_reason_.empty();
+  result.graph_fallback_reason = graph_fallback_reason_;
   return result;
 }
 

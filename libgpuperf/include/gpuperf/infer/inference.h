@@ -68,6 +68,7 @@ class InferenceSession {
 
   /// measure() for each batch size in order, stopping at the first out-of-memory. Fills the
   /// batches, stop_reason, out_of_memory and the session's description fields of the result.
+  /// Each batch size's graph is released after it is measured, so that graphs do not pile up.
   [[nodiscard]] InferenceResult sweep(const std::vector<std::int64_t>& batch_sizes);
 
   /// A synthetic batch of `batch_size` samples on the device, in the session's dtype and format.

@@ -31,6 +31,7 @@ struct InferenceResult {
   std::string precision;        ///< fp32, tf32, fp16, bf16
   std::string memory_format;
   bool cuda_graph = false;      ///< calls replayed a captured CUDA graph
+  std::string graph_fallback_reason;  ///< why a requested CUDA graph was not used; else empty
   std::string timer;            ///< "cuda-event" or "steady-clock"
   int warmup = 0;               ///< untimed calls per batch size
   int iterations = 0;           ///< timed calls per batch size
