@@ -1,0 +1,165 @@
+#include "gpuperf/cli/inference_cli.h"
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+#include <string>
+
+#include "gpuperf/cli/benchmark_cli.h"
+#include "gpuperf/error.h"
+#include "gpuperf/infer/inference_result.h"
+#include "gpuperf/train/options.h"
+
+namespace gpuperf {
+namespace {
+
+std::vector<std::string> split_commas(const std::string& text) {
+  std::vector<std::string> items;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) items.push_back(item);
+  if (!text.empty() && text.back() == ',') items.emplace_back();
+  return items;
+}
+
+std::vector<std::int64_t> parse_int_list(const std::string& text, const std::string& option) {
+  std::vector<std::int64_t> values;
+  for (const auto& item : split_commas(text)) {
+    std::size_t used = 0;
+    std::int64_t value = 0;
+    try {
+      value = std::stoll(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (item.empty() || used != item.size()) {
+      throw ConfigError("--" + option + ": '" + text + "' is not a comma-separated list of integers");
+    }
+    if (value <= 0) {
+      throw ConfigError("--" + option + ": a batch size must be > 0, got " + std::to_string(value));
+    }
+    values.push_back(value);
+  }
+  if (values.empty()) throw ConfigError("--" + option + ": no batch sizes in '" + text + "'");
+  return values;
+}
+
+std::vector<double> parse_rate_list(const std::string& text, const std::string& option) {
+  std::vector<double> values;
+  for (const auto& item : split_commas(text)) {
+    std::size_t used = 0;
+    double value = 0;
+    try {
+      value = std::stod(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (item.empty() || used != item.size()) {
+      throw ConfigError("--" + option + ": '" + text + "' is not a comma-separated list of numbers");
+    }
+    if (!(value > 0) || !std::isfinite(value)) {
+      throw ConfigError("--" + option + ": a rate must be > 0 requests/s, got '" + item + "'");
+    }
+    values.push_back(value);
+  }
+  if (values.empty()) throw ConfigError("--" + option + ": no rates in '" + text + "'");
+  return values;
+}
+
+template <typename T>
+void require(bool ok, const std::string& option, const T& value, const std::string& rule) {
+  if (!ok) throw ConfigError("--" + option + ": must be " + rule + ", got " + std::to_string(value));
+}
+
+}  // namespace
+
+std::vector<std::int64_t> InferenceBenchmarkArgs::planned_batch_sizes() const {
+  return sweep_batch_sizes(batch_sizes, max_batch);
+}
+
+ParsedInferenceArgs parse_inference_benchmark_args(int argc, const char* const* argv,
+                                                   std::ostream& out, std::ostream& err) {
+  ParsedInferenceArgs parsed;
+  InferenceBenchmarkArgs& a = parsed.args;
+  a.command_line = join_command_line(argc, argv);
+  std::string batch_sizes_text;
+  std::string serve_rates_text;
+
+  CLI::App app("gpuperf inference benchmark: per-call latency percentiles and throughput over a "
+               "batch-size sweep, and an optional simulated serving sweep",
+               "inference_benchmark");
+  app.option_defaults()->always_capture_default();
+  app.add_option("--device", a.device, "auto, cpu, cuda or cuda:N (auto: a GPU if there is one)");
+  app.add_option("--model", a.model, "registered model name (see --list-models)");
+  app.add_flag("--list-models", parsed.list_models, "print the registered models and exit");
+  app.add_option("--num-classes", a.num_classes, "model outputs (0: the model's default)");
+  app.add_option("--precision", a.precision,
+                 "auto|fp32|tf32|fp16|bf16 (auto: fp16 on CUDA, fp32 on CPU); fp16/bf16 convert "
+                 "the model and inputs");
+  app.add_option("--memory-format", a.memory_format, "contiguous|channels_last");
+  app.add_option("--graph", a.graph, "auto|on|off: replay a captured CUDA graph (auto: on CUDA)");
+  auto* sizes = app.add_option("--batch-sizes", batch_sizes_text, "batch sizes to measure, e.g. 1,8,64");
+  auto* max_batch = app.add_option("--max-batch", a.max_batch,
+                                   "doubling sweep 1, 2, 4, ... up to N, stopping early on out-of-memory");
+  sizes->excludes(max_batch);
+  app.add_option("--warmup", a.warmup, "untimed calls per batch size");
+  app.add_option("--iterations", a.iterations, "timed calls per batch size");
+  app.add_flag("--cudnn-benchmark,!--no-cudnn-benchmark", a.cudnn_benchmark, "cuDNN autotuning");
+  app.add_option("--serve-rates", serve_rates_text,
+                 "offered request rates (req/s) for the SIMULATED serving sweep, e.g. 100,500,2000");
+  app.add_option("--max-batch-delay-ms", a.max_batch_delay_ms,
+                 "serving: longest a request waits for a fuller batch, ms");
+  app.add_option("--serve-max-batch", a.serve_max_batch,
+                 "serving: largest batch the server forms (0: the largest measured)");
+  app.add_option("--serve-requests", a.serve_requests, "serving: simulated requests per rate");
+  app.add_option("--seed", a.seed, "random seed for weights, inputs and arrivals");
+  app.add_option("--threads", a.threads, "CPU intra-op threads (0: LibTorch's default)");
+  app.add_option("--json", a.json_path, "write the result here (default: no file)");
+  app.add_flag("--quiet,-q", a.quiet, "no progress lines");
+
+  try {
+    app.parse(argc, argv);
+    if (!batch_sizes_text.empty() || sizes->count() > 0) {
+      a.batch_sizes = parse_int_list(batch_sizes_text, "batch-sizes");
+    }
+    if (!serve_rates_text.empty() || app.get_option("--serve-rates")->count() > 0) {
+      a.serve_rates = parse_rate_list(serve_rates_text, "serve-rates");
+    }
+    require(a.max_batch >= 1, "max-batch", a.max_batch, ">= 1");
+    require(a.num_classes >= 0, "num-classes", a.num_classes, ">= 0 (0: the model's default)");
+    require(a.warmup >= 0, "warmup", a.warmup, ">= 0");
+    require(a.iterations >= 1, "iterations", a.iterations, ">= 1");
+    require(a.max_batch_delay_ms >= 0 && std::isfinite(a.max_batch_delay_ms), "max-batch-delay-ms",
+            a.max_batch_delay_ms, ">= 0");
+    require(a.serve_max_batch >= 0, "serve-max-batch", a.serve_max_batch,
+            ">= 0 (0: the largest measured batch size)");
+    require(a.serve_requests >= 1, "serve-requests", a.serve_requests, ">= 1");
+    require(a.threads >= 0, "threads", a.threads, ">= 0");
+    if (a.graph != "auto" && a.graph != "on" && a.graph != "off") {
+      throw ConfigError("--graph: unknown value '" + a.graph + "' (choose auto, on or off)");
+    }
+    if (a.precision != "auto") (void)parse_precision(a.precision);
+    (void)parse_memory_format(a.memory_format);
+    const auto planned = a.planned_batch_sizes();
+    const auto largest = *std::max_element(planned.begin(), planned.end());
+    if (a.serve_max_batch > largest) {
+      throw ConfigError("--serve-max-batch: " + std::to_string(a.serve_max_batch) +
+                        " exceeds the largest batch size measured, " + std::to_string(largest) +
+                        " (service times are measured, never extrapolated)");
+    }
+  } catch (const CLI::CallForHelp&) {
+    out << app.help();
+    parsed.exit_code = 0;
+  } catch (const CLI::ParseError& e) {
+    err << "error: " << e.what() << "\n";
+    parsed.exit_code = kExitUsage;
+  } catch (const ConfigError& e) {
+    err << "error: " << e.what() << "\n";
+    parsed.exit_code = kExitUsage;
+  }
+  return parsed;
+}
+
+}  // namespace gpuperf

@@ -1,0 +1,236 @@
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <sstream>
+#include <utility>
+#include <vector>
+
+#include "gpuperf/cli/inference_cli.h"
+#include "gpuperf/error.h"
+#include "gpuperf/infer/inference_result.h"
+#include "gpuperf/infer/latency.h"
+#include "gpuperf/infer/serving.h"
+
+namespace {
+
+gpuperf::BatchServiceFunction constant_service(double seconds) {
+  return [seconds](std::int64_t) { return seconds; };
+}
+
+}  // namespace
+
+TEST_CASE("Latency percentiles interpolate between closest ranks like numpy", "[infer]") {
+  // 1..10 ms: position q*(n-1); p90 -> 8.1 -> 9.1 ms, p95 -> 8.55 -> 9.55 ms, p99 -> 8.91 -> 9.91 ms.
+  std::vector<double> ms;
+  for (int i = 10; i >= 1; --i) ms.push_back(i * 1e-3);
+  const auto s = gpuperf::summarize_latency(ms);
+  CHECK(s.count == 10);
+  CHECK(s.min == Approx(1e-3));
+  CHECK(s.p50 == Approx(5.5e-3));
+  CHECK(s.p90 == Approx(9.1e-3));
+  CHECK(s.p95 == Approx(9.55e-3));
+  CHECK(s.p99 == Approx(9.91e-3));
+  CHECK(s.max == Approx(10e-3));
+  CHECK(s.mean == Approx(5.5e-3));
+  CHECK(s.tail_ratio() == Approx(9.91 / 5.5));
+}
+
+TEST_CASE("A single latency is every percentile and its tail ratio is one", "[infer]") {
+  gpuperf::LatencyRecorder recorder;
+  recorder.add(0.25);
+  const auto s = recorder.summary();
+  CHECK(s.p50 == 0.25);
+  CHECK(s.p99 == 0.25);
+  CHECK(s.max == 0.25);
+  CHECK(s.tail_ratio() == 1.0);
+}
+
+TEST_CASE("The latency recorder refuses negative and non-finite samples and empty summaries", "[infer]") {
+  gpuperf::LatencyRecorder recorder;
+  CHECK_THROWS_AS(recorder.summary(), gpuperf::ConfigError);
+  CHECK_THROWS_WITH(recorder.add(-1), Catch::Contains("-1"));
+  CHECK_THROWS_AS(recorder.add(std::numeric_limits<double>::quiet_NaN()), gpuperf::ConfigError);
+  CHECK(recorder.size() == 0);
+}
+
+TEST_CASE("At a low rate with constant service the latency is the service time and batches hold one request", "[infer]") {
+  gpuperf::ServingOptions options;
+  options.rate = 10;  // mean gap 100 ms against 1 ms of service: queueing is rare
+  options.max_batch = 8;
+  options.max_queue_delay = 0;
+  options.requests = 2000;
+  const auto r = gpuperf::simulate_serving(constant_service(1e-3), options);
+  CHECK_FALSE(r.saturated);
+  CHECK(r.latency.p50 == Approx(1e-3));
+  CHECK(r.latency.min == Approx(1e-3));
+  CHECK(r.mean_batch_size == Approx(1.0).epsilon(0.01));
+  CHECK(r.achieved_rate == Approx(r.arrival_rate).epsilon(0.01));
+  CHECK(r.capacity == Approx(8000));
+}
+
+TEST_CASE("A lone request waits the full queue delay for companions that do not come", "[infer]") {
+  gpuperf::ServingOptions options;
+  options.rate = 1;  // gaps of about a second against a 5 ms delay
+  options.max_batch = 4;
+  options.max_queue_delay = 5e-3;
+  options.requests = 500;
+  const auto r = gpuperf::simulate_serving(constant_service(2e-3), options);
+  CHECK(r.latency.p50 == Approx(7e-3));
+  CHECK(r.mean_wait == Approx(5e-3).epsilon(0.05));
+  CHECK(r.mean_batch_size < 1.02);
+}
+
+TEST_CASE("A rate far above capacity is reported as saturated", "[infer]") {
+  gpuperf::ServingOptions options;
+  options.rate = 10000;  // capacity: 4 requests per 2 ms = 2000 req/s
+  options.max_batch = 4;
+  options.requests = 5000;
+  const auto r = gpuperf::simulate_serving(constant_service(2e-3), options);
+  CHECK(r.saturated);
+  CHECK_THAT(r.saturation_reason, Catch::Contains("capacity"));
+  CHECK(r.achieved_rate == Approx(2000).epsilon(0.01));
+  CHECK(r.mean_batch_size == Approx(4).epsilon(0.01));
+}
+
+TEST_CASE("Batches grow toward max batch as the load rises", "[infer]") {
+  gpuperf::ServingOptions options;
+  options.max_batch = 16;
+  options.requests = 20000;
+  // Service 1 ms + 0.1 ms per request: capacity at batch 16 is 16 / 2.6 ms = 6154 req/s.
+  const gpuperf::BatchServiceFunction service = [](std::int64_t n) { return 1e-3 + 1e-4 * n; };
+  const auto sweep = gpuperf::sweep_serving(service, options, {4000, 100, 1000, 20000, 50000});
+  REQUIRE(sweep.points.size() == 4);  // stops at 20000, the first saturated rate
+  CHECK(sweep.reached_saturation);
+  CHECK(sweep.points[0].offered_rate == 100);
+  CHECK_FALSE(sweep.points[2].saturated);
+  CHECK(sweep.points[3].saturated);
+  CHECK(sweep.points[0].mean_batch_size < sweep.points[1].mean_batch_size);
+  CHECK(sweep.points[1].mean_batch_size < sweep.points[2].mean_batch_size);
+  CHECK(sweep.points[2].achieved_rate == Approx(4000).epsilon(0.05));
+}
+
+TEST_CASE("M/D/1 mean waiting time matches Pollaczek-Khinchine", "[infer]") {
+  const double service = 1e-3;  // mu = 1000 req/s
+  for (double rho : {0.3, 0.5, 0.7}) {
+    gpuperf::ServingOptions options;
+    options.rate = rho / service;
+    options.max_batch = 1;
+    options.requests = 400000;
+    options.seed = 42;
+    const auto r = gpuperf::simulate_serving(constant_service(service), options);
+    const double mu = 1 / service;
+    const double expected_wait = rho / (2 * mu * (1 - rho));
+    INFO("rho " << rho << ": simulated wait " << r.mean_wait << " s, P-K " << expected_wait << " s");
+    CHECK_FALSE(r.saturated);
+    CHECK(r.mean_wait == Approx(expected_wait).epsilon(0.03));
+    CHECK(r.latency.mean == Approx(expected_wait + service).epsilon(0.03));
+    CHECK(r.mean_batch_size == 1);
+  }
+}
+
+TEST_CASE("A fixed seed gives the same run and another seed a different one", "[infer]") {
+  gpuperf::ServingOptions options;
+  options.rate = 800;
+  options.max_batch = 4;
+  options.max_queue_delay = 1e-3;
+  options.requests = 3000;
+  const gpuperf::BatchServiceFunction service = [](std::int64_t n) { return 5e-4 + 2e-4 * n; };
+  const auto a = gpuperf::simulate_serving(service, options);
+  const auto b = gpuperf::simulate_serving(service, options);
+  CHECK(a.latency.p99 == b.latency.p99);
+  CHECK(a.latency.mean == b.latency.mean);
+  CHECK(a.batches == b.batches);
+  options.seed = 2;
+  const auto c = gpuperf::simulate_serving(service, options);
+  CHECK(a.latency.mean != c.latency.mean);
+}
+
+TEST_CASE("Serving options name the bad option and value", "[infer]") {
+  gpuperf::ServingOptions options;
+  options.rate = -3;
+  CHECK_THROWS_WITH(options.validate(), Catch::Contains("--serve-rates") && Catch::Contains("-3"));
+  options = {};
+  options.max_batch = 0;
+  CHECK_THROWS_WITH(options.validate(), Catch::Contains("--serve-max-batch") && Catch::Contains("0"));
+  options = {};
+  options.max_queue_delay = -0.001;
+  CHECK_THROWS_WITH(options.validate(), Catch::Contains("--max-batch-delay-ms"));
+  options = {};
+  options.requests = 0;
+  CHECK_THROWS_WITH(options.validate(), Catch::Contains("--serve-requests"));
+  CHECK_THROWS_AS(gpuperf::simulate_serving([](std::int64_t) { return -1.0; }, {}), gpuperf::Error);
+}
+
+TEST_CASE("Measured service times interpolate between batch sizes and refuse to extrapolate", "[infer]") {
+  const auto service = gpuperf::interpolated_service_time({{1, 1e-3}, {8, 1.7e-3}, {64, 5e-3}});
+  CHECK(service(1) == Approx(1e-3));
+  CHECK(service(4) == Approx(1e-3 + 3.0 / 7.0 * 0.7e-3));
+  CHECK(service(8) == Approx(1.7e-3));
+  CHECK(service(36) == Approx(1.7e-3 + 0.5 * 3.3e-3));
+  CHECK_THROWS_WITH(service(65), Catch::Contains("--serve-max-batch") && Catch::Contains("65"));
+  CHECK_THROWS_AS(gpuperf::interpolated_service_time({}), gpuperf::ConfigError);
+  const auto from_eight = gpuperf::interpolated_service_time({{8, 2e-3}});
+  CHECK(from_eight(1) == Approx(2e-3));
+}
+
+TEST_CASE("An inference result has headline figures and JSON that marks serving as simulated", "[infer]") {
+  gpuperf::InferenceResult result;
+  result.model = "simple";
+  for (auto [batch, p50] : {std::pair<std::int64_t, double>{1, 1e-3}, {8, 2e-3}, {64, 20e-3}}) {
+    gpuperf::BatchSizeResult b;
+    b.batch_size = batch;
+    b.latency = gpuperf::summarize_latency({p50, p50, p50 * 1.1});
+    b.throughput_median = static_cast<double>(batch) / b.latency.p50;
+    result.batches.push_back(b);
+  }
+  const auto headline = gpuperf::inference_headline(result);
+  CHECK(headline.has_batch1);
+  CHECK(headline.batch1_p50 == Approx(1e-3));
+  CHECK(headline.best_batch_size == 8);  // 4000/s beats 3200/s at 64
+  CHECK(headline.best_throughput == Approx(4000));
+
+  gpuperf::ServingOptions serving;
+  serving.max_batch = 8;
+  serving.requests = 500;
+  result.serving_options = serving;
+  result.serving = gpuperf::sweep_serving(
+      gpuperf::interpolated_service_time({{1, 1e-3}, {8, 2e-3}}), serving, {100, 1e6});
+  const auto j = nlohmann::json::parse(gpuperf::inference_result_json(result));
+  CHECK(j.at("schema") == "gpuperf.inference/1");
+  CHECK(j.at("batches").size() == 3);
+  CHECK(j.at("headline").at("best_batch_size") == 8);
+  CHECK(j.at("batches").at(0).at("latency").at("p50_s").get<double>() == Approx(1e-3));
+  CHECK(j.at("serving").at("simulated") == true);
+  CHECK(j.at("serving").at("points").size() == 2);
+  CHECK(j.at("serving").at("reached_saturation") == true);
+
+  std::ostringstream printed;
+  gpuperf::print_inference_result(result, printed);
+  CHECK_THAT(printed.str(), Catch::Contains("Best throughput: 4000.0 samples/s at batch 8"));
+  CHECK_THAT(printed.str(), Catch::Contains("SIMULATED"));
+
+  result.batches.clear();
+  CHECK_THROWS_AS(gpuperf::inference_headline(result), gpuperf::ConfigError);
+}
+
+TEST_CASE("The inference command line gives a doubling sweep or the listed batch sizes", "[infer]") {
+  std::ostringstream out;
+  std::ostringstream err;
+  const char* doubling[] = {"inference_benchmark", "--max-batch", "12"};
+  const auto a = gpuperf::parse_inference_benchmark_args(3, doubling, out, err);
+  REQUIRE_FALSE(a.exit_code);
+  CHECK(a.args.planned_batch_sizes() == std::vector<std::int64_t>{1, 2, 4, 8, 12});
+  const char* listed[] = {"inference_benchmark", "--batch-sizes", "1,8,64", "--serve-rates", "10,2.5e3"};
+  const auto b = gpuperf::parse_inference_benchmark_args(5, listed, out, err);
+  REQUIRE_FALSE(b.exit_code);
+  CHECK(b.args.planned_batch_sizes() == std::vector<std::int64_t>{1, 8, 64});
+  CHECK(b.args.serve_rates == std::vector<double>{10, 2500});
+  const char* bad[] = {"inference_benchmark", "--serve-rates", "fast"};
+  const auto c = gpuperf::parse_inference_benchmark_args(3, bad, out, err);
+  CHECK(c.exit_code == gpuperf::kExitUsage);
+  CHECK_THAT(err.str(), Catch::Contains("--serve-rates: 'fast'"));
+}

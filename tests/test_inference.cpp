@@ -1,0 +1,197 @@
+#include "testing.h"
+
+#include <c10/core/InferenceMode.h>
+#include <torch/nn/module.h>
+#include <torch/nn/modules/linear.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "gpuperf/error.h"
+#include "gpuperf/infer/inference.h"
+#include "gpuperf/models/registry.h"
+
+namespace {
+
+// What the probe's forward saw the last time it ran.
+struct Seen {
+  bool inference_mode = false;
+  bool grad_mode = true;
+  bool training = true;
+};
+Seen seen;
+
+// A tiny user model that records the modes it runs under.
+struct ProbeImpl : torch::nn::Module {
+  explicit ProbeImpl(std::int64_t classes) : fc(register_module("fc", torch::nn::Linear(8, classes))) {}
+  torch::Tensor forward(const torch::Tensor& x) {
+    seen = {c10::InferenceMode::is_enabled(), torch::GradMode::is_enabled(), is_training()};
+    return fc(x.flatten(1));
+  }
+  torch::nn::Linear fc;
+};
+TORCH_MODULE(Probe);
+
+void register_probe() {
+  gpuperf::ModelRegistry::global().add({"probe", "test MLP that records its modes", {8}, 3,
+                                        [](std::int64_t classes) { return torch::nn::AnyModule(Probe(classes)); }});
+}
+
+gpuperf::InferenceOptions quick() {
+  gpuperf::InferenceOptions options;
+  options.warmup = 2;
+  options.iterations = 12;
+  return options;
+}
+
+void check_ordered(const gpuperf::LatencySummary& l) {
+  CHECK(l.min > 0);
+  CHECK(l.min <= l.p50);
+  CHECK(l.p50 <= l.p90);
+  CHECK(l.p90 <= l.p95);
+  CHECK(l.p95 <= l.p99);
+  CHECK(l.p99 <= l.max);
+}
+
+}  // namespace
+
+TEST_CASE("The simple model runs inference on the CPU with ordered percentiles and finite outputs", "[infer]") {
+  const auto info = gpuperf::ModelRegistry::global().get("simple");
+  gpuperf::InferenceSession session(gpuperf::ModelRegistry::global().create("simple"),
+                                    info.input_shape, torch::kCPU, quick());
+  const torch::Tensor out = session(session.make_batch(4));
+  CHECK(out.sizes() == std::vector<std::int64_t>{4, info.default_num_classes});
+  CHECK(torch::isfinite(out).all().item<bool>());
+
+  const auto result = session.measure(4);
+  CHECK(result.batch_size == 4);
+  CHECK(result.iterations == 12);
+  check_ordered(result.latency);
+  CHECK(result.latency.count == 12);
+  CHECK(result.throughput_median == Approx(4 / result.latency.p50));
+  CHECK(result.throughput_overall == Approx(4 * 12 / result.total_seconds));
+}
+
+TEST_CASE("A user-registered model runs in eval mode under InferenceMode without grad", "[infer]") {
+  register_probe();
+  gpuperf::InferenceSession session(gpuperf::ModelRegistry::global().create("probe"), {8},
+                                    torch::kCPU, quick());
+  seen = {};
+  const torch::Tensor out = session(torch::randn({5, 8}));
+  CHECK(seen.inference_mode);
+  CHECK_FALSE(seen.grad_mode);
+  CHECK_FALSE(seen.training);
+  CHECK(out.is_inference());
+  CHECK_FALSE(out.requires_grad());
+  CHECK(out.sizes() == std::vector<std::int64_t>{5, 3});
+  CHECK_FALSE(torch::isnan(out).any().item<bool>());
+  // The guard ends with the call.
+  CHECK_FALSE(c10::InferenceMode::is_enabled());
+}
+
+TEST_CASE("The doubling sweep stops at the given maximum and names its headline", "[infer]") {
+  CHECK(gpuperf::sweep_batch_sizes({}, 8) == std::vector<std::int64_t>{1, 2, 4, 8});
+  CHECK(gpuperf::sweep_batch_sizes({}, 6) == std::vector<std::int64_t>{1, 2, 4, 6});
+  CHECK(gpuperf::sweep_batch_sizes({3, 5}, 64) == std::vector<std::int64_t>{3, 5});
+
+  register_probe();
+  gpuperf::InferenceSession session(gpuperf::ModelRegistry::global().create("probe"), {8},
+                                    torch::kCPU, quick());
+  const auto result = session.sweep(gpuperf::sweep_batch_sizes({}, 8));
+  REQUIRE(result.batches.size() == 4);
+  CHECK(result.batches.back().batch_size == 8);
+  CHECK_FALSE(result.out_of_memory);
+  CHECK_THAT(result.stop_reason, Catch::Contains("all 4"));
+  CHECK(result.timer == "steady-clock");
+  CHECK_FALSE(result.cuda_graph);
+  for (const auto& b : result.batches) check_ordered(b.latency);
+  const auto headline = gpuperf::inference_headline(result);
+  CHECK(headline.has_batch1);
+  CHECK(headline.batch1_p50 == result.batches.front().latency.p50);
+  double best = 0;
+  for (const auto& b : result.batches) best = std::max(best, b.throughput_median);
+  CHECK(headline.best_throughput == best);
+}
+
+TEST_CASE("bf16 inference converts the parameters and the inputs", "[infer]") {
+  register_probe();
+  auto options = quick();
+  options.precision = gpuperf::Precision::kBf16;
+  gpuperf::InferenceSession session(gpuperf::ModelRegistry::global().create("probe"), {8},
+                                    torch::kCPU, options);
+  for (const auto& p : session.module().parameters()) CHECK(p.scalar_type() == torch::kBFloat16);
+  CHECK(session.make_batch(2).scalar_type() == torch::kBFloat16);
+  const torch::Tensor out = session(torch::randn({2, 8}));
+  CHECK(out.scalar_type() == torch::kBFloat16);
+  CHECK(torch::isfinite(out.to(torch::kFloat)).all().item<bool>());
+}
+
+TEST_CASE("fp16 on the CPU either runs or is refused naming the precision", "[infer]") {
+  register_probe();
+  auto options = quick();
+  options.precision = gpuperf::Precision::kFp16;
+  gpuperf::InferenceSession session(gpuperf::ModelRegistry::global().create("probe"), {8},
+                                    torch::kCPU, options);
+  try {
+    const auto result = session.measure(2);
+    check_ordered(result.latency);
+  } catch (const gpuperf::ConfigError& e) {
+    CHECK_THAT(e.what(), Catch::Contains("--precision fp16"));
+  }
+}
+
+TEST_CASE("Bad inference options are refused with the option and the value", "[infer]") {
+  register_probe();
+  auto options = quick();
+  options.warmup = -1;
+  CHECK_THROWS_WITH(options.validate(), Catch::Contains("--warmup") && Catch::Contains("-1"));
+  options = quick();
+  options.iterations = 0;
+  CHECK_THROWS_WITH(options.validate(), Catch::Contains("--iterations") && Catch::Contains("0"));
+  CHECK_THROWS_WITH(gpuperf::sweep_batch_sizes({4, 0}, 8),
+                    Catch::Contains("--batch-sizes") && Catch::Contains("0"));
+  CHECK_THROWS_WITH(gpuperf::sweep_batch_sizes({}, -2),
+                    Catch::Contains("--max-batch") && Catch::Contains("-2"));
+  CHECK_THROWS_WITH(gpuperf::parse_precision("fp8"), Catch::Contains("fp8"));
+
+  gpuperf::InferenceSession session(gpuperf::ModelRegistry::global().create("probe"), {8},
+                                    torch::kCPU, quick());
+  CHECK_THROWS_WITH(session.make_batch(0), Catch::Contains("--batch-sizes") && Catch::Contains("0"));
+  CHECK_THROWS_WITH(session.measure(-3), Catch::Contains("-3"));
+
+  options = quick();
+  options.cuda_graph = true;
+  CHECK_THROWS_WITH(gpuperf::InferenceSession(gpuperf::ModelRegistry::global().create("probe"),
+                                              {8}, torch::kCPU, options),
+                    Catch::Contains("--graph") && Catch::Contains("cpu"));
+}
+
+TEST_CASE("CUDA-graph replay matches eager outputs and times every batch size", "[infer][gpu]") {
+  const auto info = gpuperf::ModelRegistry::global().get("simple");
+  auto options = quick();
+  gpuperf::InferenceSession eager(gpuperf::ModelRegistry::global().create("simple"),
+                                  info.input_shape, torch::kCUDA, options);
+  options.cuda_graph = true;
+  gpuperf::InferenceSession graphed(gpuperf::ModelRegistry::global().create("simple"),
+                                    info.input_shape, torch::kCUDA, options);
+  // Same weights in both sessions, so that outputs can be compared.
+  {
+    torch::NoGradGuard no_grad;
+    auto from = eager.module().parameters();
+    auto to = graphed.module().parameters();
+    for (std::size_t i = 0; i < from.size(); ++i) to[i].copy_(from[i]);
+  }
+  const torch::Tensor x = eager.make_batch(4);
+  const torch::Tensor expected = eager(x);
+  (void)graphed(x);  // captures
+  const torch::Tensor replayed = graphed(x).clone();
+  REQUIRE(graphed.graph_fallback_reason().empty());
+  CHECK(graphed.captured_batch_sizes() == std::vector<std::int64_t>{4});
+  CHECK(torch::allclose(replayed, expected, 1e-4, 1e-4));
+
+  const auto result = graphed.sweep({1, 8});
+  CHECK(result.cuda_graph);
+  CHECK(result.timer == "cuda-event");
+  REQUIRE(result.batches.size() == 2);
+  for (const auto& b : result.batches) check_ordered(b.latency);
+}
