@@ -24,7 +24,8 @@ gpuperf::BatchServiceFunction constant_service(double seconds) {
 }  // namespace
 
 TEST_CASE("Latency percentiles interpolate between closest ranks like numpy", "[infer]") {
-  // 1..10 ms: position q*(n-1); p90 -> 8.1 -> 9.1 ms, p95 -> 8.55 -> 9.55 ms, p99 -> 8.91 -> 9.91 ms.
+  // 1..10 ms: position q*(n-1); p90 -> 8.1 -> 9.1 ms, p95 -> 8.55 -> 9.55 ms, p99 -> 8.91 -> 9.91
+  // ms.
   std::vector<double> ms;
   for (int i = 10; i >= 1; --i) ms.push_back(i * 1e-3);
   const auto s = gpuperf::summarize_latency(ms);
@@ -49,7 +50,8 @@ TEST_CASE("A single latency is every percentile and its tail ratio is one", "[in
   CHECK(s.tail_ratio() == 1.0);
 }
 
-TEST_CASE("The latency recorder refuses negative and non-finite samples and empty summaries", "[infer]") {
+TEST_CASE("The latency recorder refuses negative and non-finite samples and empty summaries",
+          "[infer]") {
   gpuperf::LatencyRecorder recorder;
   CHECK_THROWS_AS(recorder.summary(), gpuperf::ConfigError);
   CHECK_THROWS_WITH(recorder.add(-1), Catch::Contains("-1"));
@@ -57,7 +59,10 @@ TEST_CASE("The latency recorder refuses negative and non-finite samples and empt
   CHECK(recorder.size() == 0);
 }
 
-TEST_CASE("At a low rate with constant service the latency is the service time and batches hold one request", "[infer]") {
+TEST_CASE(
+    "At a low rate with constant service the latency is the service time and batches hold one "
+    "request",
+    "[infer]") {
   gpuperf::ServingOptions options;
   options.rate = 10;  // mean gap 100 ms against 1 ms of service: queueing is rare
   options.max_batch = 8;
@@ -124,7 +129,8 @@ TEST_CASE("M/D/1 mean waiting time matches Pollaczek-Khinchine", "[infer]") {
     const auto r = gpuperf::simulate_serving(constant_service(service), options);
     const double mu = 1 / service;
     const double expected_wait = rho / (2 * mu * (1 - rho));
-    INFO("rho " << rho << ": simulated wait " << r.mean_wait << " s, P-K " << expected_wait << " s");
+    INFO("rho " << rho << ": simulated wait " << r.mean_wait << " s, P-K " << expected_wait
+                << " s");
     CHECK_FALSE(r.saturated);
     CHECK(r.mean_wait == Approx(expected_wait).epsilon(0.03));
     CHECK(r.latency.mean == Approx(expected_wait + service).epsilon(0.03));
@@ -155,7 +161,8 @@ TEST_CASE("Serving options name the bad option and value", "[infer]") {
   CHECK_THROWS_WITH(options.validate(), Catch::Contains("--serve-rates") && Catch::Contains("-3"));
   options = {};
   options.max_batch = 0;
-  CHECK_THROWS_WITH(options.validate(), Catch::Contains("--serve-max-batch") && Catch::Contains("0"));
+  CHECK_THROWS_WITH(options.validate(),
+                    Catch::Contains("--serve-max-batch") && Catch::Contains("0"));
   options = {};
   options.max_queue_delay = -0.001;
   CHECK_THROWS_WITH(options.validate(), Catch::Contains("--max-batch-delay-ms"));
@@ -165,7 +172,8 @@ TEST_CASE("Serving options name the bad option and value", "[infer]") {
   CHECK_THROWS_AS(gpuperf::simulate_serving([](std::int64_t) { return -1.0; }, {}), gpuperf::Error);
 }
 
-TEST_CASE("Measured service times interpolate between batch sizes and refuse to extrapolate", "[infer]") {
+TEST_CASE("Measured service times interpolate between batch sizes and refuse to extrapolate",
+          "[infer]") {
   const auto service = gpuperf::interpolated_service_time({{1, 1e-3}, {8, 1.7e-3}, {64, 5e-3}});
   CHECK(service(1) == Approx(1e-3));
   CHECK(service(4) == Approx(1e-3 + 3.0 / 7.0 * 0.7e-3));
@@ -177,7 +185,8 @@ TEST_CASE("Measured service times interpolate between batch sizes and refuse to 
   CHECK(from_eight(1) == Approx(2e-3));
 }
 
-TEST_CASE("An inference result has headline figures and JSON that marks serving as simulated", "[infer]") {
+TEST_CASE("An inference result has headline figures and JSON that marks serving as simulated",
+          "[infer]") {
   gpuperf::InferenceResult result;
   result.model = "simple";
   for (auto [batch, p50] : {std::pair<std::int64_t, double>{1, 1e-3}, {8, 2e-3}, {64, 20e-3}}) {
@@ -217,14 +226,16 @@ TEST_CASE("An inference result has headline figures and JSON that marks serving 
   CHECK_THROWS_AS(gpuperf::inference_headline(result), gpuperf::ConfigError);
 }
 
-TEST_CASE("The inference command line gives a doubling sweep or the listed batch sizes", "[infer]") {
+TEST_CASE("The inference command line gives a doubling sweep or the listed batch sizes",
+          "[infer]") {
   std::ostringstream out;
   std::ostringstream err;
   const char* doubling[] = {"inference_benchmark", "--max-batch", "12"};
   const auto a = gpuperf::parse_inference_benchmark_args(3, doubling, out, err);
   REQUIRE_FALSE(a.exit_code);
   CHECK(a.args.planned_batch_sizes() == std::vector<std::int64_t>{1, 2, 4, 8, 12});
-  const char* listed[] = {"inference_benchmark", "--batch-sizes", "1,8,64", "--serve-rates", "10,2.5e3"};
+  const char* listed[] = {"inference_benchmark", "--batch-sizes", "1,8,64", "--serve-rates",
+                          "10,2.5e3"};
   const auto b = gpuperf::parse_inference_benchmark_args(5, listed, out, err);
   REQUIRE_FALSE(b.exit_code);
   CHECK(b.args.planned_batch_sizes() == std::vector<std::int64_t>{1, 8, 64});

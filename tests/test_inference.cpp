@@ -23,7 +23,8 @@ Seen seen;
 
 // A tiny user model that records the modes it runs under.
 struct ProbeImpl : torch::nn::Module {
-  explicit ProbeImpl(std::int64_t classes) : fc(register_module("fc", torch::nn::Linear(8, classes))) {}
+  explicit ProbeImpl(std::int64_t classes)
+      : fc(register_module("fc", torch::nn::Linear(8, classes))) {}
   torch::Tensor forward(const torch::Tensor& x) {
     seen = {c10::InferenceMode::is_enabled(), torch::GradMode::is_enabled(), is_training()};
     return fc(x.flatten(1));
@@ -33,8 +34,10 @@ struct ProbeImpl : torch::nn::Module {
 TORCH_MODULE(Probe);
 
 void register_probe() {
-  gpuperf::ModelRegistry::global().add({"probe", "test MLP that records its modes", {8}, 3,
-                                        [](std::int64_t classes) { return torch::nn::AnyModule(Probe(classes)); }});
+  gpuperf::ModelRegistry::global().add(
+      {"probe", "test MLP that records its modes", {8}, 3, [](std::int64_t classes) {
+         return torch::nn::AnyModule(Probe(classes));
+       }});
 }
 
 gpuperf::InferenceOptions quick() {
@@ -55,7 +58,8 @@ void check_ordered(const gpuperf::LatencySummary& l) {
 
 }  // namespace
 
-TEST_CASE("The simple model runs inference on the CPU with ordered percentiles and finite outputs", "[infer]") {
+TEST_CASE("The simple model runs inference on the CPU with ordered percentiles and finite outputs",
+          "[infer]") {
   const auto info = gpuperf::ModelRegistry::global().get("simple");
   gpuperf::InferenceSession session(gpuperf::ModelRegistry::global().create("simple"),
                                     info.input_shape, torch::kCPU, quick());
@@ -156,13 +160,14 @@ TEST_CASE("Bad inference options are refused with the option and the value", "[i
 
   gpuperf::InferenceSession session(gpuperf::ModelRegistry::global().create("probe"), {8},
                                     torch::kCPU, quick());
-  CHECK_THROWS_WITH(session.make_batch(0), Catch::Contains("--batch-sizes") && Catch::Contains("0"));
+  CHECK_THROWS_WITH(session.make_batch(0),
+                    Catch::Contains("--batch-sizes") && Catch::Contains("0"));
   CHECK_THROWS_WITH(session.measure(-3), Catch::Contains("-3"));
 
   options = quick();
   options.cuda_graph = true;
-  CHECK_THROWS_WITH(gpuperf::InferenceSession(gpuperf::ModelRegistry::global().create("probe"),
-                                              {8}, torch::kCPU, options),
+  CHECK_THROWS_WITH(gpuperf::InferenceSession(gpuperf::ModelRegistry::global().create("probe"), {8},
+                                              torch::kCPU, options),
                     Catch::Contains("--graph") && Catch::Contains("cpu"));
 }
 

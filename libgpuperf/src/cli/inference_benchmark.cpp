@@ -89,7 +89,8 @@ InferenceResult run_inference_measurement(const InferenceBenchmarkArgs& args) {
 }
 
 int run_inference_benchmark(int argc, const char* const* argv) {
-  const ParsedInferenceArgs parsed = parse_inference_benchmark_args(argc, argv, std::cout, std::cerr);
+  const ParsedInferenceArgs parsed =
+      parse_inference_benchmark_args(argc, argv, std::cout, std::cerr);
   if (parsed.exit_code) return *parsed.exit_code;
   if (parsed.list_models) {
     for (const auto& name : ModelRegistry::global().names()) {

@@ -35,7 +35,8 @@ std::vector<std::int64_t> parse_int_list(const std::string& text, const std::str
       used = 0;
     }
     if (item.empty() || used != item.size()) {
-      throw ConfigError("--" + option + ": '" + text + "' is not a comma-separated list of integers");
+      throw ConfigError("--" + option + ": '" + text +
+                        "' is not a comma-separated list of integers");
     }
     if (value <= 0) {
       throw ConfigError("--" + option + ": a batch size must be > 0, got " + std::to_string(value));
@@ -57,7 +58,8 @@ std::vector<double> parse_rate_list(const std::string& text, const std::string& 
       used = 0;
     }
     if (item.empty() || used != item.size()) {
-      throw ConfigError("--" + option + ": '" + text + "' is not a comma-separated list of numbers");
+      throw ConfigError("--" + option + ": '" + text +
+                        "' is not a comma-separated list of numbers");
     }
     if (!(value > 0) || !std::isfinite(value)) {
       throw ConfigError("--" + option + ": a rate must be > 0 requests/s, got '" + item + "'");
@@ -70,7 +72,8 @@ std::vector<double> parse_rate_list(const std::string& text, const std::string& 
 
 template <typename T>
 void require(bool ok, const std::string& option, const T& value, const std::string& rule) {
-  if (!ok) throw ConfigError("--" + option + ": must be " + rule + ", got " + std::to_string(value));
+  if (!ok)
+    throw ConfigError("--" + option + ": must be " + rule + ", got " + std::to_string(value));
 }
 
 }  // namespace
@@ -87,9 +90,10 @@ ParsedInferenceArgs parse_inference_benchmark_args(int argc, const char* const* 
   std::string batch_sizes_text;
   std::string serve_rates_text;
 
-  CLI::App app("gpuperf inference benchmark: per-call latency percentiles and throughput over a "
-               "batch-size sweep, and an optional simulated serving sweep",
-               "inference_benchmark");
+  CLI::App app(
+      "gpuperf inference benchmark: per-call latency percentiles and throughput over a "
+      "batch-size sweep, and an optional simulated serving sweep",
+      "inference_benchmark");
   app.option_defaults()->always_capture_default();
   app.add_option("--device", a.device, "auto, cpu, cuda or cuda:N (auto: a GPU if there is one)");
   app.add_option("--model", a.model, "registered model name (see --list-models)");
@@ -100,15 +104,18 @@ ParsedInferenceArgs parse_inference_benchmark_args(int argc, const char* const* 
                  "the model and inputs");
   app.add_option("--memory-format", a.memory_format, "contiguous|channels_last");
   app.add_option("--graph", a.graph, "auto|on|off: replay a captured CUDA graph (auto: on CUDA)");
-  auto* sizes = app.add_option("--batch-sizes", batch_sizes_text, "batch sizes to measure, e.g. 1,8,64");
-  auto* max_batch = app.add_option("--max-batch", a.max_batch,
-                                   "doubling sweep 1, 2, 4, ... up to N, stopping early on out-of-memory");
+  auto* sizes =
+      app.add_option("--batch-sizes", batch_sizes_text, "batch sizes to measure, e.g. 1,8,64");
+  auto* max_batch =
+      app.add_option("--max-batch", a.max_batch,
+                     "doubling sweep 1, 2, 4, ... up to N, stopping early on out-of-memory");
   sizes->excludes(max_batch);
   app.add_option("--warmup", a.warmup, "untimed calls per batch size");
   app.add_option("--iterations", a.iterations, "timed calls per batch size");
   app.add_flag("--cudnn-benchmark,!--no-cudnn-benchmark", a.cudnn_benchmark, "cuDNN autotuning");
-  app.add_option("--serve-rates", serve_rates_text,
-                 "offered request rates (req/s) for the SIMULATED serving sweep, e.g. 100,500,2000");
+  app.add_option(
+      "--serve-rates", serve_rates_text,
+      "offered request rates (req/s) for the SIMULATED serving sweep, e.g. 100,500,2000");
   app.add_option("--max-batch-delay-ms", a.max_batch_delay_ms,
                  "serving: longest a request waits for a fuller batch, ms");
   app.add_option("--serve-max-batch", a.serve_max_batch,

@@ -72,8 +72,9 @@ struct InferenceSession::Graph {
 struct InferenceSession::Graph {};
 #endif
 
-InferenceSession::InferenceSession(torch::nn::AnyModule model, std::vector<std::int64_t> sample_shape,
-                                   torch::Device device, InferenceOptions options)
+InferenceSession::InferenceSession(torch::nn::AnyModule model,
+                                   std::vector<std::int64_t> sample_shape, torch::Device device,
+                                   InferenceOptions options)
     : model_(std::move(model)),
       sample_shape_(std::move(sample_shape)),
       device_(device),
@@ -108,7 +109,8 @@ torch::Tensor InferenceSession::make_batch(std::int64_t batch_size) const {
   shape.insert(shape.end(), sample_shape_.begin(), sample_shape_.end());
   // A private generator: the inputs repeat for a seed without touching the global RNG.
   auto generator = at::detail::createCPUGenerator(options_.seed);
-  const torch::Tensor cpu = torch::randn(shape, generator, torch::TensorOptions().dtype(torch::kFloat));
+  const torch::Tensor cpu =
+      torch::randn(shape, generator, torch::TensorOptions().dtype(torch::kFloat));
   c10::InferenceMode guard;
   return prepare(cpu);
 }
@@ -227,7 +229,8 @@ BatchSizeResult InferenceSession::measure(std::int64_t batch_size) {
   }
   LatencyRecorder recorder;
   recorder.reserve(static_cast<std::size_t>(options_.iterations));
-  for (std::size_t i = 0; i < marks.size(); i += 2) recorder.add(timer->seconds(marks[i], marks[i + 1]));
+  for (std::size_t i = 0; i < marks.size(); i += 2)
+    recorder.add(timer->seconds(marks[i], marks[i + 1]));
 
   BatchSizeResult out;
   out.batch_size = batch_size;
@@ -261,7 +264,8 @@ InferenceResult InferenceSession::sweep(const std::vector<std::int64_t>& batch_s
       graphs_.erase(b);
       result.out_of_memory = true;
       result.stop_reason = "out of memory at batch " + std::to_string(b) +
-                           ": the sweep stopped there (" + first_line(e.what_without_backtrace()) + ")";
+                           ": the sweep stopped there (" + first_line(e.what_without_backtrace()) +
+                           ")";
       break;
     }
   }

@@ -13,9 +13,9 @@ namespace gpuperf {
 namespace {
 
 nlohmann::json latency_json(const LatencySummary& s) {
-  return {{"count", s.count}, {"mean_s", s.mean}, {"min_s", s.min},   {"p50_s", s.p50},
-          {"p90_s", s.p90},   {"p95_s", s.p95},   {"p99_s", s.p99},   {"max_s", s.max},
-          {"p99_over_p50", s.tail_ratio()}};
+  return {{"count", s.count}, {"mean_s", s.mean}, {"min_s", s.min},
+          {"p50_s", s.p50},   {"p90_s", s.p90},   {"p95_s", s.p95},
+          {"p99_s", s.p99},   {"max_s", s.max},   {"p99_over_p50", s.tail_ratio()}};
 }
 
 std::string ms(double seconds) {
@@ -29,7 +29,8 @@ std::string ms(double seconds) {
 std::vector<std::int64_t> sweep_batch_sizes(const std::vector<std::int64_t>& list,
                                             std::int64_t max_batch_size) {
   for (const auto b : list) {
-    if (b <= 0) throw ConfigError("--batch-sizes: a batch size must be > 0, got " + std::to_string(b));
+    if (b <= 0)
+      throw ConfigError("--batch-sizes: a batch size must be > 0, got " + std::to_string(b));
   }
   if (!list.empty()) return list;
   if (max_batch_size <= 0) {
@@ -81,14 +82,15 @@ void print_inference_result(const InferenceResult& r, std::ostream& out) {
     out << "Batch-1 latency p50: " << ms(h.batch1_p50) << " ms (p99/p50 " << std::setprecision(3)
         << h.batch1_tail_ratio << ")\n";
   }
-  out << "Best throughput: " << std::setprecision(1) << h.best_throughput
-      << " samples/s at batch " << h.best_batch_size << "\n";
+  out << "Best throughput: " << std::setprecision(1) << h.best_throughput << " samples/s at batch "
+      << h.best_batch_size << "\n";
   if (r.serving.points.empty()) return;
   out << "\nServing (SIMULATED: a single-server FIFO model with dynamic batching, Poisson "
          "arrivals, driven by the measured median service time per batch size; not a real "
          "concurrent server). Max batch "
-      << r.serving_options.max_batch << ", max queue delay " << ms(r.serving_options.max_queue_delay)
-      << " ms, " << r.serving_options.requests << " requests per rate\n";
+      << r.serving_options.max_batch << ", max queue delay "
+      << ms(r.serving_options.max_queue_delay) << " ms, " << r.serving_options.requests
+      << " requests per rate\n";
   out << "| offered req/s | achieved req/s | mean batch | p50 ms | p90 ms | p99 ms | max ms | "
          "sustained |\n";
   out << "|---:|---:|---:|---:|---:|---:|---:|---|\n";
@@ -151,8 +153,9 @@ std::string inference_result_json(const InferenceResult& r) {
                         {"saturation_reason", p.saturation_reason}});
     }
     j["serving"] = {{"simulated", true},
-                    {"model", "single server, FIFO, dynamic batching, Poisson arrivals; service "
-                              "times are the measured per-batch-size medians"},
+                    {"model",
+                     "single server, FIFO, dynamic batching, Poisson arrivals; service "
+                     "times are the measured per-batch-size medians"},
                     {"max_batch", r.serving_options.max_batch},
                     {"max_queue_delay_s", r.serving_options.max_queue_delay},
                     {"requests", r.serving_options.requests},

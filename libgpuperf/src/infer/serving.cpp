@@ -69,8 +69,8 @@ ServingResult simulate_serving(const BatchServiceFunction& service, const Servin
   out.requests = options.requests;
   out.max_batch = options.max_batch;
   out.max_queue_delay = options.max_queue_delay;
-  out.capacity = static_cast<double>(options.max_batch) /
-                 checked_service(service, options.max_batch);
+  out.capacity =
+      static_cast<double>(options.max_batch) / checked_service(service, options.max_batch);
   LatencyRecorder latency;
   latency.reserve(n);
   double total_wait = 0;
@@ -81,8 +81,8 @@ ServingResult simulate_serving(const BatchServiceFunction& service, const Servin
     // The batch leaves when it is full or its oldest request has waited long enough, and never
     // before the server is free.
     const std::size_t full_index = next + max_batch - 1;
-    const double full_at = full_index < n ? arrival[full_index]
-                                          : std::numeric_limits<double>::infinity();
+    const double full_at =
+        full_index < n ? arrival[full_index] : std::numeric_limits<double>::infinity();
     const double dispatch =
         std::max(free_at, std::min(arrival[next] + options.max_queue_delay, full_at));
     std::size_t end = next;
@@ -120,10 +120,9 @@ ServingResult simulate_serving(const BatchServiceFunction& service, const Servin
                             " req/s at batch " + std::to_string(options.max_batch);
   } else if (n > 1 && out.achieved_rate < out.arrival_rate * (1 - tolerance)) {
     out.saturated = true;
-    out.saturation_reason = "achieved " + std::to_string(out.achieved_rate) +
-                            " req/s, more than " + std::to_string(tolerance * 100) +
-                            "% below the arrival rate " + std::to_string(out.arrival_rate) +
-                            " req/s: the queue grows";
+    out.saturation_reason = "achieved " + std::to_string(out.achieved_rate) + " req/s, more than " +
+                            std::to_string(tolerance * 100) + "% below the arrival rate " +
+                            std::to_string(out.arrival_rate) + " req/s: the queue grows";
   }
   return out;
 }
@@ -145,7 +144,8 @@ ServingSweep sweep_serving(const BatchServiceFunction& service, const ServingOpt
   return sweep;
 }
 
-BatchServiceFunction interpolated_service_time(const std::map<std::int64_t, double>& measured_seconds) {
+BatchServiceFunction interpolated_service_time(
+    const std::map<std::int64_t, double>& measured_seconds) {
   if (measured_seconds.empty()) throw ConfigError("serving: no measured service times");
   for (const auto& [batch, seconds] : measured_seconds) {
     if (batch < 1 || !std::isfinite(seconds) || seconds < 0) {
@@ -162,8 +162,8 @@ BatchServiceFunction interpolated_service_time(const std::map<std::int64_t, doub
     const auto above = table.lower_bound(n);
     if (above->first == n || above == table.begin()) return above->second;
     const auto below = std::prev(above);
-    const double fraction = static_cast<double>(n - below->first) /
-                            static_cast<double>(above->first - below->first);
+    const double fraction =
+        static_cast<double>(n - below->first) / static_cast<double>(above->first - below->first);
     return below->second + fraction * (above->second - below->second);
   };
 }

@@ -14,24 +14,24 @@ namespace gpuperf {
 struct InferenceBenchmarkArgs {
   std::string device = "auto";
   std::string model = "simple";
-  std::int64_t num_classes = 0;        ///< 0: the model's default
-  std::string precision = "auto";      ///< auto: fp16 on CUDA, fp32 on the CPU
+  std::int64_t num_classes = 0;    ///< 0: the model's default
+  std::string precision = "auto";  ///< auto: fp16 on CUDA, fp32 on the CPU
   std::string memory_format = "contiguous";
-  std::string graph = "auto";          ///< CUDA-graph replay: auto (on CUDA), on, off
+  std::string graph = "auto";             ///< CUDA-graph replay: auto (on CUDA), on, off
   std::vector<std::int64_t> batch_sizes;  ///< explicit sweep; empty: doubling up to max_batch
-  std::int64_t max_batch = 256;        ///< doubling sweep 1, 2, 4, ... up to this (or OOM)
-  int warmup = 10;                     ///< untimed calls per batch size
-  int iterations = 100;                ///< timed calls per batch size
+  std::int64_t max_batch = 256;           ///< doubling sweep 1, 2, 4, ... up to this (or OOM)
+  int warmup = 10;                        ///< untimed calls per batch size
+  int iterations = 100;                   ///< timed calls per batch size
   bool cudnn_benchmark = true;
-  std::vector<double> serve_rates;     ///< offered rates (requests/s); empty: no serving sweep
-  double max_batch_delay_ms = 1.0;     ///< serving: longest wait for a fuller batch, ms
-  std::int64_t serve_max_batch = 0;    ///< serving: largest batch; 0: the largest measured
-  std::int64_t serve_requests = 20000; ///< serving: simulated requests per rate
+  std::vector<double> serve_rates;      ///< offered rates (requests/s); empty: no serving sweep
+  double max_batch_delay_ms = 1.0;      ///< serving: longest wait for a fuller batch, ms
+  std::int64_t serve_max_batch = 0;     ///< serving: largest batch; 0: the largest measured
+  std::int64_t serve_requests = 20000;  ///< serving: simulated requests per rate
   std::int64_t seed = 0;
-  int threads = 0;                     ///< CPU intra-op threads; 0: LibTorch's default
-  std::string json_path;               ///< empty: no file
+  int threads = 0;        ///< CPU intra-op threads; 0: LibTorch's default
+  std::string json_path;  ///< empty: no file
   bool quiet = false;
-  std::string command_line;            ///< argv joined, shell-quoted
+  std::string command_line;  ///< argv joined, shell-quoted
 
   /// The batch sizes the sweep tries, in order: batch_sizes, or 1, 2, 4, ... then max_batch.
   [[nodiscard]] std::vector<std::int64_t> planned_batch_sizes() const;
@@ -48,7 +48,7 @@ struct ParsedInferenceArgs {
 /// Parses argv. Prints help to `out` and one-line errors ("error: --batch-sizes: ...") to `err`;
 /// bad usage gives exit code 2.
 [[nodiscard]] ParsedInferenceArgs parse_inference_benchmark_args(int argc, const char* const* argv,
-                                                                std::ostream& out,
-                                                                std::ostream& err);
+                                                                 std::ostream& out,
+                                                                 std::ostream& err);
 
 }  // namespace gpuperf

@@ -34,11 +34,11 @@ struct InferenceOptions {
   MemoryFormat memory_format = MemoryFormat::kContiguous;
   /// Capture each batch size's forward in a CUDA graph once, then replay it (CUDA only).
   bool cuda_graph = false;
-  int graph_warmup = 3;          ///< eager calls on the capture stream before capturing (>= 1)
-  int warmup = 10;               ///< untimed calls per batch size before timing (>= 0)
-  int iterations = 100;          ///< timed calls per batch size (>= 1)
-  bool cudnn_benchmark = true;   ///< let cuDNN time its algorithms for each new shape
-  std::uint64_t seed = 0;        ///< seeds the synthetic inputs
+  int graph_warmup = 3;         ///< eager calls on the capture stream before capturing (>= 1)
+  int warmup = 10;              ///< untimed calls per batch size before timing (>= 0)
+  int iterations = 100;         ///< timed calls per batch size (>= 1)
+  bool cudnn_benchmark = true;  ///< let cuDNN time its algorithms for each new shape
+  std::uint64_t seed = 0;       ///< seeds the synthetic inputs
 
   /// Throws ConfigError naming the bad field and value.
   void validate() const;

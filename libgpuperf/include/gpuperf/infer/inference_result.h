@@ -16,41 +16,41 @@ namespace gpuperf {
 /// Latency and throughput of one batch size.
 struct BatchSizeResult {
   std::int64_t batch_size = 0;
-  LatencySummary latency;          ///< per call, seconds
-  double throughput_median = 0;    ///< batch_size / latency.p50, samples/s
-  double throughput_overall = 0;   ///< all timed samples / sum of call times, samples/s
-  std::int64_t iterations = 0;     ///< timed calls
-  double total_seconds = 0;        ///< sum of the timed calls
+  LatencySummary latency;         ///< per call, seconds
+  double throughput_median = 0;   ///< batch_size / latency.p50, samples/s
+  double throughput_overall = 0;  ///< all timed samples / sum of call times, samples/s
+  std::int64_t iterations = 0;    ///< timed calls
+  double total_seconds = 0;       ///< sum of the timed calls
 };
 
 /// The result of an inference benchmark run.
 struct InferenceResult {
   std::string model;
-  std::string device;           ///< "cpu", "cuda:0"
+  std::string device;  ///< "cpu", "cuda:0"
   std::string device_name;
-  std::string precision;        ///< fp32, tf32, fp16, bf16
+  std::string precision;  ///< fp32, tf32, fp16, bf16
   std::string memory_format;
-  bool cuda_graph = false;      ///< calls replayed a captured CUDA graph
-  std::string graph_fallback_reason;  ///< why a requested CUDA graph was not used; else empty
-  std::string timer;            ///< "cuda-event" or "steady-clock"
-  int warmup = 0;               ///< untimed calls per batch size
-  int iterations = 0;           ///< timed calls per batch size
+  bool cuda_graph = false;               ///< calls replayed a captured CUDA graph
+  std::string graph_fallback_reason;     ///< why a requested CUDA graph was not used; else empty
+  std::string timer;                     ///< "cuda-event" or "steady-clock"
+  int warmup = 0;                        ///< untimed calls per batch size
+  int iterations = 0;                    ///< timed calls per batch size
   std::vector<BatchSizeResult> batches;  ///< in the order measured
-  std::string stop_reason;      ///< why the sweep ended ("all batch sizes measured", OOM, ...)
-  bool out_of_memory = false;   ///< the sweep stopped at a batch size that did not fit
-  std::string command;          ///< the command line, shell-quoted
+  std::string stop_reason;     ///< why the sweep ended ("all batch sizes measured", OOM, ...)
+  bool out_of_memory = false;  ///< the sweep stopped at a batch size that did not fit
+  std::string command;         ///< the command line, shell-quoted
   std::string timestamp_utc;
-  ServingSweep serving;         ///< simulated from the measured service times; may be empty
+  ServingSweep serving;            ///< simulated from the measured service times; may be empty
   ServingOptions serving_options;  ///< rate is per point; the rest applies to all points
 };
 
 /// The figures quoted first.
 struct InferenceHeadline {
-  bool has_batch1 = false;          ///< batch size 1 was measured
-  double batch1_p50 = 0;            ///< seconds
-  double batch1_tail_ratio = 0;     ///< p99 / p50 at batch 1
-  double best_throughput = 0;       ///< largest throughput_median, samples/s
-  std::int64_t best_batch_size = 0; ///< the batch size that gave it
+  bool has_batch1 = false;           ///< batch size 1 was measured
+  double batch1_p50 = 0;             ///< seconds
+  double batch1_tail_ratio = 0;      ///< p99 / p50 at batch 1
+  double best_throughput = 0;        ///< largest throughput_median, samples/s
+  std::int64_t best_batch_size = 0;  ///< the batch size that gave it
 };
 
 /// The sweep's batch sizes: `list` if it is not empty, else 1, 2, 4, ... up to max_batch_size,

@@ -15,8 +15,8 @@
 //
 //   gpuperf::ServingOptions options;
 //   options.rate = 500;  options.max_batch = 8;  options.max_queue_delay = 0.002;
-//   auto result = gpuperf::simulate_serving([](std::int64_t n) { return 1e-3 + 2e-4 * n; }, options);
-//   std::cout << result.achieved_rate << " req/s, p99 " << result.latency.p99 << " s\n";
+//   auto result = gpuperf::simulate_serving([](std::int64_t n) { return 1e-3 + 2e-4 * n; },
+//   options); std::cout << result.achieved_rate << " req/s, p99 " << result.latency.p99 << " s\n";
 
 #include <cstdint>
 #include <functional>
@@ -33,11 +33,11 @@ using BatchServiceFunction = std::function<double(std::int64_t batch_size)>;
 
 /// Options of one simulated serving run.
 struct ServingOptions {
-  double rate = 100;               ///< offered load, requests per second (> 0)
-  std::int64_t max_batch = 1;      ///< largest batch the server forms (>= 1)
-  double max_queue_delay = 0;      ///< seconds the oldest request may wait for a fuller batch
-  std::int64_t requests = 10000;   ///< requests in the run (>= 1)
-  std::uint64_t seed = 1;          ///< seeds the arrival process
+  double rate = 100;              ///< offered load, requests per second (> 0)
+  std::int64_t max_batch = 1;     ///< largest batch the server forms (>= 1)
+  double max_queue_delay = 0;     ///< seconds the oldest request may wait for a fuller batch
+  std::int64_t requests = 10000;  ///< requests in the run (>= 1)
+  std::uint64_t seed = 1;         ///< seeds the arrival process
   /// Saturated when achieved throughput falls below the realised arrival rate by more than this
   /// fraction, or the offered rate exceeds the capacity max_batch / service(max_batch).
   double saturation_tolerance = 0.05;
@@ -48,14 +48,14 @@ struct ServingOptions {
 
 /// What one simulated run produced.
 struct ServingResult {
-  double offered_rate = 0;    ///< options.rate, requests/s
-  double arrival_rate = 0;    ///< realised: (requests - 1) / (last arrival - first arrival)
-  double achieved_rate = 0;   ///< requests / (last completion - first arrival)
-  double capacity = 0;        ///< max_batch / service(max_batch): the most the server can do
-  LatencySummary latency;     ///< end-to-end, seconds
-  double mean_wait = 0;       ///< mean seconds from arrival to dispatch (queueing + batching)
-  double mean_service = 0;    ///< mean service seconds seen by a request
-  double mean_batch_size = 0; ///< requests / batches
+  double offered_rate = 0;     ///< options.rate, requests/s
+  double arrival_rate = 0;     ///< realised: (requests - 1) / (last arrival - first arrival)
+  double achieved_rate = 0;    ///< requests / (last completion - first arrival)
+  double capacity = 0;         ///< max_batch / service(max_batch): the most the server can do
+  LatencySummary latency;      ///< end-to-end, seconds
+  double mean_wait = 0;        ///< mean seconds from arrival to dispatch (queueing + batching)
+  double mean_service = 0;     ///< mean service seconds seen by a request
+  double mean_batch_size = 0;  ///< requests / batches
   std::int64_t batches = 0;
   std::int64_t requests = 0;
   std::int64_t max_batch = 0;
