@@ -1,6 +1,6 @@
 #include "gpuperf/cli/benchmark_cli.h"
 
-#include <CLI/CLI.hpp>
+#include "cli/parse_command_line.h"
 
 #include <string>
 
@@ -126,19 +126,8 @@ ParsedTrainingArgs parse_training_benchmark_args(int argc, const char* const* ar
                "sample power, energy, clocks and throttling through NVML while timing (GPU only)");
   app.add_option("--telemetry-period", a.telemetry_period, "seconds between telemetry samples");
 
-  try {
-    app.parse(argc, argv);
-    check_ranges(a);
-  } catch (const CLI::CallForHelp&) {
-    out << app.help();
-    parsed.exit_code = 0;
-  } catch (const CLI::ParseError& e) {
-    err << "error: " << e.what() << "\n";
-    parsed.exit_code = kExitUsage;
-  } catch (const ConfigError& e) {
-    err << "error: " << e.what() << "\n";
-    parsed.exit_code = kExitUsage;
-  }
+  parsed.exit_code = detail::parse_command_line(
+      app, argc, argv, [&] { check_ranges(a); }, out, err);
   return parsed;
 }
 

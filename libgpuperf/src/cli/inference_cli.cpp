@@ -1,6 +1,6 @@
 #include "gpuperf/cli/inference_cli.h"
 
-#include <CLI/CLI.hpp>
+#include "cli/parse_command_line.h"
 
 #include <algorithm>
 #include <cmath>
@@ -126,46 +126,39 @@ ParsedInferenceArgs parse_inference_benchmark_args(int argc, const char* const* 
   app.add_option("--json", a.json_path, "write the result here (default: no file)");
   app.add_flag("--quiet,-q", a.quiet, "no progress lines");
 
-  try {
-    app.parse(argc, argv);
-    if (!batch_sizes_text.empty() || sizes->count() > 0) {
-      a.batch_sizes = parse_int_list(batch_sizes_text, "batch-sizes");
-    }
-    if (!serve_rates_text.empty() || app.get_option("--serve-rates")->count() > 0) {
-      a.serve_rates = parse_rate_list(serve_rates_text, "serve-rates");
-    }
-    require(a.max_batch >= 1, "max-batch", a.max_batch, ">= 1");
-    require(a.num_classes >= 0, "num-classes", a.num_classes, ">= 0 (0: the model's default)");
-    require(a.warmup >= 0, "warmup", a.warmup, ">= 0");
-    require(a.iterations >= 1, "iterations", a.iterations, ">= 1");
-    require(a.max_batch_delay_ms >= 0 && std::isfinite(a.max_batch_delay_ms), "max-batch-delay-ms",
-            a.max_batch_delay_ms, ">= 0");
-    require(a.serve_max_batch >= 0, "serve-max-batch", a.serve_max_batch,
-            ">= 0 (0: the largest measured batch size)");
-    require(a.serve_requests >= 1, "serve-requests", a.serve_requests, ">= 1");
-    require(a.threads >= 0, "threads", a.threads, ">= 0");
-    if (a.graph != "auto" && a.graph != "on" && a.graph != "off") {
-      throw ConfigError("--graph: unknown value '" + a.graph + "' (choose auto, on or off)");
-    }
-    if (a.precision != "auto") (void)parse_precision(a.precision);
-    (void)parse_memory_format(a.memory_format);
-    const auto planned = a.planned_batch_sizes();
-    const auto largest = *std::max_element(planned.begin(), planned.end());
-    if (a.serve_max_batch > largest) {
-      throw ConfigError("--serve-max-batch: " + std::to_string(a.serve_max_batch) +
-                        " exceeds the largest batch size measured, " + std::to_string(largest) +
-                        " (service times are measured, never extrapolated)");
-    }
-  } catch (const CLI::CallForHelp&) {
-    out << app.help();
-    parsed.exit_code = 0;
-  } catch (const CLI::ParseError& e) {
-    err << "error: " << e.what() << "\n";
-    parsed.exit_code = kExitUsage;
-  } catch (const ConfigError& e) {
-    err << "error: " << e.what() << "\n";
-    parsed.exit_code = kExitUsage;
-  }
+  parsed.exit_code = detail::parse_command_line(
+      app, argc, argv,
+      [&] {
+        if (!batch_sizes_text.empty() || sizes->count() > 0) {
+          a.batch_sizes = parse_int_list(batch_sizes_text, "batch-sizes");
+        }
+        if (!serve_rates_text.empty() || app.get_option("--serve-rates")->count() > 0) {
+          a.serve_rates = parse_rate_list(serve_rates_text, "serve-rates");
+        }
+        require(a.max_batch >= 1, "max-batch", a.max_batch, ">= 1");
+        require(a.num_classes >= 0, "num-classes", a.num_classes, ">= 0 (0: the model's default)");
+        require(a.warmup >= 0, "warmup", a.warmup, ">= 0");
+        require(a.iterations >= 1, "iterations", a.iterations, ">= 1");
+        require(a.max_batch_delay_ms >= 0 && std::isfinite(a.max_batch_delay_ms),
+                "max-batch-delay-ms", a.max_batch_delay_ms, ">= 0");
+        require(a.serve_max_batch >= 0, "serve-max-batch", a.serve_max_batch,
+                ">= 0 (0: the largest measured batch size)");
+        require(a.serve_requests >= 1, "serve-requests", a.serve_requests, ">= 1");
+        require(a.threads >= 0, "threads", a.threads, ">= 0");
+        if (a.graph != "auto" && a.graph != "on" && a.graph != "off") {
+          throw ConfigError("--graph: unknown value '" + a.graph + "' (choose auto, on or off)");
+        }
+        if (a.precision != "auto") (void)parse_precision(a.precision);
+        (void)parse_memory_format(a.memory_format);
+        const auto planned = a.planned_batch_sizes();
+        const auto largest = *std::max_element(planned.begin(), planned.end());
+        if (a.serve_max_batch > largest) {
+          throw ConfigError("--serve-max-batch: " + std::to_string(a.serve_max_batch) +
+                            " exceeds the largest batch size measured, " + std::to_string(largest) +
+                            " (service times are measured, never extrapolated)");
+        }
+      },
+      out, err);
   return parsed;
 }
 

@@ -1,6 +1,6 @@
 #include "gpuperf/cli/micro_cli.h"
 
-#include <CLI/CLI.hpp>
+#include "cli/parse_command_line.h"
 
 #include <string>
 
@@ -68,19 +68,8 @@ ParsedMicrobenchArgs parse_microbench_args(int argc, const char* const* argv, st
   app.add_option("--markdown", a.markdown_path, "write the Markdown tables here too");
   app.add_flag("--quiet,-q", a.quiet, "no progress lines");
 
-  try {
-    app.parse(argc, argv);
-    check_ranges(a, size->count() > 0, shape->count() > 0);
-  } catch (const CLI::CallForHelp&) {
-    out << app.help();
-    parsed.exit_code = 0;
-  } catch (const CLI::ParseError& e) {
-    err << "error: " << e.what() << "\n";
-    parsed.exit_code = kExitUsage;
-  } catch (const ConfigError& e) {
-    err << "error: " << e.what() << "\n";
-    parsed.exit_code = kExitUsage;
-  }
+  parsed.exit_code = detail::parse_command_line(
+      app, argc, argv, [&] { check_ranges(a, size->count() > 0, shape->count() > 0); }, out, err);
   return parsed;
 }
 

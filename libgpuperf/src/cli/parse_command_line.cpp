@@ -1,0 +1,26 @@
+#include "cli/parse_command_line.h"
+
+#include "gpuperf/error.h"
+
+namespace gpuperf::detail {
+
+std::optional<int> parse_command_line(CLI::App& app, int argc, const char* const* argv,
+                                      const std::function<void()>& check, std::ostream& out,
+                                      std::ostream& err) {
+  try {
+    app.parse(argc, argv);
+    if (check) check();
+  } catch (const CLI::CallForHelp&) {
+    out << app.help();
+    return 0;
+  } catch (const CLI::ParseError& e) {
+    err << "error: " << e.what() << "\n";
+    return kExitUsage;
+  } catch (const ConfigError& e) {
+    err << "error: " << e.what() << "\n";
+    return kExitUsage;
+  }
+  return std::nullopt;
+}
+
+}  // namespace gpuperf::detail
