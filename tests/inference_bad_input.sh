@@ -5,30 +5,19 @@
 # Usage: inference_bad_input.sh <path to inference_benchmark>
 set -u
 program=$1
+here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work" || exit 1
-failures=0
+source "$here/usage_error_check.sh"
+outputs=("$work/out.json")
 
-expect_usage_error() {  # <expected text> <args...>
+expect_usage_error() {  # <expected text> <args...>: on the CPU, with --json out.json unless set
   local expected=$1
   shift
-  local err rc json=(--json "$work/out.json")
-  rm -f "$work/out.json"
+  local json=(--json "$work/out.json")
   [[ " $* " == *" --json "* ]] && json=()
-  err=$("$program" --device cpu "${json[@]}" "$@" 2>&1 >/dev/null)
-  rc=$?
-  if [ "$rc" -ne 2 ]; then
-    echo "FAIL: $* -> exit $rc, expected 2 ($err)"; failures=$((failures + 1))
-  elif ! grep -qF -- "$expected" <<<"$err"; then
-    echo "FAIL: $* -> message '$err' lacks '$expected'"; failures=$((failures + 1))
-  elif [ "$(grep -c . <<<"$err")" -ne 1 ]; then
-    echo "FAIL: $* -> more than one line: $err"; failures=$((failures + 1))
-  elif [ -e "$work/out.json" ]; then
-    echo "FAIL: $* -> left an output file"; failures=$((failures + 1))
-  else
-    echo "ok: $* -> $err"
-  fi
+  check_usage_error "$expected" "$program" --device cpu "${json[@]}" "$@"
 }
 
 expect_usage_error "--batch-sizes: a batch size must be > 0, got 0" --batch-sizes 1,0

@@ -4,30 +4,19 @@
 # Usage: micro_bad_input.sh <path to microbench>
 set -u
 program=$1
+here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work" || exit 1
-failures=0
+source "$here/usage_error_check.sh"
+outputs=("$work/out.json" "$work/out.md")
 
-expect_usage_error() {  # <expected text> <args...>
+expect_usage_error() {  # <expected text> <args...>: with --json and --markdown unless set
   local expected=$1
   shift
-  local err rc markdown=(--markdown "$work/out.md")
-  rm -f "$work/out.json" "$work/out.md"
+  local markdown=(--markdown "$work/out.md")
   [[ " $* " == *" --markdown "* ]] && markdown=()
-  err=$("$program" --json "$work/out.json" "${markdown[@]}" "$@" 2>&1 >/dev/null)
-  rc=$?
-  if [ "$rc" -ne 2 ]; then
-    echo "FAIL: $* -> exit $rc, expected 2 ($err)"; failures=$((failures + 1))
-  elif ! grep -qF -- "$expected" <<<"$err"; then
-    echo "FAIL: $* -> message '$err' lacks '$expected'"; failures=$((failures + 1))
-  elif [ "$(grep -c . <<<"$err")" -ne 1 ]; then
-    echo "FAIL: $* -> more than one line: $err"; failures=$((failures + 1))
-  elif [ -e "$work/out.json" ] || [ -e "$work/out.md" ]; then
-    echo "FAIL: $* -> left an output file"; failures=$((failures + 1))
-  else
-    echo "ok: $* -> $err"
-  fi
+  check_usage_error "$expected" "$program" --json "$work/out.json" "${markdown[@]}" "$@"
 }
 
 expect_usage_error "--dtypes: unknown data type 'fp12'" --dtypes fp32,fp12
