@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""Where a training step's GPU time goes, by kernel class, from torch.profiler: ResNet-50 or the
-seed model, fp16 AMP, channels_last, SGD momentum (the same ATen/cuDNN kernels gpuperf calls).
+"""Where a training step's GPU time goes, by kernel class and by kernel, from torch.profiler:
+ResNet-50 or the seed model, fp16 AMP, SGD momentum or fused Adam (the same ATen/cuDNN kernels
+gpuperf calls).
 
     python3 profile_step.py --model resnet50 --batch-size 256 --steps 10
+    python3 profile_step.py --model simple --memory-format contiguous --optimizer adam --top 30
 """
 import argparse
 import collections
@@ -27,6 +29,10 @@ def main():
     p.add_argument("--model", default="resnet50")
     p.add_argument("--batch-size", type=int, default=256)
     p.add_argument("--steps", type=int, default=10)
+    p.add_argument("--memory-format", default="channels_last", choices=["contiguous", "channels_last"])
+    p.add_argument("--optimizer", default="sgd", choices=["sgd", "adam"],
+                   help="sgd: momentum 0.9, foreach; adam: fused (gpuperf's default on CUDA)")
+    p.add_argument("--top", type=int, default=0, help="also list the N kernels taking most time")
     a = p.parse_args()
     torch.backends.cudnn.benchmark = True
     if a.model == "resnet50":
@@ -35,10 +41,14 @@ def main():
     else:
         from train_peer import SimpleModel
         model, shape, classes = SimpleModel(), (3, 32, 32), 10
-    model = model.cuda().to(memory_format=torch.channels_last)
-    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    fmt = torch.channels_last if a.memory_format == "channels_last" else torch.contiguous_format
+    model = model.cuda().to(memory_format=fmt)
+    if a.optimizer == "sgd":
+        opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    else:
+        opt = torch.optim.Adam(model.parameters(), lr=1e-3, fused=True)
     scaler = torch.amp.GradScaler("cuda")
-    x = torch.randn(a.batch_size, *shape, device="cuda").contiguous(memory_format=torch.channels_last)
+    x = torch.randn(a.batch_size, *shape, device="cuda").contiguous(memory_format=fmt)
     y = torch.randint(0, classes, (a.batch_size,), device="cuda")
 
     def step():
@@ -58,6 +68,7 @@ def main():
         torch.cuda.synchronize()
     totals = collections.Counter()
     counts = collections.Counter()
+    kernels = []
     for e in prof.key_averages():
         t = getattr(e, "self_device_time_total", None) or getattr(e, "self_cuda_time_total", 0)
         if t <= 0:
@@ -66,11 +77,14 @@ def main():
         cls = next((c for c, keys in CLASSES if any(k in name for k in keys)), "other")
         totals[cls] += t
         counts[cls] += e.count
+        kernels.append((t, e.count, cls, e.key))
     total = sum(totals.values())
-    print(f"{a.model} bs {a.batch_size} fp16 channels_last SGD: {total / a.steps / 1e3:.2f} ms GPU time per step "
+    print(f"{a.model} bs {a.batch_size} fp16 {a.memory_format} {a.optimizer}: {total / a.steps / 1e3:.2f} ms GPU time per step "
           f"({a.batch_size * a.steps / (total / 1e6):,.0f} img/s if kernels ran back to back)")
     for cls, t in totals.most_common():
         print(f"  {cls:40s} {t / a.steps / 1e3:8.2f} ms  {100 * t / total:5.1f}%  {counts[cls] // a.steps:5d} kernels/step")
+    for t, count, cls, name in sorted(kernels, reverse=True)[:a.top]:
+        print(f"    {t / a.steps:9.1f} us/step {count / a.steps:5.1f}x  [{cls.split()[0]}] {name[:110]}")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""The Python peer of gpuperf's inference_benchmark: the same model, precision and per-call
+timing in PyTorch, eager or replaying a CUDA graph, for side-by-side runs.
+
+Method, as gpuperf's: the model is moved to the device, converted to the precision's dtype
+(model.half() / model.bfloat16(), as deployed inference does), channels_last if asked, eval(),
+and every call runs under torch.inference_mode(). Per batch size: one call (capture, in graph
+mode, after a few eager calls on a side stream as PyTorch's CUDA-graph recipe does), `--warmup`
+untimed calls, then `--iterations` timed calls, each bracketed by two CUDA events with no host
+sync in between; the events are read after the last call. In graph mode each call copies its
+input into the graph's static input, then replays. Percentiles interpolate linearly between
+closest ranks (numpy's default).
+
+    python3 infer_peer.py --model resnet50 --precision fp16 --memory-format channels_last \
+        --batch-sizes 1,64,256 --mode graph
+
+Prints one JSON line per batch size: {"mode": ..., "batch_size": ..., "p50_s": ..., ...}.
+"""
+import argparse
+import json
+import math
+import sys
+
+import torch
+
+from train_peer import build
+
+DTYPES = {"fp32": torch.float32, "tf32": torch.float32, "fp16": torch.float16,
+          "bf16": torch.bfloat16}
+
+
+def percentile(sorted_values, q):
+    """numpy's default 'linear' method."""
+    position = q / 100 * (len(sorted_values) - 1)
+    low = math.floor(position)
+    high = min(low + 1, len(sorted_values) - 1)
+    return sorted_values[low] + (sorted_values[high] - sorted_values[low]) * (position - low)
+
+
+def make_call(model, x, mode, graph_warmup):
+    """Returns a function running one inference call on `x` (copied into a graph's input)."""
+    if mode == "eager":
+        return lambda: model(x)
+    static_input = x.clone()
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(graph_warmup):
+            model(static_input)
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        static_output = model(static_input)
+
+    def call():
+        static_input.copy_(x, non_blocking=True)
+        graph.replay()
+        return static_output
+
+    return call
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--model", default="resnet50")
+    p.add_argument("--precision", default="fp16", choices=list(DTYPES))
+    p.add_argument("--memory-format", default="channels_last",
+                   choices=["contiguous", "channels_last"])
+    p.add_argument("--mode", default="graph", choices=["eager", "graph"])
+    p.add_argument("--batch-sizes", default="1,8,64,256")
+    p.add_argument("--warmup", type=int, default=20)
+    p.add_argument("--iterations", type=int, default=200)
+    p.add_argument("--graph-warmup", type=int, default=3)
+    p.add_argument("--seed", type=int, default=0)
+    a = p.parse_args()
+
+    torch.manual_seed(a.seed)
+    torch.backends.cudnn.benchmark = True
+    tf32 = a.precision == "tf32"
+    torch.backends.cuda.matmul.allow_tf32 = tf32
+    torch.backends.cudnn.allow_tf32 = tf32
+    model, sample_shape, _ = build(a.model)
+    memory_format = (torch.channels_last if a.memory_format == "channels_last"
+                     else torch.contiguous_format)
+    model = model.cuda().to(DTYPES[a.precision]).to(memory_format=memory_format).eval()
+
+    for batch in (int(b) for b in a.batch_sizes.split(",")):
+        with torch.inference_mode():
+            x = torch.randn((batch, *sample_shape)).to("cuda", DTYPES[a.precision])
+            x = x.contiguous(memory_format=memory_format)
+            call = make_call(model, x, a.mode, a.graph_warmup)
+            for _ in range(1 + a.warmup):
+                call()
+            events = [torch.cuda.Event(enable_timing=True) for _ in range(2 * a.iterations)]
+            for i in range(a.iterations):
+                events[2 * i].record()
+                call()
+                events[2 * i + 1].record()
+            torch.cuda.synchronize()
+        seconds = sorted(events[2 * i].elapsed_time(events[2 * i + 1]) / 1e3
+                         for i in range(a.iterations))
+        p50 = percentile(seconds, 50)
+        print(json.dumps({
+            "model": a.model, "precision": a.precision, "memory_format": a.memory_format,
+            "mode": a.mode, "batch_size": batch, "iterations": a.iterations,
+            "p50_s": p50, "p90_s": percentile(seconds, 90), "p95_s": percentile(seconds, 95),
+            "p99_s": percentile(seconds, 99), "max_s": seconds[-1],
+            "throughput_median": batch / p50,
+            "throughput_overall": batch * a.iterations / sum(seconds),
+            "torch": torch.__version__, "gpu": torch.cuda.get_device_name()}), flush=True)
+        del call
+        torch.cuda.empty_cache()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
