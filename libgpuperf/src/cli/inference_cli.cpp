@@ -104,6 +104,9 @@ ParsedInferenceArgs parse_inference_benchmark_args(int argc, const char* const* 
                  "the model and inputs");
   app.add_option("--memory-format", a.memory_format, "contiguous|channels_last");
   app.add_option("--graph", a.graph, "auto|on|off: replay a captured CUDA graph (auto: on CUDA)");
+  app.add_option("--fuse", a.fuse,
+                 "auto|on|off: fold BatchNorm into the convolutions and fuse bias, shortcut add "
+                 "and ReLU into cuDNN calls, for models that support it (auto: on CUDA)");
   auto* sizes =
       app.add_option("--batch-sizes", batch_sizes_text, "batch sizes to measure, e.g. 1,8,64");
   auto* max_batch =
@@ -145,8 +148,12 @@ ParsedInferenceArgs parse_inference_benchmark_args(int argc, const char* const* 
                 ">= 0 (0: the largest measured batch size)");
         require(a.serve_requests >= 1, "serve-requests", a.serve_requests, ">= 1");
         require(a.threads >= 0, "threads", a.threads, ">= 0");
-        if (a.graph != "auto" && a.graph != "on" && a.graph != "off") {
-          throw ConfigError("--graph: unknown value '" + a.graph + "' (choose auto, on or off)");
+        for (const auto& [option, value] : {std::pair<const char*, const std::string&>{"graph", a.graph},
+                                            std::pair<const char*, const std::string&>{"fuse", a.fuse}}) {
+          if (value != "auto" && value != "on" && value != "off") {
+            throw ConfigError(std::string("--") + option + ": unknown value '" + value +
+                              "' (choose auto, on or off)");
+          }
         }
         if (a.precision != "auto") (void)parse_precision(a.precision);
         (void)parse_memory_format(a.memory_format);

@@ -66,6 +66,7 @@ void print_inference_result(const InferenceResult& r, std::ostream& out) {
       << "; " << r.warmup << " warm-up + " << r.iterations << " timed calls per batch size ("
       << r.timer << " per call)\n";
   if (!r.graph_fallback_reason.empty()) out << "Note: " << r.graph_fallback_reason << "\n";
+  out << "Kernel fusion: " << r.kernel_fusion << "\n";
   out << "| batch | p50 ms | p90 ms | p95 ms | p99 ms | max ms | p99/p50 | samples/s (batch/p50) "
          "| samples/s (total) |\n";
   out << "|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
@@ -130,6 +131,7 @@ std::string inference_result_json(const InferenceResult& r) {
                       {"memory_format", r.memory_format},
                       {"cuda_graph", r.cuda_graph},
                       {"graph_fallback_reason", r.graph_fallback_reason},
+                      {"kernel_fusion", r.kernel_fusion},
                       {"timer", r.timer},
                       {"warmup", r.warmup},
                       {"iterations", r.iterations},
