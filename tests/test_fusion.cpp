@@ -161,7 +161,10 @@ TEST_CASE("cuDNN's fused conv+bias+ReLU matches the separate ops and their gradi
         const double e_fused = relative_error(fused[i], reference[i]);
         const double e_separate = relative_error(separate[i], reference[i]);
         INFO(names[i] << ": fused " << e_fused << ", separate ops " << e_separate);
-        CHECK(e_fused < (half ? 5e-3 : 1e-5));
+        // fp16 rounds the activations, and ReLU masks flip where the pre-activation is within
+        // rounding of 0, so the separate ops themselves are ~5% off fp64 in the input gradient
+        // (measured on the H200): the fused call must be as good as they are.
+        CHECK(e_fused < (half ? 0.1 : 1e-5));
         CHECK(e_fused <= 2 * e_separate + (half ? 1e-3 : 1e-6));
       }
     }

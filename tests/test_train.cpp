@@ -241,9 +241,13 @@ TEST_CASE("a captured CUDA graph trains exactly like the same step run eagerly",
 TEST_CASE("fused conv+bias+ReLU trains like the separate ops, eagerly and in a CUDA graph",
           "[train][gpu]") {
   REQUIRE(torch::cuda::is_available());
-  // fp32 without TF32: the fused call and the separate ops differ only by summation order.
+  // fp32 without TF32: the fused call and the separate ops differ only by summation order. SGD,
+  // whose update is linear in the gradient (Adam's m / sqrt(v) turns rounding-level gradient
+  // differences of near-zero gradients into lr-sized steps: its weights agree to ~lr, not 1e-4).
   gpuperf::TrainStepOptions options;
   options.precision = gpuperf::Precision::kFp32;
+  options.optimizer = gpuperf::OptimizerKind::kSgd;
+  options.learning_rate = 0.01;
   options.fused_optimizer = true;
   options.cudnn_benchmark = false;
   const Trajectory separate = train_trajectory(options, 10);
@@ -254,8 +258,13 @@ TEST_CASE("fused conv+bias+ReLU trains like the separate ops, eagerly and in a C
     CHECK(fused.losses[i] == Approx(separate.losses[i]).epsilon(1e-4).margin(1e-6));
   }
   for (std::size_t i = 0; i < fused.weights.size(); ++i) {
-    CHECK(torch::allclose(fused.weights[i], separate.weights[i], /*rtol=*/1e-4, /*atol=*/1e-6));
+    const double difference = (fused.weights[i] - separate.weights[i]).abs().max().item<double>();
+    const double scale = separate.weights[i].abs().max().item<double>();
+    INFO("parameter " << i << ": max difference " << difference << ", max |w| " << scale);
+    CHECK(difference <= 1e-4 * scale);
   }
+  options.optimizer = gpuperf::OptimizerKind::kAdam;
+  options.learning_rate = 1e-3;
   // fp16 with a GradScaler, captured: the graph replays the fused kernels like eager steps.
   options.precision = gpuperf::Precision::kFp16;
   const auto warmup = static_cast<std::size_t>(options.graph_warmup_steps);
