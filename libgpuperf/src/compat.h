@@ -8,6 +8,12 @@
 #include <c10/core/ScalarType.h>
 #include <torch/version.h>
 
+// c10d's classes, declared only: the collectives' translation unit includes their headers.
+namespace c10d {
+class Backend;
+class ProcessGroup;
+}  // namespace c10d
+
 namespace gpuperf::compat {
 
 /// LibTorch 2.0 or newer.
@@ -96,6 +102,23 @@ inline void set_allow_tf32(bool cublas, bool cudnn) {
 /// ATen has the float8 dtypes and at::_scaled_mm(self, mat2, scale_a, scale_b, bias,
 /// scale_result, out_dtype, use_fast_accum) with float32 scale tensors: the 2.4+ signature.
 #define GPUPERF_HAS_SCALED_MM \
+  (TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4))
+
+/// The c10d class a process group's collectives are called on. In 2.x, ProcessGroupNCCL and
+/// ProcessGroupGloo derive from c10d::Backend (ProcessGroup became a dispatcher over backends);
+/// in 1.13 they derive from c10d::ProcessGroup itself. Both return c10::intrusive_ptr<c10d::Work>
+/// (Debian's 1.13.1 already has Work.hpp; older 1.x spelled it ProcessGroup::Work) and take the
+/// same arguments for allreduce, allgather, _allgather_base, reduce_scatter and
+/// _reduce_scatter_base.
+#if TORCH_VERSION_MAJOR >= 2
+using C10dBackend = c10d::Backend;
+#else
+using C10dBackend = c10d::ProcessGroup;
+#endif
+
+/// ProcessGroupNCCL has shutdown(), which 2.4+ asks for before destruction (else it warns that
+/// the group was not destroyed).
+#define GPUPERF_NCCL_HAS_SHUTDOWN \
   (TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4))
 
 }  // namespace gpuperf::compat
