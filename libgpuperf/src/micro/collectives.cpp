@@ -65,6 +65,35 @@ bool collective_backend_available(CollectiveBackend backend, std::string* reason
   return why.empty();
 }
 
+void fill_collective_input(Collective c, torch::Tensor& input, int rank, int ranks) {
+  if (c == Collective::kReduceScatter) {
+    const auto k = torch::arange(1, ranks + 1, input.options()).view({ranks, 1});
+    input.view({ranks, -1}).copy_(k * static_cast<double>(rank + 1));
+  } else {
+    input.fill_(static_cast<double>(rank + 1));
+  }
+}
+
+std::string check_collective_output(Collective c, const torch::Tensor& output, int rank,
+                                    int ranks) {
+  const double triangle = ranks * (ranks + 1) / 2.0;
+  torch::Tensor expected;
+  if (c == Collective::kAllGather) {
+    expected = torch::arange(1, ranks + 1, output.options()).view({ranks, 1});
+  } else {
+    expected = torch::full({1}, c == Collective::kAllReduce ? triangle : triangle * (rank + 1),
+                           output.options());
+  }
+  const torch::Tensor shaped = c == Collective::kAllGather ? output.view({ranks, -1}) : output;
+  if (shaped.eq(expected).all().item<bool>()) return "";
+  std::ostringstream text;
+  text << "rank " << rank << " got values in [" << output.min().item<double>() << ", "
+       << output.max().item<double>() << "], expected "
+       << (c == Collective::kAllGather ? "1.." + std::to_string(ranks) + " by chunk"
+                                       : std::to_string(expected.item<double>()));
+  return text.str();
+}
+
 void CollectiveOptions::validate() const {
   if (ranks < 2) {
     throw ConfigError("CollectiveOptions.ranks must be >= 2, got " + std::to_string(ranks));
@@ -180,37 +209,6 @@ Group make_group(const CollectiveOptions& o, const c10::intrusive_ptr<c10d::Stor
   throw ConfigError(reason);
 }
 
-// The inputs every check expects: rank r contributes r+1 (all-reduce, all-gather), or
-// (r+1)(k+1) in chunk k (reduce-scatter, so that chunk order shows).
-void fill_inputs(Collective c, torch::Tensor& input, int rank, int ranks) {
-  if (c == Collective::kReduceScatter) {
-    const auto k = torch::arange(1, ranks + 1, input.options()).view({ranks, 1});
-    input.view({ranks, -1}).copy_(k * static_cast<double>(rank + 1));
-  } else {
-    input.fill_(static_cast<double>(rank + 1));
-  }
-}
-
-// Empty when `output` holds what the collective should have produced from fill_inputs().
-std::string check_outputs(Collective c, const torch::Tensor& output, int rank, int ranks) {
-  const double triangle = ranks * (ranks + 1) / 2.0;
-  torch::Tensor expected;
-  if (c == Collective::kAllGather) {
-    expected = torch::arange(1, ranks + 1, output.options()).view({ranks, 1});
-  } else {
-    expected = torch::full({1}, c == Collective::kAllReduce ? triangle : triangle * (rank + 1),
-                           output.options());
-  }
-  const torch::Tensor shaped = c == Collective::kAllGather ? output.view({ranks, -1}) : output;
-  if (shaped.eq(expected).all().item<bool>()) return "";
-  std::ostringstream text;
-  text << "rank " << rank << " got values in [" << output.min().item<double>() << ", "
-       << output.max().item<double>() << "], expected "
-       << (c == Collective::kAllGather ? "1.." + std::to_string(ranks) + " by chunk"
-                                       : std::to_string(expected.item<double>()));
-  return text.str();
-}
-
 // One call of the collective, waited for as torch.distributed's synchronous calls wait: for
 // NCCL the current stream waits for NCCL's (no host block), for Gloo the host waits.
 std::function<void()> make_call(Group& group, CollectiveBackend backend, Collective c,
@@ -276,9 +274,10 @@ void run_rank(int rank, const CollectiveOptions& o, const MicroOptions& timing,
     const auto call = make_call(group, o.backend, plan.collective, input, output, o.ranks);
     // The first call is the check; an op the backend lacks refuses here, on every rank alike.
     try {
-      fill_inputs(plan.collective, input, rank, o.ranks);
+      fill_collective_input(plan.collective, input, rank, o.ranks);
       call();
-      if (o.check_results) out.wrong[p] = check_outputs(plan.collective, output, rank, o.ranks);
+      if (o.check_results)
+        out.wrong[p] = check_collective_output(plan.collective, output, rank, o.ranks);
     } catch (const c10::Error& e) {
       out.unsupported[p] = detail::first_line(e.what_without_backtrace());
       continue;
@@ -287,7 +286,7 @@ void run_rank(int rank, const CollectiveOptions& o, const MicroOptions& timing,
     for (int w = 0; w < timing.windows; ++w) {
       // An all-reduce in place multiplies its data by the rank count per call: start each
       // window from the inputs, untimed, so that long windows never reach inf.
-      fill_inputs(plan.collective, input, rank, o.ranks);
+      fill_collective_input(plan.collective, input, rank, o.ranks);
       drain(device);
       if (!barrier.wait()) throw Error("another rank failed");
       timer->clear();

@@ -199,16 +199,13 @@ std::string bytes_text(double bytes) {
   static const char* const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   int unit = 0;
   double value = bytes;
-  while (unit < 4 && std::fabs(value) >= 1024) {
+  // The largest unit that divides the size exactly: sizes stay exact ("1048572 B", "1536 MiB").
+  while (unit < 4 && value >= 1024 && std::fmod(value, 1024) == 0) {
     value /= 1024;
     ++unit;
   }
   char buffer[48];
-  if (value == std::floor(value)) {
-    std::snprintf(buffer, sizeof buffer, "%.0f %s", value, units[unit]);
-  } else {
-    std::snprintf(buffer, sizeof buffer, "%.3g %s", value, units[unit]);
-  }
+  std::snprintf(buffer, sizeof buffer, "%.0f %s", value, units[unit]);
   return buffer;
 }
 

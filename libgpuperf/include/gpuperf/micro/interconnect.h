@@ -67,6 +67,16 @@ struct CollectiveOptions {
   void validate() const;
 };
 
+/// Fills a rank's input the way every checked call does: rank r contributes r+1 everywhere
+/// (all-reduce, all-gather), or (r+1)(k+1) in chunk k of n (reduce-scatter, so that a
+/// misplaced chunk shows).
+void fill_collective_input(Collective collective, torch::Tensor& input, int rank, int ranks);
+/// Empty when `output` is what `collective` must produce on `rank` of `ranks` from inputs made
+/// by fill_collective_input(): all-reduce n(n+1)/2 everywhere; all-gather chunk k = k+1;
+/// reduce-scatter (r+1) n(n+1)/2. Otherwise a line saying what the rank got and expected.
+[[nodiscard]] std::string check_collective_output(Collective collective,
+                                                  const torch::Tensor& output, int rank, int ranks);
+
 /// Runs every collective at every size, nccl-tests' way: per size, one checked call (rank r
 /// contributes r+1; a wrong sum or order throws Error naming the collective, size and rank),
 /// warm-up calls, then windows of back-to-back calls each rank times on its own (CUDA events on

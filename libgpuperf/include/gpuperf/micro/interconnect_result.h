@@ -55,7 +55,7 @@ struct CollectiveBuffers {
 /// Returns bytes in order, duplicates removed. Throws ConfigError naming `--option` and the item.
 [[nodiscard]] std::vector<double> parse_byte_sizes(const std::string& text,
                                                    const std::string& option);
-/// "4 B", "64 KiB", "1 MiB", "1.5 GiB": the largest binary unit that keeps the number >= 1.
+/// "4 B", "64 KiB", "1536 MiB", "1048572 B": the largest binary unit that divides the size.
 [[nodiscard]] std::string bytes_text(double bytes);
 
 }  // namespace gpuperf
