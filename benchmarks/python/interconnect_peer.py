@@ -31,6 +31,9 @@ import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from micro_peer import timed as micro_timed  # noqa: E402
+
 COLLECTIVES = ["all-reduce", "all-gather", "reduce-scatter"]
 UNITS = {"": 1, "K": 1024, "M": 1024 ** 2, "G": 1024 ** 3}
 
@@ -71,21 +74,9 @@ def bytes_text(n):
 
 
 def timed(step, work_per_call, a, device):
-    """Warm-up, then windows between CUDA events on `device`'s current stream; work per second."""
-    for _ in range(a.warmup):
-        step()
-    rates = []
+    """micro_peer's windows (warm-up, CUDA events), on `device`'s current stream; work per second."""
     with torch.cuda.device(device):
-        events = [torch.cuda.Event(enable_timing=True) for _ in range(a.windows + 1)]
-        events[0].record()
-        for w in range(a.windows):
-            for _ in range(a.calls_per_window):
-                step()
-            events[w + 1].record()
-            events[w + 1].synchronize()
-            seconds = events[w].elapsed_time(events[w + 1]) / 1e3
-            rates.append(work_per_call * a.calls_per_window / seconds)
-    return rates
+        return micro_timed(step, work_per_call, 1, a)
 
 
 def line(name, shape, unit, windows, **extra):
