@@ -10,9 +10,11 @@ cd "$(dirname "$0")"
 build_dir=${BUILD_DIR:-build}
 jobs=${JOBS:-$(nproc)}
 
-# Debian packages the build needs; the tests also render the HTML report in headless Chromium.
+# Debian packages the build needs (libgloo-dev: the headers of c10d's Gloo process group, for the
+# CPU collectives; LibTorch carries its symbols); the tests also render the HTML report in
+# headless Chromium.
 packages=(cmake ninja-build g++ libtorch-dev libspdlog-dev libfmt-dev catch2 nlohmann-json3-dev
-          libcli11-dev)
+          libcli11-dev libgloo-dev)
 test_packages=(chromium)
 
 install_missing() {

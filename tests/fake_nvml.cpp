@@ -5,7 +5,8 @@
 // test_nvml_declarations' job.
 //
 // Two devices. Device 0 answers everything. Device 1 is an older card: no memory v2, no NVLink,
-// no energy counter, and its power reading fails as a lost GPU would.
+// no energy counter, and its power reading fails as a lost GPU would. Of device 0's 16 active
+// NVLinks, 12 end at device 1 and 4 at an NVSwitch; the two share a NUMA node on PCIe.
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
@@ -224,6 +225,30 @@ __attribute__((visibility("default"))) nv::Return nvmlDeviceGetNvLinkState(nv::D
   if (index_of(d) == 1) return nv::kErrorNotSupported;
   if (link >= 18) return nv::kErrorInvalidArgument;
   *up = link < 16 ? nv::kFeatureEnabled : nv::kFeatureDisabled;
+  return nv::kSuccess;
+}
+
+__attribute__((visibility("default"))) nv::Return nvmlDeviceGetNvLinkRemotePciInfo_v2(
+    nv::Device d, unsigned link, nv::PciInfo* pci) {
+  if (index_of(d) == 1) return nv::kErrorNotSupported;
+  if (link >= 18) return nv::kErrorInvalidArgument;
+  std::memset(pci, 0, sizeof *pci);
+  pci->bus = link < 12 ? 0x9a : 0xc1;  // device 1, or a switch
+  std::snprintf(pci->busId, sizeof pci->busId, "00000000:%02X:00.0", pci->bus);
+  return nv::kSuccess;
+}
+
+__attribute__((visibility("default"))) nv::Return nvmlDeviceGetTopologyCommonAncestor(
+    nv::Device a, nv::Device b, nv::GpuTopologyLevel* level) {
+  *level = index_of(a) == index_of(b) ? nv::kTopologyInternal : nv::kTopologyNode;
+  return nv::kSuccess;
+}
+
+__attribute__((visibility("default"))) nv::Return nvmlDeviceGetP2PStatus(nv::Device, nv::Device,
+                                                                         nv::GpuP2PCapsIndex index,
+                                                                         nv::GpuP2PStatus* status) {
+  if (index != nv::kP2PCapsIndexNvlink) return nv::kErrorInvalidArgument;
+  *status = nv::kP2PStatusOk;
   return nv::kSuccess;
 }
 

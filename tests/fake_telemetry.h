@@ -48,6 +48,7 @@ class FakeDevice final : public TelemetryDevice {
   std::optional<PcieLink> pcie_ = PcieLink{5, 16, 5, 16};
   std::optional<int> nvlink_links_up_ = 18;
   std::optional<std::string> compute_capability_ = std::string("9.0");
+  std::optional<std::vector<std::string>> nvlink_remote_;  ///< none: a GPU without NVLink
   std::optional<std::vector<GpuProcess>> processes_ =
       std::vector<GpuProcess>{{4242, "python3", 1024.0 * 1024 * 1024, "compute"}};
   bool auto_advance = false;
@@ -99,6 +100,9 @@ class FakeDevice final : public TelemetryDevice {
   [[nodiscard]] std::optional<std::vector<GpuProcess>> processes() const override {
     return processes_;
   }
+  [[nodiscard]] std::optional<std::vector<std::string>> nvlink_remote_pci_bus_ids() const override {
+    return nvlink_remote_;
+  }
 
  private:
   // Past the last frame the last one holds.
@@ -118,6 +122,8 @@ class FakeSystem final : public TelemetrySystem {
   std::vector<std::unique_ptr<FakeDevice>> devices;
   std::optional<std::string> driver = std::string("580.95.05");
   std::optional<std::string> cuda = std::string("13.0");
+  std::optional<PcieTopology> ancestor;  ///< common_ancestor() for any pair
+  std::optional<bool> nvlink_peer;       ///< nvlink_p2p() for any pair
 
   [[nodiscard]] std::size_t device_count() const override { return devices.size(); }
   [[nodiscard]] TelemetryDevice& device(std::size_t index) override {
@@ -126,6 +132,14 @@ class FakeSystem final : public TelemetrySystem {
   }
   [[nodiscard]] std::optional<std::string> driver_version() const override { return driver; }
   [[nodiscard]] std::optional<std::string> cuda_driver_version() const override { return cuda; }
+  [[nodiscard]] std::optional<PcieTopology> common_ancestor(const TelemetryDevice&,
+                                                            const TelemetryDevice&) override {
+    return ancestor;
+  }
+  [[nodiscard]] std::optional<bool> nvlink_p2p(const TelemetryDevice&,
+                                               const TelemetryDevice&) override {
+    return nvlink_peer;
+  }
 };
 
 }  // namespace gpuperf::testing

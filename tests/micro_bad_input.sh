@@ -28,6 +28,11 @@ expect_usage_error "--windows: must be >= 1, got 0" --windows 0
 expect_usage_error "--device: unknown value 'tpu'" --device tpu
 expect_usage_error "--markdown: cannot write '/nonexistent-dir/r.md'" --markdown /nonexistent-dir/r.md
 expect_usage_error "--specs: " --specs /nonexistent-dir/specs.json --device cpu
+expect_usage_error "--collectives: unknown collective 'broadcast'" --collectives all-reduce,broadcast
+expect_usage_error "--collective-sizes: not a size, got '1X'" --collective-sizes 1M,1X
+expect_usage_error "--collective-sizes: a sweep must not end below its start, got '4M..1M'" --collective-sizes 4M..1M
+expect_usage_error "--p2p-size-mib: must be > 0, got 0" --p2p-size-mib 0
+expect_usage_error "--ranks: must be >= 2 (0: the default), got 1" --ranks 1
 if ! "$program" --help >/dev/null 2>&1; then
   echo "FAIL: --help did not exit 0"; failures=$((failures + 1))
 fi
@@ -39,6 +44,18 @@ if "$program" --device cpu --gemm-size 32 --memory-size-mib 1 --warmup 0 --windo
   grep -q '| memory/host-copy | 1 MiB |' "$work/ok.out" || { echo "FAIL: stdout lacks the host copy row"; failures=$((failures + 1)); }
 else
   echo "FAIL: tiny CPU run failed"; failures=$((failures + 1))
+fi
+# The interconnect on a machine without GPUs: Gloo over loopback, labelled as no interconnect.
+if "$program" --device cpu --no-gemm --no-memory --interconnect --collectives all-reduce,all-gather \
+     --collective-sizes 16K --warmup 0 --windows 2 --calls-per-window 1 --quiet \
+     --json "$work/ic.json" >"$work/ic.out"; then
+  grep -q '"interconnect": "CPU, Gloo over loopback: not an interconnect' "$work/ic.json" || { echo "FAIL: JSON lacks the Gloo label"; failures=$((failures + 1)); }
+  grep -q '| all-reduce | 16 KiB |' "$work/ic.out" || { echo "FAIL: stdout lacks the all-reduce row"; failures=$((failures + 1)); }
+  grep -q 'no P2P copies' "$work/ic.out" || { echo "FAIL: stdout does not say P2P was skipped"; failures=$((failures + 1)); }
+elif grep -q "built without Gloo" "$work/ic.out" 2>/dev/null; then
+  echo "skip: this build has no Gloo"
+else
+  echo "FAIL: tiny CPU interconnect run failed"; failures=$((failures + 1))
 fi
 [ "$failures" -eq 0 ] && echo "all microbench bad-input checks passed"
 exit "$failures"

@@ -63,6 +63,18 @@ template <>
 struct Mirror<nvmlPciInfo_t*> {
   using type = nv::PciInfo*;
 };
+template <>
+struct Mirror<nvmlGpuTopologyLevel_t*> {
+  using type = nv::GpuTopologyLevel*;
+};
+template <>
+struct Mirror<nvmlGpuP2PCapsIndex_t> {
+  using type = nv::GpuP2PCapsIndex;
+};
+template <>
+struct Mirror<nvmlGpuP2PStatus_t*> {
+  using type = nv::GpuP2PStatus*;
+};
 template <typename R, typename... Args>
 struct Mirror<R (*)(Args...)> {
   using type = typename Mirror<R>::type (*)(typename Mirror<Args>::type...);
@@ -101,6 +113,9 @@ GPUPERF_CHECK_ENTRY_POINT(nvmlDeviceGetMaxPcieLinkGeneration);
 GPUPERF_CHECK_ENTRY_POINT(nvmlDeviceGetMaxPcieLinkWidth);
 GPUPERF_CHECK_ENTRY_POINT(nvmlDeviceGetNvLinkState);
 GPUPERF_CHECK_ENTRY_POINT(nvmlDeviceGetCudaComputeCapability);
+GPUPERF_CHECK_ENTRY_POINT(nvmlDeviceGetNvLinkRemotePciInfo_v2);
+GPUPERF_CHECK_ENTRY_POINT(nvmlDeviceGetTopologyCommonAncestor);
+GPUPERF_CHECK_ENTRY_POINT(nvmlDeviceGetP2PStatus);
 GPUPERF_CHECK_ENTRY_POINT(nvmlDeviceGetComputeRunningProcesses_v3);
 GPUPERF_CHECK_ENTRY_POINT(nvmlDeviceGetGraphicsRunningProcesses_v3);
 
@@ -109,6 +124,9 @@ static_assert(sizeof(nvmlReturn_t) == sizeof(nv::Return));
 static_assert(sizeof(nvmlEnableState_t) == sizeof(nv::EnableState));
 static_assert(sizeof(nvmlClockType_t) == sizeof(nv::ClockType));
 static_assert(sizeof(nvmlTemperatureSensors_t) == sizeof(nv::TemperatureSensor));
+static_assert(sizeof(nvmlGpuTopologyLevel_t) == sizeof(nv::GpuTopologyLevel));
+static_assert(sizeof(nvmlGpuP2PCapsIndex_t) == sizeof(nv::GpuP2PCapsIndex));
+static_assert(sizeof(nvmlGpuP2PStatus_t) == sizeof(nv::GpuP2PStatus));
 
 // Return codes and enum values.
 static_assert(NVML_SUCCESS == nv::kSuccess);
@@ -129,6 +147,14 @@ static_assert(NVML_CLOCK_GRAPHICS == nv::kClockGraphics);
 static_assert(NVML_CLOCK_SM == nv::kClockSm);
 static_assert(NVML_CLOCK_MEM == nv::kClockMem);
 static_assert(NVML_TEMPERATURE_GPU == nv::kTemperatureGpu);
+static_assert(NVML_TOPOLOGY_INTERNAL == nv::kTopologyInternal);
+static_assert(NVML_TOPOLOGY_SINGLE == nv::kTopologySingle);
+static_assert(NVML_TOPOLOGY_MULTIPLE == nv::kTopologyMultiple);
+static_assert(NVML_TOPOLOGY_HOSTBRIDGE == nv::kTopologyHostBridge);
+static_assert(NVML_TOPOLOGY_NODE == nv::kTopologyNode);
+static_assert(NVML_TOPOLOGY_SYSTEM == nv::kTopologySystem);
+static_assert(NVML_P2P_CAPS_INDEX_NVLINK == nv::kP2PCapsIndexNvlink);
+static_assert(NVML_P2P_STATUS_OK == nv::kP2PStatusOk);
 static_assert(static_cast<unsigned long long>(NVML_VALUE_NOT_AVAILABLE) == nv::kValueNotAvailable);
 
 // Buffers are at least as large as NVML asks for.

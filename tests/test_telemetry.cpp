@@ -545,6 +545,47 @@ TEST_CASE("a CUDA device's PCI location or UUID finds its telemetry device", "[t
   CHECK_THROWS_AS(system.device(7), gpuperf::ConfigError);
 }
 
+TEST_CASE("a link is NVLink when a link ends at the other GPU, else NVSwitch, else PCIe",
+          "[telemetry]") {
+  FakeSystem system = two_gpu_system();
+  FakeDevice& a = *system.devices[0];
+  FakeDevice& b = *system.devices[1];
+  b.pci_bus_id_ = "00000000:9A:00.0";
+  system.ancestor = gpuperf::PcieTopology::kSystem;
+
+  // Nothing from NVML but the PCIe path.
+  gpuperf::GpuLink link = gpuperf::describe_gpu_link(system, a, b);
+  CHECK(link.type == "PCIe");
+  CHECK(link.nvlinks == 0);
+  CHECK(link.detail == "PCIe, across CPU sockets (SYS)");
+
+  // Direct links, written with CUDA's short domain on one side: 2 of 3 end at b.
+  a.nvlink_remote_ = std::vector<std::string>{"0000:9a:00.0", "0000:9a:00.0", "0000:c1:00.0"};
+  link = gpuperf::describe_gpu_link(system, a, b);
+  CHECK(link.type == "NVLink");
+  CHECK(link.nvlinks == 2);
+  CHECK(gpuperf::describe_gpu_link(system, b, a).nvlinks == 2);  // answered by a's end only
+
+  // Every link ends at a switch: NVLink through NVSwitch when the driver reports NVLink P2P.
+  a.nvlink_remote_ = std::vector<std::string>(18, "00000000:C1:00.0");
+  link = gpuperf::describe_gpu_link(system, a, b);
+  CHECK(link.type == "PCIe");
+  system.nvlink_peer = true;
+  link = gpuperf::describe_gpu_link(system, a, b);
+  CHECK(link.type == "NVLink (NVSwitch)");
+  CHECK(link.nvlinks == 0);
+  CHECK(link.detail == "NVLink through NVSwitch, 18 links up");
+
+  // No answer at all.
+  system.nvlink_peer.reset();
+  system.ancestor.reset();
+  a.nvlink_remote_.reset();
+  link = gpuperf::describe_gpu_link(system, a, b);
+  CHECK(link.type == "unknown");
+  CHECK_FALSE(link.pcie);
+  CHECK(gpuperf::to_string(gpuperf::PcieTopology::kSingleSwitch) == "one PCIe switch (PIX)");
+}
+
 TEST_CASE("opening NVML from a missing library says why telemetry is unavailable", "[telemetry]") {
   const auto missing = gpuperf::open_nvml_telemetry("/nonexistent/libnvidia-ml.so.1");
   CHECK_FALSE(missing);
@@ -623,6 +664,24 @@ TEST_CASE("the NVML loader reads every field through a stand-in libnvidia-ml", "
 
     CHECK(system.find_by_pci_location(0, 0x9a, 0) == &system.device(1));
     CHECK(system.find_by_uuid("GPU-00000000-0000-0000-0000-000000000000") == &system.device(0));
+
+    // Links: 12 of device 0's 16 active NVLinks end at device 1, the rest at a switch.
+    const auto remote = system.device(0).nvlink_remote_pci_bus_ids();
+    REQUIRE(remote);
+    CHECK(remote->size() == 16);
+    CHECK(remote->front() == "00000000:9A:00.0");
+    CHECK_FALSE(system.device(1).nvlink_remote_pci_bus_ids());
+    CHECK(system.common_ancestor(system.device(0), system.device(1)) ==
+          gpuperf::PcieTopology::kNumaNode);
+    CHECK(system.nvlink_p2p(system.device(0), system.device(1)) == true);
+    for (const auto& [a, b] : {std::pair<int, int>{0, 1}, {1, 0}}) {
+      const gpuperf::GpuLink link =
+          gpuperf::describe_gpu_link(system, system.device(a), system.device(b));
+      CHECK(link.type == "NVLink");
+      CHECK(link.nvlinks == 12);
+      CHECK(link.detail == "NVLink x12, direct");
+      CHECK(link.pcie == gpuperf::PcieTopology::kNumaNode);
+    }
 
     // The sampler on the loaded library, start to stop.
     TelemetrySamplerOptions options;

@@ -13,6 +13,12 @@
 #include <c10/util/variant.h>
 #endif
 
+// c10d's classes, declared only: the collectives' translation unit includes their headers.
+namespace c10d {
+class Backend;
+class ProcessGroup;
+}  // namespace c10d
+
 namespace gpuperf::compat {
 
 /// LibTorch 2.0 or newer.
@@ -112,5 +118,22 @@ const T* variant_get_if(const Variant& v) {
   return c10::get_if<T>(&v);
 #endif
 }
+
+/// The c10d class a process group's collectives are called on. In 2.x, ProcessGroupNCCL and
+/// ProcessGroupGloo derive from c10d::Backend (ProcessGroup became a dispatcher over backends);
+/// in 1.13 they derive from c10d::ProcessGroup itself. Both return c10::intrusive_ptr<c10d::Work>
+/// (Debian's 1.13.1 already has Work.hpp; older 1.x spelled it ProcessGroup::Work) and take the
+/// same arguments for allreduce, allgather, _allgather_base, reduce_scatter and
+/// _reduce_scatter_base.
+#if TORCH_VERSION_MAJOR >= 2
+using C10dBackend = c10d::Backend;
+#else
+using C10dBackend = c10d::ProcessGroup;
+#endif
+
+/// ProcessGroupNCCL has shutdown(), which 2.4+ asks for before destruction (else it warns that
+/// the group was not destroyed).
+#define GPUPERF_NCCL_HAS_SHUTDOWN \
+  (TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4))
 
 }  // namespace gpuperf::compat

@@ -6,6 +6,7 @@
 
 #include "gpuperf/cli/benchmark_cli.h"
 #include "gpuperf/error.h"
+#include "gpuperf/micro/interconnect_result.h"
 #include "gpuperf/micro/micro_result.h"
 
 namespace gpuperf {
@@ -30,8 +31,13 @@ void check_ranges(const MicrobenchArgs& a, bool size_given, bool shape_given) {
   }
   if (shape_given) (void)parse_gemm_shape(a.gemm_shape, "gemm-shape");
   if (!a.dtypes.empty()) (void)parse_gemm_dtypes(a.dtypes, "dtypes");
-  if (!a.gemm && !a.memory) {
-    throw ConfigError("--no-gemm: nothing left to run with --no-memory as well");
+  require(a.p2p_size_mib > 0, "p2p-size-mib", a.p2p_size_mib, "> 0");
+  require(a.ranks == 0 || a.ranks >= 2, "ranks", a.ranks, ">= 2 (0: the default)");
+  if (!a.collectives.empty()) (void)parse_collectives(a.collectives, "collectives");
+  if (!a.collective_sizes.empty()) (void)parse_byte_sizes(a.collective_sizes, "collective-sizes");
+  if (!a.gemm && !a.memory && !a.interconnect) {
+    throw ConfigError(
+        "--no-gemm: nothing left to run with --no-memory as well (add --interconnect)");
   }
 }
 
@@ -59,6 +65,19 @@ ParsedMicrobenchArgs parse_microbench_args(int argc, const char* const* argv, st
   app.add_option("--host-size-mib", a.host_size_mib, "buffer for host<->device transfers");
   app.add_flag("--gemm,!--no-gemm", a.gemm, "run the GEMM benchmarks");
   app.add_flag("--memory,!--no-memory", a.memory, "run the memory benchmarks");
+  app.add_flag("--interconnect,!--no-interconnect", a.interconnect,
+               "P2P copies between GPUs and collectives (NCCL; on the CPU: Gloo over loopback)");
+  auto* collectives = app.add_option("--collectives", a.collectives,
+                                     "comma-separated: all-reduce,all-gather,reduce-scatter "
+                                     "(default all; implies --interconnect)");
+  auto* sizes = app.add_option("--collective-sizes", a.collective_sizes,
+                               "sizes S (nccl-tests' size) or sweeps A..B[:F]: default 1M..1G on "
+                               "GPUs, 64K..4M on the CPU (implies --interconnect)");
+  auto* p2p_size = app.add_option("--p2p-size-mib", a.p2p_size_mib,
+                                  "buffer of the P2P bandwidth copies (implies --interconnect)");
+  auto* ranks = app.add_option("--ranks", a.ranks,
+                               "collective ranks: GPUs 0..N-1, or threads on the CPU (default: "
+                               "every GPU, 2 on the CPU; implies --interconnect)");
   app.add_option("--warmup", a.warmup, "untimed calls before each measurement");
   app.add_option("--calls-per-window", a.calls_per_window, "calls per timed window");
   app.add_option("--windows", a.windows, "timed windows per measurement");
@@ -69,7 +88,13 @@ ParsedMicrobenchArgs parse_microbench_args(int argc, const char* const* argv, st
   app.add_flag("--quiet,-q", a.quiet, "no progress lines");
 
   parsed.exit_code = detail::parse_command_line(
-      app, argc, argv, [&] { check_ranges(a, size->count() > 0, shape->count() > 0); }, out, err);
+      app, argc, argv,
+      [&] {
+        if (collectives->count() + sizes->count() + p2p_size->count() + ranks->count() > 0)
+          a.interconnect = true;
+        check_ranges(a, size->count() > 0, shape->count() > 0);
+      },
+      out, err);
   return parsed;
 }
 

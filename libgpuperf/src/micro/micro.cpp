@@ -15,6 +15,7 @@
 
 #include "compat.h"
 #include "gpuperf/error.h"
+#include "micro/micro_internal.h"
 #include "gpuperf/timing/measure.h"
 #include "gpuperf/timing/timer.h"
 
@@ -29,19 +30,51 @@
 #endif
 
 namespace gpuperf {
-namespace {
+namespace detail {
 
-constexpr double kTera = 1e12;
-constexpr double kGiga = 1e9;
-
-// c10 messages carry a C++ backtrace and sometimes several lines of context; a report cell wants
-// the first line.
 std::string first_line(const std::string& text) {
   const auto end = text.find('\n');
   return end == std::string::npos ? text : text.substr(0, end);
 }
 
 int device_index(const torch::Device& device) { return device.has_index() ? device.index() : 0; }
+
+void time_calls(MicroResult& r, const std::function<void()>& step, Timer& timer,
+                const MicroOptions& options) {
+  MeasureOptions m;
+  m.warmup_steps = options.warmup_calls;
+  m.steps_per_window = options.calls_per_window;
+  m.windows = options.windows;
+  const Measurement measured = measure(step, r.work_per_call, timer, m);
+  r.windows.clear();
+  for (double per_second : measured.window_throughput)
+    r.windows.push_back(per_second / r.unit_scale);
+  r.summary = summarize(r.windows);
+  r.warmup_calls = options.warmup_calls;
+  r.calls_per_window = options.calls_per_window;
+}
+
+std::unique_ptr<Timer> timer_for(const torch::Device& device) {
+  return make_timer(device.is_cuda() ? TimerKind::kCudaEvent : TimerKind::kSteadyClock,
+                    device_index(device));
+}
+
+std::string mib_text(double bytes) {
+  return std::to_string(static_cast<long long>(std::llround(bytes / (1024.0 * 1024.0)))) + " MiB";
+}
+
+}  // namespace detail
+
+namespace {
+
+using detail::device_index;
+using detail::first_line;
+using detail::mib_text;
+using detail::time_calls;
+using detail::timer_for;
+
+constexpr double kTera = 1e12;
+constexpr double kGiga = 1e9;
 
 #if GPUPERF_HAS_SCALED_MM
 // Compute capability as major * 10 + minor; 0 for the CPU or a build without CUDA. Only the
@@ -113,31 +146,6 @@ std::string gemm_note(GemmDtype dtype) {
     default:
       return "torch::mm";
   }
-}
-
-// Times `step` (one call = `work_per_call` units of work) and fills the rate fields of `r`.
-void time_calls(MicroResult& r, const std::function<void()>& step, Timer& timer,
-                const MicroOptions& options) {
-  MeasureOptions m;
-  m.warmup_steps = options.warmup_calls;
-  m.steps_per_window = options.calls_per_window;
-  m.windows = options.windows;
-  const Measurement measured = measure(step, r.work_per_call, timer, m);
-  r.windows.clear();
-  for (double per_second : measured.window_throughput)
-    r.windows.push_back(per_second / r.unit_scale);
-  r.summary = summarize(r.windows);
-  r.warmup_calls = options.warmup_calls;
-  r.calls_per_window = options.calls_per_window;
-}
-
-std::unique_ptr<Timer> timer_for(const torch::Device& device) {
-  return make_timer(device.is_cuda() ? TimerKind::kCudaEvent : TimerKind::kSteadyClock,
-                    device_index(device));
-}
-
-std::string mib_text(double bytes) {
-  return std::to_string(static_cast<long long>(std::llround(bytes / (1024.0 * 1024.0)))) + " MiB";
 }
 
 }  // namespace

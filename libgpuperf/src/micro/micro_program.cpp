@@ -3,15 +3,19 @@
 
 #include <cmath>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "gpuperf/cli/micro_cli.h"
 #include "gpuperf/cli/training_benchmark.h"
 #include "gpuperf/device.h"
 #include "gpuperf/error.h"
 #include "gpuperf/log.h"
+#include "gpuperf/micro/interconnect.h"
 #include "gpuperf/micro/micro.h"
 #include "gpuperf/report/run_record.h"
 #include "gpuperf/specs/specs.h"
@@ -48,6 +52,51 @@ void attach_datasheet(MicroReport& report, const std::string& specs_path) {
   }
 }
 
+// P2P copies between GPUs 0..n-1 and the collectives over them (NCCL); on the CPU, the
+// collectives over 2 (or --ranks) threads with Gloo over loopback, labelled as no interconnect.
+void run_interconnect(const MicrobenchArgs& args, bool cuda, const MicroOptions& options,
+                      MicroReport& report, const std::function<void(MicroResult)>& add) {
+  CollectiveOptions collectives;
+  if (!args.collectives.empty())
+    collectives.collectives = parse_collectives(args.collectives, "collectives");
+  collectives.sizes = parse_byte_sizes(
+      args.collective_sizes.empty() ? (cuda ? "1M..1G" : "64K..4M") : args.collective_sizes,
+      "collective-sizes");
+  if (cuda) {
+    const int gpus = cuda_device_count();
+    if (gpus < 2) {
+      report.warnings.push_back("interconnect: " + std::to_string(gpus) +
+                                " CUDA GPU here; P2P copies and NCCL collectives need 2 or more, "
+                                "skipped");
+      return;
+    }
+    const int ranks = args.ranks > 0 ? static_cast<int>(args.ranks) : gpus;
+    std::vector<int> devices;
+    for (int d = 0; d < ranks; ++d) devices.push_back(d);
+    P2pReport p2p = run_p2p(devices, static_cast<double>(args.p2p_size_mib) * kMiB, 4, options);
+    for (auto& r : p2p.results) add(std::move(r));
+    report.peer_links = std::move(p2p.links);
+    for (auto& w : p2p.warnings) report.warnings.push_back(std::move(w));
+    collectives.backend = CollectiveBackend::kNccl;
+    collectives.ranks = ranks;
+    report.interconnect = "NCCL through c10d, " + std::to_string(ranks) + " GPUs";
+  } else {
+    report.warnings.push_back(
+        "interconnect: no CUDA GPU, so no P2P copies; the collectives ran on the CPU with Gloo "
+        "over loopback, which measures no interconnect");
+    collectives.backend = CollectiveBackend::kGloo;
+    collectives.ranks = args.ranks > 0 ? static_cast<int>(args.ranks) : 2;
+    report.interconnect = "CPU, Gloo over loopback: not an interconnect, " +
+                          std::to_string(collectives.ranks) + " threads";
+  }
+  std::string reason;
+  if (!collective_backend_available(collectives.backend, &reason)) {
+    report.warnings.push_back("collectives skipped: " + reason);
+    return;
+  }
+  for (auto& r : run_collectives(collectives, options)) add(std::move(r));
+}
+
 }  // namespace
 
 MicroReport run_microbenchmarks(const MicrobenchArgs& args) {
@@ -67,6 +116,11 @@ MicroReport run_microbenchmarks(const MicrobenchArgs& args) {
       kMiB;
   const double host_bytes = static_cast<double>(args.host_size_mib) * kMiB;
 
+  if (args.interconnect && cuda && args.ranks > cuda_device_count()) {
+    // Refused before anything runs, like every other bad option.
+    throw ConfigError("--ranks: must be <= the " + std::to_string(cuda_device_count()) +
+                      " GPUs present, got " + std::to_string(args.ranks));
+  }
   MicroOptions options;
   options.warmup_calls = args.warmup;
   options.calls_per_window = args.calls_per_window;
@@ -101,6 +155,7 @@ MicroReport run_microbenchmarks(const MicrobenchArgs& args) {
       add(run_memory(op, transfer ? host_bytes : memory_bytes, device, options));
     }
   }
+  if (args.interconnect) run_interconnect(args, cuda, options, report, add);
   synchronize(device);
   attach_datasheet(report, args.specs_path);
   for (const auto& r : report.results) {

@@ -93,6 +93,58 @@ std::string gpu_label(const MicroReport& r) {
   return label;
 }
 
+json figures_json(const MicroResult& r) {
+  json out = json::object();
+  for (const auto& [key, value] : r.figures) out[key] = number(value);
+  return out;
+}
+
+double figure(const MicroResult& r, const std::string& key) {
+  for (const auto& [k, v] : r.figures) {
+    if (k == key) return v;
+  }
+  return kNotAvailable;
+}
+
+// The P2P matrix (one-way GB/s and the link of each ordered pair) and the collectives in
+// nccl-tests' columns, where the report has them.
+void write_interconnect_markdown(const MicroReport& report, std::ostream& out) {
+  if (!report.peer_links.empty()) {
+    out << "\n### P2P copies between GPUs\n\n"
+           "| from | to | link | P2P access | one way GB/s | bidirectional GB/s | latency us |\n"
+           "|---:|---:|---|---|---:|---:|---:|\n";
+    for (const PeerLink& l : report.peer_links) {
+      const std::string pair = std::to_string(l.src) + "->" + std::to_string(l.dst);
+      const std::string both =
+          std::to_string(std::min(l.src, l.dst)) + "<->" + std::to_string(std::max(l.src, l.dst));
+      const auto value = [&](const std::string& name) {
+        const MicroResult* r = report.find(name);
+        return r ? format_rate(r->value()) : std::string("-");
+      };
+      out << "| " << l.src << " | " << l.dst << " | " << (l.detail.empty() ? l.type : l.detail)
+          << " | " << (l.p2p_access ? "on" : "off") << " | " << value("p2p/copy/" + pair) << " | "
+          << value("p2p/bidirectional/" + both) << " | " << value("p2p/latency/" + pair) << " |\n";
+    }
+  }
+  bool any_collective = false;
+  for (const auto& r : report.results) {
+    if (r.category != "collective") continue;
+    if (!any_collective) {
+      out << "\n### Collectives";
+      if (!report.interconnect.empty()) out << " (" << report.interconnect << ")";
+      out << "\n\nnccl-tests' definitions: algbw = S / t, busbw = algbw x factor (all-reduce "
+             "2(n-1)/n, all-gather and reduce-scatter (n-1)/n); t = the slowest rank's mean time "
+             "per call.\n\n"
+             "| collective | size S | time us | algbw GB/s | busbw GB/s | datasheet | status |\n"
+             "|---|---:|---:|---:|---:|---:|---|\n";
+      any_collective = true;
+    }
+    out << "| " << r.variant << " | " << r.shape << " | " << format_rate(figure(r, "time_us"))
+        << " | " << format_rate(figure(r, "algbw_gb_s")) << " | " << format_rate(r.value()) << " | "
+        << format_rate(r.datasheet) << " | " << r.status << " |\n";
+  }
+}
+
 }  // namespace
 
 const std::vector<GemmDtype>& all_gemm_dtypes() {
@@ -235,6 +287,28 @@ const MicroResult* MicroReport::find(const std::string& name) const {
   return nullptr;
 }
 
+namespace {
+
+// Link figures in bytes/s for a P2P or collective result: per direction (or the bidirectional
+// total), over NVLink where a measured pair is on NVLink (or no pair says), else over PCIe.
+void link_datasheet(const MicroReport& report, const GpuSpec& spec, const MicroResult& r,
+                    std::string& key, double& base) {
+  bool nvlink = report.peer_links.empty();
+  for (const PeerLink& link : report.peer_links) {
+    if (link.type.rfind("NVLink", 0) == 0 || link.type == "unknown") nvlink = true;
+  }
+  const bool total = r.category == "p2p" && r.variant == "bidirectional";
+  if (nvlink && spec.link_bytes_per_s > 0) {
+    key = total ? "link_total" : "link_per_direction";
+    base = total ? spec.link_bytes_per_s : spec.link_bytes_per_s / 2;
+  } else {
+    key = total ? "pcie_total" : "pcie_per_direction";
+    base = spec.pcie_bytes_per_s_per_direction() * (total ? 2 : 1);
+  }
+}
+
+}  // namespace
+
 void apply_datasheet(MicroReport& report, const GpuSpec* spec) {
   report.datasheet_id = spec ? spec->id : "";
   report.datasheet_name = spec ? spec->name : "";
@@ -259,6 +333,8 @@ void apply_datasheet(MicroReport& report, const GpuSpec* spec) {
     } else if (r.variant.rfind("h2d-", 0) == 0 || r.variant.rfind("d2h-", 0) == 0) {
       r.datasheet_key = "pcie_per_direction";
       base = spec->pcie_bytes_per_s_per_direction();
+    } else if ((r.category == "p2p" && r.variant != "latency") || r.category == "collective") {
+      link_datasheet(report, *spec, r, r.datasheet_key, base);
     }
     if (r.datasheet_key.empty()) continue;
     r.datasheet = std::isfinite(base) ? base / r.unit_scale : kNotAvailable;
@@ -284,8 +360,17 @@ std::vector<std::string> seeds_table_row(const MicroReport& report) {
   const MicroResult* memory =
       report.find(report.variant == "cpu" ? "memory/host-copy" : "memory/device-copy");
   row.push_back(memory ? cell(memory->value(), memory->datasheet) : "-");
-  // Links between GPUs are measured by the interconnect benchmarks, not by this single-GPU run.
-  row.push_back(cell(kNotAvailable, report.datasheet_link_gb_s));
+  // The fastest one-way P2P copy between any pair, against the link's per-direction figure.
+  const MicroResult* fastest = nullptr;
+  for (const auto& r : report.results) {
+    if (r.category == "p2p" && r.variant == "copy" && r.ok() &&
+        (fastest == nullptr || r.value() > fastest->value())) {
+      fastest = &r;
+    }
+  }
+  const double per_direction =
+      std::isfinite(report.datasheet_link_gb_s) ? report.datasheet_link_gb_s / 2 : kNotAvailable;
+  row.push_back(cell(fastest ? fastest->value() : kNotAvailable, per_direction));
   return row;
 }
 
@@ -306,7 +391,9 @@ void write_seeds_table_markdown(const std::vector<MicroReport>& reports, std::os
 void write_micro_markdown(const MicroReport& report, std::ostream& out) {
   out << "## " << gpu_label(report) << "\n\n";
   out << "Measured / datasheet. TFLOP/s for FP32..FP8 (INT8: TOP/s), dense GEMM; memory: device "
-         "copy, bytes read + written; link: GPU-to-GPU, not measured by a single-GPU run.";
+         "copy, bytes read + written; link: fastest one-way P2P copy between two GPUs against "
+         "the link's per-direction figure (half the quoted bidirectional total)"
+      << (report.peer_links.empty() ? ", not measured in this run." : ".");
   if (!report.datasheet_name.empty()) out << " Datasheet: " << report.datasheet_name << ".";
   out << "\n\n";
   write_seeds_table_markdown({report}, out);
@@ -324,6 +411,7 @@ void write_micro_markdown(const MicroReport& report, std::ostream& out) {
     out << " | " << (r.datasheet == 0 ? std::string("n/a") : format_rate(r.datasheet)) << " | "
         << format_percent(r.percent_of_datasheet) << " | " << r.note << " |\n";
   }
+  write_interconnect_markdown(report, out);
   if (!report.warnings.empty()) {
     out << "\n";
     for (const auto& w : report.warnings) out << "- warning: " << w << "\n";
@@ -353,7 +441,17 @@ std::string micro_report_to_json(const MicroReport& report) {
                        {"datasheet", number(r.datasheet)},
                        {"percent_of_datasheet", number(r.percent_of_datasheet)},
                        {"status", r.status},
-                       {"note", r.note}});
+                       {"note", r.note},
+                       {"figures", figures_json(r)}});
+  }
+  json links = json::array();
+  for (const PeerLink& l : report.peer_links) {
+    links.push_back({{"src", l.src},
+                     {"dst", l.dst},
+                     {"p2p_access", l.p2p_access},
+                     {"type", l.type},
+                     {"nvlinks", l.nvlinks},
+                     {"detail", l.detail}});
   }
   json table = json::array();
   const auto& columns = seeds_table_columns();
@@ -372,6 +470,8 @@ std::string micro_report_to_json(const MicroReport& report) {
                       {"name", report.datasheet_name},
                       {"link_gb_s", number(report.datasheet_link_gb_s)}}},
                     {"seeds_table", table},
+                    {"interconnect", report.interconnect},
+                    {"peer_links", links},
                     {"results", results},
                     {"warnings", report.warnings}};
   return out.dump(2) + "\n";

@@ -164,6 +164,9 @@ class NvmlSession {
     l.resolve(api_.nvmlDeviceGetMaxPcieLinkWidth, "nvmlDeviceGetMaxPcieLinkWidth");
     l.resolve(api_.nvmlDeviceGetNvLinkState, "nvmlDeviceGetNvLinkState");
     l.resolve(api_.nvmlDeviceGetCudaComputeCapability, "nvmlDeviceGetCudaComputeCapability");
+    l.resolve(api_.nvmlDeviceGetNvLinkRemotePciInfo_v2, "nvmlDeviceGetNvLinkRemotePciInfo_v2");
+    l.resolve(api_.nvmlDeviceGetTopologyCommonAncestor, "nvmlDeviceGetTopologyCommonAncestor");
+    l.resolve(api_.nvmlDeviceGetP2PStatus, "nvmlDeviceGetP2PStatus");
     l.resolve(api_.nvmlDeviceGetComputeRunningProcesses_v3,
               "nvmlDeviceGetComputeRunningProcesses_v3");
     l.resolve(api_.nvmlDeviceGetGraphicsRunningProcesses_v3,
@@ -340,6 +343,32 @@ class NvmlDevice final : public TelemetryDevice {
     return up;
   }
 
+  [[nodiscard]] std::optional<std::vector<std::string>> nvlink_remote_pci_bus_ids() const override {
+    if (api_.nvmlDeviceGetNvLinkState == nullptr ||
+        api_.nvmlDeviceGetNvLinkRemotePciInfo_v2 == nullptr) {
+      return {};
+    }
+    std::vector<std::string> remote;
+    bool any_link = false;
+    for (unsigned link = 0; link < kMaxNvLinks; ++link) {
+      EnableState active = kFeatureDisabled;
+      const Return code = api_.nvmlDeviceGetNvLinkState(handle_, link, &active);
+      if (code == kErrorInvalidArgument) break;  // past the last link, as in nvlink_links_up()
+      if (!api_.query(code, "nvmlDeviceGetNvLinkState")) continue;
+      any_link = true;
+      if (active != kFeatureEnabled) continue;
+      PciInfo info{};
+      if (!GPUPERF_NVML_QUERY(api_, nvmlDeviceGetNvLinkRemotePciInfo_v2, handle_, link, &info)) {
+        continue;
+      }
+      remote.emplace_back(info.busId, strnlen(info.busId, sizeof info.busId));
+    }
+    if (!any_link) return {};
+    return remote;
+  }
+
+  [[nodiscard]] Device handle() const { return handle_; }
+
   [[nodiscard]] std::optional<std::string> compute_capability() const override {
     int major = 0;
     int minor = 0;
@@ -440,6 +469,43 @@ class NvmlSystem final : public TelemetrySystem {
     return *devices_[index];
   }
 
+  [[nodiscard]] std::optional<PcieTopology> common_ancestor(const TelemetryDevice& a,
+                                                            const TelemetryDevice& b) override {
+    const Api& api = session_.api();
+    GpuTopologyLevel level = kTopologySystem;
+    if (!GPUPERF_NVML_QUERY(api, nvmlDeviceGetTopologyCommonAncestor, handle_of(a), handle_of(b),
+                            &level)) {
+      return {};
+    }
+    switch (level) {
+      case kTopologyInternal:
+        return PcieTopology::kSameBoard;
+      case kTopologySingle:
+        return PcieTopology::kSingleSwitch;
+      case kTopologyMultiple:
+        return PcieTopology::kMultipleSwitches;
+      case kTopologyHostBridge:
+        return PcieTopology::kHostBridge;
+      case kTopologyNode:
+        return PcieTopology::kNumaNode;
+      case kTopologySystem:
+        return PcieTopology::kSystem;
+      default:
+        return {};
+    }
+  }
+
+  [[nodiscard]] std::optional<bool> nvlink_p2p(const TelemetryDevice& a,
+                                               const TelemetryDevice& b) override {
+    const Api& api = session_.api();
+    GpuP2PStatus status = kP2PStatusOk;
+    if (!GPUPERF_NVML_QUERY(api, nvmlDeviceGetP2PStatus, handle_of(a), handle_of(b),
+                            kP2PCapsIndexNvlink, &status)) {
+      return {};
+    }
+    return status == kP2PStatusOk;
+  }
+
   [[nodiscard]] std::optional<std::string> driver_version() const override {
     char buffer[kDriverVersionBufferSize] = {};
     const Api& api = session_.api();
@@ -456,6 +522,15 @@ class NvmlSystem final : public TelemetrySystem {
   }
 
  private:
+  // The NVML handle of one of this system's devices (topology queries take two handles).
+  [[nodiscard]] Device handle_of(const TelemetryDevice& device) const {
+    for (const auto& d : devices_) {
+      if (d.get() == &device) return d->handle();
+    }
+    throw ConfigError("telemetry device " + std::to_string(device.index()) +
+                      " does not belong to this NVML system");
+  }
+
   NvmlSession session_;  // first: devices refer to its Api
   std::vector<std::unique_ptr<NvmlDevice>> devices_;
 };

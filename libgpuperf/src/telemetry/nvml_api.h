@@ -45,6 +45,21 @@ inline constexpr ClockType kClockMem = 2;
 using TemperatureSensor = int;
 inline constexpr TemperatureSensor kTemperatureGpu = 0;
 
+/// nvmlGpuTopologyLevel_t: the closest common ancestor of two GPUs on the PCIe tree.
+using GpuTopologyLevel = int;
+inline constexpr GpuTopologyLevel kTopologyInternal = 0;
+inline constexpr GpuTopologyLevel kTopologySingle = 10;
+inline constexpr GpuTopologyLevel kTopologyMultiple = 20;
+inline constexpr GpuTopologyLevel kTopologyHostBridge = 30;
+inline constexpr GpuTopologyLevel kTopologyNode = 40;
+inline constexpr GpuTopologyLevel kTopologySystem = 50;
+
+/// nvmlGpuP2PCapsIndex_t (only the NVLink index is asked) and nvmlGpuP2PStatus_t.
+using GpuP2PCapsIndex = int;
+inline constexpr GpuP2PCapsIndex kP2PCapsIndexNvlink = 2;
+using GpuP2PStatus = int;
+inline constexpr GpuP2PStatus kP2PStatusOk = 0;
+
 /// NVML_VALUE_NOT_AVAILABLE as an unsigned long long field holds it.
 inline constexpr unsigned long long kValueNotAvailable = ~0ULL;
 
@@ -122,6 +137,9 @@ using DeviceGetUllFn = Return (*)(Device, unsigned long long*);
 using DeviceGetEccModeFn = Return (*)(Device, EnableState*, EnableState*);
 using DeviceGetNvLinkStateFn = Return (*)(Device, unsigned int, EnableState*);
 using DeviceGetCudaComputeCapabilityFn = Return (*)(Device, int*, int*);
+using DeviceGetNvLinkRemotePciInfoFn = Return (*)(Device, unsigned int, PciInfo*);
+using DeviceGetTopologyCommonAncestorFn = Return (*)(Device, Device, GpuTopologyLevel*);
+using DeviceGetP2PStatusFn = Return (*)(Device, Device, GpuP2PCapsIndex, GpuP2PStatus*);
 using DeviceGetProcessesFn = Return (*)(Device, unsigned int*, ProcessInfo*);
 
 /// The entry points, resolved from the loaded library; optional ones may be null (older drivers).
@@ -157,6 +175,9 @@ struct Api {
   DeviceGetUintFn nvmlDeviceGetMaxPcieLinkWidth = nullptr;
   DeviceGetNvLinkStateFn nvmlDeviceGetNvLinkState = nullptr;
   DeviceGetCudaComputeCapabilityFn nvmlDeviceGetCudaComputeCapability = nullptr;
+  DeviceGetNvLinkRemotePciInfoFn nvmlDeviceGetNvLinkRemotePciInfo_v2 = nullptr;
+  DeviceGetTopologyCommonAncestorFn nvmlDeviceGetTopologyCommonAncestor = nullptr;
+  DeviceGetP2PStatusFn nvmlDeviceGetP2PStatus = nullptr;
   DeviceGetProcessesFn nvmlDeviceGetComputeRunningProcesses_v3 = nullptr;
   DeviceGetProcessesFn nvmlDeviceGetGraphicsRunningProcesses_v3 = nullptr;
 

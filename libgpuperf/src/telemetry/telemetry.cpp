@@ -1,9 +1,11 @@
 // Device lookup shared by every TelemetrySystem.
 #include "gpuperf/telemetry/telemetry.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 namespace gpuperf {
 namespace {
@@ -54,6 +56,64 @@ std::optional<PciLocation> parse_pci_bus_id(std::string_view text) {
       has_domain ? parse_hex(text.substr(0, first_colon)) : std::optional<unsigned>(0);
   if (!parsed_bus || !parsed_device || !parsed_function || !parsed_domain) return std::nullopt;
   return PciLocation{*parsed_domain, *parsed_bus, *parsed_device, *parsed_function};
+}
+
+std::string to_string(PcieTopology level) {
+  switch (level) {
+    case PcieTopology::kSameBoard:
+      return "same board";
+    case PcieTopology::kSingleSwitch:
+      return "one PCIe switch (PIX)";
+    case PcieTopology::kMultipleSwitches:
+      return "several PCIe switches (PXB)";
+    case PcieTopology::kHostBridge:
+      return "through a host bridge (PHB)";
+    case PcieTopology::kNumaNode:
+      return "host bridges of one NUMA node (NODE)";
+    case PcieTopology::kSystem:
+      return "across CPU sockets (SYS)";
+  }
+  return "unknown";
+}
+
+namespace {
+
+// Active NVLinks of `from` whose far end is `to`'s PCI function.
+int direct_links(const TelemetryDevice& from, const TelemetryDevice& to) {
+  const auto remote = from.nvlink_remote_pci_bus_ids();
+  const auto to_id = to.pci_bus_id();
+  if (!remote || !to_id) return 0;
+  const auto target = parse_pci_bus_id(*to_id);
+  if (!target) return 0;
+  int count = 0;
+  for (const std::string& id : *remote) {
+    const auto location = parse_pci_bus_id(id);
+    if (location && *location == *target) ++count;
+  }
+  return count;
+}
+
+}  // namespace
+
+GpuLink describe_gpu_link(TelemetrySystem& system, TelemetryDevice& a, TelemetryDevice& b) {
+  GpuLink link;
+  link.pcie = system.common_ancestor(a, b);
+  // Links are symmetric, but a driver may answer for one end only: take the larger count.
+  link.nvlinks = std::max(direct_links(a, b), direct_links(b, a));
+  if (link.nvlinks > 0) {
+    link.type = "NVLink";
+    link.detail = "NVLink x" + std::to_string(link.nvlinks) + ", direct";
+  } else if (system.nvlink_p2p(a, b).value_or(false)) {
+    link.type = "NVLink (NVSwitch)";
+    const auto up = a.nvlink_links_up();
+    link.detail = "NVLink through NVSwitch" + (up ? ", " + std::to_string(*up) + " links up" : "");
+  } else if (link.pcie) {
+    link.type = "PCIe";
+    link.detail = "PCIe, " + to_string(*link.pcie);
+  } else {
+    link.detail = "NVML reports no NVLink and no PCIe path";
+  }
+  return link;
 }
 
 TelemetryDevice* TelemetrySystem::find_by_pci_location(unsigned domain, unsigned bus,

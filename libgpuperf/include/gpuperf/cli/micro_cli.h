@@ -19,6 +19,11 @@ struct MicrobenchArgs {
   std::int64_t host_size_mib = 256;  ///< host<->device transfer buffer
   bool gemm = true;                  ///< run the GEMM benchmarks
   bool memory = true;                ///< run the memory benchmarks
+  bool interconnect = false;         ///< P2P copies and collectives (2+ GPUs; Gloo on the CPU)
+  std::string collectives;           ///< comma-separated; empty: all three
+  std::string collective_sizes;      ///< sizes or sweeps; empty: 1M..1G (GPU), 64K..4M (CPU)
+  std::int64_t p2p_size_mib = 256;   ///< buffer of the P2P bandwidth copies
+  std::int64_t ranks = 0;            ///< collective ranks; 0: every GPU, or 2 threads on the CPU
   int warmup = 3;                    ///< untimed calls before each measurement
   int calls_per_window = 10;         ///< calls between two timer marks
   int windows = 5;                   ///< timed windows per measurement

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpuperf/report/run_record.h"
@@ -82,9 +83,11 @@ enum class MemoryOp {
 
 /// One measurement: what ran, how often, the rate over timed windows and the datasheet beside it.
 struct MicroResult {
-  std::string name;             ///< stable key: "gemm/bf16", "memory/device-copy"
-  std::string category;         ///< "gemm" or "memory"
-  std::string variant;          ///< the dtype ("bf16") or the memory op ("h2d-pinned")
+  std::string name;             ///< stable key: "gemm/bf16", "memory/device-copy", "p2p/copy/0->1",
+                                ///< "collective/all-reduce/1MiB"
+  std::string category;         ///< "gemm", "memory", "p2p" or "collective"
+  std::string variant;          ///< the dtype ("bf16"), the memory op ("h2d-pinned"), the P2P kind
+                                ///< ("copy", "bidirectional", "latency") or the collective
   std::string shape;            ///< "8192x8192x8192" (GEMM) or the buffer size ("1024 MiB")
   double buffer_bytes = 0;      ///< memory: size of one buffer; GEMM: bytes of one operand set
   double work_per_call = 0;     ///< FLOPs (OPs for int8) or bytes counted per call
@@ -100,11 +103,24 @@ struct MicroResult {
   double percent_of_datasheet = kNotAvailable;
   std::string status = "ok";  ///< "ok" or "unsupported: <reason>"
   std::string note;           ///< how it was run (op, layout) or why a figure is missing
+  /// Further figures of the measurement, in order: a collective's "algbw_gb_s", "time_us",
+  /// "bus_factor" and "ranks" beside its bus bandwidth (the value).
+  std::vector<std::pair<std::string, double>> figures;
 
   /// True when the measurement ran (status "ok").
   [[nodiscard]] bool ok() const { return status == "ok"; }
   /// The median rate in `unit`; NaN when it did not run.
   [[nodiscard]] double value() const { return ok() ? summary.median : kNotAvailable; }
+};
+
+/// One ordered pair of GPUs of a P2P measurement, and how they are connected.
+struct PeerLink {
+  int src = 0;
+  int dst = 0;
+  bool p2p_access = false;       ///< CUDA peer access from src to dst (enabled for the copies)
+  std::string type = "unknown";  ///< "NVLink", "NVLink (NVSwitch)", "PCIe", "unknown" (NVML)
+  int nvlinks = 0;               ///< direct NVLinks between the two
+  std::string detail;            ///< "NVLink x18, direct", "PCIe, through a host bridge (PHB)"
 };
 
 /// All microbenchmarks of one run, with the machine they ran on.
@@ -120,6 +136,8 @@ struct MicroReport {
   std::string datasheet_name;  ///< its display name
   double datasheet_link_gb_s = kNotAvailable;  ///< NVLink (or other) total, per the datasheet
   std::vector<MicroResult> results;
+  std::vector<PeerLink> peer_links;  ///< GPU pairs of the P2P measurements (empty: none ran)
+  std::string interconnect;  ///< what the collectives ran over: "NCCL, 2 GPUs", "CPU, Gloo ..."
   std::vector<std::string> warnings;
 
   /// The result with this name, or null.
@@ -129,14 +147,18 @@ struct MicroReport {
 /// Sets each result's datasheet figure and percentage from `spec` (null: clears them and keeps
 /// the report's datasheet fields empty). GEMM rates compare with the dense peak of their dtype
 /// (fp64 with the FP64 tensor-core peak where the datasheet has one: cuBLAS uses DMMA); device
-/// memory with the memory bandwidth; host transfers with PCIe x16 per direction.
+/// memory with the memory bandwidth; host transfers with PCIe x16 per direction; P2P copies and
+/// collective bus bandwidths with the link's per-direction figure (half the datasheet's
+/// bidirectional total), bidirectional copies with the total; over PCIe (no pair on NVLink),
+/// with PCIe x16 per direction.
 void apply_datasheet(MicroReport& report, const GpuSpec* spec);
 
 /// Header of the seeds' table: GPU | FP32 | TF32 | FP16 | BF16 | INT8 | FP8 | memory GB/s | link
 /// GB/s.
 [[nodiscard]] const std::vector<std::string>& seeds_table_columns();
 /// One row of the seeds' table for `report`: each cell "measured / datasheet" ("-" where a side
-/// is missing, "n/a" where the datasheet lists no such path). Memory is the device copy.
+/// is missing, "n/a" where the datasheet lists no such path). Memory is the device copy; link is
+/// the fastest one-way P2P copy against the link's per-direction datasheet figure.
 [[nodiscard]] std::vector<std::string> seeds_table_row(const MicroReport& report);
 /// The seeds' table for one or more reports (one row each), as Markdown.
 void write_seeds_table_markdown(const std::vector<MicroReport>& reports, std::ostream& out);

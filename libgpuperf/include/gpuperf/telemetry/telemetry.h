@@ -45,6 +45,19 @@ struct PcieLink {
   std::optional<int> max_width;
 };
 
+/// Closest common ancestor of two GPUs on the PCIe tree (NVML's nvmlGpuTopologyLevel_t, the
+/// levels `nvidia-smi topo -m` prints as PIX, PXB, PHB, NODE and SYS).
+enum class PcieTopology {
+  kSameBoard,         ///< both on one board (multi-GPU boards)
+  kSingleSwitch,      ///< one PCIe switch between them (PIX)
+  kMultipleSwitches,  ///< several switches, no host bridge (PXB)
+  kHostBridge,        ///< through a CPU's host bridge (PHB)
+  kNumaNode,          ///< host bridges of one NUMA node (NODE)
+  kSystem,            ///< across NUMA nodes, over the CPUs' interconnect (SYS)
+};
+/// "same board", "one PCIe switch (PIX)", ..., "across CPU sockets (SYS)".
+[[nodiscard]] std::string to_string(PcieTopology level);
+
 /// A process holding a context on the GPU.
 struct GpuProcess {
   unsigned pid = 0;
@@ -92,6 +105,11 @@ class TelemetryDevice {
   [[nodiscard]] virtual std::optional<int> nvlink_links_up() const = 0;
   /// CUDA compute capability, e.g. "9.0".
   [[nodiscard]] virtual std::optional<std::string> compute_capability() const = 0;
+  /// PCI bus id of the far end of each active NVLink, one entry per link (another GPU's, or an
+  /// NVSwitch's); absent on GPUs without NVLink or where the driver cannot say.
+  [[nodiscard]] virtual std::optional<std::vector<std::string>> nvlink_remote_pci_bus_ids() const {
+    return {};
+  }
   /// Compute and graphics processes on the GPU.
   [[nodiscard]] virtual std::optional<std::vector<GpuProcess>> processes() const = 0;
 };
@@ -109,6 +127,22 @@ class TelemetrySystem {
   [[nodiscard]] virtual std::optional<std::string> driver_version() const = 0;
   /// Highest CUDA version the driver supports, e.g. "13.0".
   [[nodiscard]] virtual std::optional<std::string> cuda_driver_version() const = 0;
+
+  /// Closest common PCIe ancestor of two of this system's devices; absent where unknown.
+  [[nodiscard]] virtual std::optional<PcieTopology> common_ancestor(const TelemetryDevice& a,
+                                                                    const TelemetryDevice& b) {
+    (void)a;
+    (void)b;
+    return {};
+  }
+  /// Whether the driver reports NVLink peer-to-peer between two of this system's devices (true
+  /// also through NVSwitches); absent where unknown.
+  [[nodiscard]] virtual std::optional<bool> nvlink_p2p(const TelemetryDevice& a,
+                                                       const TelemetryDevice& b) {
+    (void)a;
+    (void)b;
+    return {};
+  }
 
   /// The device at this PCI location (cudaDeviceProp's pciDomainID, pciBusID, pciDeviceID), or
   /// nullptr. This is how a CUDA device index maps to NVML: the orders differ in general.
@@ -134,6 +168,21 @@ struct PciLocation {
 
 /// Parses "dddd:bb:dd.f" or "bb:dd.f"; empty when it is not a PCI bus id.
 [[nodiscard]] std::optional<PciLocation> parse_pci_bus_id(std::string_view text);
+
+/// How two GPUs are connected, as far as NVML tells.
+struct GpuLink {
+  std::string type = "unknown";      ///< "NVLink", "NVLink (NVSwitch)", "PCIe" or "unknown"
+  int nvlinks = 0;                   ///< active NVLinks joining them directly (0 through a switch)
+  std::optional<PcieTopology> pcie;  ///< PCIe path, where NVML gives one
+  std::string detail;                ///< "NVLink x18", "PCIe, through a host bridge (PHB)", ...
+};
+
+/// Classifies the link between devices `a` and `b` of `system`: NVLink when an active NVLink of
+/// either ends at the other's PCI bus id (direct links, counted); else "NVLink (NVSwitch)" when
+/// the driver reports NVLink peer-to-peer between them (HGX boards, where every link ends at a
+/// switch); else PCIe with the common ancestor's level; "unknown" when NVML says nothing.
+[[nodiscard]] GpuLink describe_gpu_link(TelemetrySystem& system, TelemetryDevice& a,
+                                        TelemetryDevice& b);
 
 /// What open_nvml_telemetry() found: a system, or the reason there is none.
 struct OpenedTelemetry {
