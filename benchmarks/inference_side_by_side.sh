@@ -6,7 +6,8 @@
 # then prints per batch size the median over repeats of each side's p50 latency and throughput,
 # the ratios, and #6's targets.
 # Usage: benchmarks/inference_side_by_side.sh <gpuperf build dir> <output dir> [repeats] [batches]
-#   GPUPERF_MODES="default graph" runs a subset of gpuperf's modes (default: default graph eager)
+#   GPUPERF_MODES="default graph" runs a subset of gpuperf's modes (default: default graph eager),
+#   PEER_MODES a subset of PyTorch's (default: eager graph frozen-graph)
 set -euo pipefail
 build=$1
 out=$2
@@ -28,7 +29,7 @@ for r in $(seq 1 "$repeats"); do
     "$build/examples/inference_benchmark" "${shared[@]}" "${ours[@]}" --quiet \
       --json "$out/gpuperf-$mode-$r.json" >"$out/gpuperf-$mode-$r.txt"
   done
-  for mode in eager graph; do
+  for mode in ${PEER_MODES:-eager graph frozen-graph}; do
     python3 "$here/python/infer_peer.py" "${shared[@]}" --mode "$mode" 2>>"$out/peer.err" \
       | sed "s/^{/{\"repeat\": $r, /" >>"$out/peer.jsonl"
   done

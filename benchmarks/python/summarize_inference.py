@@ -39,7 +39,8 @@ def main():
                 notes[side] = f"PyTorch {r['torch']}, {r['mode']}"
                 p50.setdefault((side, r["batch_size"]), []).append(r["p50_s"])
                 tail.setdefault((side, r["batch_size"]), []).append(r["p99_s"] / r["p50_s"])
-    order = ["gpuperf-default", "gpuperf-graph", "gpuperf-eager", "pytorch-graph", "pytorch-eager"]
+    order = ["gpuperf-default", "gpuperf-graph", "gpuperf-eager", "pytorch-frozen-graph",
+             "pytorch-graph", "pytorch-eager"]
     sides = [s for s in order if s in notes] + sorted(s for s in notes if s not in order)
     ours = "gpuperf-default" if "gpuperf-default" in notes else "gpuperf-graph"
     batches = sorted({b for _, b in p50})
