@@ -2,6 +2,7 @@
 // Command-line options of the inference benchmark, parsed with CLI11 (torch-free).
 // run_inference_benchmark() (gpuperf/cli/inference_benchmark.h) runs them.
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <ostream>
@@ -30,6 +31,9 @@ struct InferenceBenchmarkArgs {
   std::int64_t seed = 0;
   int threads = 0;        ///< CPU intra-op threads; 0: LibTorch's default
   std::string json_path;  ///< empty: no file
+  /// Per-call latencies kept per batch size in the JSON result (evenly spread; 0: none), for
+  /// gpuperf_compare's rank test. At most kMaxStoredLatencies.
+  std::size_t keep_latencies = 1000;
   bool quiet = false;
   std::string command_line;  ///< argv joined, shell-quoted
 
