@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "gpuperf/error.h"
+#include "gpuperf/infer/serving.h"
 #include "gpuperf/report/compare.h"
 #include "gpuperf/report/html_report.h"
 #include "gpuperf/report/result_files.h"
@@ -386,4 +387,40 @@ TEST_CASE("Inference results compare per batch size, old files included", "[comp
   CHECK_THROWS_WITH(gpuperf::load_results({kData + "/gpu_specs.json"}),
                     Catch::Contains("gpu_specs.json: field 'schema' is 'gpuperf.specs/1', "
                                     "expected 'gpuperf.run/1' (training) or"));
+}
+
+TEST_CASE("The report draws inference results: latency table, latency curve, simulated serving",
+          "[report][html][inference]") {
+  const auto db = gpuperf::SpecDatabase::load_file(kData + "/gpu_specs.json");
+  auto results = gpuperf::load_results({kExamples + "/h200-resnet50-infer-fp16-cl-graph.json",
+                                        kExamples + "/h200-resnet50-fp16-cl.json"});
+  auto& graph = results.inference[0].result;
+  gpuperf::ServingOptions serving;
+  serving.max_batch = 64;
+  serving.requests = 1000;
+  graph.serving_options = serving;
+  graph.serving = gpuperf::sweep_serving(
+      gpuperf::interpolated_service_time({{1, 0.918e-3}, {64, 4.355e-3}}), serving, {500, 5000});
+  std::ostringstream html;
+  gpuperf::write_results_report(html, results, &db, {}, {});
+  const std::string page = html.str();
+  CHECK_THAT(page, Catch::Contains("<h2>resnet50 (train)</h2>") &&
+                       Catch::Contains("<h2>resnet50 (inference)</h2>"));
+  // The graph run's batch-1 row, from the committed H200 file.
+  CHECK_THAT(page, Catch::Contains("<td class=\"n\">1</td><td class=\"n\">0.918</td>"));
+  // 512 / 29.299 ms = 17,475 samples/s; 8.18 GFLOP forward x 17,475 / 989.4 TFLOPS = 14.4%.
+  CHECK_THAT(page, Catch::Contains("17,475</td>") && Catch::Contains(">14.4</td>"));
+  CHECK_THAT(page, Catch::Contains("class=\"line\"") && Catch::Contains("bs 512"));
+  CHECK_THAT(page, Catch::Contains("SIMULATED serving"));
+  CHECK_THAT(page, Catch::Contains("not recorded (file predates device fingerprints)"));
+  CHECK(page.find("<script") == std::string::npos);
+  CHECK_THROWS_AS(gpuperf::write_results_report(html, {}, &db, {}, {}), gpuperf::ConfigError);
+
+  // Line charts leave out unusable points and say when nothing is left.
+  const std::string chart =
+      gpuperf::svg_line_chart("t", "x", "y", {{"a", {{1, 2, "p"}, {std::nan(""), 1, "q"}}}});
+  CHECK_THAT(chart, Catch::Contains("<polyline") && Catch::Contains(">p</text>"));
+  CHECK(chart.find(">q</text>") == std::string::npos);
+  CHECK_THAT(gpuperf::svg_line_chart("t", "x", "y", {{"a", {{-1, 2, ""}}}}),
+             Catch::Contains("no data"));
 }
