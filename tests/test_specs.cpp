@@ -397,6 +397,15 @@ TEST_CASE("the inference advisor quotes the best measured batch size within the 
     r.batches.push_back(b);
   }
   gpuperf::LoadedResults measured;
+  // An eager run first (docs/examples/h200-resnet50-infer-fp16-cl-eager.json, batch 1: p50 3.649,
+  // p99 4.503 ms): every GPU quotes, and scales from, the best measured setting, not the first.
+  gpuperf::InferenceResult eager = r;
+  eager.cuda_graph = false;
+  eager.batches.resize(1);
+  eager.batches[0].latency.p50 = 3.649e-3;
+  eager.batches[0].latency.p99 = 4.503e-3;
+  eager.batches[0].throughput_median = 1 / 3.649e-3;
+  measured.inference.push_back({"h200-eager.json", eager});
   measured.inference.push_back({"h200-infer.json", r});
   gpuperf::AdvisorRequest request;
   request.model = "resnet50";
