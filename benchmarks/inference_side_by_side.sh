@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Runs gpuperf's inference_benchmark (its default: CUDA graph; and eager) and the PyTorch peer
-# (benchmarks/python/infer_peer.py, eager and CUDA graph) with the same model, precision, batch
-# sizes and timing settings, alternating, several repeats each, then prints per batch size the
-# median over repeats of each side's p50 latency and throughput, the ratios, and #6's targets.
+# Runs gpuperf's inference_benchmark (its default: CUDA graph with BatchNorm folded and fused
+# convolution epilogues; a CUDA graph of the unfused model; eager and unfused, the same kernels as
+# PyTorch eager) and the PyTorch peer (benchmarks/python/infer_peer.py, eager and CUDA graph) with
+# the same model, precision, batch sizes and timing settings, alternating, several repeats each,
+# then prints per batch size the median over repeats of each side's p50 latency and throughput,
+# the ratios, and #6's targets.
 # Usage: benchmarks/inference_side_by_side.sh <gpuperf build dir> <output dir> [repeats] [batches]
+#   GPUPERF_MODES="default graph" runs a subset of gpuperf's modes (default: default graph eager)
 set -euo pipefail
 build=$1
 out=$2
@@ -16,10 +19,15 @@ mkdir -p "$out"
 shared=(--model resnet50 --precision fp16 --memory-format channels_last --batch-sizes "$batches"
         --warmup 20 --iterations 200)
 for r in $(seq 1 "$repeats"); do
-  "$build/examples/inference_benchmark" "${shared[@]}" --quiet --json "$out/gpuperf-graph-$r.json" \
-    >"$out/gpuperf-graph-$r.txt"
-  "$build/examples/inference_benchmark" "${shared[@]}" --graph off --quiet \
-    --json "$out/gpuperf-eager-$r.json" >"$out/gpuperf-eager-$r.txt"
+  for mode in ${GPUPERF_MODES:-default graph eager}; do
+    case $mode in
+      default) ours=() ;;
+      graph) ours=(--fuse off) ;;
+      eager) ours=(--graph off --fuse off) ;;
+    esac
+    "$build/examples/inference_benchmark" "${shared[@]}" "${ours[@]}" --quiet \
+      --json "$out/gpuperf-$mode-$r.json" >"$out/gpuperf-$mode-$r.txt"
+  done
   for mode in eager graph; do
     python3 "$here/python/infer_peer.py" "${shared[@]}" --mode "$mode" 2>>"$out/peer.err" \
       | sed "s/^{/{\"repeat\": $r, /" >>"$out/peer.jsonl"

@@ -354,6 +354,14 @@ TEST_CASE("Inference results compare per batch size, old files included", "[comp
   CHECK(graph_row->key.label() == "inference resnet50 bs1 fp16 channels_last cuda-graph");
   CHECK(graph_row->speedup == Approx(a.batches[0].latency.p50 / h.batches[0].latency.p50));
   CHECK(graph_row->significance.verdict == "faster");
+  // Fused kernels make another workload: never compared with unfused runs.
+  auto fused = h;
+  fused.kernel_fusion = "conv+bias+relu";
+  CHECK(gpuperf::inference_workload_key(fused, fused.batches[0]).label() ==
+        "inference resnet50 bs1 fp16 channels_last cuda-graph fused conv+bias+relu");
+  CHECK_FALSE(gpuperf::inference_workload_key(fused, fused.batches[0]) ==
+              gpuperf::inference_workload_key(h, h.batches[0]));
+  CHECK(eager.kernel_fusion == "none");  // files before kernel fusion existed
   CHECK_THAT(graph_row->significance.method, Catch::Contains("Mann-Whitney U, 50 vs 50"));
 
   // Baseline by GPU name: every H200 file; within a group the first one leads.

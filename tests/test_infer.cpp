@@ -245,6 +245,7 @@ TEST_CASE("An inference result reads back from its JSON with fingerprint and lat
   result.iterations = 5;
   result.input_shape = {3, 224, 224};
   result.seed = 7;
+  result.kernel_fusion = "conv+bias+relu";
   result.command = "inference_benchmark --model resnet50";
   gpuperf::BatchSizeResult b;
   b.batch_size = 4;
@@ -268,6 +269,7 @@ TEST_CASE("An inference result reads back from its JSON with fingerprint and lat
   CHECK(back.input_shape == std::vector<std::int64_t>{3, 224, 224});
   CHECK(back.seed == 7);
   CHECK(back.cuda_graph);
+  CHECK(back.kernel_fusion == "conv+bias+relu");
   REQUIRE(back.batches.size() == 1);
   CHECK(back.batches[0].latencies == b.latencies);
   CHECK(back.batches[0].latency.p50 == Approx(1e-3));

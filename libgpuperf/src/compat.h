@@ -8,6 +8,11 @@
 #include <c10/core/ScalarType.h>
 #include <torch/version.h>
 
+#include <variant>
+#if TORCH_VERSION_MAJOR < 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR < 1)
+#include <c10/util/variant.h>
+#endif
+
 namespace gpuperf::compat {
 
 /// LibTorch 2.0 or newer.
@@ -97,5 +102,15 @@ inline void set_allow_tf32(bool cublas, bool cudnn) {
 /// scale_result, out_dtype, use_fast_accum) with float32 scale tensors: the 2.4+ signature.
 #define GPUPERF_HAS_SCALED_MM \
   (TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4))
+
+/// std::get_if for LibTorch's option variants: c10::variant before 2.1, std::variant since.
+template <typename T, typename Variant>
+const T* variant_get_if(const Variant& v) {
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 1)
+  return std::get_if<T>(&v);
+#else
+  return c10::get_if<T>(&v);
+#endif
+}
 
 }  // namespace gpuperf::compat

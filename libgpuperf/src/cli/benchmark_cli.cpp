@@ -51,7 +51,8 @@ void check_ranges(const TrainingBenchmarkArgs& a) {
   require(a.telemetry_period > 0, "telemetry-period", a.telemetry_period, "> 0");
   for (const auto& [option, value] :
        {std::pair<const char*, const std::string&>{"fused", a.fused},
-        std::pair<const char*, const std::string&>{"graph", a.graph}}) {
+        std::pair<const char*, const std::string&>{"graph", a.graph},
+        std::pair<const char*, const std::string&>{"fuse-conv", a.fuse_conv}}) {
     if (value != "auto" && value != "on" && value != "off") {
       throw ConfigError(std::string("--") + option + ": unknown value '" + value +
                         "' (choose auto, on or off)");
@@ -109,6 +110,9 @@ ParsedTrainingArgs parse_training_benchmark_args(int argc, const char* const* ar
   app.add_option(
       "--graph", a.graph,
       "auto|on|off: capture the whole step in a CUDA graph (auto: on CUDA when --fused)");
+  app.add_option("--fuse-conv", a.fuse_conv,
+                 "auto|on|off: convolution + bias + ReLU in one cuDNN call, where the model has "
+                 "them (auto: on CUDA)");
   app.add_option("--warmup", a.warmup_steps, "untimed warm-up steps");
   app.add_option("--steps-per-window", a.steps_per_window, "steps per timed window");
   app.add_option("--windows", a.windows, "timed windows (fixed mode)");

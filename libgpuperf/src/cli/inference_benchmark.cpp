@@ -63,6 +63,7 @@ InferenceResult run_inference_measurement(const InferenceBenchmarkArgs& args) {
     throw ConfigError("--graph on: CUDA graphs need a CUDA device; device is " + device.str());
   }
   options.cuda_graph = args.graph == "on" || (args.graph == "auto" && device.is_cuda());
+  options.fuse = args.fuse == "on" || (args.fuse == "auto" && device.is_cuda());
   options.warmup = args.warmup;
   options.iterations = args.iterations;
   options.cudnn_benchmark = args.cudnn_benchmark;
@@ -72,10 +73,14 @@ InferenceResult run_inference_measurement(const InferenceBenchmarkArgs& args) {
   torch::manual_seed(static_cast<std::uint64_t>(args.seed));
   InferenceSession session(ModelRegistry::global().create(args.model, classes), info.input_shape,
                            device, options);
+  if (args.fuse == "on" && session.kernel_fusion() == "none") {
+    throw ConfigError("--fuse on: model " + args.model + " has no kernel fusion for inference");
+  }
   if (!args.quiet) {
     log::info(log::cat("inference: ", args.model, " on ", device.str(), ", ",
                        to_string(options.precision), ", ", to_string(options.memory_format),
-                       options.cuda_graph ? ", CUDA graph" : ", eager", "; ", sizes.size(),
+                       options.cuda_graph ? ", CUDA graph" : ", eager", ", fusion ",
+                       session.kernel_fusion(), "; ", sizes.size(),
                        " batch sizes, ", args.warmup, " warm-up + ", args.iterations,
                        " timed calls each"));
   }

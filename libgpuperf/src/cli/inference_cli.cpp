@@ -104,6 +104,9 @@ ParsedInferenceArgs parse_inference_benchmark_args(int argc, const char* const* 
                  "the model and inputs");
   app.add_option("--memory-format", a.memory_format, "contiguous|channels_last");
   app.add_option("--graph", a.graph, "auto|on|off: replay a captured CUDA graph (auto: on CUDA)");
+  app.add_option("--fuse", a.fuse,
+                 "auto|on|off: fold BatchNorm into the convolutions and fuse bias, shortcut add "
+                 "and ReLU into cuDNN calls, for models that support it (auto: on CUDA)");
   auto* sizes =
       app.add_option("--batch-sizes", batch_sizes_text, "batch sizes to measure, e.g. 1,8,64");
   auto* max_batch =
@@ -153,8 +156,13 @@ ParsedInferenceArgs parse_inference_benchmark_args(int argc, const char* const* 
             keep_latencies >= 0 && keep_latencies <= static_cast<std::int64_t>(kMaxStoredLatencies),
             "keep-latencies", keep_latencies, "0..100000");
         a.keep_latencies = static_cast<std::size_t>(keep_latencies);
-        if (a.graph != "auto" && a.graph != "on" && a.graph != "off") {
-          throw ConfigError("--graph: unknown value '" + a.graph + "' (choose auto, on or off)");
+        for (const auto& [option, value] :
+             {std::pair<const char*, const std::string&>{"graph", a.graph},
+              std::pair<const char*, const std::string&>{"fuse", a.fuse}}) {
+          if (value != "auto" && value != "on" && value != "off") {
+            throw ConfigError(std::string("--") + option + ": unknown value '" + value +
+                              "' (choose auto, on or off)");
+          }
         }
         if (a.precision != "auto") (void)parse_precision(a.precision);
         (void)parse_memory_format(a.memory_format);

@@ -10,6 +10,7 @@
 
 #include "gpuperf/error.h"
 #include "gpuperf/log.h"
+#include "gpuperf/models/fusion.h"
 #include "gpuperf/timing/timer.h"
 #include "gpuperf/train/torch_options.h"
 
@@ -88,9 +89,15 @@ InferenceSession::InferenceSession(torch::nn::AnyModule model,
   // The TF32 switches and cuDNN benchmark mode are process-wide, as in training.
   apply_backend_settings(options_.precision, options_.cudnn_benchmark);
   module().to(device_);
+  module().eval();
+  if (options_.fuse) {
+    // In fp32, before the conversion: BatchNorm folds with full-precision statistics.
+    if (auto* fusable = dynamic_cast<FusableModel*>(model_.ptr().get())) {
+      kernel_fusion_ = fusable->fuse_for_inference();
+    }
+  }
   convert_floating(module(), dtype_);
   convert_memory_format(module(), options_.memory_format);
-  module().eval();
 }
 
 InferenceSession::~InferenceSession() = default;
@@ -278,6 +285,7 @@ InferenceResult InferenceSession::sweep(const std::vector<std::int64_t>& batch_s
   }
   result.cuda_graph = options_.cuda_graph && graph_fallback_reason_.empty();
   result.graph_fallback_reason = graph_fallback_reason_;
+  result.kernel_fusion = kernel_fusion_;
   return result;
 }
 

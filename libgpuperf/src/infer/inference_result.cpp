@@ -91,6 +91,7 @@ void print_inference_result(const InferenceResult& r, std::ostream& out) {
       << "; " << r.warmup << " warm-up + " << r.iterations << " timed calls per batch size ("
       << r.timer << " per call)\n";
   if (!r.graph_fallback_reason.empty()) out << "Note: " << r.graph_fallback_reason << "\n";
+  out << "Kernel fusion: " << r.kernel_fusion << "\n";
   out << "| batch | p50 ms | p90 ms | p95 ms | p99 ms | max ms | p99/p50 | samples/s (batch/p50) "
          "| samples/s (total) |\n";
   out << "|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
@@ -162,6 +163,7 @@ std::string inference_result_json(const InferenceResult& r) {
                       {"memory_format", r.memory_format},
                       {"cuda_graph", r.cuda_graph},
                       {"graph_fallback_reason", r.graph_fallback_reason},
+                      {"kernel_fusion", r.kernel_fusion},
                       {"timer", r.timer},
                       {"warmup", r.warmup},
                       {"iterations", r.iterations},
@@ -228,6 +230,8 @@ InferenceResult inference_result_from_json(const std::string& text) {
   out.memory_format = r.string("memory_format");
   out.cuda_graph = r.boolean("cuda_graph");
   out.graph_fallback_reason = r.string("graph_fallback_reason");
+  // Added with kernel fusion: results before it fused nothing.
+  out.kernel_fusion = r.has("kernel_fusion") ? r.string("kernel_fusion") : "none";
   out.timer = r.string("timer");
   out.warmup = static_cast<int>(r.integer("warmup"));
   out.iterations = static_cast<int>(r.integer("iterations"));

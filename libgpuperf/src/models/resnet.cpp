@@ -36,12 +36,33 @@ BottleneckImpl::BottleneckImpl(std::int64_t in_channels, std::int64_t planes, st
 }
 
 torch::Tensor BottleneckImpl::forward(torch::Tensor x) {
+  if (folded_) {
+    torch::Tensor out = conv2d_bias_relu(x, *conv1, bias1_, /*fused=*/true);
+    out = conv2d_bias_relu(out, *conv2, bias2_, /*fused=*/true);
+    const torch::Tensor identity =
+        downsample ? conv2d_bias(x, *downsample->ptr(0)->as<torch::nn::Conv2dImpl>(), {}) : x;
+    return conv2d_bias_add_relu(out, *conv3, bias3_, identity, /*fused=*/true);
+  }
   torch::Tensor identity = downsample ? downsample->forward(x) : x;
   torch::Tensor out = torch::relu(bn1->forward(conv1->forward(x)));
   out = torch::relu(bn2->forward(conv2->forward(out)));
   out = bn3->forward(conv3->forward(out));
   out += identity;
   return torch::relu(out);
+}
+
+void BottleneckImpl::fuse_for_inference() {
+  if (folded_) return;
+  bias1_ = register_buffer("folded_bias1", fold_batch_norm(*conv1, *bn1));
+  bias2_ = register_buffer("folded_bias2", fold_batch_norm(*conv2, *bn2));
+  torch::Tensor bias3 = fold_batch_norm(*conv3, *bn3);
+  if (downsample) {
+    // relu(conv3(out) + b3 + convd(x) + bd): one bias for the fused call, none on the shortcut.
+    bias3 = bias3 + fold_batch_norm(*downsample->ptr(0)->as<torch::nn::Conv2dImpl>(),
+                                    *downsample->ptr(1)->as<torch::nn::BatchNorm2dImpl>());
+  }
+  bias3_ = register_buffer("folded_bias3", bias3);
+  folded_ = true;
 }
 
 ResNetImpl::ResNetImpl(ResNetOptions options) {
@@ -94,8 +115,25 @@ torch::nn::Sequential ResNetImpl::make_stage(std::int64_t planes, std::int64_t b
   return stage;
 }
 
+bool ResNetImpl::set_fused_conv(bool /*on*/) { return false; }
+
+std::string ResNetImpl::fuse_for_inference() {
+  const std::string what = "batchnorm-folded+conv+bias(+shortcut)+relu";
+  if (folded_) return what;
+  if (is_training()) {
+    throw ConfigError("ResNet::fuse_for_inference: the model is in training mode; call eval()");
+  }
+  bias1_ = register_buffer("folded_bias1", fold_batch_norm(*conv1, *bn1));
+  for (auto& module : modules(/*include_self=*/false)) {
+    if (auto* block = module->as<BottleneckImpl>()) block->fuse_for_inference();
+  }
+  folded_ = true;
+  return what;
+}
+
 torch::Tensor ResNetImpl::forward(torch::Tensor x) {
-  x = torch::relu(bn1->forward(conv1->forward(x)));
+  x = folded_ ? conv2d_bias_relu(x, *conv1, bias1_, /*fused=*/true)
+              : torch::relu(bn1->forward(conv1->forward(x)));
   x = torch::max_pool2d(x, /*kernel_size=*/3, /*stride=*/2, /*padding=*/1);
   x = layer1->forward(x);
   x = layer2->forward(x);

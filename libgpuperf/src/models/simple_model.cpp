@@ -24,9 +24,24 @@ SimpleModelImpl::SimpleModelImpl(SimpleModelOptions options) {
 }
 
 torch::Tensor SimpleModelImpl::forward(torch::Tensor x) {
-  x = torch::relu(conv1->forward(x));
-  x = torch::relu(conv2->forward(x));
+  if (fused_conv_) {
+    x = conv2d_bias_relu(x, *conv1, conv1->bias, /*fused=*/true);
+    x = conv2d_bias_relu(x, *conv2, conv2->bias, /*fused=*/true);
+  } else {
+    x = torch::relu(conv1->forward(x));
+    x = torch::relu(conv2->forward(x));
+  }
   return fc->forward(x.flatten(1));
+}
+
+bool SimpleModelImpl::set_fused_conv(bool on) {
+  fused_conv_ = on;
+  return true;
+}
+
+std::string SimpleModelImpl::fuse_for_inference() {
+  fused_conv_ = true;
+  return "conv+bias+relu";
 }
 
 }  // namespace gpuperf

@@ -281,13 +281,15 @@ std::string WorkloadKey::label() const {
   for (const std::string* part : {&precision, &memory_format, &optimizer, &graph_mode}) {
     if (!part->empty()) out += " " + *part;  // inference has no optimizer
   }
+  if (!kernel_fusion.empty() && kernel_fusion != "none") out += " fused " + kernel_fusion;
   return out;
 }
 
 bool WorkloadKey::operator<(const WorkloadKey& o) const {
-  return std::tie(workload, model, batch_size, precision, memory_format, optimizer, graph_mode) <
-         std::tie(o.workload, o.model, o.batch_size, o.precision, o.memory_format, o.optimizer,
-                  o.graph_mode);
+  return std::tie(workload, model, batch_size, precision, memory_format, optimizer, graph_mode,
+                  kernel_fusion) < std::tie(o.workload, o.model, o.batch_size, o.precision,
+                                            o.memory_format, o.optimizer, o.graph_mode,
+                                            o.kernel_fusion);
 }
 
 bool WorkloadKey::operator==(const WorkloadKey& o) const { return !(*this < o) && !(o < *this); }
@@ -300,7 +302,8 @@ WorkloadKey workload_key(const RunRecord& r) {
           c.memory_format,
           c.optimizer,
           c.graph_mode,
-          static_cast<long long>(c.batch_size)};
+          static_cast<long long>(c.batch_size),
+          c.kernel_fusion};
 }
 
 Significance welch_test(const std::vector<double>& baseline, const std::vector<double>& candidate,
@@ -476,7 +479,8 @@ WorkloadKey inference_workload_key(const InferenceResult& result, const BatchSiz
           result.memory_format,
           "",
           result.cuda_graph ? "cuda-graph" : "eager",
-          static_cast<long long>(batch.batch_size)};
+          static_cast<long long>(batch.batch_size),
+          result.kernel_fusion};
 }
 
 std::string csv_field(const std::string& text) {

@@ -279,6 +279,7 @@ std::string to_json(const RunRecord& record) {
         {"optimizer_impl", c.optimizer_impl},
         {"learning_rate", c.learning_rate},
         {"graph_mode", c.graph_mode},
+        {"kernel_fusion", c.kernel_fusion},
         {"data_source", c.data_source},
         {"cudnn_benchmark", c.cudnn_benchmark},
         {"grad_scaler", c.grad_scaler},
@@ -332,6 +333,8 @@ RunRecord run_record_from_json(const std::string& text) {
   config.optimizer_impl = c.has("optimizer_impl") ? c.string("optimizer_impl") : "torch::optim";
   config.learning_rate = c.number("learning_rate");
   config.graph_mode = c.string("graph_mode");
+  // Added later: records before it ran no fused kernels.
+  config.kernel_fusion = c.has("kernel_fusion") ? c.string("kernel_fusion") : "none";
   config.data_source = c.string("data_source");
   config.cudnn_benchmark = c.boolean("cudnn_benchmark");
   config.grad_scaler = c.boolean("grad_scaler");

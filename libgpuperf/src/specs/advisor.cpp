@@ -93,7 +93,8 @@ std::optional<Reference> inference_reference(const LoadedInference& file, const 
     if (budget && !(b.latency.p99 <= request.latency_budget_seconds)) continue;
     if (best == nullptr || b.throughput_median > best->throughput_median) best = &b;
   }
-  const std::string setting = r.precision + ", " + (r.cuda_graph ? "CUDA graph" : "eager");
+  const std::string setting = r.precision + ", " + (r.cuda_graph ? "CUDA graph" : "eager") +
+                              (r.kernel_fusion == "none" ? "" : ", fused " + r.kernel_fusion);
   if (smallest == nullptr) {
     note = "measured " + file.path + " has no batch " + std::to_string(request.batch_size) +
            " (measured: " + batch_list(r) + "): not used";

@@ -12,6 +12,7 @@
 #include "gpuperf/amp/autocast.h"
 #include "gpuperf/error.h"
 #include "gpuperf/log.h"
+#include "gpuperf/models/fusion.h"
 #include "gpuperf/train/torch_options.h"
 
 #if GPUPERF_WITH_CUDA
@@ -97,6 +98,11 @@ TrainStep::TrainStep(torch::nn::AnyModule model, torch::Device device, TrainStep
   module().to(device_);
   convert_memory_format(module(), options_.memory_format);
   module().train();
+  if (options_.fuse_conv) {
+    if (auto* fusable = dynamic_cast<FusableModel*>(model_.ptr().get())) {
+      fused_conv_ = fusable->set_fused_conv(true);
+    }
+  }
   if (options_.fused_optimizer) {
     FusedOptimizerOptions fused(options_.optimizer, options_.learning_rate);
     fused.momentum = options_.momentum;

@@ -38,6 +38,9 @@ struct InferenceOptions {
   int warmup = 10;              ///< untimed calls per batch size before timing (>= 0)
   int iterations = 100;         ///< timed calls per batch size (>= 1)
   bool cudnn_benchmark = true;  ///< let cuDNN time its algorithms for each new shape
+  /// Ask a FusableModel to fuse for inference (fold BatchNorm, conv+bias(+add)+ReLU in one cuDNN
+  /// call). Same function up to rounding; kernel_fusion() says what was fused.
+  bool fuse = false;
   std::uint64_t seed = 0;       ///< seeds the synthetic inputs
 
   /// Throws ConfigError naming the bad field and value.
@@ -78,6 +81,8 @@ class InferenceSession {
   [[nodiscard]] const torch::Device& device() const { return device_; }
   /// The dtype of parameters and inputs (kFloat, kHalf or kBFloat16).
   [[nodiscard]] torch::ScalarType dtype() const { return dtype_; }
+  /// What `fuse` fused ("none" without it or for a model that cannot fuse).
+  [[nodiscard]] const std::string& kernel_fusion() const { return kernel_fusion_; }
   /// Batch sizes that replay a captured graph.
   [[nodiscard]] std::vector<std::int64_t> captured_batch_sizes() const;
   [[nodiscard]] torch::nn::Module& module() { return *model_.ptr(); }
@@ -97,6 +102,7 @@ class InferenceSession {
   torch::ScalarType dtype_;
   std::map<std::int64_t, std::unique_ptr<Graph>> graphs_;  // by batch size
   std::string graph_fallback_reason_;
+  std::string kernel_fusion_ = "none";
 };
 
 }  // namespace gpuperf

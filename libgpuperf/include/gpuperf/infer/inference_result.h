@@ -52,6 +52,7 @@ struct InferenceResult {
   std::string memory_format;
   bool cuda_graph = false;                ///< calls replayed a captured CUDA graph
   std::string graph_fallback_reason;      ///< why a requested CUDA graph was not used; else empty
+  std::string kernel_fusion = "none";     ///< what InferenceOptions::fuse fused ("none": nothing)
   std::string timer;                      ///< "cuda-event" or "steady-clock"
   int warmup = 0;                         ///< untimed calls per batch size
   int iterations = 0;                     ///< timed calls per batch size

@@ -16,6 +16,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "gpuperf/models/fusion.h"
+
 namespace gpuperf {
 
 /// Options of a bottleneck ResNet.
@@ -37,19 +39,32 @@ class BottleneckImpl : public torch::nn::Module {
   static constexpr std::int64_t kExpansion = 4;
   BottleneckImpl(std::int64_t in_channels, std::int64_t planes, std::int64_t stride);
   torch::Tensor forward(torch::Tensor x);
+  /// Inference only: folds the BatchNorms into the convolutions (the shortcut's bias joins
+  /// conv3's) and runs conv+bias+ReLU and conv+bias+shortcut+ReLU as single cuDNN calls.
+  void fuse_for_inference();
 
   torch::nn::Conv2d conv1{nullptr}, conv2{nullptr}, conv3{nullptr};
   torch::nn::BatchNorm2d bn1{nullptr}, bn2{nullptr}, bn3{nullptr};
   torch::nn::Sequential downsample{nullptr};  ///< 1x1 conv + BN when shape changes, else empty
+
+ private:
+  bool folded_ = false;
+  torch::Tensor bias1_, bias2_, bias3_;  ///< folded biases (registered buffers once folded)
 };
 TORCH_MODULE(Bottleneck);
 
 /// The network: stem (7x7/2 conv, BN, ReLU, 3x3/2 max pool), four stages, global pool, fc.
-class ResNetImpl : public torch::nn::Module {
+class ResNetImpl : public torch::nn::Module, public FusableModel {
  public:
   explicit ResNetImpl(ResNetOptions options = {});
   /// Logits [N, num_classes] for inputs [N, 3, H, W] (H, W >= 32).
   torch::Tensor forward(torch::Tensor x);
+
+  /// Nothing to fuse for training: every convolution is followed by a BatchNorm. Returns false.
+  bool set_fused_conv(bool on) override;
+  /// Folds every BatchNorm into its convolution (eval statistics) and fuses bias, shortcut add
+  /// and ReLU into the convolutions' cuDNN calls. Inference only; irreversible.
+  std::string fuse_for_inference() override;
 
   torch::nn::Conv2d conv1{nullptr};
   torch::nn::BatchNorm2d bn1{nullptr};
@@ -59,6 +74,8 @@ class ResNetImpl : public torch::nn::Module {
  private:
   torch::nn::Sequential make_stage(std::int64_t planes, std::int64_t blocks, std::int64_t stride);
   std::int64_t in_channels_ = 64;
+  bool folded_ = false;
+  torch::Tensor bias1_;  ///< the stem's folded bias (a registered buffer once folded)
 };
 TORCH_MODULE(ResNet);
 

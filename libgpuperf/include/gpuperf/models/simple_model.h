@@ -12,6 +12,8 @@
 
 #include <cstdint>
 
+#include "gpuperf/models/fusion.h"
+
 namespace gpuperf {
 
 /// Options of SimpleModel.
@@ -21,15 +23,23 @@ struct SimpleModelOptions {
 };
 
 /// The seed's CNN (see the file comment).
-class SimpleModelImpl : public torch::nn::Module {
+class SimpleModelImpl : public torch::nn::Module, public FusableModel {
  public:
   explicit SimpleModelImpl(SimpleModelOptions options = {});
   /// Logits of shape [N, num_classes] for inputs [N, 3, image_size, image_size].
   torch::Tensor forward(torch::Tensor x);
 
+  /// Each convolution, its bias and the ReLU after it in one cuDNN call (on CUDA). Returns true.
+  bool set_fused_conv(bool on) override;
+  /// The same fusion (the model has no BatchNorm to fold).
+  std::string fuse_for_inference() override;
+
   torch::nn::Conv2d conv1{nullptr};
   torch::nn::Conv2d conv2{nullptr};
   torch::nn::Linear fc{nullptr};
+
+ private:
+  bool fused_conv_ = false;
 };
 TORCH_MODULE(SimpleModel);
 

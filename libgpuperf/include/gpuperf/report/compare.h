@@ -44,8 +44,10 @@ struct CompareOptions {
 struct WorkloadKey {
   std::string workload, model, precision, memory_format, optimizer, graph_mode;
   long long batch_size = 0;
+  std::string kernel_fusion = "none";  ///< "none" or what was fused, e.g. "conv+bias+relu"
 
-  /// "train resnet50 bs256 fp16 channels_last sgd eager".
+  /// "train resnet50 bs256 fp16 channels_last sgd eager" (plus " fused conv+bias+relu" when
+  /// kernels were fused).
   [[nodiscard]] std::string label() const;
   /// Lexicographic order over all fields.
   bool operator<(const WorkloadKey& other) const;
@@ -128,7 +130,7 @@ inline constexpr std::size_t kMinRankTestSamples = 10;
                                            const CompareOptions& options);
 
 /// The key of one batch size of an inference result: workload "inference", no optimizer, graph
-/// mode "cuda-graph" when graphs were replayed (else "eager").
+/// mode "cuda-graph" when graphs were replayed (else "eager"), the result's kernel fusion.
 [[nodiscard]] WorkloadKey inference_workload_key(const InferenceResult& result,
                                                  const BatchSizeResult& batch);
 

@@ -50,6 +50,8 @@ struct RunConfig {
   std::string optimizer_impl = "torch::optim";  ///< "torch::optim" or "fused" (ATen kernels)
   double learning_rate = 0;
   std::string graph_mode = "eager";  ///< "eager" or "cuda-graph" (whole step captured)
+  /// Kernel fusion in the model: "none" or "conv+bias+relu" (one cuDNN call per convolution).
+  std::string kernel_fusion = "none";
   std::string data_source = "synthetic";
   bool cudnn_benchmark = false;
   bool grad_scaler = false;

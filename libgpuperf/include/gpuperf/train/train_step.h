@@ -57,6 +57,9 @@ struct TrainStepOptions {
   /// steps run eagerly and graph_fallback_reason() says why.
   bool cuda_graph = false;
   int graph_warmup_steps = 3;
+  /// Ask a FusableModel (SimpleModel, ResNet) for its training-safe kernel fusion: convolution,
+  /// bias and ReLU in one cuDNN call on CUDA. fused_conv() says whether the model had any.
+  bool fuse_conv = false;
 
   /// Throws ConfigError naming the bad field.
   void validate() const;
@@ -92,6 +95,8 @@ class TrainStep {
   [[nodiscard]] torch::optim::Optimizer& optimizer();
   /// The fused optimizer, or nullptr.
   [[nodiscard]] FusedOptimizer* fused_optimizer() { return fused_.get(); }
+  /// Whether fuse_conv was asked for and the model fused something.
+  [[nodiscard]] bool fused_conv() const { return fused_conv_; }
   [[nodiscard]] GradScaler& scaler() { return scaler_; }
   [[nodiscard]] const TrainStepOptions& options() const { return options_; }
   [[nodiscard]] const torch::Device& device() const { return device_; }
@@ -117,6 +122,7 @@ class TrainStep {
   LossFunction loss_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
   std::unique_ptr<FusedOptimizer> fused_;
+  bool fused_conv_ = false;
   GradScaler scaler_;
   std::int64_t steps_ = 0;
   std::int64_t skipped_steps_ = 0;

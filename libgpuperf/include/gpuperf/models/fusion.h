@@ -1,0 +1,64 @@
+#pragma once
+// Fewer kernels for the same arithmetic: a convolution, its bias and a ReLU (and, for inference,
+// a residual add) in one cuDNN call, and BatchNorm folded into the convolution before it for
+// inference. The functions fall back to the separate ATen ops wherever cuDNN's fused kernels do
+// not apply (CPU tensors, cuDNN disabled, asymmetric or non-zero padding modes).
+//
+//   x = gpuperf::conv2d_bias_relu(x, *conv1, conv1->bias, /*fused=*/true);   // training or not
+//
+// Models opt in through FusableModel; TrainStep and InferenceSession switch it on.
+
+#include <torch/nn/modules/batchnorm.h>
+#include <torch/nn/modules/conv.h>
+#include <torch/types.h>
+
+#include <string>
+
+namespace gpuperf {
+
+/// A model with kernel-fusion switches (the built-in SimpleModel and ResNets implement it).
+class FusableModel {
+ public:
+  virtual ~FusableModel() = default;
+  /// Training-safe fusion: convolution + bias + ReLU in one cuDNN call with the same gradients.
+  /// Returns whether the model has anything to fuse this way.
+  virtual bool set_fused_conv(bool on) = 0;
+  /// Inference only, irreversible: folds each BatchNorm's running statistics into the convolution
+  /// before it and fuses bias, residual add and ReLU. Call on an eval-mode model in fp32, before
+  /// any conversion to fp16/bf16. Returns what was fused, e.g. "conv+bias+relu".
+  virtual std::string fuse_for_inference() = 0;
+};
+
+/// Whether conv2d_bias_relu / conv2d_bias_add_relu can use cuDNN's fused kernels for `x` and
+/// `conv`: a CUDA tensor, cuDNN built in and enabled, zero padding mode, symmetric padding.
+[[nodiscard]] bool cudnn_fusion_applies(const torch::Tensor& x, const torch::nn::Conv2dImpl& conv);
+
+/// relu(conv(x) + bias) (`bias` may be undefined). With `fused` and where cuDNN's fusion applies,
+/// one cuDNN call whose backward is the ReLU mask followed by the convolution's backward
+/// (input, weight and bias gradients); under CUDA autocast the operands are cast as conv2d's are.
+/// Otherwise the separate ops.
+[[nodiscard]] torch::Tensor conv2d_bias_relu(const torch::Tensor& x,
+                                             const torch::nn::Conv2dImpl& conv,
+                                             const torch::Tensor& bias, bool fused);
+
+/// relu(conv(x) + bias + z) for inference (no gradient through the fused call: used only when
+/// autograd is off, e.g. under InferenceMode; otherwise the separate ops).
+[[nodiscard]] torch::Tensor conv2d_bias_add_relu(const torch::Tensor& x,
+                                                 const torch::nn::Conv2dImpl& conv,
+                                                 const torch::Tensor& bias, const torch::Tensor& z,
+                                                 bool fused);
+
+/// conv(x) + bias with the module's stride, padding, dilation and groups (the module's own bias
+/// is ignored: pass it, or a folded one, as `bias`).
+[[nodiscard]] torch::Tensor conv2d_bias(const torch::Tensor& x, const torch::nn::Conv2dImpl& conv,
+                                        const torch::Tensor& bias);
+
+/// Folds an eval-mode BatchNorm into the convolution before it: scales conv's weight in place by
+/// gamma / sqrt(running_var + eps) per output channel and returns the bias that completes it,
+/// beta - running_mean * gamma / sqrt(running_var + eps) (plus conv's own bias, scaled, if any).
+/// Computed in fp64 and stored in the weight's dtype. conv(x) + bias then equals bn(conv(x)) in
+/// eval mode up to rounding.
+[[nodiscard]] torch::Tensor fold_batch_norm(torch::nn::Conv2dImpl& conv,
+                                            const torch::nn::BatchNorm2dImpl& bn);
+
+}  // namespace gpuperf

@@ -1,0 +1,164 @@
+#include "gpuperf/models/fusion.h"
+
+#include <ATen/Context.h>
+#include <ATen/autocast_mode.h>
+#include <ATen/ops/convolution_backward.h>
+#include <ATen/ops/cudnn_convolution_add_relu.h>
+#include <ATen/ops/cudnn_convolution_relu.h>
+#include <ATen/ops/threshold_backward.h>
+#include <c10/core/GradMode.h>
+#include <torch/csrc/autograd/custom_function.h>
+#include <torch/nn/functional/conv.h>
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "compat.h"
+
+namespace gpuperf {
+namespace {
+
+struct ConvGeometry {
+  std::vector<std::int64_t> stride, padding, dilation;
+  std::int64_t groups = 1;
+};
+
+std::vector<std::int64_t> to_vector(const torch::ExpandingArray<2>& a) {
+  return {a->begin(), a->end()};
+}
+
+// The module's geometry when its padding is explicit (an ExpandingArray) and zero-filled: the
+// form cuDNN's fused calls take. 'valid'/'same' padding or another padding mode: nothing.
+bool explicit_geometry(const torch::nn::Conv2dImpl& conv, ConvGeometry* out) {
+  const auto& o = conv.options;
+  const auto* padding = compat::variant_get_if<torch::ExpandingArray<2>>(o.padding());
+  if (padding == nullptr ||
+      compat::variant_get_if<torch::enumtype::kZeros>(o.padding_mode()) == nullptr) {
+    return false;
+  }
+  out->stride = to_vector(o.stride());
+  out->padding = to_vector(*padding);
+  out->dilation = to_vector(o.dilation());
+  out->groups = o.groups();
+  return true;
+}
+
+// Autocast does not know the fused op: cast its operands as autocast casts conv2d's (to the
+// autocast dtype, weights through autocast's per-region cache), so the gradient flows back to
+// the fp32 parameters through the casts.
+torch::Tensor autocast_operand(const torch::Tensor& t) {
+  if (!t.defined() || !compat::autocast_enabled(c10::DeviceType::CUDA)) return t;
+  return at::autocast::cached_cast(compat::autocast_dtype(c10::DeviceType::CUDA), t,
+                                   c10::DeviceType::CUDA);
+}
+
+// relu(conv(x, w) + b) in one cuDNN call; backward: the ReLU mask from the saved output, then
+// the convolution's backward, as autograd derives it for the separate ops.
+struct ConvBiasReluFunction : public torch::autograd::Function<ConvBiasReluFunction> {
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x,
+                               const torch::Tensor& weight, const torch::Tensor& bias,
+                               std::vector<std::int64_t> stride, std::vector<std::int64_t> padding,
+                               std::vector<std::int64_t> dilation, std::int64_t groups) {
+    torch::Tensor out =
+        at::cudnn_convolution_relu(x, weight, bias, stride, padding, dilation, groups);
+    ctx->save_for_backward({x, weight, out});
+    ctx->saved_data["stride"] = std::move(stride);
+    ctx->saved_data["padding"] = std::move(padding);
+    ctx->saved_data["dilation"] = std::move(dilation);
+    ctx->saved_data["groups"] = groups;
+    return out;
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grad_outputs) {
+    const auto saved = ctx->get_saved_variables();
+    const torch::Tensor& x = saved[0];
+    const torch::Tensor& weight = saved[1];
+    const torch::Tensor grad = at::threshold_backward(grad_outputs[0], saved[2], 0);
+    const std::vector<std::int64_t> bias_sizes{weight.size(0)};
+    const std::vector<std::int64_t> output_padding(weight.dim() - 2, 0);
+    auto [grad_x, grad_weight, grad_bias] = at::convolution_backward(
+        grad, x, weight, bias_sizes, ctx->saved_data["stride"].toIntVector(),
+        ctx->saved_data["padding"].toIntVector(), ctx->saved_data["dilation"].toIntVector(),
+        /*transposed=*/false, output_padding, ctx->saved_data["groups"].toInt(),
+        {ctx->needs_input_grad(0), ctx->needs_input_grad(1), ctx->needs_input_grad(2)});
+    return {grad_x, grad_weight, grad_bias, {}, {}, {}, {}};
+  }
+};
+
+torch::Tensor bias_or_zeros(const torch::Tensor& bias, const torch::Tensor& weight) {
+  return bias.defined() ? bias : torch::zeros({weight.size(0)}, weight.options());
+}
+
+}  // namespace
+
+bool cudnn_fusion_applies(const torch::Tensor& x, const torch::nn::Conv2dImpl& conv) {
+  ConvGeometry unused;
+  return x.is_cuda() && at::globalContext().userEnabledCuDNN() && at::Context::hasCuDNN() &&
+         explicit_geometry(conv, &unused);
+}
+
+torch::Tensor conv2d_bias(const torch::Tensor& x, const torch::nn::Conv2dImpl& conv,
+                          const torch::Tensor& bias) {
+  namespace F = torch::nn::functional;
+  const auto& o = conv.options;
+  const auto* padding = compat::variant_get_if<torch::ExpandingArray<2>>(o.padding());
+  if (padding != nullptr &&
+      compat::variant_get_if<torch::enumtype::kZeros>(o.padding_mode()) != nullptr) {
+    return F::conv2d(x, conv.weight,
+                     F::Conv2dFuncOptions()
+                         .bias(bias)
+                         .stride(o.stride())
+                         .padding(*padding)
+                         .dilation(o.dilation())
+                         .groups(o.groups()));
+  }
+  // Other padding forms: the module's own forward, then the given bias in place of its own.
+  torch::Tensor out = const_cast<torch::nn::Conv2dImpl&>(conv).forward(x);
+  if (conv.bias.defined()) out = out - conv.bias.view({1, -1, 1, 1});
+  return bias.defined() ? out + bias.view({1, -1, 1, 1}) : out;
+}
+
+torch::Tensor conv2d_bias_relu(const torch::Tensor& x, const torch::nn::Conv2dImpl& conv,
+                               const torch::Tensor& bias, bool fused) {
+  ConvGeometry g;
+  if (fused && x.is_cuda() && at::globalContext().userEnabledCuDNN() && at::Context::hasCuDNN() &&
+      explicit_geometry(conv, &g)) {
+    const torch::Tensor input = autocast_operand(x);
+    const torch::Tensor weight = autocast_operand(conv.weight);
+    const torch::Tensor b = autocast_operand(bias_or_zeros(bias, conv.weight));
+    return ConvBiasReluFunction::apply(input, weight, b, g.stride, g.padding, g.dilation,
+                                       g.groups);
+  }
+  return torch::relu(conv2d_bias(x, conv, bias));
+}
+
+torch::Tensor conv2d_bias_add_relu(const torch::Tensor& x, const torch::nn::Conv2dImpl& conv,
+                                   const torch::Tensor& bias, const torch::Tensor& z, bool fused) {
+  ConvGeometry g;
+  const bool needs_grad =
+      c10::GradMode::is_enabled() && (x.requires_grad() || conv.weight.requires_grad() ||
+                                      (bias.defined() && bias.requires_grad()) || z.requires_grad());
+  if (fused && !needs_grad && x.is_cuda() && at::globalContext().userEnabledCuDNN() &&
+      at::Context::hasCuDNN() && explicit_geometry(conv, &g) && z.scalar_type() == x.scalar_type()) {
+    return at::cudnn_convolution_add_relu(x, conv.weight, z, /*alpha=*/1,
+                                          bias_or_zeros(bias, conv.weight), g.stride, g.padding,
+                                          g.dilation, g.groups);
+  }
+  return torch::relu(conv2d_bias(x, conv, bias) + z);
+}
+
+torch::Tensor fold_batch_norm(torch::nn::Conv2dImpl& conv, const torch::nn::BatchNorm2dImpl& bn) {
+  torch::NoGradGuard no_grad;
+  const auto f64 = [](const torch::Tensor& t) { return t.to(torch::kDouble); };
+  const torch::Tensor gamma = bn.options.affine() ? f64(bn.weight) : torch::ones_like(f64(bn.running_var));
+  const torch::Tensor beta = bn.options.affine() ? f64(bn.bias) : torch::zeros_like(gamma);
+  const torch::Tensor scale = gamma / torch::sqrt(f64(bn.running_var) + bn.options.eps());
+  torch::Tensor shift = beta - f64(bn.running_mean) * scale;
+  if (conv.bias.defined()) shift = shift + f64(conv.bias) * scale;
+  conv.weight.copy_(f64(conv.weight) * scale.view({-1, 1, 1, 1}));
+  return shift.to(conv.weight.scalar_type());
+}
+
+}  // namespace gpuperf

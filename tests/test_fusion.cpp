@@ -1,0 +1,202 @@
+#include "testing.h"
+
+#include <c10/core/InferenceMode.h>
+#include <torch/cuda.h>
+#include <torch/nn/functional/batchnorm.h>
+#include <torch/nn/functional/conv.h>
+#include <torch/nn/modules/batchnorm.h>
+#include <torch/nn/modules/conv.h>
+#include <torch/utils.h>
+
+#include <cstdint>
+
+#include "gpuperf/amp/autocast.h"
+#include "gpuperf/error.h"
+#include "gpuperf/infer/inference.h"
+#include "gpuperf/models/fusion.h"
+#include "gpuperf/models/resnet.h"
+#include "gpuperf/models/simple_model.h"
+
+namespace F = torch::nn::functional;
+
+namespace {
+
+// Gives every BatchNorm of `module` non-trivial statistics and affine parameters, so that
+// folding has something to fold.
+void randomize_batch_norms(torch::nn::Module& module, std::uint64_t seed) {
+  torch::manual_seed(seed);
+  torch::NoGradGuard no_grad;
+  for (auto& m : module.modules()) {
+    if (auto* bn = m->as<torch::nn::BatchNorm2dImpl>()) {
+      bn->running_mean.normal_(0, 0.2);
+      bn->running_var.uniform_(0.5, 2.0);
+      bn->weight.uniform_(0.5, 1.5);
+      bn->bias.normal_(0, 0.2);
+    }
+  }
+}
+
+// Copies every parameter and buffer of `from` into `to` (same architecture).
+void copy_state(const torch::nn::Module& from, torch::nn::Module& to) {
+  torch::NoGradGuard no_grad;
+  auto params = to.named_parameters();
+  for (const auto& p : from.named_parameters()) params[p.key()].copy_(p.value());
+  auto buffers = to.named_buffers();
+  for (const auto& b : from.named_buffers()) buffers[b.key()].copy_(b.value());
+}
+
+// max |a - b| / max |b|: a scale-free error against a reference.
+double relative_error(const torch::Tensor& a, const torch::Tensor& reference) {
+  const auto ref = reference.to(torch::kCPU, torch::kDouble);
+  return (a.to(torch::kCPU, torch::kDouble) - ref).abs().max().item<double>() /
+         ref.abs().max().item<double>();
+}
+
+// A ResNet-50 in eval mode with random BatchNorm statistics; the same weights for a seed.
+gpuperf::ResNet eval_resnet(std::uint64_t seed) {
+  torch::manual_seed(seed);
+  gpuperf::ResNet model(gpuperf::ResNetOptions::resnet50());
+  randomize_batch_norms(*model, seed + 1);
+  model->eval();
+  return model;
+}
+
+}  // namespace
+
+TEST_CASE("folding a BatchNorm into its convolution matches conv then BN, against fp64",
+          "[fusion]") {
+  torch::manual_seed(3);
+  torch::nn::Conv2d conv(torch::nn::Conv2dOptions(4, 6, 3).padding(1).bias(true));
+  torch::nn::BatchNorm2d bn(6);
+  randomize_batch_norms(*bn, 4);
+  bn->eval();
+  const auto x = torch::randn({2, 4, 9, 9});
+  // Reference: the two ops in fp64 with the original parameters.
+  const auto d = [](const torch::Tensor& t) { return t.detach().to(torch::kDouble); };
+  const torch::Tensor reference = F::batch_norm(
+      F::conv2d(d(x), d(conv->weight), F::Conv2dFuncOptions().bias(d(conv->bias)).padding(1)),
+      d(bn->running_mean), d(bn->running_var),
+      F::BatchNormFuncOptions().weight(d(bn->weight)).bias(d(bn->bias)).eps(bn->options.eps()));
+  const torch::Tensor unfolded = bn(conv(x)).detach();
+
+  const torch::Tensor bias = gpuperf::fold_batch_norm(*conv, *bn);
+  REQUIRE(bias.sizes() == std::vector<std::int64_t>{6});
+  const torch::Tensor folded = gpuperf::conv2d_bias(x, *conv, bias).detach();
+  CHECK(relative_error(folded, reference) < 1e-6);
+  CHECK(relative_error(unfolded, reference) < 1e-6);
+  // Off CUDA the fused entry points are the separate ops.
+  CHECK_FALSE(gpuperf::cudnn_fusion_applies(x, *conv));
+  CHECK(torch::equal(gpuperf::conv2d_bias_relu(x, *conv, bias, true).detach(),
+                     torch::relu(folded)));
+}
+
+TEST_CASE("ResNet-50 fused for inference computes the eval model's logits", "[fusion]") {
+  gpuperf::ResNet reference_model = eval_resnet(11);
+  gpuperf::ResNet fused = eval_resnet(11);
+  REQUIRE(fused->fuse_for_inference() == "batchnorm-folded+conv+bias(+shortcut)+relu");
+  CHECK(fused->fuse_for_inference() == "batchnorm-folded+conv+bias(+shortcut)+relu");  // idempotent
+  torch::manual_seed(12);
+  const auto x = torch::randn({2, 3, 64, 64});
+  c10::InferenceMode guard;
+  reference_model->to(torch::kDouble);
+  const torch::Tensor reference = reference_model(x.to(torch::kDouble));
+  const torch::Tensor unfused = eval_resnet(11)(x);
+  const double fused_error = relative_error(fused(x), reference);
+  const double unfused_error = relative_error(unfused, reference);
+  INFO("fused " << fused_error << ", unfused " << unfused_error);
+  CHECK(fused_error < 1e-4);
+  CHECK(unfused_error < 1e-4);
+}
+
+TEST_CASE("fusing a ResNet in training mode is refused", "[fusion]") {
+  gpuperf::ResNet model(gpuperf::ResNetOptions{{1, 1, 1, 1}, 10});
+  CHECK_THROWS_AS(model->fuse_for_inference(), gpuperf::ConfigError);
+  CHECK_FALSE(model->set_fused_conv(true));  // nothing to fuse for training
+  gpuperf::SimpleModel simple;
+  CHECK(simple->set_fused_conv(true));
+}
+
+TEST_CASE("cuDNN's fused conv+bias+ReLU matches the separate ops and their gradients on CUDA",
+          "[fusion][gpu]") {
+  REQUIRE(torch::cuda::is_available());
+  at::globalContext().setAllowTF32CuDNN(false);
+  for (const bool half : {false, true}) {
+    for (const bool channels_last : {false, true}) {
+      INFO((half ? "fp16 autocast" : "fp32") << (channels_last ? ", channels_last" : ""));
+      torch::manual_seed(21);
+      torch::nn::Conv2d conv(torch::nn::Conv2dOptions(16, 32, 3).padding(1).stride(1));
+      conv->to(torch::kCUDA);
+      const auto format =
+          channels_last ? torch::MemoryFormat::ChannelsLast : torch::MemoryFormat::Contiguous;
+      auto x = torch::randn({8, 16, 20, 20}, torch::kCUDA).contiguous(format).requires_grad_();
+      const auto upstream = torch::randn({8, 32, 20, 20}, torch::kCUDA);
+      REQUIRE(gpuperf::cudnn_fusion_applies(x, *conv));
+
+      // Reference: the separate ops in fp64 on the CPU, gradients by autograd.
+      auto xd = x.detach().cpu().to(torch::kDouble).requires_grad_();
+      auto wd = conv->weight.detach().cpu().to(torch::kDouble).requires_grad_();
+      auto bd = conv->bias.detach().cpu().to(torch::kDouble).requires_grad_();
+      const auto ref = torch::relu(F::conv2d(xd, wd, F::Conv2dFuncOptions().bias(bd).padding(1)));
+      ref.backward(upstream.cpu().to(torch::kDouble));
+
+      // The fused call and the separate ops on the GPU, same precision.
+      const auto run = [&](bool fused) {
+        conv->zero_grad();
+        x.mutable_grad() = torch::Tensor();
+        torch::Tensor out;
+        {
+          gpuperf::AutocastGuard autocast(torch::kCUDA, torch::kHalf, half);
+          out = gpuperf::conv2d_bias_relu(x, *conv, conv->bias, fused);
+        }
+        out.backward(upstream.to(out.scalar_type()));
+        return std::vector<torch::Tensor>{out.detach(), x.grad().clone(),
+                                          conv->weight.grad().clone(), conv->bias.grad().clone()};
+      };
+      const auto fused = run(true);
+      const auto separate = run(false);
+      CHECK(fused[0].scalar_type() == (half ? torch::kHalf : torch::kFloat));
+      const std::vector<torch::Tensor> reference{ref.detach(), xd.grad(), wd.grad(), bd.grad()};
+      const char* names[] = {"output", "input grad", "weight grad", "bias grad"};
+      for (int i = 0; i < 4; ++i) {
+        const double e_fused = relative_error(fused[i], reference[i]);
+        const double e_separate = relative_error(separate[i], reference[i]);
+        INFO(names[i] << ": fused " << e_fused << ", separate ops " << e_separate);
+        CHECK(e_fused < (half ? 5e-3 : 1e-5));
+        CHECK(e_fused <= 2 * e_separate + (half ? 1e-3 : 1e-6));
+      }
+    }
+  }
+}
+
+TEST_CASE("ResNet-50 fused for fp16 inference on CUDA is as close to fp64 as unfused fp16",
+          "[fusion][gpu]") {
+  REQUIRE(torch::cuda::is_available());
+  torch::manual_seed(31);
+  const auto x = torch::randn({4, 3, 96, 96});
+  gpuperf::ResNet reference_model = eval_resnet(30);
+  torch::Tensor reference;
+  {
+    c10::InferenceMode guard;
+    reference_model->to(torch::kDouble);
+    reference = reference_model(x.to(torch::kDouble));
+  }
+  gpuperf::InferenceOptions options;
+  options.precision = gpuperf::Precision::kFp16;
+  options.memory_format = gpuperf::MemoryFormat::kChannelsLast;
+  options.cuda_graph = true;
+  gpuperf::InferenceSession unfused(torch::nn::AnyModule(eval_resnet(30)), {3, 96, 96},
+                                    torch::kCUDA, options);
+  options.fuse = true;
+  gpuperf::InferenceSession fused(torch::nn::AnyModule(eval_resnet(30)), {3, 96, 96},
+                                  torch::kCUDA, options);
+  CHECK(unfused.kernel_fusion() == "none");
+  CHECK(fused.kernel_fusion() == "batchnorm-folded+conv+bias(+shortcut)+relu");
+  for (int call = 0; call < 2; ++call) {  // capture, then replay
+    const double e_fused = relative_error(fused(x).clone(), reference);
+    const double e_unfused = relative_error(unfused(x).clone(), reference);
+    INFO("call " << call << ": fused " << e_fused << ", unfused " << e_unfused);
+    CHECK(e_fused < 2e-2);
+    CHECK(e_fused <= 2 * e_unfused + 2e-3);
+  }
+  CHECK(fused.graph_fallback_reason().empty());
+}
