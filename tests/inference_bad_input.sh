@@ -4,7 +4,7 @@
 # sweep) writes a complete JSON result.
 # Usage: inference_bad_input.sh <path to inference_benchmark>
 set -u
-program=$1
+program=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")  # absolute: the script changes directory
 here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -335,8 +335,11 @@ std::vector<GpuAdvice> advise_with(const AdvisorRequest& request, const SpecData
     auto best_for = [&](bool want_measured) -> const Reference* {
       const Reference* best = nullptr;
       for (const auto& r : refs) {
+        // The fastest; among inference results that all miss the latency budget (0 throughput),
+        // the one closest to it.
         if (r.spec->id == spec.id && r.measured == want_measured &&
-            (!best || r.per_gpu > best->per_gpu)) {
+            (!best || r.per_gpu > best->per_gpu ||
+             (r.per_gpu == best->per_gpu && r.p99 < best->p99))) {
           best = &r;
         }
       }
