@@ -80,9 +80,8 @@ InferenceResult run_inference_measurement(const InferenceBenchmarkArgs& args) {
     log::info(log::cat("inference: ", args.model, " on ", device.str(), ", ",
                        to_string(options.precision), ", ", to_string(options.memory_format),
                        options.cuda_graph ? ", CUDA graph" : ", eager", ", fusion ",
-                       session.kernel_fusion(), "; ", sizes.size(),
-                       " batch sizes, ", args.warmup, " warm-up + ", args.iterations,
-                       " timed calls each"));
+                       session.kernel_fusion(), "; ", sizes.size(), " batch sizes, ", args.warmup,
+                       " warm-up + ", args.iterations, " timed calls each"));
   }
   InferenceResult result = session.sweep(sizes);
   result.model = args.model;

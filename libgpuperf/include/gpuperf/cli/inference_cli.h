@@ -18,8 +18,8 @@ struct InferenceBenchmarkArgs {
   std::int64_t num_classes = 0;    ///< 0: the model's default
   std::string precision = "auto";  ///< auto: fp16 on CUDA, fp32 on the CPU
   std::string memory_format = "contiguous";
-  std::string graph = "auto";             ///< CUDA-graph replay: auto (on CUDA), on, off
-  std::string fuse = "auto";  ///< fold BatchNorm, fused conv epilogues: auto (on CUDA), on, off
+  std::string graph = "auto";  ///< CUDA-graph replay: auto (on CUDA), on, off
+  std::string fuse = "auto";   ///< fold BatchNorm, fused conv epilogues: auto (on CUDA), on, off
   std::vector<std::int64_t> batch_sizes;  ///< explicit sweep; empty: doubling up to max_batch
   std::int64_t max_batch = 256;           ///< doubling sweep 1, 2, 4, ... up to this (or OOM)
   int warmup = 10;                        ///< untimed calls per batch size
