@@ -4,7 +4,10 @@
 //
 //   gpuperf_advise --model resnet50 --precision bf16 --batch-size 256 --budget 20000
 //   gpuperf_advise --parameters 7e9 --sequence-length 4096 --gpus 8 --results h100.json
+//   gpuperf_advise --model resnet50 --mode inference --precision fp16 --latency-budget-ms 5
+//       --results h200-infer.json
 
+#include <cmath>
 #include <iostream>
 
 #include "gpuperf/specs/advisor.h"
@@ -16,6 +19,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> results, specs_extra;
   std::string specs_path, published_path;
   double activation_gb = -1;
+  double latency_budget_ms = 0;
   bool no_published = false;
   std::size_t top = 0;
   app.add_option("--model", request.model, "a counted model: simple, resnet50");
@@ -34,7 +38,11 @@ int main(int argc, char** argv) {
   app.add_option("--utilization", request.assumed_utilization,
                  "fraction of peak assumed when nothing measured exists")
       ->capture_default_str();
-  app.add_option("--results", results, "result files with measured throughput");
+  app.add_option("--latency-budget-ms", latency_budget_ms,
+                 "inference: largest p99 per-call latency allowed (ms), checked against measured "
+                 "inference results");
+  app.add_option("--results", results,
+                 "result files with measured figures (training runs or inference results)");
   app.add_flag("--include-reference", request.include_reference_only,
                "also rank reference-only entries (e.g. AMD MI300X)");
   app.add_option("--top", top, "show only the best N");
@@ -51,17 +59,29 @@ int main(int argc, char** argv) {
       }
       request.activation_bytes = activation_gb * 1e9;
     }
+    if (app.count("--latency-budget-ms") > 0) {
+      if (request.mode != "inference") {
+        throw gpuperf::ConfigError(
+            "--latency-budget-ms: applies to --mode inference only (mode is '" + request.mode +
+            "')");
+      }
+      if (!(latency_budget_ms > 0) || !std::isfinite(latency_budget_ms)) {
+        throw gpuperf::ConfigError("--latency-budget-ms: must be > 0, got " +
+                                   std::to_string(latency_budget_ms));
+      }
+      request.latency_budget_seconds = latency_budget_ms * 1e-3;
+    }
     request.validate();
     const auto db = gpuperf::tool::load_specs(specs_path, specs_extra, true);
-    std::vector<gpuperf::LoadedRun> runs;
-    if (!results.empty()) runs = gpuperf::load_result_files(results);
+    gpuperf::LoadedResults runs;
+    if (!results.empty()) runs = gpuperf::load_results(results);
     std::vector<gpuperf::PublishedResult> published;
     if (!no_published) {
       published = gpuperf::load_published_results(
           published_path.empty() ? gpuperf::find_data_file("published_results.json")
                                  : published_path);
     }
-    auto ranking = gpuperf::advise(request, *db, runs, published);
+    auto ranking = gpuperf::advise_with(request, *db, runs, published);
     if (top > 0 && ranking.size() > top) ranking.resize(top);
     gpuperf::write_advice(std::cout, request, ranking);
     return 0;

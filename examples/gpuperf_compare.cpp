@@ -1,8 +1,10 @@
 // gpuperf_compare: one table of matching workloads across result files (different GPUs,
-// versions, settings), with speedups against a baseline and a noise-aware verdict.
+// versions, settings), with speedups against a baseline and a noise-aware verdict. Training runs
+// and inference results (one row per batch size) each get their own table.
 //
 //   gpuperf_compare a100.json h100.json h200.json --baseline a100.json --format md
 //   gpuperf_compare results/*.json --baseline "H100 SXM5 80GB" --format csv -o table.csv
+//   gpuperf_compare h200-infer-eager.json h200-infer-graph.json
 
 #include <algorithm>
 #include <iostream>
@@ -18,7 +20,8 @@ int main(int argc, char** argv) {
   std::string baseline, format = "md", output, specs_path;
   std::vector<std::string> specs_extra;
   gpuperf::CompareOptions options;
-  app.add_option("files", files, "result files (gpuperf.run/1 JSON)")->required();
+  app.add_option("files", files, "result files (gpuperf.run/1 or gpuperf.inference/1 JSON)")
+      ->required();
   app.add_option("--baseline", baseline,
                  "baseline: one of the files, or a GPU name/id (default: the first file)");
   app.add_option("--format", format, "md or csv")->capture_default_str();
@@ -38,10 +41,10 @@ int main(int argc, char** argv) {
         baseline.size() > 5 && baseline.substr(baseline.size() - 5) == ".json") {
       files.insert(files.begin(), baseline);
     }
-    const auto runs = gpuperf::load_result_files(files);
+    const auto results = gpuperf::load_results(files);
     const auto specs = gpuperf::tool::load_specs(specs_path, specs_extra, false);
     options.baseline = baseline;
-    const auto comparison = gpuperf::compare_runs(runs, options, specs ? &*specs : nullptr);
+    const auto comparison = gpuperf::compare_results(results, options, specs ? &*specs : nullptr);
     std::ostringstream text;
     gpuperf::write_comparison(text, comparison, table_format);
     if (output.empty()) {

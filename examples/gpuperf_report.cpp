@@ -1,6 +1,7 @@
 // gpuperf_report: a self-contained HTML page (inline SVG, no scripts, no network) from result
 // files: throughput per GPU and precision, % of datasheet peak, samples per joule, and measured
-// figures beside published ones.
+// figures beside published ones; for inference results, latency per batch size, the
+// throughput-versus-latency curve and any simulated serving curve.
 //
 //   gpuperf_report results/*.json -o report.html
 //   chromium --headless --screenshot=report.png report.html
@@ -18,7 +19,8 @@ int main(int argc, char** argv) {
   std::vector<std::string> specs_extra;
   bool no_published = false;
   gpuperf::HtmlReportOptions options;
-  app.add_option("files", files, "result files (gpuperf.run/1 JSON)")->required();
+  app.add_option("files", files, "result files (gpuperf.run/1 or gpuperf.inference/1 JSON)")
+      ->required();
   app.add_option("-o,--output", output, "HTML file to write")->capture_default_str();
   app.add_option("--title", options.title, "page title")->capture_default_str();
   app.add_option("--subtitle", options.subtitle, "a line under the title");
@@ -32,7 +34,7 @@ int main(int argc, char** argv) {
 
   return gpuperf::tool::run_tool(app, argc, argv, [&] {
     options.efficiency.validate();
-    const auto runs = gpuperf::load_result_files(files);
+    const auto results = gpuperf::load_results(files);
     const auto specs = gpuperf::tool::load_specs(specs_path, specs_extra, false);
     std::vector<gpuperf::PublishedResult> published;
     if (!no_published) {
@@ -41,9 +43,10 @@ int main(int argc, char** argv) {
                                  : published_path);
     }
     std::ostringstream html;
-    gpuperf::write_html_report(html, runs, specs ? &*specs : nullptr, published, options);
+    gpuperf::write_results_report(html, results, specs ? &*specs : nullptr, published, options);
     gpuperf::tool::write_output(output, html.str(), files, "--output");
-    std::cout << "wrote " << output << " (" << runs.size() << " run(s), " << published.size()
+    std::cout << "wrote " << output << " (" << results.runs.size() << " training run(s), "
+              << results.inference.size() << " inference result(s), " << published.size()
               << " published figure(s))\n";
     return 0;
   });

@@ -4,7 +4,7 @@
 # sweep) writes a complete JSON result.
 # Usage: inference_bad_input.sh <path to inference_benchmark>
 set -u
-program=$1
+program=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")  # absolute: the script changes directory
 here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -36,6 +36,8 @@ expect_usage_error "--serve-rates: '10,,20' is not a comma-separated list of num
 expect_usage_error "--max-batch-delay-ms: must be >= 0" --serve-rates 10 --max-batch-delay-ms -1
 expect_usage_error "--serve-max-batch: 16 exceeds the largest batch size measured, 8" --max-batch 8 --serve-rates 10 --serve-max-batch 16
 expect_usage_error "--serve-requests: must be >= 1, got 0" --serve-rates 10 --serve-requests 0
+expect_usage_error "--keep-latencies: must be 0..100000, got 100001" --keep-latencies 100001
+expect_usage_error "--keep-latencies: must be 0..100000, got -1" --keep-latencies -1
 expect_usage_error "unknown model 'vgg99'" --model vgg99
 expect_usage_error "--json: cannot write '/nonexistent-dir/r.json'" --json /nonexistent-dir/r.json
 if ! "$program" --help >/dev/null 2>&1; then
@@ -49,6 +51,8 @@ if "$program" --device cpu --max-batch 4 --warmup 1 --iterations 5 --quiet \
   grep -q "^Best throughput: [0-9.]* samples/s at batch [0-9]*" "$work/stdout" || { echo "FAIL: no best-throughput line"; failures=$((failures + 1)); }
   grep -q "SIMULATED" "$work/stdout" || { echo "FAIL: serving not marked as simulated"; failures=$((failures + 1)); }
   grep -q '"schema": "gpuperf.inference/1"' "$work/ok.json" || { echo "FAIL: JSON result incomplete"; failures=$((failures + 1)); }
+  grep -q '"fingerprint": {' "$work/ok.json" || { echo "FAIL: JSON result has no device fingerprint"; failures=$((failures + 1)); }
+  grep -q '"latencies_s": \[' "$work/ok.json" || { echo "FAIL: JSON result has no per-call latencies"; failures=$((failures + 1)); }
   grep -q '"simulated": true' "$work/ok.json" || { echo "FAIL: JSON serving not marked simulated"; failures=$((failures + 1)); }
   [ "$(grep -c '"batch_size"' "$work/ok.json")" -eq 3 ] || { echo "FAIL: expected batch sizes 1, 2, 4 in the JSON"; failures=$((failures + 1)); }
 else

@@ -3,6 +3,8 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -11,6 +13,7 @@
 #include <unistd.h>
 
 #include "gpuperf/error.h"
+#include "gpuperf/infer/serving.h"
 #include "gpuperf/report/compare.h"
 #include "gpuperf/report/html_report.h"
 #include "gpuperf/report/result_files.h"
@@ -19,6 +22,36 @@
 namespace {
 
 const std::string kData = GPUPERF_TEST_DATA_DIR;
+const std::string kExamples = GPUPERF_TEST_EXAMPLES_DIR;
+
+// An inference result of one batch size whose calls took `latencies` seconds.
+gpuperf::InferenceResult inference(const std::string& gpu, std::int64_t batch,
+                                   const std::vector<double>& latencies) {
+  gpuperf::InferenceResult r;
+  r.model = "resnet50";
+  r.precision = "fp16";
+  r.memory_format = "channels_last";
+  r.cuda_graph = true;
+  r.device_name = gpu;
+  r.fingerprint.name = gpu;
+  gpuperf::BatchSizeResult b;
+  b.batch_size = batch;
+  b.latencies = latencies;
+  b.latency = gpuperf::summarize_latency(latencies);
+  b.throughput_median = static_cast<double>(batch) / b.latency.p50;
+  r.batches.push_back(b);
+  return r;
+}
+
+// The Mann-Whitney U of `candidate` counted pair by pair (1 when the candidate's value is the
+// larger, 1/2 for a tie): independent of the rank sums the library uses.
+double u_by_pairs(const std::vector<double>& baseline, const std::vector<double>& candidate) {
+  double u = 0;
+  for (double c : candidate) {
+    for (double b : baseline) u += c > b ? 1 : (c == b ? 0.5 : 0);
+  }
+  return u;
+}
 
 gpuperf::RunRecord run(const std::string& gpu, const std::vector<double>& windows,
                        const std::string& precision = "bf16") {
@@ -204,4 +237,198 @@ TEST_CASE("the HTML report is self-contained and draws its charts in Chromium", 
   // A blank page compresses to a few kB; charts and text make it far larger.
   CHECK(png.size() > 30000);
   std::system(("rm -rf " + dir).c_str());
+}
+
+TEST_CASE("The Mann-Whitney test matches pair counting and the exact permutation distribution",
+          "[compare][inference]") {
+  gpuperf::CompareOptions options;
+  // 12 against 12 with two tied groups: z from U counted pair by pair and the tie-corrected
+  // variance written out here.
+  const std::vector<double> base = {10, 11, 12, 12, 13, 14, 15, 16, 17, 18, 19, 20};
+  const std::vector<double> cand = {8, 9, 9.5, 10.5, 11, 11.5, 12, 12.5, 13, 13.5, 14, 15};
+  const double u = u_by_pairs(base, cand);
+  const double n1 = 12, n2 = 12, n = 24;
+  // Tie groups in the pooled sample: 11 (x2), 12 (x3), 13 (x2), 14 (x2), 15 (x2).
+  const double ties = (2 * 2 * 2 - 2) + (3 * 3 * 3 - 3) + 3 * (2 * 2 * 2 - 2);
+  const double sd = std::sqrt(n1 * n2 / 12 * ((n + 1) - ties / (n * (n - 1))));
+  const double z = (n1 * n2 / 2 - u - 0.5) / sd;
+  const auto s = gpuperf::mann_whitney_test(base, cand, options);
+  CHECK(s.t == Approx(z).epsilon(1e-12));
+  CHECK(s.p_value == Approx(std::erfc(z / std::sqrt(2.0))).epsilon(1e-12));
+  CHECK(s.p_value < 0.05);
+  CHECK(s.verdict == "faster");  // p50 13.5 -> 11.75
+  CHECK(gpuperf::mann_whitney_test(cand, base, options).verdict == "slower");
+  CHECK_THAT(s.method, Catch::Contains("Mann-Whitney U, 12 vs 12"));
+
+  // No ties, 10 vs 10: the normal approximation's p against the exact two-sided p from all
+  // C(20,10) = 184,756 ways to split the pooled values.
+  const std::vector<double> a = {1, 2, 3, 5, 8, 9, 11, 14, 15, 19};
+  const std::vector<double> b = {4, 6, 7, 10, 12, 13, 16, 17, 18, 20};
+  const double observed = u_by_pairs(a, b);
+  std::vector<int> pick(20, 0);
+  std::fill(pick.begin() + 10, pick.end(), 1);
+  double extreme = 0, total = 0;
+  do {
+    double rank_sum = 0;
+    for (int i = 0; i < 20; ++i) rank_sum += pick[static_cast<std::size_t>(i)] * (i + 1);
+    const double u_perm = rank_sum - 10.0 * 11 / 2;
+    total += 1;
+    if (std::abs(u_perm - 50) >= std::abs(observed - 50)) extreme += 1;
+  } while (std::next_permutation(pick.begin(), pick.end()));
+  CHECK(total == 184756);
+  const double exact = extreme / total;
+  CHECK(gpuperf::mann_whitney_test(a, b, options).p_value == Approx(exact).margin(0.01));
+
+  // Too few calls, and identical samples.
+  CHECK_THAT(gpuperf::mann_whitney_test({1, 2, 3}, a, options).verdict, Catch::Contains("unknown"));
+  const std::vector<double> flat(20, 1e-3);
+  const auto same = gpuperf::mann_whitney_test(flat, flat, options);
+  CHECK(same.p_value == 1);
+  CHECK(same.verdict == "same");
+}
+
+TEST_CASE("A significant but tiny latency shift reads same; percentiles judge without samples",
+          "[compare][inference]") {
+  gpuperf::CompareOptions options;
+  std::vector<double> base, cand;
+  for (int i = 0; i < 200; ++i) {
+    base.push_back(1e-3 + i * 1e-8);
+    cand.push_back(0.99e-3 + i * 1e-8);  // 1% faster, every call
+  }
+  const auto s = gpuperf::mann_whitney_test(base, cand, options);
+  CHECK(s.p_value < 0.05);
+  CHECK(s.verdict == "same");  // below the 2% minimum change
+
+  gpuperf::LatencySummary b, c;
+  b.p50 = 10e-3;
+  b.p90 = 12e-3;
+  c.p50 = 8e-3;
+  c.p90 = 9.9e-3;
+  CHECK(gpuperf::percentile_verdict(b, c, options).verdict == "faster");
+  CHECK(gpuperf::percentile_verdict(c, b, options).verdict == "slower");
+  c.p90 = 10.5e-3;  // a tenth of the candidate's calls or more are slower than the typical one
+  CHECK(gpuperf::percentile_verdict(b, c, options).verdict == "same");
+  CHECK(std::isnan(gpuperf::percentile_verdict(b, c, options).p_value));
+  CHECK_THAT(gpuperf::percentile_verdict(b, c, options).method,
+             Catch::Contains("percentiles only"));
+}
+
+TEST_CASE("Inference results compare per batch size, old files included", "[compare][inference]") {
+  // Real H200 results written before fingerprints and per-call latencies were stored.
+  const auto results = gpuperf::load_results({kExamples + "/h200-resnet50-infer-fp16-cl-eager.json",
+                                              kExamples + "/h200-resnet50-fp16-cl.json"});
+  REQUIRE(results.inference.size() == 1);
+  REQUIRE(results.runs.size() == 1);
+  const auto& eager = results.inference[0].result;
+  CHECK(eager.fingerprint.name == "NVIDIA H200");
+  CHECK(eager.fingerprint.kind == "cuda");
+  REQUIRE(eager.batches.size() == 4);
+  CHECK(eager.batches[0].latency.p50 == Approx(0.0036487200260162354));
+  CHECK(eager.batches[0].latencies.empty());
+
+  // The same file twice plus a faster GPU at batch 1 with per-call latencies.
+  gpuperf::LoadedResults mixed = results;
+  mixed.inference.push_back(mixed.inference[0]);
+  mixed.inference[1].path = "copy.json";
+  std::vector<double> slow, fast;
+  for (int i = 0; i < 50; ++i) {
+    slow.push_back(2e-3 + i * 1e-6);
+    fast.push_back(1e-3 + i * 1e-6);
+  }
+  auto a = inference("NVIDIA A100-SXM4-80GB", 1, slow);
+  auto h = inference("NVIDIA H200", 1, fast);
+  mixed.inference.push_back({"a100.json", a});
+  mixed.inference.push_back({"h200.json", h});
+  gpuperf::CompareOptions options;
+  options.baseline = "a100.json";
+  const auto db = gpuperf::SpecDatabase::load_file(kData + "/gpu_specs.json");
+  const auto table = gpuperf::compare_results(mixed, options, &db);
+  CHECK(table.training.rows.size() == 1);
+  CHECK(table.training.rows[0].significance.verdict == "no baseline run");
+  // 4 batch sizes x 2 eager copies, plus a100 and h200 at batch 1 in a graph-mode group.
+  REQUIRE(table.inference.rows.size() == 10);
+  const auto graph_row =
+      std::find_if(table.inference.rows.begin(), table.inference.rows.end(),
+                   [](const gpuperf::InferenceComparisonRow& r) { return r.path == "h200.json"; });
+  REQUIRE(graph_row != table.inference.rows.end());
+  CHECK(graph_row->key.label() == "inference resnet50 bs1 fp16 channels_last cuda-graph");
+  CHECK(graph_row->speedup == Approx(a.batches[0].latency.p50 / h.batches[0].latency.p50));
+  CHECK(graph_row->significance.verdict == "faster");
+  // Fused kernels make another workload: never compared with unfused runs.
+  auto fused = h;
+  fused.kernel_fusion = "conv+bias+relu";
+  CHECK(gpuperf::inference_workload_key(fused, fused.batches[0]).label() ==
+        "inference resnet50 bs1 fp16 channels_last cuda-graph fused conv+bias+relu");
+  CHECK_FALSE(gpuperf::inference_workload_key(fused, fused.batches[0]) ==
+              gpuperf::inference_workload_key(h, h.batches[0]));
+  CHECK(eager.kernel_fusion == "none");  // files before kernel fusion existed
+  CHECK_THAT(graph_row->significance.method, Catch::Contains("Mann-Whitney U, 50 vs 50"));
+
+  // Baseline by GPU name: every H200 file; within a group the first one leads.
+  options.baseline = "H200";
+  const auto by_gpu = gpuperf::compare_results(mixed, options, &db);
+  CHECK(by_gpu.training.rows[0].is_baseline);
+  std::size_t same = 0;
+  for (const auto& r : by_gpu.inference.rows) {
+    if (r.path == "copy.json") {
+      CHECK(r.speedup == Approx(1));
+      CHECK(r.significance.verdict == "same");
+      CHECK_THAT(r.significance.method, Catch::Contains("percentiles only"));
+      ++same;
+    }
+    if (r.path == "a100.json") CHECK(r.significance.verdict == "slower");
+  }
+  CHECK(same == 4);
+  std::ostringstream md;
+  gpuperf::write_comparison(md, by_gpu, gpuperf::TableFormat::kMarkdown);
+  CHECK_THAT(md.str(), Catch::Contains("p (Welch)") && Catch::Contains("| p50 ms | p99 ms |") &&
+                           Catch::Contains("| 3.649 | 4.503 |") &&
+                           Catch::Contains("Mann-Whitney U test"));
+  std::ostringstream csv;
+  gpuperf::write_comparison(csv, by_gpu, gpuperf::TableFormat::kCsv);
+  CHECK_THAT(csv.str(), Catch::Contains("\n\nworkload,GPU,software,file,p50 ms"));
+
+  options.baseline = "Voodoo 5";
+  CHECK_THROWS_WITH(gpuperf::compare_results(mixed, options, &db),
+                    Catch::Contains("--baseline: 'Voodoo 5'"));
+  CHECK_THROWS_AS(gpuperf::compare_results({}, {}, &db), gpuperf::ConfigError);
+  CHECK_THROWS_WITH(gpuperf::load_results({kData + "/gpu_specs.json"}),
+                    Catch::Contains("gpu_specs.json: field 'schema' is 'gpuperf.specs/1', "
+                                    "expected 'gpuperf.run/1' (training) or"));
+}
+
+TEST_CASE("The report draws inference results: latency table, latency curve, simulated serving",
+          "[report][html][inference]") {
+  const auto db = gpuperf::SpecDatabase::load_file(kData + "/gpu_specs.json");
+  auto results = gpuperf::load_results({kExamples + "/h200-resnet50-infer-fp16-cl-graph.json",
+                                        kExamples + "/h200-resnet50-fp16-cl.json"});
+  auto& graph = results.inference[0].result;
+  gpuperf::ServingOptions serving;
+  serving.max_batch = 64;
+  serving.requests = 1000;
+  graph.serving_options = serving;
+  graph.serving = gpuperf::sweep_serving(
+      gpuperf::interpolated_service_time({{1, 0.918e-3}, {64, 4.355e-3}}), serving, {500, 5000});
+  std::ostringstream html;
+  gpuperf::write_results_report(html, results, &db, {}, {});
+  const std::string page = html.str();
+  CHECK_THAT(page, Catch::Contains("<h2>resnet50 (train)</h2>") &&
+                       Catch::Contains("<h2>resnet50 (inference)</h2>"));
+  // The graph run's batch-1 row, from the committed H200 file.
+  CHECK_THAT(page, Catch::Contains("<td class=\"n\">1</td><td class=\"n\">0.918</td>"));
+  // 512 / 29.299 ms = 17,475 samples/s; 8.18 GFLOP forward x 17,475 / 989.4 TFLOPS = 14.4%.
+  CHECK_THAT(page, Catch::Contains("17,475</td>") && Catch::Contains(">14.4</td>"));
+  CHECK_THAT(page, Catch::Contains("class=\"line\"") && Catch::Contains("bs 512"));
+  CHECK_THAT(page, Catch::Contains("SIMULATED serving"));
+  CHECK_THAT(page, Catch::Contains("not recorded (file predates device fingerprints)"));
+  CHECK(page.find("<script") == std::string::npos);
+  CHECK_THROWS_AS(gpuperf::write_results_report(html, {}, &db, {}, {}), gpuperf::ConfigError);
+
+  // Line charts leave out unusable points and say when nothing is left.
+  const std::string chart =
+      gpuperf::svg_line_chart("t", "x", "y", {{"a", {{1, 2, "p"}, {std::nan(""), 1, "q"}}}});
+  CHECK_THAT(chart, Catch::Contains("<polyline") && Catch::Contains(">p</text>"));
+  CHECK(chart.find(">q</text>") == std::string::npos);
+  CHECK_THAT(gpuperf::svg_line_chart("t", "x", "y", {{"a", {{-1, 2, ""}}}}),
+             Catch::Contains("no data"));
 }

@@ -226,6 +226,87 @@ TEST_CASE("An inference result has headline figures and JSON that marks serving 
   CHECK_THROWS_AS(gpuperf::inference_headline(result), gpuperf::ConfigError);
 }
 
+TEST_CASE("An inference result reads back from its JSON with fingerprint and latencies",
+          "[infer]") {
+  gpuperf::InferenceResult result;
+  result.model = "resnet50";
+  result.device = "cuda:0";
+  result.device_name = "NVIDIA H200";
+  result.fingerprint.kind = "cuda";
+  result.fingerprint.name = "NVIDIA H200";
+  result.fingerprint.sm_count = 132;
+  result.fingerprint.memory_bytes = 150e9;
+  result.fingerprint.libtorch_version = "2.11.0";
+  result.precision = "fp16";
+  result.memory_format = "channels_last";
+  result.cuda_graph = true;
+  result.timer = "cuda-event";
+  result.warmup = 2;
+  result.iterations = 5;
+  result.input_shape = {3, 224, 224};
+  result.seed = 7;
+  result.kernel_fusion = "conv+bias+relu";
+  result.command = "inference_benchmark --model resnet50";
+  gpuperf::BatchSizeResult b;
+  b.batch_size = 4;
+  b.latencies = {1e-3, 1.2e-3, 0.9e-3, 1.1e-3, 1e-3};
+  b.latency = gpuperf::summarize_latency(b.latencies);
+  b.iterations = 5;
+  b.throughput_median = 4 / b.latency.p50;
+  result.batches.push_back(b);
+  gpuperf::ServingOptions serving;
+  serving.max_batch = 4;
+  serving.requests = 200;
+  result.serving_options = serving;
+  result.serving =
+      gpuperf::sweep_serving(gpuperf::interpolated_service_time({{4, 1e-3}}), serving, {100});
+
+  const auto back = gpuperf::inference_result_from_json(gpuperf::inference_result_json(result));
+  CHECK(back.model == "resnet50");
+  CHECK(back.fingerprint.sm_count == 132);
+  CHECK(back.fingerprint.memory_bytes == 150e9);
+  CHECK(back.fingerprint.libtorch_version == "2.11.0");
+  CHECK(back.input_shape == std::vector<std::int64_t>{3, 224, 224});
+  CHECK(back.seed == 7);
+  CHECK(back.cuda_graph);
+  CHECK(back.kernel_fusion == "conv+bias+relu");
+  REQUIRE(back.batches.size() == 1);
+  CHECK(back.batches[0].latencies == b.latencies);
+  CHECK(back.batches[0].latency.p50 == Approx(1e-3));
+  CHECK(back.batches[0].latency.p99 == Approx(b.latency.p99));
+  REQUIRE(back.serving.points.size() == 1);
+  CHECK(back.serving.points[0].offered_rate == 100);
+  CHECK(back.serving_options.requests == 200);
+  // What was read writes the same file again.
+  CHECK(gpuperf::inference_result_json(back) == gpuperf::inference_result_json(result));
+
+  // Malformed files name the field.
+  auto j = nlohmann::json::parse(gpuperf::inference_result_json(result));
+  j["batches"][0]["latency"]["p50_s"] = -1;
+  CHECK_THROWS_WITH(gpuperf::inference_result_from_json(j.dump()),
+                    Catch::Contains("inference result: field 'batches[0].latency.p50_s'"));
+  j = nlohmann::json::parse(gpuperf::inference_result_json(result));
+  j["batches"][0]["latencies_s"].push_back(1e-3);  // 6 values for a count of 5
+  CHECK_THROWS_WITH(gpuperf::inference_result_from_json(j.dump()),
+                    Catch::Contains("'batches[0].latencies_s' holds 6 values"));
+  j["batches"] = nlohmann::json::array();
+  CHECK_THROWS_WITH(gpuperf::inference_result_from_json(j.dump()),
+                    Catch::Contains("'batches' is empty"));
+  j["schema"] = "gpuperf.run/1";
+  CHECK_THROWS_WITH(gpuperf::inference_result_from_json(j.dump()),
+                    Catch::Contains("field 'schema' is 'gpuperf.run/1'"));
+  CHECK_THROWS_AS(gpuperf::inference_result_from_json("{"), gpuperf::IoError);
+}
+
+TEST_CASE("Evenly spaced latencies keep the first call and stride over the run", "[infer]") {
+  std::vector<double> values;
+  for (int i = 0; i < 10; ++i) values.push_back(i);
+  CHECK(gpuperf::evenly_spaced(values, 20) == values);
+  CHECK(gpuperf::evenly_spaced(values, 5) == std::vector<double>{0, 2, 4, 6, 8});
+  CHECK(gpuperf::evenly_spaced(values, 3) == std::vector<double>{0, 3, 6});
+  CHECK(gpuperf::evenly_spaced(values, 0).empty());
+}
+
 TEST_CASE("The inference command line gives a doubling sweep or the listed batch sizes",
           "[infer]") {
   std::ostringstream out;
@@ -244,4 +325,9 @@ TEST_CASE("The inference command line gives a doubling sweep or the listed batch
   const auto c = gpuperf::parse_inference_benchmark_args(3, bad, out, err);
   CHECK(c.exit_code == gpuperf::kExitUsage);
   CHECK_THAT(err.str(), Catch::Contains("--serve-rates: 'fast'"));
+  CHECK(b.args.keep_latencies == 1000);
+  const char* keep[] = {"inference_benchmark", "--keep-latencies", "100001"};
+  const auto d = gpuperf::parse_inference_benchmark_args(3, keep, out, err);
+  CHECK(d.exit_code == gpuperf::kExitUsage);
+  CHECK_THAT(err.str(), Catch::Contains("--keep-latencies: must be 0..100000, got 100001"));
 }

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <sstream>
+#include <tuple>
 
 #include "gpuperf/error.h"
 #include "gpuperf/specs/advisor.h"
@@ -372,4 +373,110 @@ TEST_CASE("the advisor rejects bad requests naming the field", "[specs][advisor]
   r.precision = "bf16";
   r.gpu_count = 0;
   CHECK_THROWS_WITH(r.validate(), Catch::Contains("gpu_count '0'"));
+}
+
+TEST_CASE("the inference advisor quotes the best measured batch size within the latency budget",
+          "[specs][advisor][inference]") {
+  const auto& db = shipped();
+  // A measured H200 result (figures from docs/examples/h200-resnet50-infer-fp16-cl-graph.json):
+  // batch 1 p50 0.918 / p99 0.922 ms, batch 64 4.355 / 4.369 ms, batch 512 29.299 / 29.338 ms.
+  gpuperf::InferenceResult r;
+  r.model = "resnet50";
+  r.precision = "fp16";
+  r.cuda_graph = true;
+  r.fingerprint.name = "NVIDIA H200";
+  for (auto [batch, p50, p99] : {std::tuple<std::int64_t, double, double>{1, 0.918e-3, 0.922e-3},
+                                 {64, 4.355e-3, 4.369e-3},
+                                 {512, 29.299e-3, 29.338e-3}}) {
+    gpuperf::BatchSizeResult b;
+    b.batch_size = batch;
+    b.latency.count = 200;
+    b.latency.p50 = p50;
+    b.latency.p99 = p99;
+    b.throughput_median = static_cast<double>(batch) / p50;
+    r.batches.push_back(b);
+  }
+  gpuperf::LoadedResults measured;
+  // An eager run first (docs/examples/h200-resnet50-infer-fp16-cl-eager.json, batch 1: p50 3.649,
+  // p99 4.503 ms): every GPU quotes, and scales from, the best measured setting, not the first.
+  gpuperf::InferenceResult eager = r;
+  eager.cuda_graph = false;
+  eager.batches.resize(1);
+  eager.batches[0].latency.p50 = 3.649e-3;
+  eager.batches[0].latency.p99 = 4.503e-3;
+  eager.batches[0].throughput_median = 1 / 3.649e-3;
+  measured.inference.push_back({"h200-eager.json", eager});
+  measured.inference.push_back({"h200-infer.json", r});
+  gpuperf::AdvisorRequest request;
+  request.model = "resnet50";
+  request.mode = "inference";
+  request.precision = "fp16";
+  auto find = [](const std::vector<gpuperf::GpuAdvice>& ranking, const std::string& id) {
+    const auto it = std::find_if(ranking.begin(), ranking.end(),
+                                 [&](const auto& a) { return a.spec->id == id; });
+    REQUIRE(it != ranking.end());
+    return *it;
+  };
+
+  // No budget: the best throughput, batch 512.
+  auto h200 = find(gpuperf::advise_with(request, db, measured), "h200-sxm-141gb");
+  CHECK(h200.throughput_basis == "measured");
+  CHECK(h200.measured_batch_size == 512);
+  CHECK(h200.samples_per_second == Approx(512 / 29.299e-3));
+  CHECK(h200.latency_status.empty());
+
+  // 5 ms: batch 512 misses, batch 64 (p99 4.369 ms) is the best that fits; it ranks before the
+  // unmeasured GPUs even where their datasheet estimate is higher.
+  request.latency_budget_seconds = 5e-3;
+  auto ranking = gpuperf::advise_with(request, db, measured);
+  h200 = find(ranking, "h200-sxm-141gb");
+  CHECK(h200.measured_batch_size == 64);
+  CHECK(h200.samples_per_second == Approx(64 / 4.355e-3));
+  CHECK(h200.latency_p99 == Approx(4.369e-3));
+  CHECK(h200.latency_status == "meets budget");
+  CHECK(ranking[0].spec->id == "h200-sxm-141gb");
+  const auto b200 = find(ranking, "b200");
+  CHECK(b200.latency_status == "not measured");
+  CHECK(b200.throughput_basis == "estimate");
+  CHECK(b200.samples_per_second == Approx(64 / 4.355e-3 * db.find_id("b200")->peak("fp16") /
+                                          db.find_id("h200-sxm-141gb")->peak("fp16")));
+
+  // 0.5 ms: nothing measured fits; the H200 says so and ranks after GPUs not measured.
+  request.latency_budget_seconds = 0.5e-3;
+  ranking = gpuperf::advise_with(request, db, measured);
+  h200 = find(ranking, "h200-sxm-141gb");
+  CHECK(h200.latency_status == "misses budget");
+  CHECK(std::isnan(h200.samples_per_second));
+  CHECK(ranking[0].spec->id != "h200-sxm-141gb");
+  CHECK(std::any_of(h200.reasons.begin(), h200.reasons.end(), [](const std::string& line) {
+    return line.find("no batch size meets p99 <= 0.500 ms: batch 1 has p99 0.922 ms") !=
+           std::string::npos;
+  }));
+  std::ostringstream text;
+  gpuperf::write_advice(text, request, ranking);
+  CHECK_THAT(text.str(), Catch::Contains("Basis: measured on H200 SXM 141GB") &&
+                             Catch::Contains("0.918 / 0.922 (1) misses budget"));
+
+  // A batch size the file does not hold: not used, and said on that GPU.
+  request.latency_budget_seconds = std::nan("");
+  request.batch_size = 128;
+  h200 = find(gpuperf::advise_with(request, db, measured), "h200-sxm-141gb");
+  CHECK(h200.throughput_basis == "estimate");
+  CHECK(std::any_of(h200.reasons.begin(), h200.reasons.end(), [](const std::string& line) {
+    return line.find("has no batch 128 (measured: 1, 64, 512)") != std::string::npos;
+  }));
+
+  // Nothing measured: the output says the figures are datasheet estimates only.
+  request.batch_size = 0;
+  std::ostringstream plain;
+  gpuperf::write_advice(plain, request, gpuperf::advise_with(request, db, {}));
+  CHECK_THAT(plain.str(), Catch::Contains("Basis: datasheet figures only") &&
+                              Catch::Contains("no latency is known"));
+
+  // A latency budget is for inference, and positive.
+  request.latency_budget_seconds = -1;
+  CHECK_THROWS_WITH(request.validate(), Catch::Contains("latency_budget_seconds '-1'"));
+  request.latency_budget_seconds = 1e-3;
+  request.mode = "train";
+  CHECK_THROWS_WITH(request.validate(), Catch::Contains("applies to inference only"));
 }

@@ -27,7 +27,7 @@ expect 0 "baseline" "${bin}/gpuperf_compare" "${tmp}/a.json" "${ex}/h200-resnet5
 expect 2 "required" "${bin}/gpuperf_compare"
 expect 2 "broken.json: run record: not valid JSON" "${bin}/gpuperf_compare" "${tmp}/broken.json"
 expect 2 "empty.json' is empty" "${bin}/gpuperf_compare" "${tmp}/empty.json"
-expect 2 "gpu_specs.json: run record: field 'schema' is 'gpuperf.specs/1'" \
+expect 2 "gpu_specs.json: field 'schema' is 'gpuperf.specs/1', expected 'gpuperf.run/1'" \
   "${bin}/gpuperf_compare" "${src}/libgpuperf/data/gpu_specs.json"
 expect 2 "--baseline: 'Voodoo 5'" "${bin}/gpuperf_compare" "${tmp}/a.json" --baseline "Voodoo 5"
 expect 2 "--format: unknown format 'xml'" "${bin}/gpuperf_compare" "${tmp}/a.json" --format xml
@@ -44,6 +44,30 @@ expect 2 "model name or a parameter count" "${bin}/gpuperf_advise"
 printf '{"schema": "gpuperf.specs/1", "gpus": [{"id": "x", "price_usd": -1}]}' > "${tmp}/user.json"
 expect 2 "user.json: gpus[0] (x).name is missing" \
   "${bin}/gpuperf_advise" --model resnet50 --specs-extra "${tmp}/user.json"
+
+# Inference results (real H200 files written before fingerprints were stored).
+cp "${ex}/h200-resnet50-infer-fp16-cl-eager.json" "${tmp}/i.json"
+inf_before="$(sha256sum "${tmp}/i.json")"
+expect 0 "| inference resnet50 bs1 fp16 channels_last eager |" \
+  "${bin}/gpuperf_compare" "${tmp}/i.json" "${ex}/h200-resnet50-infer-fp16-cl-graph.json" "${tmp}/a.json"
+expect 0 "percentiles only" "${bin}/gpuperf_compare" "${tmp}/i.json" "${tmp}/i.json"
+expect 0 "1 inference result(s)" "${bin}/gpuperf_report" "${tmp}/i.json" "${tmp}/a.json" -o "${tmp}/r.html"
+expect 0 "Basis: measured on H200 SXM 141GB" "${bin}/gpuperf_advise" --model resnet50 \
+  --mode inference --precision fp16 --latency-budget-ms 5 --results "${tmp}/i.json"
+expect 0 "Basis: datasheet figures only" "${bin}/gpuperf_advise" --model resnet50 --mode inference
+expect 2 "--latency-budget-ms: must be > 0, got -1" "${bin}/gpuperf_advise" --model resnet50 \
+  --mode inference --latency-budget-ms=-1
+expect 2 "--latency-budget-ms: applies to --mode inference only" "${bin}/gpuperf_advise" \
+  --model resnet50 --latency-budget-ms 5
+sed 's/"p50_s": [0-9.e-]*/"p50_s": "fast"/' "${tmp}/i.json" > "${tmp}/bad-infer.json"
+expect 2 "bad-infer.json: inference result: field 'batches[0].latency.p50_s' is not a number" \
+  "${bin}/gpuperf_compare" "${tmp}/bad-infer.json"
+sed 's/"gpuperf.inference\/1"/"gpuperf.inference\/9"/' "${tmp}/i.json" > "${tmp}/future.json"
+expect 2 "future.json: field 'schema' is 'gpuperf.inference/9'" \
+  "${bin}/gpuperf_report" "${tmp}/future.json" -o "${tmp}/r.html"
+if [[ "$(sha256sum "${tmp}/i.json")" != "${inf_before}" ]]; then
+  echo "FAIL: an inference result changed after being read"; fail=1
+fi
 
 if [[ "$(sha256sum "${tmp}/a.json")" != "${sum_before}" ]]; then
   echo "FAIL: a result file changed after being read"; fail=1

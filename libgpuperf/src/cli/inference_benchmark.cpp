@@ -80,13 +80,15 @@ InferenceResult run_inference_measurement(const InferenceBenchmarkArgs& args) {
     log::info(log::cat("inference: ", args.model, " on ", device.str(), ", ",
                        to_string(options.precision), ", ", to_string(options.memory_format),
                        options.cuda_graph ? ", CUDA graph" : ", eager", ", fusion ",
-                       session.kernel_fusion(), "; ", sizes.size(),
-                       " batch sizes, ", args.warmup, " warm-up + ", args.iterations,
-                       " timed calls each"));
+                       session.kernel_fusion(), "; ", sizes.size(), " batch sizes, ", args.warmup,
+                       " warm-up + ", args.iterations, " timed calls each"));
   }
   InferenceResult result = session.sweep(sizes);
   result.model = args.model;
-  result.device_name = collect_fingerprint(device).name;
+  result.fingerprint = collect_fingerprint(device);
+  result.device_name = result.fingerprint.name;
+  // Every call's latency stays in memory; the file keeps at most --keep-latencies per batch size.
+  for (auto& b : result.batches) b.latencies = evenly_spaced(b.latencies, args.keep_latencies);
   result.command = args.command_line;
   result.timestamp_utc = utc_timestamp();
   if (!args.serve_rates.empty()) add_serving(result, args);

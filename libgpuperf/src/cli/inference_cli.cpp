@@ -127,6 +127,10 @@ ParsedInferenceArgs parse_inference_benchmark_args(int argc, const char* const* 
   app.add_option("--seed", a.seed, "random seed for weights, inputs and arrivals");
   app.add_option("--threads", a.threads, "CPU intra-op threads (0: LibTorch's default)");
   app.add_option("--json", a.json_path, "write the result here (default: no file)");
+  std::int64_t keep_latencies = static_cast<std::int64_t>(a.keep_latencies);
+  app.add_option("--keep-latencies", keep_latencies,
+                 "per-call latencies stored per batch size in the JSON result, spread evenly over "
+                 "the timed calls (0: none; at most 100000)");
   app.add_flag("--quiet,-q", a.quiet, "no progress lines");
 
   parsed.exit_code = detail::parse_command_line(
@@ -148,8 +152,13 @@ ParsedInferenceArgs parse_inference_benchmark_args(int argc, const char* const* 
                 ">= 0 (0: the largest measured batch size)");
         require(a.serve_requests >= 1, "serve-requests", a.serve_requests, ">= 1");
         require(a.threads >= 0, "threads", a.threads, ">= 0");
-        for (const auto& [option, value] : {std::pair<const char*, const std::string&>{"graph", a.graph},
-                                            std::pair<const char*, const std::string&>{"fuse", a.fuse}}) {
+        require(
+            keep_latencies >= 0 && keep_latencies <= static_cast<std::int64_t>(kMaxStoredLatencies),
+            "keep-latencies", keep_latencies, "0..100000");
+        a.keep_latencies = static_cast<std::size_t>(keep_latencies);
+        for (const auto& [option, value] :
+             {std::pair<const char*, const std::string&>{"graph", a.graph},
+              std::pair<const char*, const std::string&>{"fuse", a.fuse}}) {
           if (value != "auto" && value != "on" && value != "off") {
             throw ConfigError(std::string("--") + option + ": unknown value '" + value +
                               "' (choose auto, on or off)");

@@ -244,6 +244,7 @@ BatchSizeResult InferenceSession::measure(std::int64_t batch_size) {
   out.latency = recorder.summary();
   out.iterations = options_.iterations;
   for (double s : recorder.samples()) out.total_seconds += s;
+  out.latencies = recorder.samples();
   const auto samples = static_cast<double>(batch_size);
   out.throughput_median = out.latency.p50 > 0 ? samples / out.latency.p50 : 0;
   out.throughput_overall =
@@ -260,6 +261,9 @@ InferenceResult InferenceSession::sweep(const std::vector<std::int64_t>& batch_s
   result.timer = device_.is_cuda() ? "cuda-event" : "steady-clock";
   result.warmup = options_.warmup;
   result.iterations = options_.iterations;
+  result.input_shape = sample_shape_;
+  result.cudnn_benchmark = options_.cudnn_benchmark;
+  result.seed = static_cast<std::int64_t>(options_.seed);
   for (const std::int64_t b : batch_sizes) {
     try {
       result.batches.push_back(measure(b));

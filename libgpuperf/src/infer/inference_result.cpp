@@ -3,11 +3,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <iomanip>
 #include <sstream>
 
 #include "gpuperf/error.h"
 #include "gpuperf/report/run_record.h"
+#include "report/json_fields.h"
 
 namespace gpuperf {
 namespace {
@@ -16,6 +19,28 @@ nlohmann::json latency_json(const LatencySummary& s) {
   return {{"count", s.count}, {"mean_s", s.mean}, {"min_s", s.min},
           {"p50_s", s.p50},   {"p90_s", s.p90},   {"p95_s", s.p95},
           {"p99_s", s.p99},   {"max_s", s.max},   {"p99_over_p50", s.tail_ratio()}};
+}
+
+// Latency fields must be real durations: a null or negative one would poison every comparison.
+double seconds_field(const detail::JsonReader& r, const char* key) {
+  const double value = r.number(key);
+  if (!(value >= 0) || !std::isfinite(value)) r.fail(r.field(key), "is not a duration >= 0 s");
+  return value;
+}
+
+LatencySummary read_latency(const detail::JsonReader& r) {
+  LatencySummary s;
+  const std::int64_t count = r.integer("count");
+  if (count < 1) r.fail(r.field("count"), "must be >= 1, got " + std::to_string(count));
+  s.count = static_cast<std::size_t>(count);
+  s.mean = seconds_field(r, "mean_s");
+  s.min = seconds_field(r, "min_s");
+  s.p50 = seconds_field(r, "p50_s");
+  s.p90 = seconds_field(r, "p90_s");
+  s.p95 = seconds_field(r, "p95_s");
+  s.p99 = seconds_field(r, "p99_s");
+  s.max = seconds_field(r, "max_s");
+  return s;
 }
 
 std::string ms(double seconds) {
@@ -107,12 +132,15 @@ void print_inference_result(const InferenceResult& r, std::ostream& out) {
 std::string inference_result_json(const InferenceResult& r) {
   nlohmann::json batches = nlohmann::json::array();
   for (const auto& b : r.batches) {
-    batches.push_back({{"batch_size", b.batch_size},
-                       {"latency", latency_json(b.latency)},
-                       {"throughput_median", b.throughput_median},
-                       {"throughput_overall", b.throughput_overall},
-                       {"iterations", b.iterations},
-                       {"total_seconds", b.total_seconds}});
+    nlohmann::json batch = {{"batch_size", b.batch_size},
+                            {"latency", latency_json(b.latency)},
+                            {"throughput_median", b.throughput_median},
+                            {"throughput_overall", b.throughput_overall},
+                            {"iterations", b.iterations},
+                            {"total_seconds", b.total_seconds}};
+    if (!b.latencies.empty())
+      batch["latencies_s"] = evenly_spaced(b.latencies, kMaxStoredLatencies);
+    batches.push_back(std::move(batch));
   }
   const InferenceHeadline h = inference_headline(r);
   nlohmann::json headline = {{"best_throughput", h.best_throughput},
@@ -121,12 +149,16 @@ std::string inference_result_json(const InferenceResult& r) {
     headline["batch1_p50_s"] = h.batch1_p50;
     headline["batch1_p99_over_p50"] = h.batch1_tail_ratio;
   }
-  nlohmann::json j = {{"schema", "gpuperf.inference/1"},
+  nlohmann::json j = {{"schema", kInferenceSchema},
                       {"timestamp_utc", r.timestamp_utc},
                       {"command", r.command},
                       {"model", r.model},
                       {"device", r.device},
                       {"device_name", r.device_name},
+                      {"fingerprint", detail::device_json(r.fingerprint)},
+                      {"input_shape", r.input_shape},
+                      {"cudnn_benchmark", r.cudnn_benchmark},
+                      {"seed", r.seed},
                       {"precision", r.precision},
                       {"memory_format", r.memory_format},
                       {"cuda_graph", r.cuda_graph},
@@ -166,6 +198,120 @@ std::string inference_result_json(const InferenceResult& r) {
                     {"points", points}};
   }
   return j.dump(2) + "\n";
+}
+
+InferenceResult inference_result_from_json(const std::string& text) {
+  using detail::JsonReader;
+  const std::string what = "inference result";
+  const nlohmann::json parsed = detail::parse_json(text, what);
+  const JsonReader r(parsed, what, "");
+  InferenceResult out;
+  const std::string schema = r.string("schema");
+  if (schema != kInferenceSchema) {
+    r.fail("schema", "is '" + schema + "', expected '" + kInferenceSchema + "'");
+  }
+  out.timestamp_utc = r.string("timestamp_utc");
+  out.command = r.string("command");
+  out.model = r.string("model");
+  out.device = r.string("device");
+  out.device_name = r.string("device_name");
+  // Written since inference results joined compare/report/advise; older files name the device
+  // only, which is enough to match it in the datasheet database by name.
+  if (r.has("fingerprint")) {
+    out.fingerprint = detail::read_device(r.child("fingerprint"));
+  } else {
+    out.fingerprint.name = out.device_name;
+    out.fingerprint.kind = out.device.substr(0, out.device.find(':'));
+  }
+  if (r.has("input_shape")) out.input_shape = r.integers("input_shape");
+  if (r.has("cudnn_benchmark")) out.cudnn_benchmark = r.boolean("cudnn_benchmark");
+  if (r.has("seed")) out.seed = r.integer("seed");
+  out.precision = r.string("precision");
+  out.memory_format = r.string("memory_format");
+  out.cuda_graph = r.boolean("cuda_graph");
+  out.graph_fallback_reason = r.string("graph_fallback_reason");
+  // Added with kernel fusion: results before it fused nothing.
+  out.kernel_fusion = r.has("kernel_fusion") ? r.string("kernel_fusion") : "none";
+  out.timer = r.string("timer");
+  out.warmup = static_cast<int>(r.integer("warmup"));
+  out.iterations = static_cast<int>(r.integer("iterations"));
+  out.stop_reason = r.string("stop_reason");
+  out.out_of_memory = r.boolean("out_of_memory");
+
+  const nlohmann::json& batches = r.at("batches");
+  if (!batches.is_array()) r.fail("batches", "is not an array");
+  if (batches.empty()) r.fail("batches", "is empty: no batch size was measured");
+  for (std::size_t i = 0; i < batches.size(); ++i) {
+    const JsonReader b = r.element("batches", i);
+    BatchSizeResult batch;
+    batch.batch_size = b.integer("batch_size");
+    if (batch.batch_size < 1) {
+      b.fail(b.field("batch_size"), "must be >= 1, got " + std::to_string(batch.batch_size));
+    }
+    for (const auto& earlier : out.batches) {
+      if (earlier.batch_size == batch.batch_size) {
+        b.fail(b.field("batch_size"), std::to_string(batch.batch_size) + " appears twice");
+      }
+    }
+    batch.latency = read_latency(b.child("latency"));
+    batch.throughput_median = b.number("throughput_median");
+    batch.throughput_overall = b.number("throughput_overall");
+    batch.iterations = b.integer("iterations");
+    batch.total_seconds = b.number("total_seconds");
+    if (b.has("latencies_s")) {
+      batch.latencies = b.numbers("latencies_s");
+      if (batch.latencies.size() > std::min(batch.latency.count, kMaxStoredLatencies)) {
+        b.fail(b.field("latencies_s"), "holds " + std::to_string(batch.latencies.size()) +
+                                           " values, more than latency.count (" +
+                                           std::to_string(batch.latency.count) + ") or " +
+                                           std::to_string(kMaxStoredLatencies));
+      }
+      for (double v : batch.latencies) {
+        if (!(v >= 0) || !std::isfinite(v)) b.fail(b.field("latencies_s"), "holds a bad duration");
+      }
+    }
+    out.batches.push_back(std::move(batch));
+  }
+
+  if (r.has("serving")) {
+    const JsonReader s = r.child("serving");
+    out.serving_options.max_batch = s.integer("max_batch");
+    out.serving_options.max_queue_delay = s.number("max_queue_delay_s");
+    out.serving_options.requests = s.integer("requests");
+    out.serving_options.seed = static_cast<std::uint64_t>(s.integer("seed"));
+    out.serving.reached_saturation = s.boolean("reached_saturation");
+    const nlohmann::json& points = s.at("points");
+    if (!points.is_array()) s.fail(s.field("points"), "is not an array");
+    for (std::size_t i = 0; i < points.size(); ++i) {
+      const JsonReader p = s.element("points", i);
+      ServingResult point;
+      point.offered_rate = p.number("offered_rate");
+      point.arrival_rate = p.number("arrival_rate");
+      point.achieved_rate = p.number("achieved_rate");
+      point.capacity = p.number("capacity");
+      point.latency = read_latency(p.child("latency"));
+      point.mean_wait = p.number("mean_wait_s");
+      point.mean_service = p.number("mean_service_s");
+      point.mean_batch_size = p.number("mean_batch_size");
+      point.batches = p.integer("batches");
+      point.saturated = p.boolean("saturated");
+      point.saturation_reason = p.string("saturation_reason");
+      point.requests = out.serving_options.requests;
+      point.max_batch = out.serving_options.max_batch;
+      point.max_queue_delay = out.serving_options.max_queue_delay;
+      out.serving.points.push_back(std::move(point));
+    }
+  }
+  return out;
+}
+
+std::vector<double> evenly_spaced(const std::vector<double>& values, std::size_t count) {
+  if (values.size() <= count) return values;
+  std::vector<double> out;
+  out.reserve(count);
+  // Index i * n / count: the first value, then strides of n / count, never past the end.
+  for (std::size_t i = 0; i < count; ++i) out.push_back(values[i * values.size() / count]);
+  return out;
 }
 
 void write_inference_json(const InferenceResult& result, const std::string& path) {

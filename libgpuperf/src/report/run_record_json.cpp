@@ -37,82 +37,7 @@ json summary_json(const Summary& s) {
           {"ci95_high", s.ci95_high}};
 }
 
-// Reads fields with errors that name the field path.
-class Reader {
- public:
-  Reader(const json& object, std::string path) : object_(object), path_(std::move(path)) {
-    if (!object_.is_object()) fail(path_, "is not an object");
-  }
-
-  [[noreturn]] static void fail(const std::string& field, const std::string& what) {
-    throw IoError("run record: field '" + field + "' " + what);
-  }
-
-  const json& at(const char* key) const {
-    auto it = object_.find(key);
-    if (it == object_.end()) fail(field(key), "is missing");
-    return *it;
-  }
-
-  [[nodiscard]] std::string field(const char* key) const {
-    return path_.empty() ? key : path_ + "." + key;
-  }
-
-  double number(const char* key) const {
-    const json& value = at(key);
-    if (value.is_null()) return kNotAvailable;
-    if (!value.is_number()) fail(field(key), "is not a number");
-    return value.get<double>();
-  }
-
-  std::int64_t integer(const char* key) const {
-    const json& value = at(key);
-    if (!value.is_number_integer()) fail(field(key), "is not an integer");
-    return value.get<std::int64_t>();
-  }
-
-  std::string string(const char* key) const {
-    const json& value = at(key);
-    if (!value.is_string()) fail(field(key), "is not a string");
-    return value.get<std::string>();
-  }
-
-  bool boolean(const char* key) const {
-    const json& value = at(key);
-    if (!value.is_boolean()) fail(field(key), "is not a boolean");
-    return value.get<bool>();
-  }
-
-  std::vector<double> numbers(const char* key) const {
-    const json& value = at(key);
-    if (!value.is_array()) fail(field(key), "is not an array");
-    std::vector<double> out;
-    for (const json& item : value) {
-      if (!item.is_number()) fail(field(key), "holds a non-number");
-      out.push_back(item.get<double>());
-    }
-    return out;
-  }
-
-  std::vector<std::int64_t> integers(const char* key) const {
-    const json& value = at(key);
-    if (!value.is_array()) fail(field(key), "is not an array");
-    std::vector<std::int64_t> out;
-    for (const json& item : value) {
-      if (!item.is_number_integer()) fail(field(key), "holds a non-integer");
-      out.push_back(item.get<std::int64_t>());
-    }
-    return out;
-  }
-
-  Reader child(const char* key) const { return Reader(at(key), field(key)); }
-
-  [[nodiscard]] bool has(const char* key) const { return object_.contains(key); }
-
- private:
-  const json& object_;
-  std::string path_;
-};
+using Reader = detail::JsonReader;
 
 Summary read_summary(const Reader& r) {
   Summary s;
@@ -178,21 +103,134 @@ TelemetrySummary read_telemetry(const Reader& r) {
   t.memory_used_max_bytes = r.number("memory_used_max_bytes");
   const json& bits = r.at("clock_event_reasons");
   if (!bits.is_number_unsigned() && !bits.is_number_integer()) {
-    Reader::fail(r.field("clock_event_reasons"), "is not an integer");
+    r.fail(r.field("clock_event_reasons"), "is not an integer");
   }
   t.clock_event_reasons = bits.get<std::uint64_t>();
-  const json& warnings = r.at("warnings");
-  if (!warnings.is_array()) Reader::fail(r.field("warnings"), "is not an array");
-  for (const json& w : warnings) {
-    if (!w.is_string()) Reader::fail(r.field("warnings"), "holds a non-string");
-    t.warnings.push_back(w.get<std::string>());
-  }
+  t.warnings = r.strings("warnings");
   return t;
 }
 
 }  // namespace
 
 namespace detail {
+
+JsonReader::JsonReader(const nlohmann::json& object, std::string what, std::string path)
+    : object_(object), what_(std::move(what)), path_(std::move(path)) {
+  if (!object_.is_object()) fail(path_, "is not an object");
+}
+
+void JsonReader::fail(const std::string& field, const std::string& problem) const {
+  throw IoError(what_ + ": field '" + field + "' " + problem);
+}
+
+const nlohmann::json& JsonReader::at(const char* key) const {
+  auto it = object_.find(key);
+  if (it == object_.end()) fail(field(key), "is missing");
+  return *it;
+}
+
+std::string JsonReader::field(const char* key) const {
+  return path_.empty() ? key : path_ + "." + key;
+}
+
+double JsonReader::number(const char* key) const {
+  const json& value = at(key);
+  if (value.is_null()) return kNotAvailable;
+  if (!value.is_number()) fail(field(key), "is not a number");
+  return value.get<double>();
+}
+
+std::int64_t JsonReader::integer(const char* key) const {
+  const json& value = at(key);
+  if (!value.is_number_integer()) fail(field(key), "is not an integer");
+  return value.get<std::int64_t>();
+}
+
+std::string JsonReader::string(const char* key) const {
+  const json& value = at(key);
+  if (!value.is_string()) fail(field(key), "is not a string");
+  return value.get<std::string>();
+}
+
+bool JsonReader::boolean(const char* key) const {
+  const json& value = at(key);
+  if (!value.is_boolean()) fail(field(key), "is not a boolean");
+  return value.get<bool>();
+}
+
+std::vector<double> JsonReader::numbers(const char* key) const {
+  const json& value = at(key);
+  if (!value.is_array()) fail(field(key), "is not an array");
+  std::vector<double> out;
+  out.reserve(value.size());
+  for (const json& item : value) {
+    if (!item.is_number()) fail(field(key), "holds a non-number");
+    out.push_back(item.get<double>());
+  }
+  return out;
+}
+
+std::vector<std::int64_t> JsonReader::integers(const char* key) const {
+  const json& value = at(key);
+  if (!value.is_array()) fail(field(key), "is not an array");
+  std::vector<std::int64_t> out;
+  for (const json& item : value) {
+    if (!item.is_number_integer()) fail(field(key), "holds a non-integer");
+    out.push_back(item.get<std::int64_t>());
+  }
+  return out;
+}
+
+std::vector<std::string> JsonReader::strings(const char* key) const {
+  const json& value = at(key);
+  if (!value.is_array()) fail(field(key), "is not an array");
+  std::vector<std::string> out;
+  for (const json& item : value) {
+    if (!item.is_string()) fail(field(key), "holds a non-string");
+    out.push_back(item.get<std::string>());
+  }
+  return out;
+}
+
+JsonReader JsonReader::child(const char* key) const { return {at(key), what_, field(key)}; }
+
+JsonReader JsonReader::element(const char* key, std::size_t index) const {
+  const json& array = at(key);
+  if (!array.is_array()) fail(field(key), "is not an array");
+  return {array.at(index), what_, field(key) + "[" + std::to_string(index) + "]"};
+}
+
+DeviceFingerprint read_device(const JsonReader& d) {
+  DeviceFingerprint device;
+  device.kind = d.string("kind");
+  device.index = static_cast<int>(d.integer("index"));
+  device.name = d.string("name");
+  device.sm_count = static_cast<int>(d.integer("sm_count"));
+  device.compute_capability = d.string("compute_capability");
+  device.memory_bytes = d.number("memory_bytes");
+  device.sm_clock_max_hz = d.number("sm_clock_max_hz");
+  device.memory_clock_max_hz = d.number("memory_clock_max_hz");
+  device.power_limit_watts = d.number("power_limit_watts");
+  device.driver_version = d.string("driver_version");
+  device.cuda_driver_api_version = d.string("cuda_driver_api_version");
+  device.cuda_runtime_version = d.string("cuda_runtime_version");
+  device.cudnn_version = d.string("cudnn_version");
+  device.libtorch_version = d.string("libtorch_version");
+  device.gpuperf_version = d.string("gpuperf_version");
+  device.intra_op_threads = static_cast<int>(d.integer("intra_op_threads"));
+  device.host = d.string("host");
+  return device;
+}
+
+nlohmann::json parse_json(const std::string& text, const std::string& what) {
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    // Not only parse_error: a number too large for a double throws out_of_range (found by
+    // tests/fuzz/run_fuzzers.sh).
+    throw IoError(what + ": not valid JSON: " + e.what());
+  }
+}
 
 nlohmann::json json_number(double value) {
   return std::isfinite(value) ? nlohmann::json(value) : nlohmann::json(nullptr);
@@ -270,42 +308,16 @@ std::string to_json(const RunRecord& record) {
 }
 
 RunRecord run_record_from_json(const std::string& text) {
-  json parsed;
-  try {
-    parsed = json::parse(text);
-  } catch (const json::exception& e) {
-    // Not only parse_error: a number too large for a double throws out_of_range (found by
-    // tests/fuzz/run_fuzzers.sh).
-    throw IoError(std::string("run record: not valid JSON: ") + e.what());
-  }
-  const Reader r(parsed, "");
+  const json parsed = detail::parse_json(text, "run record");
+  const Reader r(parsed, "run record", "");
   RunRecord record;
   record.schema = r.string("schema");
   if (record.schema != RunRecord::kSchema) {
-    Reader::fail("schema", "is '" + record.schema + "', expected '" + RunRecord::kSchema + "'");
+    r.fail("schema", "is '" + record.schema + "', expected '" + RunRecord::kSchema + "'");
   }
   record.timestamp_utc = r.string("timestamp_utc");
   record.command = r.string("command");
-
-  const Reader d = r.child("device");
-  DeviceFingerprint& device = record.device;
-  device.kind = d.string("kind");
-  device.index = static_cast<int>(d.integer("index"));
-  device.name = d.string("name");
-  device.sm_count = static_cast<int>(d.integer("sm_count"));
-  device.compute_capability = d.string("compute_capability");
-  device.memory_bytes = d.number("memory_bytes");
-  device.sm_clock_max_hz = d.number("sm_clock_max_hz");
-  device.memory_clock_max_hz = d.number("memory_clock_max_hz");
-  device.power_limit_watts = d.number("power_limit_watts");
-  device.driver_version = d.string("driver_version");
-  device.cuda_driver_api_version = d.string("cuda_driver_api_version");
-  device.cuda_runtime_version = d.string("cuda_runtime_version");
-  device.cudnn_version = d.string("cudnn_version");
-  device.libtorch_version = d.string("libtorch_version");
-  device.gpuperf_version = d.string("gpuperf_version");
-  device.intra_op_threads = static_cast<int>(d.integer("intra_op_threads"));
-  device.host = d.string("host");
+  record.device = detail::read_device(r.child("device"));
 
   const Reader c = r.child("config");
   RunConfig& config = record.config;
@@ -349,17 +361,12 @@ RunRecord run_record_from_json(const std::string& text) {
   if (parsed.contains("telemetry")) record.telemetry = read_telemetry(r.child("telemetry"));
 
   const json& metrics = r.at("metrics");
-  if (!metrics.is_object()) Reader::fail("metrics", "is not an object");
+  if (!metrics.is_object()) r.fail("metrics", "is not an object");
   for (const auto& [name, value] : metrics.items()) {
-    if (!value.is_null() && !value.is_number()) Reader::fail("metrics." + name, "is not a number");
+    if (!value.is_null() && !value.is_number()) r.fail("metrics." + name, "is not a number");
     record.metrics[name] = value.is_null() ? kNotAvailable : value.get<double>();
   }
-  const json& warnings = r.at("warnings");
-  if (!warnings.is_array()) Reader::fail("warnings", "is not an array");
-  for (const json& w : warnings) {
-    if (!w.is_string()) Reader::fail("warnings", "holds a non-string");
-    record.warnings.push_back(w.get<std::string>());
-  }
+  record.warnings = r.strings("warnings");
   return record;
 }
 

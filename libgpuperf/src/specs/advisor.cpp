@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <cmath>
 #include <iomanip>
+#include <optional>
 #include <sstream>
+#include <utility>
 
 #include "gpuperf/error.h"
 #include "gpuperf/specs/efficiency.h"
@@ -60,10 +62,68 @@ bool same_precision_class(const std::string& a, const std::string& b) {
 
 struct Reference {
   const GpuSpec* spec;
-  double per_gpu;
+  double per_gpu;    // 0 for a measured inference result none of whose batch sizes fit the budget
   std::string what;  // "measured (file)" or "published (source)"
   bool measured;
+  std::int64_t batch_size = 0;  // inference: the batch size quoted
+  double p50 = kNaN;            // inference: its per-call latency, seconds
+  double p99 = kNaN;
 };
+
+std::string ms(double seconds) { return fmt(seconds * 1e3, 3) + " ms"; }
+
+std::string batch_list(const InferenceResult& r) {
+  std::string out;
+  for (const auto& b : r.batches) out += (out.empty() ? "" : ", ") + std::to_string(b.batch_size);
+  return out;
+}
+
+// A measured inference result as a throughput reference: the batch size with the highest
+// batch / p50 among those the request allows (its batch size, if given) whose p99 fits the
+// latency budget. Null with `note` set when the file has none of the requested batch size.
+std::optional<Reference> inference_reference(const LoadedInference& file, const GpuSpec* spec,
+                                             const AdvisorRequest& request, std::string& note) {
+  const InferenceResult& r = file.result;
+  const bool budget = !std::isnan(request.latency_budget_seconds);
+  const BatchSizeResult* best = nullptr;
+  const BatchSizeResult* smallest = nullptr;
+  for (const auto& b : r.batches) {
+    if (request.batch_size > 0 && b.batch_size != request.batch_size) continue;
+    if (smallest == nullptr || b.batch_size < smallest->batch_size) smallest = &b;
+    if (budget && !(b.latency.p99 <= request.latency_budget_seconds)) continue;
+    if (best == nullptr || b.throughput_median > best->throughput_median) best = &b;
+  }
+  const std::string setting = r.precision + ", " + (r.cuda_graph ? "CUDA graph" : "eager") +
+                              (r.kernel_fusion == "none" ? "" : ", fused " + r.kernel_fusion);
+  if (smallest == nullptr) {
+    note = "measured " + file.path + " has no batch " + std::to_string(request.batch_size) +
+           " (measured: " + batch_list(r) + "): not used";
+    return std::nullopt;
+  }
+  if (best == nullptr) {
+    Reference miss{
+        spec, 0,
+        "measured, but no batch size meets p99 <= " + ms(request.latency_budget_seconds) +
+            ": batch " + std::to_string(smallest->batch_size) + " has p99 " +
+            ms(smallest->latency.p99) + " (" + file.path + ", " + setting + ")",
+        true};
+    miss.batch_size = smallest->batch_size;
+    miss.p50 = smallest->latency.p50;
+    miss.p99 = smallest->latency.p99;
+    return miss;
+  }
+  Reference ref{spec, best->throughput_median,
+                "measured " + fmt(best->throughput_median, 0) + " samples/s at batch " +
+                    std::to_string(best->batch_size) + " (batch / p50; p50 " +
+                    ms(best->latency.p50) + ", p99 " + ms(best->latency.p99) +
+                    (budget ? " <= budget " + ms(request.latency_budget_seconds) : "") + "; " +
+                    file.path + ", " + setting + ")",
+                true};
+  ref.batch_size = best->batch_size;
+  ref.p50 = best->latency.p50;
+  ref.p99 = best->latency.p99;
+  return ref;
+}
 
 }  // namespace
 
@@ -101,6 +161,14 @@ void AdvisorRequest::validate() const {
       !(activation_bytes >= 0 && std::isfinite(activation_bytes))) {
     bad("activation_bytes", general(activation_bytes), "must be a number >= 0");
   }
+  if (!std::isnan(latency_budget_seconds)) {
+    if (mode != "inference") {
+      bad("latency_budget_seconds", general(latency_budget_seconds), "applies to inference only");
+    }
+    if (!(latency_budget_seconds > 0 && std::isfinite(latency_budget_seconds))) {
+      bad("latency_budget_seconds", general(latency_budget_seconds), "must be a number > 0");
+    }
+  }
   if (!std::isnan(budget_usd) && !(budget_usd >= 0 && std::isfinite(budget_usd))) {
     bad("budget_usd", general(budget_usd), "must be a number >= 0");
   }
@@ -118,7 +186,14 @@ void AdvisorRequest::validate() const {
 std::vector<GpuAdvice> advise(const AdvisorRequest& request, const SpecDatabase& db,
                               const std::vector<LoadedRun>& measured,
                               const std::vector<PublishedResult>& published) {
+  return advise_with(request, db, LoadedResults{measured, {}}, published);
+}
+
+std::vector<GpuAdvice> advise_with(const AdvisorRequest& request, const SpecDatabase& db,
+                                   const LoadedResults& results,
+                                   const std::vector<PublishedResult>& published) {
   request.validate();
+  const std::vector<LoadedRun>& measured = results.runs;
   const bool train = request.mode == "train";
   const auto count = request.model.empty() ? std::nullopt : count_model(request.model);
   if (std::isnan(request.parameters) && !count) {
@@ -196,6 +271,24 @@ std::vector<GpuAdvice> advise(const AdvisorRequest& request, const SpecDatabase&
                       true});
     }
   }
+  // Notes about measured files that match a GPU but could not be used, said on that GPU.
+  std::vector<std::pair<const GpuSpec*, std::string>> unused;
+  for (const auto& file : results.inference) {
+    const InferenceResult& r = file.result;
+    if (train || r.model != request.model ||
+        !same_precision_class(r.precision, request.precision)) {
+      continue;
+    }
+    const DeviceFingerprint& d = r.fingerprint;
+    const SpecMatch m = db.match_device(d.name, d.sm_count, d.memory_bytes);
+    if (m.spec == nullptr) continue;
+    std::string note;
+    if (auto ref = inference_reference(file, m.spec, request, note)) {
+      refs.push_back(*ref);
+    } else {
+      unused.emplace_back(m.spec, note);
+    }
+  }
   for (const auto& p : published) {
     if (p.model != request.model || !train ||
         !same_precision_class(p.precision, request.precision)) {
@@ -242,16 +335,27 @@ std::vector<GpuAdvice> advise(const AdvisorRequest& request, const SpecDatabase&
     auto best_for = [&](bool want_measured) -> const Reference* {
       const Reference* best = nullptr;
       for (const auto& r : refs) {
+        // The fastest; among inference results that all miss the latency budget (0 throughput),
+        // the one closest to it.
         if (r.spec->id == spec.id && r.measured == want_measured &&
-            (!best || r.per_gpu > best->per_gpu)) {
+            (!best || r.per_gpu > best->per_gpu ||
+             (r.per_gpu == best->per_gpu && r.p99 < best->p99))) {
           best = &r;
         }
       }
       return best;
     };
+    for (const auto& [unused_spec, note] : unused) {
+      if (unused_spec->id == spec.id) say("throughput: " + note);
+    }
+    const bool budget = !std::isnan(request.latency_budget_seconds);
     if (const Reference* r = best_for(true)) {
-      per_gpu = r->per_gpu;
+      per_gpu = r->per_gpu > 0 ? r->per_gpu : kNaN;
       a.throughput_basis = "measured";
+      a.measured_batch_size = r->batch_size;
+      a.latency_p50 = r->p50;
+      a.latency_p99 = r->p99;
+      if (budget) a.latency_status = r->per_gpu > 0 ? "meets budget" : "misses budget";
       say("throughput: " + r->what);
     } else if (const Reference* p = best_for(false)) {
       per_gpu = p->per_gpu;
@@ -265,7 +369,13 @@ std::vector<GpuAdvice> advise(const AdvisorRequest& request, const SpecDatabase&
       const Reference* ref = nullptr;
       for (const auto& r : refs) {
         const double rp = r.spec->peak(peak_key_for_precision(request.precision, r.spec));
-        if (rp > 0 && (!ref || (r.measured && !ref->measured))) ref = &r;
+        if (!(rp > 0 && r.per_gpu > 0)) continue;
+        // Measured before published; among measured ones the best setting (e.g. a CUDA-graph
+        // run over an eager one), as the measured GPU itself quotes its best.
+        if (!ref || (r.measured && !ref->measured) ||
+            (r.measured && ref->measured && r.per_gpu > ref->per_gpu)) {
+          ref = &r;
+        }
       }
       if (ref != nullptr) {
         const double rp = ref->spec->peak(peak_key_for_precision(request.precision, ref->spec));
@@ -282,6 +392,13 @@ std::vector<GpuAdvice> advise(const AdvisorRequest& request, const SpecDatabase&
             general(flops_per_sample) + " FLOP per " + unit + " = " + fmt(per_gpu, 0) + " " + unit +
             "s/s");
       }
+    }
+
+    if (budget && a.latency_status.empty()) {
+      a.latency_status = "not measured";
+      say("latency: not measured on this GPU; a datasheet cannot give per-call latency (batch-1 "
+          "calls are launch-bound), so the p99 budget of " +
+          ms(request.latency_budget_seconds) + " is not checked");
     }
 
     // Links: a data-parallel step all-reduces fp32 gradients (ring: 2(n-1)/n of them per GPU).
@@ -359,7 +476,7 @@ std::vector<GpuAdvice> advise(const AdvisorRequest& request, const SpecDatabase&
 
   auto category = [&](const GpuAdvice& a) {
     if (!a.fits && !a.fits_sharded) return 4;
-    if (!(a.samples_per_second > 0)) return 3;
+    if (!(a.samples_per_second > 0) || a.latency_status == "misses budget") return 3;
     if (a.over_budget) return 2;
     if (!std::isnan(request.budget_usd) && std::isnan(a.total_price_usd)) return 1;
     return 0;
@@ -367,6 +484,9 @@ std::vector<GpuAdvice> advise(const AdvisorRequest& request, const SpecDatabase&
   std::stable_sort(out.begin(), out.end(), [&](const GpuAdvice& x, const GpuAdvice& y) {
     const int cx = category(x), cy = category(y);
     if (cx != cy) return cx < cy;
+    // A measured latency within budget beats an unchecked one.
+    const bool mx = x.latency_status == "meets budget", my = y.latency_status == "meets budget";
+    if (mx != my) return mx;
     const double tx = x.samples_per_second > 0 ? x.samples_per_second : -1;
     const double ty = y.samples_per_second > 0 ? y.samples_per_second : -1;
     return tx > ty;
@@ -384,11 +504,46 @@ void write_advice(std::ostream& out, const AdvisorRequest& request,
       << ", batch " << (request.batch_size > 0 ? std::to_string(request.batch_size) : "unknown")
       << " per GPU, " << request.gpu_count << " GPU(s)";
   if (!std::isnan(request.budget_usd)) out << ", budget " << fmt(request.budget_usd, 0) << " USD";
+  if (!std::isnan(request.latency_budget_seconds)) {
+    out << ", p99 latency budget " << ms(request.latency_budget_seconds);
+  }
+  const bool inference = request.mode == "inference";
+  std::string measured_on;
+  bool published = false;
+  for (const auto& a : ranking) {
+    if (a.throughput_basis == "measured") {
+      measured_on += (measured_on.empty() ? "" : ", ") + a.spec->name;
+    }
+    published = published || a.throughput_basis == "published";
+  }
+  out << "\nBasis: ";
+  if (!measured_on.empty()) {
+    out << "measured on " << measured_on
+        << "; every other throughput is published or a datasheet estimate, labelled as such";
+  } else if (published) {
+    out << "no measured result for this workload; published figures where labelled, datasheet "
+           "estimates elsewhere";
+  } else {
+    out << "datasheet figures only: no measured " << (inference ? "inference " : "")
+        << "result matches this workload (give some with --results), so every throughput below "
+           "is an estimate"
+        << (inference ? " and no latency is known" : "");
+  }
   out << "\n\n| rank | GPU | fits | memory need / have | fast link | " << unit
-      << "s/s (all GPUs) | basis | USD per M " << unit << "s | J per " << unit << " | price USD |\n"
-      << "|---:|---|---|---|---|---:|---|---:|---:|---:|\n";
+      << "s/s (all GPUs) | basis | " << (inference ? "p50 / p99 ms (batch) | " : "") << "USD per M "
+      << unit << "s | J per " << unit << " | price USD |\n"
+      << "|---:|---|---|---|---|---:|---|" << (inference ? "---|" : "") << "---:|---:|---:|\n";
   int rank = 1;
   for (const auto& a : ranking) {
+    std::string latency;
+    if (inference) {
+      latency = a.measured_batch_size > 0
+                    ? fmt(a.latency_p50 * 1e3, 3) + " / " + fmt(a.latency_p99 * 1e3, 3) + " (" +
+                          std::to_string(a.measured_batch_size) + ")"
+                    : std::string("not measured");
+      if (a.latency_status == "misses budget") latency += " misses budget";
+      latency += " | ";
+    }
     out << "| " << rank++ << " | " << a.spec->name << " | "
         << (a.fits ? "yes" : (a.fits_sharded ? "sharded" : "no")) << " | " << gb(a.memory.total())
         << " / " << gb(a.spec->memory_bytes) << " | "
@@ -396,7 +551,7 @@ void write_advice(std::ostream& out, const AdvisorRequest& request,
                                                                : std::string("needed, none"))
                                : std::string("-"))
         << " | " << fmt(a.samples_per_second, 0) << " | "
-        << (a.throughput_basis.empty() ? "-" : a.throughput_basis) << " | "
+        << (a.throughput_basis.empty() ? "-" : a.throughput_basis) << " | " << latency
         << fmt(a.cost_usd_per_million, 3) << " | " << fmt(a.joules_per_sample, 4) << " | "
         << (std::isnan(a.total_price_usd) ? std::string("?") : fmt(a.total_price_usd, 0))
         << (a.over_budget ? " (over budget)" : "") << " |\n";

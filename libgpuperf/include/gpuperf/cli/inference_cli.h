@@ -2,6 +2,7 @@
 // Command-line options of the inference benchmark, parsed with CLI11 (torch-free).
 // run_inference_benchmark() (gpuperf/cli/inference_benchmark.h) runs them.
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <ostream>
@@ -17,8 +18,8 @@ struct InferenceBenchmarkArgs {
   std::int64_t num_classes = 0;    ///< 0: the model's default
   std::string precision = "auto";  ///< auto: fp16 on CUDA, fp32 on the CPU
   std::string memory_format = "contiguous";
-  std::string graph = "auto";             ///< CUDA-graph replay: auto (on CUDA), on, off
-  std::string fuse = "auto";  ///< fold BatchNorm, fused conv epilogues: auto (on CUDA), on, off
+  std::string graph = "auto";  ///< CUDA-graph replay: auto (on CUDA), on, off
+  std::string fuse = "auto";   ///< fold BatchNorm, fused conv epilogues: auto (on CUDA), on, off
   std::vector<std::int64_t> batch_sizes;  ///< explicit sweep; empty: doubling up to max_batch
   std::int64_t max_batch = 256;           ///< doubling sweep 1, 2, 4, ... up to this (or OOM)
   int warmup = 10;                        ///< untimed calls per batch size
@@ -31,6 +32,9 @@ struct InferenceBenchmarkArgs {
   std::int64_t seed = 0;
   int threads = 0;        ///< CPU intra-op threads; 0: LibTorch's default
   std::string json_path;  ///< empty: no file
+  /// Per-call latencies kept per batch size in the JSON result (evenly spread; 0: none), for
+  /// gpuperf_compare's rank test. At most kMaxStoredLatencies.
+  std::size_t keep_latencies = 1000;
   bool quiet = false;
   std::string command_line;  ///< argv joined, shell-quoted
 

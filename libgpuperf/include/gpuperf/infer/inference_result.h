@@ -1,8 +1,15 @@
 #pragma once
 // What an inference benchmark measured, as plain data (torch-free): one entry per batch size,
-// the headline figures, and the optional simulated serving sweep. Printers and the JSON writer
-// only read it.
+// the headline figures, the machine it ran on, and the optional simulated serving sweep.
+// Printers and the JSON writer only read it; inference_result_from_json() reads it back, so that
+// gpuperf_compare, gpuperf_report and gpuperf_advise take inference results beside training
+// records.
+//
+//   auto result = gpuperf::inference_result_from_json(text);   // schema gpuperf.inference/1
+//   for (const auto& b : result.batches) std::cout << b.batch_size << ": " << b.latency.p50 <<
+//   "\n";
 
+#include <cstddef>
 #include <cstdint>
 #include <ostream>
 #include <string>
@@ -10,8 +17,14 @@
 
 #include "gpuperf/infer/latency.h"
 #include "gpuperf/infer/serving.h"
+#include "gpuperf/report/run_record.h"
 
 namespace gpuperf {
+
+/// The schema tag of inference result files.
+inline constexpr const char* kInferenceSchema = "gpuperf.inference/1";
+/// Per-call latencies a result file holds at most per batch size (a bound on the file's size).
+inline constexpr std::size_t kMaxStoredLatencies = 100000;
 
 /// Latency and throughput of one batch size.
 struct BatchSizeResult {
@@ -21,6 +34,10 @@ struct BatchSizeResult {
   double throughput_overall = 0;  ///< all timed samples / sum of call times, samples/s
   std::int64_t iterations = 0;    ///< timed calls
   double total_seconds = 0;       ///< sum of the timed calls
+  /// Per-call latencies in seconds, in call order (every timed call after a measurement; at most
+  /// kMaxStoredLatencies, spread evenly over the run, once written to a file). Empty when not
+  /// kept: files written before they were stored, or `--keep-latencies 0`.
+  std::vector<double> latencies;
 };
 
 /// The result of an inference benchmark run.
@@ -28,14 +45,20 @@ struct InferenceResult {
   std::string model;
   std::string device;  ///< "cpu", "cuda:0"
   std::string device_name;
+  /// The machine and software, as in training records. Files written before it was stored read
+  /// back with only `name` (from device_name) and `kind` set.
+  DeviceFingerprint fingerprint;
   std::string precision;  ///< fp32, tf32, fp16, bf16
   std::string memory_format;
-  bool cuda_graph = false;               ///< calls replayed a captured CUDA graph
-  std::string graph_fallback_reason;     ///< why a requested CUDA graph was not used; else empty
-  std::string kernel_fusion = "none";    ///< what InferenceOptions::fuse fused ("none": nothing)
-  std::string timer;                     ///< "cuda-event" or "steady-clock"
-  int warmup = 0;                        ///< untimed calls per batch size
-  int iterations = 0;                    ///< timed calls per batch size
+  bool cuda_graph = false;                ///< calls replayed a captured CUDA graph
+  std::string graph_fallback_reason;      ///< why a requested CUDA graph was not used; else empty
+  std::string kernel_fusion = "none";     ///< what InferenceOptions::fuse fused ("none": nothing)
+  std::string timer;                      ///< "cuda-event" or "steady-clock"
+  int warmup = 0;                         ///< untimed calls per batch size
+  int iterations = 0;                     ///< timed calls per batch size
+  std::vector<std::int64_t> input_shape;  ///< one sample, e.g. {3, 224, 224}; empty: not stored
+  bool cudnn_benchmark = false;
+  std::int64_t seed = 0;
   std::vector<BatchSizeResult> batches;  ///< in the order measured
   std::string stop_reason;     ///< why the sweep ended ("all batch sizes measured", OOM, ...)
   bool out_of_memory = false;  ///< the sweep stopped at a batch size that did not fit
@@ -66,8 +89,19 @@ struct InferenceHeadline {
 /// A human-readable table of the result, then the serving sweep if there is one.
 void print_inference_result(const InferenceResult& result, std::ostream& out);
 
-/// The result as JSON text (schema "gpuperf.inference/1").
+/// The result as JSON text (schema "gpuperf.inference/1"). Per-call latencies, where kept, are
+/// written as "latencies_s", at most kMaxStoredLatencies per batch size (evenly_spaced()).
 [[nodiscard]] std::string inference_result_json(const InferenceResult& result);
+
+/// Parses a result written by inference_result_json(), including files written before the
+/// fingerprint, configuration extras and per-call latencies were stored. Throws IoError naming
+/// the field when the text is malformed or foreign.
+[[nodiscard]] InferenceResult inference_result_from_json(const std::string& text);
+
+/// `count` values of `values` spread evenly over it (the first, then every len/count-th), in
+/// order; all of them when there are no more than `count`.
+[[nodiscard]] std::vector<double> evenly_spaced(const std::vector<double>& values,
+                                                std::size_t count);
 
 /// Writes inference_result_json() to `path` through a temporary file and a rename, so that a
 /// failed write never leaves a partial file. Throws IoError.

@@ -1,7 +1,8 @@
 #pragma once
 // A self-contained HTML report (inline SVG, no scripts, no network) from result files: throughput
 // per GPU and precision, fraction of datasheet peak, samples per joule, and measured figures
-// beside published ones.
+// beside published ones; for inference results, per-call latency per batch size, the
+// throughput-versus-latency curve and, where simulated, the serving curve.
 //
 //   auto runs = gpuperf::load_result_files(paths);
 //   auto db = gpuperf::SpecDatabase::load_default();
@@ -9,6 +10,7 @@
 //       gpuperf::find_data_file("published_results.json"));
 //   std::ofstream html("report.html");
 //   gpuperf::write_html_report(html, runs, &db, published);
+//   gpuperf::write_results_report(html, gpuperf::load_results(paths), &db, published);
 
 #include <ostream>
 #include <string>
@@ -44,6 +46,26 @@ struct ChartBar {
 [[nodiscard]] std::string svg_bar_chart(const std::string& title, const std::string& unit,
                                         const std::vector<ChartBar>& bars);
 
+/// One point of a line chart.
+struct ChartPoint {
+  double x = 0;
+  double y = 0;
+  std::string label;  ///< written beside the point, e.g. "bs 64"
+};
+
+/// One line of a line chart.
+struct ChartSeries {
+  std::string name;  ///< the legend entry
+  std::vector<ChartPoint> points;
+};
+
+/// Renders series as lines through their points (in x order) on linear axes from 0, as an inline
+/// <svg> element with a legend. Points with non-finite or negative coordinates are left out; an
+/// empty chart says so instead of drawing axes.
+[[nodiscard]] std::string svg_line_chart(const std::string& title, const std::string& x_unit,
+                                         const std::string& y_unit,
+                                         const std::vector<ChartSeries>& series);
+
 /// Escapes &, <, >, " and ' for HTML text and attributes.
 [[nodiscard]] std::string html_escape(const std::string& text);
 
@@ -53,5 +75,13 @@ struct ChartBar {
 void write_html_report(std::ostream& out, const std::vector<LoadedRun>& runs,
                        const SpecDatabase* specs, const std::vector<PublishedResult>& published,
                        const HtmlReportOptions& options = {});
+
+/// The same page from result files of both kinds: training sections as write_html_report(), then
+/// per model an inference section (throughput-versus-latency chart, batch-1 latency, a latency
+/// table per batch size, the simulated serving curve where there is one, labelled SIMULATED).
+/// ConfigError when there are no results and no published figures.
+void write_results_report(std::ostream& out, const LoadedResults& results,
+                          const SpecDatabase* specs, const std::vector<PublishedResult>& published,
+                          const HtmlReportOptions& options = {});
 
 }  // namespace gpuperf

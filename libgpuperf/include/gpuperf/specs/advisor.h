@@ -8,6 +8,13 @@
 //   request.batch_size = 256;
 //   auto ranking = gpuperf::advise(request, db, measured_runs, published);
 //   gpuperf::write_advice(std::cout, request, ranking);
+//
+// Inference: measured inference results (gpuperf.inference/1) give each GPU's throughput at the
+// best batch size whose p99 per-call latency fits the budget:
+//
+//   request.mode = "inference";
+//   request.latency_budget_seconds = 5e-3;
+//   auto ranking = gpuperf::advise_with(request, db, gpuperf::load_results(files), published);
 
 #include <cstdint>
 #include <limits>
@@ -44,6 +51,9 @@ struct AdvisorRequest {
   double assumed_utilization = 0.3;
   /// Also rank entries marked reference_only (not measurable with gpuperf).
   bool include_reference_only = false;
+  /// Inference only: the largest p99 per-call latency allowed, seconds (NaN: no budget). Checked
+  /// against measured results only: a datasheet says nothing about latency.
+  double latency_budget_seconds = std::numeric_limits<double>::quiet_NaN();
 
   /// Throws ConfigError naming the first bad field and its value.
   void validate() const;
@@ -73,6 +83,13 @@ struct GpuAdvice {
   double joules_per_sample = std::numeric_limits<double>::quiet_NaN();
   double total_price_usd = std::numeric_limits<double>::quiet_NaN();
   bool over_budget = false;
+  /// Inference with measured results: the batch size whose throughput is quoted, and its
+  /// per-call latency (seconds); 0 and NaN when not measured on this GPU.
+  std::int64_t measured_batch_size = 0;
+  double latency_p50 = std::numeric_limits<double>::quiet_NaN();
+  double latency_p99 = std::numeric_limits<double>::quiet_NaN();
+  /// With a latency budget: "meets budget", "misses budget" or "not measured"; else empty.
+  std::string latency_status;
   std::vector<std::string> reasons;  ///< one per line, in the order they were decided
 };
 
@@ -82,6 +99,13 @@ struct GpuAdvice {
 [[nodiscard]] std::vector<GpuAdvice> advise(const AdvisorRequest& request, const SpecDatabase& db,
                                             const std::vector<LoadedRun>& measured = {},
                                             const std::vector<PublishedResult>& published = {});
+
+/// As above, with measured results of both kinds: training runs serve train requests, inference
+/// results inference requests. With a latency budget, a GPU whose measured batch sizes all miss
+/// it ranks after those that meet it or were not measured.
+[[nodiscard]] std::vector<GpuAdvice> advise_with(
+    const AdvisorRequest& request, const SpecDatabase& db, const LoadedResults& measured,
+    const std::vector<PublishedResult>& published = {});
 
 /// Prints the ranking as a table followed by each GPU's reasons.
 void write_advice(std::ostream& out, const AdvisorRequest& request,
