@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Bad input to microbench: exit code 2, one line on stderr naming the option and the value, and
 # no output file (JSON or Markdown). Then --help exits 0 and a tiny CPU run writes both files.
-# Usage: micro_bad_input.sh <path to microbench>
+# Usage: micro_bad_input.sh <path to microbench> [gloo|no-gloo]  (whether the build has Gloo)
 set -u
 program=$1
+gloo=${2:-gloo}
 here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -45,8 +46,14 @@ if "$program" --device cpu --gemm-size 32 --memory-size-mib 1 --warmup 0 --windo
 else
   echo "FAIL: tiny CPU run failed"; failures=$((failures + 1))
 fi
-# The interconnect on a machine without GPUs: Gloo over loopback, labelled as no interconnect.
-if "$program" --device cpu --no-gemm --no-memory --interconnect --collectives all-reduce,all-gather \
+# The interconnect on a machine without GPUs: Gloo over loopback, labelled as no interconnect; a
+# build without Gloo says so and how to get it.
+if [ "$gloo" = no-gloo ]; then
+  "$program" --device cpu --no-gemm --no-memory --interconnect --collectives all-reduce \
+    --collective-sizes 16K --warmup 0 --windows 2 --calls-per-window 1 --quiet \
+    --json "$work/ic.json" >"$work/ic.out" 2>&1
+  grep -q 'built without Gloo.*libgloo-dev' "$work/ic.out" || { echo "FAIL: a build without Gloo does not say so"; failures=$((failures + 1)); }
+elif "$program" --device cpu --no-gemm --no-memory --interconnect --collectives all-reduce,all-gather \
      --collective-sizes 16K --warmup 0 --windows 2 --calls-per-window 1 --quiet \
      --json "$work/ic.json" >"$work/ic.out"; then
   grep -q '"interconnect": "CPU, Gloo over loopback: not an interconnect' "$work/ic.json" || { echo "FAIL: JSON lacks the Gloo label"; failures=$((failures + 1)); }
