@@ -362,7 +362,8 @@ std::vector<MicroResult> run_collectives(const CollectiveOptions& o, const Micro
     r.operand_sets = 1;
     r.warmup_calls = timing.warmup_calls;
     r.calls_per_window = timing.calls_per_window;
-    r.note = label + "; fp32 sum; busbw (nccl-tests)";
+    r.note = label + (plan.collective == Collective::kAllGather ? "; fp32" : "; fp32 sum") +
+             "; busbw (nccl-tests)";
     for (int rank = 0; rank < o.ranks; ++rank) {
       const RankOutcome& out = outcomes[static_cast<std::size_t>(rank)];
       if (!out.wrong[p].empty()) {
