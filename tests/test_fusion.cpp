@@ -86,8 +86,8 @@ TEST_CASE("folding a BatchNorm into its convolution matches conv then BN, agains
   CHECK(relative_error(unfolded, reference) < 1e-6);
   // Off CUDA the fused entry points are the separate ops.
   CHECK_FALSE(gpuperf::cudnn_fusion_applies(x, *conv));
-  CHECK(torch::equal(gpuperf::conv2d_bias_relu(x, *conv, bias, true).detach(),
-                     torch::relu(folded)));
+  CHECK(
+      torch::equal(gpuperf::conv2d_bias_relu(x, *conv, bias, true).detach(), torch::relu(folded)));
 }
 
 TEST_CASE("ResNet-50 fused for inference computes the eval model's logits", "[fusion]") {
@@ -190,8 +190,8 @@ TEST_CASE("ResNet-50 fused for fp16 inference on CUDA is as close to fp64 as unf
   gpuperf::InferenceSession unfused(torch::nn::AnyModule(eval_resnet(30)), {3, 96, 96},
                                     torch::kCUDA, options);
   options.fuse = true;
-  gpuperf::InferenceSession fused(torch::nn::AnyModule(eval_resnet(30)), {3, 96, 96},
-                                  torch::kCUDA, options);
+  gpuperf::InferenceSession fused(torch::nn::AnyModule(eval_resnet(30)), {3, 96, 96}, torch::kCUDA,
+                                  options);
   CHECK(unfused.kernel_fusion() == "none");
   CHECK(fused.kernel_fusion() == "batchnorm-folded+conv+bias(+shortcut)+relu");
   for (int call = 0; call < 2; ++call) {  // capture, then replay

@@ -128,8 +128,7 @@ torch::Tensor conv2d_bias_relu(const torch::Tensor& x, const torch::nn::Conv2dIm
     const torch::Tensor input = autocast_operand(x);
     const torch::Tensor weight = autocast_operand(conv.weight);
     const torch::Tensor b = autocast_operand(bias_or_zeros(bias, conv.weight));
-    return ConvBiasReluFunction::apply(input, weight, b, g.stride, g.padding, g.dilation,
-                                       g.groups);
+    return ConvBiasReluFunction::apply(input, weight, b, g.stride, g.padding, g.dilation, g.groups);
   }
   return torch::relu(conv2d_bias(x, conv, bias));
 }
@@ -137,11 +136,12 @@ torch::Tensor conv2d_bias_relu(const torch::Tensor& x, const torch::nn::Conv2dIm
 torch::Tensor conv2d_bias_add_relu(const torch::Tensor& x, const torch::nn::Conv2dImpl& conv,
                                    const torch::Tensor& bias, const torch::Tensor& z, bool fused) {
   ConvGeometry g;
-  const bool needs_grad =
-      c10::GradMode::is_enabled() && (x.requires_grad() || conv.weight.requires_grad() ||
-                                      (bias.defined() && bias.requires_grad()) || z.requires_grad());
+  const bool needs_grad = c10::GradMode::is_enabled() &&
+                          (x.requires_grad() || conv.weight.requires_grad() ||
+                           (bias.defined() && bias.requires_grad()) || z.requires_grad());
   if (fused && !needs_grad && x.is_cuda() && at::globalContext().userEnabledCuDNN() &&
-      at::Context::hasCuDNN() && explicit_geometry(conv, &g) && z.scalar_type() == x.scalar_type()) {
+      at::Context::hasCuDNN() && explicit_geometry(conv, &g) &&
+      z.scalar_type() == x.scalar_type()) {
     return at::cudnn_convolution_add_relu(x, conv.weight, z, /*alpha=*/1,
                                           bias_or_zeros(bias, conv.weight), g.stride, g.padding,
                                           g.dilation, g.groups);
@@ -152,7 +152,8 @@ torch::Tensor conv2d_bias_add_relu(const torch::Tensor& x, const torch::nn::Conv
 torch::Tensor fold_batch_norm(torch::nn::Conv2dImpl& conv, const torch::nn::BatchNorm2dImpl& bn) {
   torch::NoGradGuard no_grad;
   const auto f64 = [](const torch::Tensor& t) { return t.to(torch::kDouble); };
-  const torch::Tensor gamma = bn.options.affine() ? f64(bn.weight) : torch::ones_like(f64(bn.running_var));
+  const torch::Tensor gamma =
+      bn.options.affine() ? f64(bn.weight) : torch::ones_like(f64(bn.running_var));
   const torch::Tensor beta = bn.options.affine() ? f64(bn.bias) : torch::zeros_like(gamma);
   const torch::Tensor scale = gamma / torch::sqrt(f64(bn.running_var) + bn.options.eps());
   torch::Tensor shift = beta - f64(bn.running_mean) * scale;

@@ -41,7 +41,7 @@ struct InferenceOptions {
   /// Ask a FusableModel to fuse for inference (fold BatchNorm, conv+bias(+add)+ReLU in one cuDNN
   /// call). Same function up to rounding; kernel_fusion() says what was fused.
   bool fuse = false;
-  std::uint64_t seed = 0;       ///< seeds the synthetic inputs
+  std::uint64_t seed = 0;  ///< seeds the synthetic inputs
 
   /// Throws ConfigError naming the bad field and value.
   void validate() const;
