@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets for the result-file and spec-file readers with clang and
+# Builds the libFuzzer targets for the result-file (training and inference) and spec-file readers with clang and
 # AddressSanitizer + UndefinedBehaviorSanitizer, then runs each for a bounded time.
 #
 #   tests/fuzz/run_fuzzers.sh [seconds-per-target]     (default 60)
@@ -20,20 +20,26 @@ flags=(-std=c++17 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recov
 common=("${root}/libgpuperf/src/report/run_record_json.cpp"
         "${root}/libgpuperf/src/timing/statistics.cpp"
         "${root}/libgpuperf/src/specs/specs.cpp"
-        "${root}/libgpuperf/src/specs/published.cpp")
+        "${root}/libgpuperf/src/specs/published.cpp"
+        "${root}/libgpuperf/src/telemetry/clock_events.cpp")
 
 echo "building fuzz targets with ${cxx}"
 "${cxx}" "${flags[@]}" "${root}/tests/fuzz/fuzz_run_record.cpp" "${common[@]}" -o "${out}/fuzz_run_record"
 "${cxx}" "${flags[@]}" "${root}/tests/fuzz/fuzz_specs.cpp" "${common[@]}" -o "${out}/fuzz_specs"
+"${cxx}" "${flags[@]}" "${root}/tests/fuzz/fuzz_inference_result.cpp" "${common[@]}" \
+  "${root}"/libgpuperf/src/infer/{inference_result,latency,serving}.cpp -o "${out}/fuzz_inference_result"
 
 # Seed corpora: valid files teach the fuzzer the structure it has to get past.
-rm -rf "${out}/corpus_run_record" "${out}/corpus_specs"
-mkdir -p "${out}/corpus_run_record" "${out}/corpus_specs"
+rm -rf "${out}/corpus_run_record" "${out}/corpus_specs" "${out}/corpus_inference_result"
+mkdir -p "${out}/corpus_run_record" "${out}/corpus_specs" "${out}/corpus_inference_result"
 cp "${root}"/docs/examples/*.json "${out}/corpus_run_record/"
 cp "${root}"/libgpuperf/data/*.json "${out}/corpus_specs/"
+cp "${root}"/docs/examples/*infer*.json \
+  "${root}"/docs/results/2026-11-29-h200-fusion/inference-frozen/gpuperf-default-1.json \
+  "${out}/corpus_inference_result/"
 
 status=0
-for target in fuzz_run_record fuzz_specs; do
+for target in fuzz_run_record fuzz_specs fuzz_inference_result; do
   corpus="${out}/corpus_${target#fuzz_}"
   echo "running ${target} for ${seconds} s"
   if ! "${out}/${target}" "${corpus}" -max_total_time="${seconds}" -timeout=10 -rss_limit_mb=2048 \

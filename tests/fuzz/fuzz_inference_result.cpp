@@ -1,0 +1,23 @@
+// libFuzzer target: the inference-result reader must reject any input with a gpuperf error, never
+// crash, hang or leak. Run through tests/fuzz/run_fuzzers.sh.
+#include <cstddef>
+#include <cstdint>
+#include <sstream>
+#include <string>
+
+#include "gpuperf/error.h"
+#include "gpuperf/infer/inference_result.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::string text(reinterpret_cast<const char*>(data), size);
+  try {
+    const gpuperf::InferenceResult result = gpuperf::inference_result_from_json(text);
+    // What was read must serialize and print again: compare and report use read results.
+    (void)gpuperf::inference_result_json(result);
+    std::ostringstream out;
+    gpuperf::print_inference_result(result, out);
+  } catch (const gpuperf::Error&) {
+    // Rejected with a message: the expected outcome for malformed input.
+  }
+  return 0;
+}
