@@ -333,6 +333,28 @@ TEST_CASE("the advisor ranks by fit, budget and throughput, with reasons", "[spe
     return line.find("estimate, H200 SXM 141GB measured 4690") != std::string::npos;
   }));
 
+  // The requested precision's own measurement comes before a faster one of the other 2-byte
+  // type; with only the other type measured, it stands in and the reasons say so.
+  gpuperf::LoadedRun fp16_run{"h200-fp16.json", resnet_run(5200)};
+  fp16_run.record.config.precision = "fp16";
+  const auto mixed = gpuperf::advise(request, db, {fp16_run, run}, {});
+  const auto h200_mixed = std::find_if(mixed.begin(), mixed.end(),
+                                       [](const auto& a) { return a.spec->id == "h200-sxm-141gb"; });
+  REQUIRE(h200_mixed != mixed.end());
+  CHECK(h200_mixed->samples_per_second == Approx(4690));
+  const auto says_carried = [](const gpuperf::GpuAdvice& a) {
+    return std::any_of(a.reasons.begin(), a.reasons.end(), [](const std::string& line) {
+      return line.find("precision: fp16 figure used for a bf16 request") != std::string::npos;
+    });
+  };
+  CHECK_FALSE(says_carried(*h200_mixed));
+  const auto fp16_only = gpuperf::advise(request, db, {fp16_run}, {});
+  const auto h200_fp16 = std::find_if(fp16_only.begin(), fp16_only.end(),
+                                      [](const auto& a) { return a.spec->id == "h200-sxm-141gb"; });
+  REQUIRE(h200_fp16 != fp16_only.end());
+  CHECK(h200_fp16->samples_per_second == Approx(5200));
+  CHECK(says_carried(*h200_fp16));
+
   // A 70B-parameter model (1.26 TB of model states with Adam) fits 16 H200s only sharded.
   gpuperf::AdvisorRequest big;
   big.parameters = 70e9;

@@ -68,7 +68,19 @@ struct Reference {
   std::int64_t batch_size = 0;  // inference: the batch size quoted
   double p50 = kNaN;            // inference: its per-call latency, seconds
   double p99 = kNaN;
+  std::string precision;  // of the measurement or publication ("" when unknown)
 };
+
+// Whether `a` is a better reference than `b` (null) for a request in `precision`: the exact
+// precision before another of its class (fp16 for bf16), then the faster; among inference results
+// that all miss the latency budget (0 throughput), the one closest to it.
+bool better_reference(const Reference& a, const Reference* b, const std::string& precision) {
+  if (b == nullptr) return true;
+  const bool a_exact = a.precision == precision;
+  const bool b_exact = b->precision == precision;
+  if (a_exact != b_exact) return a_exact;
+  return a.per_gpu > b->per_gpu || (a.per_gpu == b->per_gpu && a.p99 < b->p99);
+}
 
 std::string ms(double seconds) { return fmt(seconds * 1e3, 3) + " ms"; }
 
@@ -110,6 +122,7 @@ std::optional<Reference> inference_reference(const LoadedInference& file, const 
     miss.batch_size = smallest->batch_size;
     miss.p50 = smallest->latency.p50;
     miss.p99 = smallest->latency.p99;
+    miss.precision = r.precision;
     return miss;
   }
   Reference ref{spec, best->throughput_median,
@@ -122,6 +135,7 @@ std::optional<Reference> inference_reference(const LoadedInference& file, const 
   ref.batch_size = best->batch_size;
   ref.p50 = best->latency.p50;
   ref.p99 = best->latency.p99;
+  ref.precision = r.precision;
   return ref;
 }
 
@@ -265,10 +279,12 @@ std::vector<GpuAdvice> advise_with(const AdvisorRequest& request, const SpecData
     const SpecMatch m = db.match_device(r.device.name, r.device.sm_count, r.device.memory_bytes);
     const double thr = r.throughput.count > 0 ? r.throughput.median : r.overall_throughput;
     if (m.spec != nullptr && thr > 0) {
-      refs.push_back({m.spec, thr,
-                      "measured " + fmt(thr, 0) + " samples/s (" + run.path + ", " +
-                          r.config.precision + ", bs " + std::to_string(r.config.batch_size) + ")",
-                      true});
+      Reference ref{m.spec, thr,
+                    "measured " + fmt(thr, 0) + " samples/s (" + run.path + ", " +
+                        r.config.precision + ", bs " + std::to_string(r.config.batch_size) + ")",
+                    true};
+      ref.precision = r.config.precision;
+      refs.push_back(ref);
     }
   }
   // Notes about measured files that match a GPU but could not be used, said on that GPU.
@@ -295,10 +311,12 @@ std::vector<GpuAdvice> advise_with(const AdvisorRequest& request, const SpecData
       continue;
     }
     if (const GpuSpec* s = db.find_id(p.gpu_id)) {
-      refs.push_back({s, p.per_gpu(),
-                      "published " + fmt(p.per_gpu(), 0) + " img/s per GPU (" + p.setup + "; " +
-                          p.source + ")",
-                      false});
+      Reference ref{s, p.per_gpu(),
+                    "published " + fmt(p.per_gpu(), 0) + " img/s per GPU (" + p.setup + "; " +
+                        p.source + ")",
+                    false};
+      ref.precision = p.precision;
+      refs.push_back(ref);
     }
   }
 
@@ -335,15 +353,20 @@ std::vector<GpuAdvice> advise_with(const AdvisorRequest& request, const SpecData
     auto best_for = [&](bool want_measured) -> const Reference* {
       const Reference* best = nullptr;
       for (const auto& r : refs) {
-        // The fastest; among inference results that all miss the latency budget (0 throughput),
-        // the one closest to it.
         if (r.spec->id == spec.id && r.measured == want_measured &&
-            (!best || r.per_gpu > best->per_gpu ||
-             (r.per_gpu == best->per_gpu && r.p99 < best->p99))) {
+            better_reference(r, best, request.precision)) {
           best = &r;
         }
       }
       return best;
+    };
+    // A figure of the other 2-byte type (fp16 for bf16 or the reverse) stands in, and says so.
+    auto carried_over = [&](const Reference& r) {
+      if (!r.precision.empty() && r.precision != request.precision) {
+        say("precision: " + r.precision + " figure used for a " + request.precision +
+            " request (the same tensor-core rate class on current GPUs; not measured in " +
+            request.precision + ")");
+      }
     };
     for (const auto& [unused_spec, note] : unused) {
       if (unused_spec->id == spec.id) say("throughput: " + note);
@@ -357,10 +380,12 @@ std::vector<GpuAdvice> advise_with(const AdvisorRequest& request, const SpecData
       a.latency_p99 = r->p99;
       if (budget) a.latency_status = r->per_gpu > 0 ? "meets budget" : "misses budget";
       say("throughput: " + r->what);
+      carried_over(*r);
     } else if (const Reference* p = best_for(false)) {
       per_gpu = p->per_gpu;
       a.throughput_basis = "published";
       say("throughput: " + p->what + " (another software stack: treat as indicative)");
+      carried_over(*p);
     } else if (!(peak > 0)) {
       say("throughput: datasheet has " + std::string(peak == 0 ? "no" : "no confirmed") + " " +
           (key.empty() ? request.precision : key) + " peak, so no estimate");
@@ -370,10 +395,10 @@ std::vector<GpuAdvice> advise_with(const AdvisorRequest& request, const SpecData
       for (const auto& r : refs) {
         const double rp = r.spec->peak(peak_key_for_precision(request.precision, r.spec));
         if (!(rp > 0 && r.per_gpu > 0)) continue;
-        // Measured before published; among measured ones the best setting (e.g. a CUDA-graph
-        // run over an eager one), as the measured GPU itself quotes its best.
+        // Measured before published; among measured ones the exact precision, then the best
+        // setting (e.g. a CUDA-graph run over an eager one), as the measured GPU itself quotes.
         if (!ref || (r.measured && !ref->measured) ||
-            (r.measured && ref->measured && r.per_gpu > ref->per_gpu)) {
+            (r.measured == ref->measured && better_reference(r, ref, request.precision))) {
           ref = &r;
         }
       }
@@ -384,6 +409,7 @@ std::vector<GpuAdvice> advise_with(const AdvisorRequest& request, const SpecData
         say("throughput: estimate, " + ref->spec->name + " " + ref->what + " x datasheet " + key +
             " peak ratio " + fmt(peak / 1e12, 1) + "/" + fmt(rp / 1e12, 1) +
             " TFLOPS = " + fmt(per_gpu, 0) + " " + unit + "s/s (memory-bound layers scale less)");
+        carried_over(*ref);
       } else {
         per_gpu = peak * request.assumed_utilization / flops_per_sample;
         a.throughput_basis = "estimate";
