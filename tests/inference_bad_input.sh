@@ -36,6 +36,8 @@ expect_usage_error "--serve-rates: '10,,20' is not a comma-separated list of num
 expect_usage_error "--max-batch-delay-ms: must be >= 0" --serve-rates 10 --max-batch-delay-ms -1
 expect_usage_error "--serve-max-batch: 16 exceeds the largest batch size measured, 8" --max-batch 8 --serve-rates 10 --serve-max-batch 16
 expect_usage_error "--serve-requests: must be >= 1, got 0" --serve-rates 10 --serve-requests 0
+expect_usage_error "--serve-mode: unknown value 'live' (choose simulated or measured)" --serve-rates 10 --serve-mode live
+expect_usage_error "--serve-seconds: must be > 0" --serve-rates 10 --serve-seconds 0
 expect_usage_error "--keep-latencies: must be 0..100000, got 100001" --keep-latencies 100001
 expect_usage_error "--keep-latencies: must be 0..100000, got -1" --keep-latencies -1
 expect_usage_error "unknown model 'vgg99'" --model vgg99
@@ -57,6 +59,17 @@ if "$program" --device cpu --max-batch 4 --warmup 1 --iterations 5 --quiet \
   [ "$(grep -c '"batch_size"' "$work/ok.json")" -eq 3 ] || { echo "FAIL: expected batch sizes 1, 2, 4 in the JSON"; failures=$((failures + 1)); }
 else
   echo "FAIL: a valid run exited non-zero"; failures=$((failures + 1))
+fi
+# The measured serving mode: arrivals in real time, every batch executed (1 s of arrivals at
+# 100 req/s = the 100-request minimum).
+if "$program" --device cpu --batch-sizes 1,2 --warmup 1 --iterations 5 --quiet \
+     --serve-mode measured --serve-rates 100 --serve-seconds 1 --json "$work/measured.json" \
+     >"$work/measured.out"; then
+  grep -q "MEASURED" "$work/measured.out" || { echo "FAIL: measured serving not marked"; failures=$((failures + 1)); }
+  grep -q '"simulated": false' "$work/measured.json" || { echo "FAIL: JSON serving not marked measured"; failures=$((failures + 1)); }
+  grep -q '"requests": 100' "$work/measured.json" || { echo "FAIL: measured serving did not run 100 requests"; failures=$((failures + 1)); }
+else
+  echo "FAIL: a measured serving run exited non-zero"; failures=$((failures + 1))
 fi
 echo "$failures failure(s)"
 [ "$failures" -eq 0 ]

@@ -419,7 +419,8 @@ TEST_CASE("The report draws inference results: latency table, latency curve, sim
   // 512 / 29.299 ms = 17,475 samples/s; 8.18 GFLOP forward x 17,475 / 989.4 TFLOPS = 14.4%.
   CHECK_THAT(page, Catch::Contains("17,475</td>") && Catch::Contains(">14.4</td>"));
   CHECK_THAT(page, Catch::Contains("class=\"line\"") && Catch::Contains("bs 512"));
-  CHECK_THAT(page, Catch::Contains("SIMULATED serving"));
+  CHECK_THAT(page, Catch::Contains("Serving: p99 end-to-end latency") &&
+                       Catch::Contains("[simulated]"));
   CHECK_THAT(page, Catch::Contains("not recorded (file predates device fingerprints)"));
   CHECK(page.find("<script") == std::string::npos);
   CHECK_THROWS_AS(gpuperf::write_results_report(html, {}, &db, {}, {}), gpuperf::ConfigError);

@@ -2,7 +2,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdint>
+#include <numeric>
 #include <limits>
 #include <map>
 #include <sstream>
@@ -20,6 +23,19 @@ namespace {
 gpuperf::BatchServiceFunction constant_service(double seconds) {
   return [seconds](std::int64_t) { return seconds; };
 }
+
+// An executor that takes `seconds` of wall time per batch (spinning, as a device sync would
+// block) and records the batch sizes it was given.
+struct BusyExecutor {
+  double seconds;
+  std::vector<std::int64_t> sizes;
+  void operator()(std::int64_t n) {
+    sizes.push_back(n);
+    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+    while (std::chrono::steady_clock::now() < until) {
+    }
+  }
+};
 
 }  // namespace
 
@@ -153,6 +169,67 @@ TEST_CASE("A fixed seed gives the same run and another seed a different one", "[
   options.seed = 2;
   const auto c = gpuperf::simulate_serving(service, options);
   CHECK(a.latency.mean != c.latency.mean);
+}
+
+TEST_CASE("Executed serving at light load measures the service time the model predicts",
+          "[infer][serving]") {
+  // 2 ms per batch, 40 req/s (load 0.08), one request per batch: the latency is the service time
+  // plus a rare short wait, both in the model and in real time on this machine.
+  BusyExecutor executor{2e-3, {}};
+  gpuperf::ServingOptions options;
+  options.rate = 40;
+  options.requests = 60;
+  options.seed = 9;
+  const auto measured = gpuperf::run_serving(
+      [&](std::int64_t n) { executor(n); }, options, constant_service(2e-3));
+  const auto modelled = gpuperf::simulate_serving(constant_service(2e-3), options);
+  REQUIRE(executor.sizes.size() == 60);
+  CHECK(measured.requests == 60);
+  CHECK_FALSE(measured.saturated);
+  CHECK(measured.latency.min >= 2e-3);  // never faster than the work itself
+  INFO("measured p50 " << measured.latency.p50 << " s, modelled " << modelled.latency.p50 << " s");
+  // Real time adds the sleep/spin wake-up and the clock reads (well under a millisecond on an idle
+  // machine); the margin leaves room for a CI machine running other tests on the same cores.
+  CHECK(measured.latency.p50 == Approx(modelled.latency.p50).margin(3e-3));
+  CHECK(measured.mean_service == Approx(2e-3).margin(2e-3));
+  CHECK(measured.capacity == Approx(500));
+}
+
+TEST_CASE("Executed serving batches up to max batch and serves every request once",
+          "[infer][serving]") {
+  BusyExecutor executor{3e-3, {}};
+  gpuperf::ServingOptions options;
+  options.rate = 600;  // faster than one request per 3 ms: batches must form
+  options.requests = 300;
+  options.max_batch = 4;
+  options.max_queue_delay = 2e-3;
+  const auto result = gpuperf::run_serving([&](std::int64_t n) { executor(n); }, options);
+  CHECK(std::accumulate(executor.sizes.begin(), executor.sizes.end(), std::int64_t{0}) == 300);
+  CHECK(*std::max_element(executor.sizes.begin(), executor.sizes.end()) == 4);
+  CHECK(result.batches == static_cast<std::int64_t>(executor.sizes.size()));
+  CHECK(result.mean_batch_size > 1.5);
+  CHECK(result.latency.min >= 3e-3);
+  // Capacity 4 / 3 ms = 1333 req/s: 600 req/s is sustained.
+  CHECK_FALSE(result.saturated);
+}
+
+TEST_CASE("Executed serving beyond capacity reports the growing queue", "[infer][serving]") {
+  BusyExecutor executor{4e-3, {}};
+  gpuperf::ServingOptions options;
+  options.rate = 1000;  // four times the 250 req/s one-at-a-time capacity
+  options.requests = 120;
+  const auto sweep = gpuperf::sweep_serving_measured([&](std::int64_t n) { executor(n); }, options,
+                                                     {1000, 50}, /*seconds_per_rate=*/0.1);
+  REQUIRE(sweep.points.size() == 2);  // 50 req/s first, then 1000
+  CHECK(sweep.points[0].offered_rate == 50);
+  CHECK(sweep.points[0].requests == 100);  // max(100, 50 x 0.1 s), capped at 120
+  CHECK_FALSE(sweep.points[0].saturated);
+  CHECK(sweep.points[1].requests == 100);
+  CHECK(sweep.points[1].saturated);
+  CHECK_THAT(sweep.points[1].saturation_reason, Catch::Contains("queue grows"));
+  CHECK(sweep.reached_saturation);
+  CHECK_THROWS_AS(gpuperf::sweep_serving_measured([](std::int64_t) {}, options, {10}, 0),
+                  gpuperf::ConfigError);
 }
 
 TEST_CASE("Serving options name the bad option and value", "[infer]") {

@@ -13,6 +13,7 @@
 #include "gpuperf/device.h"
 #include "gpuperf/error.h"
 #include "gpuperf/infer/inference.h"
+#include "gpuperf/infer/serving.h"
 #include "gpuperf/log.h"
 #include "gpuperf/models/registry.h"
 #include "gpuperf/report/run_record.h"
@@ -27,9 +28,17 @@ Precision choose_precision(const std::string& text, const torch::Device& device)
   return device.is_cuda() ? Precision::kFp16 : Precision::kFp32;
 }
 
-// The serving simulation takes the measured median call time of each batch size as the time the
-// server needs for a batch of that size.
-void add_serving(InferenceResult& result, const InferenceBenchmarkArgs& args) {
+// The smallest batch size of `sizes` (ascending) that holds `n` requests.
+std::int64_t padded_size(const std::vector<std::int64_t>& sizes, std::int64_t n) {
+  return *std::lower_bound(sizes.begin(), sizes.end(), n);
+}
+
+// The serving sweep. Simulated: the measured median call time of each batch size is the time the
+// server needs for a batch of that size. Measured: each batch runs on the device, padded to the
+// next measured batch size (one input and, with graphs, one captured graph per size, as servers
+// pad to their compiled profiles), and the server waits for it to finish.
+void add_serving(InferenceResult& result, const InferenceBenchmarkArgs& args,
+                 InferenceSession& session, const torch::Device& device) {
   std::map<std::int64_t, double> service;
   for (const auto& b : result.batches) service[b.batch_size] = b.latency.p50;
   const std::int64_t largest = service.rbegin()->first;
@@ -45,7 +54,30 @@ void add_serving(InferenceResult& result, const InferenceBenchmarkArgs& args) {
   options.requests = args.serve_requests;
   options.seed = static_cast<std::uint64_t>(args.seed) + 1;
   result.serving_options = options;
-  result.serving = sweep_serving(interpolated_service_time(service), options, args.serve_rates);
+  const BatchServiceFunction median_time = interpolated_service_time(service);
+  if (args.serve_mode != "measured") {
+    result.serving = sweep_serving(median_time, options, args.serve_rates);
+    return;
+  }
+  std::vector<std::int64_t> sizes;
+  for (const auto& [batch, seconds] : service) {
+    if (batch <= options.max_batch) sizes.push_back(batch);
+  }
+  if (sizes.back() < options.max_batch) sizes.push_back(options.max_batch);
+  std::map<std::int64_t, torch::Tensor> inputs;
+  for (const std::int64_t b : sizes) {
+    inputs[b] = session.make_batch(b);
+    // Warm-up: captures the size's graph, if any, before the clock runs.
+    for (int i = 0; i < 3; ++i) (void)session(inputs[b]);
+  }
+  synchronize(device);
+  const BatchExecutor execute = [&](std::int64_t n) {
+    (void)session(inputs.at(padded_size(sizes, n)));
+    synchronize(device);
+  };
+  result.serving_measured = true;
+  result.serving = sweep_serving_measured(execute, options, args.serve_rates, args.serve_seconds,
+                                          median_time);
 }
 
 }  // namespace
@@ -91,7 +123,7 @@ InferenceResult run_inference_measurement(const InferenceBenchmarkArgs& args) {
   for (auto& b : result.batches) b.latencies = evenly_spaced(b.latencies, args.keep_latencies);
   result.command = args.command_line;
   result.timestamp_utc = utc_timestamp();
-  if (!args.serve_rates.empty()) add_serving(result, args);
+  if (!args.serve_rates.empty()) add_serving(result, args, session, device);
   return result;
 }
 

@@ -92,7 +92,7 @@ ParsedInferenceArgs parse_inference_benchmark_args(int argc, const char* const* 
 
   CLI::App app(
       "gpuperf inference benchmark: per-call latency percentiles and throughput over a "
-      "batch-size sweep, and an optional simulated serving sweep",
+      "batch-size sweep, and an optional serving sweep (simulated or measured)",
       "inference_benchmark");
   app.option_defaults()->always_capture_default();
   app.add_option("--device", a.device, "auto, cpu, cuda or cuda:N (auto: a GPU if there is one)");
@@ -118,12 +118,18 @@ ParsedInferenceArgs parse_inference_benchmark_args(int argc, const char* const* 
   app.add_flag("--cudnn-benchmark,!--no-cudnn-benchmark", a.cudnn_benchmark, "cuDNN autotuning");
   app.add_option(
       "--serve-rates", serve_rates_text,
-      "offered request rates (req/s) for the SIMULATED serving sweep, e.g. 100,500,2000");
+      "offered request rates (req/s) for the serving sweep (see --serve-mode), e.g. 100,500,2000");
   app.add_option("--max-batch-delay-ms", a.max_batch_delay_ms,
                  "serving: longest a request waits for a fuller batch, ms");
   app.add_option("--serve-max-batch", a.serve_max_batch,
                  "serving: largest batch the server forms (0: the largest measured)");
-  app.add_option("--serve-requests", a.serve_requests, "serving: simulated requests per rate");
+  app.add_option("--serve-requests", a.serve_requests,
+                 "serving: requests per rate (measured mode: at most this many)");
+  app.add_option("--serve-mode", a.serve_mode,
+                 "serving: simulated (a model driven by the measured call times) or measured "
+                 "(Poisson arrivals in real time, every batch executed on the device)");
+  app.add_option("--serve-seconds", a.serve_seconds,
+                 "measured serving: seconds of arrivals per rate (at least 100 requests)");
   app.add_option("--seed", a.seed, "random seed for weights, inputs and arrivals");
   app.add_option("--threads", a.threads, "CPU intra-op threads (0: LibTorch's default)");
   app.add_option("--json", a.json_path, "write the result here (default: no file)");
@@ -151,6 +157,12 @@ ParsedInferenceArgs parse_inference_benchmark_args(int argc, const char* const* 
         require(a.serve_max_batch >= 0, "serve-max-batch", a.serve_max_batch,
                 ">= 0 (0: the largest measured batch size)");
         require(a.serve_requests >= 1, "serve-requests", a.serve_requests, ">= 1");
+        require(a.serve_seconds > 0 && std::isfinite(a.serve_seconds), "serve-seconds",
+                a.serve_seconds, "> 0");
+        if (a.serve_mode != "simulated" && a.serve_mode != "measured") {
+          throw ConfigError("--serve-mode: unknown value '" + a.serve_mode +
+                            "' (choose simulated or measured)");
+        }
         require(a.threads >= 0, "threads", a.threads, ">= 0");
         require(
             keep_latencies >= 0 && keep_latencies <= static_cast<std::int64_t>(kMaxStoredLatencies),

@@ -111,12 +111,21 @@ void print_inference_result(const InferenceResult& r, std::ostream& out) {
   out << "Best throughput: " << std::setprecision(1) << h.best_throughput << " samples/s at batch "
       << h.best_batch_size << "\n";
   if (r.serving.points.empty()) return;
-  out << "\nServing (SIMULATED: a single-server FIFO model with dynamic batching, Poisson "
-         "arrivals, driven by the measured median service time per batch size; not a real "
-         "concurrent server). Max batch "
-      << r.serving_options.max_batch << ", max queue delay "
-      << ms(r.serving_options.max_queue_delay) << " ms, " << r.serving_options.requests
-      << " requests per rate\n";
+  if (r.serving_measured) {
+    out << "\nServing (MEASURED: Poisson arrivals scheduled in real time, one FIFO server with "
+           "dynamic batching running each batch on the device and timing it to completion). Max "
+           "batch "
+        << r.serving_options.max_batch << ", max queue delay "
+        << ms(r.serving_options.max_queue_delay) << " ms, up to " << r.serving_options.requests
+        << " requests per rate\n";
+  } else {
+    out << "\nServing (SIMULATED: a single-server FIFO model with dynamic batching, Poisson "
+           "arrivals, driven by the measured median service time per batch size; not a real "
+           "concurrent server). Max batch "
+        << r.serving_options.max_batch << ", max queue delay "
+        << ms(r.serving_options.max_queue_delay) << " ms, " << r.serving_options.requests
+        << " requests per rate\n";
+  }
   out << "| offered req/s | achieved req/s | mean batch | p50 ms | p90 ms | p99 ms | max ms | "
          "sustained |\n";
   out << "|---:|---:|---:|---:|---:|---:|---:|---|\n";
@@ -184,12 +193,15 @@ std::string inference_result_json(const InferenceResult& r) {
                         {"mean_batch_size", p.mean_batch_size},
                         {"batches", p.batches},
                         {"saturated", p.saturated},
-                        {"saturation_reason", p.saturation_reason}});
+                        {"saturation_reason", p.saturation_reason},
+                        {"requests", p.requests}});
     }
-    j["serving"] = {{"simulated", true},
-                    {"model",
-                     "single server, FIFO, dynamic batching, Poisson arrivals; service "
-                     "times are the measured per-batch-size medians"},
+    j["serving"] = {{"simulated", !r.serving_measured},
+                    {"model", r.serving_measured
+                                  ? "single server, FIFO, dynamic batching, Poisson arrivals "
+                                    "scheduled in real time; every batch executed and timed"
+                                  : "single server, FIFO, dynamic batching, Poisson arrivals; "
+                                    "service times are the measured per-batch-size medians"},
                     {"max_batch", r.serving_options.max_batch},
                     {"max_queue_delay_s", r.serving_options.max_queue_delay},
                     {"requests", r.serving_options.requests},
@@ -275,6 +287,8 @@ InferenceResult inference_result_from_json(const std::string& text) {
 
   if (r.has("serving")) {
     const JsonReader s = r.child("serving");
+    // Files before the measured mode hold only simulated sweeps.
+    out.serving_measured = s.has("simulated") && !s.boolean("simulated");
     out.serving_options.max_batch = s.integer("max_batch");
     out.serving_options.max_queue_delay = s.number("max_queue_delay_s");
     out.serving_options.requests = s.integer("requests");
@@ -296,7 +310,7 @@ InferenceResult inference_result_from_json(const std::string& text) {
       point.batches = p.integer("batches");
       point.saturated = p.boolean("saturated");
       point.saturation_reason = p.string("saturation_reason");
-      point.requests = out.serving_options.requests;
+      point.requests = p.has("requests") ? p.integer("requests") : out.serving_options.requests;
       point.max_batch = out.serving_options.max_batch;
       point.max_queue_delay = out.serving_options.max_queue_delay;
       out.serving.points.push_back(std::move(point));

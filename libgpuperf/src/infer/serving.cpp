@@ -1,11 +1,14 @@
 #include "gpuperf/infer/serving.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <iterator>
 #include <limits>
 #include <random>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "gpuperf/error.h"
 
@@ -50,27 +53,85 @@ void ServingOptions::validate() const {
   }
 }
 
-ServingResult simulate_serving(const BatchServiceFunction& service, const ServingOptions& options) {
-  options.validate();
-  if (!service) throw ConfigError("serving: the service function is empty");
-  const auto n = static_cast<std::size_t>(options.requests);
-  const auto max_batch = static_cast<std::size_t>(options.max_batch);
+namespace {
 
+// How the server's time passes: simulated (virtual time, service from a function) or measured
+// (the steady clock, batches executed for real).
+class ServerClock {
+ public:
+  virtual ~ServerClock() = default;
+  /// The batch is due at `due` seconds: returns when it actually starts (>= due).
+  virtual double start(double due) = 0;
+  /// Runs a batch of `size` requests from `started`; returns its completion time.
+  virtual double finish(std::int64_t size, double started) = 0;
+};
+
+class SimulatedClock final : public ServerClock {
+ public:
+  explicit SimulatedClock(const BatchServiceFunction& service) : service_(service) {}
+  double start(double due) override { return due; }
+  double finish(std::int64_t size, double started) override {
+    return started + checked_service(service_, size);
+  }
+
+ private:
+  const BatchServiceFunction& service_;
+};
+
+// Seconds on the steady clock since construction. Waits sleep until ~0.3 ms before the
+// deadline, then spin: sleeps overshoot by tens of microseconds, which would add to every
+// latency at sub-millisecond service times.
+class MeasuredClock final : public ServerClock {
+ public:
+  explicit MeasuredClock(const BatchExecutor& execute)
+      : execute_(execute), origin_(std::chrono::steady_clock::now()) {}
+  double start(double due) override {
+    for (double now = this->now(); now < due; now = this->now()) {
+      if (due - now > 5e-4) {
+        std::this_thread::sleep_for(std::chrono::duration<double>(due - now - 3e-4));
+      }
+    }
+    return now();
+  }
+  double finish(std::int64_t size, double /*started*/) override {
+    execute_(size);
+    return now();
+  }
+
+ private:
+  double now() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - origin_).count();
+  }
+  const BatchExecutor& execute_;
+  std::chrono::steady_clock::time_point origin_;
+};
+
+// Poisson arrival times (seconds from 0) of the run's requests.
+std::vector<double> arrivals(const ServingOptions& options) {
   std::mt19937_64 rng(options.seed);
-  std::vector<double> arrival(n);
+  std::vector<double> arrival(static_cast<std::size_t>(options.requests));
   double t = 0;
   for (auto& a : arrival) {
     t += exponential(rng, options.rate);
     a = t;
   }
+  return arrival;
+}
 
+// The server policy of the header comment, on `clock`. `capacity_service` is the service time
+// of a full batch, for the capacity figure and the first saturation rule.
+ServingResult serve(ServerClock& clock, const ServingOptions& options,
+                    const std::vector<double>& arrival, double capacity_service) {
+  const std::size_t n = arrival.size();
+  const auto max_batch = static_cast<std::size_t>(options.max_batch);
   ServingResult out;
   out.offered_rate = options.rate;
   out.requests = options.requests;
   out.max_batch = options.max_batch;
   out.max_queue_delay = options.max_queue_delay;
+  // 0: unknown (no full-batch service time given, or a zero one).
   out.capacity =
-      static_cast<double>(options.max_batch) / checked_service(service, options.max_batch);
+      capacity_service > 0 ? static_cast<double>(options.max_batch) / capacity_service : 0;
   LatencyRecorder latency;
   latency.reserve(n);
   double total_wait = 0;
@@ -84,16 +145,15 @@ ServingResult simulate_serving(const BatchServiceFunction& service, const Servin
     const double full_at =
         full_index < n ? arrival[full_index] : std::numeric_limits<double>::infinity();
     const double dispatch =
-        std::max(free_at, std::min(arrival[next] + options.max_queue_delay, full_at));
+        clock.start(std::max(free_at, std::min(arrival[next] + options.max_queue_delay, full_at)));
     std::size_t end = next;
     while (end < n && end - next < max_batch && arrival[end] <= dispatch) ++end;
     const auto size = static_cast<std::int64_t>(end - next);
-    const double s = checked_service(service, size);
-    const double done = dispatch + s;
+    const double done = clock.finish(size, dispatch);
     for (std::size_t i = next; i < end; ++i) {
       latency.add(done - arrival[i]);
       total_wait += dispatch - arrival[i];
-      total_service += s;
+      total_service += done - dispatch;
     }
     ++out.batches;
     free_at = done;
@@ -109,11 +169,10 @@ ServingResult simulate_serving(const BatchServiceFunction& service, const Servin
   out.mean_wait = total_wait / count;
   out.mean_service = total_service / count;
   out.mean_batch_size = count / static_cast<double>(out.batches);
-
   // Two signs of an unsustainable rate: the arrivals outrun the server's best case, or the run
   // ended with a backlog that makes completions lag arrivals by more than the tolerance.
   const double tolerance = options.saturation_tolerance;
-  if (options.rate > out.capacity * (1 + tolerance)) {
+  if (out.capacity > 0 && options.rate > out.capacity * (1 + tolerance)) {
     out.saturated = true;
     out.saturation_reason = "offered " + std::to_string(options.rate) +
                             " req/s exceeds the capacity " + std::to_string(out.capacity) +
@@ -126,6 +185,24 @@ ServingResult simulate_serving(const BatchServiceFunction& service, const Servin
   }
   return out;
 }
+}  // namespace
+
+ServingResult simulate_serving(const BatchServiceFunction& service, const ServingOptions& options) {
+  options.validate();
+  if (!service) throw ConfigError("serving: the service function is empty");
+  SimulatedClock clock(service);
+  return serve(clock, options, arrivals(options), checked_service(service, options.max_batch));
+}
+
+ServingResult run_serving(const BatchExecutor& execute, const ServingOptions& options,
+                          const BatchServiceFunction& capacity_service) {
+  options.validate();
+  if (!execute) throw ConfigError("serving: the batch executor is empty");
+  const double full =
+      capacity_service ? checked_service(capacity_service, options.max_batch) : 0;
+  MeasuredClock clock(execute);
+  return serve(clock, options, arrivals(options), full);
+}
 
 ServingSweep sweep_serving(const BatchServiceFunction& service, const ServingOptions& base,
                            std::vector<double> rates) {
@@ -136,6 +213,29 @@ ServingSweep sweep_serving(const BatchServiceFunction& service, const ServingOpt
     ServingOptions options = base;
     options.rate = rate;
     sweep.points.push_back(simulate_serving(service, options));
+    if (sweep.points.back().saturated) {
+      sweep.reached_saturation = true;
+      break;
+    }
+  }
+  return sweep;
+}
+
+ServingSweep sweep_serving_measured(const BatchExecutor& execute, const ServingOptions& base,
+                                    std::vector<double> rates, double seconds_per_rate,
+                                    const BatchServiceFunction& capacity_service) {
+  if (rates.empty()) throw ConfigError("--serve-rates: no rates given");
+  if (!(seconds_per_rate > 0) || !std::isfinite(seconds_per_rate)) {
+    throw ConfigError("--serve-seconds: must be > 0, got " + std::to_string(seconds_per_rate));
+  }
+  std::sort(rates.begin(), rates.end());
+  ServingSweep sweep;
+  for (double rate : rates) {
+    ServingOptions options = base;
+    options.rate = rate;
+    const double wanted = std::max(100.0, std::ceil(rate * seconds_per_rate));
+    options.requests = std::min(base.requests, static_cast<std::int64_t>(wanted));
+    sweep.points.push_back(run_serving(execute, options, capacity_service));
     if (sweep.points.back().saturated) {
       sweep.reached_saturation = true;
       break;

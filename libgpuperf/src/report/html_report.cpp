@@ -118,7 +118,7 @@ void write_inference_sections(std::ostream& out, const std::vector<LoadedInferen
       }
       curve.push_back(series);
       if (!r.serving.points.empty()) {
-        ChartSeries sim{label, {}};
+        ChartSeries sim{label + (r.serving_measured ? " [measured]" : " [simulated]"), {}};
         for (const auto& p : r.serving.points) {
           sim.points.push_back(
               {p.achieved_rate, p.latency.p99 * 1e3,
@@ -131,11 +131,12 @@ void write_inference_sections(std::ostream& out, const std::vector<LoadedInferen
                           "p50 latency per call, ms", "samples/s (batch / p50)", curve);
     out << svg_bar_chart("Batch-1 latency per call", "p50, ms (p99 in the tooltip)", batch1);
     if (!serving.empty()) {
-      out << svg_line_chart("SIMULATED serving: p99 end-to-end latency against achieved rate",
+      out << svg_line_chart("Serving: p99 end-to-end latency against achieved rate",
                             "achieved requests/s", "p99 latency, ms", serving);
-      out << "<p class=\"note\">SIMULATED: a single-server FIFO model with dynamic batching and "
-             "Poisson arrivals, driven by the measured median call time per batch size; not a "
-             "real concurrent server (docs/inference.md).</p>\n";
+      out << "<p class=\"note\">[simulated]: a single-server FIFO model with dynamic batching "
+             "and Poisson arrivals, driven by the measured median call time per batch size; not "
+             "a real concurrent server. [measured]: the same policy run in real time, every "
+             "batch executed on the device (docs/inference.md).</p>\n";
     }
     out << "<table><tr><th>batch</th><th>p50 ms</th><th>p90 ms</th><th>p95 ms</th><th>p99 "
            "ms</th><th>max ms</th><th>p99/p50</th><th>samples/s (batch/p50)</th><th>samples/s "

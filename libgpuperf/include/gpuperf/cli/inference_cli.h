@@ -28,7 +28,9 @@ struct InferenceBenchmarkArgs {
   std::vector<double> serve_rates;      ///< offered rates (requests/s); empty: no serving sweep
   double max_batch_delay_ms = 1.0;      ///< serving: longest wait for a fuller batch, ms
   std::int64_t serve_max_batch = 0;     ///< serving: largest batch; 0: the largest measured
-  std::int64_t serve_requests = 20000;  ///< serving: simulated requests per rate
+  std::int64_t serve_requests = 20000;  ///< serving: requests per rate (measured: at most)
+  std::string serve_mode = "simulated";  ///< serving: simulated (model) or measured (executed)
+  double serve_seconds = 5;  ///< measured serving: seconds of arrivals per rate (>= 100 requests)
   std::int64_t seed = 0;
   int threads = 0;        ///< CPU intra-op threads; 0: LibTorch's default
   std::string json_path;  ///< empty: no file

@@ -64,7 +64,8 @@ struct InferenceResult {
   bool out_of_memory = false;  ///< the sweep stopped at a batch size that did not fit
   std::string command;         ///< the command line, shell-quoted
   std::string timestamp_utc;
-  ServingSweep serving;            ///< simulated from the measured service times; may be empty
+  ServingSweep serving;  ///< the serving sweep, simulated or executed (serving_measured); may be empty
+  bool serving_measured = false;  ///< run_serving executed it; otherwise simulate_serving modelled it
   ServingOptions serving_options;  ///< rate is per point; the rest applies to all points
 };
 

@@ -1,7 +1,8 @@
 #pragma once
-// A simulated inference server: open-loop Poisson arrivals, dynamic batching, one FIFO server,
-// driven by a function that says how long a batch of n requests takes. Time is virtual, so a run
-// of a million requests takes milliseconds and is exactly repeatable for a seed.
+// An inference server model: open-loop Poisson arrivals, dynamic batching, one FIFO server.
+// simulate_serving drives it with a function that says how long a batch of n requests takes: time
+// is virtual, so a run of a million requests takes milliseconds and is exactly repeatable for a
+// seed. run_serving executes the same policy in real time, running each batch for real.
 //
 // The model:
 //   - Requests arrive open-loop (arrivals do not wait for responses) with exponential
@@ -51,7 +52,7 @@ struct ServingResult {
   double offered_rate = 0;     ///< options.rate, requests/s
   double arrival_rate = 0;     ///< realised: (requests - 1) / (last arrival - first arrival)
   double achieved_rate = 0;    ///< requests / (last completion - first arrival)
-  double capacity = 0;         ///< max_batch / service(max_batch): the most the server can do
+  double capacity = 0;  ///< max_batch / service(max_batch): the most the server can do; 0 unknown
   LatencySummary latency;      ///< end-to-end, seconds
   double mean_wait = 0;        ///< mean seconds from arrival to dispatch (queueing + batching)
   double mean_service = 0;     ///< mean service seconds seen by a request
@@ -69,6 +70,21 @@ struct ServingResult {
 [[nodiscard]] ServingResult simulate_serving(const BatchServiceFunction& service,
                                              const ServingOptions& options);
 
+/// Runs one batch of `batch_size` requests for real and returns once its results are ready (after
+/// a device synchronisation, for a GPU).
+using BatchExecutor = std::function<void(std::int64_t batch_size)>;
+
+/// The policy of simulate_serving, executed in real time: arrivals are scheduled on the steady
+/// clock from the same seeded Poisson process (open loop: a late server does not delay later
+/// arrivals, they queue), the server waits until a batch is due (sleeping, then spinning for the
+/// last ~0.3 ms), runs `execute` and stamps the completion when it returns. Latencies, waits and
+/// service times are measured, not modelled. `capacity_service` (optional) gives a full batch's
+/// service time for the capacity figure and the first saturation rule; without it only the
+/// queue-growth rule applies. Throws ConfigError for bad options.
+[[nodiscard]] ServingResult run_serving(const BatchExecutor& execute,
+                                        const ServingOptions& options,
+                                        const BatchServiceFunction& capacity_service = {});
+
 /// Results of a sweep over offered rates.
 struct ServingSweep {
   std::vector<ServingResult> points;  ///< in order of increasing rate, up to the first saturated
@@ -79,6 +95,15 @@ struct ServingSweep {
 /// saturated rate: the latency-versus-throughput curve up to saturation.
 [[nodiscard]] ServingSweep sweep_serving(const BatchServiceFunction& service,
                                          const ServingOptions& base, std::vector<double> rates);
+
+/// run_serving for each rate (sorted ascending), stopping after the first saturated one. Each
+/// rate runs max(100, rate x seconds_per_rate) requests, at most base.requests, so that slow
+/// rates do not take minutes.
+[[nodiscard]] ServingSweep sweep_serving_measured(const BatchExecutor& execute,
+                                                  const ServingOptions& base,
+                                                  std::vector<double> rates,
+                                                  double seconds_per_rate,
+                                                  const BatchServiceFunction& capacity_service = {});
 
 /// A service function from measured (batch size -> seconds) points: linear interpolation between
 /// them, the smallest measured time below the smallest batch size. Throws ConfigError when the
