@@ -57,8 +57,8 @@ bool collective_backend_available(CollectiveBackend backend, std::string* reason
   } else {
 #if !GPUPERF_WITH_GLOO
     why =
-        "gpuperf was built without Gloo (its headers were not found at configure time; on "
-        "Debian: apt-get install libgloo-dev)";
+        "gpuperf was built without Gloo (its headers were not found at configure time, or "
+        "GPUPERF_GLOO=OFF; on Debian: apt-get install libgloo-dev)";
 #endif
   }
   if (reason) *reason = why;

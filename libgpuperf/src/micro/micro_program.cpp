@@ -81,10 +81,12 @@ void run_interconnect(const MicrobenchArgs& args, bool cuda, const MicroOptions&
     collectives.ranks = ranks;
     report.interconnect = "NCCL through c10d, " + std::to_string(ranks) + " GPUs";
   } else {
-    report.warnings.push_back(
-        "interconnect: no CUDA GPU, so no P2P copies; the collectives ran on the CPU with Gloo "
-        "over loopback, which measures no interconnect");
     collectives.backend = CollectiveBackend::kGloo;
+    report.warnings.push_back(
+        collective_backend_available(collectives.backend, nullptr)
+            ? "interconnect: no CUDA GPU, so no P2P copies; the collectives ran on the CPU with "
+              "Gloo over loopback, which measures no interconnect"
+            : "interconnect: no CUDA GPU, so no P2P copies");
     collectives.ranks = args.ranks > 0 ? static_cast<int>(args.ranks) : 2;
     report.interconnect = "CPU, Gloo over loopback: not an interconnect, " +
                           std::to_string(collectives.ranks) + " threads";

@@ -114,7 +114,8 @@ torch::Tensor conv2d_bias(const torch::Tensor& x, const torch::nn::Conv2dImpl& c
                          .dilation(o.dilation())
                          .groups(o.groups()));
   }
-  // Other padding forms: the module's own forward, then the given bias in place of its own.
+  // Other padding forms ('same', 'valid', reflect, ...): the module's own forward (not const in
+  // LibTorch, though it changes nothing), then the given bias in place of its own.
   torch::Tensor out = const_cast<torch::nn::Conv2dImpl&>(conv).forward(x);
   if (conv.bias.defined()) out = out - conv.bias.view({1, -1, 1, 1});
   return bias.defined() ? out + bias.view({1, -1, 1, 1}) : out;
