@@ -47,6 +47,10 @@ case "$command" in
   run)
     install_missing
     build
+    # The record goes to results/ unless the caller chose where (--json PATH, --json=PATH).
+    for arg in "$@"; do
+      case "$arg" in --json | --json=*) exec "$build_dir/examples/seed_benchmark" "$@" ;; esac
+    done
     mkdir -p results
     exec "$build_dir/examples/seed_benchmark" --json results/seed_benchmark.json "$@"
     ;;
