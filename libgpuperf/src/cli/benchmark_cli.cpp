@@ -10,6 +10,8 @@
 namespace gpuperf {
 namespace {
 
+using detail::require;
+
 std::string quote(const std::string& word) {
   if (!word.empty() &&
       word.find_first_not_of(
@@ -28,12 +30,6 @@ std::string join(const std::vector<std::string>& names) {
   return out;
 }
 
-template <typename T>
-void require(bool ok, const std::string& option, const T& value, const std::string& rule) {
-  if (!ok)
-    throw ConfigError("--" + option + ": must be " + rule + ", got " + std::to_string(value));
-}
-
 void check_ranges(const TrainingBenchmarkArgs& a) {
   require(a.batch_size > 0, "batch-size", a.batch_size, "> 0");
   require(a.num_classes >= 0, "num-classes", a.num_classes, ">= 0 (0: the model's default)");
@@ -49,15 +45,9 @@ void check_ranges(const TrainingBenchmarkArgs& a) {
   require(a.max_windows >= a.min_windows, "max-windows", a.max_windows, ">= --min-windows");
   require(a.threads >= 0, "threads", a.threads, ">= 0");
   require(a.telemetry_period > 0, "telemetry-period", a.telemetry_period, "> 0");
-  for (const auto& [option, value] :
-       {std::pair<const char*, const std::string&>{"fused", a.fused},
-        std::pair<const char*, const std::string&>{"graph", a.graph},
-        std::pair<const char*, const std::string&>{"fuse-conv", a.fuse_conv}}) {
-    if (value != "auto" && value != "on" && value != "off") {
-      throw ConfigError(std::string("--") + option + ": unknown value '" + value +
-                        "' (choose auto, on or off)");
-    }
-  }
+  detail::check_switch("fused", a.fused);
+  detail::check_switch("graph", a.graph);
+  detail::check_switch("fuse-conv", a.fuse_conv);
   if (a.precision != "auto") (void)parse_precision(a.precision);
   (void)parse_memory_format(a.memory_format);
   (void)parse_optimizer(a.optimizer);

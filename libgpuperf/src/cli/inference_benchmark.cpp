@@ -76,8 +76,8 @@ void add_serving(InferenceResult& result, const InferenceBenchmarkArgs& args,
     synchronize(device);
   };
   result.serving_measured = true;
-  result.serving = sweep_serving_measured(execute, options, args.serve_rates, args.serve_seconds,
-                                          median_time);
+  result.serving =
+      sweep_serving_measured(execute, options, args.serve_rates, args.serve_seconds, median_time);
 }
 
 }  // namespace

@@ -15,6 +15,8 @@
 namespace gpuperf {
 namespace {
 
+using detail::require;
+
 std::vector<std::string> split_commas(const std::string& text) {
   std::vector<std::string> items;
   std::stringstream in(text);
@@ -68,12 +70,6 @@ std::vector<double> parse_rate_list(const std::string& text, const std::string& 
   }
   if (values.empty()) throw ConfigError("--" + option + ": no rates in '" + text + "'");
   return values;
-}
-
-template <typename T>
-void require(bool ok, const std::string& option, const T& value, const std::string& rule) {
-  if (!ok)
-    throw ConfigError("--" + option + ": must be " + rule + ", got " + std::to_string(value));
 }
 
 }  // namespace
@@ -168,14 +164,8 @@ ParsedInferenceArgs parse_inference_benchmark_args(int argc, const char* const* 
             keep_latencies >= 0 && keep_latencies <= static_cast<std::int64_t>(kMaxStoredLatencies),
             "keep-latencies", keep_latencies, "0..100000");
         a.keep_latencies = static_cast<std::size_t>(keep_latencies);
-        for (const auto& [option, value] :
-             {std::pair<const char*, const std::string&>{"graph", a.graph},
-              std::pair<const char*, const std::string&>{"fuse", a.fuse}}) {
-          if (value != "auto" && value != "on" && value != "off") {
-            throw ConfigError(std::string("--") + option + ": unknown value '" + value +
-                              "' (choose auto, on or off)");
-          }
-        }
+        detail::check_switch("graph", a.graph);
+        detail::check_switch("fuse", a.fuse);
         if (a.precision != "auto") (void)parse_precision(a.precision);
         (void)parse_memory_format(a.memory_format);
         const auto planned = a.planned_batch_sizes();

@@ -12,11 +12,7 @@
 namespace gpuperf {
 namespace {
 
-template <typename T>
-void require(bool ok, const std::string& option, const T& value, const std::string& rule) {
-  if (!ok)
-    throw ConfigError("--" + option + ": must be " + rule + ", got " + std::to_string(value));
-}
+using detail::require;
 
 void check_ranges(const MicrobenchArgs& a, bool size_given, bool shape_given) {
   if (size_given) require(a.gemm_size > 0, "gemm-size", a.gemm_size, "> 0");

@@ -4,6 +4,12 @@
 
 namespace gpuperf::detail {
 
+void check_switch(const std::string& option, const std::string& value) {
+  if (value != "auto" && value != "on" && value != "off") {
+    throw ConfigError("--" + option + ": unknown value '" + value + "' (choose auto, on or off)");
+  }
+}
+
 std::optional<int> parse_command_line(CLI::App& app, int argc, const char* const* argv,
                                       const std::function<void()>& check, std::ostream& out,
                                       std::ostream& err) {

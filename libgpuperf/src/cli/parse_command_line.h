@@ -6,6 +6,9 @@
 #include <functional>
 #include <optional>
 #include <ostream>
+#include <string>
+
+#include "gpuperf/error.h"
 
 namespace gpuperf::detail {
 
@@ -16,5 +19,16 @@ namespace gpuperf::detail {
                                                     const char* const* argv,
                                                     const std::function<void()>& check,
                                                     std::ostream& out, std::ostream& err);
+
+/// Throws ConfigError "--<option>: must be <rule>, got <value>" unless `ok`.
+template <typename T>
+void require(bool ok, const std::string& option, const T& value, const std::string& rule) {
+  if (!ok) {
+    throw ConfigError("--" + option + ": must be " + rule + ", got " + std::to_string(value));
+  }
+}
+
+/// Throws ConfigError naming --<option> unless `value` is auto, on or off.
+void check_switch(const std::string& option, const std::string& value);
 
 }  // namespace gpuperf::detail
