@@ -2,13 +2,13 @@
 
 #include <ATen/Context.h>
 #include <ATen/autocast_mode.h>
+#include <ATen/ops/conv2d.h>
 #include <ATen/ops/convolution_backward.h>
 #include <ATen/ops/cudnn_convolution_add_relu.h>
 #include <ATen/ops/cudnn_convolution_relu.h>
 #include <ATen/ops/threshold_backward.h>
 #include <c10/core/GradMode.h>
 #include <torch/csrc/autograd/custom_function.h>
-#include <torch/nn/functional/conv.h>
 
 #include <array>
 #include <cstdint>
@@ -42,6 +42,13 @@ bool explicit_geometry(const torch::nn::Conv2dImpl& conv, ConvGeometry* out) {
   out->dilation = to_vector(o.dilation());
   out->groups = o.groups();
   return true;
+}
+
+// The geometry for cuDNN's fused calls when they apply to `x` and `conv` (see
+// cudnn_fusion_applies); false otherwise.
+bool fusion_geometry(const torch::Tensor& x, const torch::nn::Conv2dImpl& conv, ConvGeometry* out) {
+  return x.is_cuda() && at::globalContext().userEnabledCuDNN() && at::Context::hasCuDNN() &&
+         explicit_geometry(conv, out);
 }
 
 // Autocast does not know the fused op: cast its operands as autocast casts conv2d's (to the
@@ -95,24 +102,14 @@ torch::Tensor bias_or_zeros(const torch::Tensor& bias, const torch::Tensor& weig
 
 bool cudnn_fusion_applies(const torch::Tensor& x, const torch::nn::Conv2dImpl& conv) {
   ConvGeometry unused;
-  return x.is_cuda() && at::globalContext().userEnabledCuDNN() && at::Context::hasCuDNN() &&
-         explicit_geometry(conv, &unused);
+  return fusion_geometry(x, conv, &unused);
 }
 
 torch::Tensor conv2d_bias(const torch::Tensor& x, const torch::nn::Conv2dImpl& conv,
                           const torch::Tensor& bias) {
-  namespace F = torch::nn::functional;
-  const auto& o = conv.options;
-  const auto* padding = compat::variant_get_if<torch::ExpandingArray<2>>(o.padding());
-  if (padding != nullptr &&
-      compat::variant_get_if<torch::enumtype::kZeros>(o.padding_mode()) != nullptr) {
-    return F::conv2d(x, conv.weight,
-                     F::Conv2dFuncOptions()
-                         .bias(bias)
-                         .stride(o.stride())
-                         .padding(*padding)
-                         .dilation(o.dilation())
-                         .groups(o.groups()));
+  ConvGeometry g;
+  if (explicit_geometry(conv, &g)) {
+    return at::conv2d(x, conv.weight, bias, g.stride, g.padding, g.dilation, g.groups);
   }
   // Other padding forms ('same', 'valid', reflect, ...): the module's own forward (not const in
   // LibTorch, though it changes nothing), then the given bias in place of its own.
@@ -124,8 +121,7 @@ torch::Tensor conv2d_bias(const torch::Tensor& x, const torch::nn::Conv2dImpl& c
 torch::Tensor conv2d_bias_relu(const torch::Tensor& x, const torch::nn::Conv2dImpl& conv,
                                const torch::Tensor& bias, bool fused) {
   ConvGeometry g;
-  if (fused && x.is_cuda() && at::globalContext().userEnabledCuDNN() && at::Context::hasCuDNN() &&
-      explicit_geometry(conv, &g)) {
+  if (fused && fusion_geometry(x, conv, &g)) {
     const torch::Tensor input = autocast_operand(x);
     const torch::Tensor weight = autocast_operand(conv.weight);
     const torch::Tensor b = autocast_operand(bias_or_zeros(bias, conv.weight));
@@ -140,9 +136,7 @@ torch::Tensor conv2d_bias_add_relu(const torch::Tensor& x, const torch::nn::Conv
   const bool needs_grad = c10::GradMode::is_enabled() &&
                           (x.requires_grad() || conv.weight.requires_grad() ||
                            (bias.defined() && bias.requires_grad()) || z.requires_grad());
-  if (fused && !needs_grad && x.is_cuda() && at::globalContext().userEnabledCuDNN() &&
-      at::Context::hasCuDNN() && explicit_geometry(conv, &g) &&
-      z.scalar_type() == x.scalar_type()) {
+  if (fused && !needs_grad && z.scalar_type() == x.scalar_type() && fusion_geometry(x, conv, &g)) {
     return at::cudnn_convolution_add_relu(x, conv.weight, z, /*alpha=*/1,
                                           bias_or_zeros(bias, conv.weight), g.stride, g.padding,
                                           g.dilation, g.groups);
