@@ -24,19 +24,6 @@
 namespace gpuperf {
 namespace {
 
-torch::ScalarType storage_dtype(Precision precision) {
-  switch (precision) {
-    case Precision::kFp16:
-      return torch::kHalf;
-    case Precision::kBf16:
-      return torch::kBFloat16;
-    case Precision::kFp32:
-    case Precision::kTf32:
-      return torch::kFloat;
-  }
-  return torch::kFloat;
-}
-
 // Floating-point parameters and buffers only: integer buffers (BatchNorm's
 // num_batches_tracked) keep their type, as Python's module.half() leaves them.
 void convert_floating(torch::nn::Module& module, torch::ScalarType dtype) {
@@ -80,7 +67,8 @@ InferenceSession::InferenceSession(torch::nn::AnyModule model,
       sample_shape_(std::move(sample_shape)),
       device_(device),
       options_((options.validate(), options)),
-      dtype_(storage_dtype(options_.precision)) {
+      // The dtype the precision names (what training autocasts to) is what inference stores.
+      dtype_(autocast_dtype(options_.precision)) {
   if (model_.is_empty()) throw ConfigError("InferenceSession: the model is empty");
   if (sample_shape_.empty()) throw ConfigError("InferenceSession: the sample shape is empty");
   if (options_.cuda_graph && !device_.is_cuda()) {

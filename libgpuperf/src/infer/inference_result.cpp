@@ -111,21 +111,16 @@ void print_inference_result(const InferenceResult& r, std::ostream& out) {
   out << "Best throughput: " << std::setprecision(1) << h.best_throughput << " samples/s at batch "
       << h.best_batch_size << "\n";
   if (r.serving.points.empty()) return;
-  if (r.serving_measured) {
-    out << "\nServing (MEASURED: Poisson arrivals scheduled in real time, one FIFO server with "
-           "dynamic batching running each batch on the device and timing it to completion). Max "
-           "batch "
-        << r.serving_options.max_batch << ", max queue delay "
-        << ms(r.serving_options.max_queue_delay) << " ms, up to " << r.serving_options.requests
-        << " requests per rate\n";
-  } else {
-    out << "\nServing (SIMULATED: a single-server FIFO model with dynamic batching, Poisson "
-           "arrivals, driven by the measured median service time per batch size; not a real "
-           "concurrent server). Max batch "
-        << r.serving_options.max_batch << ", max queue delay "
-        << ms(r.serving_options.max_queue_delay) << " ms, " << r.serving_options.requests
-        << " requests per rate\n";
-  }
+  out << (r.serving_measured
+              ? "\nServing (MEASURED: Poisson arrivals scheduled in real time, one FIFO server "
+                "with dynamic batching running each batch on the device and timing it to "
+                "completion). Max batch "
+              : "\nServing (SIMULATED: a single-server FIFO model with dynamic batching, Poisson "
+                "arrivals, driven by the measured median service time per batch size; not a real "
+                "concurrent server). Max batch ")
+      << r.serving_options.max_batch << ", max queue delay "
+      << ms(r.serving_options.max_queue_delay) << " ms, " << (r.serving_measured ? "up to " : "")
+      << r.serving_options.requests << " requests per rate\n";
   out << "| offered req/s | achieved req/s | mean batch | p50 ms | p90 ms | p99 ms | max ms | "
          "sustained |\n";
   out << "|---:|---:|---:|---:|---:|---:|---:|---|\n";
@@ -196,18 +191,18 @@ std::string inference_result_json(const InferenceResult& r) {
                         {"saturation_reason", p.saturation_reason},
                         {"requests", p.requests}});
     }
-    j["serving"] = {{"simulated", !r.serving_measured},
-                    {"model", r.serving_measured
-                                  ? "single server, FIFO, dynamic batching, Poisson arrivals "
-                                    "scheduled in real time; every batch executed and timed"
-                                  : "single server, FIFO, dynamic batching, Poisson arrivals; "
-                                    "service times are the measured per-batch-size medians"},
-                    {"max_batch", r.serving_options.max_batch},
-                    {"max_queue_delay_s", r.serving_options.max_queue_delay},
-                    {"requests", r.serving_options.requests},
-                    {"seed", r.serving_options.seed},
-                    {"reached_saturation", r.serving.reached_saturation},
-                    {"points", points}};
+    j["serving"] = {
+        {"simulated", !r.serving_measured},
+        {"model", r.serving_measured ? "single server, FIFO, dynamic batching, Poisson arrivals "
+                                       "scheduled in real time; every batch executed and timed"
+                                     : "single server, FIFO, dynamic batching, Poisson arrivals; "
+                                       "service times are the measured per-batch-size medians"},
+        {"max_batch", r.serving_options.max_batch},
+        {"max_queue_delay_s", r.serving_options.max_queue_delay},
+        {"requests", r.serving_options.requests},
+        {"seed", r.serving_options.seed},
+        {"reached_saturation", r.serving.reached_saturation},
+        {"points", points}};
   }
   return j.dump(2) + "\n";
 }

@@ -112,31 +112,27 @@ std::optional<Reference> inference_reference(const LoadedInference& file, const 
            " (measured: " + batch_list(r) + "): not used";
     return std::nullopt;
   }
+  // The quoted batch size: the best within the budget, or the smallest when none meets it.
+  const auto quote = [&](const BatchSizeResult& b, double per_gpu, std::string what) {
+    Reference ref{spec, per_gpu, std::move(what), true};
+    ref.batch_size = b.batch_size;
+    ref.p50 = b.latency.p50;
+    ref.p99 = b.latency.p99;
+    ref.precision = r.precision;
+    return ref;
+  };
   if (best == nullptr) {
-    Reference miss{
-        spec, 0,
-        "measured, but no batch size meets p99 <= " + ms(request.latency_budget_seconds) +
-            ": batch " + std::to_string(smallest->batch_size) + " has p99 " +
-            ms(smallest->latency.p99) + " (" + file.path + ", " + setting + ")",
-        true};
-    miss.batch_size = smallest->batch_size;
-    miss.p50 = smallest->latency.p50;
-    miss.p99 = smallest->latency.p99;
-    miss.precision = r.precision;
-    return miss;
+    return quote(*smallest, 0,
+                 "measured, but no batch size meets p99 <= " + ms(request.latency_budget_seconds) +
+                     ": batch " + std::to_string(smallest->batch_size) + " has p99 " +
+                     ms(smallest->latency.p99) + " (" + file.path + ", " + setting + ")");
   }
-  Reference ref{spec, best->throughput_median,
-                "measured " + fmt(best->throughput_median, 0) + " samples/s at batch " +
-                    std::to_string(best->batch_size) + " (batch / p50; p50 " +
-                    ms(best->latency.p50) + ", p99 " + ms(best->latency.p99) +
-                    (budget ? " <= budget " + ms(request.latency_budget_seconds) : "") + "; " +
-                    file.path + ", " + setting + ")",
-                true};
-  ref.batch_size = best->batch_size;
-  ref.p50 = best->latency.p50;
-  ref.p99 = best->latency.p99;
-  ref.precision = r.precision;
-  return ref;
+  return quote(*best, best->throughput_median,
+               "measured " + fmt(best->throughput_median, 0) + " samples/s at batch " +
+                   std::to_string(best->batch_size) + " (batch / p50; p50 " +
+                   ms(best->latency.p50) + ", p99 " + ms(best->latency.p99) +
+                   (budget ? " <= budget " + ms(request.latency_budget_seconds) : "") + "; " +
+                   file.path + ", " + setting + ")");
 }
 
 }  // namespace
@@ -311,10 +307,10 @@ std::vector<GpuAdvice> advise_with(const AdvisorRequest& request, const SpecData
       continue;
     }
     if (const GpuSpec* s = db.find_id(p.gpu_id)) {
-      Reference ref{s, p.per_gpu(),
-                    "published " + fmt(p.per_gpu(), 0) + " img/s per GPU (" + p.setup + "; " +
-                        p.source + ")",
-                    false};
+      Reference ref{
+          s, p.per_gpu(),
+          "published " + fmt(p.per_gpu(), 0) + " img/s per GPU (" + p.setup + "; " + p.source + ")",
+          false};
       ref.precision = p.precision;
       refs.push_back(ref);
     }

@@ -9,6 +9,7 @@
 namespace gpuperf {
 
 /// The autocast dtype of a precision (fp16 -> kHalf, bf16 -> kBFloat16); fp32/tf32 -> kFloat.
+/// Inference stores parameters and inputs in it.
 [[nodiscard]] torch::ScalarType autocast_dtype(Precision precision);
 /// Whether a precision runs under autocast.
 [[nodiscard]] bool uses_autocast(Precision precision);
