@@ -1,6 +1,7 @@
 #include "testing.h"
 
 #include <c10/core/InferenceMode.h>
+#include <torch/csrc/autograd/function.h>
 #include <torch/cuda.h>
 #include <torch/nn/functional/batchnorm.h>
 #include <torch/nn/functional/conv.h>
@@ -9,6 +10,9 @@
 #include <torch/utils.h>
 
 #include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "gpuperf/amp/autocast.h"
 #include "gpuperf/error.h"
@@ -88,6 +92,40 @@ TEST_CASE("folding a BatchNorm into its convolution matches conv then BN, agains
   CHECK_FALSE(gpuperf::cudnn_fusion_applies(x, *conv));
   CHECK(
       torch::equal(gpuperf::conv2d_bias_relu(x, *conv, bias, true).detach(), torch::relu(folded)));
+}
+
+TEST_CASE("the fused call's two autograd nodes give autograd's gradients", "[fusion]") {
+  // On the CPU the forward is computed by the separate ops; the autograd structure (two nodes,
+  // the ReLU mask from the output, then the convolution's backward) is what CUDA runs around
+  // cuDNN's fused call.
+  torch::manual_seed(5);
+  torch::nn::Conv2d conv(torch::nn::Conv2dOptions(3, 5, 3).padding(1).stride(2));
+  const auto x = torch::randn({4, 3, 11, 11}).requires_grad_();
+  const auto upstream = torch::randn({4, 5, 6, 6});
+  const auto grads = [&](const torch::Tensor& out) {
+    conv->zero_grad();
+    x.mutable_grad() = torch::Tensor();
+    out.backward(upstream);
+    return std::vector<torch::Tensor>{out.detach(), x.grad().clone(), conv->weight.grad().clone(),
+                                      conv->bias.grad().clone()};
+  };
+  const torch::Tensor two_nodes = gpuperf::detail::conv2d_bias_relu_two_nodes(x, *conv, conv->bias);
+  REQUIRE(two_nodes.grad_fn() != nullptr);
+  CHECK(two_nodes.grad_fn()->name().find("ReluFromOutput") != std::string::npos);
+  REQUIRE(two_nodes.grad_fn()->next_edges().size() == 1);
+  CHECK(two_nodes.grad_fn()->next_edges()[0].function->name().find("FusedConvBias") !=
+        std::string::npos);
+  const auto ours = grads(two_nodes);
+  const auto reference = grads(torch::relu(conv(x)));
+  const char* names[] = {"output", "input grad", "weight grad", "bias grad"};
+  for (int i = 0; i < 4; ++i) {
+    INFO(names[i]);
+    CHECK(torch::allclose(ours[i], reference[i], /*rtol=*/1e-6, /*atol=*/1e-7));
+  }
+  // Padding given as 'same' has no explicit form to pass to cuDNN.
+  torch::nn::Conv2d same(torch::nn::Conv2dOptions(3, 5, 3).padding(torch::kSame));
+  CHECK_THROWS_AS(gpuperf::detail::conv2d_bias_relu_two_nodes(x, *same, same->bias),
+                  std::invalid_argument);
 }
 
 TEST_CASE("ResNet-50 fused for inference computes the eval model's logits", "[fusion]") {

@@ -61,4 +61,13 @@ class FusableModel {
 [[nodiscard]] torch::Tensor fold_batch_norm(torch::nn::Conv2dImpl& conv,
                                             const torch::nn::BatchNorm2dImpl& bn);
 
+namespace detail {
+/// conv2d_bias_relu's autograd structure (the two nodes around one forward call) with the forward
+/// computed by the separate ATen ops instead of cuDNN's fused call: lets CPU tests check its
+/// gradients against autograd's. Needs explicit zero padding (throws std::invalid_argument).
+[[nodiscard]] torch::Tensor conv2d_bias_relu_two_nodes(const torch::Tensor& x,
+                                                       const torch::nn::Conv2dImpl& conv,
+                                                       const torch::Tensor& bias);
+}  // namespace detail
+
 }  // namespace gpuperf
