@@ -11,13 +11,20 @@ column-major), torch._scaled_mm (fp8 e4m3, scales 1, bf16 out, B column-major); 
 (bytes read + written), src.sum() (bytes read), dst.fill_(1.5) (bytes written), host<->device
 copy_ from pinned (non_blocking) and pageable memory (bytes once). GB/s = 1e9 bytes/s.
 
+GEMM shape: --gemm-size N is M = N = K (default 8192); --gemm-shape MxNxK (or N) sets the three
+apart, as microbench's option of that name does (give one or the other, not both). C[M,N] =
+A[M,K] * B[K,N]; the "shape" field reads "MxNxK" as microbench writes it.
+
     python3 micro_peer.py --gemm-size 8192 --memory-size-mib 1024 --host-size-mib 256
+    python3 micro_peer.py --gemm-shape 16384x16384x4096 --dtypes int8,fp8,bf16 --no-memory
 
 Prints one JSON line per measurement: {"name": "gemm/bf16", "median": ..., "unit": ..., ...}.
+Bad options: a line "error: --option: ..." on stderr, exit status 2.
 """
 import argparse
 import json
 import math
+import re
 import statistics
 import sys
 import time
@@ -29,6 +36,65 @@ MEMORY_OPS = ["device-copy", "device-read", "device-write", "h2d-pinned", "d2h-p
               "h2d-pageable", "d2h-pageable"]
 STORAGE = {"fp64": torch.float64, "fp32": torch.float32, "tf32": torch.float32,
            "fp16": torch.float16, "bf16": torch.bfloat16}
+DEFAULT_GEMM_SIZE = 8192
+
+
+class UsageError(ValueError):
+    """A bad option; main() prints it as "error: ..." and exits with 2, as microbench does."""
+
+
+def parse_gemm_shape(text, option="gemm-shape"):
+    """"N" (square) or "MxNxK" (x or X) -> (m, n, k), with microbench's rule: each part 1 to 12
+    decimal digits and > 0. Raises UsageError naming --option and the value."""
+    parts = re.split("[xX]", text)
+    if len(parts) not in (1, 3) or not all(re.fullmatch("[0-9]{1,12}", v) and int(v) > 0
+                                           for v in parts):
+        raise UsageError(f"--{option}: must be N or MxNxK with positive integers, got '{text}'")
+    values = [int(v) for v in parts]
+    return tuple(values * 3 if len(values) == 1 else values)
+
+
+def parse_args(argv=None):
+    """The options, checked; a.gemm_shape becomes (m, n, k) and a.dtypes a list of names.
+    Raises UsageError on a bad value (argparse itself exits 2 on a malformed command line)."""
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--device", default="cuda")
+    p.add_argument("--gemm-size", type=int, default=None,
+                   help=f"square GEMM edge N: M = N = K (default {DEFAULT_GEMM_SIZE})")
+    p.add_argument("--gemm-shape", default=None, help="MxNxK instead of a square --gemm-size")
+    p.add_argument("--dtypes", default=",".join(DTYPES))
+    p.add_argument("--memory-size-mib", type=int, default=1024)
+    p.add_argument("--host-size-mib", type=int, default=256)
+    p.add_argument("--warmup", type=int, default=3)
+    p.add_argument("--calls-per-window", type=int, default=10)
+    p.add_argument("--windows", type=int, default=5)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--no-gemm", action="store_true")
+    p.add_argument("--no-memory", action="store_true")
+    a = p.parse_args(argv)
+    dtypes, choices = [], ", ".join(DTYPES)
+    for item in a.dtypes.split(","):
+        d = item.strip().lower()
+        if not d:
+            raise UsageError(f"--dtypes: empty item in '{a.dtypes}' (choose from {choices})")
+        if d not in DTYPES:
+            raise UsageError(f"--dtypes: unknown data type '{d}' (choose from {choices})")
+        if d not in dtypes:  # duplicates collapse, as in microbench
+            dtypes.append(d)
+    a.dtypes = dtypes
+    for name in ("gemm_size", "memory_size_mib", "host_size_mib", "calls_per_window", "windows"):
+        value = getattr(a, name)
+        if value is not None and value <= 0:
+            raise UsageError(f"--{name.replace('_', '-')}: must be > 0, got {value}")
+    if a.gemm_shape is not None and a.gemm_size is not None:
+        raise UsageError(f"--gemm-shape: give either --gemm-size or --gemm-shape, got both "
+                         f"('{a.gemm_shape}' and {a.gemm_size})")
+    if a.gemm_shape is not None:
+        a.gemm_shape = parse_gemm_shape(a.gemm_shape)
+    else:
+        n = a.gemm_size if a.gemm_size is not None else DEFAULT_GEMM_SIZE
+        a.gemm_shape = (n, n, n)
+    return a
 
 
 def timed(step, work_per_call, unit_scale, a):
@@ -49,7 +115,7 @@ def timed(step, work_per_call, unit_scale, a):
 
 
 def gemm(dtype, a, device):
-    m = n = k = a.gemm_size
+    m, n, k = a.gemm_shape
     if dtype == "fp8":
         major, minor = torch.cuda.get_device_capability(device)
         if (major, minor) < (8, 9) or not hasattr(torch, "float8_e4m3fn"):
@@ -121,30 +187,13 @@ def memory(op, a, device):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--device", default="cuda")
-    p.add_argument("--gemm-size", type=int, default=8192)
-    p.add_argument("--dtypes", default=",".join(DTYPES))
-    p.add_argument("--memory-size-mib", type=int, default=1024)
-    p.add_argument("--host-size-mib", type=int, default=256)
-    p.add_argument("--warmup", type=int, default=3)
-    p.add_argument("--calls-per-window", type=int, default=10)
-    p.add_argument("--windows", type=int, default=5)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--no-gemm", action="store_true")
-    p.add_argument("--no-memory", action="store_true")
-    a = p.parse_args()
-    dtypes = [d.strip().lower() for d in a.dtypes.split(",")]
-    for d in dtypes:
-        if d not in DTYPES:
-            print(f"error: --dtypes: unknown data type '{d}' (choose from {', '.join(DTYPES)})", file=sys.stderr)
-            return 2
-    for name in ("gemm_size", "memory_size_mib", "host_size_mib", "calls_per_window", "windows"):
-        if getattr(a, name) <= 0:
-            print(f"error: --{name.replace('_', '-')}: must be > 0, got {getattr(a, name)}", file=sys.stderr)
-            return 2
+    try:
+        a = parse_args()
+    except UsageError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     device = torch.device(a.device)
-    jobs = ([("gemm", d) for d in dtypes] if not a.no_gemm else []) + \
+    jobs = ([("gemm", d) for d in a.dtypes] if not a.no_gemm else []) + \
            ([("memory", op) for op in MEMORY_OPS] if not a.no_memory else [])
     for category, variant in jobs:
         line = {"peer": "pytorch", "torch": torch.__version__, "name": f"{category}/{variant}",
