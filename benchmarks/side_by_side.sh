@@ -7,7 +7,7 @@ set -euo pipefail
 build=$1
 out=$2
 repeats=${3:-3}
-rows=${4:-"seed-fp16-default seed-fp16-nofuse seed-fp16-eager seed-bf16-graph seed-bf16-graph-nofuse seed-bf16-graph-cl resnet50-fp16-default resnet50-fp16-eager"}
+rows=${4:-"seed-fp16-default seed-fp16-nofuse seed-fp16-eager seed-bf16-graph seed-bf16-graph-nofuse seed-bf16-graph-cl resnet50-fp16-default resnet50-fp16-nofuse resnet50-fp16-eager"}
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$out"
 touch "$out/peer.jsonl"
@@ -35,14 +35,18 @@ run_row() {
 # in bf16 (PyTorch: fused capturable Adam in a CUDA graph), with and without gpuperf's conv
 # fusion, also both channels_last.
 run_row seed-fp16-default seed_benchmark "" "" "${seed[@]}" --precision fp16
-run_row seed-fp16-nofuse seed_benchmark "--fuse-conv off" "" "${seed[@]}" --precision fp16
-run_row seed-fp16-eager seed_benchmark "--graph off --fused off --fuse-conv off" "" "${seed[@]}" \
+run_row seed-fp16-nofuse seed_benchmark "--fuse off" "" "${seed[@]}" --precision fp16
+run_row seed-fp16-eager seed_benchmark "--graph off --fused off --fuse off" "" "${seed[@]}" \
   --precision fp16
 run_row seed-bf16-graph seed_benchmark "" "--fused on --graph on" "${seed[@]}" --precision bf16
-run_row seed-bf16-graph-nofuse seed_benchmark "--fuse-conv off" "--fused on --graph on" "${seed[@]}" \
+run_row seed-bf16-graph-nofuse seed_benchmark "--fuse off" "--fused on --graph on" "${seed[@]}" \
   --precision bf16
 run_row seed-bf16-graph-cl seed_benchmark "" "--fused on --graph on" "${seed[@]}" --precision bf16 \
   --memory-format channels_last
+# ResNet-50: gpuperf's default (fused SGD, CUDA graph, BatchNorm+add+ReLU in one cuDNN call)
+# against PyTorch eager with the same settings; the same without the fusion; both eager with the
+# same kernels.
 run_row resnet50-fp16-default resnet50_benchmark "" "" "${resnet[@]}"
-run_row resnet50-fp16-eager resnet50_benchmark "--graph off --fused off --fuse-conv off" "" "${resnet[@]}"
+run_row resnet50-fp16-nofuse resnet50_benchmark "--fuse off" "" "${resnet[@]}"
+run_row resnet50-fp16-eager resnet50_benchmark "--graph off --fused off --fuse off" "" "${resnet[@]}"
 python3 "$here/python/summarize_side_by_side.py" "$out"

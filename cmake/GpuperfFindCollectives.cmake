@@ -11,13 +11,7 @@
 # GPUPERF_NCCL_LIBRARY, and says at configure time what is missing. The *_INCLUDE_DIRS are empty
 # for the compiler's own directories (an explicit -I/usr/include breaks #include_next).
 
-function(_gpuperf_include_dirs out dir)
-  if("${dir}" IN_LIST CMAKE_CXX_IMPLICIT_INCLUDE_DIRECTORIES)
-    set(${out} "" PARENT_SCOPE)
-  else()
-    set(${out} "${dir}" PARENT_SCOPE)
-  endif()
-endfunction()
+include(GpuperfNvidiaPackages)
 
 option(GPUPERF_GLOO "Build the Gloo (CPU) collectives when Gloo's headers are found" ON)
 if(GPUPERF_GLOO)
@@ -44,21 +38,8 @@ if(GPUPERF_WITH_CUDA)
   if(NCCL_INCLUDE_DIR)
     list(APPEND _gpuperf_nccl_hints "${NCCL_INCLUDE_DIR}")
   endif()
-  find_program(GPUPERF_PYTHON3 python3)
-  if(GPUPERF_PYTHON3)
-    # The directory above site-packages/nvidia, where pip puts NVIDIA's runtime packages.
-    execute_process(
-      COMMAND "${GPUPERF_PYTHON3}" -c "import nvidia, os; print(list(nvidia.__path__)[0])"
-      OUTPUT_VARIABLE _gpuperf_nvidia_dir OUTPUT_STRIP_TRAILING_WHITESPACE
-      ERROR_QUIET RESULT_VARIABLE _gpuperf_nvidia_rc)
-    if(_gpuperf_nvidia_rc EQUAL 0 AND IS_DIRECTORY "${_gpuperf_nvidia_dir}")
-      file(GLOB_RECURSE _gpuperf_nccl_headers "${_gpuperf_nvidia_dir}/*/nccl.h")
-      foreach(_header IN LISTS _gpuperf_nccl_headers)
-        get_filename_component(_dir "${_header}" DIRECTORY)
-        list(APPEND _gpuperf_nccl_hints "${_dir}")
-      endforeach()
-    endif()
-  endif()
+  gpuperf_nvidia_header_dirs(_gpuperf_nccl_wheel_dirs nccl.h)
+  list(APPEND _gpuperf_nccl_hints ${_gpuperf_nccl_wheel_dirs})
   find_path(GPUPERF_NCCL_INCLUDE_DIR nccl.h HINTS ${_gpuperf_nccl_hints}
             PATHS "$ENV{CUDA_HOME}/include" /usr/local/cuda/include)
   if(GPUPERF_NCCL_INCLUDE_DIR)

@@ -20,6 +20,7 @@
 #include "gpuperf/models/fusion.h"
 #include "gpuperf/models/resnet.h"
 #include "gpuperf/models/simple_model.h"
+#include "gpuperf/train/train_step.h"
 
 namespace F = torch::nn::functional;
 
@@ -149,9 +150,49 @@ TEST_CASE("ResNet-50 fused for inference computes the eval model's logits", "[fu
 TEST_CASE("fusing a ResNet in training mode is refused", "[fusion]") {
   gpuperf::ResNet model(gpuperf::ResNetOptions{{1, 1, 1, 1}, 10});
   CHECK_THROWS_AS(model->fuse_for_inference(), gpuperf::ConfigError);
-  CHECK_FALSE(model->set_fused_conv(true));  // nothing to fuse for training
   gpuperf::SimpleModel simple;
-  CHECK(simple->set_fused_conv(true));
+  CHECK(simple->set_training_fusion(true));
+}
+
+TEST_CASE("training fusion falls back to the separate ops where cuDNN's kernels do not apply",
+          "[fusion]") {
+  // On the CPU nothing applies: the fused ResNet must compute exactly what the plain one does,
+  // with the same gradients and BatchNorm side effects, and say that nothing ran fused.
+  torch::manual_seed(41);
+  gpuperf::ResNet plain(gpuperf::ResNetOptions{{1, 1, 1, 1}, 10});
+  gpuperf::ResNet fused(gpuperf::ResNetOptions{{1, 1, 1, 1}, 10});
+  randomize_batch_norms(*plain, 42);
+  copy_state(*plain, *fused);
+  CHECK(fused->set_training_fusion(true));
+  const auto x = torch::randn({4, 3, 64, 64});
+  const auto a = plain(x);
+  const auto b = fused(x);
+  CHECK(torch::equal(a, b));
+  a.sum().backward();
+  b.sum().backward();
+  CHECK(fused->training_fusion() == "none");
+  const auto fused_params = fused->named_parameters();
+  for (const auto& p : plain->named_parameters()) {
+    INFO(p.key());
+    CHECK(torch::equal(p.value().grad(), fused_params[p.key()].grad()));
+  }
+  const auto fused_buffers = fused->named_buffers();
+  for (const auto& buffer : plain->named_buffers()) {
+    INFO(buffer.key());
+    CHECK(torch::equal(buffer.value(), fused_buffers[buffer.key()]));
+  }
+
+  torch::nn::BatchNorm2d bn(8);
+  const auto y = torch::randn({2, 8, 5, 5});
+  const auto z = torch::randn({2, 8, 5, 5});
+  CHECK_FALSE(gpuperf::cudnn_batch_norm_fusion_applies(y, *bn, z));
+  bool ran_fused = true;
+  const auto out = gpuperf::batch_norm_add_relu(y, *bn, z, /*fused=*/true, &ran_fused);
+  CHECK_FALSE(ran_fused);
+  CHECK(bn->num_batches_tracked.item<std::int64_t>() == 1);
+  torch::nn::BatchNorm2d reference(8);
+  CHECK(torch::allclose(out, torch::relu(reference(y) + z)));
+  CHECK(torch::allclose(bn->running_var, reference->running_var));
 }
 
 TEST_CASE("cuDNN's fused conv+bias+ReLU matches the separate ops and their gradients on CUDA",
@@ -206,6 +247,119 @@ TEST_CASE("cuDNN's fused conv+bias+ReLU matches the separate ops and their gradi
         CHECK(e_fused <= 2 * e_separate + (half ? 1e-3 : 1e-6));
       }
     }
+  }
+}
+
+TEST_CASE("cuDNN's fused BatchNorm+add+ReLU matches fp64 in output, gradients and statistics",
+          "[fusion][gpu]") {
+  REQUIRE(torch::cuda::is_available());
+  for (const bool add : {true, false}) {
+    INFO((add ? "batchnorm+add+relu" : "batchnorm+relu"));
+    torch::manual_seed(51);
+    const auto cuda_cl = [](const torch::Tensor& t) {
+      return t.to(torch::kCUDA, torch::kHalf).contiguous(torch::MemoryFormat::ChannelsLast);
+    };
+    auto x = cuda_cl(torch::randn({16, 64, 14, 14}) * 3 + 1).requires_grad_();
+    auto z = add ? cuda_cl(torch::randn({16, 64, 14, 14})).requires_grad_() : torch::Tensor();
+    const auto upstream = cuda_cl(torch::randn({16, 64, 14, 14}));
+    // Three copies of one BatchNorm with non-trivial parameters and statistics: fused (CUDA),
+    // separate ops (CUDA, what PyTorch runs), reference (fp64 on the CPU).
+    torch::nn::BatchNorm2d fused_bn(64), separate_bn(64), reference_bn(64);
+    randomize_batch_norms(*fused_bn, 52);
+    copy_state(*fused_bn, *separate_bn);
+    copy_state(*fused_bn, *reference_bn);
+    fused_bn->to(torch::kCUDA);
+    separate_bn->to(torch::kCUDA);
+    reference_bn->to(torch::kDouble);
+    REQUIRE(gpuperf::cudnn_batch_norm_fusion_applies(x, *fused_bn, z));
+
+    auto xd = x.detach().cpu().to(torch::kDouble).requires_grad_();
+    auto zd = add ? z.detach().cpu().to(torch::kDouble).requires_grad_() : torch::Tensor();
+    const auto ref = torch::relu(add ? reference_bn(xd) + zd : reference_bn(xd));
+    ref.backward(upstream.cpu().to(torch::kDouble));
+
+    const auto run = [&](torch::nn::BatchNorm2d& bn, bool fused) {
+      x.mutable_grad() = torch::Tensor();
+      if (add) z.mutable_grad() = torch::Tensor();
+      bool ran_fused = !fused;
+      const auto out = gpuperf::batch_norm_add_relu(x, *bn, z, fused, &ran_fused);
+      CHECK(ran_fused == fused);
+      CHECK(out.is_contiguous(torch::MemoryFormat::ChannelsLast));
+      out.backward(upstream);
+      std::vector<torch::Tensor> r{out.detach(), x.grad().clone(), bn->weight.grad().clone(),
+                                   bn->bias.grad().clone(), bn->running_mean.clone(),
+                                   bn->running_var.clone()};
+      if (add) r.push_back(z.grad().clone());
+      return r;
+    };
+    const auto fused = run(fused_bn, true);
+    const auto separate = run(separate_bn, false);
+    std::vector<torch::Tensor> reference{ref.detach(),
+                                         xd.grad(),
+                                         reference_bn->weight.grad(),
+                                         reference_bn->bias.grad(),
+                                         reference_bn->running_mean,
+                                         reference_bn->running_var};
+    if (add) reference.push_back(zd.grad());
+    const char* names[] = {"output",       "input grad",  "weight grad", "bias grad",
+                           "running mean", "running var", "shortcut grad"};
+    for (std::size_t i = 0; i < reference.size(); ++i) {
+      const double e_fused = relative_error(fused[i], reference[i]);
+      const double e_separate = relative_error(separate[i], reference[i]);
+      INFO(names[i] << ": fused " << e_fused << ", separate ops " << e_separate);
+      // fp16 activations: both are ~1e-3 off fp64, more where a ReLU mask flips within rounding
+      // of 0; the fused call must be as good as the separate ops.
+      CHECK(e_fused < 5e-2);
+      CHECK(e_fused <= 2 * e_separate + 1e-3);
+    }
+    CHECK(fused_bn->num_batches_tracked.item<std::int64_t>() == 1);
+  }
+}
+
+TEST_CASE("ResNet fp16 channels_last training with fused BatchNorm+add+ReLU tracks the separate ops",
+          "[fusion][gpu]") {
+  REQUIRE(torch::cuda::is_available());
+  const auto trajectory = [](bool fused, bool graph, int steps) {
+    torch::manual_seed(61);
+    gpuperf::TrainStepOptions options;
+    options.precision = gpuperf::Precision::kFp16;
+    options.memory_format = gpuperf::MemoryFormat::kChannelsLast;
+    options.optimizer = gpuperf::OptimizerKind::kSgd;
+    options.learning_rate = 0.05;
+    options.fused_optimizer = true;
+    options.cudnn_benchmark = false;
+    options.fuse_kernels = fused;
+    options.cuda_graph = graph;
+    gpuperf::TrainStep step(
+        torch::nn::AnyModule(gpuperf::ResNet(gpuperf::ResNetOptions{{1, 1, 1, 1}, 10})),
+        torch::kCUDA, options);
+    torch::manual_seed(62);
+    const auto input = torch::randn({32, 3, 64, 64}, torch::kCUDA)
+                           .contiguous(torch::MemoryFormat::ChannelsLast);
+    const auto target = torch::randint(
+        0, 10, {32}, torch::TensorOptions().device(torch::kCUDA).dtype(torch::kLong));
+    std::vector<float> losses;
+    for (int i = 0; i < steps; ++i) losses.push_back(step(input, target).loss.item<float>());
+    CHECK(step.kernel_fusion() == (fused ? "batchnorm+add+relu" : "none"));
+    CHECK(step.graph_captured() == graph);
+    return losses;
+  };
+  // A graph-mode step object trains graph_warmup_steps eager steps in its first call, then
+  // captures and replays: its call i is eager step i + warm-up.
+  const auto warmup = static_cast<std::size_t>(gpuperf::TrainStepOptions{}.graph_warmup_steps);
+  const auto separate = trajectory(false, false, 12);
+  const auto fused = trajectory(true, false, 12 + static_cast<int>(warmup));
+  const auto fused_graph = trajectory(true, true, 12);
+  // Same arithmetic, different fp16 roundings: the runs drift apart slowly, not at once.
+  for (std::size_t i = 0; i < 4; ++i) {
+    INFO("step " << i);
+    CHECK(fused[i] == Approx(separate[i]).epsilon(2e-2));
+  }
+  CHECK(fused.back() < 0.5f * fused.front());
+  CHECK(separate.back() < 0.5f * separate.front());
+  for (std::size_t i = 0; i < fused_graph.size(); ++i) {
+    INFO("graph step " << i);
+    CHECK(fused_graph[i] == Approx(fused[i + warmup]).epsilon(1e-3).margin(1e-5));
   }
 }
 

@@ -251,7 +251,7 @@ TEST_CASE("fused conv+bias+ReLU trains like the separate ops, eagerly and in a C
   options.fused_optimizer = true;
   options.cudnn_benchmark = false;
   const Trajectory separate = train_trajectory(options, 10);
-  options.fuse_conv = true;
+  options.fuse_kernels = true;
   const Trajectory fused = train_trajectory(options, 10);
   for (std::size_t i = 0; i < fused.losses.size(); ++i) {
     INFO("step " << i);

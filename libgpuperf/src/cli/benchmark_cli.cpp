@@ -47,7 +47,7 @@ void check_ranges(const TrainingBenchmarkArgs& a) {
   require(a.telemetry_period > 0, "telemetry-period", a.telemetry_period, "> 0");
   detail::check_switch("fused", a.fused);
   detail::check_switch("graph", a.graph);
-  detail::check_switch("fuse-conv", a.fuse_conv);
+  detail::check_switch("fuse", a.fuse);
   if (a.precision != "auto") (void)parse_precision(a.precision);
   (void)parse_memory_format(a.memory_format);
   (void)parse_optimizer(a.optimizer);
@@ -100,9 +100,10 @@ ParsedTrainingArgs parse_training_benchmark_args(int argc, const char* const* ar
   app.add_option(
       "--graph", a.graph,
       "auto|on|off: capture the whole step in a CUDA graph (auto: on CUDA when --fused)");
-  app.add_option("--fuse-conv", a.fuse_conv,
-                 "auto|on|off: convolution + bias + ReLU in one cuDNN call, where the model has "
-                 "them (auto: on CUDA)");
+  app.add_option("--fuse,--fuse-conv", a.fuse,
+                 "auto|on|off: the model's training-safe kernel fusion in cuDNN calls: "
+                 "convolution + bias + ReLU (simple), BatchNorm + add + ReLU in fp16 "
+                 "channels_last (resnet*) (auto: on CUDA; --fuse-conv is the old name)");
   app.add_option("--warmup", a.warmup_steps, "untimed warm-up steps");
   app.add_option("--steps-per-window", a.steps_per_window, "steps per timed window");
   app.add_option("--windows", a.windows, "timed windows (fixed mode)");

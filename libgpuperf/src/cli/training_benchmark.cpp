@@ -90,10 +90,10 @@ RunRecord run_training_measurement(const TrainingBenchmarkArgs& args) {
   }
   options.cuda_graph =
       args.graph == "on" || (args.graph == "auto" && device.is_cuda() && options.fused_optimizer);
-  if (args.fuse_conv == "on" && !device.is_cuda()) {
-    throw ConfigError("--fuse-conv on: the fused kernels are cuDNN's; device is " + device.str());
+  if (args.fuse == "on" && !device.is_cuda()) {
+    throw ConfigError("--fuse on: the fused kernels are cuDNN's; device is " + device.str());
   }
-  options.fuse_conv = args.fuse_conv == "on" || (args.fuse_conv == "auto" && device.is_cuda());
+  options.fuse_kernels = args.fuse == "on" || (args.fuse == "auto" && device.is_cuda());
   if (options.cuda_graph && args.warmup_steps < 1) {
     // The first step captures the graph; it must not fall inside a timed window.
     throw ConfigError("--warmup: must be >= 1 with a CUDA graph (--graph " + args.graph +
@@ -212,10 +212,11 @@ RunRecord run_training_measurement(const TrainingBenchmarkArgs& args) {
   record.stop_reason = m.stop_reason;
   record.total_steps = step.steps();
   config.graph_mode = step.graph_captured() ? "cuda-graph" : "eager";
-  config.kernel_fusion = step.fused_conv() ? "conv+bias+relu" : "none";
-  if (args.fuse_conv == "on" && !step.fused_conv()) {
-    record.warnings.push_back("--fuse-conv on: " + args.model +
-                              " has no convolution + bias + ReLU to fuse for training");
+  config.kernel_fusion = step.kernel_fusion();
+  if (args.fuse == "on" && config.kernel_fusion == "none") {
+    record.warnings.push_back("--fuse on: nothing ran fused (" + args.model + ", " +
+                              to_string(options.precision) + ", " + args.memory_format +
+                              "): cuDNN's fused kernels do not apply here");
   }
   if (!step.graph_fallback_reason().empty())
     record.warnings.push_back(step.graph_fallback_reason());

@@ -44,6 +44,14 @@ torch::Tensor BottleneckImpl::forward(torch::Tensor x) {
     return conv2d_bias_add_relu(out, *conv3, bias3_, identity, /*fused=*/true);
   }
   torch::Tensor identity = downsample ? downsample->forward(x) : x;
+  if (fused_bn_) {
+    bool fused1 = false, fused2 = false, fused3 = false;
+    torch::Tensor out = batch_norm_add_relu(conv1->forward(x), *bn1, {}, true, &fused1);
+    out = batch_norm_add_relu(conv2->forward(out), *bn2, {}, true, &fused2);
+    out = batch_norm_add_relu(conv3->forward(out), *bn3, identity, true, &fused3);
+    ran_fused_ = fused1 && fused2 && fused3;
+    return out;
+  }
   torch::Tensor out = torch::relu(bn1->forward(conv1->forward(x)));
   out = torch::relu(bn2->forward(conv2->forward(out)));
   out = bn3->forward(conv3->forward(out));
@@ -115,7 +123,21 @@ torch::nn::Sequential ResNetImpl::make_stage(std::int64_t planes, std::int64_t b
   return stage;
 }
 
-bool ResNetImpl::set_fused_conv(bool /*on*/) { return false; }
+bool ResNetImpl::set_training_fusion(bool on) {
+  fused_bn_ = on;
+  for (auto& module : modules(/*include_self=*/false)) {
+    if (auto* block = module->as<BottleneckImpl>()) block->set_training_fusion(on);
+  }
+  return true;
+}
+
+std::string ResNetImpl::training_fusion() const {
+  bool all = ran_fused_;
+  for (const auto& module : modules(/*include_self=*/false)) {
+    if (const auto* block = module->as<BottleneckImpl>()) all = all && block->ran_fused();
+  }
+  return all ? "batchnorm+add+relu" : "none";
+}
 
 std::string ResNetImpl::fuse_for_inference() {
   const std::string what = "batchnorm-folded+conv+bias(+shortcut)+relu";
@@ -132,8 +154,13 @@ std::string ResNetImpl::fuse_for_inference() {
 }
 
 torch::Tensor ResNetImpl::forward(torch::Tensor x) {
-  x = folded_ ? conv2d_bias_relu(x, *conv1, bias1_, /*fused=*/true)
-              : torch::relu(bn1->forward(conv1->forward(x)));
+  if (folded_) {
+    x = conv2d_bias_relu(x, *conv1, bias1_, /*fused=*/true);
+  } else if (fused_bn_) {
+    x = batch_norm_add_relu(conv1->forward(x), *bn1, {}, /*fused=*/true, &ran_fused_);
+  } else {
+    x = torch::relu(bn1->forward(conv1->forward(x)));
+  }
   x = torch::max_pool2d(x, /*kernel_size=*/3, /*stride=*/2, /*padding=*/1);
   x = layer1->forward(x);
   x = layer2->forward(x);

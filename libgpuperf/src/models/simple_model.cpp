@@ -24,6 +24,7 @@ SimpleModelImpl::SimpleModelImpl(SimpleModelOptions options) {
 }
 
 torch::Tensor SimpleModelImpl::forward(torch::Tensor x) {
+  ran_fused_ = fused_conv_ && cudnn_fusion_applies(x, *conv1);
   if (fused_conv_) {
     x = conv2d_bias_relu(x, *conv1, conv1->bias, /*fused=*/true);
     x = conv2d_bias_relu(x, *conv2, conv2->bias, /*fused=*/true);
@@ -34,9 +35,13 @@ torch::Tensor SimpleModelImpl::forward(torch::Tensor x) {
   return fc->forward(x.flatten(1));
 }
 
-bool SimpleModelImpl::set_fused_conv(bool on) {
+bool SimpleModelImpl::set_training_fusion(bool on) {
   fused_conv_ = on;
   return true;
+}
+
+std::string SimpleModelImpl::training_fusion() const {
+  return ran_fused_ ? "conv+bias+relu" : "none";
 }
 
 std::string SimpleModelImpl::fuse_for_inference() {

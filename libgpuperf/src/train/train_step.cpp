@@ -98,9 +98,9 @@ TrainStep::TrainStep(torch::nn::AnyModule model, torch::Device device, TrainStep
   module().to(device_);
   convert_memory_format(module(), options_.memory_format);
   module().train();
-  if (options_.fuse_conv) {
+  if (options_.fuse_kernels) {
     if (auto* fusable = dynamic_cast<FusableModel*>(model_.ptr().get())) {
-      fused_conv_ = fusable->set_fused_conv(true);
+      if (fusable->set_training_fusion(true)) fusable_ = fusable;
     }
   }
   if (options_.fused_optimizer) {
@@ -122,6 +122,10 @@ TrainStep::TrainStep(torch::nn::AnyModule model, torch::Device device, TrainStep
 torch::optim::Optimizer& TrainStep::optimizer() {
   if (!optimizer_) throw ConfigError("TrainStep::optimizer(): this step uses a FusedOptimizer");
   return *optimizer_;
+}
+
+std::string TrainStep::kernel_fusion() const {
+  return fusable_ ? fusable_->training_fusion() : "none";
 }
 
 std::int64_t TrainStep::skipped_steps() const {

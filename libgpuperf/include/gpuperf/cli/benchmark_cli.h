@@ -40,7 +40,7 @@ struct TrainingBenchmarkArgs {
   double weight_decay = 0;
   bool cudnn_benchmark = true;
   std::string fused = "auto";  ///< fused optimizer: auto (where LibTorch has the kernels), on, off
-  std::string fuse_conv = "auto";  ///< conv+bias+ReLU in one cuDNN call: auto (CUDA), on, off
+  std::string fuse = "auto";  ///< training kernel fusion (cuDNN calls): auto (CUDA), on, off
   std::string graph = "auto";      ///< whole-step CUDA graph: auto (on CUDA with --fused), on, off
   int warmup_steps = 0;
   int steps_per_window = 0;

@@ -1,10 +1,12 @@
 #pragma once
 // Fewer kernels for the same arithmetic: a convolution, its bias and a ReLU (and, for inference,
-// a residual add) in one cuDNN call, and BatchNorm folded into the convolution before it for
-// inference. The functions fall back to the separate ATen ops wherever cuDNN's fused kernels do
-// not apply (CPU tensors, cuDNN disabled, asymmetric or non-zero padding modes).
+// a residual add) in one cuDNN call; a training-mode BatchNorm, a residual add and a ReLU in one
+// cuDNN call; BatchNorm folded into the convolution before it for inference. The functions fall
+// back to the separate ATen ops wherever cuDNN's fused kernels do not apply (CPU tensors, cuDNN
+// disabled, asymmetric or non-zero padding modes; for BatchNorm: other than fp16 channels_last).
 //
 //   x = gpuperf::conv2d_bias_relu(x, *conv1, conv1->bias, /*fused=*/true);   // training or not
+//   x = gpuperf::batch_norm_add_relu(conv3->forward(x), *bn3, shortcut, /*fused=*/true);
 //
 // Models opt in through FusableModel; TrainStep and InferenceSession switch it on.
 
@@ -20,9 +22,13 @@ namespace gpuperf {
 class FusableModel {
  public:
   virtual ~FusableModel() = default;
-  /// Training-safe fusion: convolution + bias + ReLU in one cuDNN call with the same gradients.
-  /// Returns whether the model has anything to fuse this way.
-  virtual bool set_fused_conv(bool on) = 0;
+  /// Training-safe fusion, the same function and gradients in fewer kernels: convolution + bias +
+  /// ReLU (SimpleModel), BatchNorm (+ residual add) + ReLU (ResNet). Returns whether the model has
+  /// anything to fuse this way.
+  virtual bool set_training_fusion(bool on) = 0;
+  /// What the training-safe fusion fused in the latest forward pass, e.g. "conv+bias+relu";
+  /// "none" when it is off or cuDNN's fused kernels did not apply to those inputs.
+  [[nodiscard]] virtual std::string training_fusion() const = 0;
   /// Inference only, irreversible: folds each BatchNorm's running statistics into the convolution
   /// before it and fuses bias, residual add and ReLU. Call on an eval-mode model in fp32, before
   /// any conversion to fp16/bf16. Returns what was fused, e.g. "conv+bias+relu".
@@ -47,6 +53,24 @@ class FusableModel {
                                                  const torch::nn::Conv2dImpl& conv,
                                                  const torch::Tensor& bias, const torch::Tensor& z,
                                                  bool fused);
+
+/// Whether batch_norm_add_relu can use cuDNN's fused batch norm for these operands: gpuperf built
+/// with cuDNN; `x` a CUDA fp16 [N, C, H, W] tensor in channels_last with C a multiple of 4; `bn` in
+/// training mode with affine fp32 parameters, running statistics and a momentum; `z` (if defined)
+/// of x's shape, dtype and layout.
+[[nodiscard]] bool cudnn_batch_norm_fusion_applies(const torch::Tensor& x,
+                                                   const torch::nn::BatchNorm2dImpl& bn,
+                                                   const torch::Tensor& z);
+
+/// relu(bn(x) + z), or relu(bn(x)) for an undefined `z`, with BatchNorm's training-mode side
+/// effects (running statistics, num_batches_tracked). With `fused` and where
+/// cudnn_batch_norm_fusion_applies, one cuDNN call forward and one backward (dx, dweight, dbias,
+/// dz) instead of four kernels forward and three backward; otherwise bn.forward and the separate
+/// ops. `ran_fused`, when given, says which ran.
+[[nodiscard]] torch::Tensor batch_norm_add_relu(const torch::Tensor& x,
+                                                torch::nn::BatchNorm2dImpl& bn,
+                                                const torch::Tensor& z, bool fused,
+                                                bool* ran_fused = nullptr);
 
 /// conv(x) + bias with the module's stride, padding, dilation and groups (the module's own bias
 /// is ignored: pass it, or a folded one, as `bias`).

@@ -42,6 +42,11 @@ class BottleneckImpl : public torch::nn::Module {
   /// Inference only: folds the BatchNorms into the convolutions (the shortcut's bias joins
   /// conv3's) and runs conv+bias+ReLU and conv+bias+shortcut+ReLU as single cuDNN calls.
   void fuse_for_inference();
+  /// Training: each BatchNorm with the ReLU after it, and bn3 with the shortcut add and the ReLU,
+  /// in one cuDNN call (batch_norm_add_relu).
+  void set_training_fusion(bool on) { fused_bn_ = on; }
+  /// Whether the latest forward ran those fused calls.
+  [[nodiscard]] bool ran_fused() const { return ran_fused_; }
 
   torch::nn::Conv2d conv1{nullptr}, conv2{nullptr}, conv3{nullptr};
   torch::nn::BatchNorm2d bn1{nullptr}, bn2{nullptr}, bn3{nullptr};
@@ -50,6 +55,8 @@ class BottleneckImpl : public torch::nn::Module {
  private:
   bool folded_ = false;
   torch::Tensor bias1_, bias2_, bias3_;  ///< folded biases (registered buffers once folded)
+  bool fused_bn_ = false;
+  bool ran_fused_ = false;
 };
 TORCH_MODULE(Bottleneck);
 
@@ -60,8 +67,11 @@ class ResNetImpl : public torch::nn::Module, public FusableModel {
   /// Logits [N, num_classes] for inputs [N, 3, H, W] (H, W >= 32).
   torch::Tensor forward(torch::Tensor x);
 
-  /// Nothing to fuse for training: every convolution is followed by a BatchNorm. Returns false.
-  bool set_fused_conv(bool on) override;
+  /// Training: BatchNorm + ReLU and BatchNorm + shortcut add + ReLU in one cuDNN call each, on
+  /// CUDA in fp16 channels_last (cudnn_batch_norm_fusion_applies). Returns true.
+  bool set_training_fusion(bool on) override;
+  /// "batchnorm+add+relu" when the latest forward ran those fused calls, else "none".
+  [[nodiscard]] std::string training_fusion() const override;
   /// Folds every BatchNorm into its convolution (eval statistics) and fuses bias, shortcut add
   /// and ReLU into the convolutions' cuDNN calls. Inference only; irreversible.
   std::string fuse_for_inference() override;
@@ -76,6 +86,8 @@ class ResNetImpl : public torch::nn::Module, public FusableModel {
   std::int64_t in_channels_ = 64;
   bool folded_ = false;
   torch::Tensor bias1_;  ///< the stem's folded bias (a registered buffer once folded)
+  bool fused_bn_ = false;
+  bool ran_fused_ = false;  ///< the stem's BatchNorm ran fused in the latest forward
 };
 TORCH_MODULE(ResNet);
 

@@ -30,7 +30,9 @@ class SimpleModelImpl : public torch::nn::Module, public FusableModel {
   torch::Tensor forward(torch::Tensor x);
 
   /// Each convolution, its bias and the ReLU after it in one cuDNN call (on CUDA). Returns true.
-  bool set_fused_conv(bool on) override;
+  bool set_training_fusion(bool on) override;
+  /// "conv+bias+relu" when the latest forward ran the fused calls, else "none".
+  [[nodiscard]] std::string training_fusion() const override;
   /// The same fusion (the model has no BatchNorm to fold).
   std::string fuse_for_inference() override;
 
@@ -40,6 +42,7 @@ class SimpleModelImpl : public torch::nn::Module, public FusableModel {
 
  private:
   bool fused_conv_ = false;
+  bool ran_fused_ = false;  ///< whether the latest forward ran cuDNN's fused calls
 };
 TORCH_MODULE(SimpleModel);
 

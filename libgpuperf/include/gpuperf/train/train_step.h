@@ -28,6 +28,8 @@
 
 namespace gpuperf {
 
+class FusableModel;
+
 /// Loss of a batch: (model output, target) -> scalar.
 using LossFunction =
     std::function<torch::Tensor(const torch::Tensor& output, const torch::Tensor& target)>;
@@ -57,9 +59,9 @@ struct TrainStepOptions {
   /// steps run eagerly and graph_fallback_reason() says why.
   bool cuda_graph = false;
   int graph_warmup_steps = 3;
-  /// Ask a FusableModel (SimpleModel, ResNet) for its training-safe kernel fusion: convolution,
-  /// bias and ReLU in one cuDNN call on CUDA. fused_conv() says whether the model had any.
-  bool fuse_conv = false;
+  /// Ask a FusableModel (SimpleModel, ResNet) for its training-safe kernel fusion (cuDNN calls
+  /// for convolution + bias + ReLU, or BatchNorm + add + ReLU). kernel_fusion() says what ran.
+  bool fuse_kernels = false;
 
   /// Throws ConfigError naming the bad field.
   void validate() const;
@@ -95,8 +97,10 @@ class TrainStep {
   [[nodiscard]] torch::optim::Optimizer& optimizer();
   /// The fused optimizer, or nullptr.
   [[nodiscard]] FusedOptimizer* fused_optimizer() { return fused_.get(); }
-  /// Whether fuse_conv was asked for and the model fused something.
-  [[nodiscard]] bool fused_conv() const { return fused_conv_; }
+  /// What the model's training fusion fused in its latest forward pass, e.g. "conv+bias+relu";
+  /// "none" when fuse_kernels is off, the model has nothing to fuse or cuDNN's kernels did not
+  /// apply.
+  [[nodiscard]] std::string kernel_fusion() const;
   [[nodiscard]] GradScaler& scaler() { return scaler_; }
   [[nodiscard]] const TrainStepOptions& options() const { return options_; }
   [[nodiscard]] const torch::Device& device() const { return device_; }
@@ -122,7 +126,7 @@ class TrainStep {
   LossFunction loss_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
   std::unique_ptr<FusedOptimizer> fused_;
-  bool fused_conv_ = false;
+  FusableModel* fusable_ = nullptr;  ///< the model, when fuse_kernels found something to fuse
   GradScaler scaler_;
   std::int64_t steps_ = 0;
   std::int64_t skipped_steps_ = 0;

@@ -1,0 +1,191 @@
+// relu(batch_norm(x) + z) in training mode as one cuDNN call each way: cuDNN's NHWC batch norm with
+// its add and ReLU epilogue (cudnnBatchNormalizationForwardTrainingEx / BackwardEx with
+// CUDNN_BATCHNORM_OPS_BN_ADD_ACTIVATION), the kernels PyTorch's own BatchNorm runs, less the
+// separate ReLU, residual add and ReLU-backward kernels.
+
+#include <ATen/Context.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/empty_like.h>
+#include <c10/core/GradMode.h>
+#include <torch/csrc/autograd/custom_function.h>
+
+#include <climits>
+#include <cstdint>
+
+#include "gpuperf/models/fusion.h"
+
+#if GPUPERF_WITH_CUDNN
+#include <ATen/cuda/CUDAContext.h>
+#include <ATen/cuda/Exceptions.h>
+#include <ATen/cudnn/Descriptors.h>
+#include <ATen/cudnn/Handle.h>
+#endif
+
+namespace gpuperf {
+namespace {
+
+torch::Tensor separate_ops(const torch::Tensor& x, torch::nn::BatchNorm2dImpl& bn,
+                           const torch::Tensor& z) {
+  torch::Tensor out = bn.forward(x);
+  return torch::relu(z.defined() ? out + z : out);
+}
+
+#if GPUPERF_WITH_CUDNN
+
+// Persistent spatial mode: the one cuDNN's fused add/activation ops support, and the one PyTorch's
+// cuDNN BatchNorm uses in training.
+constexpr cudnnBatchNormMode_t kMode = CUDNN_BATCHNORM_SPATIAL_PERSISTENT;
+
+// Descriptors and handle for one call on `x` (NHWC) with per-channel parameters like `weight`.
+struct CudnnBatchNorm {
+  CudnnBatchNorm(const torch::Tensor& x, const torch::Tensor& weight, bool add)
+      : handle(at::native::getCudnnHandle()),
+        data(x, /*pad=*/4),
+        params(weight.view({1, -1, 1, 1}), /*pad=*/4),
+        ops(add ? CUDNN_BATCHNORM_OPS_BN_ADD_ACTIVATION : CUDNN_BATCHNORM_OPS_BN_ACTIVATION) {
+    AT_CUDNN_CHECK(cudnnSetStream(handle, at::cuda::getCurrentCUDAStream()));
+    // NaNs propagate, as torch::relu's do.
+    AT_CUDNN_CHECK(cudnnSetActivationDescriptor(relu.mut_desc(), CUDNN_ACTIVATION_RELU,
+                                                CUDNN_PROPAGATE_NAN, /*coef=*/0.0));
+  }
+  cudnnTensorDescriptor_t add_desc() const {
+    return ops == CUDNN_BATCHNORM_OPS_BN_ADD_ACTIVATION ? data.desc() : nullptr;
+  }
+
+  cudnnHandle_t handle;
+  at::native::TensorDescriptor data;    // x, z, y and their gradients: one shape and layout
+  at::native::TensorDescriptor params;  // weight, bias, running and saved statistics: [1, C, 1, 1]
+  at::native::ActivationDescriptor relu;
+  cudnnBatchNormOps_t ops;
+};
+
+torch::Tensor bytes(std::size_t size, const torch::Tensor& like) {
+  return at::empty({static_cast<std::int64_t>(size)}, like.options().dtype(torch::kByte));
+}
+
+void* data_or_null(const torch::Tensor& t) { return t.defined() ? t.data_ptr() : nullptr; }
+
+struct BatchNormAddRelu : public torch::autograd::Function<BatchNormAddRelu> {
+  // `z` may be undefined (no add). Updates running_mean / running_var in place, as BatchNorm does.
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x,
+                               const torch::Tensor& weight, const torch::Tensor& bias,
+                               const torch::Tensor& z, torch::Tensor running_mean,
+                               torch::Tensor running_var, double momentum, double eps) {
+    const CudnnBatchNorm call(x, weight, z.defined());
+    std::size_t workspace_size = 0;
+    std::size_t reserve_size = 0;
+    AT_CUDNN_CHECK(cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(
+        call.handle, kMode, call.ops, call.data.desc(), call.add_desc(), call.data.desc(),
+        call.params.desc(), call.relu.desc(), &workspace_size));
+    AT_CUDNN_CHECK(cudnnGetBatchNormalizationTrainingExReserveSpaceSize(
+        call.handle, kMode, call.ops, call.relu.desc(), call.data.desc(), &reserve_size));
+    torch::Tensor y = at::empty_like(x);
+    torch::Tensor workspace = bytes(workspace_size, x);
+    torch::Tensor reserve = bytes(reserve_size, x);
+    torch::Tensor save_mean = at::empty({x.size(1)}, weight.options());
+    torch::Tensor save_inv_var = at::empty({x.size(1)}, weight.options());
+    const float one = 1;
+    const float zero = 0;
+    AT_CUDNN_CHECK(cudnnBatchNormalizationForwardTrainingEx(
+        call.handle, kMode, call.ops, &one, &zero, call.data.desc(), x.data_ptr(), call.add_desc(),
+        data_or_null(z), call.data.desc(), y.data_ptr(), call.params.desc(), weight.data_ptr(),
+        bias.data_ptr(), momentum, running_mean.data_ptr(), running_var.data_ptr(), eps,
+        save_mean.data_ptr(), save_inv_var.data_ptr(), call.relu.desc(), workspace.data_ptr(),
+        workspace_size, reserve.data_ptr(), reserve_size));
+    ctx->save_for_backward({x, y, weight, bias, save_mean, save_inv_var, reserve});
+    ctx->saved_data["eps"] = eps;
+    ctx->saved_data["add"] = z.defined();
+    return y;
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grad_outputs) {
+    const auto saved = ctx->get_saved_variables();
+    const torch::Tensor& x = saved[0];
+    const torch::Tensor& y = saved[1];
+    const torch::Tensor& weight = saved[2];
+    const torch::Tensor& bias = saved[3];
+    const torch::Tensor& reserve = saved[6];
+    const bool add = ctx->saved_data["add"].toBool();
+    const torch::Tensor grad_y = grad_outputs[0].contiguous(x.suggest_memory_format());
+    const CudnnBatchNorm call(x, weight, add);
+    std::size_t workspace_size = 0;
+    AT_CUDNN_CHECK(cudnnGetBatchNormalizationBackwardExWorkspaceSize(
+        call.handle, kMode, call.ops, call.data.desc(), call.data.desc(), call.data.desc(),
+        call.add_desc(), call.data.desc(), call.params.desc(), call.relu.desc(), &workspace_size));
+    torch::Tensor workspace = bytes(workspace_size, x);
+    torch::Tensor grad_x = at::empty_like(x);
+    torch::Tensor grad_z = add ? at::empty_like(x) : torch::Tensor();
+    torch::Tensor grad_weight = at::empty_like(weight);
+    torch::Tensor grad_bias = at::empty_like(weight);
+    const float one = 1;
+    const float zero = 0;
+    AT_CUDNN_CHECK(cudnnBatchNormalizationBackwardEx(
+        call.handle, kMode, call.ops, &one, &zero, &one, &zero, call.data.desc(), x.data_ptr(),
+        call.data.desc(), y.data_ptr(), call.data.desc(), grad_y.data_ptr(), call.add_desc(),
+        data_or_null(grad_z), call.data.desc(), grad_x.data_ptr(), call.params.desc(),
+        weight.data_ptr(), bias.data_ptr(), grad_weight.data_ptr(), grad_bias.data_ptr(),
+        ctx->saved_data["eps"].toDouble(), saved[4].data_ptr(), saved[5].data_ptr(),
+        call.relu.desc(), workspace.data_ptr(), workspace_size, reserve.data_ptr(),
+        static_cast<std::size_t>(reserve.numel())));
+    return {grad_x, grad_weight, grad_bias, grad_z, {}, {}, {}, {}};
+  }
+};
+
+bool float_vector(const torch::Tensor& t, std::int64_t channels, const torch::Tensor& x) {
+  return t.defined() && t.scalar_type() == torch::kFloat && t.dim() == 1 &&
+         t.size(0) == channels && t.is_contiguous() && t.device() == x.device();
+}
+
+#endif  // GPUPERF_WITH_CUDNN
+
+}  // namespace
+
+bool cudnn_batch_norm_fusion_applies(const torch::Tensor& x, const torch::nn::BatchNorm2dImpl& bn,
+                                     const torch::Tensor& z) {
+#if GPUPERF_WITH_CUDNN
+  const auto& o = bn.options;
+  if (!x.defined() || !x.is_cuda() || !at::globalContext().userEnabledCuDNN() ||
+      !at::Context::hasCuDNN())
+    return false;
+  if (x.dim() != 4 || x.scalar_type() != torch::kHalf || x.numel() >= INT_MAX) return false;
+  if (!x.is_contiguous(at::MemoryFormat::ChannelsLast)) return false;
+  const std::int64_t channels = x.size(1);
+  // cuDNN's fused NHWC kernels want the channels in groups of 4 (8-byte vectors of fp16).
+  if (channels % 4 != 0) return false;
+  if (!bn.is_training() || !o.affine() || !o.track_running_stats() || !o.momentum().has_value())
+    return false;
+  if (!float_vector(bn.weight, channels, x) || !float_vector(bn.bias, channels, x) ||
+      !float_vector(bn.running_mean, channels, x) || !float_vector(bn.running_var, channels, x))
+    return false;
+  if (z.defined() && (z.sizes() != x.sizes() || z.scalar_type() != x.scalar_type() ||
+                      z.device() != x.device() || z.strides() != x.strides()))
+    return false;
+  return true;
+#else
+  (void)x;
+  (void)bn;
+  (void)z;
+  return false;
+#endif
+}
+
+torch::Tensor batch_norm_add_relu(const torch::Tensor& x, torch::nn::BatchNorm2dImpl& bn,
+                                  const torch::Tensor& z, bool fused, bool* ran_fused) {
+  if (ran_fused) *ran_fused = false;
+  if (!fused || !cudnn_batch_norm_fusion_applies(x, bn, z)) return separate_ops(x, bn, z);
+#if GPUPERF_WITH_CUDNN
+  if (ran_fused) *ran_fused = true;
+  // As BatchNorm's forward: count the batch, then a running average with the momentum.
+  {
+    torch::NoGradGuard no_grad;
+    bn.num_batches_tracked += 1;
+  }
+  return BatchNormAddRelu::apply(x, bn.weight, bn.bias, z, bn.running_mean, bn.running_var,
+                                 *bn.options.momentum(), bn.options.eps());
+#else
+  return separate_ops(x, bn, z);
+#endif
+}
+
+}  // namespace gpuperf
