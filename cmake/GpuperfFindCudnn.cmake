@@ -15,7 +15,9 @@ if(GPUPERF_WITH_CUDA)
             PATHS "$ENV{CUDA_HOME}/include" /usr/local/cuda/include)
   if(GPUPERF_CUDNN_INCLUDE_DIR)
     get_filename_component(_gpuperf_cudnn_root "${GPUPERF_CUDNN_INCLUDE_DIR}" DIRECTORY)
-    find_library(GPUPERF_CUDNN_LIBRARY NAMES cudnn libcudnn.so.9
+    # NAMES_PER_DIR: the header's own package first (it ships only libcudnn.so.9), before any
+    # other cuDNN on the system.
+    find_library(GPUPERF_CUDNN_LIBRARY NAMES cudnn libcudnn.so.9 NAMES_PER_DIR
                  HINTS "${_gpuperf_cudnn_root}/lib" "${_gpuperf_cudnn_root}/lib64")
   endif()
   if(GPUPERF_CUDNN_INCLUDE_DIR AND GPUPERF_CUDNN_LIBRARY)

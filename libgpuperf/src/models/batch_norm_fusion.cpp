@@ -66,12 +66,13 @@ torch::Tensor bytes(std::size_t size, const torch::Tensor& like) {
 void* data_or_null(const torch::Tensor& t) { return t.defined() ? t.data_ptr() : nullptr; }
 
 struct BatchNormAddRelu : public torch::autograd::Function<BatchNormAddRelu> {
-  // `z` may be undefined (no add). Updates running_mean / running_var in place, as BatchNorm does.
+  // relu(bn(x) + z) with `add`, relu(bn(x)) without (then `z` is a placeholder: autograd takes
+  // no undefined tensor inputs). Updates running_mean / running_var in place, as BatchNorm does.
   static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x,
                                const torch::Tensor& weight, const torch::Tensor& bias,
-                               const torch::Tensor& z, torch::Tensor running_mean,
+                               const torch::Tensor& z, bool add, torch::Tensor running_mean,
                                torch::Tensor running_var, double momentum, double eps) {
-    const CudnnBatchNorm call(x, weight, z.defined());
+    const CudnnBatchNorm call(x, weight, add);
     std::size_t workspace_size = 0;
     std::size_t reserve_size = 0;
     AT_CUDNN_CHECK(cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(
@@ -88,13 +89,13 @@ struct BatchNormAddRelu : public torch::autograd::Function<BatchNormAddRelu> {
     const float zero = 0;
     AT_CUDNN_CHECK(cudnnBatchNormalizationForwardTrainingEx(
         call.handle, kMode, call.ops, &one, &zero, call.data.desc(), x.data_ptr(), call.add_desc(),
-        data_or_null(z), call.data.desc(), y.data_ptr(), call.params.desc(), weight.data_ptr(),
+        add ? z.data_ptr() : nullptr, call.data.desc(), y.data_ptr(), call.params.desc(), weight.data_ptr(),
         bias.data_ptr(), momentum, running_mean.data_ptr(), running_var.data_ptr(), eps,
         save_mean.data_ptr(), save_inv_var.data_ptr(), call.relu.desc(), workspace.data_ptr(),
         workspace_size, reserve.data_ptr(), reserve_size));
     ctx->save_for_backward({x, y, weight, bias, save_mean, save_inv_var, reserve});
     ctx->saved_data["eps"] = eps;
-    ctx->saved_data["add"] = z.defined();
+    ctx->saved_data["add"] = add;
     return y;
   }
 
@@ -128,7 +129,7 @@ struct BatchNormAddRelu : public torch::autograd::Function<BatchNormAddRelu> {
         ctx->saved_data["eps"].toDouble(), saved[4].data_ptr(), saved[5].data_ptr(),
         call.relu.desc(), workspace.data_ptr(), workspace_size, reserve.data_ptr(),
         static_cast<std::size_t>(reserve.numel())));
-    return {grad_x, grad_weight, grad_bias, grad_z, {}, {}, {}, {}};
+    return {grad_x, grad_weight, grad_bias, grad_z, {}, {}, {}, {}, {}};
   }
 };
 
@@ -181,8 +182,10 @@ torch::Tensor batch_norm_add_relu(const torch::Tensor& x, torch::nn::BatchNorm2d
     torch::NoGradGuard no_grad;
     bn.num_batches_tracked += 1;
   }
-  return BatchNormAddRelu::apply(x, bn.weight, bn.bias, z, bn.running_mean, bn.running_var,
-                                 *bn.options.momentum(), bn.options.eps());
+  const bool add = z.defined();
+  return BatchNormAddRelu::apply(x, bn.weight, bn.bias, add ? z : at::empty({0}, x.options()), add,
+                                 bn.running_mean, bn.running_var, *bn.options.momentum(),
+                                 bn.options.eps());
 #else
   return separate_ops(x, bn, z);
 #endif
