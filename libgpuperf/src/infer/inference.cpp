@@ -15,10 +15,9 @@
 #include "gpuperf/train/torch_options.h"
 
 #if GPUPERF_WITH_CUDA
-#include <ATen/cuda/CUDAEvent.h>
 #include <ATen/cuda/CUDAGraph.h>
-#include <c10/cuda/CUDAGuard.h>
-#include <c10/cuda/CUDAStream.h>
+
+#include "device/cuda_graph_capture.h"
 #endif
 
 namespace gpuperf {
@@ -134,42 +133,10 @@ torch::Tensor InferenceSession::replay_or_capture(const torch::Tensor& x) {
   }
   auto g = std::make_unique<Graph>();
   g->input = x.clone();
-  const auto index = device_.index();
-  c10::cuda::CUDAStream main = c10::cuda::getCurrentCUDAStream(index);
-  c10::cuda::CUDAStream side = c10::cuda::getStreamFromPool(/*isHighPriority=*/false, index);
-  at::cuda::CUDAEvent ready;
-  ready.record(main);
-  ready.block(side);
-  try {
-    c10::cuda::CUDAStreamGuard on_side(side);
-    // cuDNN autotuning, allocator growth and lazy state must happen before capture, on the
-    // capture stream.
-    for (int i = 0; i < options_.graph_warmup; ++i) (void)forward_eager(g->input);
-    g->graph.capture_begin();
-    try {
-      g->output = forward_eager(g->input);
-    } catch (...) {
-      try {
-        g->graph.capture_end();
-      } catch (...) {
-        // The capture is already broken; the first error is the one to report.
-      }
-      throw;
-    }
-    g->graph.capture_end();
-  } catch (const c10::OutOfMemoryError&) {
-    throw;  // not a capture problem: the batch does not fit, eager or not
-  } catch (const std::exception& e) {
-    graph_fallback_reason_ = std::string("CUDA graph capture failed, running eagerly: ") + e.what();
-    log::warn(graph_fallback_reason_);
-    at::cuda::CUDAEvent failed;
-    failed.record(side);
-    failed.block(main);
-    return forward_eager(x);
-  }
-  at::cuda::CUDAEvent captured;
-  captured.record(side);
-  captured.block(main);
+  graph_fallback_reason_ = detail::capture_on_side_stream(
+      g->graph, device_.index(), options_.graph_warmup, [&] { (void)forward_eager(g->input); },
+      [&] { g->output = forward_eager(g->input); });
+  if (!graph_fallback_reason_.empty()) return forward_eager(x);
   // The first replay produces this call's output, in stream order on the main stream.
   g->graph.replay();
   torch::Tensor output = g->output;

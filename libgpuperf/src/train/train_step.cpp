@@ -16,10 +16,9 @@
 #include "gpuperf/train/torch_options.h"
 
 #if GPUPERF_WITH_CUDA
-#include <ATen/cuda/CUDAEvent.h>
 #include <ATen/cuda/CUDAGraph.h>
-#include <c10/cuda/CUDAGuard.h>
-#include <c10/cuda/CUDAStream.h>
+
+#include "device/cuda_graph_capture.h"
 #endif
 
 namespace gpuperf {
@@ -198,42 +197,19 @@ void TrainStep::capture(const torch::Tensor& x, const torch::Tensor& y) {
   auto state = std::make_shared<GraphState>();
   state->input = x.clone();
   state->target = y.clone();
-  const auto index = device_.index();
-  c10::cuda::CUDAStream main = c10::cuda::getCurrentCUDAStream(index);
-  c10::cuda::CUDAStream side = c10::cuda::getStreamFromPool(/*isHighPriority=*/false, index);
-  at::cuda::CUDAEvent ready;
-  ready.record(main);
-  ready.block(side);
-  try {
-    c10::cuda::CUDAStreamGuard on_side(side);
-    // Warm-up on the capture stream: cuDNN autotuning, allocator growth and lazy state (the
-    // scaler's tensors, the optimizer's buffers) must all exist before capture.
-    for (int i = 0; i < options_.graph_warmup_steps; ++i)
-      run_step(state->input, state->target, false);
-    fused_->zero_grad(/*set_to_none=*/true);
-    state->graph.capture_begin();
-    try {
-      state->loss = run_step(state->input, state->target, /*capturing=*/true).loss;
-    } catch (...) {
-      try {
-        state->graph.capture_end();
-      } catch (...) {
-        // The capture is already broken; the first error is the one to report.
-      }
-      throw;
-    }
-    state->graph.capture_end();
-    --steps_;  // capture records the step's kernels without running them: not a step taken
-  } catch (const c10::OutOfMemoryError&) {
-    throw;  // not a capture problem: the step does not fit, eager or not
-  } catch (const std::exception& e) {
-    graph_fallback_reason_ = std::string("CUDA graph capture failed, running eagerly: ") + e.what();
-    log::warn(graph_fallback_reason_);
-    return;
-  }
-  at::cuda::CUDAEvent captured;
-  captured.record(side);
-  captured.block(main);
+  // The warm-up steps also create the scaler's tensors and the optimizer's buffers; after the
+  // last, the gradients go, so that the captured step allocates its own (backward writes them
+  // afresh on each replay).
+  int warmed_up = 0;
+  graph_fallback_reason_ = detail::capture_on_side_stream(
+      state->graph, device_.index(), options_.graph_warmup_steps,
+      [&] {
+        run_step(state->input, state->target, false);
+        if (++warmed_up == options_.graph_warmup_steps) fused_->zero_grad(/*set_to_none=*/true);
+      },
+      [&] { state->loss = run_step(state->input, state->target, /*capturing=*/true).loss; });
+  if (!graph_fallback_reason_.empty()) return;
+  --steps_;  // capture records the step's kernels without running them: not a step taken
   graph_ = std::move(state);
 }
 
