@@ -11,8 +11,8 @@
 #include <torch/csrc/autograd/custom_function.h>
 
 #include <array>
-#include <stdexcept>
 #include <cstdint>
+#include <stdexcept>
 #include <vector>
 
 #include "compat.h"
