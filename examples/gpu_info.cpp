@@ -20,7 +20,7 @@
 #include <thread>
 #include <vector>
 
-#include "gpuperf/error.h"
+#include "gpuperf/base/error.h"
 #include "gpuperf/telemetry/sampler.h"
 #include "gpuperf/telemetry/snapshot.h"
 #include "gpuperf/telemetry/telemetry.h"

@@ -10,7 +10,7 @@
 #include <cmath>
 #include <iostream>
 
-#include "gpuperf/specs/advisor.h"
+#include "gpuperf/advise/advisor.h"
 #include "tool_common.h"
 
 int main(int argc, char** argv) {

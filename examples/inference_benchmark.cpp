@@ -2,6 +2,6 @@
 // device timing (p50/p90/p95/p99/max per batch size, batch-1 latency and best throughput), and
 // with --serve-rates a SIMULATED serving sweep (Poisson arrivals, dynamic batching, one FIFO
 // server) driven by the measured service times. `inference_benchmark --help` lists the options.
-#include "gpuperf/cli/inference_benchmark.h"
+#include "inference_program.h"
 
 int main(int argc, char** argv) { return gpuperf::run_inference_benchmark(argc, argv); }

@@ -2,7 +2,7 @@
 // the usual recipe: AMP, channels_last, SGD with momentum. Prints img/s and the projected time
 // for 90 epochs of ImageNet-1k (1,281,167 images), and writes a JSON result.
 // `resnet50_benchmark --help` lists the options.
-#include "gpuperf/cli/training_benchmark.h"
+#include "training_program.h"
 
 int main(int argc, char** argv) {
   gpuperf::TrainingBenchmarkDefaults defaults;

@@ -2,7 +2,7 @@
 // cross-entropy, AMP with a GradScaler (fp16 on a GPU, bf16 on the CPU), measured properly:
 // warm-up excluded, timed windows, statistics over windows. Prints "Throughput: N samples/sec"
 // and its spread, and writes a JSON result. `seed_benchmark --help` lists the options.
-#include "gpuperf/cli/training_benchmark.h"
+#include "training_program.h"
 
 int main(int argc, char** argv) {
   gpuperf::TrainingBenchmarkDefaults defaults;

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "gpuperf/error.h"
+#include "gpuperf/base/error.h"
 #include "gpuperf/telemetry/telemetry.h"
 
 namespace gpuperf::testing {

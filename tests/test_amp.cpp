@@ -16,8 +16,8 @@
 
 #include "gpuperf/amp/autocast.h"
 #include "gpuperf/amp/grad_scaler.h"
-#include "gpuperf/error.h"
-#include "gpuperf/train/fused_optimizer.h"
+#include "gpuperf/base/error.h"
+#include "gpuperf/optim/fused_optimizer.h"
 #include "gpuperf/train/train_step.h"
 
 namespace {

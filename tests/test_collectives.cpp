@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "gpuperf/error.h"
+#include "gpuperf/base/error.h"
 #include "gpuperf/micro/interconnect.h"
 
 namespace {

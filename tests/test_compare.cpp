@@ -12,8 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "gpuperf/error.h"
-#include "gpuperf/infer/serving.h"
+#include "gpuperf/base/error.h"
+#include "gpuperf/serving/serving.h"
 #include "gpuperf/report/compare.h"
 #include "gpuperf/report/html_report.h"
 #include "gpuperf/report/result_files.h"

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "gpuperf/amp/autocast.h"
-#include "gpuperf/error.h"
+#include "gpuperf/base/error.h"
 #include "gpuperf/infer/inference.h"
 #include "gpuperf/models/fusion.h"
 #include "gpuperf/models/resnet.h"

@@ -12,11 +12,11 @@
 #include <utility>
 #include <vector>
 
-#include "gpuperf/cli/inference_cli.h"
-#include "gpuperf/error.h"
-#include "gpuperf/infer/inference_result.h"
-#include "gpuperf/infer/latency.h"
-#include "gpuperf/infer/serving.h"
+#include "inference_cli.h"
+#include "gpuperf/base/error.h"
+#include "gpuperf/results/inference_result.h"
+#include "gpuperf/timing/latency.h"
+#include "gpuperf/serving/serving.h"
 
 namespace {
 

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "gpuperf/error.h"
+#include "gpuperf/base/error.h"
 #include "gpuperf/infer/inference.h"
 #include "gpuperf/models/registry.h"
 

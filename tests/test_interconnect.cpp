@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "gpuperf/error.h"
-#include "gpuperf/micro/interconnect_result.h"
-#include "gpuperf/micro/micro_result.h"
+#include "gpuperf/base/error.h"
+#include "gpuperf/results/interconnect_result.h"
+#include "gpuperf/results/micro_result.h"
 #include "gpuperf/specs/specs.h"
 
 namespace {

@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "gpuperf/cli/micro_cli.h"
-#include "gpuperf/error.h"
+#include "micro_cli.h"
+#include "gpuperf/base/error.h"
 #include "gpuperf/micro/micro.h"
-#include "gpuperf/micro/micro_result.h"
+#include "gpuperf/results/micro_result.h"
 #include "gpuperf/specs/specs.h"
 
 namespace {

@@ -6,7 +6,7 @@
 #include <set>
 #include <string>
 
-#include "gpuperf/error.h"
+#include "gpuperf/base/error.h"
 #include "gpuperf/models/registry.h"
 #include "gpuperf/models/resnet.h"
 #include "gpuperf/models/simple_model.h"

@@ -7,8 +7,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "gpuperf/error.h"
-#include "gpuperf/report/run_record.h"
+#include "gpuperf/base/error.h"
+#include "gpuperf/results/run_record.h"
 
 namespace {
 

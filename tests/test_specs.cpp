@@ -7,8 +7,8 @@
 #include <sstream>
 #include <tuple>
 
-#include "gpuperf/error.h"
-#include "gpuperf/specs/advisor.h"
+#include "gpuperf/base/error.h"
+#include "gpuperf/advise/advisor.h"
 #include "gpuperf/specs/efficiency.h"
 #include "gpuperf/specs/published.h"
 #include "gpuperf/specs/specs.h"

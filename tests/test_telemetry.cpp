@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "fake_telemetry.h"
-#include "gpuperf/error.h"
+#include "gpuperf/base/error.h"
 #include "gpuperf/telemetry/clock_events.h"
 #include "gpuperf/telemetry/sampler.h"
 #include "gpuperf/telemetry/snapshot.h"

@@ -4,7 +4,7 @@
 #include <thread>
 #include <vector>
 
-#include "gpuperf/error.h"
+#include "gpuperf/base/error.h"
 #include "gpuperf/timing/measure.h"
 #include "gpuperf/timing/region_timer.h"
 #include "gpuperf/timing/statistics.h"

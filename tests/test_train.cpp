@@ -7,7 +7,7 @@
 #include <cmath>
 #include <limits>
 
-#include "gpuperf/error.h"
+#include "gpuperf/base/error.h"
 #include "gpuperf/models/registry.h"
 #include "gpuperf/timing/measure.h"
 #include "gpuperf/timing/timer.h"

@@ -5,8 +5,8 @@
 #include <sstream>
 #include <string>
 
-#include "gpuperf/error.h"
-#include "gpuperf/infer/inference_result.h"
+#include "gpuperf/base/error.h"
+#include "gpuperf/results/inference_result.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <string>
 
-#include "gpuperf/error.h"
-#include "gpuperf/report/run_record.h"
+#include "gpuperf/base/error.h"
+#include "gpuperf/results/run_record.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

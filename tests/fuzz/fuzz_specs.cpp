@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string>
 
-#include "gpuperf/error.h"
+#include "gpuperf/base/error.h"
 #include "gpuperf/specs/published.h"
 #include "gpuperf/specs/specs.h"
 

@@ -1,0 +1,125 @@
+#include "training_program.h"
+
+#include <iostream>
+#include <string>
+
+#include "gpuperf/base/files.h"
+#include "gpuperf/models/registry.h"
+#include "gpuperf/report/console.h"
+#include "program.h"
+
+namespace gpuperf::program {
+namespace {
+
+// The options as typed: enums and switches stay text until parsed, once, into the run.
+struct TrainingOptions {
+  TrainingRun run;
+  std::string precision = "auto";
+  std::string memory_format;
+  std::string optimizer;
+  std::string fused = "auto";
+  std::string fuse = "auto";
+  std::string graph = "auto";
+  std::string json_path;
+  bool list_models = false;
+};
+
+void add_model_options(CLI::App& app, TrainingOptions& o) {
+  TrainingRun& r = o.run;
+  app.add_option("--device", r.device, "auto, cpu, cuda or cuda:N (auto: a GPU if there is one)");
+  app.add_option("--model", r.model, "registered model name (see --list-models)");
+  app.add_flag("--list-models", o.list_models, "print the registered models and exit");
+  app.add_option("--batch-size,-b", r.batch_size, "samples per step");
+  app.add_option("--num-classes", r.num_classes,
+                 "classes of the synthetic targets (0: model default)");
+  app.add_option("--precision", o.precision,
+                 "auto|" + join_names(precision_names()) + " (auto: fp16 on CUDA, bf16 on CPU)");
+  app.add_option("--memory-format", o.memory_format, join_names(memory_format_names()));
+  app.add_option("--optimizer", o.optimizer, join_names(optimizer_names()));
+  app.add_option("--lr", r.learning_rate, "learning rate");
+  app.add_option("--momentum", r.momentum, "SGD momentum");
+  app.add_option("--weight-decay", r.weight_decay, "weight decay");
+  app.add_flag("--cudnn-benchmark,!--no-cudnn-benchmark", r.cudnn_benchmark, "cuDNN autotuning");
+  app.add_option("--fused", o.fused,
+                 "auto|on|off: fused optimizer kernels, no host sync per step (auto: where "
+                 "LibTorch has them)");
+  app.add_option(
+      "--graph", o.graph,
+      "auto|on|off: capture the whole step in a CUDA graph (auto: on CUDA when --fused)");
+  app.add_option("--fuse,--fuse-conv", o.fuse,
+                 "auto|on|off: the model's training-safe kernel fusion in cuDNN calls: "
+                 "convolution + bias + ReLU (simple), BatchNorm + add + ReLU in fp16 "
+                 "channels_last (resnet*) (auto: on CUDA; --fuse-conv is the old name)");
+}
+
+void add_measure_options(CLI::App& app, TrainingOptions& o) {
+  TrainingRun& r = o.run;
+  MeasureOptions& m = r.measure;
+  app.add_option("--warmup", m.warmup_steps, "untimed warm-up steps");
+  app.add_option("--steps-per-window", m.steps_per_window, "steps per timed window");
+  app.add_option("--windows", m.windows, "timed windows (fixed mode)");
+  app.add_flag("--adaptive", m.adaptive,
+               "time windows until the 95% CI is within --target-ci or --max-seconds pass");
+  app.add_option("--target-ci", m.target_relative_ci, "adaptive: relative CI half-width to reach");
+  app.add_option("--max-seconds", m.max_seconds, "adaptive: timed seconds at most");
+  app.add_option("--min-windows", m.min_windows, "adaptive: windows at least");
+  app.add_option("--max-windows", m.max_windows, "adaptive: windows at most");
+  app.add_option("--seed", r.seed, "random seed for weights and synthetic data");
+  app.add_option("--threads", r.threads, "CPU intra-op threads (0: LibTorch's default)");
+  app.add_option("--json", o.json_path, "write the result here ('' for none)");
+  app.add_flag("--quiet,-q", r.quiet, "no progress lines");
+  app.add_flag("--telemetry,!--no-telemetry", r.telemetry,
+               "sample power, energy, clocks and throttling through NVML while timing (GPU only)");
+  app.add_option("--telemetry-period", r.telemetry_period, "seconds between telemetry samples");
+}
+
+// The text options, parsed once into the run's typed fields.
+TrainingRun typed_run(const TrainingOptions& o) {
+  TrainingRun run = o.run;
+  if (o.precision != "auto") run.precision = parse_precision(o.precision);
+  run.memory_format = parse_memory_format(o.memory_format);
+  run.optimizer = parse_optimizer(o.optimizer);
+  run.fused_optimizer = parse_switch(o.fused, "fused");
+  run.cuda_graph = parse_switch(o.graph, "graph");
+  run.kernel_fusion = parse_switch(o.fuse, "fuse");
+  return run;
+}
+
+}  // namespace
+
+int run_training_program(int argc, const char* const* argv, const TrainingDefaults& defaults) {
+  TrainingOptions o;
+  o.run = defaults.run;
+  o.run.command_line = join_command_line(argc, argv);
+  if (defaults.run.precision) o.precision = to_string(*defaults.run.precision);
+  o.memory_format = to_string(defaults.run.memory_format);
+  o.optimizer = to_string(defaults.run.optimizer);
+  o.json_path = defaults.program + ".json";
+
+  CLI::App app(defaults.description, defaults.program);
+  app.option_defaults()->always_capture_default();
+  add_model_options(app, o);
+  add_measure_options(app, o);
+  return run_program(app, argc, argv, [&] {
+    if (o.list_models) {
+      for (const auto& name : ModelRegistry::global().names()) {
+        std::cout << name << "\t" << ModelRegistry::global().get(name).description << "\n";
+      }
+      return kExitOk;
+    }
+    const TrainingRun run = typed_run(o);
+    // Refuse a bad output path before a long run, not after it; run_training() validates the
+    // rest before anything runs.
+    if (!o.json_path.empty()) check_writable(o.json_path, "json");
+    const RunRecord record = run_training(run);
+    write_text(std::cout, record, defaults.unit);
+    if (record.telemetry.available) write_telemetry_summary(std::cout, record.telemetry);
+    if (!o.json_path.empty()) {
+      write_json_file(record, o.json_path);
+      std::cout << "Result written to " << o.json_path << "\n";
+    }
+    return kExitOk;
+  });
+}
+
+}  // namespace gpuperf::program

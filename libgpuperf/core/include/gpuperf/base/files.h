@@ -1,0 +1,23 @@
+#pragma once
+// Result files are written whole or not at all: a temporary file beside the target, renamed over
+// it. Programs check their output paths before a long run, never after it.
+//
+//   gpuperf::check_writable(path, "json");           // before the run: ConfigError naming --json
+//   gpuperf::write_text_file_atomically(text, path);  // after it
+
+#include <string>
+#include <vector>
+
+namespace gpuperf {
+
+/// Writes `text` to `path` atomically (a temporary file beside it, renamed over it); IoError.
+void write_text_file_atomically(const std::string& text, const std::string& path);
+/// Checks that `path` can be written (creates and removes a temporary file beside it) so that a
+/// program can refuse bad output paths before a long run. Throws ConfigError naming `option`.
+void check_writable(const std::string& path, const std::string& option);
+/// Throws ConfigError "<option>: '<path>' is one of the input files; refusing to overwrite it"
+/// when `path` is one of `inputs`: reading results must never rewrite one.
+void check_not_an_input(const std::string& path, const std::vector<std::string>& inputs,
+                        const std::string& option);
+
+}  // namespace gpuperf

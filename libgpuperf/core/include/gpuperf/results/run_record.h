@@ -1,0 +1,90 @@
+#pragma once
+// A run is a plain record; reporters only format it. Seconds, bytes, watts and hertz are stored
+// in base units as double; NaN means "not available" (JSON null).
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "gpuperf/base/fingerprint.h"
+#include "gpuperf/specs/efficiency.h"
+#include "gpuperf/telemetry/telemetry_summary.h"
+#include "gpuperf/timing/statistics.h"
+
+namespace gpuperf {
+
+/// The settings of a training measurement.
+struct RunConfig {
+  std::string workload = "train";  ///< "train"
+  std::string model;
+  std::int64_t batch_size = 0;
+  std::vector<std::int64_t> input_shape;  ///< one sample, e.g. {3, 224, 224}
+  std::int64_t num_classes = 0;
+  std::string precision;                        ///< fp32, tf32, fp16, bf16
+  std::string memory_format;                    ///< contiguous, channels_last
+  std::string optimizer;                        ///< adam, sgd, adamw
+  std::string optimizer_impl = "torch::optim";  ///< "torch::optim" or "fused" (ATen kernels)
+  double learning_rate = 0;
+  std::string graph_mode = "eager";  ///< "eager" or "cuda-graph" (whole step captured)
+  /// Kernel fusion in the model: "none" or "conv+bias+relu" (one cuDNN call per convolution).
+  std::string kernel_fusion = "none";
+  std::string data_source = "synthetic";
+  bool cudnn_benchmark = false;
+  bool grad_scaler = false;
+  std::int64_t warmup_steps = 0;
+  std::int64_t steps_per_window = 0;
+  bool adaptive = false;
+  std::int64_t seed = 0;
+};
+
+/// One measurement: configuration, machine, statistics and the command that reproduces it.
+struct RunRecord {
+  static constexpr const char* kSchema = "gpuperf.run/1";
+  std::string schema = kSchema;
+  std::string timestamp_utc;  ///< ISO 8601
+  std::string command;        ///< the command line that produced it
+  DeviceFingerprint device;
+  RunConfig config;
+
+  // Throughput, samples/s: statistics over timed windows (never a mean of per-step rates).
+  Summary throughput;
+  std::vector<double> window_throughput;
+  std::vector<double> window_seconds;
+  double overall_throughput = 0;  ///< all timed samples / all timed seconds
+  std::int64_t timed_steps = 0;
+  double timed_seconds = 0;
+  std::string stop_reason;
+  std::string timer;  ///< "cuda-event" or "steady-clock"
+
+  double peak_memory_bytes = kNotAvailable;  ///< peak allocated by LibTorch's caching allocator
+  std::int64_t skipped_steps = 0;            ///< optimizer steps skipped for inf/NaN gradients
+  std::int64_t total_steps = 0;              ///< warm-up and timed steps
+  double final_loss = kNotAvailable;
+  double final_loss_scale = kNotAvailable;
+
+  TelemetrySummary telemetry;  ///< power, energy, clocks, throttling over the timed windows
+
+  std::map<std::string, double> metrics;  ///< derived figures, e.g. "imagenet_90_epochs_seconds"
+  std::vector<std::string> warnings;
+};
+
+/// Serializes a record as JSON text (indented).
+[[nodiscard]] std::string to_json(const RunRecord& record);
+/// Parses a record from JSON text; throws IoError naming the field when it is malformed.
+[[nodiscard]] RunRecord run_record_from_json(const std::string& text);
+/// The figures of `record` that its efficiency is derived from: the median window throughput
+/// (the overall rate for records without windows), measured power and energy where telemetry or
+/// a "power_mean_watts" metric has them, the device's power limit.
+[[nodiscard]] EfficiencyInput efficiency_input(const RunRecord& record);
+/// compute_efficiency(efficiency_input(record), spec, options).
+[[nodiscard]] Efficiency compute_efficiency(const RunRecord& record, const GpuSpec* spec,
+                                            const EfficiencyOptions& options = {});
+/// Writes the figures into record.metrics under the names listed in docs/efficiency.md
+/// ("model_flops_per_sample", "fraction_of_datasheet_peak", ...), skipping unavailable ones.
+void add_efficiency_metrics(RunRecord& record, const Efficiency& efficiency);
+
+/// Writes to_json(record) to `path` atomically (a temporary file renamed over it); IoError.
+void write_json_file(const RunRecord& record, const std::string& path);
+
+}  // namespace gpuperf

@@ -1,0 +1,588 @@
+// The GPU advisor. Every figure it uses becomes a reason line, so that the ranking can be
+// checked by hand; estimates say they are estimates.
+#include "gpuperf/advise/advisor.h"
+
+#include <algorithm>
+#include <cmath>
+#include <iomanip>
+#include <optional>
+#include <sstream>
+#include <utility>
+
+#include "gpuperf/base/error.h"
+#include "gpuperf/specs/efficiency.h"
+
+namespace gpuperf {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kHoursPerYear = 365.25 * 24;
+constexpr double kAmortizationYears = 3;
+constexpr double kElectricityUsdPerKwh = 0.15;
+constexpr double kContextReserveBytes = 1e9;
+constexpr double kFragmentationShare = 0.05;
+
+std::string fmt(double v, int digits = 1) {
+  if (!std::isfinite(v)) return "n/a";
+  std::ostringstream out;
+  out << std::fixed << std::setprecision(digits) << v;
+  return out.str();
+}
+
+std::string gb(double bytes) { return fmt(bytes / 1e9, 1) + " GB"; }
+
+std::string general(double v) {
+  std::ostringstream out;
+  out << v;
+  return out.str();
+}
+
+// Parameter and element counts read better as 25,557,032 or 7e+10 than as 2.5557e+07.
+std::string count_text(double v) {
+  if (!(v < 1e12) || v != std::floor(v)) return general(v);
+  std::string digits = fmt(v, 0);
+  for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3)
+    digits.insert(static_cast<std::size_t>(i), ",");
+  return digits;
+}
+
+double activation_bytes_per_element(const std::string& precision) {
+  if (precision == "fp16" || precision == "bf16") return 2;
+  if (precision == "int8" || precision == "fp8") return 1;
+  return 4;
+}
+
+// AMP recipes keep fp32 master weights; inference stores weights in the run's precision.
+bool same_precision_class(const std::string& a, const std::string& b) {
+  auto cls = [](const std::string& p) {
+    return (p == "fp16" || p == "bf16" || p == "amp") ? std::string("half") : p;
+  };
+  return cls(a) == cls(b);
+}
+
+struct Reference {
+  const GpuSpec* spec;
+  double per_gpu;    // 0 for a measured inference result none of whose batch sizes fit the budget
+  std::string what;  // "measured (file)" or "published (source)"
+  bool measured;
+  std::int64_t batch_size = 0;  // inference: the batch size quoted
+  double p50 = kNaN;            // inference: its per-call latency, seconds
+  double p99 = kNaN;
+  std::string precision;  // of the measurement or publication ("" when unknown)
+};
+
+// Whether `a` is a better reference than `b` (null) for a request in `precision`: the exact
+// precision before another of its class (fp16 for bf16), then the faster; among inference results
+// that all miss the latency budget (0 throughput), the one closest to it.
+bool better_reference(const Reference& a, const Reference* b, const std::string& precision) {
+  if (b == nullptr) return true;
+  const bool a_exact = a.precision == precision;
+  const bool b_exact = b->precision == precision;
+  if (a_exact != b_exact) return a_exact;
+  return a.per_gpu > b->per_gpu || (a.per_gpu == b->per_gpu && a.p99 < b->p99);
+}
+
+std::string ms(double seconds) { return fmt(seconds * 1e3, 3) + " ms"; }
+
+std::string batch_list(const InferenceResult& r) {
+  std::string out;
+  for (const auto& b : r.batches) out += (out.empty() ? "" : ", ") + std::to_string(b.batch_size);
+  return out;
+}
+
+// A measured inference result as a throughput reference: the batch size with the highest
+// batch / p50 among those the request allows (its batch size, if given) whose p99 fits the
+// latency budget. Null with `note` set when the file has none of the requested batch size.
+std::optional<Reference> inference_reference(const LoadedInference& file, const GpuSpec* spec,
+                                             const AdvisorRequest& request, std::string& note) {
+  const InferenceResult& r = file.result;
+  const bool budget = !std::isnan(request.latency_budget_seconds);
+  const BatchSizeResult* best = nullptr;
+  const BatchSizeResult* smallest = nullptr;
+  for (const auto& b : r.batches) {
+    if (request.batch_size > 0 && b.batch_size != request.batch_size) continue;
+    if (smallest == nullptr || b.batch_size < smallest->batch_size) smallest = &b;
+    if (budget && !(b.latency.p99 <= request.latency_budget_seconds)) continue;
+    if (best == nullptr || b.throughput_median > best->throughput_median) best = &b;
+  }
+  const std::string setting = r.precision + ", " + (r.cuda_graph ? "CUDA graph" : "eager") +
+                              (r.kernel_fusion == "none" ? "" : ", fused " + r.kernel_fusion);
+  if (smallest == nullptr) {
+    note = "measured " + file.path + " has no batch " + std::to_string(request.batch_size) +
+           " (measured: " + batch_list(r) + "): not used";
+    return std::nullopt;
+  }
+  // The quoted batch size: the best within the budget, or the smallest when none meets it.
+  const auto quote = [&](const BatchSizeResult& b, double per_gpu, std::string what) {
+    Reference ref{spec, per_gpu, std::move(what), true};
+    ref.batch_size = b.batch_size;
+    ref.p50 = b.latency.p50;
+    ref.p99 = b.latency.p99;
+    ref.precision = r.precision;
+    return ref;
+  };
+  if (best == nullptr) {
+    return quote(*smallest, 0,
+                 "measured, but no batch size meets p99 <= " + ms(request.latency_budget_seconds) +
+                     ": batch " + std::to_string(smallest->batch_size) + " has p99 " +
+                     ms(smallest->latency.p99) + " (" + file.path + ", " + setting + ")");
+  }
+  return quote(*best, best->throughput_median,
+               "measured " + fmt(best->throughput_median, 0) + " samples/s at batch " +
+                   std::to_string(best->batch_size) + " (batch / p50; p50 " +
+                   ms(best->latency.p50) + ", p99 " + ms(best->latency.p99) +
+                   (budget ? " <= budget " + ms(request.latency_budget_seconds) : "") + "; " +
+                   file.path + ", " + setting + ")");
+}
+
+}  // namespace
+
+double MemoryEstimate::total() const {
+  return weights + gradients + optimizer_state + (std::isnan(activations) ? 0 : activations) +
+         reserve;
+}
+
+void AdvisorRequest::validate() const {
+  auto bad = [](const std::string& field, const std::string& value, const std::string& why) {
+    throw ConfigError("advisor: " + field + " '" + value + "' " + why);
+  };
+  if (mode != "train" && mode != "inference") bad("mode", mode, "is not train or inference");
+  const bool half_or_full =
+      precision == "fp32" || precision == "tf32" || precision == "fp16" || precision == "bf16";
+  if (!half_or_full && !(mode == "inference" && (precision == "int8" || precision == "fp8"))) {
+    bad("precision", precision,
+        "is not one of fp32, tf32, fp16, bf16 (int8 and fp8 for inference only)");
+  }
+  if (mode == "train" && optimizer != "adam" && optimizer != "adamw" && optimizer != "sgd") {
+    bad("optimizer", optimizer, "is not adam, adamw or sgd");
+  }
+  if (!std::isnan(parameters) && !(parameters > 0 && std::isfinite(parameters))) {
+    bad("parameters", general(parameters), "must be a positive number");
+  }
+  if (model.empty() && std::isnan(parameters)) {
+    throw ConfigError("advisor: give a model name or a parameter count (both are empty)");
+  }
+  if (!model.empty() && !count_model(model) && std::isnan(parameters)) {
+    bad("model", model, "has no built-in count (known: simple, resnet50): give a parameter count");
+  }
+  if (batch_size < 0) bad("batch_size", std::to_string(batch_size), "must be >= 0");
+  if (sequence_length < 0) bad("sequence_length", std::to_string(sequence_length), "must be >= 0");
+  if (!std::isnan(activation_bytes) &&
+      !(activation_bytes >= 0 && std::isfinite(activation_bytes))) {
+    bad("activation_bytes", general(activation_bytes), "must be a number >= 0");
+  }
+  if (!std::isnan(latency_budget_seconds)) {
+    if (mode != "inference") {
+      bad("latency_budget_seconds", general(latency_budget_seconds), "applies to inference only");
+    }
+    if (!(latency_budget_seconds > 0 && std::isfinite(latency_budget_seconds))) {
+      bad("latency_budget_seconds", general(latency_budget_seconds), "must be a number > 0");
+    }
+  }
+  if (!std::isnan(budget_usd) && !(budget_usd >= 0 && std::isfinite(budget_usd))) {
+    bad("budget_usd", general(budget_usd), "must be a number >= 0");
+  }
+  if (gpu_count < 1 || gpu_count > 4096)
+    bad("gpu_count", std::to_string(gpu_count), "must be 1..4096");
+  if (!std::isnan(price_per_hour_usd) &&
+      !(price_per_hour_usd >= 0 && std::isfinite(price_per_hour_usd))) {
+    bad("price_per_hour_usd", general(price_per_hour_usd), "must be a number >= 0");
+  }
+  if (!(assumed_utilization > 0 && assumed_utilization <= 1)) {
+    bad("assumed_utilization", general(assumed_utilization), "must be in (0, 1]");
+  }
+}
+
+std::vector<GpuAdvice> advise(const AdvisorRequest& request, const SpecDatabase& db,
+                              const std::vector<LoadedRun>& measured,
+                              const std::vector<PublishedResult>& published) {
+  return advise_with(request, db, LoadedResults{measured, {}}, published);
+}
+
+std::vector<GpuAdvice> advise_with(const AdvisorRequest& request, const SpecDatabase& db,
+                                   const LoadedResults& results,
+                                   const std::vector<PublishedResult>& published) {
+  request.validate();
+  const std::vector<LoadedRun>& measured = results.runs;
+  const bool train = request.mode == "train";
+  const auto count = request.model.empty() ? std::nullopt : count_model(request.model);
+  if (std::isnan(request.parameters) && !count) {
+    throw ConfigError("advisor: model '" + request.model +
+                      "' has no parameter count; give the parameter count instead");
+  }
+  const double params = !std::isnan(request.parameters) ? request.parameters : count->parameters;
+  const bool per_token = !count && request.sequence_length == 0;
+  const double flops_per_sample =
+      count ? count->flops_for(request.mode)
+            : (train ? 6 : 2) * params *
+                  static_cast<double>(std::max<std::int64_t>(request.sequence_length, 1));
+  const std::string unit = per_token ? "token" : "sample";
+  const int n = request.gpu_count;
+
+  // Model states per GPU before sharding.
+  MemoryEstimate base;
+  std::vector<std::string> memory_reasons;
+  const bool half = request.precision == "fp16" || request.precision == "bf16";
+  if (train) {
+    const double weight_bytes = 4 + (half ? 2 : 0);
+    base.weights = params * weight_bytes;
+    base.gradients = params * 4;
+    const double opt = request.optimizer == "sgd" ? 4 : 8;
+    base.optimizer_state = params * opt;
+    memory_reasons.push_back("weights: " + count_text(params) + " params x " +
+                             fmt(weight_bytes, 0) + " B (fp32 master" +
+                             (half ? " + 2 B autocast copy" : "") + ") = " + gb(base.weights));
+    memory_reasons.push_back("gradients: " + count_text(params) +
+                             " x 4 B (fp32) = " + gb(base.gradients));
+    memory_reasons.push_back("optimizer state (" + request.optimizer + "): " + count_text(params) +
+                             " x " + fmt(opt, 0) + " B = " + gb(base.optimizer_state));
+  } else {
+    const double b = activation_bytes_per_element(request.precision);
+    base.weights = params * b;
+    memory_reasons.push_back("weights: " + count_text(params) + " params x " + fmt(b, 0) + " B (" +
+                             request.precision + ") = " + gb(base.weights));
+  }
+  const double act_b = activation_bytes_per_element(request.precision);
+  if (!std::isnan(request.activation_bytes)) {
+    base.activations = request.activation_bytes;
+    memory_reasons.push_back("activations: " + gb(base.activations) + " as given");
+  } else if (count && request.batch_size > 0) {
+    const double bs = static_cast<double>(request.batch_size);
+    base.activations = train ? 2 * count->activation_elements * act_b * bs
+                             : 2 * count->largest_output_elements * act_b * bs;
+    memory_reasons.push_back(std::string("activations (estimate, +-50%): ") +
+                             (train
+                                  ? "2 saved tensors per layer output, " +
+                                        count_text(count->activation_elements) + " elements"
+                                  : "2 largest layer outputs live, " +
+                                        count_text(count->largest_output_elements) + " elements") +
+                             " x " + fmt(act_b, 0) + " B x batch " +
+                             std::to_string(request.batch_size) + " = " + gb(base.activations));
+  } else {
+    memory_reasons.push_back(
+        "activations: not estimated (needs a counted model and a batch size, or an explicit "
+        "activation size); fit judged on model states alone");
+  }
+
+  // Reference throughputs: measured runs first, then published figures.
+  std::vector<Reference> refs;
+  for (const auto& run : measured) {
+    const RunRecord& r = run.record;
+    if (r.config.model != request.model || r.config.workload != request.mode ||
+        !same_precision_class(r.config.precision, request.precision)) {
+      continue;
+    }
+    const SpecMatch m = db.match_device(r.device.name, r.device.sm_count, r.device.memory_bytes);
+    const double thr = r.throughput.count > 0 ? r.throughput.median : r.overall_throughput;
+    if (m.spec != nullptr && thr > 0) {
+      Reference ref{m.spec, thr,
+                    "measured " + fmt(thr, 0) + " samples/s (" + run.path + ", " +
+                        r.config.precision + ", bs " + std::to_string(r.config.batch_size) + ")",
+                    true};
+      ref.precision = r.config.precision;
+      refs.push_back(ref);
+    }
+  }
+  // Notes about measured files that match a GPU but could not be used, said on that GPU.
+  std::vector<std::pair<const GpuSpec*, std::string>> unused;
+  for (const auto& file : results.inference) {
+    const InferenceResult& r = file.result;
+    if (train || r.model != request.model ||
+        !same_precision_class(r.precision, request.precision)) {
+      continue;
+    }
+    const DeviceFingerprint& d = r.fingerprint;
+    const SpecMatch m = db.match_device(d.name, d.sm_count, d.memory_bytes);
+    if (m.spec == nullptr) continue;
+    std::string note;
+    if (auto ref = inference_reference(file, m.spec, request, note)) {
+      refs.push_back(*ref);
+    } else {
+      unused.emplace_back(m.spec, note);
+    }
+  }
+  for (const auto& p : published) {
+    if (p.model != request.model || !train ||
+        !same_precision_class(p.precision, request.precision)) {
+      continue;
+    }
+    if (const GpuSpec* s = db.find_id(p.gpu_id)) {
+      Reference ref{
+          s, p.per_gpu(),
+          "published " + fmt(p.per_gpu(), 0) + " img/s per GPU (" + p.setup + "; " + p.source + ")",
+          false};
+      ref.precision = p.precision;
+      refs.push_back(ref);
+    }
+  }
+
+  std::string peak_note;
+  std::vector<GpuAdvice> out;
+  for (const auto& spec : db.gpus()) {
+    if (spec.reference_only && !request.include_reference_only) continue;
+    GpuAdvice a;
+    a.spec = &spec;
+    a.memory = base;
+    auto say = [&](const std::string& line) { a.reasons.push_back(line); };
+    for (const auto& line : memory_reasons) say(line);
+    a.memory.reserve = kContextReserveBytes + kFragmentationShare * spec.memory_bytes;
+    say("reserve: 1 GB CUDA context and workspaces + 5% of " + gb(spec.memory_bytes) +
+        " for allocator slack = " + gb(a.memory.reserve));
+    const double need = a.memory.total();
+    a.fits = need <= spec.memory_bytes;
+    say("needs " + gb(need) + " per GPU of " + gb(spec.memory_bytes) + ": " +
+        (a.fits ? "fits" : "does not fit"));
+    const double states = a.memory.weights + a.memory.gradients + a.memory.optimizer_state;
+    if (!a.fits && n > 1) {
+      const double sharded = states / n + (a.memory.total() - states);
+      a.fits_sharded = sharded <= spec.memory_bytes;
+      say(std::string("sharded over ") + std::to_string(n) + " GPUs (FSDP / ZeRO-3" +
+          (train ? "" : " or tensor parallel") + "): " + gb(sharded) +
+          " per GPU: " + (a.fits_sharded ? "fits, and needs a fast link" : "does not fit either"));
+      if (a.fits_sharded) a.fast_link_needed = true;
+    }
+
+    // Throughput per GPU.
+    const std::string key = peak_key_for_precision(request.precision, &spec, &peak_note);
+    const double peak = key.empty() ? kNaN : spec.peak(key);
+    double per_gpu = kNaN;
+    auto best_for = [&](bool want_measured) -> const Reference* {
+      const Reference* best = nullptr;
+      for (const auto& r : refs) {
+        if (r.spec->id == spec.id && r.measured == want_measured &&
+            better_reference(r, best, request.precision)) {
+          best = &r;
+        }
+      }
+      return best;
+    };
+    // A figure of the other 2-byte type (fp16 for bf16 or the reverse) stands in, and says so.
+    auto carried_over = [&](const Reference& r) {
+      if (!r.precision.empty() && r.precision != request.precision) {
+        say("precision: " + r.precision + " figure used for a " + request.precision +
+            " request (the same tensor-core rate class on current GPUs; not measured in " +
+            request.precision + ")");
+      }
+    };
+    for (const auto& [unused_spec, note] : unused) {
+      if (unused_spec->id == spec.id) say("throughput: " + note);
+    }
+    const bool budget = !std::isnan(request.latency_budget_seconds);
+    if (const Reference* r = best_for(true)) {
+      per_gpu = r->per_gpu > 0 ? r->per_gpu : kNaN;
+      a.throughput_basis = "measured";
+      a.measured_batch_size = r->batch_size;
+      a.latency_p50 = r->p50;
+      a.latency_p99 = r->p99;
+      if (budget) a.latency_status = r->per_gpu > 0 ? "meets budget" : "misses budget";
+      say("throughput: " + r->what);
+      carried_over(*r);
+    } else if (const Reference* p = best_for(false)) {
+      per_gpu = p->per_gpu;
+      a.throughput_basis = "published";
+      say("throughput: " + p->what + " (another software stack: treat as indicative)");
+      carried_over(*p);
+    } else if (!(peak > 0)) {
+      say("throughput: datasheet has " + std::string(peak == 0 ? "no" : "no confirmed") + " " +
+          (key.empty() ? request.precision : key) + " peak, so no estimate");
+    } else {
+      // Scale the closest reference (measured preferred) by the ratio of datasheet peaks.
+      const Reference* ref = nullptr;
+      for (const auto& r : refs) {
+        const double rp = r.spec->peak(peak_key_for_precision(request.precision, r.spec));
+        if (!(rp > 0 && r.per_gpu > 0)) continue;
+        // Measured before published; among measured ones the exact precision, then the best
+        // setting (e.g. a CUDA-graph run over an eager one), as the measured GPU itself quotes.
+        if (!ref || (r.measured && !ref->measured) ||
+            (r.measured == ref->measured && better_reference(r, ref, request.precision))) {
+          ref = &r;
+        }
+      }
+      if (ref != nullptr) {
+        const double rp = ref->spec->peak(peak_key_for_precision(request.precision, ref->spec));
+        per_gpu = ref->per_gpu * peak / rp;
+        a.throughput_basis = "estimate";
+        say("throughput: estimate, " + ref->spec->name + " " + ref->what + " x datasheet " + key +
+            " peak ratio " + fmt(peak / 1e12, 1) + "/" + fmt(rp / 1e12, 1) +
+            " TFLOPS = " + fmt(per_gpu, 0) + " " + unit + "s/s (memory-bound layers scale less)");
+        carried_over(*ref);
+      } else {
+        per_gpu = peak * request.assumed_utilization / flops_per_sample;
+        a.throughput_basis = "estimate";
+        say("throughput: estimate, " + fmt(request.assumed_utilization * 100, 0) +
+            "% of datasheet " + key + " peak " + fmt(peak / 1e12, 1) + " TFLOPS / " +
+            general(flops_per_sample) + " FLOP per " + unit + " = " + fmt(per_gpu, 0) + " " + unit +
+            "s/s");
+      }
+    }
+
+    if (budget && a.latency_status.empty()) {
+      a.latency_status = "not measured";
+      say("latency: not measured on this GPU; a datasheet cannot give per-call latency (batch-1 "
+          "calls are launch-bound), so the p99 budget of " +
+          ms(request.latency_budget_seconds) + " is not checked");
+    }
+
+    // Links: a data-parallel step all-reduces fp32 gradients (ring: 2(n-1)/n of them per GPU).
+    double total = per_gpu * n;
+    if (n > 1) {
+      const bool has_link = spec.link_bytes_per_s > 0;
+      const double bw =
+          has_link ? spec.link_bytes_per_s / 2 : spec.pcie_bytes_per_s_per_direction();
+      const std::string via = has_link
+                                  ? spec.link_name + " " + fmt(bw / 1e9, 0) + " GB/s per direction"
+                                  : "PCIe " + spec.pcie + " x16 " + fmt(bw / 1e9, 0) +
+                                        " GB/s per direction (no GPU link)";
+      if (train && bw > 0) {
+        const double comm = 2.0 * (n - 1) / n * params * 4 / bw;
+        say("all-reduce of " + gb(params * 4) + " gradients per step over " + via + ": " +
+            fmt(comm * 1e3, 1) + " ms");
+        if (request.batch_size > 0 && per_gpu > 0) {
+          const double compute = static_cast<double>(request.batch_size) / per_gpu;
+          say("compute per step: batch " + std::to_string(request.batch_size) + " / " +
+              fmt(per_gpu, 0) + " = " + fmt(compute * 1e3, 1) +
+              " ms; the all-reduce overlaps backward, so a step takes the longer of the two");
+          if (comm > 0.5 * compute) a.fast_link_needed = true;
+          total = n * static_cast<double>(request.batch_size) / std::max(compute, comm);
+        } else {
+          say("no batch size: linear scaling assumed, overlap with compute not checked");
+          if (params >= 1e9) a.fast_link_needed = true;
+        }
+      } else if (!train) {
+        say("inference: replicas run independently; throughput scales with the GPU count");
+      }
+      if (a.fast_link_needed) {
+        say(has_link ? "fast link needed: this GPU has " + spec.link_name
+                     : "fast link needed but this GPU has none: expect poor scaling");
+      }
+    }
+    a.samples_per_second = total;
+
+    // Cost and energy per unit of work.
+    if (total > 0) {
+      double hourly = kNaN;
+      if (request.price_per_hour_usd >= 0) {
+        hourly = request.price_per_hour_usd;
+        say("cost basis: " + fmt(hourly, 2) + " USD per GPU-hour (given)");
+      } else if (spec.price_usd >= 0) {
+        hourly = spec.price_usd / (kAmortizationYears * kHoursPerYear) +
+                 spec.tdp_watts / 1000 * kElectricityUsdPerKwh;
+        say("cost basis: price " + fmt(spec.price_usd, 0) + " USD" +
+            (spec.is_approximate("price_usd") ? " (upper end of a third-party range)" : "") +
+            " over 3 years of 24/7 use + TDP energy at 0.15 USD/kWh = " + fmt(hourly, 3) +
+            " USD/h per GPU (host and cooling not included)");
+      } else {
+        say("cost: no price in the datasheet; give a price per hour");
+      }
+      if (hourly >= 0) a.cost_usd_per_million = hourly * n / 3600 / total * 1e6;
+      if (spec.tdp_watts > 0) {
+        a.joules_per_sample = spec.tdp_watts * n / total;
+        say("energy: " + fmt(spec.tdp_watts, 0) + " W TDP x " + std::to_string(n) + " / " +
+            fmt(total, 0) + " " + unit + "s/s = " + fmt(a.joules_per_sample, 4) + " J per " + unit +
+            " (TDP: an upper bound)");
+      }
+    }
+    if (spec.price_usd >= 0) a.total_price_usd = spec.price_usd * n;
+    if (!std::isnan(request.budget_usd)) {
+      if (std::isnan(a.total_price_usd)) {
+        say("budget: no purchase price known, budget not checked");
+      } else {
+        a.over_budget = a.total_price_usd > request.budget_usd;
+        say("budget: " + std::to_string(n) + " x " + fmt(spec.price_usd, 0) + " = " +
+            fmt(a.total_price_usd, 0) + " USD " + (a.over_budget ? "exceeds " : "within ") +
+            fmt(request.budget_usd, 0) + " USD");
+      }
+    }
+    out.push_back(std::move(a));
+  }
+
+  auto category = [&](const GpuAdvice& a) {
+    if (!a.fits && !a.fits_sharded) return 4;
+    if (!(a.samples_per_second > 0) || a.latency_status == "misses budget") return 3;
+    if (a.over_budget) return 2;
+    if (!std::isnan(request.budget_usd) && std::isnan(a.total_price_usd)) return 1;
+    return 0;
+  };
+  std::stable_sort(out.begin(), out.end(), [&](const GpuAdvice& x, const GpuAdvice& y) {
+    const int cx = category(x), cy = category(y);
+    if (cx != cy) return cx < cy;
+    // A measured latency within budget beats an unchecked one.
+    const bool mx = x.latency_status == "meets budget", my = y.latency_status == "meets budget";
+    if (mx != my) return mx;
+    const double tx = x.samples_per_second > 0 ? x.samples_per_second : -1;
+    const double ty = y.samples_per_second > 0 ? y.samples_per_second : -1;
+    return tx > ty;
+  });
+  return out;
+}
+
+void write_advice(std::ostream& out, const AdvisorRequest& request,
+                  const std::vector<GpuAdvice>& ranking) {
+  const auto count = request.model.empty() ? std::nullopt : count_model(request.model);
+  const std::string unit = (!count && request.sequence_length == 0) ? "token" : "sample";
+  out << "Workload: " << request.mode << " "
+      << (request.model.empty() ? general(request.parameters) + " parameters" : request.model)
+      << ", " << request.precision << (request.mode == "train" ? ", " + request.optimizer : "")
+      << ", batch " << (request.batch_size > 0 ? std::to_string(request.batch_size) : "unknown")
+      << " per GPU, " << request.gpu_count << " GPU(s)";
+  if (!std::isnan(request.budget_usd)) out << ", budget " << fmt(request.budget_usd, 0) << " USD";
+  if (!std::isnan(request.latency_budget_seconds)) {
+    out << ", p99 latency budget " << ms(request.latency_budget_seconds);
+  }
+  const bool inference = request.mode == "inference";
+  std::string measured_on;
+  bool published = false;
+  for (const auto& a : ranking) {
+    if (a.throughput_basis == "measured") {
+      measured_on += (measured_on.empty() ? "" : ", ") + a.spec->name;
+    }
+    published = published || a.throughput_basis == "published";
+  }
+  out << "\nBasis: ";
+  if (!measured_on.empty()) {
+    out << "measured on " << measured_on
+        << "; every other throughput is published or a datasheet estimate, labelled as such";
+  } else if (published) {
+    out << "no measured result for this workload; published figures where labelled, datasheet "
+           "estimates elsewhere";
+  } else {
+    out << "datasheet figures only: no measured " << (inference ? "inference " : "")
+        << "result matches this workload (give some with --results), so every throughput below "
+           "is an estimate"
+        << (inference ? " and no latency is known" : "");
+  }
+  out << "\n\n| rank | GPU | fits | memory need / have | fast link | " << unit
+      << "s/s (all GPUs) | basis | " << (inference ? "p50 / p99 ms (batch) | " : "") << "USD per M "
+      << unit << "s | J per " << unit << " | price USD |\n"
+      << "|---:|---|---|---|---|---:|---|" << (inference ? "---|" : "") << "---:|---:|---:|\n";
+  int rank = 1;
+  for (const auto& a : ranking) {
+    std::string latency;
+    if (inference) {
+      latency = a.measured_batch_size > 0
+                    ? fmt(a.latency_p50 * 1e3, 3) + " / " + fmt(a.latency_p99 * 1e3, 3) + " (" +
+                          std::to_string(a.measured_batch_size) + ")"
+                    : std::string("not measured");
+      if (a.latency_status == "misses budget") latency += " misses budget";
+      latency += " | ";
+    }
+    out << "| " << rank++ << " | " << a.spec->name << " | "
+        << (a.fits ? "yes" : (a.fits_sharded ? "sharded" : "no")) << " | " << gb(a.memory.total())
+        << " / " << gb(a.spec->memory_bytes) << " | "
+        << (a.fast_link_needed ? (a.spec->link_bytes_per_s > 0 ? "needed, has " + a.spec->link_name
+                                                               : std::string("needed, none"))
+                               : std::string("-"))
+        << " | " << fmt(a.samples_per_second, 0) << " | "
+        << (a.throughput_basis.empty() ? "-" : a.throughput_basis) << " | " << latency
+        << fmt(a.cost_usd_per_million, 3) << " | " << fmt(a.joules_per_sample, 4) << " | "
+        << (std::isnan(a.total_price_usd) ? std::string("?") : fmt(a.total_price_usd, 0))
+        << (a.over_budget ? " (over budget)" : "") << " |\n";
+  }
+  out << "\nReasons:\n";
+  for (const auto& a : ranking) {
+    out << "\n" << a.spec->name << " (" << a.spec->id << "; source: " << a.spec->source << ")\n";
+    for (const auto& line : a.reasons) out << "  - " << line << "\n";
+  }
+}
+
+}  // namespace gpuperf

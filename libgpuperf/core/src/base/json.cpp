@@ -1,0 +1,159 @@
+// The JSON reader of every gpuperf document, and the pieces its writers share.
+#include "base/json.h"
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "gpuperf/base/error.h"
+
+namespace gpuperf {
+namespace detail {
+
+using nlohmann::json;
+
+JsonReader::JsonReader(const nlohmann::json& object, std::string what, std::string path)
+    : object_(object), what_(std::move(what)), path_(std::move(path)) {
+  if (!object_.is_object()) fail(path_, "is not an object");
+}
+
+void JsonReader::fail(const std::string& field, const std::string& problem) const {
+  throw IoError(what_ + ": field '" + field + "' " + problem);
+}
+
+const nlohmann::json& JsonReader::at(const char* key) const {
+  auto it = object_.find(key);
+  if (it == object_.end()) fail(field(key), "is missing");
+  return *it;
+}
+
+std::string JsonReader::field(const char* key) const {
+  return path_.empty() ? key : path_ + "." + key;
+}
+
+double JsonReader::number(const char* key) const {
+  const json& value = at(key);
+  if (value.is_null()) return kNotAvailable;
+  if (!value.is_number()) fail(field(key), "is not a number");
+  return value.get<double>();
+}
+
+std::int64_t JsonReader::integer(const char* key) const {
+  const json& value = at(key);
+  if (!value.is_number_integer()) fail(field(key), "is not an integer");
+  return value.get<std::int64_t>();
+}
+
+std::string JsonReader::string(const char* key) const {
+  const json& value = at(key);
+  if (!value.is_string()) fail(field(key), "is not a string");
+  return value.get<std::string>();
+}
+
+bool JsonReader::boolean(const char* key) const {
+  const json& value = at(key);
+  if (!value.is_boolean()) fail(field(key), "is not a boolean");
+  return value.get<bool>();
+}
+
+std::vector<double> JsonReader::numbers(const char* key) const {
+  const json& value = at(key);
+  if (!value.is_array()) fail(field(key), "is not an array");
+  std::vector<double> out;
+  out.reserve(value.size());
+  for (const json& item : value) {
+    if (!item.is_number()) fail(field(key), "holds a non-number");
+    out.push_back(item.get<double>());
+  }
+  return out;
+}
+
+std::vector<std::int64_t> JsonReader::integers(const char* key) const {
+  const json& value = at(key);
+  if (!value.is_array()) fail(field(key), "is not an array");
+  std::vector<std::int64_t> out;
+  for (const json& item : value) {
+    if (!item.is_number_integer()) fail(field(key), "holds a non-integer");
+    out.push_back(item.get<std::int64_t>());
+  }
+  return out;
+}
+
+std::vector<std::string> JsonReader::strings(const char* key) const {
+  const json& value = at(key);
+  if (!value.is_array()) fail(field(key), "is not an array");
+  std::vector<std::string> out;
+  for (const json& item : value) {
+    if (!item.is_string()) fail(field(key), "holds a non-string");
+    out.push_back(item.get<std::string>());
+  }
+  return out;
+}
+
+JsonReader JsonReader::child(const char* key) const { return {at(key), what_, field(key)}; }
+
+JsonReader JsonReader::element(const char* key, std::size_t index) const {
+  const json& array = at(key);
+  if (!array.is_array()) fail(field(key), "is not an array");
+  return {array.at(index), what_, field(key) + "[" + std::to_string(index) + "]"};
+}
+
+DeviceFingerprint read_device(const JsonReader& d) {
+  DeviceFingerprint device;
+  device.kind = d.string("kind");
+  device.index = static_cast<int>(d.integer("index"));
+  device.name = d.string("name");
+  device.sm_count = static_cast<int>(d.integer("sm_count"));
+  device.compute_capability = d.string("compute_capability");
+  device.memory_bytes = d.number("memory_bytes");
+  device.sm_clock_max_hz = d.number("sm_clock_max_hz");
+  device.memory_clock_max_hz = d.number("memory_clock_max_hz");
+  device.power_limit_watts = d.number("power_limit_watts");
+  device.driver_version = d.string("driver_version");
+  device.cuda_driver_api_version = d.string("cuda_driver_api_version");
+  device.cuda_runtime_version = d.string("cuda_runtime_version");
+  device.cudnn_version = d.string("cudnn_version");
+  device.libtorch_version = d.string("libtorch_version");
+  device.gpuperf_version = d.string("gpuperf_version");
+  device.intra_op_threads = static_cast<int>(d.integer("intra_op_threads"));
+  device.host = d.string("host");
+  return device;
+}
+
+nlohmann::json parse_json(const std::string& text, const std::string& what) {
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    // Not only parse_error: a number too large for a double throws out_of_range (found by
+    // tests/fuzz/run_fuzzers.sh).
+    throw IoError(what + ": not valid JSON: " + e.what());
+  }
+}
+
+nlohmann::json json_number(double value) {
+  return std::isfinite(value) ? nlohmann::json(value) : nlohmann::json(nullptr);
+}
+
+nlohmann::json device_json(const DeviceFingerprint& d) {
+  return {{"kind", d.kind},
+          {"index", d.index},
+          {"name", d.name},
+          {"sm_count", d.sm_count},
+          {"compute_capability", d.compute_capability},
+          {"memory_bytes", json_number(d.memory_bytes)},
+          {"sm_clock_max_hz", json_number(d.sm_clock_max_hz)},
+          {"memory_clock_max_hz", json_number(d.memory_clock_max_hz)},
+          {"power_limit_watts", json_number(d.power_limit_watts)},
+          {"driver_version", d.driver_version},
+          {"cuda_driver_api_version", d.cuda_driver_api_version},
+          {"cuda_runtime_version", d.cuda_runtime_version},
+          {"cudnn_version", d.cudnn_version},
+          {"libtorch_version", d.libtorch_version},
+          {"gpuperf_version", d.gpuperf_version},
+          {"intra_op_threads", d.intra_op_threads},
+          {"host", d.host}};
+}
+
+}  // namespace detail
+
+}  // namespace gpuperf

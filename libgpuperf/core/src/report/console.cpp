@@ -1,0 +1,70 @@
+#include "gpuperf/report/console.h"
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+namespace gpuperf {
+namespace {
+
+std::string fixed(double value, int decimals) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
+  return buffer;
+}
+
+}  // namespace
+
+std::string format_bytes(double bytes) {
+  if (!std::isfinite(bytes)) return "n/a";
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int unit = 0;
+  while (bytes >= 1024 && unit < 4) {
+    bytes /= 1024;
+    ++unit;
+  }
+  return fixed(bytes, unit == 0 ? 0 : 2) + " " + units[unit];
+}
+
+std::string format_duration(double seconds) {
+  if (!std::isfinite(seconds)) return "n/a";
+  if (seconds >= 3600) {
+    const auto minutes = static_cast<long>(std::llround(seconds / 60));
+    char buffer[64];
+    std::snprintf(buffer, sizeof buffer, "%ld h %02ld min", minutes / 60, minutes % 60);
+    return buffer;
+  }
+  if (seconds >= 60) return fixed(seconds / 60, 1) + " min";
+  return fixed(seconds, 1) + " s";
+}
+
+void write_text(std::ostream& out, const RunRecord& r, const std::string& unit) {
+  const Summary& t = r.throughput;
+  const RunConfig& c = r.config;
+  out << "Workload: " << c.model << ", batch " << c.batch_size << ", " << c.precision << ", "
+      << c.memory_format << ", " << c.optimizer << " (" << c.optimizer_impl << "), " << c.graph_mode
+      << " on " << r.device.name << "\n";
+  out << "Throughput: " << fixed(t.median, 2) << " " << unit << "\n";
+  out << "  median of " << t.count << " windows x " << r.config.steps_per_window << " steps ("
+      << r.timer << "); mean " << fixed(t.mean, 2) << ", 95% CI [" << fixed(t.ci95_low, 2) << ", "
+      << fixed(t.ci95_high, 2) << "] (+/-" << fixed(100 * t.relative_ci95_half_width(), 2)
+      << "%), IQR " << fixed(t.iqr, 2) << ", min " << fixed(t.min, 2) << ", max " << fixed(t.max, 2)
+      << "\n";
+  out << "  overall " << fixed(r.overall_throughput, 2) << " " << unit << " (" << r.timed_steps
+      << " timed steps in " << fixed(r.timed_seconds, 3) << " s; " << r.config.warmup_steps
+      << " warm-up steps excluded; stop: " << r.stop_reason << ")\n";
+  out << "  skipped optimizer steps (inf/NaN gradients): " << r.skipped_steps << " of "
+      << r.total_steps << "; final loss " << fixed(r.final_loss, 4);
+  if (r.config.grad_scaler) out << "; loss scale " << fixed(r.final_loss_scale, 0);
+  out << "\n";
+  out << "  peak memory: " << format_bytes(r.peak_memory_bytes) << "\n";
+  // The projection is the record's (an ImageNet-shaped model's); the printer only shows it.
+  if (const auto it = r.metrics.find("imagenet_90_epochs_seconds");
+      it != r.metrics.end() && std::isfinite(it->second)) {
+    out << "Projected 90 epochs of ImageNet-1k (1,281,167 images) at this rate: "
+        << format_duration(it->second) << " (compute only: no data loading, one device)\n";
+  }
+  for (const auto& w : r.warnings) out << "warning: " << w << "\n";
+}
+
+}  // namespace gpuperf

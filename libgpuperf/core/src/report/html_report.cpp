@@ -1,0 +1,525 @@
+// HTML report: inline SVG bar charts and tables, no scripts and nothing fetched, so the page
+// opens the same offline, in a mail attachment or in a CI artifact viewer.
+#include "gpuperf/report/html_report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <iomanip>
+#include <map>
+#include <sstream>
+
+#include "gpuperf/base/error.h"
+#include "gpuperf/report/compare.h"
+#include "gpuperf/specs/efficiency.h"
+
+namespace gpuperf {
+namespace {
+
+std::string num(double v, int digits) {
+  if (!std::isfinite(v)) return "n/a";
+  std::ostringstream out;
+  out << std::fixed << std::setprecision(digits) << v;
+  return out.str();
+}
+
+// Thousands separators make throughput columns readable at a glance.
+std::string grouped(double v) {
+  if (!std::isfinite(v)) return "n/a";
+  std::string digits = num(std::abs(v), 0);
+  for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3) digits.insert(i, ",");
+  return (v < 0 ? "-" : "") + digits;
+}
+
+const char* colour(const std::string& series) {
+  return series == "published" ? "#9e9e9e" : "#1565c0";
+}
+
+std::string run_label(const RunRecord& r) {
+  return r.device.name + " · " + r.config.precision + " · bs " +
+         std::to_string(r.config.batch_size) +
+         (r.config.memory_format.empty() ? "" : " · " + r.config.memory_format) +
+         (r.config.graph_mode == "eager" || r.config.graph_mode.empty()
+              ? ""
+              : " · " + r.config.graph_mode);
+}
+
+double median_of(const RunRecord& r) {
+  return r.throughput.count > 0 ? r.throughput.median : r.overall_throughput;
+}
+
+const char* kStyle =
+    R"(body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:24px;color:#212121;max-width:1000px}
+h1{font-size:1.6em;margin-bottom:0}h2{margin-top:1.6em;border-bottom:1px solid #ddd}.sub{color:#555;margin-top:4px}
+table{border-collapse:collapse;font-size:.85em;margin:8px 0}td,th{border:1px solid #ddd;padding:3px 6px;text-align:left}
+td.n{text-align:right}th{background:#f5f5f5}.note{color:#555;font-size:.85em}svg{display:block;margin:8px 0}
+.tag{background:#eee;border-radius:3px;padding:0 4px;font-size:.8em})";
+
+const char* const kPalette[] = {"#1565c0", "#c62828", "#2e7d32", "#ef6c00",
+                                "#6a1b9a", "#00838f", "#5d4037", "#37474f"};
+
+// "NVIDIA H200 · fp16 · channels_last · cuda-graph"
+std::string inference_label(const InferenceResult& r) {
+  return r.fingerprint.name + " · " + r.precision + " · " + r.memory_format + " · " +
+         (r.cuda_graph ? "cuda-graph" : "eager") +
+         (r.kernel_fusion == "none" ? "" : " · fused " + r.kernel_fusion);
+}
+
+// One batch size of an inference result as a run record, so that the efficiency figures
+// (forward FLOPs, % of peak, samples per joule at TDP) are computed by the training code's rules.
+RunRecord as_run_record(const InferenceResult& r, const BatchSizeResult& b) {
+  RunRecord record;
+  record.device = r.fingerprint;
+  record.config.workload = "inference";
+  record.config.model = r.model;
+  record.config.batch_size = b.batch_size;
+  record.config.precision = r.precision;
+  record.config.memory_format = r.memory_format;
+  record.config.graph_mode = r.cuda_graph ? "cuda-graph" : "eager";
+  record.config.kernel_fusion = r.kernel_fusion;
+  record.overall_throughput = b.throughput_median;  // no windows: efficiency reads this
+  return record;
+}
+
+const GpuSpec* spec_of(const InferenceResult& r, const SpecDatabase* specs, std::string* reason) {
+  if (specs == nullptr) {
+    if (reason != nullptr) *reason = "no spec database loaded";
+    return nullptr;
+  }
+  const DeviceFingerprint& d = r.fingerprint;
+  const SpecMatch m = specs->match_device(d.name, d.sm_count, d.memory_bytes);
+  if (reason != nullptr) *reason = m.reason;
+  return m.spec;
+}
+
+std::string ms_cell(double seconds) { return num(seconds * 1e3, 3); }
+
+void write_inference_sections(std::ostream& out, const std::vector<LoadedInference>& inference,
+                              const SpecDatabase* specs, const HtmlReportOptions& options) {
+  std::map<std::string, std::vector<const LoadedInference*>> by_model;
+  for (const auto& file : inference) by_model[file.result.model].push_back(&file);
+  for (const auto& [model, files] : by_model) {
+    out << "<h2>" << html_escape(model) << " (inference)</h2>\n";
+    std::vector<ChartSeries> curve, serving;
+    std::vector<ChartBar> batch1;
+    for (const LoadedInference* file : files) {
+      const InferenceResult& r = file->result;
+      const std::string label = inference_label(r) + " (" + file->path + ")";
+      ChartSeries series{label, {}};
+      for (const auto& b : r.batches) {
+        series.points.push_back(
+            {b.latency.p50 * 1e3, b.throughput_median, "bs " + std::to_string(b.batch_size)});
+        if (b.batch_size == 1) {
+          batch1.push_back({inference_label(r), b.latency.p50 * 1e3, "measured",
+                            label + ": p50 " + ms_cell(b.latency.p50) + " ms, p99 " +
+                                ms_cell(b.latency.p99) + " ms over " +
+                                std::to_string(b.latency.count) + " calls",
+                            0});
+        }
+      }
+      curve.push_back(series);
+      if (!r.serving.points.empty()) {
+        ChartSeries sim{label + (r.serving_measured ? " [measured]" : " [simulated]"), {}};
+        for (const auto& p : r.serving.points) {
+          sim.points.push_back(
+              {p.achieved_rate, p.latency.p99 * 1e3,
+               num(p.offered_rate, 0) + " req/s" + (p.saturated ? " (sat.)" : "")});
+        }
+        serving.push_back(sim);
+      }
+    }
+    out << svg_line_chart("Throughput against per-call latency, one point per batch size",
+                          "p50 latency per call, ms", "samples/s (batch / p50)", curve);
+    out << svg_bar_chart("Batch-1 latency per call", "p50, ms (p99 in the tooltip)", batch1);
+    if (!serving.empty()) {
+      out << svg_line_chart("Serving: p99 end-to-end latency against achieved rate",
+                            "achieved requests/s", "p99 latency, ms", serving);
+      out << "<p class=\"note\">[simulated]: a single-server FIFO model with dynamic batching "
+             "and Poisson arrivals, driven by the measured median call time per batch size; not "
+             "a real concurrent server. [measured]: the same policy run in real time, every "
+             "batch executed on the device (docs/inference.md).</p>\n";
+    }
+    out << "<table><tr><th>batch</th><th>p50 ms</th><th>p90 ms</th><th>p95 ms</th><th>p99 "
+           "ms</th><th>max ms</th><th>p99/p50</th><th>samples/s (batch/p50)</th><th>samples/s "
+           "(total)</th><th>% of peak</th><th>samples/J</th></tr>\n";
+    for (const LoadedInference* file : files) {
+      const InferenceResult& r = file->result;
+      const GpuSpec* spec = spec_of(r, specs, nullptr);
+      out << "<tr><th colspan=\"11\">" << html_escape(inference_label(r)) << " — "
+          << html_escape(file->path) << "</th></tr>\n";
+      for (const auto& b : r.batches) {
+        const Efficiency e = compute_efficiency(as_run_record(r, b), spec, options.efficiency);
+        const LatencySummary& l = b.latency;
+        out << "<tr><td class=\"n\">" << b.batch_size;
+        for (double v : {l.p50, l.p90, l.p95, l.p99, l.max}) {
+          out << "</td><td class=\"n\">" << ms_cell(v);
+        }
+        out << "</td><td class=\"n\">" << num(l.tail_ratio(), 3) << "</td><td class=\"n\">"
+            << grouped(b.throughput_median) << "</td><td class=\"n\">"
+            << grouped(b.throughput_overall) << "</td><td class=\"n\">"
+            << num(e.fraction_of_peak * 100, 1) << "</td><td class=\"n\">"
+            << num(e.samples_per_joule, 2)
+            << (e.power_basis.empty() ? "" : " (" + html_escape(e.power_basis) + ")")
+            << "</td></tr>\n";
+      }
+    }
+    out << "</table>\n";
+  }
+  if (inference.empty()) return;
+  out << "<h2>Inference results</h2>\n<table><tr><th>file</th><th>GPU</th><th>datasheet</th>"
+         "<th>setting</th><th>per batch size</th><th>software</th><th>command</th></tr>\n";
+  for (const auto& file : inference) {
+    const InferenceResult& r = file.result;
+    std::string reason;
+    const GpuSpec* spec = spec_of(r, specs, &reason);
+    const DeviceFingerprint& d = r.fingerprint;
+    out << "<tr><td>" << html_escape(file.path) << "</td><td>" << html_escape(d.name) << "</td><td>"
+        << html_escape(spec != nullptr ? spec->name : reason) << "</td><td>"
+        << html_escape(inference_label(r)) << "</td><td>" << r.warmup << " warm-up + "
+        << r.iterations << " timed calls (" << html_escape(r.timer) << ")"
+        << (r.out_of_memory ? "; " + html_escape(r.stop_reason) : "") << "</td><td>"
+        << html_escape(d.libtorch_version.empty()
+                           ? std::string("not recorded (file predates device fingerprints)")
+                           : "LibTorch " + d.libtorch_version + ", CUDA " + d.cuda_runtime_version +
+                                 ", driver " + d.driver_version)
+        << "</td><td><code>" << html_escape(r.command) << "</code></td></tr>\n";
+  }
+  out << "</table>\n<p class=\"note\">Inference: per-call latency between two device events "
+         "after warm-up; throughput = batch / p50; % of peak counts forward FLOPs against the "
+         "dense datasheet peak of the precision used; samples/J uses the TDP (no telemetry during "
+         "inference runs), a lower bound.</p>\n";
+}
+
+}  // namespace
+
+std::string html_escape(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+std::string svg_bar_chart(const std::string& title, const std::string& unit,
+                          const std::vector<ChartBar>& input) {
+  std::vector<ChartBar> bars;
+  for (const auto& b : input) {
+    if (std::isfinite(b.value) && b.value >= 0) bars.push_back(b);
+  }
+  std::ostringstream s;
+  const int width = 960, label_width = 380, value_width = 110, row = 24, top = 34;
+  const int plot_width = width - label_width - value_width;
+  if (bars.empty()) {
+    s << "<p class=\"note\">" << html_escape(title) << ": no data.</p>\n";
+    return s.str();
+  }
+  double max_value = 0;
+  for (const auto& b : bars) {
+    max_value = std::max(max_value, b.value + (std::isfinite(b.error) ? b.error : 0));
+  }
+  if (!(max_value > 0)) max_value = 1;
+  bool has_published = false, has_measured = false;
+  for (const auto& b : bars) (b.series == "published" ? has_published : has_measured) = true;
+  const int height = top + row * static_cast<int>(bars.size()) + 30;
+  s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height
+    << "\" viewBox=\"0 0 " << width << " " << height << "\" role=\"img\" aria-label=\""
+    << html_escape(title) << "\">\n";
+  s << "<text x=\"0\" y=\"18\" font-size=\"15\" font-weight=\"bold\">" << html_escape(title) << " ("
+    << html_escape(unit) << ")</text>\n";
+  // Legend, only for series present, so a chart of measured bars alone has no grey swatch.
+  int lx = width - 260;
+  for (const char* series : {"measured", "published"}) {
+    if ((std::string(series) == "published" && !has_published) ||
+        (std::string(series) == "measured" && !has_measured)) {
+      continue;
+    }
+    s << "<rect x=\"" << lx << "\" y=\"6\" width=\"12\" height=\"12\" fill=\"" << colour(series)
+      << "\"/><text x=\"" << lx + 16 << "\" y=\"17\" font-size=\"12\">" << series << "</text>\n";
+    lx += 110;
+  }
+  for (std::size_t i = 0; i < bars.size(); ++i) {
+    const auto& b = bars[i];
+    const int y = top + row * static_cast<int>(i);
+    const double w = b.value / max_value * plot_width;
+    s << "<g><title>" << html_escape(b.tooltip.empty() ? b.label : b.tooltip) << "</title>";
+    s << "<text x=\"" << label_width - 6 << "\" y=\"" << y + 16
+      << "\" font-size=\"12\" text-anchor=\"end\">" << html_escape(b.label) << "</text>";
+    s << "<rect class=\"bar\" x=\"" << label_width << "\" y=\"" << y + 4 << "\" width=\""
+      << num(std::max(w, 1.0), 1) << "\" height=\"" << row - 8 << "\" fill=\"" << colour(b.series)
+      << "\"/>";
+    if (b.error > 0 && std::isfinite(b.error)) {
+      const double x0 = label_width + (b.value - b.error) / max_value * plot_width;
+      const double x1 = label_width + (b.value + b.error) / max_value * plot_width;
+      s << "<line x1=\"" << num(x0, 1) << "\" x2=\"" << num(x1, 1) << "\" y1=\"" << y + 12
+        << "\" y2=\"" << y + 12 << "\" stroke=\"#000\" stroke-width=\"1.5\"/>";
+    }
+    const double text_value = b.value;
+    s << "<text x=\"" << num(label_width + std::max(w, 1.0) + 6, 1) << "\" y=\"" << y + 16
+      << "\" font-size=\"12\">"
+      << (text_value >= 100 ? grouped(text_value) : num(text_value, text_value >= 10 ? 1 : 3))
+      << "</text></g>\n";
+  }
+  const int axis_y = top + row * static_cast<int>(bars.size()) + 4;
+  s << "<line x1=\"" << label_width << "\" x2=\"" << label_width + plot_width << "\" y1=\""
+    << axis_y << "\" y2=\"" << axis_y << "\" stroke=\"#999\"/>";
+  s << "<text x=\"" << label_width << "\" y=\"" << axis_y + 16 << "\" font-size=\"11\">0</text>";
+  s << "<text x=\"" << label_width + plot_width << "\" y=\"" << axis_y + 16
+    << "\" font-size=\"11\" text-anchor=\"end\">"
+    << (max_value >= 100 ? grouped(max_value) : num(max_value, 2)) << "</text>\n";
+  s << "</svg>\n";
+  return s.str();
+}
+
+std::string svg_line_chart(const std::string& title, const std::string& x_unit,
+                           const std::string& y_unit, const std::vector<ChartSeries>& input) {
+  std::vector<ChartSeries> series;
+  double max_x = 0, max_y = 0;
+  for (const auto& line : input) {
+    ChartSeries kept{line.name, {}};
+    for (const auto& p : line.points) {
+      if (std::isfinite(p.x) && std::isfinite(p.y) && p.x >= 0 && p.y >= 0) {
+        kept.points.push_back(p);
+        max_x = std::max(max_x, p.x);
+        max_y = std::max(max_y, p.y);
+      }
+    }
+    std::sort(kept.points.begin(), kept.points.end(),
+              [](const ChartPoint& a, const ChartPoint& b) { return a.x < b.x; });
+    if (!kept.points.empty()) series.push_back(kept);
+  }
+  std::ostringstream s;
+  if (series.empty()) {
+    s << "<p class=\"note\">" << html_escape(title) << ": no data.</p>\n";
+    return s.str();
+  }
+  if (!(max_x > 0)) max_x = 1;
+  if (!(max_y > 0)) max_y = 1;
+  max_x *= 1.08;  // room for the point labels
+  max_y *= 1.08;
+  const int width = 960, left = 80, right = 20, top = 34, plot_height = 300;
+  const int legend_top = top + plot_height + 44, legend_row = 18;
+  const int height = legend_top + legend_row * static_cast<int>(series.size()) + 8;
+  const int plot_width = width - left - right;
+  auto px = [&](double x) { return left + x / max_x * plot_width; };
+  auto py = [&](double y) { return top + plot_height - y / max_y * plot_height; };
+  auto tick = [](double v) { return v >= 100 ? grouped(v) : num(v, v >= 10 ? 1 : 2); };
+  s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height
+    << "\" viewBox=\"0 0 " << width << " " << height << "\" role=\"img\" aria-label=\""
+    << html_escape(title) << "\">\n";
+  s << "<text x=\"0\" y=\"18\" font-size=\"15\" font-weight=\"bold\">" << html_escape(title)
+    << "</text>\n";
+  // Axes with five ticks each, from 0.
+  for (int i = 0; i <= 4; ++i) {
+    const double fx = max_x * i / 4, fy = max_y * i / 4;
+    s << "<line x1=\"" << num(px(fx), 1) << "\" x2=\"" << num(px(fx), 1) << "\" y1=\"" << top
+      << "\" y2=\"" << top + plot_height << "\" stroke=\"#eee\"/>";
+    s << "<line x1=\"" << left << "\" x2=\"" << left + plot_width << "\" y1=\"" << num(py(fy), 1)
+      << "\" y2=\"" << num(py(fy), 1) << "\" stroke=\"#eee\"/>";
+    s << "<text x=\"" << num(px(fx), 1) << "\" y=\"" << top + plot_height + 16
+      << "\" font-size=\"11\" text-anchor=\"middle\">" << tick(fx) << "</text>";
+    s << "<text x=\"" << left - 6 << "\" y=\"" << num(py(fy) + 4, 1)
+      << "\" font-size=\"11\" text-anchor=\"end\">" << tick(fy) << "</text>\n";
+  }
+  s << "<rect x=\"" << left << "\" y=\"" << top << "\" width=\"" << plot_width << "\" height=\""
+    << plot_height << "\" fill=\"none\" stroke=\"#999\"/>\n";
+  s << "<text x=\"" << left + plot_width / 2 << "\" y=\"" << top + plot_height + 34
+    << "\" font-size=\"12\" text-anchor=\"middle\">" << html_escape(x_unit) << "</text>\n";
+  s << "<text x=\"14\" y=\"" << top + plot_height / 2 << "\" font-size=\"12\" "
+    << "text-anchor=\"middle\" transform=\"rotate(-90 14 " << top + plot_height / 2 << ")\">"
+    << html_escape(y_unit) << "</text>\n";
+  for (std::size_t i = 0; i < series.size(); ++i) {
+    const char* colour = kPalette[i % (sizeof kPalette / sizeof kPalette[0])];
+    const auto& line = series[i];
+    s << "<g><title>" << html_escape(line.name) << "</title><polyline class=\"line\" fill=\"none\" "
+      << "stroke=\"" << colour << "\" stroke-width=\"2\" points=\"";
+    for (const auto& p : line.points) s << num(px(p.x), 1) << "," << num(py(p.y), 1) << " ";
+    s << "\"/>";
+    for (const auto& p : line.points) {
+      s << "<circle cx=\"" << num(px(p.x), 1) << "\" cy=\"" << num(py(p.y), 1)
+        << "\" r=\"3.5\" fill=\"" << colour << "\"><title>" << html_escape(line.name) << ": "
+        << html_escape(p.label) << ", " << tick(p.x) << " " << html_escape(x_unit) << ", "
+        << tick(p.y) << " " << html_escape(y_unit) << "</title></circle>";
+      if (!p.label.empty()) {
+        s << "<text x=\"" << num(px(p.x) + 5, 1) << "\" y=\"" << num(py(p.y) - 5, 1)
+          << "\" font-size=\"10\" fill=\"" << colour << "\">" << html_escape(p.label) << "</text>";
+      }
+    }
+    s << "</g>\n";
+    const int ly = legend_top + legend_row * static_cast<int>(i);
+    s << "<rect x=\"" << left << "\" y=\"" << ly << "\" width=\"12\" height=\"12\" fill=\""
+      << colour << "\"/><text x=\"" << left + 16 << "\" y=\"" << ly + 11 << "\" font-size=\"12\">"
+      << html_escape(line.name) << "</text>\n";
+  }
+  s << "</svg>\n";
+  return s.str();
+}
+
+void write_html_report(std::ostream& out, const std::vector<LoadedRun>& runs,
+                       const SpecDatabase* specs, const std::vector<PublishedResult>& published,
+                       const HtmlReportOptions& options) {
+  write_results_report(out, LoadedResults{runs, {}}, specs, published, options);
+}
+
+void write_results_report(std::ostream& out, const LoadedResults& results,
+                          const SpecDatabase* specs, const std::vector<PublishedResult>& published,
+                          const HtmlReportOptions& options) {
+  const std::vector<LoadedRun>& runs = results.runs;
+  if (results.empty() && published.empty()) {
+    throw ConfigError("report: no result files and no published figures to show");
+  }
+  struct Row {
+    const LoadedRun* run;
+    const GpuSpec* spec;
+    std::string match_reason;
+    Efficiency eff;
+  };
+  std::vector<Row> rows;
+  for (const auto& run : runs) {
+    const RunRecord& r = run.record;
+    SpecMatch m;
+    if (specs != nullptr)
+      m = specs->match_device(r.device.name, r.device.sm_count, r.device.memory_bytes);
+    else
+      m.reason = "no spec database loaded";
+    rows.push_back({&run, m.spec, m.reason, compute_efficiency(r, m.spec, options.efficiency)});
+  }
+  // Charts group by model so that bars on one axis share a unit of work.
+  std::map<std::string, std::vector<const Row*>> by_model;
+  for (const auto& row : rows) by_model[row.run->record.config.model].push_back(&row);
+
+  out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>"
+      << html_escape(options.title) << "</title>\n<style>" << kStyle << "</style></head><body>\n";
+  out << "<h1>" << html_escape(options.title) << "</h1>\n";
+  if (!options.subtitle.empty())
+    out << "<p class=\"sub\">" << html_escape(options.subtitle) << "</p>\n";
+  out << "<p class=\"note\">" << runs.size() + results.inference.size()
+      << " result file(s). Peaks are dense datasheet figures "
+      << "for the precision used (fp16/bf16: tensor cores with FP32 accumulation). Published "
+         "figures "
+      << "come from other software stacks and are labelled <span "
+         "class=\"tag\">published</span>.</p>\n";
+
+  for (const auto& [model, members] : by_model) {
+    std::vector<ChartBar> throughput, fraction, per_joule;
+    for (const Row* row : members) {
+      const RunRecord& r = row->run->record;
+      const std::string label = run_label(r);
+      throughput.push_back({label, median_of(r), "measured",
+                            label + ": median of " + std::to_string(r.window_throughput.size()) +
+                                " windows, " + row->run->path,
+                            r.throughput.count > 1 ? r.throughput.ci95_half_width() : 0});
+      fraction.push_back({label + " (" + row->eff.peak_key + ")", row->eff.fraction_of_peak * 100,
+                          "measured", label + " vs datasheet " + row->eff.peak_key + " peak", 0});
+      per_joule.push_back({label + " (" + row->eff.power_basis + ")", row->eff.samples_per_joule,
+                           "measured", label + ", power: " + row->eff.power_basis, 0});
+    }
+    out << "<h2>" << html_escape(model) << " ("
+        << html_escape(members.front()->run->record.config.workload) << ")</h2>\n";
+    out << svg_bar_chart("Throughput per GPU and precision", "samples/s, median window, ±95% CI",
+                         throughput);
+    out << svg_bar_chart("Fraction of datasheet dense peak", "% of peak", fraction);
+    out << svg_bar_chart("Samples per joule", "samples/J; TDP-based where not measured", per_joule);
+  }
+
+  // Measured ResNet-50 training beside published figures: the comparison the GPU guides make.
+  std::vector<ChartBar> beside;
+  for (const auto& row : rows) {
+    const RunRecord& r = row.run->record;
+    if (r.config.model == "resnet50" && r.config.workload == "train") {
+      beside.push_back({"measured: " + run_label(r), median_of(r), "measured", row.run->path, 0});
+    }
+  }
+  for (const auto& p : published) {
+    if (p.model != "resnet50") continue;
+    std::string label = "published: " + p.gpu + " · " + p.precision;
+    if (p.gpu_count > 1) label += " (per GPU of " + std::to_string(p.gpu_count) + ")";
+    beside.push_back({label, p.per_gpu(), "published", p.setup + " — " + p.source, 0});
+  }
+  if (!beside.empty()) {
+    out << "<h2>ResNet-50 training: measured beside published (per GPU)</h2>\n";
+    out << svg_bar_chart("ResNet-50 v1.5 training throughput per GPU", "images/s", beside);
+  }
+
+  write_inference_sections(out, results.inference, specs, options);
+
+  if (!rows.empty()) {
+    out << "<h2>Runs</h2>\n<table><tr><th>file</th><th>GPU</th><th>datasheet</th><th>workload</th>"
+           "<th>samples/s</th><th>±95% CI</th><th>TFLOP/s</th><th>% of peak</th><th>samples/J</th>"
+           "<th>USD / M samples</th><th>90 epochs ImageNet</th><th>software</th></tr>\n";
+    for (const auto& row : rows) {
+      const RunRecord& r = row.run->record;
+      const Efficiency& e = row.eff;
+      out << "<tr><td>" << html_escape(row.run->path) << "</td><td>" << html_escape(r.device.name)
+          << "</td><td>" << html_escape(row.spec != nullptr ? row.spec->name : "no datasheet entry")
+          << "</td><td>" << html_escape(workload_key(r).label()) << "</td><td class=\"n\">"
+          << grouped(median_of(r)) << "</td><td class=\"n\">"
+          << (r.throughput.count > 1 ? num(r.throughput.ci95_half_width(), 1) : "n/a")
+          << "</td><td class=\"n\">" << num(e.achieved_flops_per_second / 1e12, 1)
+          << "</td><td class=\"n\">" << num(e.fraction_of_peak * 100, 1) << "</td><td class=\"n\">"
+          << num(e.samples_per_joule, 2)
+          << (e.power_basis.empty() ? "" : " (" + html_escape(e.power_basis) + ")")
+          << "</td><td class=\"n\">" << num(e.cost_usd_per_million_samples, 3)
+          << "</td><td class=\"n\">"
+          << (std::isfinite(e.imagenet_90_epochs_seconds)
+                  ? num(e.imagenet_90_epochs_seconds / 3600, 1) + " h"
+                  : "n/a")
+          << "</td><td>"
+          << html_escape("LibTorch " + r.device.libtorch_version + ", CUDA " +
+                         r.device.cuda_runtime_version + ", driver " + r.device.driver_version)
+          << "</td></tr>\n";
+    }
+    out << "</table>\n<p class=\"note\">Cost basis: ";
+    std::string basis;
+    for (const auto& row : rows) {
+      if (!row.eff.cost_basis.empty()) basis = row.eff.cost_basis;
+    }
+    out << html_escape(basis.empty() ? "no price known" : basis)
+        << ". Notes:</p><ul class=\"note\">\n";
+    for (const auto& row : rows) {
+      out << "<li>" << html_escape(row.run->path) << ": " << html_escape(row.match_reason);
+      for (const auto& n : row.eff.notes) out << "; " << html_escape(n);
+      for (const auto& w : row.run->record.warnings) out << "; warning: " << html_escape(w);
+      out << "</li>\n";
+    }
+    out << "</ul>\n";
+  }
+
+  if (!published.empty()) {
+    out << "<h2>Published figures <span "
+           "class=\"tag\">published</span></h2>\n<table><tr><th>GPU</th>"
+           "<th>precision</th><th>images/s (total)</th><th>per "
+           "GPU</th><th>setup</th><th>source</th></tr>\n";
+    for (const auto& p : published) {
+      out << "<tr><td>" << html_escape(p.gpu) << "</td><td>" << html_escape(p.precision)
+          << "</td><td class=\"n\">" << grouped(p.images_per_second_low)
+          << (p.images_per_second_high > p.images_per_second_low
+                  ? "–" + grouped(p.images_per_second_high)
+                  : "")
+          << "</td><td class=\"n\">" << grouped(p.per_gpu()) << "</td><td>" << html_escape(p.setup)
+          << "</td><td>" << html_escape(p.source) << "</td></tr>\n";
+    }
+    out << "</table>\n";
+  }
+  out << "<p class=\"note\">Generated by gpuperf. Self-contained: no scripts, no external "
+         "resources.</p>\n</body></html>\n";
+}
+
+}  // namespace gpuperf

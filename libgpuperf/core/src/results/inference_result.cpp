@@ -1,0 +1,331 @@
+// Printing and JSON of inference results. nlohmann-json lives in this torch-free file only.
+#include "gpuperf/results/inference_result.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <iomanip>
+#include <sstream>
+
+#include "gpuperf/base/error.h"
+#include "gpuperf/base/files.h"
+#include "gpuperf/results/run_record.h"
+#include "base/json.h"
+
+namespace gpuperf {
+namespace {
+
+nlohmann::json latency_json(const LatencySummary& s) {
+  return {{"count", s.count}, {"mean_s", s.mean}, {"min_s", s.min},
+          {"p50_s", s.p50},   {"p90_s", s.p90},   {"p95_s", s.p95},
+          {"p99_s", s.p99},   {"max_s", s.max},   {"p99_over_p50", s.tail_ratio()}};
+}
+
+// Latency fields must be real durations: a null or negative one would poison every comparison.
+double seconds_field(const detail::JsonReader& r, const char* key) {
+  const double value = r.number(key);
+  if (!(value >= 0) || !std::isfinite(value)) r.fail(r.field(key), "is not a duration >= 0 s");
+  return value;
+}
+
+LatencySummary read_latency(const detail::JsonReader& r) {
+  LatencySummary s;
+  const std::int64_t count = r.integer("count");
+  if (count < 1) r.fail(r.field("count"), "must be >= 1, got " + std::to_string(count));
+  s.count = static_cast<std::size_t>(count);
+  s.mean = seconds_field(r, "mean_s");
+  s.min = seconds_field(r, "min_s");
+  s.p50 = seconds_field(r, "p50_s");
+  s.p90 = seconds_field(r, "p90_s");
+  s.p95 = seconds_field(r, "p95_s");
+  s.p99 = seconds_field(r, "p99_s");
+  s.max = seconds_field(r, "max_s");
+  return s;
+}
+
+std::string ms(double seconds) {
+  std::ostringstream out;
+  out << std::fixed << std::setprecision(3) << seconds * 1e3;
+  return out.str();
+}
+
+}  // namespace
+
+std::vector<std::int64_t> sweep_batch_sizes(const std::vector<std::int64_t>& list,
+                                            std::int64_t max_batch_size) {
+  for (const auto b : list) {
+    if (b <= 0)
+      throw ConfigError("--batch-sizes: a batch size must be > 0, got " + std::to_string(b));
+  }
+  if (!list.empty()) return list;
+  if (max_batch_size <= 0) {
+    throw ConfigError("--max-batch: must be >= 1, got " + std::to_string(max_batch_size));
+  }
+  std::vector<std::int64_t> sizes;
+  for (std::int64_t b = 1; b <= max_batch_size; b *= 2) sizes.push_back(b);
+  // A maximum that is not a power of two is measured too: the user asked for it by name.
+  if (sizes.back() != max_batch_size) sizes.push_back(max_batch_size);
+  return sizes;
+}
+
+InferenceHeadline inference_headline(const InferenceResult& result) {
+  if (result.batches.empty()) throw ConfigError("inference result: no batch size was measured");
+  InferenceHeadline h;
+  for (const auto& b : result.batches) {
+    if (b.batch_size == 1 && !h.has_batch1) {
+      h.has_batch1 = true;
+      h.batch1_p50 = b.latency.p50;
+      h.batch1_tail_ratio = b.latency.tail_ratio();
+    }
+    if (b.throughput_median > h.best_throughput) {
+      h.best_throughput = b.throughput_median;
+      h.best_batch_size = b.batch_size;
+    }
+  }
+  return h;
+}
+
+void print_inference_result(const InferenceResult& r, std::ostream& out) {
+  out << "Inference: " << r.model << " on " << r.device_name << " (" << r.device << "), "
+      << r.precision << ", " << r.memory_format << (r.cuda_graph ? ", CUDA graph" : ", eager")
+      << "; " << r.warmup << " warm-up + " << r.iterations << " timed calls per batch size ("
+      << r.timer << " per call)\n";
+  if (!r.graph_fallback_reason.empty()) out << "Note: " << r.graph_fallback_reason << "\n";
+  out << "Kernel fusion: " << r.kernel_fusion << "\n";
+  out << "| batch | p50 ms | p90 ms | p95 ms | p99 ms | max ms | p99/p50 | samples/s (batch/p50) "
+         "| samples/s (total) |\n";
+  out << "|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+  for (const auto& b : r.batches) {
+    const auto& l = b.latency;
+    out << "| " << b.batch_size << " | " << ms(l.p50) << " | " << ms(l.p90) << " | " << ms(l.p95)
+        << " | " << ms(l.p99) << " | " << ms(l.max) << " | " << std::fixed << std::setprecision(3)
+        << l.tail_ratio() << " | " << std::setprecision(1) << b.throughput_median << " | "
+        << b.throughput_overall << " |\n";
+  }
+  out << "Sweep: " << r.stop_reason << "\n";
+  const InferenceHeadline h = inference_headline(r);
+  if (h.has_batch1) {
+    out << "Batch-1 latency p50: " << ms(h.batch1_p50) << " ms (p99/p50 " << std::setprecision(3)
+        << h.batch1_tail_ratio << ")\n";
+  }
+  out << "Best throughput: " << std::setprecision(1) << h.best_throughput << " samples/s at batch "
+      << h.best_batch_size << "\n";
+  if (r.serving.points.empty()) return;
+  out << (r.serving_measured
+              ? "\nServing (MEASURED: Poisson arrivals scheduled in real time, one FIFO server "
+                "with dynamic batching running each batch on the device and timing it to "
+                "completion). Max batch "
+              : "\nServing (SIMULATED: a single-server FIFO model with dynamic batching, Poisson "
+                "arrivals, driven by the measured median service time per batch size; not a real "
+                "concurrent server). Max batch ")
+      << r.serving_options.max_batch << ", max queue delay "
+      << ms(r.serving_options.max_queue_delay) << " ms, " << (r.serving_measured ? "up to " : "")
+      << r.serving_options.requests << " requests per rate\n";
+  out << "| offered req/s | achieved req/s | mean batch | p50 ms | p90 ms | p99 ms | max ms | "
+         "sustained |\n";
+  out << "|---:|---:|---:|---:|---:|---:|---:|---|\n";
+  for (const auto& p : r.serving.points) {
+    out << "| " << std::setprecision(1) << p.offered_rate << " | " << p.achieved_rate << " | "
+        << std::setprecision(2) << p.mean_batch_size << " | " << ms(p.latency.p50) << " | "
+        << ms(p.latency.p90) << " | " << ms(p.latency.p99) << " | " << ms(p.latency.max) << " | "
+        << (p.saturated ? "no: " + p.saturation_reason : std::string("yes")) << " |\n";
+  }
+  if (!r.serving.reached_saturation) out << "Every offered rate was sustained.\n";
+}
+
+std::string inference_result_json(const InferenceResult& r) {
+  nlohmann::json batches = nlohmann::json::array();
+  for (const auto& b : r.batches) {
+    nlohmann::json batch = {{"batch_size", b.batch_size},
+                            {"latency", latency_json(b.latency)},
+                            {"throughput_median", b.throughput_median},
+                            {"throughput_overall", b.throughput_overall},
+                            {"iterations", b.iterations},
+                            {"total_seconds", b.total_seconds}};
+    if (!b.latencies.empty())
+      batch["latencies_s"] = evenly_spaced(b.latencies, kMaxStoredLatencies);
+    batches.push_back(std::move(batch));
+  }
+  const InferenceHeadline h = inference_headline(r);
+  nlohmann::json headline = {{"best_throughput", h.best_throughput},
+                             {"best_batch_size", h.best_batch_size}};
+  if (h.has_batch1) {
+    headline["batch1_p50_s"] = h.batch1_p50;
+    headline["batch1_p99_over_p50"] = h.batch1_tail_ratio;
+  }
+  nlohmann::json j = {{"schema", kInferenceSchema},
+                      {"timestamp_utc", r.timestamp_utc},
+                      {"command", r.command},
+                      {"model", r.model},
+                      {"device", r.device},
+                      {"device_name", r.device_name},
+                      {"fingerprint", detail::device_json(r.fingerprint)},
+                      {"input_shape", r.input_shape},
+                      {"cudnn_benchmark", r.cudnn_benchmark},
+                      {"seed", r.seed},
+                      {"precision", r.precision},
+                      {"memory_format", r.memory_format},
+                      {"cuda_graph", r.cuda_graph},
+                      {"graph_fallback_reason", r.graph_fallback_reason},
+                      {"kernel_fusion", r.kernel_fusion},
+                      {"timer", r.timer},
+                      {"warmup", r.warmup},
+                      {"iterations", r.iterations},
+                      {"batches", batches},
+                      {"stop_reason", r.stop_reason},
+                      {"out_of_memory", r.out_of_memory},
+                      {"headline", headline}};
+  if (!r.serving.points.empty()) {
+    nlohmann::json points = nlohmann::json::array();
+    for (const auto& p : r.serving.points) {
+      points.push_back({{"offered_rate", p.offered_rate},
+                        {"arrival_rate", p.arrival_rate},
+                        {"achieved_rate", p.achieved_rate},
+                        {"capacity", p.capacity},
+                        {"latency", latency_json(p.latency)},
+                        {"mean_wait_s", p.mean_wait},
+                        {"mean_service_s", p.mean_service},
+                        {"mean_batch_size", p.mean_batch_size},
+                        {"batches", p.batches},
+                        {"saturated", p.saturated},
+                        {"saturation_reason", p.saturation_reason},
+                        {"requests", p.requests}});
+    }
+    j["serving"] = {
+        {"simulated", !r.serving_measured},
+        {"model", r.serving_measured ? "single server, FIFO, dynamic batching, Poisson arrivals "
+                                       "scheduled in real time; every batch executed and timed"
+                                     : "single server, FIFO, dynamic batching, Poisson arrivals; "
+                                       "service times are the measured per-batch-size medians"},
+        {"max_batch", r.serving_options.max_batch},
+        {"max_queue_delay_s", r.serving_options.max_queue_delay},
+        {"requests", r.serving_options.requests},
+        {"seed", r.serving_options.seed},
+        {"reached_saturation", r.serving.reached_saturation},
+        {"points", points}};
+  }
+  return j.dump(2) + "\n";
+}
+
+InferenceResult inference_result_from_json(const std::string& text) {
+  using detail::JsonReader;
+  const std::string what = "inference result";
+  const nlohmann::json parsed = detail::parse_json(text, what);
+  const JsonReader r(parsed, what, "");
+  InferenceResult out;
+  const std::string schema = r.string("schema");
+  if (schema != kInferenceSchema) {
+    r.fail("schema", "is '" + schema + "', expected '" + kInferenceSchema + "'");
+  }
+  out.timestamp_utc = r.string("timestamp_utc");
+  out.command = r.string("command");
+  out.model = r.string("model");
+  out.device = r.string("device");
+  out.device_name = r.string("device_name");
+  // Written since inference results joined compare/report/advise; older files name the device
+  // only, which is enough to match it in the datasheet database by name.
+  if (r.has("fingerprint")) {
+    out.fingerprint = detail::read_device(r.child("fingerprint"));
+  } else {
+    out.fingerprint.name = out.device_name;
+    out.fingerprint.kind = out.device.substr(0, out.device.find(':'));
+  }
+  if (r.has("input_shape")) out.input_shape = r.integers("input_shape");
+  if (r.has("cudnn_benchmark")) out.cudnn_benchmark = r.boolean("cudnn_benchmark");
+  if (r.has("seed")) out.seed = r.integer("seed");
+  out.precision = r.string("precision");
+  out.memory_format = r.string("memory_format");
+  out.cuda_graph = r.boolean("cuda_graph");
+  out.graph_fallback_reason = r.string("graph_fallback_reason");
+  // Added with kernel fusion: results before it fused nothing.
+  out.kernel_fusion = r.has("kernel_fusion") ? r.string("kernel_fusion") : "none";
+  out.timer = r.string("timer");
+  out.warmup = static_cast<int>(r.integer("warmup"));
+  out.iterations = static_cast<int>(r.integer("iterations"));
+  out.stop_reason = r.string("stop_reason");
+  out.out_of_memory = r.boolean("out_of_memory");
+
+  const nlohmann::json& batches = r.at("batches");
+  if (!batches.is_array()) r.fail("batches", "is not an array");
+  if (batches.empty()) r.fail("batches", "is empty: no batch size was measured");
+  for (std::size_t i = 0; i < batches.size(); ++i) {
+    const JsonReader b = r.element("batches", i);
+    BatchSizeResult batch;
+    batch.batch_size = b.integer("batch_size");
+    if (batch.batch_size < 1) {
+      b.fail(b.field("batch_size"), "must be >= 1, got " + std::to_string(batch.batch_size));
+    }
+    for (const auto& earlier : out.batches) {
+      if (earlier.batch_size == batch.batch_size) {
+        b.fail(b.field("batch_size"), std::to_string(batch.batch_size) + " appears twice");
+      }
+    }
+    batch.latency = read_latency(b.child("latency"));
+    batch.throughput_median = b.number("throughput_median");
+    batch.throughput_overall = b.number("throughput_overall");
+    batch.iterations = b.integer("iterations");
+    batch.total_seconds = b.number("total_seconds");
+    if (b.has("latencies_s")) {
+      batch.latencies = b.numbers("latencies_s");
+      if (batch.latencies.size() > std::min(batch.latency.count, kMaxStoredLatencies)) {
+        b.fail(b.field("latencies_s"), "holds " + std::to_string(batch.latencies.size()) +
+                                           " values, more than latency.count (" +
+                                           std::to_string(batch.latency.count) + ") or " +
+                                           std::to_string(kMaxStoredLatencies));
+      }
+      for (double v : batch.latencies) {
+        if (!(v >= 0) || !std::isfinite(v)) b.fail(b.field("latencies_s"), "holds a bad duration");
+      }
+    }
+    out.batches.push_back(std::move(batch));
+  }
+
+  if (r.has("serving")) {
+    const JsonReader s = r.child("serving");
+    // Files before the measured mode hold only simulated sweeps.
+    out.serving_measured = s.has("simulated") && !s.boolean("simulated");
+    out.serving_options.max_batch = s.integer("max_batch");
+    out.serving_options.max_queue_delay = s.number("max_queue_delay_s");
+    out.serving_options.requests = s.integer("requests");
+    out.serving_options.seed = static_cast<std::uint64_t>(s.integer("seed"));
+    out.serving.reached_saturation = s.boolean("reached_saturation");
+    const nlohmann::json& points = s.at("points");
+    if (!points.is_array()) s.fail(s.field("points"), "is not an array");
+    for (std::size_t i = 0; i < points.size(); ++i) {
+      const JsonReader p = s.element("points", i);
+      ServingResult point;
+      point.offered_rate = p.number("offered_rate");
+      point.arrival_rate = p.number("arrival_rate");
+      point.achieved_rate = p.number("achieved_rate");
+      point.capacity = p.number("capacity");
+      point.latency = read_latency(p.child("latency"));
+      point.mean_wait = p.number("mean_wait_s");
+      point.mean_service = p.number("mean_service_s");
+      point.mean_batch_size = p.number("mean_batch_size");
+      point.batches = p.integer("batches");
+      point.saturated = p.boolean("saturated");
+      point.saturation_reason = p.string("saturation_reason");
+      point.requests = p.has("requests") ? p.integer("requests") : out.serving_options.requests;
+      point.max_batch = out.serving_options.max_batch;
+      point.max_queue_delay = out.serving_options.max_queue_delay;
+      out.serving.points.push_back(std::move(point));
+    }
+  }
+  return out;
+}
+
+std::vector<double> evenly_spaced(const std::vector<double>& values, std::size_t count) {
+  if (values.size() <= count) return values;
+  std::vector<double> out;
+  out.reserve(count);
+  // Index i * n / count: the first value, then strides of n / count, never past the end.
+  for (std::size_t i = 0; i < count; ++i) out.push_back(values[i * values.size() / count]);
+  return out;
+}
+
+void write_inference_json(const InferenceResult& result, const std::string& path) {
+  write_text_file_atomically(inference_result_json(result), path);
+}
+
+}  // namespace gpuperf

@@ -1,0 +1,89 @@
+#include "gpuperf/timing/measure.h"
+
+#include <string>
+
+#include "gpuperf/base/error.h"
+
+namespace gpuperf {
+namespace {
+
+void require(bool ok, const char* field, double value, const char* rule) {
+  if (!ok) {
+    throw ConfigError(std::string("MeasureOptions.") + field + " must be " + rule + ", got " +
+                      std::to_string(value));
+  }
+}
+
+}  // namespace
+
+void MeasureOptions::validate() const {
+  require(warmup_steps >= 0, "warmup_steps", warmup_steps, ">= 0");
+  require(steps_per_window >= 1, "steps_per_window", steps_per_window, ">= 1");
+  if (adaptive) {
+    // Two windows at least: a confidence interval needs a spread.
+    require(min_windows >= 2, "min_windows", min_windows, ">= 2");
+    require(max_windows >= min_windows, "max_windows", max_windows, ">= min_windows");
+    require(target_relative_ci > 0, "target_relative_ci", target_relative_ci, "> 0");
+    require(max_seconds > 0, "max_seconds", max_seconds, "> 0");
+  } else {
+    require(windows >= 1, "windows", windows, ">= 1");
+  }
+}
+
+Measurement measure(const std::function<void()>& step, double samples_per_step, Timer& timer,
+                    const MeasureOptions& options,
+                    const std::function<void(const WindowProgress&)>& progress,
+                    const std::function<void()>& before_timing) {
+  options.validate();
+  if (!(samples_per_step > 0)) {
+    throw ConfigError("measure: samples_per_step must be > 0, got " +
+                      std::to_string(samples_per_step));
+  }
+  for (int i = 0; i < options.warmup_steps; ++i) step();
+  if (before_timing) before_timing();
+
+  Measurement result;
+  result.samples_per_step = samples_per_step;
+  result.warmup_steps = options.warmup_steps;
+  result.steps_per_window = options.steps_per_window;
+  const int planned = options.adaptive ? options.max_windows : options.windows;
+  const double samples_per_window = samples_per_step * options.steps_per_window;
+
+  timer.clear();
+  // Consecutive windows share marks, so no device time falls between two windows. The only
+  // host wait is reading a window's end mark, once per window.
+  std::size_t window_start = timer.mark();
+  result.stop_reason = options.adaptive ? "max windows reached" : "fixed window count";
+  for (int window = 1; window <= planned; ++window) {
+    for (int i = 0; i < options.steps_per_window; ++i) step();
+    const std::size_t window_end = timer.mark();
+    const double seconds = timer.seconds(window_start, window_end);
+    window_start = window_end;
+    if (!(seconds > 0)) {
+      throw Error("measure: a window took " + std::to_string(seconds) +
+                  " s; the timer cannot resolve it (use more steps per window)");
+    }
+    result.window_seconds.push_back(seconds);
+    result.window_throughput.push_back(samples_per_window / seconds);
+    result.timed_seconds += seconds;
+    if (progress) progress({window, planned, samples_per_window / seconds, result.timed_seconds});
+
+    if (options.adaptive && window >= options.min_windows) {
+      if (summarize(result.window_throughput).relative_ci95_half_width() <
+          options.target_relative_ci) {
+        result.stop_reason = "converged";
+        break;
+      }
+      if (result.timed_seconds >= options.max_seconds) {
+        result.stop_reason = "time limit";
+        break;
+      }
+    }
+  }
+  result.timed_steps = static_cast<int>(result.window_seconds.size()) * options.steps_per_window;
+  result.throughput = summarize(result.window_throughput);
+  result.overall_throughput = samples_per_step * result.timed_steps / result.timed_seconds;
+  return result;
+}
+
+}  // namespace gpuperf

@@ -1,0 +1,42 @@
+#pragma once
+// Choosing the device to measure on, describing it, and reading its memory.
+
+#include <torch/types.h>
+
+#include <string>
+
+#include "gpuperf/results/run_record.h"
+#include "gpuperf/telemetry/telemetry.h"
+
+namespace gpuperf {
+
+/// Parses --device: "auto" (the first CUDA device if there is one, else the CPU), "cpu", "cuda",
+/// "cuda:N". Throws ConfigError naming --device when CUDA is asked for and absent.
+[[nodiscard]] torch::Device resolve_device(const std::string& text);
+
+/// Whether this LibTorch has CUDA and sees at least one device.
+[[nodiscard]] bool cuda_available();
+
+/// Name, size, clocks and software versions of the device (see DeviceFingerprint).
+[[nodiscard]] DeviceFingerprint collect_fingerprint(const torch::Device& device);
+
+/// Memory figures of a CUDA device, bytes; NaN on the CPU.
+struct DeviceMemory {
+  double total = kNotAvailable;
+  double free = kNotAvailable;
+  double allocated = kNotAvailable;       ///< by LibTorch's caching allocator, now
+  double reserved = kNotAvailable;        ///< held by the caching allocator, now
+  double peak_allocated = kNotAvailable;  ///< since the last reset_peak_memory()
+};
+
+/// Reads the memory figures (no-op NaNs on the CPU).
+[[nodiscard]] DeviceMemory device_memory(const torch::Device& device);
+/// Restarts the peak-allocated counter of a CUDA device.
+void reset_peak_memory(const torch::Device& device);
+/// The PCI location of a CUDA device. Throws CudaError for other devices.
+[[nodiscard]] PciLocation cuda_pci_location(const torch::Device& device);
+
+/// Waits for all work queued on the device.
+void synchronize(const torch::Device& device);
+
+}  // namespace gpuperf

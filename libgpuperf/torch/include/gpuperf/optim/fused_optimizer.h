@@ -1,0 +1,72 @@
+#pragma once
+// Optimizers that update every parameter in a few fused kernels (ATen's _fused_adam_,
+// _fused_adamw_, _fused_sgd_), keep their step counters on the device and take the
+// GradScaler's scale and inf flag as tensors: a step needs no host sync, so it can be captured
+// in a CUDA graph. Numerically the same as torch::optim's Adam, AdamW and SGD (momentum).
+//
+//   gpuperf::FusedOptimizer optimizer(model->parameters(),
+//       gpuperf::FusedOptimizerOptions(gpuperf::OptimizerKind::kAdam, 1e-3));
+//   optimizer.zero_grad();  loss.backward();  optimizer.step();
+//
+// With a GradScaler, call scaler.step(optimizer): the kernels unscale the gradients themselves
+// and skip the update on the device when found_inf is set.
+
+#include <torch/types.h>
+
+#include <vector>
+
+#include "gpuperf/base/choices.h"
+
+namespace gpuperf {
+
+/// Options of FusedOptimizer; the defaults are torch.optim's.
+struct FusedOptimizerOptions {
+  FusedOptimizerOptions(OptimizerKind kind, double learning_rate)
+      : kind(kind), learning_rate(learning_rate) {}
+  OptimizerKind kind;
+  double learning_rate;
+  double beta1 = 0.9;       ///< Adam, AdamW
+  double beta2 = 0.999;     ///< Adam, AdamW
+  double eps = 1e-8;        ///< Adam, AdamW
+  double weight_decay = 0;  ///< L2 for Adam and SGD, decoupled for AdamW
+  double momentum = 0.9;    ///< SGD (no dampening)
+  bool nesterov = false;    ///< SGD
+
+  /// Throws ConfigError naming the bad field.
+  void validate() const;
+};
+
+/// A fused optimizer over a fixed list of parameters (see the file comment).
+class FusedOptimizer {
+ public:
+  /// Throws ConfigError when this LibTorch has no fused kernels for the parameters' device.
+  FusedOptimizer(std::vector<torch::Tensor> parameters, FusedOptimizerOptions options);
+
+  /// Whether this LibTorch has fused optimizer kernels for tensors on `device`.
+  [[nodiscard]] static bool available(const torch::Device& device);
+
+  /// Zeroes the gradients in place (set_to_none = false keeps their storage, as a CUDA graph
+  /// needs) or drops them.
+  void zero_grad(bool set_to_none = true);
+
+  /// One update of every parameter with a gradient. `grad_scale` (float, one element): the
+  /// gradients are divided by it first; `found_inf` (float, one element): when non-zero the
+  /// update is skipped and the step counters stay put. Both optional; no host sync either way.
+  void step(const torch::Tensor& grad_scale = {}, const torch::Tensor& found_inf = {});
+
+  /// The parameters, in order.
+  [[nodiscard]] const std::vector<torch::Tensor>& parameters() const { return parameters_; }
+  /// Their current gradients (those defined).
+  [[nodiscard]] std::vector<torch::Tensor> gradients() const;
+  [[nodiscard]] const FusedOptimizerOptions& options() const { return options_; }
+
+ private:
+  std::vector<torch::Tensor> parameters_;
+  FusedOptimizerOptions options_;
+  std::vector<torch::Tensor> exp_avg_;     // Adam, AdamW
+  std::vector<torch::Tensor> exp_avg_sq_;  // Adam, AdamW
+  std::vector<torch::Tensor> steps_;       // Adam, AdamW: float32 scalars on the device
+  std::vector<torch::Tensor> momentum_;    // SGD
+};
+
+}  // namespace gpuperf

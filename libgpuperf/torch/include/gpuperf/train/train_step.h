@@ -1,0 +1,143 @@
+#pragma once
+// One object that runs a full training step for any module and loss:
+//   zero_grad -> forward under autocast -> loss -> scaled backward -> unscale -> optimizer step
+//   -> scaler update.
+// It works inside your own loop:
+//
+//   gpuperf::TrainStepOptions options;
+//   options.precision = gpuperf::Precision::kFp16;
+//   gpuperf::TrainStep step(torch::nn::AnyModule(MyNet()), torch::kCUDA, options);
+//   for (auto& [x, y] : my_loader) {
+//     auto result = step(x, y);                       // no host sync unless fp16 scaling
+//     if (i % 100 == 0) std::cout << result.loss.item<float>() << "\n";
+//   }
+
+#include <torch/nn/modules/container/any.h>
+#include <torch/optim/optimizer.h>
+#include <torch/types.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "gpuperf/amp/grad_scaler.h"
+#include "gpuperf/train/batch_source.h"
+#include "gpuperf/optim/fused_optimizer.h"
+#include "gpuperf/base/choices.h"
+
+namespace gpuperf {
+
+class FusableModel;
+
+/// Loss of a batch: (model output, target) -> scalar.
+using LossFunction =
+    std::function<torch::Tensor(const torch::Tensor& output, const torch::Tensor& target)>;
+
+/// Cross-entropy over class logits (the seed's loss).
+[[nodiscard]] LossFunction cross_entropy_loss();
+
+/// Options of TrainStep.
+struct TrainStepOptions {
+  Precision precision = Precision::kFp32;
+  MemoryFormat memory_format = MemoryFormat::kContiguous;
+  OptimizerKind optimizer = OptimizerKind::kAdam;
+  double learning_rate = 1e-3;  ///< the seed's Adam rate
+  double momentum = 0.9;        ///< SGD only
+  double weight_decay = 0;      ///< L2 (Adam, SGD) or decoupled (AdamW)
+  bool cudnn_benchmark = true;  ///< let cuDNN time its algorithms for each new shape
+  double max_grad_norm = 0;     ///< clip gradients to this L2 norm after unscaling; 0 = off
+  /// Loss scaling; used for fp16 only, ignored (disabled) for other precisions.
+  GradScalerOptions grad_scaler;
+  /// Use FusedOptimizer (ATen's fused kernels, device-side step counters, no host sync per
+  /// step) instead of torch::optim. Needs a LibTorch with the kernels for the device.
+  bool fused_optimizer = false;
+  /// Capture the whole step (forward, backward, unscale, optimizer, scaler update) in a CUDA
+  /// graph, then replay it. The first call trains `graph_warmup_steps` eager steps on its batch
+  /// (on a side stream: autotuning and lazy state must exist before capture), captures, and
+  /// replays once; steps() counts them all. Needs CUDA and fused_optimizer. If capture fails,
+  /// steps run eagerly and graph_fallback_reason() says why.
+  bool cuda_graph = false;
+  int graph_warmup_steps = 3;
+  /// Ask a FusableModel (SimpleModel, ResNet) for its training-safe kernel fusion (cuDNN calls
+  /// for convolution + bias + ReLU, or BatchNorm + add + ReLU). kernel_fusion() says what ran.
+  bool fuse_kernels = false;
+
+  /// Throws ConfigError naming the bad field.
+  void validate() const;
+};
+
+/// What one step returns.
+struct StepResult {
+  /// Detached scalar loss (read it with .item() when you need it). In CUDA-graph mode it is the
+  /// graph's output tensor, overwritten by the next step: clone it to keep it.
+  torch::Tensor loss;
+  /// False when the GradScaler skipped the optimizer step (inf/NaN). With a fused optimizer the
+  /// skip happens on the device and is not known without a sync: then this stays true and
+  /// skipped_steps() counts it.
+  bool stepped = true;
+};
+
+/// A full training step (see the file comment). Owns the model's optimizer and GradScaler.
+class TrainStep {
+ public:
+  /// Moves the model to `device` and the memory format, and builds the optimizer.
+  /// Throws ConfigError for a precision the device or LibTorch cannot run.
+  TrainStep(torch::nn::AnyModule model, torch::Device device, TrainStepOptions options = {},
+            LossFunction loss = cross_entropy_loss());
+
+  /// Runs one step on (input, target); moves them to the device and memory format if needed.
+  StepResult operator()(const torch::Tensor& input, const torch::Tensor& target);
+  /// Runs one step on a batch.
+  StepResult operator()(const Batch& batch) { return (*this)(batch.input, batch.target); }
+
+  [[nodiscard]] torch::nn::AnyModule& model() { return model_; }
+  [[nodiscard]] torch::nn::Module& module() { return *model_.ptr(); }
+  /// The torch::optim optimizer; throws ConfigError when the step uses a FusedOptimizer.
+  [[nodiscard]] torch::optim::Optimizer& optimizer();
+  /// The fused optimizer, or nullptr.
+  [[nodiscard]] FusedOptimizer* fused_optimizer() { return fused_.get(); }
+  /// What the model's training fusion fused in its latest forward pass, e.g. "conv+bias+relu";
+  /// "none" when fuse_kernels is off, the model has nothing to fuse or cuDNN's kernels did not
+  /// apply.
+  [[nodiscard]] std::string kernel_fusion() const;
+  [[nodiscard]] GradScaler& scaler() { return scaler_; }
+  [[nodiscard]] const TrainStepOptions& options() const { return options_; }
+  [[nodiscard]] const torch::Device& device() const { return device_; }
+  /// Steps run so far.
+  [[nodiscard]] std::int64_t steps() const { return steps_; }
+  /// Steps whose optimizer update the GradScaler skipped for inf/NaN gradients (reads a
+  /// device counter with the fused optimizer: a host sync).
+  [[nodiscard]] std::int64_t skipped_steps() const;
+  /// Whether steps replay a captured CUDA graph.
+  [[nodiscard]] bool graph_captured() const { return graph_ != nullptr; }
+  /// Why cuda_graph was asked for but steps run eagerly; empty otherwise.
+  [[nodiscard]] const std::string& graph_fallback_reason() const { return graph_fallback_reason_; }
+
+ private:
+  struct GraphState;
+  StepResult run_step(const torch::Tensor& x, const torch::Tensor& y, bool capturing);
+  StepResult replay(const torch::Tensor& x, const torch::Tensor& y);
+  void capture(const torch::Tensor& x, const torch::Tensor& y);
+
+  torch::nn::AnyModule model_;
+  torch::Device device_;
+  TrainStepOptions options_;
+  LossFunction loss_;
+  std::unique_ptr<torch::optim::Optimizer> optimizer_;
+  std::unique_ptr<FusedOptimizer> fused_;
+  FusableModel* fusable_ = nullptr;  ///< the model, when fuse_kernels found something to fuse
+  GradScaler scaler_;
+  std::int64_t steps_ = 0;
+  std::int64_t skipped_steps_ = 0;
+  torch::Tensor skipped_on_device_;  // fused optimizer: sum of found_inf flags
+  std::shared_ptr<GraphState> graph_;
+  std::string graph_fallback_reason_;
+};
+
+/// Builds the optimizer an OptimizerKind names over `parameters`.
+[[nodiscard]] std::unique_ptr<torch::optim::Optimizer> make_optimizer(
+    OptimizerKind kind, std::vector<torch::Tensor> parameters, double learning_rate,
+    double momentum, double weight_decay);
+
+}  // namespace gpuperf

@@ -1,0 +1,59 @@
+#pragma once
+// A training benchmark as one typed call: describe the run, get a plain record back.
+//
+//   gpuperf::TrainingRun run;
+//   run.model = "resnet50";
+//   run.batch_size = 256;
+//   run.memory_format = gpuperf::MemoryFormat::kChannelsLast;
+//   run.optimizer = gpuperf::OptimizerKind::kSgd;
+//   run.learning_rate = 0.1;
+//   gpuperf::RunRecord record = gpuperf::run_training(run);
+//   std::cout << record.throughput.median << " img/s\n";
+//
+// The run is validated once, resolved once (device, `auto` precision and switches: the record
+// says what ran), measured, and enriched once (efficiency, ImageNet projection, warnings).
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "gpuperf/base/choices.h"
+#include "gpuperf/results/run_record.h"
+#include "gpuperf/timing/measure.h"
+
+namespace gpuperf {
+
+/// What a training measurement runs. Errors name the options as the programs spell them.
+struct TrainingRun {
+  std::string device = "auto";  ///< auto, cpu, cuda or cuda:N (auto: a GPU if there is one)
+  std::string model = "simple";  ///< a name in ModelRegistry::global()
+  std::int64_t batch_size = 256;
+  std::int64_t num_classes = 0;  ///< 0: the model's default
+  std::optional<Precision> precision;  ///< nullopt: fp16 on CUDA, bf16 on the CPU
+  MemoryFormat memory_format = MemoryFormat::kContiguous;
+  OptimizerKind optimizer = OptimizerKind::kAdam;
+  double learning_rate = 1e-3;
+  double momentum = 0.9;  ///< SGD only
+  double weight_decay = 0;
+  bool cudnn_benchmark = true;
+  Switch fused_optimizer = Switch::kAuto;  ///< auto: where LibTorch has the fused kernels
+  Switch kernel_fusion = Switch::kAuto;    ///< the model's cuDNN fusion; auto: on CUDA
+  Switch cuda_graph = Switch::kAuto;       ///< whole step in a graph; auto: CUDA + fused
+  MeasureOptions measure;                  ///< warm-up, windows, adaptive stopping
+  std::int64_t seed = 0;                   ///< weights and synthetic data
+  int threads = 0;                         ///< CPU intra-op threads; 0: LibTorch's default
+  bool telemetry = true;                   ///< sample NVML while timing (GPU only)
+  double telemetry_period = 0.1;           ///< seconds between samples
+  bool quiet = false;                      ///< no progress lines
+  std::string command_line;                ///< recorded as the command that reproduces it
+
+  /// Throws ConfigError naming the first bad option and its value.
+  void validate() const;
+};
+
+/// Runs the training measurement and returns its record (no printing, no file). Throws
+/// ConfigError for bad or unsatisfiable options (before anything runs) and OutOfMemoryError,
+/// with the batch size and the device's memory figures, when the device runs out of memory.
+[[nodiscard]] RunRecord run_training(const TrainingRun& run);
+
+}  // namespace gpuperf

@@ -1,0 +1,93 @@
+#include "gpuperf/models/registry.h"
+
+#include <algorithm>
+
+#include "gpuperf/base/error.h"
+#include "gpuperf/models/resnet.h"
+#include "gpuperf/models/simple_model.h"
+
+namespace gpuperf {
+namespace {
+
+ModelInfo resnet_info(std::string name, ResNetOptions base) {
+  std::string description = "ResNet v1.5 (torchvision " + name + "), 3x224x224";
+  return {
+      std::move(name), std::move(description), {3, 224, 224}, 1000, [base](std::int64_t classes) {
+        ResNetOptions options = base;
+        options.num_classes = classes;
+        return torch::nn::AnyModule(ResNet(options));
+      }};
+}
+
+}  // namespace
+
+ModelRegistry& ModelRegistry::global() {
+  // Never destroyed: models may be created from static destructors of user code.
+  static ModelRegistry* registry = [] {
+    auto* r = new ModelRegistry();
+    r->add({"simple",
+            "the seed's CNN: 2 conv + linear, 3x32x32",
+            {3, 32, 32},
+            10,
+            [](std::int64_t classes) {
+              SimpleModelOptions options;
+              options.num_classes = classes;
+              return torch::nn::AnyModule(SimpleModel(options));
+            }});
+    r->add(resnet_info("resnet50", ResNetOptions::resnet50()));
+    r->add(resnet_info("resnet101", ResNetOptions::resnet101()));
+    r->add(resnet_info("resnet152", ResNetOptions::resnet152()));
+    return r;
+  }();
+  return *registry;
+}
+
+void ModelRegistry::add(ModelInfo info) {
+  if (info.name.empty()) throw ConfigError("ModelInfo.name must not be empty");
+  if (!info.factory) throw ConfigError("ModelInfo.factory of '" + info.name + "' is empty");
+  if (info.input_shape.empty()) {
+    throw ConfigError("ModelInfo.input_shape of '" + info.name + "' is empty");
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = std::find_if(models_.begin(), models_.end(),
+                         [&](const ModelInfo& m) { return m.name == info.name; });
+  if (it != models_.end()) {
+    *it = std::move(info);
+  } else {
+    models_.push_back(std::move(info));
+  }
+}
+
+ModelInfo ModelRegistry::get(std::string_view name) const {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const auto& m : models_) {
+      if (m.name == name) return m;
+    }
+  }
+  std::string known;
+  for (const auto& n : names()) known += (known.empty() ? "" : ", ") + n;
+  throw ConfigError("--model: unknown model '" + std::string(name) + "' (registered: " + known +
+                    ")");
+}
+
+bool ModelRegistry::contains(std::string_view name) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return std::any_of(models_.begin(), models_.end(),
+                     [&](const ModelInfo& m) { return m.name == name; });
+}
+
+std::vector<std::string> ModelRegistry::names() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<std::string> out;
+  for (const auto& m : models_) out.push_back(m.name);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+torch::nn::AnyModule ModelRegistry::create(std::string_view name, std::int64_t num_classes) const {
+  const ModelInfo info = get(name);
+  return info.factory(num_classes > 0 ? num_classes : info.default_num_classes);
+}
+
+}  // namespace gpuperf

@@ -1,0 +1,181 @@
+#include "gpuperf/models/resnet.h"
+
+#include <torch/nn/functional/activation.h>
+#include <torch/nn/functional/pooling.h>
+#include <torch/nn/init.h>
+#include <torch/nn/modules/pooling.h>
+
+#include <string>
+
+#include "gpuperf/base/error.h"
+
+namespace gpuperf {
+namespace {
+
+torch::nn::Conv2d conv(std::int64_t in, std::int64_t out, std::int64_t kernel, std::int64_t stride,
+                       std::int64_t padding) {
+  return torch::nn::Conv2d(
+      torch::nn::Conv2dOptions(in, out, kernel).stride(stride).padding(padding).bias(false));
+}
+
+}  // namespace
+
+BottleneckImpl::BottleneckImpl(std::int64_t in_channels, std::int64_t planes, std::int64_t stride) {
+  const std::int64_t out_channels = planes * kExpansion;
+  conv1 = register_module("conv1", conv(in_channels, planes, 1, 1, 0));
+  bn1 = register_module("bn1", torch::nn::BatchNorm2d(planes));
+  conv2 = register_module("conv2", conv(planes, planes, 3, stride, 1));
+  bn2 = register_module("bn2", torch::nn::BatchNorm2d(planes));
+  conv3 = register_module("conv3", conv(planes, out_channels, 1, 1, 0));
+  bn3 = register_module("bn3", torch::nn::BatchNorm2d(out_channels));
+  if (stride != 1 || in_channels != out_channels) {
+    downsample = register_module(
+        "downsample", torch::nn::Sequential(conv(in_channels, out_channels, 1, stride, 0),
+                                            torch::nn::BatchNorm2d(out_channels)));
+  }
+}
+
+torch::Tensor BottleneckImpl::forward(torch::Tensor x) {
+  if (folded_) {
+    torch::Tensor out = conv2d_bias_relu(x, *conv1, bias1_, /*fused=*/true);
+    out = conv2d_bias_relu(out, *conv2, bias2_, /*fused=*/true);
+    const torch::Tensor identity =
+        downsample ? conv2d_bias(x, *downsample->ptr(0)->as<torch::nn::Conv2dImpl>(), {}) : x;
+    return conv2d_bias_add_relu(out, *conv3, bias3_, identity, /*fused=*/true);
+  }
+  torch::Tensor identity = downsample ? downsample->forward(x) : x;
+  if (fused_bn_) {
+    bool fused1 = false, fused2 = false, fused3 = false;
+    torch::Tensor out = batch_norm_add_relu(conv1->forward(x), *bn1, {}, true, &fused1);
+    out = batch_norm_add_relu(conv2->forward(out), *bn2, {}, true, &fused2);
+    out = batch_norm_add_relu(conv3->forward(out), *bn3, identity, true, &fused3);
+    ran_fused_ = fused1 && fused2 && fused3;
+    return out;
+  }
+  torch::Tensor out = torch::relu(bn1->forward(conv1->forward(x)));
+  out = torch::relu(bn2->forward(conv2->forward(out)));
+  out = bn3->forward(conv3->forward(out));
+  out += identity;
+  return torch::relu(out);
+}
+
+void BottleneckImpl::fuse_for_inference() {
+  if (folded_) return;
+  bias1_ = register_buffer("folded_bias1", fold_batch_norm(*conv1, *bn1));
+  bias2_ = register_buffer("folded_bias2", fold_batch_norm(*conv2, *bn2));
+  torch::Tensor bias3 = fold_batch_norm(*conv3, *bn3);
+  if (downsample) {
+    // relu(conv3(out) + b3 + convd(x) + bd): one bias for the fused call, none on the shortcut.
+    bias3 = bias3 + fold_batch_norm(*downsample->ptr(0)->as<torch::nn::Conv2dImpl>(),
+                                    *downsample->ptr(1)->as<torch::nn::BatchNorm2dImpl>());
+  }
+  bias3_ = register_buffer("folded_bias3", bias3);
+  folded_ = true;
+}
+
+ResNetImpl::ResNetImpl(ResNetOptions options) {
+  if (options.layers.size() != 4) {
+    throw ConfigError("ResNetOptions.layers must have 4 stages, got " +
+                      std::to_string(options.layers.size()));
+  }
+  for (std::int64_t blocks : options.layers) {
+    if (blocks < 1)
+      throw ConfigError("ResNetOptions.layers: each stage needs >= 1 block, got " +
+                        std::to_string(blocks));
+  }
+  if (options.num_classes <= 0) {
+    throw ConfigError("ResNetOptions.num_classes must be > 0, got " +
+                      std::to_string(options.num_classes));
+  }
+  conv1 = register_module("conv1", conv(3, 64, 7, 2, 3));
+  bn1 = register_module("bn1", torch::nn::BatchNorm2d(64));
+  layer1 = register_module("layer1", make_stage(64, options.layers[0], 1));
+  layer2 = register_module("layer2", make_stage(128, options.layers[1], 2));
+  layer3 = register_module("layer3", make_stage(256, options.layers[2], 2));
+  layer4 = register_module("layer4", make_stage(512, options.layers[3], 2));
+  fc = register_module("fc",
+                       torch::nn::Linear(512 * BottleneckImpl::kExpansion, options.num_classes));
+
+  // torchvision's initialisation: He normal (fan-out, ReLU gain) for convolutions, BN as identity;
+  // the Linear layer keeps its default initialisation, as in torchvision.
+  torch::NoGradGuard no_grad;
+  for (auto& module : modules(/*include_self=*/false)) {
+    if (auto* c = module->as<torch::nn::Conv2d>()) {
+      torch::nn::init::kaiming_normal_(c->weight, 0.0, torch::kFanOut, torch::kReLU);
+    } else if (auto* bn = module->as<torch::nn::BatchNorm2d>()) {
+      torch::nn::init::ones_(bn->weight);
+      torch::nn::init::zeros_(bn->bias);
+    }
+  }
+  if (options.zero_init_residual) {
+    for (auto& module : modules(false)) {
+      if (auto* block = module->as<Bottleneck>()) torch::nn::init::zeros_(block->bn3->weight);
+    }
+  }
+}
+
+torch::nn::Sequential ResNetImpl::make_stage(std::int64_t planes, std::int64_t blocks,
+                                             std::int64_t stride) {
+  torch::nn::Sequential stage;
+  stage->push_back(Bottleneck(in_channels_, planes, stride));
+  in_channels_ = planes * BottleneckImpl::kExpansion;
+  for (std::int64_t i = 1; i < blocks; ++i) stage->push_back(Bottleneck(in_channels_, planes, 1));
+  return stage;
+}
+
+bool ResNetImpl::set_training_fusion(bool on) {
+  fused_bn_ = on;
+  for (auto& module : modules(/*include_self=*/false)) {
+    if (auto* block = module->as<BottleneckImpl>()) block->set_training_fusion(on);
+  }
+  return true;
+}
+
+std::string ResNetImpl::training_fusion() const {
+  bool all = ran_fused_;
+  for (const auto& module : modules(/*include_self=*/false)) {
+    if (const auto* block = module->as<BottleneckImpl>()) all = all && block->ran_fused();
+  }
+  return all ? "batchnorm+add+relu" : "none";
+}
+
+std::string ResNetImpl::fuse_for_inference() {
+  const std::string what = "batchnorm-folded+conv+bias(+shortcut)+relu";
+  if (folded_) return what;
+  if (is_training()) {
+    throw ConfigError("ResNet::fuse_for_inference: the model is in training mode; call eval()");
+  }
+  bias1_ = register_buffer("folded_bias1", fold_batch_norm(*conv1, *bn1));
+  for (auto& module : modules(/*include_self=*/false)) {
+    if (auto* block = module->as<BottleneckImpl>()) block->fuse_for_inference();
+  }
+  folded_ = true;
+  return what;
+}
+
+torch::Tensor ResNetImpl::forward(torch::Tensor x) {
+  if (folded_) {
+    x = conv2d_bias_relu(x, *conv1, bias1_, /*fused=*/true);
+  } else if (fused_bn_) {
+    x = batch_norm_add_relu(conv1->forward(x), *bn1, {}, /*fused=*/true, &ran_fused_);
+  } else {
+    x = torch::relu(bn1->forward(conv1->forward(x)));
+  }
+  x = torch::max_pool2d(x, /*kernel_size=*/3, /*stride=*/2, /*padding=*/1);
+  x = layer1->forward(x);
+  x = layer2->forward(x);
+  x = layer3->forward(x);
+  x = layer4->forward(x);
+  x = torch::adaptive_avg_pool2d(x, {1, 1}).flatten(1);
+  return fc->forward(x);
+}
+
+std::int64_t count_parameters(const torch::nn::Module& module) {
+  std::int64_t total = 0;
+  for (const auto& p : module.parameters()) {
+    if (p.requires_grad()) total += p.numel();
+  }
+  return total;
+}
+
+}  // namespace gpuperf

@@ -1,0 +1,52 @@
+#include "gpuperf/models/simple_model.h"
+
+#include <torch/nn/functional/activation.h>
+
+#include "gpuperf/base/error.h"
+
+namespace gpuperf {
+
+SimpleModelImpl::SimpleModelImpl(SimpleModelOptions options) {
+  if (options.num_classes <= 0) {
+    throw ConfigError("SimpleModelOptions.num_classes must be > 0, got " +
+                      std::to_string(options.num_classes));
+  }
+  if (options.image_size <= 0) {
+    throw ConfigError("SimpleModelOptions.image_size must be > 0, got " +
+                      std::to_string(options.image_size));
+  }
+  conv1 = register_module(
+      "conv1", torch::nn::Conv2d(torch::nn::Conv2dOptions(3, 64, 3).stride(1).padding(1)));
+  conv2 = register_module(
+      "conv2", torch::nn::Conv2d(torch::nn::Conv2dOptions(64, 128, 3).stride(1).padding(1)));
+  fc = register_module(
+      "fc", torch::nn::Linear(128 * options.image_size * options.image_size, options.num_classes));
+}
+
+torch::Tensor SimpleModelImpl::forward(torch::Tensor x) {
+  ran_fused_ = fused_conv_ && cudnn_fusion_applies(x, *conv1);
+  if (fused_conv_) {
+    x = conv2d_bias_relu(x, *conv1, conv1->bias, /*fused=*/true);
+    x = conv2d_bias_relu(x, *conv2, conv2->bias, /*fused=*/true);
+  } else {
+    x = torch::relu(conv1->forward(x));
+    x = torch::relu(conv2->forward(x));
+  }
+  return fc->forward(x.flatten(1));
+}
+
+bool SimpleModelImpl::set_training_fusion(bool on) {
+  fused_conv_ = on;
+  return true;
+}
+
+std::string SimpleModelImpl::training_fusion() const {
+  return ran_fused_ ? "conv+bias+relu" : "none";
+}
+
+std::string SimpleModelImpl::fuse_for_inference() {
+  fused_conv_ = true;
+  return "conv+bias+relu";
+}
+
+}  // namespace gpuperf

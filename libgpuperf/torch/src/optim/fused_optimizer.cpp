@@ -1,0 +1,144 @@
+#include "gpuperf/optim/fused_optimizer.h"
+
+#include <torch/version.h>
+
+#include <string>
+
+#include "compat.h"
+#include "gpuperf/base/error.h"
+
+#if GPUPERF_HAS_FUSED_OPTIMIZERS
+#include <ATen/ops/_foreach_add.h>
+#include <ATen/ops/_foreach_sub.h>
+#include <ATen/ops/_fused_adam.h>
+#include <ATen/ops/_fused_adamw.h>
+#include <ATen/ops/_fused_sgd.h>
+#endif
+
+namespace gpuperf {
+
+void FusedOptimizerOptions::validate() const {
+  auto bad = [](const char* field, double value, const char* rule) {
+    throw ConfigError(std::string("FusedOptimizerOptions.") + field + " must be " + rule +
+                      ", got " + std::to_string(value));
+  };
+  if (!(learning_rate > 0)) bad("learning_rate", learning_rate, "> 0");
+  if (!(beta1 >= 0 && beta1 < 1)) bad("beta1", beta1, "in [0, 1)");
+  if (!(beta2 >= 0 && beta2 < 1)) bad("beta2", beta2, "in [0, 1)");
+  if (!(eps > 0)) bad("eps", eps, "> 0");
+  if (weight_decay < 0) bad("weight_decay", weight_decay, ">= 0");
+  if (momentum < 0) bad("momentum", momentum, ">= 0");
+  if (nesterov && momentum <= 0) bad("momentum", momentum, "> 0 for Nesterov");
+}
+
+bool FusedOptimizer::available(const torch::Device& device) {
+#if GPUPERF_HAS_FUSED_OPTIMIZERS
+  return device.is_cuda() || (device.is_cpu() && compat::kCpuFusedOptimizers);
+#else
+  (void)device;
+  return false;
+#endif
+}
+
+FusedOptimizer::FusedOptimizer(std::vector<torch::Tensor> parameters, FusedOptimizerOptions options)
+    : parameters_(std::move(parameters)), options_(std::move(options)) {
+  options_.validate();
+  if (parameters_.empty()) throw ConfigError("FusedOptimizer: no parameters");
+  const torch::Device device = parameters_.front().device();
+  if (!available(device)) {
+    throw ConfigError("--optimizer " + to_string(options_.kind) + " (fused): LibTorch " +
+                      TORCH_VERSION + " has no fused optimizer kernels for " + device.str());
+  }
+  for (const auto& p : parameters_) {
+    if (p.device() != device) throw ConfigError("FusedOptimizer: parameters on several devices");
+    if (options_.kind == OptimizerKind::kSgd) {
+      if (options_.momentum > 0) momentum_.push_back(torch::zeros_like(p));
+    } else {
+      exp_avg_.push_back(torch::zeros_like(p));
+      exp_avg_sq_.push_back(torch::zeros_like(p));
+      steps_.push_back(torch::zeros({}, p.options().dtype(torch::kFloat)));
+    }
+  }
+}
+
+void FusedOptimizer::zero_grad(bool set_to_none) {
+  for (auto& p : parameters_) {
+    if (!p.grad().defined()) continue;
+    if (set_to_none) {
+      p.mutable_grad() = torch::Tensor();
+    } else {
+      p.mutable_grad().detach_();
+      p.mutable_grad().zero_();
+    }
+  }
+}
+
+std::vector<torch::Tensor> FusedOptimizer::gradients() const {
+  std::vector<torch::Tensor> out;
+  for (const auto& p : parameters_) {
+    if (p.grad().defined()) out.push_back(p.grad());
+  }
+  return out;
+}
+
+void FusedOptimizer::step(const torch::Tensor& grad_scale, const torch::Tensor& found_inf) {
+#if GPUPERF_HAS_FUSED_OPTIMIZERS
+  // Only parameters with gradients take part, with their matching state.
+  std::vector<torch::Tensor> params, grads, state_a, state_b, steps, buffers;
+  for (std::size_t i = 0; i < parameters_.size(); ++i) {
+    const auto& p = parameters_[i];
+    if (!p.grad().defined()) continue;
+    params.push_back(p);
+    grads.push_back(p.grad());
+    if (options_.kind == OptimizerKind::kSgd) {
+      if (options_.momentum > 0) buffers.push_back(momentum_[i]);
+    } else {
+      state_a.push_back(exp_avg_[i]);
+      state_b.push_back(exp_avg_sq_[i]);
+      steps.push_back(steps_[i]);
+    }
+  }
+  if (params.empty()) return;
+  const c10::optional<at::Tensor> scale =
+      grad_scale.defined() ? c10::optional<at::Tensor>(grad_scale) : c10::nullopt;
+  const c10::optional<at::Tensor> inf =
+      found_inf.defined() ? c10::optional<at::Tensor>(found_inf) : c10::nullopt;
+  switch (options_.kind) {
+    case OptimizerKind::kAdam:
+    case OptimizerKind::kAdamW: {
+      // As torch.optim's fused path: count the step on the device, and take it back if skipped.
+      at::_foreach_add_(steps, 1);
+      const std::vector<torch::Tensor> no_max_exp_avg_sq;
+      if (options_.kind == OptimizerKind::kAdam) {
+        at::_fused_adam_(params, grads, state_a, state_b, no_max_exp_avg_sq, steps,
+                         options_.learning_rate, options_.beta1, options_.beta2,
+                         options_.weight_decay, options_.eps,
+                         /*amsgrad=*/false, /*maximize=*/false, scale, inf);
+      } else {
+        at::_fused_adamw_(params, grads, state_a, state_b, no_max_exp_avg_sq, steps,
+                          options_.learning_rate, options_.beta1, options_.beta2,
+                          options_.weight_decay, options_.eps,
+                          /*amsgrad=*/false, /*maximize=*/false, scale, inf);
+      }
+      if (found_inf.defined()) {
+        at::_foreach_sub_(steps, std::vector<torch::Tensor>(steps.size(), found_inf.reshape({})));
+      }
+      break;
+    }
+    case OptimizerKind::kSgd:
+      // The momentum buffers start at zero, so buf = momentum * 0 + grad on the first step: what
+      // torch::optim::SGD's first step sets (buf = grad), without a first-step flag that would
+      // differ between calls and so between a CUDA graph's capture and its replays.
+      at::_fused_sgd_(params, grads, buffers, options_.weight_decay, options_.momentum,
+                      options_.learning_rate, /*dampening=*/0.0, options_.nesterov,
+                      /*maximize=*/false, /*is_first_step=*/false, scale, inf);
+      break;
+  }
+#else
+  (void)grad_scale;
+  (void)found_inf;
+  throw ConfigError("FusedOptimizer::step: no fused kernels in this LibTorch");
+#endif
+}
+
+}  // namespace gpuperf

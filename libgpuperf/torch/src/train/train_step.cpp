@@ -1,0 +1,238 @@
+#include "gpuperf/train/train_step.h"
+
+#include <c10/util/Exception.h>
+#include <torch/nn/functional/loss.h>
+#include <torch/nn/utils/clip_grad.h>
+#include <torch/optim/adam.h>
+#include <torch/optim/adamw.h>
+#include <torch/optim/sgd.h>
+
+#include <string>
+
+#include "gpuperf/amp/autocast.h"
+#include "gpuperf/base/error.h"
+#include "gpuperf/base/log.h"
+#include "gpuperf/models/fusion.h"
+#include "gpuperf/device/torch_choices.h"
+
+#if GPUPERF_WITH_CUDA
+#include <ATen/cuda/CUDAGraph.h>
+
+#include "device/cuda_graph_capture.h"
+#endif
+
+namespace gpuperf {
+
+LossFunction cross_entropy_loss() {
+  return [](const torch::Tensor& output, const torch::Tensor& target) {
+    return torch::nn::functional::cross_entropy(output, target);
+  };
+}
+
+void TrainStepOptions::validate() const {
+  if (!(learning_rate > 0)) {
+    throw ConfigError("--lr: must be > 0, got " + std::to_string(learning_rate));
+  }
+  if (momentum < 0) throw ConfigError("--momentum: must be >= 0, got " + std::to_string(momentum));
+  if (weight_decay < 0) {
+    throw ConfigError("--weight-decay: must be >= 0, got " + std::to_string(weight_decay));
+  }
+  if (max_grad_norm < 0) {
+    throw ConfigError("--max-grad-norm: must be >= 0, got " + std::to_string(max_grad_norm));
+  }
+  grad_scaler.validate();
+  if (cuda_graph && !fused_optimizer) {
+    throw ConfigError(
+        "--graph: a CUDA graph needs the fused optimizer (torch::optim keeps its step "
+        "count on the host); use --fused on");
+  }
+  if (graph_warmup_steps < 1) {
+    throw ConfigError("graph_warmup_steps must be >= 1, got " + std::to_string(graph_warmup_steps));
+  }
+}
+
+std::unique_ptr<torch::optim::Optimizer> make_optimizer(OptimizerKind kind,
+                                                        std::vector<torch::Tensor> parameters,
+                                                        double learning_rate, double momentum,
+                                                        double weight_decay) {
+  switch (kind) {
+    case OptimizerKind::kAdam:
+      return std::make_unique<torch::optim::Adam>(
+          std::move(parameters),
+          torch::optim::AdamOptions(learning_rate).weight_decay(weight_decay));
+    case OptimizerKind::kAdamW:
+      return std::make_unique<torch::optim::AdamW>(
+          std::move(parameters),
+          torch::optim::AdamWOptions(learning_rate).weight_decay(weight_decay));
+    case OptimizerKind::kSgd:
+      return std::make_unique<torch::optim::SGD>(
+          std::move(parameters),
+          torch::optim::SGDOptions(learning_rate).momentum(momentum).weight_decay(weight_decay));
+  }
+  throw ConfigError("unknown optimizer");
+}
+
+namespace {
+
+GradScalerOptions scaler_options(const TrainStepOptions& options) {
+  GradScalerOptions out = options.grad_scaler;
+  // Only fp16 has a range narrow enough to need loss scaling.
+  out.enabled(options.grad_scaler.enabled() && options.precision == Precision::kFp16);
+  return out;
+}
+
+}  // namespace
+
+TrainStep::TrainStep(torch::nn::AnyModule model, torch::Device device, TrainStepOptions options,
+                     LossFunction loss)
+    : model_(std::move(model)),
+      device_(device),
+      options_(std::move(options)),
+      loss_(std::move(loss)),
+      scaler_((options_.validate(), scaler_options(options_))) {
+  if (model_.is_empty()) throw ConfigError("TrainStep: the model is empty");
+  if (!loss_) throw ConfigError("TrainStep: the loss function is empty");
+  check_precision_supported(options_.precision, device_);
+  apply_backend_settings(options_.precision, options_.cudnn_benchmark);
+  module().to(device_);
+  convert_memory_format(module(), options_.memory_format);
+  module().train();
+  if (options_.fuse_kernels) {
+    if (auto* fusable = dynamic_cast<FusableModel*>(model_.ptr().get())) {
+      if (fusable->set_training_fusion(true)) fusable_ = fusable;
+    }
+  }
+  if (options_.fused_optimizer) {
+    FusedOptimizerOptions fused(options_.optimizer, options_.learning_rate);
+    fused.momentum = options_.momentum;
+    fused.weight_decay = options_.weight_decay;
+    fused_ = std::make_unique<FusedOptimizer>(module().parameters(), fused);
+    skipped_on_device_ =
+        torch::zeros({1}, torch::TensorOptions().device(device_).dtype(torch::kFloat));
+  } else {
+    optimizer_ = make_optimizer(options_.optimizer, module().parameters(), options_.learning_rate,
+                                options_.momentum, options_.weight_decay);
+  }
+  if (options_.cuda_graph && !device_.is_cuda()) {
+    throw ConfigError("--graph: CUDA graphs need a CUDA device; device is " + device_.str());
+  }
+}
+
+torch::optim::Optimizer& TrainStep::optimizer() {
+  if (!optimizer_) throw ConfigError("TrainStep::optimizer(): this step uses a FusedOptimizer");
+  return *optimizer_;
+}
+
+std::string TrainStep::kernel_fusion() const {
+  return fusable_ ? fusable_->training_fusion() : "none";
+}
+
+std::int64_t TrainStep::skipped_steps() const {
+  if (!skipped_on_device_.defined()) return skipped_steps_;
+  return skipped_steps_ + static_cast<std::int64_t>(skipped_on_device_.item<float>());
+}
+
+StepResult TrainStep::operator()(const torch::Tensor& input, const torch::Tensor& target) {
+  // Both no-ops when the batch is already in place (the synthetic source makes it so).
+  const torch::Tensor x =
+      to_memory_format(input.to(device_, /*non_blocking=*/true), options_.memory_format);
+  const torch::Tensor y = target.to(device_, /*non_blocking=*/true);
+  if (!options_.cuda_graph || !graph_fallback_reason_.empty()) return run_step(x, y, false);
+  if (!graph_) capture(x, y);
+  return graph_ ? replay(x, y) : run_step(x, y, false);
+}
+
+StepResult TrainStep::run_step(const torch::Tensor& x, const torch::Tensor& y, bool capturing) {
+  // A captured graph keeps the gradient tensors that backward allocated during capture: no
+  // zeroing inside it (backward writes them afresh on each replay).
+  if (!capturing) {
+    if (fused_) {
+      fused_->zero_grad();
+    } else {
+      optimizer_->zero_grad();
+    }
+  }
+  torch::Tensor loss;
+  {
+    AutocastGuard autocast(device_.type(), autocast_dtype(options_.precision),
+                           uses_autocast(options_.precision),
+                           /*cache_enabled=*/!options_.cuda_graph);
+    const torch::Tensor output = model_.forward(x);
+    loss = loss_(output, y);
+  }
+  scaler_.scale(loss).backward();
+  bool stepped = true;
+  if (fused_) {
+    if (options_.max_grad_norm > 0) {
+      scaler_.unscale_(*fused_);
+      torch::nn::utils::clip_grad_norm_(module().parameters(), options_.max_grad_norm);
+    }
+    scaler_.step(*fused_);
+    const torch::Tensor found_inf = scaler_.found_inf_tensor(fused_.get());
+    if (found_inf.defined()) skipped_on_device_.add_(found_inf);
+  } else {
+    if (options_.max_grad_norm > 0) {
+      scaler_.unscale_(*optimizer_);
+      torch::nn::utils::clip_grad_norm_(module().parameters(), options_.max_grad_norm);
+    }
+    stepped = scaler_.step(*optimizer_);
+  }
+  scaler_.update();
+
+  ++steps_;
+  if (!stepped) ++skipped_steps_;
+  return {loss.detach(), stepped};
+}
+
+#if GPUPERF_WITH_CUDA
+
+struct TrainStep::GraphState {
+  at::cuda::CUDAGraph graph;
+  torch::Tensor input;
+  torch::Tensor target;
+  torch::Tensor loss;
+};
+
+void TrainStep::capture(const torch::Tensor& x, const torch::Tensor& y) {
+  auto state = std::make_shared<GraphState>();
+  state->input = x.clone();
+  state->target = y.clone();
+  // The warm-up steps also create the scaler's tensors and the optimizer's buffers; after the
+  // last, the gradients go, so that the captured step allocates its own (backward writes them
+  // afresh on each replay).
+  int warmed_up = 0;
+  graph_fallback_reason_ = detail::capture_on_side_stream(
+      state->graph, device_.index(), options_.graph_warmup_steps,
+      [&] {
+        run_step(state->input, state->target, false);
+        if (++warmed_up == options_.graph_warmup_steps) fused_->zero_grad(/*set_to_none=*/true);
+      },
+      [&] { state->loss = run_step(state->input, state->target, /*capturing=*/true).loss; });
+  if (!graph_fallback_reason_.empty()) return;
+  --steps_;  // capture records the step's kernels without running them: not a step taken
+  graph_ = std::move(state);
+}
+
+StepResult TrainStep::replay(const torch::Tensor& x, const torch::Tensor& y) {
+  if (x.data_ptr() != graph_->input.data_ptr()) graph_->input.copy_(x, /*non_blocking=*/true);
+  if (y.data_ptr() != graph_->target.data_ptr()) graph_->target.copy_(y, /*non_blocking=*/true);
+  graph_->graph.replay();
+  ++steps_;
+  return {graph_->loss, true};
+}
+
+#else
+
+struct TrainStep::GraphState {};
+
+void TrainStep::capture(const torch::Tensor&, const torch::Tensor&) {
+  graph_fallback_reason_ = "gpuperf was built without CUDA: no CUDA graphs";
+}
+
+StepResult TrainStep::replay(const torch::Tensor& x, const torch::Tensor& y) {
+  return run_step(x, y, false);
+}
+
+#endif
+
+}  // namespace gpuperf

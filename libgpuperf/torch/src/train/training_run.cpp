@@ -1,0 +1,311 @@
+// run_training(): validate -> resolve -> measure -> enrich, each once.
+#include "gpuperf/train/training_run.h"
+
+#include <ATen/Parallel.h>
+#include <c10/util/Exception.h>
+#include <torch/utils.h>
+#include <torch/version.h>
+
+#include <sys/resource.h>
+
+#include <cmath>
+#include <memory>
+#include <string>
+
+#include "gpuperf/amp/autocast.h"
+#include "gpuperf/base/error.h"
+#include "gpuperf/base/log.h"
+#include "gpuperf/base/timestamp.h"
+#include "gpuperf/device/cuda_timer.h"
+#include "gpuperf/device/device.h"
+#include "gpuperf/models/registry.h"
+#include "gpuperf/report/console.h"
+#include "gpuperf/specs/specs.h"
+#include "gpuperf/telemetry/sampler.h"
+#include "gpuperf/train/batch_source.h"
+#include "gpuperf/train/train_step.h"
+
+namespace gpuperf {
+
+void TrainingRun::validate() const {
+  auto require = [](bool ok, const char* option, auto value, const char* rule) {
+    if (!ok) {
+      throw ConfigError(std::string("--") + option + ": must be " + rule + ", got " +
+                        std::to_string(value));
+    }
+  };
+  require(batch_size > 0, "batch-size", batch_size, "> 0");
+  require(num_classes >= 0, "num-classes", num_classes, ">= 0 (0: the model's default)");
+  require(learning_rate > 0, "lr", learning_rate, "> 0");
+  require(momentum >= 0, "momentum", momentum, ">= 0");
+  require(weight_decay >= 0, "weight-decay", weight_decay, ">= 0");
+  require(threads >= 0, "threads", threads, ">= 0");
+  require(telemetry_period > 0, "telemetry-period", telemetry_period, "> 0");
+  measure.validate();
+  (void)ModelRegistry::global().get(model);  // ConfigError "unknown model '...'"
+}
+
+namespace {
+
+// Everything `auto` decided, once, from the run and the device.
+struct ResolvedTraining {
+  torch::Device device = torch::kCPU;
+  ModelInfo model;
+  std::int64_t num_classes = 0;
+  TrainStepOptions step;
+};
+
+ResolvedTraining resolve(const TrainingRun& run) {
+  ResolvedTraining r;
+  r.device = resolve_device(run.device);
+  r.model = ModelRegistry::global().get(run.model);
+  r.num_classes = run.num_classes > 0 ? run.num_classes : r.model.default_num_classes;
+  TrainStepOptions& o = r.step;
+  const bool cuda = r.device.is_cuda();
+  o.precision = run.precision.value_or(cuda ? Precision::kFp16 : Precision::kBf16);
+  o.memory_format = run.memory_format;
+  o.optimizer = run.optimizer;
+  o.learning_rate = run.learning_rate;
+  o.momentum = run.momentum;
+  o.weight_decay = run.weight_decay;
+  o.cudnn_benchmark = run.cudnn_benchmark;
+  check_precision_supported(o.precision, r.device);
+  const bool fused_available = FusedOptimizer::available(r.device);
+  if (run.fused_optimizer == Switch::kOn && !fused_available) {
+    throw ConfigError("--fused on: LibTorch " + std::string(TORCH_VERSION) +
+                      " has no fused optimizer kernels for " + r.device.str());
+  }
+  o.fused_optimizer = resolve_switch(run.fused_optimizer, fused_available);
+  if (run.cuda_graph == Switch::kOn && (!cuda || !o.fused_optimizer)) {
+    throw ConfigError("--graph on: needs a CUDA device and the fused optimizer (device " +
+                      r.device.str() + ", --fused " + to_string(run.fused_optimizer) + ")");
+  }
+  o.cuda_graph = resolve_switch(run.cuda_graph, cuda && o.fused_optimizer);
+  if (run.kernel_fusion == Switch::kOn && !cuda) {
+    throw ConfigError("--fuse on: the fused kernels are cuDNN's; device is " + r.device.str());
+  }
+  o.fuse_kernels = resolve_switch(run.kernel_fusion, cuda);
+  if (o.cuda_graph && run.measure.warmup_steps < 1) {
+    // The first step captures the graph; it must not fall inside a timed window.
+    throw ConfigError("--warmup: must be >= 1 with a CUDA graph (--graph " +
+                      to_string(run.cuda_graph) + "), got 0");
+  }
+  return r;
+}
+
+// The record's description of what runs: settings as resolved, before any measurement.
+RunRecord describe(const TrainingRun& run, const ResolvedTraining& r) {
+  RunRecord record;
+  record.timestamp_utc = utc_timestamp();
+  record.command = run.command_line;
+  record.device = collect_fingerprint(r.device);
+  RunConfig& config = record.config;
+  config.model = run.model;
+  config.batch_size = run.batch_size;
+  config.input_shape = r.model.input_shape;
+  config.num_classes = r.num_classes;
+  config.precision = to_string(r.step.precision);
+  config.memory_format = to_string(r.step.memory_format);
+  config.optimizer = to_string(r.step.optimizer);
+  config.optimizer_impl = r.step.fused_optimizer ? "fused" : "torch::optim";
+  config.learning_rate = r.step.learning_rate;
+  config.cudnn_benchmark = r.step.cudnn_benchmark;
+  config.grad_scaler = r.step.precision == Precision::kFp16;
+  config.warmup_steps = run.measure.warmup_steps;
+  config.steps_per_window = run.measure.steps_per_window;
+  config.adaptive = run.measure.adaptive;
+  config.seed = run.seed;
+  return record;
+}
+
+// NVML sampling over the timed windows, matched to the CUDA device by PCI location (the two
+// number GPUs apart). Without it, the record says why.
+class RunTelemetry {
+ public:
+  RunTelemetry(const TrainingRun& run, const torch::Device& device, RunRecord& record) {
+    if (!device.is_cuda() || !run.telemetry) {
+      record.telemetry.unavailable_reason =
+          device.is_cuda() ? "disabled (--no-telemetry)" : "CPU run";
+      return;
+    }
+    opened_ = open_nvml_telemetry();
+    TelemetryDevice* nvml_device = nullptr;
+    if (opened_) {
+      const PciLocation pci = cuda_pci_location(device);
+      nvml_device = opened_.system->find_by_pci_location(pci.domain, pci.bus, pci.device);
+    }
+    if (nvml_device == nullptr) {
+      record.telemetry.unavailable_reason =
+          opened_ ? "no NVML device at the CUDA device's PCI location" : opened_.unavailable_reason;
+      record.warnings.push_back("telemetry unavailable: " + record.telemetry.unavailable_reason);
+      return;
+    }
+    TelemetrySamplerOptions options;
+    options.period_seconds = run.telemetry_period;
+    sampler_ = std::make_unique<TelemetrySampler>(*nvml_device, options);
+    if (const auto watts = nvml_device->power_limit_watts()) {
+      record.device.power_limit_watts = *watts;
+    }
+  }
+
+  [[nodiscard]] bool sampling() const { return sampler_ != nullptr; }
+  void start() { sampler_->start(); }
+  void stop(double samples, RunRecord& record) {
+    record.telemetry = sampler_->stop(samples);
+    for (const auto& w : record.telemetry.warnings) record.warnings.push_back("telemetry: " + w);
+  }
+
+ private:
+  OpenedTelemetry opened_;
+  std::unique_ptr<TelemetrySampler> sampler_;
+};
+
+std::string out_of_memory_message(const TrainingRun& run, const ResolvedTraining& r) {
+  const DeviceMemory m = device_memory(r.device);
+  return "CUDA out of memory with --batch-size " + std::to_string(run.batch_size) + " (model " +
+         run.model + ", precision " + to_string(r.step.precision) + ") on " + r.device.str() +
+         ": device " + format_bytes(m.total) + ", free " + format_bytes(m.free) +
+         ", LibTorch allocated " + format_bytes(m.allocated) + " (peak " +
+         format_bytes(m.peak_allocated) + "), reserved " + format_bytes(m.reserved) +
+         ". Try a smaller --batch-size.";
+}
+
+void log_start(const TrainingRun& run, const ResolvedTraining& r, const RunRecord& record) {
+  if (run.quiet) return;
+  const RunConfig& c = record.config;
+  log::info(log::cat(run.model, " on ", record.device.name, " (", r.device.str(), "): batch ",
+                     run.batch_size, ", ", c.precision, ", ", c.memory_format, ", ", c.optimizer,
+                     " (", c.optimizer_impl, ")", r.step.cuda_graph ? ", CUDA graph" : "",
+                     "; warming up for ", run.measure.warmup_steps, " steps"));
+}
+
+// Builds the model and the step, times the windows and fills the measured fields. Returns why
+// the CUDA graph was not used, if it was asked for and failed ("" otherwise).
+std::string measure_training(const TrainingRun& run, const ResolvedTraining& r, RunRecord& record) {
+  torch::manual_seed(static_cast<std::uint64_t>(run.seed));
+  reset_peak_memory(r.device);
+  TrainStep step(ModelRegistry::global().create(run.model, r.num_classes), r.device, r.step);
+  SyntheticBatchOptions batch_options;
+  batch_options.batch_size = run.batch_size;
+  batch_options.sample_shape = r.model.input_shape;
+  batch_options.num_classes = r.num_classes;
+  batch_options.device = r.device;
+  batch_options.memory_format = r.step.memory_format;
+  batch_options.seed = static_cast<std::uint64_t>(run.seed);
+  SyntheticBatches batches(batch_options);
+  record.config.data_source = batches.name();
+
+  auto timer = make_timer(r.device.is_cuda() ? TimerKind::kCudaEvent : TimerKind::kSteadyClock,
+                          r.device.has_index() ? r.device.index() : 0);
+  record.timer = timer->name();
+  log_start(run, r, record);
+  RunTelemetry telemetry(run, r.device, record);
+  auto before_timing = [&] {
+    if (!telemetry.sampling()) return;
+    synchronize(r.device);  // so the sampled window holds the timed steps and nothing before
+    telemetry.start();
+  };
+  auto progress = [&](const WindowProgress& p) {
+    if (run.quiet) return;
+    log::info(log::cat("window ", p.window, "/", p.planned_windows, ": ",
+                       static_cast<long long>(std::llround(p.window_throughput)), " samples/s"));
+  };
+  StepResult last;
+  const Measurement m =
+      measure([&] { last = step(batches.next()); }, static_cast<double>(run.batch_size), *timer,
+              run.measure, progress, before_timing);
+  synchronize(r.device);
+  if (telemetry.sampling()) telemetry.stop(static_cast<double>(run.batch_size) * m.timed_steps,
+                                           record);
+
+  record.throughput = m.throughput;
+  record.window_throughput = m.window_throughput;
+  record.window_seconds = m.window_seconds;
+  record.overall_throughput = m.overall_throughput;
+  record.timed_steps = m.timed_steps;
+  record.timed_seconds = m.timed_seconds;
+  record.stop_reason = m.stop_reason;
+  record.total_steps = step.steps();
+  record.config.graph_mode = step.graph_captured() ? "cuda-graph" : "eager";
+  record.config.kernel_fusion = step.kernel_fusion();
+  record.skipped_steps = step.skipped_steps();
+  record.final_loss = last.loss.item<double>();
+  record.final_loss_scale = step.scaler().get_scale();
+  record.peak_memory_bytes = device_memory(r.device).peak_allocated;
+  return step.graph_fallback_reason();
+}
+
+// Datasheet match and efficiency figures (% of peak, samples per joule, cost). A missing spec
+// file or an unknown GPU costs the figures that need it, never the run.
+void add_efficiency(RunRecord& record) {
+  try {
+    if (record.device.kind != "cuda") {
+      // The database describes GPUs; a CPU run still gets its FLOP counts.
+      add_efficiency_metrics(record, compute_efficiency(record, nullptr));
+      return;
+    }
+    const SpecDatabase db = SpecDatabase::load_default();
+    const SpecMatch match =
+        db.match_device(record.device.name, record.device.sm_count, record.device.memory_bytes);
+    if (match.spec == nullptr) record.warnings.push_back(match.reason);
+    add_efficiency_metrics(record, compute_efficiency(record, match.spec));
+  } catch (const Error& e) {
+    record.warnings.push_back(std::string("efficiency figures unavailable: ") + e.what());
+  }
+}
+
+// Derived figures and warnings, written into the record once; printers only read them.
+void enrich(const TrainingRun& run, const ResolvedTraining& r, const std::string& graph_fallback,
+            RunRecord& record) {
+  if (run.kernel_fusion == Switch::kOn && record.config.kernel_fusion == "none") {
+    record.warnings.push_back("--fuse on: nothing ran fused (" + run.model + ", " +
+                              to_string(r.step.precision) + ", " + to_string(run.memory_format) +
+                              "): cuDNN's fused kernels do not apply here");
+  }
+  if (!graph_fallback.empty()) record.warnings.push_back(graph_fallback);
+  if (r.device.is_cpu()) {
+    struct rusage usage {};
+    if (getrusage(RUSAGE_SELF, &usage) == 0) {
+      record.metrics["host_peak_rss_bytes"] = static_cast<double>(usage.ru_maxrss) * 1024.0;
+    }
+  }
+  const auto& shape = r.model.input_shape;
+  if (shape.size() == 3 && shape[1] == 224 && record.throughput.median > 0) {
+    record.metrics["imagenet_90_epochs_seconds"] =
+        kImageNetEpochs * kImageNet1kTrainImages / record.throughput.median;
+  }
+  add_efficiency(record);
+  if (!std::isfinite(record.final_loss)) {
+    record.warnings.push_back("the final loss is not finite (" +
+                              std::to_string(record.final_loss) + ")");
+  }
+  if (record.skipped_steps > 0) {
+    record.warnings.push_back(std::to_string(record.skipped_steps) +
+                              " optimizer steps were skipped for inf/NaN gradients");
+  }
+  const double spread = record.throughput.relative_ci95_half_width();
+  if (spread > 0.05) {
+    record.warnings.push_back("throughput is noisy: 95% CI half-width is " +
+                              std::to_string(100 * spread) +
+                              "% of the mean; use --adaptive or more windows");
+  }
+}
+
+}  // namespace
+
+RunRecord run_training(const TrainingRun& run) {
+  run.validate();
+  if (run.threads > 0) at::set_num_threads(run.threads);
+  const ResolvedTraining resolved = resolve(run);
+  RunRecord record = describe(run, resolved);
+  std::string graph_fallback;
+  try {
+    graph_fallback = measure_training(run, resolved, record);
+  } catch (const c10::OutOfMemoryError&) {
+    throw OutOfMemoryError(out_of_memory_message(run, resolved));
+  }
+  enrich(run, resolved, graph_fallback, record);
+  return record;
+}
+
+}  // namespace gpuperf
