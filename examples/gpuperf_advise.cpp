@@ -7,14 +7,27 @@
 //   gpuperf_advise --model resnet50 --mode inference --precision fp16 --latency-budget-ms 5
 //       --results h200-infer.json
 
+#include <CLI/CLI.hpp>
+
 #include <cmath>
+#include <cstddef>
 #include <iostream>
+#include <string>
+#include <vector>
 
 #include "gpuperf/advise/advisor.h"
-#include "tool_common.h"
+#include "gpuperf/base/error.h"
+#include "gpuperf/report/result_files.h"
+#include "gpuperf/specs/published.h"
+#include "gpuperf/specs/specs.h"
+#include "program.h"
+#include "specs_option.h"
 
-int main(int argc, char** argv) {
-  CLI::App app{"Rank GPUs for a training or inference workload, with reasons", "gpuperf_advise"};
+namespace {
+
+// The options as typed: the request's fields that take other units (GB, ms) stay apart until
+// checked.
+struct AdviseOptions {
   gpuperf::AdvisorRequest request;
   std::vector<std::string> results, specs_extra;
   std::string specs_path, published_path;
@@ -22,6 +35,10 @@ int main(int argc, char** argv) {
   double latency_budget_ms = 0;
   bool no_published = false;
   std::size_t top = 0;
+};
+
+void add_options(CLI::App& app, AdviseOptions& o) {
+  gpuperf::AdvisorRequest& request = o.request;
   app.add_option("--model", request.model, "a counted model: simple, resnet50");
   app.add_option("--parameters", request.parameters, "trainable parameters (e.g. 7e9)");
   app.add_option("--mode", request.mode, "train or inference")->capture_default_str();
@@ -31,59 +48,76 @@ int main(int argc, char** argv) {
   app.add_option("--batch-size", request.batch_size, "samples per GPU per step");
   app.add_option("--sequence-length", request.sequence_length,
                  "tokens per sample for a parameter-count model");
-  app.add_option("--activation-gb", activation_gb, "activation memory per GPU, if known (GB)");
+  app.add_option("--activation-gb", o.activation_gb, "activation memory per GPU, if known (GB)");
   app.add_option("--budget", request.budget_usd, "purchase budget for all GPUs (USD)");
   app.add_option("--gpus", request.gpu_count, "number of GPUs")->capture_default_str();
   app.add_option("--price-per-hour", request.price_per_hour_usd, "rental price per GPU-hour (USD)");
   app.add_option("--utilization", request.assumed_utilization,
                  "fraction of peak assumed when nothing measured exists")
       ->capture_default_str();
-  app.add_option("--latency-budget-ms", latency_budget_ms,
+  app.add_option("--latency-budget-ms", o.latency_budget_ms,
                  "inference: largest p99 per-call latency allowed (ms), checked against measured "
                  "inference results");
-  app.add_option("--results", results,
+  app.add_option("--results", o.results,
                  "result files with measured figures (training runs or inference results)");
   app.add_flag("--include-reference", request.include_reference_only,
                "also rank reference-only entries (e.g. AMD MI300X)");
-  app.add_option("--top", top, "show only the best N");
-  app.add_option("--specs", specs_path, "spec database file (default: shipped one)");
-  app.add_option("--specs-extra", specs_extra, "user spec files adding or overriding entries");
-  app.add_option("--published", published_path, "published-results file (default: shipped one)");
-  app.add_flag("--no-published", no_published, "do not use published figures");
+  app.add_option("--top", o.top, "show only the best N");
+  app.add_option("--specs", o.specs_path, "spec database file (default: shipped one)");
+  app.add_option("--specs-extra", o.specs_extra, "user spec files adding or overriding entries");
+  app.add_option("--published", o.published_path, "published-results file (default: shipped one)");
+  app.add_flag("--no-published", o.no_published, "do not use published figures");
+}
 
-  return gpuperf::tool::run_tool(app, argc, argv, [&] {
-    if (app.count("--activation-gb") > 0) {
-      if (!(activation_gb >= 0)) {
-        throw gpuperf::ConfigError("--activation-gb: must be >= 0, got " +
-                                   std::to_string(activation_gb));
-      }
-      request.activation_bytes = activation_gb * 1e9;
+// The options given in GB and ms, checked here so that the error names the option as typed
+// rather than the request's field in bytes or seconds.
+void set_sizes_in_request(const CLI::App& app, AdviseOptions& o) {
+  if (app.count("--activation-gb") > 0) {
+    if (!(o.activation_gb >= 0)) {
+      throw gpuperf::ConfigError("--activation-gb: must be >= 0, got " +
+                                 std::to_string(o.activation_gb));
     }
-    if (app.count("--latency-budget-ms") > 0) {
-      if (request.mode != "inference") {
-        throw gpuperf::ConfigError(
-            "--latency-budget-ms: applies to --mode inference only (mode is '" + request.mode +
-            "')");
-      }
-      if (!(latency_budget_ms > 0) || !std::isfinite(latency_budget_ms)) {
-        throw gpuperf::ConfigError("--latency-budget-ms: must be > 0, got " +
-                                   std::to_string(latency_budget_ms));
-      }
-      request.latency_budget_seconds = latency_budget_ms * 1e-3;
+    o.request.activation_bytes = o.activation_gb * 1e9;
+  }
+  if (app.count("--latency-budget-ms") > 0) {
+    if (o.request.mode != "inference") {
+      throw gpuperf::ConfigError(
+          "--latency-budget-ms: applies to --mode inference only (mode is '" + o.request.mode +
+          "')");
     }
-    request.validate();
-    const auto db = gpuperf::tool::load_specs(specs_path, specs_extra, true);
-    gpuperf::LoadedResults runs;
-    if (!results.empty()) runs = gpuperf::load_results(results);
-    std::vector<gpuperf::PublishedResult> published;
-    if (!no_published) {
-      published = gpuperf::load_published_results(
-          published_path.empty() ? gpuperf::find_data_file("published_results.json")
-                                 : published_path);
+    if (!(o.latency_budget_ms > 0) || !std::isfinite(o.latency_budget_ms)) {
+      throw gpuperf::ConfigError("--latency-budget-ms: must be > 0, got " +
+                                 std::to_string(o.latency_budget_ms));
     }
-    auto ranking = gpuperf::advise_with(request, *db, runs, published);
-    if (top > 0 && ranking.size() > top) ranking.resize(top);
-    gpuperf::write_advice(std::cout, request, ranking);
-    return 0;
+    o.request.latency_budget_seconds = o.latency_budget_ms * 1e-3;
+  }
+}
+
+int advise(const AdviseOptions& o) {
+  o.request.validate();
+  const auto db = gpuperf::program::load_specs(o.specs_path, o.specs_extra, true);
+  gpuperf::LoadedResults runs;
+  if (!o.results.empty()) runs = gpuperf::load_results(o.results);
+  std::vector<gpuperf::PublishedResult> published;
+  if (!o.no_published) {
+    published = gpuperf::load_published_results(
+        o.published_path.empty() ? gpuperf::find_data_file("published_results.json")
+                                 : o.published_path);
+  }
+  auto ranking = gpuperf::advise_with(o.request, *db, runs, published);
+  if (o.top > 0 && ranking.size() > o.top) ranking.resize(o.top);
+  gpuperf::write_advice(std::cout, o.request, ranking);
+  return gpuperf::program::kExitOk;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Rank GPUs for a training or inference workload, with reasons", "gpuperf_advise"};
+  AdviseOptions options;
+  add_options(app, options);
+  return gpuperf::program::run_program(app, argc, argv, [&] {
+    set_sizes_in_request(app, options);
+    return advise(options);
   });
 }

@@ -6,12 +6,18 @@
 //   gpuperf_compare results/*.json --baseline "H100 SXM5 80GB" --format csv -o table.csv
 //   gpuperf_compare h200-infer-eager.json h200-infer-graph.json
 
+#include <CLI/CLI.hpp>
+
 #include <algorithm>
 #include <iostream>
 #include <sstream>
+#include <string>
+#include <vector>
 
+#include "gpuperf/base/files.h"
 #include "gpuperf/report/compare.h"
-#include "tool_common.h"
+#include "program.h"
+#include "specs_option.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"Compare gpuperf result files: speedups against a baseline, Welch t-test verdicts",
@@ -34,7 +40,7 @@ int main(int argc, char** argv) {
   app.add_option("--specs", specs_path, "spec database file (default: shipped one)");
   app.add_option("--specs-extra", specs_extra, "user spec files adding or overriding entries");
 
-  return gpuperf::tool::run_tool(app, argc, argv, [&] {
+  return gpuperf::program::run_program(app, argc, argv, [&] {
     const auto table_format = gpuperf::parse_table_format(format, "--format");
     // A baseline file not among the inputs is added to them, so it can be named alone.
     if (!baseline.empty() && std::find(files.begin(), files.end(), baseline) == files.end() &&
@@ -42,7 +48,7 @@ int main(int argc, char** argv) {
       files.insert(files.begin(), baseline);
     }
     const auto results = gpuperf::load_results(files);
-    const auto specs = gpuperf::tool::load_specs(specs_path, specs_extra, false);
+    const auto specs = gpuperf::program::load_specs(specs_path, specs_extra, false);
     options.baseline = baseline;
     const auto comparison = gpuperf::compare_results(results, options, specs ? &*specs : nullptr);
     std::ostringstream text;
@@ -50,8 +56,10 @@ int main(int argc, char** argv) {
     if (output.empty()) {
       std::cout << text.str();
     } else {
-      gpuperf::tool::write_output(output, text.str(), files, "--output");
+      gpuperf::check_not_an_input(output, files, "--output");
+      gpuperf::check_writable(output, "output");
+      gpuperf::write_text_file_atomically(text.str(), output);
     }
-    return 0;
+    return gpuperf::program::kExitOk;
   });
 }

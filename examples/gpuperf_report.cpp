@@ -6,11 +6,19 @@
 //   gpuperf_report results/*.json -o report.html
 //   chromium --headless --screenshot=report.png report.html
 
+#include <CLI/CLI.hpp>
+
 #include <iostream>
 #include <sstream>
+#include <string>
+#include <vector>
 
+#include "gpuperf/base/files.h"
 #include "gpuperf/report/html_report.h"
-#include "tool_common.h"
+#include "gpuperf/report/result_files.h"
+#include "gpuperf/specs/published.h"
+#include "program.h"
+#include "specs_option.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"Render gpuperf result files as a self-contained HTML report", "gpuperf_report"};
@@ -32,10 +40,10 @@ int main(int argc, char** argv) {
   app.add_option("--price-per-hour", options.efficiency.price_per_hour_usd,
                  "rental price per GPU-hour (USD) for the cost column");
 
-  return gpuperf::tool::run_tool(app, argc, argv, [&] {
+  return gpuperf::program::run_program(app, argc, argv, [&] {
     options.efficiency.validate();
     const auto results = gpuperf::load_results(files);
-    const auto specs = gpuperf::tool::load_specs(specs_path, specs_extra, false);
+    const auto specs = gpuperf::program::load_specs(specs_path, specs_extra, false);
     std::vector<gpuperf::PublishedResult> published;
     if (!no_published) {
       published = gpuperf::load_published_results(
@@ -44,10 +52,12 @@ int main(int argc, char** argv) {
     }
     std::ostringstream html;
     gpuperf::write_results_report(html, results, specs ? &*specs : nullptr, published, options);
-    gpuperf::tool::write_output(output, html.str(), files, "--output");
+    gpuperf::check_not_an_input(output, files, "--output");
+    gpuperf::check_writable(output, "output");
+    gpuperf::write_text_file_atomically(html.str(), output);
     std::cout << "wrote " << output << " (" << results.runs.size() << " training run(s), "
               << results.inference.size() << " inference result(s), " << published.size()
               << " published figure(s))\n";
-    return 0;
+    return gpuperf::program::kExitOk;
   });
 }

@@ -3,6 +3,6 @@
 // (device copy/read/write, pinned and pageable host<->device), each beside its datasheet figure.
 // On a machine without a GPU it runs the CPU variant and says so. `microbench --help` lists the
 // options.
-#include "gpuperf/micro/micro.h"
+#include "micro_program.h"
 
-int main(int argc, char** argv) { return gpuperf::run_microbench(argc, argv); }
+int main(int argc, char** argv) { return gpuperf::program::run_micro_program(argc, argv); }

@@ -17,17 +17,13 @@
 #include <iostream>
 #include <string>
 
+#include "gpuperf/device/cuda_timer.h"
 #include "gpuperf/timing/region_timer.h"
-#include "gpuperf/timing/timer.h"
+#include "program.h"
 
-int main(int argc, char** argv) {
-  const int steps = argc > 1 ? std::atoi(argv[1]) : 50;
-  const int batch_size = argc > 2 ? std::atoi(argv[2]) : 64;
-  if (steps <= 0 || batch_size <= 0) {
-    std::cerr << "error: steps and batch_size must be > 0, got " << (argc > 1 ? argv[1] : "") << " "
-              << (argc > 2 ? argv[2] : "") << "\n";
-    return 2;
-  }
+namespace {
+
+int time_regions(int steps, int batch_size) {
   const bool cuda = torch::cuda::is_available();
   const torch::Device device = cuda ? torch::kCUDA : torch::kCPU;
 
@@ -87,4 +83,20 @@ int main(int argc, char** argv) {
               summary.steps, summary.seconds, device.str().c_str(), timer->name().c_str(),
               summary.throughput);
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int steps = 50;
+  int batch_size = 64;
+  CLI::App app("gpuperf region timing: per-region breakdown of a plain LibTorch training loop",
+               "region_timing");
+  app.add_option("steps", steps, "timed steps")->capture_default_str();
+  app.add_option("batch_size", batch_size, "samples per step")->capture_default_str();
+  return gpuperf::program::run_program(app, argc, argv, [&] {
+    gpuperf::program::require(steps > 0, "steps", steps, "> 0");
+    gpuperf::program::require(batch_size > 0, "batch_size", batch_size, "> 0");
+    return time_regions(steps, batch_size);
+  });
 }

@@ -5,18 +5,17 @@
 #include "training_program.h"
 
 int main(int argc, char** argv) {
-  gpuperf::TrainingBenchmarkDefaults defaults;
+  gpuperf::program::TrainingDefaults defaults;
   defaults.program = "resnet50_benchmark";
   defaults.description = "gpuperf ResNet-50 training benchmark (synthetic ImageNet)";
-  defaults.model = "resnet50";
-  defaults.batch_size = 256;
-  defaults.memory_format = "channels_last";
-  defaults.optimizer = "sgd";
-  defaults.learning_rate = 0.1;
-  defaults.warmup_steps = 15;
-  defaults.steps_per_window = 10;
-  defaults.windows = 8;
+  defaults.run.model = "resnet50";
+  defaults.run.batch_size = 256;
+  defaults.run.memory_format = gpuperf::MemoryFormat::kChannelsLast;
+  defaults.run.optimizer = gpuperf::OptimizerKind::kSgd;
+  defaults.run.learning_rate = 0.1;
+  defaults.run.measure.warmup_steps = 15;
+  defaults.run.measure.steps_per_window = 10;
+  defaults.run.measure.windows = 8;
   defaults.unit = "img/s";
-  defaults.imagenet_projection = true;
-  return gpuperf::run_training_benchmark(argc, argv, defaults);
+  return gpuperf::program::run_training_program(argc, argv, defaults);
 }

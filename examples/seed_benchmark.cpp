@@ -5,16 +5,16 @@
 #include "training_program.h"
 
 int main(int argc, char** argv) {
-  gpuperf::TrainingBenchmarkDefaults defaults;
+  gpuperf::program::TrainingDefaults defaults;
   defaults.program = "seed_benchmark";
   defaults.description = "gpuperf seed benchmark: SimpleModel training throughput with AMP";
-  defaults.model = "simple";
-  defaults.batch_size = 256;
-  defaults.optimizer = "adam";
-  defaults.learning_rate = 1e-3;
+  defaults.run.model = "simple";
+  defaults.run.batch_size = 256;
+  defaults.run.optimizer = gpuperf::OptimizerKind::kAdam;
+  defaults.run.learning_rate = 1e-3;
   // A step takes ~2 ms on a fast GPU: windows of 50 steps keep launch jitter out of the spread.
-  defaults.warmup_steps = 20;
-  defaults.steps_per_window = 50;
-  defaults.windows = 10;
-  return gpuperf::run_training_benchmark(argc, argv, defaults);
+  defaults.run.measure.warmup_steps = 20;
+  defaults.run.measure.steps_per_window = 50;
+  defaults.run.measure.windows = 10;
+  return gpuperf::program::run_training_program(argc, argv, defaults);
 }

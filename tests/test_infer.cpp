@@ -12,7 +12,6 @@
 #include <utility>
 #include <vector>
 
-#include "inference_cli.h"
 #include "gpuperf/base/error.h"
 #include "gpuperf/results/inference_result.h"
 #include "gpuperf/timing/latency.h"
@@ -384,27 +383,8 @@ TEST_CASE("Evenly spaced latencies keep the first call and stride over the run",
   CHECK(gpuperf::evenly_spaced(values, 0).empty());
 }
 
-TEST_CASE("The inference command line gives a doubling sweep or the listed batch sizes",
+TEST_CASE("The batch-size sweep doubles up to the maximum or takes the listed sizes",
           "[infer]") {
-  std::ostringstream out;
-  std::ostringstream err;
-  const char* doubling[] = {"inference_benchmark", "--max-batch", "12"};
-  const auto a = gpuperf::parse_inference_benchmark_args(3, doubling, out, err);
-  REQUIRE_FALSE(a.exit_code);
-  CHECK(a.args.planned_batch_sizes() == std::vector<std::int64_t>{1, 2, 4, 8, 12});
-  const char* listed[] = {"inference_benchmark", "--batch-sizes", "1,8,64", "--serve-rates",
-                          "10,2.5e3"};
-  const auto b = gpuperf::parse_inference_benchmark_args(5, listed, out, err);
-  REQUIRE_FALSE(b.exit_code);
-  CHECK(b.args.planned_batch_sizes() == std::vector<std::int64_t>{1, 8, 64});
-  CHECK(b.args.serve_rates == std::vector<double>{10, 2500});
-  const char* bad[] = {"inference_benchmark", "--serve-rates", "fast"};
-  const auto c = gpuperf::parse_inference_benchmark_args(3, bad, out, err);
-  CHECK(c.exit_code == gpuperf::kExitUsage);
-  CHECK_THAT(err.str(), Catch::Contains("--serve-rates: 'fast'"));
-  CHECK(b.args.keep_latencies == 1000);
-  const char* keep[] = {"inference_benchmark", "--keep-latencies", "100001"};
-  const auto d = gpuperf::parse_inference_benchmark_args(3, keep, out, err);
-  CHECK(d.exit_code == gpuperf::kExitUsage);
-  CHECK_THAT(err.str(), Catch::Contains("--keep-latencies: must be 0..100000, got 100001"));
+  CHECK(gpuperf::sweep_batch_sizes({}, 12) == std::vector<std::int64_t>{1, 2, 4, 8, 12});
+  CHECK(gpuperf::sweep_batch_sizes({1, 8, 64}, 256) == std::vector<std::int64_t>{1, 8, 64});
 }

@@ -9,6 +9,7 @@
 
 #include "gpuperf/base/error.h"
 #include "gpuperf/infer/inference.h"
+#include "gpuperf/infer/inference_run.h"
 #include "gpuperf/models/registry.h"
 
 namespace {
@@ -199,4 +200,29 @@ TEST_CASE("CUDA-graph replay matches eager outputs and times every batch size", 
   CHECK(result.timer == "cuda-event");
   REQUIRE(result.batches.size() == 2);
   for (const auto& b : result.batches) check_ordered(b.latency);
+}
+
+TEST_CASE("An inference run from C++ sweeps the listed batch sizes and names a bad option",
+          "[infer]") {
+  gpuperf::InferenceRun run;
+  run.device = "cpu";
+  run.batch_sizes = {1, 2};
+  run.warmup = 1;
+  run.iterations = 2;
+  run.quiet = true;
+  run.keep_latencies = 100001;
+  CHECK_THROWS_WITH(gpuperf::run_inference(run),
+                    Catch::Matchers::Contains("--keep-latencies: must be 0..100000, got 100001"));
+  run.keep_latencies = 10;
+  run.cuda_graph = gpuperf::Switch::kOn;
+  CHECK_THROWS_WITH(gpuperf::run_inference(run), Catch::Matchers::Contains("--graph on"));
+  run.cuda_graph = gpuperf::Switch::kAuto;
+  const gpuperf::InferenceResult result = gpuperf::run_inference(run);
+  REQUIRE(result.batches.size() == 2);
+  CHECK(result.batches[0].batch_size == 1);
+  CHECK(result.batches[1].batch_size == 2);
+  CHECK(result.model == "simple");
+  CHECK(result.precision == "fp32");  // auto on the CPU
+  CHECK(result.batches[1].latency.p50 > 0);
+  CHECK(result.batches[1].latencies.size() == 2);
 }

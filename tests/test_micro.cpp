@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "micro_cli.h"
 #include "gpuperf/base/error.h"
 #include "gpuperf/micro/micro.h"
+#include "gpuperf/micro/micro_run.h"
 #include "gpuperf/results/micro_result.h"
 #include "gpuperf/specs/specs.h"
 
@@ -58,15 +58,6 @@ gpuperf::GpuSpec made_up_spec() {
   return s;
 }
 
-std::string parse_error(std::vector<const char*> argv) {
-  std::ostringstream out;
-  std::ostringstream err;
-  const auto parsed =
-      gpuperf::parse_microbench_args(static_cast<int>(argv.size()), argv.data(), out, err);
-  REQUIRE(parsed.exit_code.has_value());
-  CHECK(*parsed.exit_code == gpuperf::kExitUsage);
-  return err.str();
-}
 
 }  // namespace
 
@@ -132,19 +123,23 @@ TEST_CASE("the microbench parser rejects bad values with exit code 2 and the opt
              Contains("--gemm-size") && Contains("0"));
   CHECK_THAT(parse_error({"microbench", "--windows", "0"}), Contains("--windows"));
   CHECK_THAT(parse_error({"microbench", "--host-size-mib", "-1"}), Contains("--host-size-mib"));
-  CHECK_THAT(parse_error({"microbench", "--gemm-size", "64", "--gemm-shape", "8x8x8"}),
-             Contains("--gemm-shape"));
-  CHECK_THAT(parse_error({"microbench", "--no-gemm", "--no-memory"}), Contains("--no-gemm"));
+}
 
-  std::ostringstream out;
-  std::ostringstream err;
-  const std::vector<const char*> good = {"microbench", "--device", "cpu", "--gemm-size",
-                                         "64",         "--dtypes", "fp32"};
-  const auto parsed =
-      gpuperf::parse_microbench_args(static_cast<int>(good.size()), good.data(), out, err);
-  CHECK_FALSE(parsed.exit_code.has_value());
-  CHECK(parsed.args.gemm_size == 64);
-  CHECK(parsed.args.dtypes == "fp32");
+TEST_CASE("A microbenchmark run names the option that makes it invalid, before running", "[micro]") {
+  gpuperf::MicroRun run;
+  run.device = "cpu";
+  run.gemm = false;
+  run.memory = false;
+  CHECK_THROWS_WITH(gpuperf::run_micro(run), Contains("--no-gemm"));
+  run.gemm = true;
+  run.gemm_shape = gpuperf::GemmShape{64, 0, 64};
+  CHECK_THROWS_WITH(gpuperf::run_micro(run), Contains("--gemm-size") && Contains("got 0"));
+  run.gemm_shape.reset();
+  run.ranks = 1;
+  CHECK_THROWS_WITH(gpuperf::run_micro(run), Contains("--ranks: must be >= 2"));
+  run.ranks = 0;
+  run.timing.windows = 0;
+  CHECK_THROWS_WITH(gpuperf::run_micro(run), Contains("--windows: must be >= 1, got 0"));
 }
 
 TEST_CASE("a tiny CPU GEMM run returns positive finite rates in TFLOP/s", "[micro]") {

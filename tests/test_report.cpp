@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "gpuperf/base/files.h"
 #include "gpuperf/base/error.h"
 #include "gpuperf/results/run_record.h"
 

@@ -10,8 +10,10 @@
 #include "gpuperf/base/error.h"
 #include "gpuperf/models/registry.h"
 #include "gpuperf/timing/measure.h"
+#include "gpuperf/device/cuda_timer.h"
 #include "gpuperf/timing/timer.h"
 #include "gpuperf/train/train_step.h"
+#include "gpuperf/train/training_run.h"
 
 namespace {
 
@@ -310,4 +312,31 @@ TEST_CASE("graph mode refuses a step it cannot capture", "[train]") {
         gpuperf::TrainStep(gpuperf::ModelRegistry::global().create("simple"), torch::kCPU, options),
         Catch::Contains("CUDA device"));
   }
+}
+
+TEST_CASE("A training run from C++ resolves its auto choices once and records what ran",
+          "[train]") {
+  gpuperf::TrainingRun run;
+  run.device = "cpu";
+  run.batch_size = 0;
+  run.measure.warmup_steps = 1;
+  run.measure.steps_per_window = 1;
+  run.measure.windows = 2;
+  run.threads = 1;
+  run.quiet = true;
+  CHECK_THROWS_WITH(gpuperf::run_training(run),
+                    Catch::Matchers::Contains("--batch-size: must be > 0, got 0"));
+  run.batch_size = 4;
+  run.cuda_graph = gpuperf::Switch::kOn;
+  CHECK_THROWS_WITH(gpuperf::run_training(run), Catch::Matchers::Contains("--graph on"));
+  run.cuda_graph = gpuperf::Switch::kAuto;
+  const gpuperf::RunRecord record = gpuperf::run_training(run);
+  CHECK(record.config.precision == "bf16");  // auto on the CPU
+  CHECK(record.config.graph_mode == "eager");
+  CHECK(record.config.kernel_fusion == "none");
+  CHECK(record.timed_steps == 2);
+  CHECK(record.total_steps == 3);
+  CHECK(record.window_throughput.size() == 2);
+  CHECK(record.throughput.median > 0);
+  CHECK(record.metrics.count("imagenet_90_epochs_seconds") == 0);  // not an ImageNet shape
 }

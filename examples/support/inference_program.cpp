@@ -1,164 +1,186 @@
 #include "inference_program.h"
 
-#include <ATen/Parallel.h>
-#include <c10/util/Exception.h>
-#include <torch/utils.h>
-
-#include <algorithm>
+#include <cstdint>
 #include <iostream>
-#include <map>
+#include <sstream>
 #include <string>
+#include <vector>
 
-#include "training_program.h"
-#include "gpuperf/device/device.h"
-#include "gpuperf/base/error.h"
-#include "gpuperf/infer/inference.h"
-#include "gpuperf/serving/serving.h"
-#include "gpuperf/base/log.h"
+#include "gpuperf/base/files.h"
+#include "gpuperf/infer/inference_run.h"
 #include "gpuperf/models/registry.h"
-#include "gpuperf/results/run_record.h"
-#include "gpuperf/device/torch_choices.h"
+#include "program.h"
 
-namespace gpuperf {
+namespace gpuperf::program {
 namespace {
 
-Precision choose_precision(const std::string& text, const torch::Device& device) {
-  if (text != "auto") return parse_precision(text);
-  // fp32 on the CPU: LibTorch's CPU kernels for reduced precision are partial before 2.x.
-  return device.is_cuda() ? Precision::kFp16 : Precision::kFp32;
+std::vector<std::string> split_commas(const std::string& text) {
+  std::vector<std::string> items;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) items.push_back(item);
+  if (!text.empty() && text.back() == ',') items.emplace_back();
+  return items;
 }
 
-// The smallest batch size of `sizes` (ascending) that holds `n` requests.
-std::int64_t padded_size(const std::vector<std::int64_t>& sizes, std::int64_t n) {
-  return *std::lower_bound(sizes.begin(), sizes.end(), n);
+std::vector<std::int64_t> parse_int_list(const std::string& text, const std::string& option) {
+  std::vector<std::int64_t> values;
+  for (const auto& item : split_commas(text)) {
+    std::size_t used = 0;
+    std::int64_t value = 0;
+    try {
+      value = std::stoll(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (item.empty() || used != item.size()) {
+      throw ConfigError("--" + option + ": '" + text +
+                        "' is not a comma-separated list of integers");
+    }
+    values.push_back(value);
+  }
+  if (values.empty()) throw ConfigError("--" + option + ": no batch sizes in '" + text + "'");
+  return values;
 }
 
-// The serving sweep. Simulated: the measured median call time of each batch size is the time the
-// server needs for a batch of that size. Measured: each batch runs on the device, padded to the
-// next measured batch size (one input and, with graphs, one captured graph per size, as servers
-// pad to their compiled profiles), and the server waits for it to finish.
-void add_serving(InferenceResult& result, const InferenceBenchmarkArgs& args,
-                 InferenceSession& session, const torch::Device& device) {
-  std::map<std::int64_t, double> service;
-  for (const auto& b : result.batches) service[b.batch_size] = b.latency.p50;
-  const std::int64_t largest = service.rbegin()->first;
-  ServingOptions options;
-  options.max_batch = args.serve_max_batch > 0 ? args.serve_max_batch : largest;
-  if (options.max_batch > largest) {
-    // Only after an out-of-memory cut the sweep short: serve with what was measured.
-    log::warn(log::cat("--serve-max-batch ", args.serve_max_batch, ": only batch sizes up to ",
-                       largest, " were measured; the simulated server batches up to ", largest));
-    options.max_batch = largest;
+std::vector<double> parse_rate_list(const std::string& text, const std::string& option) {
+  std::vector<double> values;
+  for (const auto& item : split_commas(text)) {
+    std::size_t used = 0;
+    double value = 0;
+    try {
+      value = std::stod(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (item.empty() || used != item.size()) {
+      throw ConfigError("--" + option + ": '" + text +
+                        "' is not a comma-separated list of numbers");
+    }
+    if (!(value > 0) || !std::isfinite(value)) {
+      throw ConfigError("--" + option + ": a rate must be > 0 requests/s, got '" + item + "'");
+    }
+    values.push_back(value);
   }
-  options.max_queue_delay = args.max_batch_delay_ms * 1e-3;
-  options.requests = args.serve_requests;
-  options.seed = static_cast<std::uint64_t>(args.seed) + 1;
-  result.serving_options = options;
-  const BatchServiceFunction median_time = interpolated_service_time(service);
-  if (args.serve_mode != "measured") {
-    result.serving = sweep_serving(median_time, options, args.serve_rates);
-    return;
+  if (values.empty()) throw ConfigError("--" + option + ": no rates in '" + text + "'");
+  return values;
+}
+
+// The options as typed: lists, enums and switches stay text until parsed, once, into the run.
+struct InferenceOptionsText {
+  InferenceRun run;
+  std::string precision = "auto";
+  std::string memory_format = "contiguous";
+  std::string graph = "auto";
+  std::string fuse = "auto";
+  std::string serve_mode = "simulated";
+  std::string batch_sizes;
+  std::string serve_rates;
+  std::int64_t keep_latencies = 1000;
+  std::string json_path;
+  bool list_models = false;
+};
+
+void add_sweep_options(CLI::App& app, InferenceOptionsText& o) {
+  InferenceRun& r = o.run;
+  app.add_option("--device", r.device, "auto, cpu, cuda or cuda:N (auto: a GPU if there is one)");
+  app.add_option("--model", r.model, "registered model name (see --list-models)");
+  app.add_flag("--list-models", o.list_models, "print the registered models and exit");
+  app.add_option("--num-classes", r.num_classes, "model outputs (0: the model's default)");
+  app.add_option("--precision", o.precision,
+                 "auto|fp32|tf32|fp16|bf16 (auto: fp16 on CUDA, fp32 on CPU); fp16/bf16 convert "
+                 "the model and inputs");
+  app.add_option("--memory-format", o.memory_format, "contiguous|channels_last");
+  app.add_option("--graph", o.graph, "auto|on|off: replay a captured CUDA graph (auto: on CUDA)");
+  app.add_option("--fuse", o.fuse,
+                 "auto|on|off: fold BatchNorm into the convolutions and fuse bias, shortcut add "
+                 "and ReLU into cuDNN calls, for models that support it (auto: on CUDA)");
+  auto* sizes =
+      app.add_option("--batch-sizes", o.batch_sizes, "batch sizes to measure, e.g. 1,8,64");
+  auto* max_batch =
+      app.add_option("--max-batch", r.max_batch,
+                     "doubling sweep 1, 2, 4, ... up to N, stopping early on out-of-memory");
+  sizes->excludes(max_batch);
+  app.add_option("--warmup", r.warmup, "untimed calls per batch size");
+  app.add_option("--iterations", r.iterations, "timed calls per batch size");
+  app.add_flag("--cudnn-benchmark,!--no-cudnn-benchmark", r.cudnn_benchmark, "cuDNN autotuning");
+}
+
+void add_serving_options(CLI::App& app, InferenceOptionsText& o) {
+  InferenceRun& r = o.run;
+  app.add_option(
+      "--serve-rates", o.serve_rates,
+      "offered request rates (req/s) for the serving sweep (see --serve-mode), e.g. 100,500,2000");
+  app.add_option("--max-batch-delay-ms", r.max_batch_delay_ms,
+                 "serving: longest a request waits for a fuller batch, ms");
+  app.add_option("--serve-max-batch", r.serve_max_batch,
+                 "serving: largest batch the server forms (0: the largest measured)");
+  app.add_option("--serve-requests", r.serve_requests,
+                 "serving: requests per rate (measured mode: at most this many)");
+  app.add_option("--serve-mode", o.serve_mode,
+                 "serving: simulated (a model driven by the measured call times) or measured "
+                 "(Poisson arrivals in real time, every batch executed on the device)");
+  app.add_option("--serve-seconds", r.serve_seconds,
+                 "measured serving: seconds of arrivals per rate (at least 100 requests)");
+  app.add_option("--seed", r.seed, "random seed for weights, inputs and arrivals");
+  app.add_option("--threads", r.threads, "CPU intra-op threads (0: LibTorch's default)");
+  app.add_option("--json", o.json_path, "write the result here (default: no file)");
+  app.add_option("--keep-latencies", o.keep_latencies,
+                 "per-call latencies stored per batch size in the JSON result, spread evenly over "
+                 "the timed calls (0: none; at most 100000)");
+  app.add_flag("--quiet,-q", r.quiet, "no progress lines");
+}
+
+// The text options, parsed once into the run's typed fields.
+InferenceRun typed_run(const CLI::App& app, const InferenceOptionsText& o) {
+  InferenceRun run = o.run;
+  if (app.get_option("--batch-sizes")->count() > 0) {
+    run.batch_sizes = parse_int_list(o.batch_sizes, "batch-sizes");
   }
-  std::vector<std::int64_t> sizes;
-  for (const auto& [batch, seconds] : service) {
-    if (batch <= options.max_batch) sizes.push_back(batch);
+  if (app.get_option("--serve-rates")->count() > 0) {
+    run.serve_rates = parse_rate_list(o.serve_rates, "serve-rates");
   }
-  if (sizes.back() < options.max_batch) sizes.push_back(options.max_batch);
-  std::map<std::int64_t, torch::Tensor> inputs;
-  for (const std::int64_t b : sizes) {
-    inputs[b] = session.make_batch(b);
-    // Warm-up: captures the size's graph, if any, before the clock runs.
-    for (int i = 0; i < 3; ++i) (void)session(inputs[b]);
-  }
-  synchronize(device);
-  const BatchExecutor execute = [&](std::int64_t n) {
-    (void)session(inputs.at(padded_size(sizes, n)));
-    synchronize(device);
-  };
-  result.serving_measured = true;
-  result.serving =
-      sweep_serving_measured(execute, options, args.serve_rates, args.serve_seconds, median_time);
+  require(o.keep_latencies >= 0, "keep-latencies", o.keep_latencies, "0..100000");
+  run.keep_latencies = static_cast<std::size_t>(o.keep_latencies);
+  if (o.precision != "auto") run.precision = parse_precision(o.precision);
+  run.memory_format = parse_memory_format(o.memory_format);
+  run.cuda_graph = parse_switch(o.graph, "graph");
+  run.fusion = parse_switch(o.fuse, "fuse");
+  run.serve_mode = parse_serve_mode(o.serve_mode);
+  return run;
 }
 
 }  // namespace
 
-InferenceResult run_inference_measurement(const InferenceBenchmarkArgs& args) {
-  const torch::Device device = resolve_device(args.device);
-  if (args.threads > 0) at::set_num_threads(args.threads);
-  const ModelInfo info = ModelRegistry::global().get(args.model);
-  const std::int64_t classes = args.num_classes > 0 ? args.num_classes : info.default_num_classes;
-
-  InferenceOptions options;
-  options.precision = choose_precision(args.precision, device);
-  options.memory_format = parse_memory_format(args.memory_format);
-  if (args.graph == "on" && !device.is_cuda()) {
-    throw ConfigError("--graph on: CUDA graphs need a CUDA device; device is " + device.str());
-  }
-  options.cuda_graph = args.graph == "on" || (args.graph == "auto" && device.is_cuda());
-  options.fuse = args.fuse == "on" || (args.fuse == "auto" && device.is_cuda());
-  options.warmup = args.warmup;
-  options.iterations = args.iterations;
-  options.cudnn_benchmark = args.cudnn_benchmark;
-  options.seed = static_cast<std::uint64_t>(args.seed);
-  const std::vector<std::int64_t> sizes = args.planned_batch_sizes();
-
-  torch::manual_seed(static_cast<std::uint64_t>(args.seed));
-  InferenceSession session(ModelRegistry::global().create(args.model, classes), info.input_shape,
-                           device, options);
-  if (args.fuse == "on" && session.kernel_fusion() == "none") {
-    throw ConfigError("--fuse on: model " + args.model + " has no kernel fusion for inference");
-  }
-  if (!args.quiet) {
-    log::info(log::cat("inference: ", args.model, " on ", device.str(), ", ",
-                       to_string(options.precision), ", ", to_string(options.memory_format),
-                       options.cuda_graph ? ", CUDA graph" : ", eager", ", fusion ",
-                       session.kernel_fusion(), "; ", sizes.size(), " batch sizes, ", args.warmup,
-                       " warm-up + ", args.iterations, " timed calls each"));
-  }
-  InferenceResult result = session.sweep(sizes);
-  result.model = args.model;
-  result.fingerprint = collect_fingerprint(device);
-  result.device_name = result.fingerprint.name;
-  // Every call's latency stays in memory; the file keeps at most --keep-latencies per batch size.
-  for (auto& b : result.batches) b.latencies = evenly_spaced(b.latencies, args.keep_latencies);
-  result.command = args.command_line;
-  result.timestamp_utc = utc_timestamp();
-  if (!args.serve_rates.empty()) add_serving(result, args, session, device);
-  return result;
-}
-
-int run_inference_benchmark(int argc, const char* const* argv) {
-  const ParsedInferenceArgs parsed =
-      parse_inference_benchmark_args(argc, argv, std::cout, std::cerr);
-  if (parsed.exit_code) return *parsed.exit_code;
-  if (parsed.list_models) {
-    for (const auto& name : ModelRegistry::global().names()) {
-      std::cout << name << "\t" << ModelRegistry::global().get(name).description << "\n";
+int run_inference_program(int argc, const char* const* argv) {
+  InferenceOptionsText o;
+  o.run.command_line = join_command_line(argc, argv);
+  CLI::App app(
+      "gpuperf inference benchmark: per-call latency percentiles and throughput over a "
+      "batch-size sweep, and an optional serving sweep (simulated or measured)",
+      "inference_benchmark");
+  app.option_defaults()->always_capture_default();
+  add_sweep_options(app, o);
+  add_serving_options(app, o);
+  return run_program(app, argc, argv, [&] {
+    if (o.list_models) {
+      for (const auto& name : ModelRegistry::global().names()) {
+        std::cout << name << "\t" << ModelRegistry::global().get(name).description << "\n";
+      }
+      return kExitOk;
     }
-    return 0;
-  }
-  const InferenceBenchmarkArgs& args = parsed.args;
-  try {
-    // Refuse a bad output path before the run, not after it.
-    if (!args.json_path.empty()) check_writable(args.json_path, "json");
-    const InferenceResult result = run_inference_measurement(args);
+    const InferenceRun run = typed_run(app, o);
+    // Refuse a bad output path before the run, not after it; run_inference() validates the rest
+    // before anything runs.
+    if (!o.json_path.empty()) check_writable(o.json_path, "json");
+    const InferenceResult result = run_inference(run);
     print_inference_result(result, std::cout);
-    if (!args.json_path.empty()) {
-      write_inference_json(result, args.json_path);
-      std::cout << "Result written to " << args.json_path << "\n";
+    if (!o.json_path.empty()) {
+      write_inference_json(result, o.json_path);
+      std::cout << "Result written to " << o.json_path << "\n";
     }
-    return 0;
-  } catch (const ConfigError& e) {
-    std::cerr << "error: " << e.what() << "\n";
-    return kExitUsage;
-  } catch (const c10::OutOfMemoryError& e) {
-    std::cerr << "error: out of device memory at the first batch size of the sweep (model "
-              << args.model << "): " << e.what_without_backtrace() << "\n";
-    return kExitOutOfMemory;
-  } catch (const std::exception& e) {
-    std::cerr << "error: " << e.what() << "\n";
-    return 1;
-  }
+    return kExitOk;
+  });
 }
 
-}  // namespace gpuperf
+}  // namespace gpuperf::program

@@ -6,6 +6,7 @@
 #include "gpuperf/base/files.h"
 #include "gpuperf/models/registry.h"
 #include "gpuperf/report/console.h"
+#include "gpuperf/telemetry/snapshot.h"
 #include "program.h"
 
 namespace gpuperf::program {

@@ -135,6 +135,407 @@ std::optional<Reference> inference_reference(const LoadedInference& file, const 
                    file.path + ", " + setting + ")");
 }
 
+// What advise_with() derives from the request once, before looking at any GPU.
+struct Workload {
+  bool train = true;
+  std::optional<ModelCount> count;  // nullopt for a model given by its parameter count
+  double params = 0;
+  double flops_per_sample = 0;
+  std::string unit;  // "sample", or "token" for a parameter count without a sequence length
+  int gpus = 1;
+  MemoryEstimate memory;  // per GPU before sharding, without the GPU's reserve
+  std::vector<std::string> memory_reasons;
+};
+
+// The throughput figures found for the request, on the GPUs they were measured or published on.
+struct References {
+  std::vector<Reference> refs;
+  // Notes about measured files that match a GPU but could not be used, said on that GPU.
+  std::vector<std::pair<const GpuSpec*, std::string>> unused;
+};
+
+void say(GpuAdvice& a, const std::string& line) { a.reasons.push_back(line); }
+
+// Model states per GPU before sharding: weights, and in training gradients and optimizer state.
+void add_model_state_memory(const AdvisorRequest& request, Workload& w) {
+  MemoryEstimate& base = w.memory;
+  const double params = w.params;
+  const bool half = request.precision == "fp16" || request.precision == "bf16";
+  if (w.train) {
+    const double weight_bytes = 4 + (half ? 2 : 0);
+    base.weights = params * weight_bytes;
+    base.gradients = params * 4;
+    const double opt = request.optimizer == "sgd" ? 4 : 8;
+    base.optimizer_state = params * opt;
+    w.memory_reasons.push_back("weights: " + count_text(params) + " params x " +
+                               fmt(weight_bytes, 0) + " B (fp32 master" +
+                               (half ? " + 2 B autocast copy" : "") + ") = " + gb(base.weights));
+    w.memory_reasons.push_back("gradients: " + count_text(params) +
+                               " x 4 B (fp32) = " + gb(base.gradients));
+    w.memory_reasons.push_back("optimizer state (" + request.optimizer +
+                               "): " + count_text(params) + " x " + fmt(opt, 0) +
+                               " B = " + gb(base.optimizer_state));
+  } else {
+    const double b = activation_bytes_per_element(request.precision);
+    base.weights = params * b;
+    w.memory_reasons.push_back("weights: " + count_text(params) + " params x " + fmt(b, 0) +
+                               " B (" + request.precision + ") = " + gb(base.weights));
+  }
+}
+
+// Activations: as given, else estimated for a counted model and a batch size, else left out.
+void add_activation_memory(const AdvisorRequest& request, Workload& w) {
+  MemoryEstimate& base = w.memory;
+  const double act_b = activation_bytes_per_element(request.precision);
+  if (!std::isnan(request.activation_bytes)) {
+    base.activations = request.activation_bytes;
+    w.memory_reasons.push_back("activations: " + gb(base.activations) + " as given");
+  } else if (w.count && request.batch_size > 0) {
+    const ModelCount& count = *w.count;
+    const double bs = static_cast<double>(request.batch_size);
+    base.activations = w.train ? 2 * count.activation_elements * act_b * bs
+                               : 2 * count.largest_output_elements * act_b * bs;
+    w.memory_reasons.push_back(std::string("activations (estimate, +-50%): ") +
+                               (w.train
+                                    ? "2 saved tensors per layer output, " +
+                                          count_text(count.activation_elements) + " elements"
+                                    : "2 largest layer outputs live, " +
+                                          count_text(count.largest_output_elements) + " elements") +
+                               " x " + fmt(act_b, 0) + " B x batch " +
+                               std::to_string(request.batch_size) + " = " + gb(base.activations));
+  } else {
+    w.memory_reasons.push_back(
+        "activations: not estimated (needs a counted model and a batch size, or an explicit "
+        "activation size); fit judged on model states alone");
+  }
+}
+
+Workload describe_workload(const AdvisorRequest& request) {
+  Workload w;
+  w.train = request.mode == "train";
+  w.count = request.model.empty() ? std::nullopt : count_model(request.model);
+  if (std::isnan(request.parameters) && !w.count) {
+    throw ConfigError("advisor: model '" + request.model +
+                      "' has no parameter count; give the parameter count instead");
+  }
+  w.params = !std::isnan(request.parameters) ? request.parameters : w.count->parameters;
+  const bool per_token = !w.count && request.sequence_length == 0;
+  w.flops_per_sample =
+      w.count ? w.count->flops_for(request.mode)
+              : (w.train ? 6 : 2) * w.params *
+                    static_cast<double>(std::max<std::int64_t>(request.sequence_length, 1));
+  w.unit = per_token ? "token" : "sample";
+  w.gpus = request.gpu_count;
+  add_model_state_memory(request, w);
+  add_activation_memory(request, w);
+  return w;
+}
+
+// Measured training runs of the requested workload, on the GPU each ran on.
+void add_run_references(const AdvisorRequest& request, const SpecDatabase& db,
+                        const std::vector<LoadedRun>& measured, References& found) {
+  for (const auto& run : measured) {
+    const RunRecord& r = run.record;
+    if (r.config.model != request.model || r.config.workload != request.mode ||
+        !same_precision_class(r.config.precision, request.precision)) {
+      continue;
+    }
+    const SpecMatch m = db.match_device(r.device.name, r.device.sm_count, r.device.memory_bytes);
+    const double thr = r.throughput.count > 0 ? r.throughput.median : r.overall_throughput;
+    if (m.spec != nullptr && thr > 0) {
+      Reference ref{m.spec, thr,
+                    "measured " + fmt(thr, 0) + " samples/s (" + run.path + ", " +
+                        r.config.precision + ", bs " + std::to_string(r.config.batch_size) + ")",
+                    true};
+      ref.precision = r.config.precision;
+      found.refs.push_back(ref);
+    }
+  }
+}
+
+// Measured inference results of the requested workload; one that matches a GPU but cannot be
+// used leaves a note for that GPU instead.
+void add_inference_references(const AdvisorRequest& request, const SpecDatabase& db,
+                              const std::vector<LoadedInference>& inference, bool train,
+                              References& found) {
+  for (const auto& file : inference) {
+    const InferenceResult& r = file.result;
+    if (train || r.model != request.model ||
+        !same_precision_class(r.precision, request.precision)) {
+      continue;
+    }
+    const DeviceFingerprint& d = r.fingerprint;
+    const SpecMatch m = db.match_device(d.name, d.sm_count, d.memory_bytes);
+    if (m.spec == nullptr) continue;
+    std::string note;
+    if (auto ref = inference_reference(file, m.spec, request, note)) {
+      found.refs.push_back(*ref);
+    } else {
+      found.unused.emplace_back(m.spec, note);
+    }
+  }
+}
+
+// Published training figures of the requested model and precision class.
+void add_published_references(const AdvisorRequest& request, const SpecDatabase& db,
+                              const std::vector<PublishedResult>& published, bool train,
+                              References& found) {
+  for (const auto& p : published) {
+    if (p.model != request.model || !train ||
+        !same_precision_class(p.precision, request.precision)) {
+      continue;
+    }
+    if (const GpuSpec* s = db.find_id(p.gpu_id)) {
+      Reference ref{
+          s, p.per_gpu(),
+          "published " + fmt(p.per_gpu(), 0) + " img/s per GPU (" + p.setup + "; " + p.source + ")",
+          false};
+      ref.precision = p.precision;
+      found.refs.push_back(ref);
+    }
+  }
+}
+
+// Whether everything fits on each GPU, or the model states only when sharded over all of them.
+void judge_memory(GpuAdvice& a, const GpuSpec& spec, const Workload& w) {
+  a.memory = w.memory;
+  for (const auto& line : w.memory_reasons) say(a, line);
+  a.memory.reserve = kContextReserveBytes + kFragmentationShare * spec.memory_bytes;
+  say(a, "reserve: 1 GB CUDA context and workspaces + 5% of " + gb(spec.memory_bytes) +
+             " for allocator slack = " + gb(a.memory.reserve));
+  const double need = a.memory.total();
+  a.fits = need <= spec.memory_bytes;
+  say(a, "needs " + gb(need) + " per GPU of " + gb(spec.memory_bytes) + ": " +
+             (a.fits ? "fits" : "does not fit"));
+  const double states = a.memory.weights + a.memory.gradients + a.memory.optimizer_state;
+  const int n = w.gpus;
+  if (!a.fits && n > 1) {
+    const double sharded = states / n + (a.memory.total() - states);
+    a.fits_sharded = sharded <= spec.memory_bytes;
+    say(a, std::string("sharded over ") + std::to_string(n) + " GPUs (FSDP / ZeRO-3" +
+               (w.train ? "" : " or tensor parallel") + "): " + gb(sharded) + " per GPU: " +
+               (a.fits_sharded ? "fits, and needs a fast link" : "does not fit either"));
+    if (a.fits_sharded) a.fast_link_needed = true;
+  }
+}
+
+// The best measured (or published) reference on `spec`, or null.
+const Reference* best_reference_on(const GpuSpec& spec, const std::vector<Reference>& refs,
+                                   bool want_measured, const std::string& precision) {
+  const Reference* best = nullptr;
+  for (const auto& r : refs) {
+    if (r.spec->id == spec.id && r.measured == want_measured &&
+        better_reference(r, best, precision)) {
+      best = &r;
+    }
+  }
+  return best;
+}
+
+// A figure of the other 2-byte type (fp16 for bf16 or the reverse) stands in, and says so.
+void say_if_carried_over(GpuAdvice& a, const Reference& r, const std::string& precision) {
+  if (!r.precision.empty() && r.precision != precision) {
+    say(a, "precision: " + r.precision + " figure used for a " + precision +
+               " request (the same tensor-core rate class on current GPUs; not measured in " +
+               precision + ")");
+  }
+}
+
+// Nothing measured or published on this GPU: the closest reference (measured preferred) scaled
+// by the ratio of datasheet peaks, else a fraction of the peak over the FLOPs per sample.
+double estimate_throughput(GpuAdvice& a, const AdvisorRequest& request, const Workload& w,
+                           const std::vector<Reference>& refs, const std::string& key,
+                           double peak) {
+  const Reference* ref = nullptr;
+  for (const auto& r : refs) {
+    const double rp = r.spec->peak(peak_key_for_precision(request.precision, r.spec));
+    if (!(rp > 0 && r.per_gpu > 0)) continue;
+    // Measured before published; among measured ones the exact precision, then the best
+    // setting (e.g. a CUDA-graph run over an eager one), as the measured GPU itself quotes.
+    if (!ref || (r.measured && !ref->measured) ||
+        (r.measured == ref->measured && better_reference(r, ref, request.precision))) {
+      ref = &r;
+    }
+  }
+  a.throughput_basis = "estimate";
+  if (ref != nullptr) {
+    const double rp = ref->spec->peak(peak_key_for_precision(request.precision, ref->spec));
+    const double per_gpu = ref->per_gpu * peak / rp;
+    say(a, "throughput: estimate, " + ref->spec->name + " " + ref->what + " x datasheet " + key +
+               " peak ratio " + fmt(peak / 1e12, 1) + "/" + fmt(rp / 1e12, 1) + " TFLOPS = " +
+               fmt(per_gpu, 0) + " " + w.unit + "s/s (memory-bound layers scale less)");
+    say_if_carried_over(a, *ref, request.precision);
+    return per_gpu;
+  }
+  const double per_gpu = peak * request.assumed_utilization / w.flops_per_sample;
+  say(a, "throughput: estimate, " + fmt(request.assumed_utilization * 100, 0) + "% of datasheet " +
+             key + " peak " + fmt(peak / 1e12, 1) + " TFLOPS / " + general(w.flops_per_sample) +
+             " FLOP per " + w.unit + " = " + fmt(per_gpu, 0) + " " + w.unit + "s/s");
+  return per_gpu;
+}
+
+// Throughput per GPU: measured, else published, else estimated from the datasheet; NaN when
+// there is no basis for a figure.
+double throughput_per_gpu(GpuAdvice& a, const GpuSpec& spec, const AdvisorRequest& request,
+                          const Workload& w, const References& found) {
+  for (const auto& [unused_spec, note] : found.unused) {
+    if (unused_spec->id == spec.id) say(a, "throughput: " + note);
+  }
+  const std::string key = peak_key_for_precision(request.precision, &spec);
+  const double peak = key.empty() ? kNaN : spec.peak(key);
+  if (const Reference* r = best_reference_on(spec, found.refs, true, request.precision)) {
+    a.throughput_basis = "measured";
+    a.measured_batch_size = r->batch_size;
+    a.latency_p50 = r->p50;
+    a.latency_p99 = r->p99;
+    if (!std::isnan(request.latency_budget_seconds)) {
+      a.latency_status = r->per_gpu > 0 ? "meets budget" : "misses budget";
+    }
+    say(a, "throughput: " + r->what);
+    say_if_carried_over(a, *r, request.precision);
+    return r->per_gpu > 0 ? r->per_gpu : kNaN;
+  }
+  if (const Reference* p = best_reference_on(spec, found.refs, false, request.precision)) {
+    a.throughput_basis = "published";
+    say(a, "throughput: " + p->what + " (another software stack: treat as indicative)");
+    say_if_carried_over(a, *p, request.precision);
+    return p->per_gpu;
+  }
+  if (!(peak > 0)) {
+    say(a, "throughput: datasheet has " + std::string(peak == 0 ? "no" : "no confirmed") + " " +
+               (key.empty() ? request.precision : key) + " peak, so no estimate");
+    return kNaN;
+  }
+  return estimate_throughput(a, request, w, found.refs, key, peak);
+}
+
+// A latency budget with nothing measured on this GPU is said to be unchecked.
+void judge_latency(GpuAdvice& a, const AdvisorRequest& request) {
+  if (!std::isnan(request.latency_budget_seconds) && a.latency_status.empty()) {
+    a.latency_status = "not measured";
+    say(a,
+        "latency: not measured on this GPU; a datasheet cannot give per-call latency (batch-1 "
+        "calls are launch-bound), so the p99 budget of " +
+            ms(request.latency_budget_seconds) + " is not checked");
+  }
+}
+
+// Throughput of all GPUs together. Links: a data-parallel step all-reduces fp32 gradients (ring:
+// 2(n-1)/n of them per GPU).
+double scale_to_all_gpus(GpuAdvice& a, const GpuSpec& spec, const AdvisorRequest& request,
+                         const Workload& w, double per_gpu) {
+  const int n = w.gpus;
+  double total = per_gpu * n;
+  if (n <= 1) return total;
+  const bool has_link = spec.link_bytes_per_s > 0;
+  const double bw = has_link ? spec.link_bytes_per_s / 2 : spec.pcie_bytes_per_s_per_direction();
+  const std::string via = has_link ? spec.link_name + " " + fmt(bw / 1e9, 0) + " GB/s per direction"
+                                   : "PCIe " + spec.pcie + " x16 " + fmt(bw / 1e9, 0) +
+                                         " GB/s per direction (no GPU link)";
+  if (w.train && bw > 0) {
+    const double comm = 2.0 * (n - 1) / n * w.params * 4 / bw;
+    say(a, "all-reduce of " + gb(w.params * 4) + " gradients per step over " + via + ": " +
+               fmt(comm * 1e3, 1) + " ms");
+    if (request.batch_size > 0 && per_gpu > 0) {
+      const double compute = static_cast<double>(request.batch_size) / per_gpu;
+      say(a, "compute per step: batch " + std::to_string(request.batch_size) + " / " +
+                 fmt(per_gpu, 0) + " = " + fmt(compute * 1e3, 1) +
+                 " ms; the all-reduce overlaps backward, so a step takes the longer of the two");
+      if (comm > 0.5 * compute) a.fast_link_needed = true;
+      total = n * static_cast<double>(request.batch_size) / std::max(compute, comm);
+    } else {
+      say(a, "no batch size: linear scaling assumed, overlap with compute not checked");
+      if (w.params >= 1e9) a.fast_link_needed = true;
+    }
+  } else if (!w.train) {
+    say(a, "inference: replicas run independently; throughput scales with the GPU count");
+  }
+  if (a.fast_link_needed) {
+    say(a, has_link ? "fast link needed: this GPU has " + spec.link_name
+                    : "fast link needed but this GPU has none: expect poor scaling");
+  }
+  return total;
+}
+
+// Cost and energy per unit of work, for a GPU with a throughput.
+void judge_running_cost(GpuAdvice& a, const GpuSpec& spec, const AdvisorRequest& request,
+                        const Workload& w) {
+  const double total = a.samples_per_second;
+  if (!(total > 0)) return;
+  const int n = w.gpus;
+  double hourly = kNaN;
+  if (request.price_per_hour_usd >= 0) {
+    hourly = request.price_per_hour_usd;
+    say(a, "cost basis: " + fmt(hourly, 2) + " USD per GPU-hour (given)");
+  } else if (spec.price_usd >= 0) {
+    hourly = spec.price_usd / (kAmortizationYears * kHoursPerYear) +
+             spec.tdp_watts / 1000 * kElectricityUsdPerKwh;
+    say(a, "cost basis: price " + fmt(spec.price_usd, 0) + " USD" +
+               (spec.is_approximate("price_usd") ? " (upper end of a third-party range)" : "") +
+               " over 3 years of 24/7 use + TDP energy at 0.15 USD/kWh = " + fmt(hourly, 3) +
+               " USD/h per GPU (host and cooling not included)");
+  } else {
+    say(a, "cost: no price in the datasheet; give a price per hour");
+  }
+  if (hourly >= 0) a.cost_usd_per_million = hourly * n / 3600 / total * 1e6;
+  if (spec.tdp_watts > 0) {
+    a.joules_per_sample = spec.tdp_watts * n / total;
+    say(a, "energy: " + fmt(spec.tdp_watts, 0) + " W TDP x " + std::to_string(n) + " / " +
+               fmt(total, 0) + " " + w.unit + "s/s = " + fmt(a.joules_per_sample, 4) + " J per " +
+               w.unit + " (TDP: an upper bound)");
+  }
+}
+
+// The purchase price of all GPUs, against the budget when there is one.
+void judge_budget(GpuAdvice& a, const GpuSpec& spec, const AdvisorRequest& request, int n) {
+  if (spec.price_usd >= 0) a.total_price_usd = spec.price_usd * n;
+  if (std::isnan(request.budget_usd)) return;
+  if (std::isnan(a.total_price_usd)) {
+    say(a, "budget: no purchase price known, budget not checked");
+    return;
+  }
+  a.over_budget = a.total_price_usd > request.budget_usd;
+  say(a, "budget: " + std::to_string(n) + " x " + fmt(spec.price_usd, 0) + " = " +
+             fmt(a.total_price_usd, 0) + " USD " + (a.over_budget ? "exceeds " : "within ") +
+             fmt(request.budget_usd, 0) + " USD");
+}
+
+// One GPU's advice; the reasons come in the order the figures are decided.
+GpuAdvice advise_gpu(const GpuSpec& spec, const AdvisorRequest& request, const Workload& w,
+                     const References& found) {
+  GpuAdvice a;
+  a.spec = &spec;
+  judge_memory(a, spec, w);
+  const double per_gpu = throughput_per_gpu(a, spec, request, w, found);
+  judge_latency(a, request);
+  a.samples_per_second = scale_to_all_gpus(a, spec, request, w, per_gpu);
+  judge_running_cost(a, spec, request, w);
+  judge_budget(a, spec, request, w.gpus);
+  return a;
+}
+
+// Fitting, with a throughput, within budget and with a known price first; then a measured
+// latency within budget before an unchecked one; then the faster.
+void rank(std::vector<GpuAdvice>& advice, const AdvisorRequest& request) {
+  auto category = [&](const GpuAdvice& a) {
+    if (!a.fits && !a.fits_sharded) return 4;
+    if (!(a.samples_per_second > 0) || a.latency_status == "misses budget") return 3;
+    if (a.over_budget) return 2;
+    if (!std::isnan(request.budget_usd) && std::isnan(a.total_price_usd)) return 1;
+    return 0;
+  };
+  std::stable_sort(advice.begin(), advice.end(), [&](const GpuAdvice& x, const GpuAdvice& y) {
+    const int cx = category(x), cy = category(y);
+    if (cx != cy) return cx < cy;
+    // A measured latency within budget beats an unchecked one.
+    const bool mx = x.latency_status == "meets budget", my = y.latency_status == "meets budget";
+    if (mx != my) return mx;
+    const double tx = x.samples_per_second > 0 ? x.samples_per_second : -1;
+    const double ty = y.samples_per_second > 0 ? y.samples_per_second : -1;
+    return tx > ty;
+  });
+}
+
 }  // namespace
 
 double MemoryEstimate::total() const {
@@ -203,316 +604,18 @@ std::vector<GpuAdvice> advise_with(const AdvisorRequest& request, const SpecData
                                    const LoadedResults& results,
                                    const std::vector<PublishedResult>& published) {
   request.validate();
-  const std::vector<LoadedRun>& measured = results.runs;
-  const bool train = request.mode == "train";
-  const auto count = request.model.empty() ? std::nullopt : count_model(request.model);
-  if (std::isnan(request.parameters) && !count) {
-    throw ConfigError("advisor: model '" + request.model +
-                      "' has no parameter count; give the parameter count instead");
-  }
-  const double params = !std::isnan(request.parameters) ? request.parameters : count->parameters;
-  const bool per_token = !count && request.sequence_length == 0;
-  const double flops_per_sample =
-      count ? count->flops_for(request.mode)
-            : (train ? 6 : 2) * params *
-                  static_cast<double>(std::max<std::int64_t>(request.sequence_length, 1));
-  const std::string unit = per_token ? "token" : "sample";
-  const int n = request.gpu_count;
-
-  // Model states per GPU before sharding.
-  MemoryEstimate base;
-  std::vector<std::string> memory_reasons;
-  const bool half = request.precision == "fp16" || request.precision == "bf16";
-  if (train) {
-    const double weight_bytes = 4 + (half ? 2 : 0);
-    base.weights = params * weight_bytes;
-    base.gradients = params * 4;
-    const double opt = request.optimizer == "sgd" ? 4 : 8;
-    base.optimizer_state = params * opt;
-    memory_reasons.push_back("weights: " + count_text(params) + " params x " +
-                             fmt(weight_bytes, 0) + " B (fp32 master" +
-                             (half ? " + 2 B autocast copy" : "") + ") = " + gb(base.weights));
-    memory_reasons.push_back("gradients: " + count_text(params) +
-                             " x 4 B (fp32) = " + gb(base.gradients));
-    memory_reasons.push_back("optimizer state (" + request.optimizer + "): " + count_text(params) +
-                             " x " + fmt(opt, 0) + " B = " + gb(base.optimizer_state));
-  } else {
-    const double b = activation_bytes_per_element(request.precision);
-    base.weights = params * b;
-    memory_reasons.push_back("weights: " + count_text(params) + " params x " + fmt(b, 0) + " B (" +
-                             request.precision + ") = " + gb(base.weights));
-  }
-  const double act_b = activation_bytes_per_element(request.precision);
-  if (!std::isnan(request.activation_bytes)) {
-    base.activations = request.activation_bytes;
-    memory_reasons.push_back("activations: " + gb(base.activations) + " as given");
-  } else if (count && request.batch_size > 0) {
-    const double bs = static_cast<double>(request.batch_size);
-    base.activations = train ? 2 * count->activation_elements * act_b * bs
-                             : 2 * count->largest_output_elements * act_b * bs;
-    memory_reasons.push_back(std::string("activations (estimate, +-50%): ") +
-                             (train
-                                  ? "2 saved tensors per layer output, " +
-                                        count_text(count->activation_elements) + " elements"
-                                  : "2 largest layer outputs live, " +
-                                        count_text(count->largest_output_elements) + " elements") +
-                             " x " + fmt(act_b, 0) + " B x batch " +
-                             std::to_string(request.batch_size) + " = " + gb(base.activations));
-  } else {
-    memory_reasons.push_back(
-        "activations: not estimated (needs a counted model and a batch size, or an explicit "
-        "activation size); fit judged on model states alone");
-  }
-
+  const Workload w = describe_workload(request);
   // Reference throughputs: measured runs first, then published figures.
-  std::vector<Reference> refs;
-  for (const auto& run : measured) {
-    const RunRecord& r = run.record;
-    if (r.config.model != request.model || r.config.workload != request.mode ||
-        !same_precision_class(r.config.precision, request.precision)) {
-      continue;
-    }
-    const SpecMatch m = db.match_device(r.device.name, r.device.sm_count, r.device.memory_bytes);
-    const double thr = r.throughput.count > 0 ? r.throughput.median : r.overall_throughput;
-    if (m.spec != nullptr && thr > 0) {
-      Reference ref{m.spec, thr,
-                    "measured " + fmt(thr, 0) + " samples/s (" + run.path + ", " +
-                        r.config.precision + ", bs " + std::to_string(r.config.batch_size) + ")",
-                    true};
-      ref.precision = r.config.precision;
-      refs.push_back(ref);
-    }
-  }
-  // Notes about measured files that match a GPU but could not be used, said on that GPU.
-  std::vector<std::pair<const GpuSpec*, std::string>> unused;
-  for (const auto& file : results.inference) {
-    const InferenceResult& r = file.result;
-    if (train || r.model != request.model ||
-        !same_precision_class(r.precision, request.precision)) {
-      continue;
-    }
-    const DeviceFingerprint& d = r.fingerprint;
-    const SpecMatch m = db.match_device(d.name, d.sm_count, d.memory_bytes);
-    if (m.spec == nullptr) continue;
-    std::string note;
-    if (auto ref = inference_reference(file, m.spec, request, note)) {
-      refs.push_back(*ref);
-    } else {
-      unused.emplace_back(m.spec, note);
-    }
-  }
-  for (const auto& p : published) {
-    if (p.model != request.model || !train ||
-        !same_precision_class(p.precision, request.precision)) {
-      continue;
-    }
-    if (const GpuSpec* s = db.find_id(p.gpu_id)) {
-      Reference ref{
-          s, p.per_gpu(),
-          "published " + fmt(p.per_gpu(), 0) + " img/s per GPU (" + p.setup + "; " + p.source + ")",
-          false};
-      ref.precision = p.precision;
-      refs.push_back(ref);
-    }
-  }
-
-  std::string peak_note;
+  References found;
+  add_run_references(request, db, results.runs, found);
+  add_inference_references(request, db, results.inference, w.train, found);
+  add_published_references(request, db, published, w.train, found);
   std::vector<GpuAdvice> out;
   for (const auto& spec : db.gpus()) {
     if (spec.reference_only && !request.include_reference_only) continue;
-    GpuAdvice a;
-    a.spec = &spec;
-    a.memory = base;
-    auto say = [&](const std::string& line) { a.reasons.push_back(line); };
-    for (const auto& line : memory_reasons) say(line);
-    a.memory.reserve = kContextReserveBytes + kFragmentationShare * spec.memory_bytes;
-    say("reserve: 1 GB CUDA context and workspaces + 5% of " + gb(spec.memory_bytes) +
-        " for allocator slack = " + gb(a.memory.reserve));
-    const double need = a.memory.total();
-    a.fits = need <= spec.memory_bytes;
-    say("needs " + gb(need) + " per GPU of " + gb(spec.memory_bytes) + ": " +
-        (a.fits ? "fits" : "does not fit"));
-    const double states = a.memory.weights + a.memory.gradients + a.memory.optimizer_state;
-    if (!a.fits && n > 1) {
-      const double sharded = states / n + (a.memory.total() - states);
-      a.fits_sharded = sharded <= spec.memory_bytes;
-      say(std::string("sharded over ") + std::to_string(n) + " GPUs (FSDP / ZeRO-3" +
-          (train ? "" : " or tensor parallel") + "): " + gb(sharded) +
-          " per GPU: " + (a.fits_sharded ? "fits, and needs a fast link" : "does not fit either"));
-      if (a.fits_sharded) a.fast_link_needed = true;
-    }
-
-    // Throughput per GPU.
-    const std::string key = peak_key_for_precision(request.precision, &spec, &peak_note);
-    const double peak = key.empty() ? kNaN : spec.peak(key);
-    double per_gpu = kNaN;
-    auto best_for = [&](bool want_measured) -> const Reference* {
-      const Reference* best = nullptr;
-      for (const auto& r : refs) {
-        if (r.spec->id == spec.id && r.measured == want_measured &&
-            better_reference(r, best, request.precision)) {
-          best = &r;
-        }
-      }
-      return best;
-    };
-    // A figure of the other 2-byte type (fp16 for bf16 or the reverse) stands in, and says so.
-    auto carried_over = [&](const Reference& r) {
-      if (!r.precision.empty() && r.precision != request.precision) {
-        say("precision: " + r.precision + " figure used for a " + request.precision +
-            " request (the same tensor-core rate class on current GPUs; not measured in " +
-            request.precision + ")");
-      }
-    };
-    for (const auto& [unused_spec, note] : unused) {
-      if (unused_spec->id == spec.id) say("throughput: " + note);
-    }
-    const bool budget = !std::isnan(request.latency_budget_seconds);
-    if (const Reference* r = best_for(true)) {
-      per_gpu = r->per_gpu > 0 ? r->per_gpu : kNaN;
-      a.throughput_basis = "measured";
-      a.measured_batch_size = r->batch_size;
-      a.latency_p50 = r->p50;
-      a.latency_p99 = r->p99;
-      if (budget) a.latency_status = r->per_gpu > 0 ? "meets budget" : "misses budget";
-      say("throughput: " + r->what);
-      carried_over(*r);
-    } else if (const Reference* p = best_for(false)) {
-      per_gpu = p->per_gpu;
-      a.throughput_basis = "published";
-      say("throughput: " + p->what + " (another software stack: treat as indicative)");
-      carried_over(*p);
-    } else if (!(peak > 0)) {
-      say("throughput: datasheet has " + std::string(peak == 0 ? "no" : "no confirmed") + " " +
-          (key.empty() ? request.precision : key) + " peak, so no estimate");
-    } else {
-      // Scale the closest reference (measured preferred) by the ratio of datasheet peaks.
-      const Reference* ref = nullptr;
-      for (const auto& r : refs) {
-        const double rp = r.spec->peak(peak_key_for_precision(request.precision, r.spec));
-        if (!(rp > 0 && r.per_gpu > 0)) continue;
-        // Measured before published; among measured ones the exact precision, then the best
-        // setting (e.g. a CUDA-graph run over an eager one), as the measured GPU itself quotes.
-        if (!ref || (r.measured && !ref->measured) ||
-            (r.measured == ref->measured && better_reference(r, ref, request.precision))) {
-          ref = &r;
-        }
-      }
-      if (ref != nullptr) {
-        const double rp = ref->spec->peak(peak_key_for_precision(request.precision, ref->spec));
-        per_gpu = ref->per_gpu * peak / rp;
-        a.throughput_basis = "estimate";
-        say("throughput: estimate, " + ref->spec->name + " " + ref->what + " x datasheet " + key +
-            " peak ratio " + fmt(peak / 1e12, 1) + "/" + fmt(rp / 1e12, 1) +
-            " TFLOPS = " + fmt(per_gpu, 0) + " " + unit + "s/s (memory-bound layers scale less)");
-        carried_over(*ref);
-      } else {
-        per_gpu = peak * request.assumed_utilization / flops_per_sample;
-        a.throughput_basis = "estimate";
-        say("throughput: estimate, " + fmt(request.assumed_utilization * 100, 0) +
-            "% of datasheet " + key + " peak " + fmt(peak / 1e12, 1) + " TFLOPS / " +
-            general(flops_per_sample) + " FLOP per " + unit + " = " + fmt(per_gpu, 0) + " " + unit +
-            "s/s");
-      }
-    }
-
-    if (budget && a.latency_status.empty()) {
-      a.latency_status = "not measured";
-      say("latency: not measured on this GPU; a datasheet cannot give per-call latency (batch-1 "
-          "calls are launch-bound), so the p99 budget of " +
-          ms(request.latency_budget_seconds) + " is not checked");
-    }
-
-    // Links: a data-parallel step all-reduces fp32 gradients (ring: 2(n-1)/n of them per GPU).
-    double total = per_gpu * n;
-    if (n > 1) {
-      const bool has_link = spec.link_bytes_per_s > 0;
-      const double bw =
-          has_link ? spec.link_bytes_per_s / 2 : spec.pcie_bytes_per_s_per_direction();
-      const std::string via = has_link
-                                  ? spec.link_name + " " + fmt(bw / 1e9, 0) + " GB/s per direction"
-                                  : "PCIe " + spec.pcie + " x16 " + fmt(bw / 1e9, 0) +
-                                        " GB/s per direction (no GPU link)";
-      if (train && bw > 0) {
-        const double comm = 2.0 * (n - 1) / n * params * 4 / bw;
-        say("all-reduce of " + gb(params * 4) + " gradients per step over " + via + ": " +
-            fmt(comm * 1e3, 1) + " ms");
-        if (request.batch_size > 0 && per_gpu > 0) {
-          const double compute = static_cast<double>(request.batch_size) / per_gpu;
-          say("compute per step: batch " + std::to_string(request.batch_size) + " / " +
-              fmt(per_gpu, 0) + " = " + fmt(compute * 1e3, 1) +
-              " ms; the all-reduce overlaps backward, so a step takes the longer of the two");
-          if (comm > 0.5 * compute) a.fast_link_needed = true;
-          total = n * static_cast<double>(request.batch_size) / std::max(compute, comm);
-        } else {
-          say("no batch size: linear scaling assumed, overlap with compute not checked");
-          if (params >= 1e9) a.fast_link_needed = true;
-        }
-      } else if (!train) {
-        say("inference: replicas run independently; throughput scales with the GPU count");
-      }
-      if (a.fast_link_needed) {
-        say(has_link ? "fast link needed: this GPU has " + spec.link_name
-                     : "fast link needed but this GPU has none: expect poor scaling");
-      }
-    }
-    a.samples_per_second = total;
-
-    // Cost and energy per unit of work.
-    if (total > 0) {
-      double hourly = kNaN;
-      if (request.price_per_hour_usd >= 0) {
-        hourly = request.price_per_hour_usd;
-        say("cost basis: " + fmt(hourly, 2) + " USD per GPU-hour (given)");
-      } else if (spec.price_usd >= 0) {
-        hourly = spec.price_usd / (kAmortizationYears * kHoursPerYear) +
-                 spec.tdp_watts / 1000 * kElectricityUsdPerKwh;
-        say("cost basis: price " + fmt(spec.price_usd, 0) + " USD" +
-            (spec.is_approximate("price_usd") ? " (upper end of a third-party range)" : "") +
-            " over 3 years of 24/7 use + TDP energy at 0.15 USD/kWh = " + fmt(hourly, 3) +
-            " USD/h per GPU (host and cooling not included)");
-      } else {
-        say("cost: no price in the datasheet; give a price per hour");
-      }
-      if (hourly >= 0) a.cost_usd_per_million = hourly * n / 3600 / total * 1e6;
-      if (spec.tdp_watts > 0) {
-        a.joules_per_sample = spec.tdp_watts * n / total;
-        say("energy: " + fmt(spec.tdp_watts, 0) + " W TDP x " + std::to_string(n) + " / " +
-            fmt(total, 0) + " " + unit + "s/s = " + fmt(a.joules_per_sample, 4) + " J per " + unit +
-            " (TDP: an upper bound)");
-      }
-    }
-    if (spec.price_usd >= 0) a.total_price_usd = spec.price_usd * n;
-    if (!std::isnan(request.budget_usd)) {
-      if (std::isnan(a.total_price_usd)) {
-        say("budget: no purchase price known, budget not checked");
-      } else {
-        a.over_budget = a.total_price_usd > request.budget_usd;
-        say("budget: " + std::to_string(n) + " x " + fmt(spec.price_usd, 0) + " = " +
-            fmt(a.total_price_usd, 0) + " USD " + (a.over_budget ? "exceeds " : "within ") +
-            fmt(request.budget_usd, 0) + " USD");
-      }
-    }
-    out.push_back(std::move(a));
+    out.push_back(advise_gpu(spec, request, w, found));
   }
-
-  auto category = [&](const GpuAdvice& a) {
-    if (!a.fits && !a.fits_sharded) return 4;
-    if (!(a.samples_per_second > 0) || a.latency_status == "misses budget") return 3;
-    if (a.over_budget) return 2;
-    if (!std::isnan(request.budget_usd) && std::isnan(a.total_price_usd)) return 1;
-    return 0;
-  };
-  std::stable_sort(out.begin(), out.end(), [&](const GpuAdvice& x, const GpuAdvice& y) {
-    const int cx = category(x), cy = category(y);
-    if (cx != cy) return cx < cy;
-    // A measured latency within budget beats an unchecked one.
-    const bool mx = x.latency_status == "meets budget", my = y.latency_status == "meets budget";
-    if (mx != my) return mx;
-    const double tx = x.samples_per_second > 0 ? x.samples_per_second : -1;
-    const double ty = y.samples_per_second > 0 ? y.samples_per_second : -1;
-    return tx > ty;
-  });
+  rank(out, request);
   return out;
 }
 

@@ -93,78 +93,84 @@ const GpuSpec* spec_of(const InferenceResult& r, const SpecDatabase* specs, std:
 
 std::string ms_cell(double seconds) { return num(seconds * 1e3, 3); }
 
-void write_inference_sections(std::ostream& out, const std::vector<LoadedInference>& inference,
-                              const SpecDatabase* specs, const HtmlReportOptions& options) {
-  std::map<std::string, std::vector<const LoadedInference*>> by_model;
-  for (const auto& file : inference) by_model[file.result.model].push_back(&file);
-  for (const auto& [model, files] : by_model) {
-    out << "<h2>" << html_escape(model) << " (inference)</h2>\n";
-    std::vector<ChartSeries> curve, serving;
-    std::vector<ChartBar> batch1;
-    for (const LoadedInference* file : files) {
-      const InferenceResult& r = file->result;
-      const std::string label = inference_label(r) + " (" + file->path + ")";
-      ChartSeries series{label, {}};
-      for (const auto& b : r.batches) {
-        series.points.push_back(
-            {b.latency.p50 * 1e3, b.throughput_median, "bs " + std::to_string(b.batch_size)});
-        if (b.batch_size == 1) {
-          batch1.push_back({inference_label(r), b.latency.p50 * 1e3, "measured",
-                            label + ": p50 " + ms_cell(b.latency.p50) + " ms, p99 " +
-                                ms_cell(b.latency.p99) + " ms over " +
-                                std::to_string(b.latency.count) + " calls",
-                            0});
-        }
-      }
-      curve.push_back(series);
-      if (!r.serving.points.empty()) {
-        ChartSeries sim{label + (r.serving_measured ? " [measured]" : " [simulated]"), {}};
-        for (const auto& p : r.serving.points) {
-          sim.points.push_back(
-              {p.achieved_rate, p.latency.p99 * 1e3,
-               num(p.offered_rate, 0) + " req/s" + (p.saturated ? " (sat.)" : "")});
-        }
-        serving.push_back(sim);
+// The charts of one model's inference results: throughput against latency per batch size,
+// batch-1 latency, and any serving curve.
+void write_inference_charts(std::ostream& out, const std::vector<const LoadedInference*>& files) {
+  std::vector<ChartSeries> curve, serving;
+  std::vector<ChartBar> batch1;
+  for (const LoadedInference* file : files) {
+    const InferenceResult& r = file->result;
+    const std::string label = inference_label(r) + " (" + file->path + ")";
+    ChartSeries series{label, {}};
+    for (const auto& b : r.batches) {
+      series.points.push_back(
+          {b.latency.p50 * 1e3, b.throughput_median, "bs " + std::to_string(b.batch_size)});
+      if (b.batch_size == 1) {
+        batch1.push_back({inference_label(r), b.latency.p50 * 1e3, "measured",
+                          label + ": p50 " + ms_cell(b.latency.p50) + " ms, p99 " +
+                              ms_cell(b.latency.p99) + " ms over " +
+                              std::to_string(b.latency.count) + " calls",
+                          0});
       }
     }
-    out << svg_line_chart("Throughput against per-call latency, one point per batch size",
-                          "p50 latency per call, ms", "samples/s (batch / p50)", curve);
-    out << svg_bar_chart("Batch-1 latency per call", "p50, ms (p99 in the tooltip)", batch1);
-    if (!serving.empty()) {
-      out << svg_line_chart("Serving: p99 end-to-end latency against achieved rate",
-                            "achieved requests/s", "p99 latency, ms", serving);
-      out << "<p class=\"note\">[simulated]: a single-server FIFO model with dynamic batching "
-             "and Poisson arrivals, driven by the measured median call time per batch size; not "
-             "a real concurrent server. [measured]: the same policy run in real time, every "
-             "batch executed on the device (docs/inference.md).</p>\n";
-    }
-    out << "<table><tr><th>batch</th><th>p50 ms</th><th>p90 ms</th><th>p95 ms</th><th>p99 "
-           "ms</th><th>max ms</th><th>p99/p50</th><th>samples/s (batch/p50)</th><th>samples/s "
-           "(total)</th><th>% of peak</th><th>samples/J</th></tr>\n";
-    for (const LoadedInference* file : files) {
-      const InferenceResult& r = file->result;
-      const GpuSpec* spec = spec_of(r, specs, nullptr);
-      out << "<tr><th colspan=\"11\">" << html_escape(inference_label(r)) << " — "
-          << html_escape(file->path) << "</th></tr>\n";
-      for (const auto& b : r.batches) {
-        const Efficiency e = compute_efficiency(as_run_record(r, b), spec, options.efficiency);
-        const LatencySummary& l = b.latency;
-        out << "<tr><td class=\"n\">" << b.batch_size;
-        for (double v : {l.p50, l.p90, l.p95, l.p99, l.max}) {
-          out << "</td><td class=\"n\">" << ms_cell(v);
-        }
-        out << "</td><td class=\"n\">" << num(l.tail_ratio(), 3) << "</td><td class=\"n\">"
-            << grouped(b.throughput_median) << "</td><td class=\"n\">"
-            << grouped(b.throughput_overall) << "</td><td class=\"n\">"
-            << num(e.fraction_of_peak * 100, 1) << "</td><td class=\"n\">"
-            << num(e.samples_per_joule, 2)
-            << (e.power_basis.empty() ? "" : " (" + html_escape(e.power_basis) + ")")
-            << "</td></tr>\n";
+    curve.push_back(series);
+    if (!r.serving.points.empty()) {
+      ChartSeries sim{label + (r.serving_measured ? " [measured]" : " [simulated]"), {}};
+      for (const auto& p : r.serving.points) {
+        sim.points.push_back({p.achieved_rate, p.latency.p99 * 1e3,
+                              num(p.offered_rate, 0) + " req/s" + (p.saturated ? " (sat.)" : "")});
       }
+      serving.push_back(sim);
     }
-    out << "</table>\n";
   }
-  if (inference.empty()) return;
+  out << svg_line_chart("Throughput against per-call latency, one point per batch size",
+                        "p50 latency per call, ms", "samples/s (batch / p50)", curve);
+  out << svg_bar_chart("Batch-1 latency per call", "p50, ms (p99 in the tooltip)", batch1);
+  if (!serving.empty()) {
+    out << svg_line_chart("Serving: p99 end-to-end latency against achieved rate",
+                          "achieved requests/s", "p99 latency, ms", serving);
+    out << "<p class=\"note\">[simulated]: a single-server FIFO model with dynamic batching "
+           "and Poisson arrivals, driven by the measured median call time per batch size; not "
+           "a real concurrent server. [measured]: the same policy run in real time, every "
+           "batch executed on the device (docs/inference.md).</p>\n";
+  }
+}
+
+// One model's latency percentiles and efficiency, a row per batch size of each file.
+void write_inference_latency_table(std::ostream& out,
+                                   const std::vector<const LoadedInference*>& files,
+                                   const SpecDatabase* specs, const HtmlReportOptions& options) {
+  out << "<table><tr><th>batch</th><th>p50 ms</th><th>p90 ms</th><th>p95 ms</th><th>p99 "
+         "ms</th><th>max ms</th><th>p99/p50</th><th>samples/s (batch/p50)</th><th>samples/s "
+         "(total)</th><th>% of peak</th><th>samples/J</th></tr>\n";
+  for (const LoadedInference* file : files) {
+    const InferenceResult& r = file->result;
+    const GpuSpec* spec = spec_of(r, specs, nullptr);
+    out << "<tr><th colspan=\"11\">" << html_escape(inference_label(r)) << " — "
+        << html_escape(file->path) << "</th></tr>\n";
+    for (const auto& b : r.batches) {
+      const Efficiency e = compute_efficiency(as_run_record(r, b), spec, options.efficiency);
+      const LatencySummary& l = b.latency;
+      out << "<tr><td class=\"n\">" << b.batch_size;
+      for (double v : {l.p50, l.p90, l.p95, l.p99, l.max}) {
+        out << "</td><td class=\"n\">" << ms_cell(v);
+      }
+      out << "</td><td class=\"n\">" << num(l.tail_ratio(), 3) << "</td><td class=\"n\">"
+          << grouped(b.throughput_median) << "</td><td class=\"n\">"
+          << grouped(b.throughput_overall) << "</td><td class=\"n\">"
+          << num(e.fraction_of_peak * 100, 1) << "</td><td class=\"n\">"
+          << num(e.samples_per_joule, 2)
+          << (e.power_basis.empty() ? "" : " (" + html_escape(e.power_basis) + ")")
+          << "</td></tr>\n";
+    }
+  }
+  out << "</table>\n";
+}
+
+// Where each inference result came from: the file, the GPU and its datasheet entry, the
+// settings, the software and the command.
+void write_inference_files_table(std::ostream& out, const std::vector<LoadedInference>& inference,
+                                 const SpecDatabase* specs) {
   out << "<h2>Inference results</h2>\n<table><tr><th>file</th><th>GPU</th><th>datasheet</th>"
          "<th>setting</th><th>per batch size</th><th>software</th><th>command</th></tr>\n";
   for (const auto& file : inference) {
@@ -187,6 +193,19 @@ void write_inference_sections(std::ostream& out, const std::vector<LoadedInferen
          "after warm-up; throughput = batch / p50; % of peak counts forward FLOPs against the "
          "dense datasheet peak of the precision used; samples/J uses the TDP (no telemetry during "
          "inference runs), a lower bound.</p>\n";
+}
+
+void write_inference_sections(std::ostream& out, const std::vector<LoadedInference>& inference,
+                              const SpecDatabase* specs, const HtmlReportOptions& options) {
+  std::map<std::string, std::vector<const LoadedInference*>> by_model;
+  for (const auto& file : inference) by_model[file.result.model].push_back(&file);
+  for (const auto& [model, files] : by_model) {
+    out << "<h2>" << html_escape(model) << " (inference)</h2>\n";
+    write_inference_charts(out, files);
+    write_inference_latency_table(out, files, specs, options);
+  }
+  if (inference.empty()) return;
+  write_inference_files_table(out, inference, specs);
 }
 
 }  // namespace
@@ -288,10 +307,26 @@ std::string svg_bar_chart(const std::string& title, const std::string& unit,
   return s.str();
 }
 
-std::string svg_line_chart(const std::string& title, const std::string& x_unit,
-                           const std::string& y_unit, const std::vector<ChartSeries>& input) {
+namespace {
+
+// Where a line chart's plot area lies, and how values map onto it.
+struct LineChartFrame {
+  int width = 960, left = 80, right = 20, top = 34, plot_height = 300;
+  int plot_width = width - left - right;
+  int legend_top = top + plot_height + 44, legend_row = 18;
+  double max_x = 1, max_y = 1;
+
+  [[nodiscard]] double px(double x) const { return left + x / max_x * plot_width; }
+  [[nodiscard]] double py(double y) const { return top + plot_height - y / max_y * plot_height; }
+};
+
+std::string tick(double v) { return v >= 100 ? grouped(v) : num(v, v >= 10 ? 1 : 2); }
+
+// The series with only their plottable points (finite, >= 0), each in x order; a series left
+// with none is dropped. `max_x` and `max_y` receive the largest coordinates kept.
+std::vector<ChartSeries> plottable_series(const std::vector<ChartSeries>& input, double& max_x,
+                                          double& max_y) {
   std::vector<ChartSeries> series;
-  double max_x = 0, max_y = 0;
   for (const auto& line : input) {
     ChartSeries kept{line.name, {}};
     for (const auto& p : line.points) {
@@ -305,37 +340,22 @@ std::string svg_line_chart(const std::string& title, const std::string& x_unit,
               [](const ChartPoint& a, const ChartPoint& b) { return a.x < b.x; });
     if (!kept.points.empty()) series.push_back(kept);
   }
-  std::ostringstream s;
-  if (series.empty()) {
-    s << "<p class=\"note\">" << html_escape(title) << ": no data.</p>\n";
-    return s.str();
-  }
-  if (!(max_x > 0)) max_x = 1;
-  if (!(max_y > 0)) max_y = 1;
-  max_x *= 1.08;  // room for the point labels
-  max_y *= 1.08;
-  const int width = 960, left = 80, right = 20, top = 34, plot_height = 300;
-  const int legend_top = top + plot_height + 44, legend_row = 18;
-  const int height = legend_top + legend_row * static_cast<int>(series.size()) + 8;
-  const int plot_width = width - left - right;
-  auto px = [&](double x) { return left + x / max_x * plot_width; };
-  auto py = [&](double y) { return top + plot_height - y / max_y * plot_height; };
-  auto tick = [](double v) { return v >= 100 ? grouped(v) : num(v, v >= 10 ? 1 : 2); };
-  s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height
-    << "\" viewBox=\"0 0 " << width << " " << height << "\" role=\"img\" aria-label=\""
-    << html_escape(title) << "\">\n";
-  s << "<text x=\"0\" y=\"18\" font-size=\"15\" font-weight=\"bold\">" << html_escape(title)
-    << "</text>\n";
-  // Axes with five ticks each, from 0.
+  return series;
+}
+
+// The grid with five ticks on each axis from 0, the frame and the axis titles.
+void write_line_chart_axes(std::ostream& s, const LineChartFrame& f, const std::string& x_unit,
+                           const std::string& y_unit) {
+  const int top = f.top, left = f.left, plot_width = f.plot_width, plot_height = f.plot_height;
   for (int i = 0; i <= 4; ++i) {
-    const double fx = max_x * i / 4, fy = max_y * i / 4;
-    s << "<line x1=\"" << num(px(fx), 1) << "\" x2=\"" << num(px(fx), 1) << "\" y1=\"" << top
+    const double fx = f.max_x * i / 4, fy = f.max_y * i / 4;
+    s << "<line x1=\"" << num(f.px(fx), 1) << "\" x2=\"" << num(f.px(fx), 1) << "\" y1=\"" << top
       << "\" y2=\"" << top + plot_height << "\" stroke=\"#eee\"/>";
-    s << "<line x1=\"" << left << "\" x2=\"" << left + plot_width << "\" y1=\"" << num(py(fy), 1)
-      << "\" y2=\"" << num(py(fy), 1) << "\" stroke=\"#eee\"/>";
-    s << "<text x=\"" << num(px(fx), 1) << "\" y=\"" << top + plot_height + 16
+    s << "<line x1=\"" << left << "\" x2=\"" << left + plot_width << "\" y1=\"" << num(f.py(fy), 1)
+      << "\" y2=\"" << num(f.py(fy), 1) << "\" stroke=\"#eee\"/>";
+    s << "<text x=\"" << num(f.px(fx), 1) << "\" y=\"" << top + plot_height + 16
       << "\" font-size=\"11\" text-anchor=\"middle\">" << tick(fx) << "</text>";
-    s << "<text x=\"" << left - 6 << "\" y=\"" << num(py(fy) + 4, 1)
+    s << "<text x=\"" << left - 6 << "\" y=\"" << num(f.py(fy) + 4, 1)
       << "\" font-size=\"11\" text-anchor=\"end\">" << tick(fy) << "</text>\n";
   }
   s << "<rect x=\"" << left << "\" y=\"" << top << "\" width=\"" << plot_width << "\" height=\""
@@ -345,28 +365,60 @@ std::string svg_line_chart(const std::string& title, const std::string& x_unit,
   s << "<text x=\"14\" y=\"" << top + plot_height / 2 << "\" font-size=\"12\" "
     << "text-anchor=\"middle\" transform=\"rotate(-90 14 " << top + plot_height / 2 << ")\">"
     << html_escape(y_unit) << "</text>\n";
-  for (std::size_t i = 0; i < series.size(); ++i) {
-    const char* colour = kPalette[i % (sizeof kPalette / sizeof kPalette[0])];
-    const auto& line = series[i];
-    s << "<g><title>" << html_escape(line.name) << "</title><polyline class=\"line\" fill=\"none\" "
-      << "stroke=\"" << colour << "\" stroke-width=\"2\" points=\"";
-    for (const auto& p : line.points) s << num(px(p.x), 1) << "," << num(py(p.y), 1) << " ";
-    s << "\"/>";
-    for (const auto& p : line.points) {
-      s << "<circle cx=\"" << num(px(p.x), 1) << "\" cy=\"" << num(py(p.y), 1)
-        << "\" r=\"3.5\" fill=\"" << colour << "\"><title>" << html_escape(line.name) << ": "
-        << html_escape(p.label) << ", " << tick(p.x) << " " << html_escape(x_unit) << ", "
-        << tick(p.y) << " " << html_escape(y_unit) << "</title></circle>";
-      if (!p.label.empty()) {
-        s << "<text x=\"" << num(px(p.x) + 5, 1) << "\" y=\"" << num(py(p.y) - 5, 1)
-          << "\" font-size=\"10\" fill=\"" << colour << "\">" << html_escape(p.label) << "</text>";
-      }
+}
+
+// Series `index`: its line, its points with their labels and tooltips, and its legend entry.
+void write_line_chart_series(std::ostream& s, const LineChartFrame& f, const ChartSeries& line,
+                             std::size_t index, const std::string& x_unit,
+                             const std::string& y_unit) {
+  const char* colour = kPalette[index % (sizeof kPalette / sizeof kPalette[0])];
+  s << "<g><title>" << html_escape(line.name) << "</title><polyline class=\"line\" fill=\"none\" "
+    << "stroke=\"" << colour << "\" stroke-width=\"2\" points=\"";
+  for (const auto& p : line.points) s << num(f.px(p.x), 1) << "," << num(f.py(p.y), 1) << " ";
+  s << "\"/>";
+  for (const auto& p : line.points) {
+    s << "<circle cx=\"" << num(f.px(p.x), 1) << "\" cy=\"" << num(f.py(p.y), 1)
+      << "\" r=\"3.5\" fill=\"" << colour << "\"><title>" << html_escape(line.name) << ": "
+      << html_escape(p.label) << ", " << tick(p.x) << " " << html_escape(x_unit) << ", "
+      << tick(p.y) << " " << html_escape(y_unit) << "</title></circle>";
+    if (!p.label.empty()) {
+      s << "<text x=\"" << num(f.px(p.x) + 5, 1) << "\" y=\"" << num(f.py(p.y) - 5, 1)
+        << "\" font-size=\"10\" fill=\"" << colour << "\">" << html_escape(p.label) << "</text>";
     }
-    s << "</g>\n";
-    const int ly = legend_top + legend_row * static_cast<int>(i);
-    s << "<rect x=\"" << left << "\" y=\"" << ly << "\" width=\"12\" height=\"12\" fill=\""
-      << colour << "\"/><text x=\"" << left + 16 << "\" y=\"" << ly + 11 << "\" font-size=\"12\">"
-      << html_escape(line.name) << "</text>\n";
+  }
+  s << "</g>\n";
+  const int ly = f.legend_top + f.legend_row * static_cast<int>(index);
+  s << "<rect x=\"" << f.left << "\" y=\"" << ly << "\" width=\"12\" height=\"12\" fill=\""
+    << colour << "\"/><text x=\"" << f.left + 16 << "\" y=\"" << ly + 11 << "\" font-size=\"12\">"
+    << html_escape(line.name) << "</text>\n";
+}
+
+}  // namespace
+
+std::string svg_line_chart(const std::string& title, const std::string& x_unit,
+                           const std::string& y_unit, const std::vector<ChartSeries>& input) {
+  double max_x = 0, max_y = 0;
+  const std::vector<ChartSeries> series = plottable_series(input, max_x, max_y);
+  std::ostringstream s;
+  if (series.empty()) {
+    s << "<p class=\"note\">" << html_escape(title) << ": no data.</p>\n";
+    return s.str();
+  }
+  if (!(max_x > 0)) max_x = 1;
+  if (!(max_y > 0)) max_y = 1;
+  LineChartFrame f;
+  f.max_x = max_x * 1.08;  // room for the point labels
+  f.max_y = max_y * 1.08;
+  const int width = f.width;
+  const int height = f.legend_top + f.legend_row * static_cast<int>(series.size()) + 8;
+  s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height
+    << "\" viewBox=\"0 0 " << width << " " << height << "\" role=\"img\" aria-label=\""
+    << html_escape(title) << "\">\n";
+  s << "<text x=\"0\" y=\"18\" font-size=\"15\" font-weight=\"bold\">" << html_escape(title)
+    << "</text>\n";
+  write_line_chart_axes(s, f, x_unit, y_unit);
+  for (std::size_t i = 0; i < series.size(); ++i) {
+    write_line_chart_series(s, f, series[i], i, x_unit, y_unit);
   }
   s << "</svg>\n";
   return s.str();
@@ -378,20 +430,19 @@ void write_html_report(std::ostream& out, const std::vector<LoadedRun>& runs,
   write_results_report(out, LoadedResults{runs, {}}, specs, published, options);
 }
 
-void write_results_report(std::ostream& out, const LoadedResults& results,
-                          const SpecDatabase* specs, const std::vector<PublishedResult>& published,
-                          const HtmlReportOptions& options) {
-  const std::vector<LoadedRun>& runs = results.runs;
-  if (results.empty() && published.empty()) {
-    throw ConfigError("report: no result files and no published figures to show");
-  }
-  struct Row {
-    const LoadedRun* run;
-    const GpuSpec* spec;
-    std::string match_reason;
-    Efficiency eff;
-  };
-  std::vector<Row> rows;
+namespace {
+
+// A training run with its datasheet entry and the efficiency figures computed from both.
+struct RunRow {
+  const LoadedRun* run;
+  const GpuSpec* spec;
+  std::string match_reason;
+  Efficiency eff;
+};
+
+std::vector<RunRow> run_rows(const std::vector<LoadedRun>& runs, const SpecDatabase* specs,
+                             const HtmlReportOptions& options) {
+  std::vector<RunRow> rows;
   for (const auto& run : runs) {
     const RunRecord& r = run.record;
     SpecMatch m;
@@ -401,25 +452,30 @@ void write_results_report(std::ostream& out, const LoadedResults& results,
       m.reason = "no spec database loaded";
     rows.push_back({&run, m.spec, m.reason, compute_efficiency(r, m.spec, options.efficiency)});
   }
-  // Charts group by model so that bars on one axis share a unit of work.
-  std::map<std::string, std::vector<const Row*>> by_model;
-  for (const auto& row : rows) by_model[row.run->record.config.model].push_back(&row);
+  return rows;
+}
 
+void write_page_head(std::ostream& out, const HtmlReportOptions& options, std::size_t files) {
   out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>"
       << html_escape(options.title) << "</title>\n<style>" << kStyle << "</style></head><body>\n";
   out << "<h1>" << html_escape(options.title) << "</h1>\n";
   if (!options.subtitle.empty())
     out << "<p class=\"sub\">" << html_escape(options.subtitle) << "</p>\n";
-  out << "<p class=\"note\">" << runs.size() + results.inference.size()
-      << " result file(s). Peaks are dense datasheet figures "
+  out << "<p class=\"note\">" << files << " result file(s). Peaks are dense datasheet figures "
       << "for the precision used (fp16/bf16: tensor cores with FP32 accumulation). Published "
          "figures "
       << "come from other software stacks and are labelled <span "
          "class=\"tag\">published</span>.</p>\n";
+}
 
+// Throughput, fraction of peak and samples per joule of the training runs. Charts group by
+// model so that bars on one axis share a unit of work.
+void write_training_charts(std::ostream& out, const std::vector<RunRow>& rows) {
+  std::map<std::string, std::vector<const RunRow*>> by_model;
+  for (const auto& row : rows) by_model[row.run->record.config.model].push_back(&row);
   for (const auto& [model, members] : by_model) {
     std::vector<ChartBar> throughput, fraction, per_joule;
-    for (const Row* row : members) {
+    for (const RunRow* row : members) {
       const RunRecord& r = row->run->record;
       const std::string label = run_label(r);
       throughput.push_back({label, median_of(r), "measured",
@@ -438,8 +494,11 @@ void write_results_report(std::ostream& out, const LoadedResults& results,
     out << svg_bar_chart("Fraction of datasheet dense peak", "% of peak", fraction);
     out << svg_bar_chart("Samples per joule", "samples/J; TDP-based where not measured", per_joule);
   }
+}
 
-  // Measured ResNet-50 training beside published figures: the comparison the GPU guides make.
+// Measured ResNet-50 training beside published figures: the comparison the GPU guides make.
+void write_resnet50_beside_published(std::ostream& out, const std::vector<RunRow>& rows,
+                                     const std::vector<PublishedResult>& published) {
   std::vector<ChartBar> beside;
   for (const auto& row : rows) {
     const RunRecord& r = row.run->record;
@@ -453,71 +512,94 @@ void write_results_report(std::ostream& out, const LoadedResults& results,
     if (p.gpu_count > 1) label += " (per GPU of " + std::to_string(p.gpu_count) + ")";
     beside.push_back({label, p.per_gpu(), "published", p.setup + " — " + p.source, 0});
   }
-  if (!beside.empty()) {
-    out << "<h2>ResNet-50 training: measured beside published (per GPU)</h2>\n";
-    out << svg_bar_chart("ResNet-50 v1.5 training throughput per GPU", "images/s", beside);
-  }
+  if (beside.empty()) return;
+  out << "<h2>ResNet-50 training: measured beside published (per GPU)</h2>\n";
+  out << svg_bar_chart("ResNet-50 v1.5 training throughput per GPU", "images/s", beside);
+}
 
+void write_runs_table(std::ostream& out, const std::vector<RunRow>& rows) {
+  out << "<h2>Runs</h2>\n<table><tr><th>file</th><th>GPU</th><th>datasheet</th><th>workload</th>"
+         "<th>samples/s</th><th>±95% CI</th><th>TFLOP/s</th><th>% of peak</th><th>samples/J</th>"
+         "<th>USD / M samples</th><th>90 epochs ImageNet</th><th>software</th></tr>\n";
+  for (const auto& row : rows) {
+    const RunRecord& r = row.run->record;
+    const Efficiency& e = row.eff;
+    out << "<tr><td>" << html_escape(row.run->path) << "</td><td>" << html_escape(r.device.name)
+        << "</td><td>" << html_escape(row.spec != nullptr ? row.spec->name : "no datasheet entry")
+        << "</td><td>" << html_escape(workload_key(r).label()) << "</td><td class=\"n\">"
+        << grouped(median_of(r)) << "</td><td class=\"n\">"
+        << (r.throughput.count > 1 ? num(r.throughput.ci95_half_width(), 1) : "n/a")
+        << "</td><td class=\"n\">" << num(e.achieved_flops_per_second / 1e12, 1)
+        << "</td><td class=\"n\">" << num(e.fraction_of_peak * 100, 1) << "</td><td class=\"n\">"
+        << num(e.samples_per_joule, 2)
+        << (e.power_basis.empty() ? "" : " (" + html_escape(e.power_basis) + ")")
+        << "</td><td class=\"n\">" << num(e.cost_usd_per_million_samples, 3)
+        << "</td><td class=\"n\">"
+        << (std::isfinite(e.imagenet_90_epochs_seconds)
+                ? num(e.imagenet_90_epochs_seconds / 3600, 1) + " h"
+                : "n/a")
+        << "</td><td>"
+        << html_escape("LibTorch " + r.device.libtorch_version + ", CUDA " +
+                       r.device.cuda_runtime_version + ", driver " + r.device.driver_version)
+        << "</td></tr>\n";
+  }
+  out << "</table>\n";
+}
+
+// The cost basis (the last run's that has one), then per run how its datasheet entry was
+// matched, the efficiency notes and the run's own warnings.
+void write_run_notes(std::ostream& out, const std::vector<RunRow>& rows) {
+  out << "<p class=\"note\">Cost basis: ";
+  std::string basis;
+  for (const auto& row : rows) {
+    if (!row.eff.cost_basis.empty()) basis = row.eff.cost_basis;
+  }
+  out << html_escape(basis.empty() ? "no price known" : basis)
+      << ". Notes:</p><ul class=\"note\">\n";
+  for (const auto& row : rows) {
+    out << "<li>" << html_escape(row.run->path) << ": " << html_escape(row.match_reason);
+    for (const auto& n : row.eff.notes) out << "; " << html_escape(n);
+    for (const auto& w : row.run->record.warnings) out << "; warning: " << html_escape(w);
+    out << "</li>\n";
+  }
+  out << "</ul>\n";
+}
+
+void write_published_table(std::ostream& out, const std::vector<PublishedResult>& published) {
+  out << "<h2>Published figures <span "
+         "class=\"tag\">published</span></h2>\n<table><tr><th>GPU</th>"
+         "<th>precision</th><th>images/s (total)</th><th>per "
+         "GPU</th><th>setup</th><th>source</th></tr>\n";
+  for (const auto& p : published) {
+    out << "<tr><td>" << html_escape(p.gpu) << "</td><td>" << html_escape(p.precision)
+        << "</td><td class=\"n\">" << grouped(p.images_per_second_low)
+        << (p.images_per_second_high > p.images_per_second_low
+                ? "–" + grouped(p.images_per_second_high)
+                : "")
+        << "</td><td class=\"n\">" << grouped(p.per_gpu()) << "</td><td>" << html_escape(p.setup)
+        << "</td><td>" << html_escape(p.source) << "</td></tr>\n";
+  }
+  out << "</table>\n";
+}
+
+}  // namespace
+
+void write_results_report(std::ostream& out, const LoadedResults& results,
+                          const SpecDatabase* specs, const std::vector<PublishedResult>& published,
+                          const HtmlReportOptions& options) {
+  if (results.empty() && published.empty()) {
+    throw ConfigError("report: no result files and no published figures to show");
+  }
+  const std::vector<RunRow> rows = run_rows(results.runs, specs, options);
+  write_page_head(out, options, results.runs.size() + results.inference.size());
+  write_training_charts(out, rows);
+  write_resnet50_beside_published(out, rows, published);
   write_inference_sections(out, results.inference, specs, options);
-
   if (!rows.empty()) {
-    out << "<h2>Runs</h2>\n<table><tr><th>file</th><th>GPU</th><th>datasheet</th><th>workload</th>"
-           "<th>samples/s</th><th>±95% CI</th><th>TFLOP/s</th><th>% of peak</th><th>samples/J</th>"
-           "<th>USD / M samples</th><th>90 epochs ImageNet</th><th>software</th></tr>\n";
-    for (const auto& row : rows) {
-      const RunRecord& r = row.run->record;
-      const Efficiency& e = row.eff;
-      out << "<tr><td>" << html_escape(row.run->path) << "</td><td>" << html_escape(r.device.name)
-          << "</td><td>" << html_escape(row.spec != nullptr ? row.spec->name : "no datasheet entry")
-          << "</td><td>" << html_escape(workload_key(r).label()) << "</td><td class=\"n\">"
-          << grouped(median_of(r)) << "</td><td class=\"n\">"
-          << (r.throughput.count > 1 ? num(r.throughput.ci95_half_width(), 1) : "n/a")
-          << "</td><td class=\"n\">" << num(e.achieved_flops_per_second / 1e12, 1)
-          << "</td><td class=\"n\">" << num(e.fraction_of_peak * 100, 1) << "</td><td class=\"n\">"
-          << num(e.samples_per_joule, 2)
-          << (e.power_basis.empty() ? "" : " (" + html_escape(e.power_basis) + ")")
-          << "</td><td class=\"n\">" << num(e.cost_usd_per_million_samples, 3)
-          << "</td><td class=\"n\">"
-          << (std::isfinite(e.imagenet_90_epochs_seconds)
-                  ? num(e.imagenet_90_epochs_seconds / 3600, 1) + " h"
-                  : "n/a")
-          << "</td><td>"
-          << html_escape("LibTorch " + r.device.libtorch_version + ", CUDA " +
-                         r.device.cuda_runtime_version + ", driver " + r.device.driver_version)
-          << "</td></tr>\n";
-    }
-    out << "</table>\n<p class=\"note\">Cost basis: ";
-    std::string basis;
-    for (const auto& row : rows) {
-      if (!row.eff.cost_basis.empty()) basis = row.eff.cost_basis;
-    }
-    out << html_escape(basis.empty() ? "no price known" : basis)
-        << ". Notes:</p><ul class=\"note\">\n";
-    for (const auto& row : rows) {
-      out << "<li>" << html_escape(row.run->path) << ": " << html_escape(row.match_reason);
-      for (const auto& n : row.eff.notes) out << "; " << html_escape(n);
-      for (const auto& w : row.run->record.warnings) out << "; warning: " << html_escape(w);
-      out << "</li>\n";
-    }
-    out << "</ul>\n";
+    write_runs_table(out, rows);
+    write_run_notes(out, rows);
   }
-
-  if (!published.empty()) {
-    out << "<h2>Published figures <span "
-           "class=\"tag\">published</span></h2>\n<table><tr><th>GPU</th>"
-           "<th>precision</th><th>images/s (total)</th><th>per "
-           "GPU</th><th>setup</th><th>source</th></tr>\n";
-    for (const auto& p : published) {
-      out << "<tr><td>" << html_escape(p.gpu) << "</td><td>" << html_escape(p.precision)
-          << "</td><td class=\"n\">" << grouped(p.images_per_second_low)
-          << (p.images_per_second_high > p.images_per_second_low
-                  ? "–" + grouped(p.images_per_second_high)
-                  : "")
-          << "</td><td class=\"n\">" << grouped(p.per_gpu()) << "</td><td>" << html_escape(p.setup)
-          << "</td><td>" << html_escape(p.source) << "</td></tr>\n";
-    }
-    out << "</table>\n";
-  }
+  if (!published.empty()) write_published_table(out, published);
   out << "<p class=\"note\">Generated by gpuperf. Self-contained: no scripts, no external "
          "resources.</p>\n</body></html>\n";
 }

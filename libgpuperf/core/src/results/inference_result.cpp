@@ -50,6 +50,114 @@ std::string ms(double seconds) {
   return out.str();
 }
 
+// The top-level fields: what was run, on what, and how it ended.
+void read_run_fields(const detail::JsonReader& r, InferenceResult& out) {
+  out.timestamp_utc = r.string("timestamp_utc");
+  out.command = r.string("command");
+  out.model = r.string("model");
+  out.device = r.string("device");
+  out.device_name = r.string("device_name");
+  // Written since inference results joined compare/report/advise; older files name the device
+  // only, which is enough to match it in the datasheet database by name.
+  if (r.has("fingerprint")) {
+    out.fingerprint = detail::read_device(r.child("fingerprint"));
+  } else {
+    out.fingerprint.name = out.device_name;
+    out.fingerprint.kind = out.device.substr(0, out.device.find(':'));
+  }
+  if (r.has("input_shape")) out.input_shape = r.integers("input_shape");
+  if (r.has("cudnn_benchmark")) out.cudnn_benchmark = r.boolean("cudnn_benchmark");
+  if (r.has("seed")) out.seed = r.integer("seed");
+  out.precision = r.string("precision");
+  out.memory_format = r.string("memory_format");
+  out.cuda_graph = r.boolean("cuda_graph");
+  out.graph_fallback_reason = r.string("graph_fallback_reason");
+  // Added with kernel fusion: results before it fused nothing.
+  out.kernel_fusion = r.has("kernel_fusion") ? r.string("kernel_fusion") : "none";
+  out.timer = r.string("timer");
+  out.warmup = static_cast<int>(r.integer("warmup"));
+  out.iterations = static_cast<int>(r.integer("iterations"));
+  out.stop_reason = r.string("stop_reason");
+  out.out_of_memory = r.boolean("out_of_memory");
+}
+
+// One element of "batches"; a batch size already among `earlier` is an error.
+BatchSizeResult read_batch(const detail::JsonReader& b,
+                           const std::vector<BatchSizeResult>& earlier) {
+  BatchSizeResult batch;
+  batch.batch_size = b.integer("batch_size");
+  if (batch.batch_size < 1) {
+    b.fail(b.field("batch_size"), "must be >= 1, got " + std::to_string(batch.batch_size));
+  }
+  for (const auto& e : earlier) {
+    if (e.batch_size == batch.batch_size) {
+      b.fail(b.field("batch_size"), std::to_string(batch.batch_size) + " appears twice");
+    }
+  }
+  batch.latency = read_latency(b.child("latency"));
+  batch.throughput_median = b.number("throughput_median");
+  batch.throughput_overall = b.number("throughput_overall");
+  batch.iterations = b.integer("iterations");
+  batch.total_seconds = b.number("total_seconds");
+  if (b.has("latencies_s")) {
+    batch.latencies = b.numbers("latencies_s");
+    if (batch.latencies.size() > std::min(batch.latency.count, kMaxStoredLatencies)) {
+      b.fail(b.field("latencies_s"), "holds " + std::to_string(batch.latencies.size()) +
+                                         " values, more than latency.count (" +
+                                         std::to_string(batch.latency.count) + ") or " +
+                                         std::to_string(kMaxStoredLatencies));
+    }
+    for (double v : batch.latencies) {
+      if (!(v >= 0) || !std::isfinite(v)) b.fail(b.field("latencies_s"), "holds a bad duration");
+    }
+  }
+  return batch;
+}
+
+void read_batches(const detail::JsonReader& r, InferenceResult& out) {
+  const nlohmann::json& batches = r.at("batches");
+  if (!batches.is_array()) r.fail("batches", "is not an array");
+  if (batches.empty()) r.fail("batches", "is empty: no batch size was measured");
+  for (std::size_t i = 0; i < batches.size(); ++i) {
+    out.batches.push_back(read_batch(r.element("batches", i), out.batches));
+  }
+}
+
+// One point of the serving sweep; the sweep's options fill what a point does not store.
+ServingResult read_serving_point(const detail::JsonReader& p, const ServingOptions& options) {
+  ServingResult point;
+  point.offered_rate = p.number("offered_rate");
+  point.arrival_rate = p.number("arrival_rate");
+  point.achieved_rate = p.number("achieved_rate");
+  point.capacity = p.number("capacity");
+  point.latency = read_latency(p.child("latency"));
+  point.mean_wait = p.number("mean_wait_s");
+  point.mean_service = p.number("mean_service_s");
+  point.mean_batch_size = p.number("mean_batch_size");
+  point.batches = p.integer("batches");
+  point.saturated = p.boolean("saturated");
+  point.saturation_reason = p.string("saturation_reason");
+  point.requests = p.has("requests") ? p.integer("requests") : options.requests;
+  point.max_batch = options.max_batch;
+  point.max_queue_delay = options.max_queue_delay;
+  return point;
+}
+
+void read_serving(const detail::JsonReader& s, InferenceResult& out) {
+  // Files before the measured mode hold only simulated sweeps.
+  out.serving_measured = s.has("simulated") && !s.boolean("simulated");
+  out.serving_options.max_batch = s.integer("max_batch");
+  out.serving_options.max_queue_delay = s.number("max_queue_delay_s");
+  out.serving_options.requests = s.integer("requests");
+  out.serving_options.seed = static_cast<std::uint64_t>(s.integer("seed"));
+  out.serving.reached_saturation = s.boolean("reached_saturation");
+  const nlohmann::json& points = s.at("points");
+  if (!points.is_array()) s.fail(s.field("points"), "is not an array");
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    out.serving.points.push_back(read_serving_point(s.element("points", i), out.serving_options));
+  }
+}
+
 }  // namespace
 
 std::vector<std::int64_t> sweep_batch_sizes(const std::vector<std::int64_t>& list,
@@ -209,109 +317,17 @@ std::string inference_result_json(const InferenceResult& r) {
 }
 
 InferenceResult inference_result_from_json(const std::string& text) {
-  using detail::JsonReader;
   const std::string what = "inference result";
   const nlohmann::json parsed = detail::parse_json(text, what);
-  const JsonReader r(parsed, what, "");
+  const detail::JsonReader r(parsed, what, "");
   InferenceResult out;
   const std::string schema = r.string("schema");
   if (schema != kInferenceSchema) {
     r.fail("schema", "is '" + schema + "', expected '" + kInferenceSchema + "'");
   }
-  out.timestamp_utc = r.string("timestamp_utc");
-  out.command = r.string("command");
-  out.model = r.string("model");
-  out.device = r.string("device");
-  out.device_name = r.string("device_name");
-  // Written since inference results joined compare/report/advise; older files name the device
-  // only, which is enough to match it in the datasheet database by name.
-  if (r.has("fingerprint")) {
-    out.fingerprint = detail::read_device(r.child("fingerprint"));
-  } else {
-    out.fingerprint.name = out.device_name;
-    out.fingerprint.kind = out.device.substr(0, out.device.find(':'));
-  }
-  if (r.has("input_shape")) out.input_shape = r.integers("input_shape");
-  if (r.has("cudnn_benchmark")) out.cudnn_benchmark = r.boolean("cudnn_benchmark");
-  if (r.has("seed")) out.seed = r.integer("seed");
-  out.precision = r.string("precision");
-  out.memory_format = r.string("memory_format");
-  out.cuda_graph = r.boolean("cuda_graph");
-  out.graph_fallback_reason = r.string("graph_fallback_reason");
-  // Added with kernel fusion: results before it fused nothing.
-  out.kernel_fusion = r.has("kernel_fusion") ? r.string("kernel_fusion") : "none";
-  out.timer = r.string("timer");
-  out.warmup = static_cast<int>(r.integer("warmup"));
-  out.iterations = static_cast<int>(r.integer("iterations"));
-  out.stop_reason = r.string("stop_reason");
-  out.out_of_memory = r.boolean("out_of_memory");
-
-  const nlohmann::json& batches = r.at("batches");
-  if (!batches.is_array()) r.fail("batches", "is not an array");
-  if (batches.empty()) r.fail("batches", "is empty: no batch size was measured");
-  for (std::size_t i = 0; i < batches.size(); ++i) {
-    const JsonReader b = r.element("batches", i);
-    BatchSizeResult batch;
-    batch.batch_size = b.integer("batch_size");
-    if (batch.batch_size < 1) {
-      b.fail(b.field("batch_size"), "must be >= 1, got " + std::to_string(batch.batch_size));
-    }
-    for (const auto& earlier : out.batches) {
-      if (earlier.batch_size == batch.batch_size) {
-        b.fail(b.field("batch_size"), std::to_string(batch.batch_size) + " appears twice");
-      }
-    }
-    batch.latency = read_latency(b.child("latency"));
-    batch.throughput_median = b.number("throughput_median");
-    batch.throughput_overall = b.number("throughput_overall");
-    batch.iterations = b.integer("iterations");
-    batch.total_seconds = b.number("total_seconds");
-    if (b.has("latencies_s")) {
-      batch.latencies = b.numbers("latencies_s");
-      if (batch.latencies.size() > std::min(batch.latency.count, kMaxStoredLatencies)) {
-        b.fail(b.field("latencies_s"), "holds " + std::to_string(batch.latencies.size()) +
-                                           " values, more than latency.count (" +
-                                           std::to_string(batch.latency.count) + ") or " +
-                                           std::to_string(kMaxStoredLatencies));
-      }
-      for (double v : batch.latencies) {
-        if (!(v >= 0) || !std::isfinite(v)) b.fail(b.field("latencies_s"), "holds a bad duration");
-      }
-    }
-    out.batches.push_back(std::move(batch));
-  }
-
-  if (r.has("serving")) {
-    const JsonReader s = r.child("serving");
-    // Files before the measured mode hold only simulated sweeps.
-    out.serving_measured = s.has("simulated") && !s.boolean("simulated");
-    out.serving_options.max_batch = s.integer("max_batch");
-    out.serving_options.max_queue_delay = s.number("max_queue_delay_s");
-    out.serving_options.requests = s.integer("requests");
-    out.serving_options.seed = static_cast<std::uint64_t>(s.integer("seed"));
-    out.serving.reached_saturation = s.boolean("reached_saturation");
-    const nlohmann::json& points = s.at("points");
-    if (!points.is_array()) s.fail(s.field("points"), "is not an array");
-    for (std::size_t i = 0; i < points.size(); ++i) {
-      const JsonReader p = s.element("points", i);
-      ServingResult point;
-      point.offered_rate = p.number("offered_rate");
-      point.arrival_rate = p.number("arrival_rate");
-      point.achieved_rate = p.number("achieved_rate");
-      point.capacity = p.number("capacity");
-      point.latency = read_latency(p.child("latency"));
-      point.mean_wait = p.number("mean_wait_s");
-      point.mean_service = p.number("mean_service_s");
-      point.mean_batch_size = p.number("mean_batch_size");
-      point.batches = p.integer("batches");
-      point.saturated = p.boolean("saturated");
-      point.saturation_reason = p.string("saturation_reason");
-      point.requests = p.has("requests") ? p.integer("requests") : out.serving_options.requests;
-      point.max_batch = out.serving_options.max_batch;
-      point.max_queue_delay = out.serving_options.max_queue_delay;
-      out.serving.points.push_back(std::move(point));
-    }
-  }
+  read_run_fields(r, out);
+  read_batches(r, out);
+  if (r.has("serving")) read_serving(r.child("serving"), out);
   return out;
 }
 

@@ -167,26 +167,10 @@ void EfficiencyOptions::validate() const {
   check(measured_power_watts, "measured_power_watts", true);
 }
 
-Efficiency compute_efficiency(const EfficiencyInput& input, const GpuSpec* spec,
-                              const EfficiencyOptions& options) {
-  options.validate();
-  Efficiency e;
-  e.samples_per_second = input.samples_per_second;
-  if (!(e.samples_per_second > 0) || !std::isfinite(e.samples_per_second)) {
-    e.notes.push_back("no positive throughput in the record: nothing derived");
-    e.samples_per_second = kNaN;
-    return e;
-  }
-  if (spec == nullptr) e.notes.push_back("no datasheet entry: no peak, TDP or price");
+namespace {
 
-  const auto count = count_model(input.model);
-  if (count) {
-    e.flops_per_sample = count->flops_for(input.workload);
-    e.achieved_flops_per_second = e.flops_per_sample * e.samples_per_second;
-  } else {
-    e.notes.push_back("model '" + input.model + "' has no FLOP count");
-  }
-
+// The datasheet peak for the run's precision, and the fraction of it achieved.
+void add_peak(Efficiency& e, const EfficiencyInput& input, const GpuSpec* spec) {
   std::string note;
   e.peak_key = peak_key_for_precision(input.precision, spec, &note);
   if (!note.empty()) e.notes.push_back(note);
@@ -200,7 +184,12 @@ Efficiency compute_efficiency(const EfficiencyInput& input, const GpuSpec* spec,
                         (peak == 0 ? "does not exist" : "is not confirmed"));
     }
   }
+}
 
+// The power behind samples per joule: measured (given, or recorded in the run), else the TDP,
+// else the power limit.
+void add_power(Efficiency& e, const EfficiencyInput& input, const GpuSpec* spec,
+               const EfficiencyOptions& options) {
   double measured = options.measured_power_watts;
   if (std::isnan(measured) && input.measured_power_watts > 0) measured = input.measured_power_watts;
   if (measured > 0) {
@@ -220,36 +209,63 @@ Efficiency compute_efficiency(const EfficiencyInput& input, const GpuSpec* spec,
   if (std::isnan(options.measured_power_watts) && input.measured_samples_per_joule > 0) {
     e.samples_per_joule = input.measured_samples_per_joule;
   }
+}
 
+// Cost per million samples: at a rental price, else a purchase price written off over the
+// amortization period plus the energy at the power found above.
+void add_cost(Efficiency& e, const GpuSpec* spec, const EfficiencyOptions& options) {
   const double seconds_per_million = 1e6 / e.samples_per_second;
   if (options.price_per_hour_usd >= 0) {
     e.cost_usd_per_million_samples = options.price_per_hour_usd * seconds_per_million / 3600;
     e.cost_basis = "rental at " + format(options.price_per_hour_usd) + " USD per GPU-hour";
-  } else {
-    const double price = options.purchase_price_usd >= 0
-                             ? options.purchase_price_usd
-                             : (spec != nullptr ? spec->price_usd : kNaN);
-    if (price >= 0) {
-      const double hours = options.amortization_years * 365.25 * 24;
-      const double capital = price / hours * seconds_per_million / 3600;
-      double energy = 0;
-      if (e.power_watts > 0) {
-        energy =
-            e.power_watts / 1000 * seconds_per_million / 3600 * options.electricity_usd_per_kwh;
-      }
-      e.cost_usd_per_million_samples = capital + energy;
-      e.cost_basis = "purchase " + format(price) + " USD written off over " +
-                     format(options.amortization_years) + " years of 24/7 use";
-      if (e.power_watts > 0) {
-        e.cost_basis += ", plus energy at " + format(options.electricity_usd_per_kwh) +
-                        " USD/kWh and " + format(e.power_watts) + " W (" + e.power_basis + ")";
-      }
-      e.cost_basis += "; host, cooling and idle time not included";
-    } else {
-      e.notes.push_back("no price: give a price per hour or a purchase price for a cost");
-    }
+    return;
   }
+  const double price = options.purchase_price_usd >= 0 ? options.purchase_price_usd
+                                                       : (spec != nullptr ? spec->price_usd : kNaN);
+  if (!(price >= 0)) {
+    e.notes.push_back("no price: give a price per hour or a purchase price for a cost");
+    return;
+  }
+  const double hours = options.amortization_years * 365.25 * 24;
+  const double capital = price / hours * seconds_per_million / 3600;
+  double energy = 0;
+  if (e.power_watts > 0) {
+    energy = e.power_watts / 1000 * seconds_per_million / 3600 * options.electricity_usd_per_kwh;
+  }
+  e.cost_usd_per_million_samples = capital + energy;
+  e.cost_basis = "purchase " + format(price) + " USD written off over " +
+                 format(options.amortization_years) + " years of 24/7 use";
+  if (e.power_watts > 0) {
+    e.cost_basis += ", plus energy at " + format(options.electricity_usd_per_kwh) +
+                    " USD/kWh and " + format(e.power_watts) + " W (" + e.power_basis + ")";
+  }
+  e.cost_basis += "; host, cooling and idle time not included";
+}
 
+}  // namespace
+
+Efficiency compute_efficiency(const EfficiencyInput& input, const GpuSpec* spec,
+                              const EfficiencyOptions& options) {
+  options.validate();
+  Efficiency e;
+  e.samples_per_second = input.samples_per_second;
+  if (!(e.samples_per_second > 0) || !std::isfinite(e.samples_per_second)) {
+    e.notes.push_back("no positive throughput in the record: nothing derived");
+    e.samples_per_second = kNaN;
+    return e;
+  }
+  if (spec == nullptr) e.notes.push_back("no datasheet entry: no peak, TDP or price");
+
+  const auto count = count_model(input.model);
+  if (count) {
+    e.flops_per_sample = count->flops_for(input.workload);
+    e.achieved_flops_per_second = e.flops_per_sample * e.samples_per_second;
+  } else {
+    e.notes.push_back("model '" + input.model + "' has no FLOP count");
+  }
+  add_peak(e, input, spec);
+  add_power(e, input, spec, options);
+  add_cost(e, spec, options);
   if (input.model == "resnet50" && input.workload == "train") {
     e.imagenet_90_epochs_seconds = kImageNet1kTrainImages * kImageNetEpochs / e.samples_per_second;
   }

@@ -90,6 +90,65 @@ double integrated_energy_joules(const std::vector<TelemetrySample>& samples) {
   return readings >= 2 ? joules : TelemetrySummary::kNaN;
 }
 
+// Samples whose clock-event reasons include each throttling cause, of those that had reasons.
+struct ThrottleCounts {
+  std::size_t thermal = 0, power_cap = 0, hardware = 0, with_reasons = 0;
+};
+
+// Energy from the counter when it is consistent, else integrated from the power readings, and
+// per processed sample when that count is known.
+void add_energy(TelemetrySummary& t, const std::vector<TelemetrySample>& samples,
+                double processed_samples) {
+  bool counter_reset = false;
+  t.energy_joules = counter_energy_joules(samples, counter_reset);
+  if (std::isfinite(t.energy_joules)) {
+    t.energy_source = "energy counter";
+  } else {
+    t.energy_joules = integrated_energy_joules(samples);
+    if (std::isfinite(t.energy_joules)) t.energy_source = "integrated power";
+    if (counter_reset) {
+      t.warnings.push_back("the energy counter went backwards (driver reset?); energy " +
+                           std::string(std::isfinite(t.energy_joules)
+                                           ? "integrated from power readings instead"
+                                           : "unknown"));
+    }
+  }
+  if (std::isfinite(t.energy_joules) && std::isfinite(processed_samples) && processed_samples > 0) {
+    t.energy_per_sample_joules = t.energy_joules / processed_samples;
+    if (t.energy_joules > 0) t.samples_per_joule = processed_samples / t.energy_joules;
+  }
+}
+
+// Warnings for throttling, and for an SM clock that moved during measurement by more than the
+// options allow.
+void add_clock_warnings(TelemetrySummary& t, const ThrottleCounts& c, const Stats& clock,
+                        const TelemetrySamplerOptions& options) {
+  const auto share = [&](std::size_t n) {
+    return " (" + std::to_string(n) + " of " + std::to_string(c.with_reasons) + " samples: " +
+           describe_clock_event_reasons(t.clock_event_reasons & clock_event::kThrottling, ", ") +
+           ")";
+  };
+  if (c.thermal > 0) {
+    t.warnings.push_back("thermal throttling during measurement" + share(c.thermal));
+  }
+  if (c.power_cap > 0) {
+    t.warnings.push_back("power-cap throttling during measurement" + share(c.power_cap));
+  }
+  if (c.hardware > 0) {
+    t.warnings.push_back("hardware slowdown during measurement" + share(c.hardware));
+  }
+  if (clock.count >= 2 && clock.max > 0) {
+    const double moved = (clock.max - clock.min) / clock.max;
+    if (moved > options.clock_change_warning_fraction) {
+      std::ostringstream out;
+      out << "SM clock moved by more than " << percent_text(options.clock_change_warning_fraction)
+          << " during measurement (" << clock.min << " to " << clock.max << " MHz, "
+          << percent_text(moved) << ")";
+      t.warnings.push_back(out.str());
+    }
+  }
+}
+
 }  // namespace
 
 void TelemetrySamplerOptions::validate() const {
@@ -142,7 +201,7 @@ TelemetrySummary summarize_telemetry(const std::vector<TelemetrySample>& samples
   t.duration_seconds = samples.back().time_seconds - samples.front().time_seconds;
 
   Stats power, clock, temperature, utilization, memory;
-  std::size_t thermal = 0, power_cap = 0, hardware = 0, with_reasons = 0;
+  ThrottleCounts throttled;
   for (const TelemetrySample& s : samples) {
     if (s.power_watts) power.add(*s.power_watts);
     if (s.sm_clock_mhz) clock.add(*s.sm_clock_mhz);
@@ -151,11 +210,11 @@ TelemetrySummary summarize_telemetry(const std::vector<TelemetrySample>& samples
     if (s.memory_used_bytes) memory.add(*s.memory_used_bytes);
     if (s.clock_event_reasons) {
       const std::uint64_t bits = *s.clock_event_reasons;
-      ++with_reasons;
+      ++throttled.with_reasons;
       t.clock_event_reasons |= bits;
-      if ((bits & clock_event::kThermal) != 0) ++thermal;
-      if ((bits & clock_event::kPowerCap) != 0) ++power_cap;
-      if ((bits & clock_event::kHardware) != 0) ++hardware;
+      if ((bits & clock_event::kThermal) != 0) ++throttled.thermal;
+      if ((bits & clock_event::kPowerCap) != 0) ++throttled.power_cap;
+      if ((bits & clock_event::kHardware) != 0) ++throttled.hardware;
     }
   }
   t.power_mean_watts = power.mean();
@@ -167,45 +226,8 @@ TelemetrySummary summarize_telemetry(const std::vector<TelemetrySample>& samples
   t.gpu_utilization_mean_percent = utilization.mean();
   t.memory_used_max_bytes = memory.max;
 
-  bool counter_reset = false;
-  t.energy_joules = counter_energy_joules(samples, counter_reset);
-  if (std::isfinite(t.energy_joules)) {
-    t.energy_source = "energy counter";
-  } else {
-    t.energy_joules = integrated_energy_joules(samples);
-    if (std::isfinite(t.energy_joules)) t.energy_source = "integrated power";
-    if (counter_reset) {
-      t.warnings.push_back("the energy counter went backwards (driver reset?); energy " +
-                           std::string(std::isfinite(t.energy_joules)
-                                           ? "integrated from power readings instead"
-                                           : "unknown"));
-    }
-  }
-  if (std::isfinite(t.energy_joules) && std::isfinite(processed_samples) && processed_samples > 0) {
-    t.energy_per_sample_joules = t.energy_joules / processed_samples;
-    if (t.energy_joules > 0) t.samples_per_joule = processed_samples / t.energy_joules;
-  }
-
-  const auto share = [&](std::size_t n) {
-    return " (" + std::to_string(n) + " of " + std::to_string(with_reasons) + " samples: " +
-           describe_clock_event_reasons(t.clock_event_reasons & clock_event::kThrottling, ", ") +
-           ")";
-  };
-  if (thermal > 0) t.warnings.push_back("thermal throttling during measurement" + share(thermal));
-  if (power_cap > 0) {
-    t.warnings.push_back("power-cap throttling during measurement" + share(power_cap));
-  }
-  if (hardware > 0) t.warnings.push_back("hardware slowdown during measurement" + share(hardware));
-  if (clock.count >= 2 && clock.max > 0) {
-    const double moved = (clock.max - clock.min) / clock.max;
-    if (moved > options.clock_change_warning_fraction) {
-      std::ostringstream out;
-      out << "SM clock moved by more than " << percent_text(options.clock_change_warning_fraction)
-          << " during measurement (" << clock.min << " to " << clock.max << " MHz, "
-          << percent_text(moved) << ")";
-      t.warnings.push_back(out.str());
-    }
-  }
+  add_energy(t, samples, processed_samples);
+  add_clock_warnings(t, throttled, clock, options);
   for (const std::string& error : errors)
     t.warnings.push_back("telemetry reading failed: " + error);
   return t;

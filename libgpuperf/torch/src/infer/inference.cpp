@@ -11,7 +11,7 @@
 #include "gpuperf/base/error.h"
 #include "gpuperf/base/log.h"
 #include "gpuperf/models/fusion.h"
-#include "gpuperf/timing/timer.h"
+#include "gpuperf/device/cuda_timer.h"
 #include "gpuperf/device/torch_choices.h"
 
 #if GPUPERF_WITH_CUDA

@@ -17,7 +17,7 @@
 #include "gpuperf/base/error.h"
 #include "micro/micro_internal.h"
 #include "gpuperf/timing/measure.h"
-#include "gpuperf/timing/timer.h"
+#include "gpuperf/device/cuda_timer.h"
 
 #if GPUPERF_HAS_INT_MM
 #include <ATen/ops/_int_mm.h>

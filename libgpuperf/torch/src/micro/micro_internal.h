@@ -8,7 +8,7 @@
 #include <string>
 
 #include "gpuperf/micro/micro.h"
-#include "gpuperf/timing/timer.h"
+#include "gpuperf/device/cuda_timer.h"
 
 namespace gpuperf::detail {
 

@@ -15,7 +15,6 @@
 #include <string>
 #include <vector>
 
-#include "micro_cli.h"
 #include "gpuperf/results/micro_result.h"
 
 namespace gpuperf {
@@ -88,13 +87,5 @@ struct GemmOperands {
 /// Memory ops run on `device`: device copy/read/write and the four transfers on CUDA; host
 /// copy/read/write on the CPU (the CPU variant).
 [[nodiscard]] std::vector<MemoryOp> default_memory_ops(const torch::Device& device);
-
-/// Runs what `args` asks for on its device and returns the report, datasheet figures applied
-/// where the device matches an entry. Throws ConfigError for bad options.
-[[nodiscard]] MicroReport run_microbenchmarks(const MicrobenchArgs& args);
-
-/// The microbench program: parses argv, runs, prints the Markdown tables, writes --json and
-/// --markdown. Returns the exit code (2 for bad usage, nothing written).
-int run_microbench(int argc, const char* const* argv);
 
 }  // namespace gpuperf

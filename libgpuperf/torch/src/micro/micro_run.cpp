@@ -1,0 +1,210 @@
+// run_micro(): validate -> resolve -> measure -> datasheet and warnings, each once.
+#include "gpuperf/micro/micro_run.h"
+
+#include <c10/util/Exception.h>
+
+#include <cmath>
+#include <functional>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gpuperf/base/error.h"
+#include "gpuperf/base/log.h"
+#include "gpuperf/base/timestamp.h"
+#include "gpuperf/device/device.h"
+#include "gpuperf/micro/interconnect.h"
+#include "gpuperf/specs/specs.h"
+
+namespace gpuperf {
+namespace {
+
+constexpr double kMiB = 1024.0 * 1024.0;
+
+std::string progress_line(const MicroResult& r) {
+  if (!r.ok()) return log::cat(r.name, " ", r.shape, ": ", r.status);
+  std::ostringstream line;
+  line.precision(4);
+  line << r.name << " " << r.shape << ": " << r.summary.median << " " << r.unit << " (median of "
+       << r.windows.size() << " windows, " << r.summary.min << ".." << r.summary.max << ")";
+  return line.str();
+}
+
+// Datasheet figures need a matching entry; a missing file or an unknown GPU costs the
+// percentages, never the run.
+void attach_datasheet(MicroReport& report, const std::string& specs_path) {
+  if (report.device.kind != "cuda") {
+    report.warnings.push_back("CPU variant: no datasheet comparison (the database describes GPUs)");
+    return;
+  }
+  try {
+    const SpecDatabase db = SpecDatabase::load_default(specs_path);
+    const SpecMatch match =
+        db.match_device(report.device.name, report.device.sm_count, report.device.memory_bytes);
+    if (match.spec == nullptr) report.warnings.push_back(match.reason);
+    apply_datasheet(report, match.spec);
+  } catch (const Error& e) {
+    report.warnings.push_back(std::string("datasheet figures unavailable: ") + e.what());
+  }
+}
+
+// P2P copies between GPUs 0..n-1 and the collectives over them (NCCL); on the CPU, the
+// collectives over 2 (or --ranks) threads with Gloo over loopback, labelled as no interconnect.
+void run_interconnect(const MicroRun& run, bool cuda, MicroReport& report,
+                      const std::function<void(MicroResult)>& add) {
+  const MicroOptions& options = run.timing;
+  CollectiveOptions collectives;
+  if (!run.collectives.empty()) collectives.collectives = run.collectives;
+  collectives.sizes = !run.collective_sizes.empty()
+                          ? run.collective_sizes
+                          : parse_byte_sizes(cuda ? "1M..1G" : "64K..4M", "collective-sizes");
+  if (cuda) {
+    const int gpus = cuda_device_count();
+    if (gpus < 2) {
+      report.warnings.push_back("interconnect: " + std::to_string(gpus) +
+                                " CUDA GPU here; P2P copies and NCCL collectives need 2 or more, "
+                                "skipped");
+      return;
+    }
+    const int ranks = run.ranks > 0 ? static_cast<int>(run.ranks) : gpus;
+    std::vector<int> devices;
+    for (int d = 0; d < ranks; ++d) devices.push_back(d);
+    P2pReport p2p = run_p2p(devices, static_cast<double>(run.p2p_size_mib) * kMiB, 4, options);
+    for (auto& r : p2p.results) add(std::move(r));
+    report.peer_links = std::move(p2p.links);
+    for (auto& w : p2p.warnings) report.warnings.push_back(std::move(w));
+    collectives.backend = CollectiveBackend::kNccl;
+    collectives.ranks = ranks;
+    report.interconnect = "NCCL through c10d, " + std::to_string(ranks) + " GPUs";
+  } else {
+    collectives.backend = CollectiveBackend::kGloo;
+    report.warnings.push_back(
+        collective_backend_available(collectives.backend, nullptr)
+            ? "interconnect: no CUDA GPU, so no P2P copies; the collectives ran on the CPU with "
+              "Gloo over loopback, which measures no interconnect"
+            : "interconnect: no CUDA GPU, so no P2P copies");
+    collectives.ranks = run.ranks > 0 ? static_cast<int>(run.ranks) : 2;
+    report.interconnect = "CPU, Gloo over loopback: not an interconnect, " +
+                          std::to_string(collectives.ranks) + " threads";
+  }
+  std::string reason;
+  if (!collective_backend_available(collectives.backend, &reason)) {
+    report.warnings.push_back("collectives skipped: " + reason);
+    return;
+  }
+  for (auto& r : run_collectives(collectives, options)) add(std::move(r));
+}
+
+}  // namespace
+
+void MicroRun::validate() const {
+  auto require = [](bool ok, const char* option, auto value, const char* rule) {
+    if (!ok) {
+      throw ConfigError(std::string("--") + option + ": must be " + rule + ", got " +
+                        std::to_string(value));
+    }
+  };
+  if (gemm_shape) {
+    require(gemm_shape->m > 0 && gemm_shape->n > 0 && gemm_shape->k > 0, "gemm-size",
+            std::min({gemm_shape->m, gemm_shape->n, gemm_shape->k}), "> 0");
+  }
+  require(memory_size_mib >= 0, "memory-size-mib", memory_size_mib, ">= 1 (0: the default)");
+  require(host_size_mib > 0, "host-size-mib", host_size_mib, "> 0");
+  require(timing.warmup_calls >= 0, "warmup", timing.warmup_calls, ">= 0");
+  require(timing.calls_per_window >= 1, "calls-per-window", timing.calls_per_window, ">= 1");
+  require(timing.windows >= 1, "windows", timing.windows, ">= 1");
+  require(p2p_size_mib > 0, "p2p-size-mib", p2p_size_mib, "> 0");
+  require(ranks == 0 || ranks >= 2, "ranks", ranks, ">= 2 (0: the default)");
+  if (!gemm && !memory && !interconnect) {
+    throw ConfigError(
+        "--no-gemm: nothing left to run with --no-memory as well (add --interconnect)");
+  }
+  timing.validate();
+}
+
+namespace {
+
+// The noise warnings, written into the report once.
+void add_noise_warnings(MicroReport& report) {
+  for (const auto& r : report.results) {
+    if (r.ok() && r.summary.count >= 2 && r.summary.relative_ci95_half_width() > 0.05) {
+      std::ostringstream text;
+      text.precision(2);
+      text << r.name << " is noisy: 95% CI half-width is " << std::fixed
+           << 100 * r.summary.relative_ci95_half_width() << "% of the mean; use more --windows";
+      report.warnings.push_back(text.str());
+    }
+  }
+}
+
+MicroReport describe(const MicroRun& run, const torch::Device& device) {
+  MicroReport report;
+  report.timestamp_utc = utc_timestamp();
+  report.command = run.command_line;
+  report.device = collect_fingerprint(device);
+  report.variant = device.is_cuda() ? "gpu" : "cpu";
+  report.timer = device.is_cuda() ? "cuda-event" : "steady-clock";
+  if (!run.quiet) {
+    const MicroOptions& o = run.timing;
+    log::info(log::cat("microbenchmarks on ", report.device.name, " (", device.str(), ")",
+                       device.is_cuda() ? "" : ": CPU variant (host memory, CPU GEMMs)", "; ",
+                       o.windows, " windows of ", o.calls_per_window, " calls after ",
+                       o.warmup_calls, " warm-up calls"));
+  }
+  return report;
+}
+
+void measure_micro(const MicroRun& run, const torch::Device& device, MicroReport& report) {
+  const bool cuda = device.is_cuda();
+  const std::int64_t edge = cuda ? 8192 : 1024;
+  const GemmShape shape = run.gemm_shape.value_or(GemmShape{edge, edge, edge});
+  const std::vector<GemmDtype> dtypes =
+      run.dtypes.empty() ? default_gemm_dtypes(device) : run.dtypes;
+  const double memory_bytes =
+      static_cast<double>(run.memory_size_mib > 0 ? run.memory_size_mib : (cuda ? 1024 : 256)) *
+      kMiB;
+  const double host_bytes = static_cast<double>(run.host_size_mib) * kMiB;
+  const auto add = [&](MicroResult r) {
+    if (!run.quiet) log::info(progress_line(r));
+    report.results.push_back(std::move(r));
+  };
+  if (run.gemm) {
+    for (GemmDtype d : dtypes) add(run_gemm(d, shape, device, run.timing));
+  }
+  if (run.memory) {
+    for (MemoryOp op : default_memory_ops(device)) {
+      const bool transfer =
+          op == MemoryOp::kHostToDevicePinned || op == MemoryOp::kDeviceToHostPinned ||
+          op == MemoryOp::kHostToDevicePageable || op == MemoryOp::kDeviceToHostPageable;
+      add(run_memory(op, transfer ? host_bytes : memory_bytes, device, run.timing));
+    }
+  }
+  if (run.interconnect) run_interconnect(run, cuda, report, add);
+  synchronize(device);
+}
+
+}  // namespace
+
+MicroReport run_micro(const MicroRun& run) {
+  run.validate();
+  const torch::Device device = resolve_device(run.device);
+  if (run.interconnect && device.is_cuda() && run.ranks > cuda_device_count()) {
+    // Refused before anything runs, like every other bad option.
+    throw ConfigError("--ranks: must be <= the " + std::to_string(cuda_device_count()) +
+                      " GPUs present, got " + std::to_string(run.ranks));
+  }
+  MicroReport report = describe(run, device);
+  try {
+    measure_micro(run, device, report);
+  } catch (const c10::OutOfMemoryError& e) {
+    throw OutOfMemoryError(
+        std::string("CUDA out of memory (try a smaller --gemm-size or --memory-size-mib): ") +
+        e.what_without_backtrace());
+  }
+  attach_datasheet(report, run.specs_path);
+  add_noise_warnings(report);
+  return report;
+}
+
+}  // namespace gpuperf
