@@ -284,7 +284,7 @@ TEST_CASE("An inference result has headline figures and JSON that marks serving 
   result.serving_options = serving;
   result.serving = gpuperf::sweep_serving(
       gpuperf::interpolated_service_time({{1, 1e-3}, {8, 2e-3}}), serving, {100, 1e6});
-  const auto j = nlohmann::json::parse(gpuperf::inference_result_json(result));
+  const auto j = nlohmann::json::parse(gpuperf::to_json(result));
   CHECK(j.at("schema") == "gpuperf.inference/1");
   CHECK(j.at("batches").size() == 3);
   CHECK(j.at("headline").at("best_batch_size") == 8);
@@ -294,7 +294,7 @@ TEST_CASE("An inference result has headline figures and JSON that marks serving 
   CHECK(j.at("serving").at("reached_saturation") == true);
 
   std::ostringstream printed;
-  gpuperf::print_inference_result(result, printed);
+  gpuperf::write_text(printed, result);
   CHECK_THAT(printed.str(), Catch::Contains("Best throughput: 4000.0 samples/s at batch 8"));
   CHECK_THAT(printed.str(), Catch::Contains("SIMULATED"));
 
@@ -337,7 +337,7 @@ TEST_CASE("An inference result reads back from its JSON with fingerprint and lat
   result.serving =
       gpuperf::sweep_serving(gpuperf::interpolated_service_time({{4, 1e-3}}), serving, {100});
 
-  const auto back = gpuperf::inference_result_from_json(gpuperf::inference_result_json(result));
+  const auto back = gpuperf::from_json<gpuperf::InferenceResult>(gpuperf::to_json(result));
   CHECK(back.model == "resnet50");
   CHECK(back.fingerprint.sm_count == 132);
   CHECK(back.fingerprint.memory_bytes == 150e9);
@@ -354,24 +354,24 @@ TEST_CASE("An inference result reads back from its JSON with fingerprint and lat
   CHECK(back.serving.points[0].offered_rate == 100);
   CHECK(back.serving_options.requests == 200);
   // What was read writes the same file again.
-  CHECK(gpuperf::inference_result_json(back) == gpuperf::inference_result_json(result));
+  CHECK(gpuperf::to_json(back) == gpuperf::to_json(result));
 
   // Malformed files name the field.
-  auto j = nlohmann::json::parse(gpuperf::inference_result_json(result));
+  auto j = nlohmann::json::parse(gpuperf::to_json(result));
   j["batches"][0]["latency"]["p50_s"] = -1;
-  CHECK_THROWS_WITH(gpuperf::inference_result_from_json(j.dump()),
+  CHECK_THROWS_WITH(gpuperf::from_json<gpuperf::InferenceResult>(j.dump()),
                     Catch::Contains("inference result: field 'batches[0].latency.p50_s'"));
-  j = nlohmann::json::parse(gpuperf::inference_result_json(result));
+  j = nlohmann::json::parse(gpuperf::to_json(result));
   j["batches"][0]["latencies_s"].push_back(1e-3);  // 6 values for a count of 5
-  CHECK_THROWS_WITH(gpuperf::inference_result_from_json(j.dump()),
+  CHECK_THROWS_WITH(gpuperf::from_json<gpuperf::InferenceResult>(j.dump()),
                     Catch::Contains("'batches[0].latencies_s' holds 6 values"));
   j["batches"] = nlohmann::json::array();
-  CHECK_THROWS_WITH(gpuperf::inference_result_from_json(j.dump()),
+  CHECK_THROWS_WITH(gpuperf::from_json<gpuperf::InferenceResult>(j.dump()),
                     Catch::Contains("'batches' is empty"));
   j["schema"] = "gpuperf.run/1";
-  CHECK_THROWS_WITH(gpuperf::inference_result_from_json(j.dump()),
+  CHECK_THROWS_WITH(gpuperf::from_json<gpuperf::InferenceResult>(j.dump()),
                     Catch::Contains("field 'schema' is 'gpuperf.run/1'"));
-  CHECK_THROWS_AS(gpuperf::inference_result_from_json("{"), gpuperf::IoError);
+  CHECK_THROWS_AS(gpuperf::from_json<gpuperf::InferenceResult>("{"), gpuperf::IoError);
 }
 
 TEST_CASE("Evenly spaced latencies keep the first call and stride over the run", "[infer]") {

@@ -169,14 +169,14 @@ TEST_CASE("P2P and collective rows compare with the link's per-direction datashe
   CHECK(gpuperf::seeds_table_row(report).back() == "394 / 450");
 
   std::ostringstream md;
-  gpuperf::write_micro_markdown(report, md);
+  gpuperf::write_markdown(md, report);
   const std::string text = md.str();
   CHECK_THAT(text, Contains("| 0 | 1 | NVLink through NVSwitch, 18 links up | on | 394 | 740 | "
                             "12.5 |"));
   CHECK_THAT(text, Contains("### Collectives (NCCL through c10d, 2 GPUs)"));
   CHECK_THAT(text, Contains("| all-reduce | 128 MiB | 478 | 281 | 281 | 450 | ok |"));
 
-  const std::string json = gpuperf::micro_report_to_json(report);
+  const std::string json = gpuperf::to_json(report);
   CHECK_THAT(json, Contains("\"peer_links\": ["));
   CHECK_THAT(json, Contains("\"type\": \"NVLink (NVSwitch)\""));
   CHECK_THAT(json, Contains("\"algbw_gb_s\": 281.0"));
@@ -199,7 +199,7 @@ TEST_CASE("a report without P2P results leaves the link cell's measured side emp
   gpuperf::apply_datasheet(report, &spec);
   CHECK(gpuperf::seeds_table_row(report).back() == "- / 450");
   std::ostringstream md;
-  gpuperf::write_micro_markdown(report, md);
+  gpuperf::write_markdown(md, report);
   CHECK_THAT(md.str(), Contains("not measured in this run."));
   CHECK_THAT(md.str(), !Contains("### P2P copies"));
 }

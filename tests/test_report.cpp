@@ -53,7 +53,7 @@ TEST_CASE("a run record survives a JSON round trip with NaN as null", "[report]"
   const auto original = sample_record();
   const std::string text = gpuperf::to_json(original);
   CHECK(text.find("\"power_limit_watts\": null") != std::string::npos);
-  const auto back = gpuperf::run_record_from_json(text);
+  const auto back = gpuperf::from_json<gpuperf::RunRecord>(text);
   CHECK(back.device.name == "NVIDIA H200");
   CHECK(back.device.sm_count == 132);
   CHECK(std::isnan(back.device.power_limit_watts));
@@ -79,20 +79,20 @@ TEST_CASE("a run record written before telemetry existed reads as telemetry unav
           "[report]") {
   auto parsed = nlohmann::json::parse(gpuperf::to_json(sample_record()));
   parsed.erase("telemetry");
-  const auto back = gpuperf::run_record_from_json(parsed.dump());
+  const auto back = gpuperf::from_json<gpuperf::RunRecord>(parsed.dump());
   CHECK_FALSE(back.telemetry.available);
   CHECK(back.telemetry.sample_count == 0);
 }
 
 TEST_CASE("reading a malformed run record names the field", "[report]") {
-  CHECK_THROWS_WITH(gpuperf::run_record_from_json("{"), Catch::Contains("not valid JSON"));
-  CHECK_THROWS_WITH(gpuperf::run_record_from_json("{\"schema\": \"other/1\"}"),
+  CHECK_THROWS_WITH(gpuperf::from_json<gpuperf::RunRecord>("{"), Catch::Contains("not valid JSON"));
+  CHECK_THROWS_WITH(gpuperf::from_json<gpuperf::RunRecord>("{\"schema\": \"other/1\"}"),
                     Catch::Contains("schema"));
   std::string text = gpuperf::to_json(sample_record());
   const auto at = text.find("\"batch_size\": 256");
   REQUIRE(at != std::string::npos);
   text.replace(at, 17, "\"batch_size\": \"x\"");
-  CHECK_THROWS_WITH(gpuperf::run_record_from_json(text), Catch::Contains("config.batch_size"));
+  CHECK_THROWS_WITH(gpuperf::from_json<gpuperf::RunRecord>(text), Catch::Contains("config.batch_size"));
 }
 
 TEST_CASE("write_json_file replaces the file whole and check_writable refuses bad paths",
@@ -102,7 +102,7 @@ TEST_CASE("write_json_file replaces the file whole and check_writable refuses ba
   std::ifstream in(path);
   std::stringstream text;
   text << in.rdbuf();
-  CHECK(gpuperf::run_record_from_json(text.str()).config.model == "simple");
+  CHECK(gpuperf::from_json<gpuperf::RunRecord>(text.str()).config.model == "simple");
   std::remove(path.c_str());
 
   CHECK_NOTHROW(gpuperf::check_writable(path, "json"));

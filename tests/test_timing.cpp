@@ -150,14 +150,20 @@ TEST_CASE("adaptive measure stops once the interval is tight or at the time limi
   }
 }
 
-TEST_CASE("MeasureOptions names the bad field", "[timing]") {
+TEST_CASE("MeasureOptions names the bad field as the programs spell it, in either mode",
+          "[timing]") {
   gpuperf::MeasureOptions options;
   options.steps_per_window = 0;
-  CHECK_THROWS_WITH(options.validate(), Catch::Contains("steps_per_window"));
+  CHECK_THROWS_WITH(options.validate(), Catch::Contains("--steps-per-window: must be >= 1, got 0"));
   options = {};
   options.adaptive = true;
   options.min_windows = 1;
-  CHECK_THROWS_WITH(options.validate(), Catch::Contains("min_windows"));
+  CHECK_THROWS_WITH(options.validate(), Catch::Contains("--min-windows: must be >= 2, got 1"));
+  options.adaptive = false;  // refused in fixed mode too, before --adaptive would use it
+  CHECK_THROWS_WITH(options.validate(), Catch::Contains("--min-windows"));
+  options = {};
+  options.max_seconds = 0;
+  CHECK_THROWS_WITH(options.validate(), Catch::Contains("--max-seconds: must be > 0"));
 }
 
 TEST_CASE("RegionTimer sums regions per name and reports throughput", "[timing]") {

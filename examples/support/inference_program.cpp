@@ -174,9 +174,9 @@ int run_inference_program(int argc, const char* const* argv) {
     // before anything runs.
     if (!o.json_path.empty()) check_writable(o.json_path, "json");
     const InferenceResult result = run_inference(run);
-    print_inference_result(result, std::cout);
+    write_text(std::cout, result);
     if (!o.json_path.empty()) {
-      write_inference_json(result, o.json_path);
+      write_json_file(result, o.json_path);
       std::cout << "Result written to " << o.json_path << "\n";
     }
     return kExitOk;

@@ -113,14 +113,14 @@ int run_micro_program(int argc, const char* const* argv) {
     check_files(o);  // run_micro() validates the rest before anything runs
     const MicroReport report = run_micro(run);
     std::ostringstream markdown;
-    write_micro_markdown(report, markdown);
+    write_markdown(markdown, report);
     std::cout << markdown.str();
     if (!o.markdown_path.empty()) {
       write_text_file_atomically(markdown.str(), o.markdown_path);
       std::cout << "\nMarkdown written to " << o.markdown_path << "\n";
     }
     if (!o.json_path.empty()) {
-      write_micro_json_file(report, o.json_path);
+      write_json_file(report, o.json_path);
       std::cout << "Results written to " << o.json_path << "\n";
     }
     return kExitOk;

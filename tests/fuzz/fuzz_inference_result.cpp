@@ -11,11 +11,11 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
   try {
-    const gpuperf::InferenceResult result = gpuperf::inference_result_from_json(text);
+    const gpuperf::InferenceResult result = gpuperf::from_json<gpuperf::InferenceResult>(text);
     // What was read must serialize and print again: compare and report use read results.
-    (void)gpuperf::inference_result_json(result);
+    (void)gpuperf::to_json(result);
     std::ostringstream out;
-    gpuperf::print_inference_result(result, out);
+    gpuperf::write_text(out, result);
   } catch (const gpuperf::Error&) {
     // Rejected with a message: the expected outcome for malformed input.
   }

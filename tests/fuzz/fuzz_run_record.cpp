@@ -10,7 +10,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
   try {
-    const gpuperf::RunRecord record = gpuperf::run_record_from_json(text);
+    const gpuperf::RunRecord record = gpuperf::from_json<gpuperf::RunRecord>(text);
     // What was read must serialize again: reports and compare print read records.
     (void)gpuperf::to_json(record);
   } catch (const gpuperf::Error&) {

@@ -24,6 +24,7 @@
 #include "gpuperf/specs/specs.h"
 #include "gpuperf/serving/serving.h"
 #include "gpuperf/results/inference_result.h"
+#include "gpuperf/results/json.h"
 #include "gpuperf/results/interconnect_result.h"
 #include "gpuperf/results/micro_result.h"
 #include "gpuperf/results/run_record.h"

@@ -35,7 +35,7 @@ std::string schema_of(const std::string& text) {
 
 LoadedRun load_result_file(const std::string& path) {
   const std::string text = read_text_file(path);
-  return {path, read_named(path, "run record", [&] { return run_record_from_json(text); })};
+  return {path, read_named(path, "run record", [&] { return from_json<RunRecord>(text); })};
 }
 
 std::vector<LoadedRun> load_result_files(const std::vector<std::string>& paths) {
@@ -54,10 +54,10 @@ LoadedResults load_results(const std::vector<std::string>& paths) {
     const std::string schema = schema_of(text);
     if (schema == kInferenceSchema) {
       out.inference.push_back({path, read_named(path, "inference result",
-                                                [&] { return inference_result_from_json(text); })});
+                                                [&] { return from_json<InferenceResult>(text); })});
     } else if (schema == RunRecord::kSchema || schema.empty()) {
       out.runs.push_back(
-          {path, read_named(path, "run record", [&] { return run_record_from_json(text); })});
+          {path, read_named(path, "run record", [&] { return from_json<RunRecord>(text); })});
     } else {
       throw IoError(path + ": field 'schema' is '" + schema + "', expected '" + RunRecord::kSchema +
                     "' (training) or '" + kInferenceSchema + "' (inference)");

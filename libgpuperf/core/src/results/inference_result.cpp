@@ -194,7 +194,7 @@ InferenceHeadline inference_headline(const InferenceResult& result) {
   return h;
 }
 
-void print_inference_result(const InferenceResult& r, std::ostream& out) {
+void write_text(std::ostream& out, const InferenceResult& r) {
   out << "Inference: " << r.model << " on " << r.device_name << " (" << r.device << "), "
       << r.precision << ", " << r.memory_format << (r.cuda_graph ? ", CUDA graph" : ", eager")
       << "; " << r.warmup << " warm-up + " << r.iterations << " timed calls per batch size ("
@@ -242,7 +242,7 @@ void print_inference_result(const InferenceResult& r, std::ostream& out) {
   if (!r.serving.reached_saturation) out << "Every offered rate was sustained.\n";
 }
 
-std::string inference_result_json(const InferenceResult& r) {
+std::string to_json(const InferenceResult& r) {
   nlohmann::json batches = nlohmann::json::array();
   for (const auto& b : r.batches) {
     nlohmann::json batch = {{"batch_size", b.batch_size},
@@ -316,7 +316,8 @@ std::string inference_result_json(const InferenceResult& r) {
   return j.dump(2) + "\n";
 }
 
-InferenceResult inference_result_from_json(const std::string& text) {
+template <>
+InferenceResult from_json<InferenceResult>(const std::string& text) {
   const std::string what = "inference result";
   const nlohmann::json parsed = detail::parse_json(text, what);
   const detail::JsonReader r(parsed, what, "");
@@ -338,10 +339,6 @@ std::vector<double> evenly_spaced(const std::vector<double>& values, std::size_t
   // Index i * n / count: the first value, then strides of n / count, never past the end.
   for (std::size_t i = 0; i < count; ++i) out.push_back(values[i * values.size() / count]);
   return out;
-}
-
-void write_inference_json(const InferenceResult& result, const std::string& path) {
-  write_text_file_atomically(inference_result_json(result), path);
 }
 
 }  // namespace gpuperf

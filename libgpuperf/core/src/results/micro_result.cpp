@@ -375,7 +375,7 @@ std::vector<std::string> seeds_table_row(const MicroReport& report) {
   return row;
 }
 
-void write_seeds_table_markdown(const std::vector<MicroReport>& reports, std::ostream& out) {
+void write_seeds_table_markdown(std::ostream& out, const std::vector<MicroReport>& reports) {
   const auto& columns = seeds_table_columns();
   out << "|";
   for (const auto& c : columns) out << " " << c << " |";
@@ -389,7 +389,7 @@ void write_seeds_table_markdown(const std::vector<MicroReport>& reports, std::os
   }
 }
 
-void write_micro_markdown(const MicroReport& report, std::ostream& out) {
+void write_markdown(std::ostream& out, const MicroReport& report) {
   out << "## " << gpu_label(report) << "\n\n";
   out << "Measured / datasheet. TFLOP/s for FP32..FP8 (INT8: TOP/s), dense GEMM; memory: device "
          "copy, bytes read + written; link: fastest one-way P2P copy between two GPUs against "
@@ -397,7 +397,7 @@ void write_micro_markdown(const MicroReport& report, std::ostream& out) {
       << (report.peer_links.empty() ? ", not measured in this run." : ".");
   if (!report.datasheet_name.empty()) out << " Datasheet: " << report.datasheet_name << ".";
   out << "\n\n";
-  write_seeds_table_markdown({report}, out);
+  write_seeds_table_markdown(out, {report});
   out << "\n| measurement | shape | median | unit | spread (q1..q3) | datasheet | % of datasheet | "
          "note |\n"
          "|---|---|---:|---|---|---:|---:|---|\n";
@@ -419,7 +419,7 @@ void write_micro_markdown(const MicroReport& report, std::ostream& out) {
   }
 }
 
-std::string micro_report_to_json(const MicroReport& report) {
+std::string to_json(const MicroReport& report) {
   json results = json::array();
   for (const auto& r : report.results) {
     json windows = json::array();
@@ -476,10 +476,6 @@ std::string micro_report_to_json(const MicroReport& report) {
                     {"results", results},
                     {"warnings", report.warnings}};
   return out.dump(2) + "\n";
-}
-
-void write_micro_json_file(const MicroReport& report, const std::string& path) {
-  write_text_file_atomically(micro_report_to_json(report), path);
 }
 
 }  // namespace gpuperf

@@ -164,7 +164,8 @@ std::string to_json(const RunRecord& record) {
   return out.dump(2) + "\n";
 }
 
-RunRecord run_record_from_json(const std::string& text) {
+template <>
+RunRecord from_json<RunRecord>(const std::string& text) {
   const json parsed = detail::parse_json(text, "run record");
   const Reader r(parsed, "run record", "");
   RunRecord record;
@@ -225,10 +226,6 @@ RunRecord run_record_from_json(const std::string& text) {
   }
   record.warnings = r.strings("warnings");
   return record;
-}
-
-void write_json_file(const RunRecord& record, const std::string& path) {
-  write_text_file_atomically(to_json(record), path);
 }
 
 }  // namespace gpuperf

@@ -1,11 +1,11 @@
 #pragma once
 // What an inference benchmark measured, as plain data (torch-free): one entry per batch size,
 // the headline figures, the machine it ran on, and the optional simulated serving sweep.
-// Printers and the JSON writer only read it; inference_result_from_json() reads it back, so that
+// Printers and the JSON writer only read it; from_json<InferenceResult>() reads it back, so that
 // gpuperf_compare, gpuperf_report and gpuperf_advise take inference results beside training
 // records.
 //
-//   auto result = gpuperf::inference_result_from_json(text);   // schema gpuperf.inference/1
+//   auto result = gpuperf::from_json<InferenceResult>(text);   // schema gpuperf.inference/1
 //   for (const auto& b : result.batches) std::cout << b.batch_size << ": " << b.latency.p50 <<
 //   "\n";
 
@@ -88,24 +88,22 @@ struct InferenceHeadline {
 [[nodiscard]] InferenceHeadline inference_headline(const InferenceResult& result);
 
 /// A human-readable table of the result, then the serving sweep if there is one.
-void print_inference_result(const InferenceResult& result, std::ostream& out);
+void write_text(std::ostream& out, const InferenceResult& result);
 
 /// The result as JSON text (schema "gpuperf.inference/1"). Per-call latencies, where kept, are
 /// written as "latencies_s", at most kMaxStoredLatencies per batch size (evenly_spaced()).
-[[nodiscard]] std::string inference_result_json(const InferenceResult& result);
+[[nodiscard]] std::string to_json(const InferenceResult& result);
 
-/// Parses a result written by inference_result_json(), including files written before the
+/// Parses a result written by to_json(), including files written before the
 /// fingerprint, configuration extras and per-call latencies were stored. Throws IoError naming
 /// the field when the text is malformed or foreign.
-[[nodiscard]] InferenceResult inference_result_from_json(const std::string& text);
+template <>
+InferenceResult from_json<InferenceResult>(const std::string& text);
 
 /// `count` values of `values` spread evenly over it (the first, then every len/count-th), in
 /// order; all of them when there are no more than `count`.
 [[nodiscard]] std::vector<double> evenly_spaced(const std::vector<double>& values,
                                                 std::size_t count);
 
-/// Writes inference_result_json() to `path` through a temporary file and a rename, so that a
-/// failed write never leaves a partial file. Throws IoError.
-void write_inference_json(const InferenceResult& result, const std::string& path);
 
 }  // namespace gpuperf

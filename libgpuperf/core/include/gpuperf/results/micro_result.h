@@ -4,8 +4,8 @@
 //
 //   gpuperf::MicroReport report = gpuperf::run_microbenchmarks(options);   // micro.h
 //   gpuperf::apply_datasheet(report, match.spec);           // % of the dense datasheet peak
-//   gpuperf::write_micro_markdown(report, std::cout);       // seeds' table + every measurement
-//   gpuperf::write_micro_json_file(report, "micro.json");
+//   gpuperf::write_markdown(std::cout, report);       // seeds' table + every measurement
+//   gpuperf::write_json_file(report, "micro.json");
 
 #include <cstdint>
 #include <ostream>
@@ -161,13 +161,11 @@ void apply_datasheet(MicroReport& report, const GpuSpec* spec);
 /// the fastest one-way P2P copy against the link's per-direction datasheet figure.
 [[nodiscard]] std::vector<std::string> seeds_table_row(const MicroReport& report);
 /// The seeds' table for one or more reports (one row each), as Markdown.
-void write_seeds_table_markdown(const std::vector<MicroReport>& reports, std::ostream& out);
+void write_seeds_table_markdown(std::ostream& out, const std::vector<MicroReport>& reports);
 /// The seeds' table for `report` followed by a table of every measurement, as Markdown.
-void write_micro_markdown(const MicroReport& report, std::ostream& out);
+void write_markdown(std::ostream& out, const MicroReport& report);
 
 /// The report as JSON text (indented; NaN as null).
-[[nodiscard]] std::string micro_report_to_json(const MicroReport& report);
-/// Writes micro_report_to_json(report) to `path` atomically. Throws IoError.
-void write_micro_json_file(const MicroReport& report, const std::string& path);
+[[nodiscard]] std::string to_json(const MicroReport& report);
 
 }  // namespace gpuperf

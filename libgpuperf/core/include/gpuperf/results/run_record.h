@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gpuperf/base/fingerprint.h"
+#include "gpuperf/results/json.h"
 #include "gpuperf/specs/efficiency.h"
 #include "gpuperf/telemetry/telemetry_summary.h"
 #include "gpuperf/timing/statistics.h"
@@ -72,7 +73,8 @@ struct RunRecord {
 /// Serializes a record as JSON text (indented).
 [[nodiscard]] std::string to_json(const RunRecord& record);
 /// Parses a record from JSON text; throws IoError naming the field when it is malformed.
-[[nodiscard]] RunRecord run_record_from_json(const std::string& text);
+template <>
+RunRecord from_json<RunRecord>(const std::string& text);
 /// The figures of `record` that its efficiency is derived from: the median window throughput
 /// (the overall rate for records without windows), measured power and energy where telemetry or
 /// a "power_mean_watts" metric has them, the device's power limit.
@@ -84,7 +86,5 @@ struct RunRecord {
 /// ("model_flops_per_sample", "fraction_of_datasheet_peak", ...), skipping unavailable ones.
 void add_efficiency_metrics(RunRecord& record, const Efficiency& efficiency);
 
-/// Writes to_json(record) to `path` atomically (a temporary file renamed over it); IoError.
-void write_json_file(const RunRecord& record, const std::string& path);
 
 }  // namespace gpuperf

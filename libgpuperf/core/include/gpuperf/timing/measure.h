@@ -28,7 +28,8 @@ struct MeasureOptions {
   double target_relative_ci = 0.02;  ///< adaptive: stop when CI half-width / mean is below this
   double max_seconds = 60;           ///< adaptive: stop after this much timed time (seconds)
 
-  /// Throws ConfigError naming the first bad field.
+  /// Throws ConfigError naming the first bad field as the programs spell it ("--windows: must be
+  /// >= 1, got 0").
   void validate() const;
 };
 
