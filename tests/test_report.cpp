@@ -93,6 +93,21 @@ TEST_CASE("reading a malformed run record names the field", "[report]") {
   REQUIRE(at != std::string::npos);
   text.replace(at, 17, "\"batch_size\": \"x\"");
   CHECK_THROWS_WITH(gpuperf::from_json<gpuperf::RunRecord>(text), Catch::Contains("config.batch_size"));
+  CHECK_THROWS_AS(gpuperf::from_json<gpuperf::RunRecord>(text), gpuperf::IoError);
+}
+
+TEST_CASE("a run record nested too deep is an IoError, not a crash", "[report]") {
+  // A valid record with a hostile extra field: refused while parsing, before the reader looks.
+  auto parsed = nlohmann::json::parse(gpuperf::to_json(sample_record()));
+  parsed["extra"] = nullptr;
+  std::string text = parsed.dump();
+  const std::size_t depth = 100000;
+  const auto at = text.find("\"extra\":null");
+  REQUIRE(at != std::string::npos);
+  text.replace(at, 12, "\"extra\":" + std::string(depth, '[') + std::string(depth, ']'));
+  CHECK_THROWS_AS(gpuperf::from_json<gpuperf::RunRecord>(text), gpuperf::IoError);
+  CHECK_THROWS_WITH(gpuperf::from_json<gpuperf::RunRecord>(text),
+                    Catch::Contains("run record") && Catch::Contains("nested deeper than 256"));
 }
 
 TEST_CASE("write_json_file replaces the file whole and check_writable refuses bad paths",

@@ -149,25 +149,64 @@ TEST_CASE("malformed or foreign spec files name the file and the field", "[specs
   using gpuperf::SpecDatabase;
   CHECK_THROWS_WITH(SpecDatabase::from_json("{", "a.json"),
                     Catch::Contains("a.json") && Catch::Contains("not valid JSON"));
-  CHECK_THROWS_WITH(SpecDatabase::from_json(R"({"schema": "gpuperf.run/1"})", "b.json"),
-                    Catch::Contains("b.json: schema") && Catch::Contains("gpuperf.specs/1"));
+  CHECK_THROWS_WITH(
+      SpecDatabase::from_json(R"({"schema": "gpuperf.run/1"})", "b.json"),
+      Catch::Contains("b.json: field 'schema'") && Catch::Contains("gpuperf.specs/1"));
   CHECK_THROWS_WITH(SpecDatabase::from_json(spec_file(""), "c.json"), Catch::Contains("empty"));
   CHECK_THROWS_WITH(
       SpecDatabase::from_json(spec_file(minimal_entry("x", R"(, "tdp_w": -1)")), "d.json"),
-      Catch::Contains("d.json: gpus[0] (x).tdp_w is negative"));
+      Catch::Contains("d.json: field 'gpus[0] (x).tdp_w' is negative"));
   CHECK_THROWS_WITH(SpecDatabase::from_json(spec_file(R"({"id": "x", "name": "X", "memory_gb": 1,
           "bandwidth_gb_s": 1, "peak_tflops": {"fp33": 1}, "source": "s"})"),
                                             "e.json"),
-                    Catch::Contains("peak_tflops.fp33 is not a known data type"));
+                    Catch::Contains("peak_tflops.fp33' is not a known data type"));
   CHECK_THROWS_WITH(
       SpecDatabase::from_json(spec_file(minimal_entry("x", R"(, "l2_mb": "big")")), "f.json"),
-      Catch::Contains("l2_mb is the string 'big'"));
+      Catch::Contains("l2_mb' is the string 'big'"));
   CHECK_THROWS_WITH(
       SpecDatabase::from_json(spec_file(minimal_entry("x") + "," + minimal_entry("x")), "g.json"),
       Catch::Contains("appears twice"));
   CHECK_THROWS_AS(SpecDatabase::load_file("/nonexistent/specs.json"), gpuperf::IoError);
   CHECK_THROWS_WITH(SpecDatabase::from_json(R"({"schema": 1E999})", "h.json"),
                     Catch::Contains("h.json: not valid JSON"));
+  // A malformed data file is an IoError, like a malformed result file.
+  CHECK_THROWS_AS(SpecDatabase::from_json("{", "a.json"), gpuperf::IoError);
+  CHECK_THROWS_AS(SpecDatabase::from_json(spec_file(""), "c.json"), gpuperf::IoError);
+  CHECK_THROWS_AS(
+      SpecDatabase::from_json(spec_file(minimal_entry("x", R"(, "tdp_w": -1)")), "d.json"),
+      gpuperf::IoError);
+  gpuperf::SpecDatabase db = shipped();
+  CHECK_THROWS_AS(db.merge_json(spec_file(R"({"id": "rtx-4090", "price_usd": -5})"), "bad.json"),
+                  gpuperf::IoError);
+  CHECK_THROWS_AS(gpuperf::published_results_from_json(R"({"schema": "x"})", "p.json"),
+                  gpuperf::IoError);
+}
+
+TEST_CASE("a hostile spec file nested too deep is refused, not a crash", "[specs]") {
+  using gpuperf::SpecDatabase;
+  // 100000 levels in a field nobody reads: the parser must refuse it before anything walks it.
+  const std::size_t depth = 100000;
+  const std::string deep = std::string(depth, '[') + std::string(depth, ']');
+  const std::string text = spec_file(minimal_entry("x", R"(, "unknown_field": )" + deep));
+  CHECK_THROWS_AS(SpecDatabase::from_json(text, "deep.json"), gpuperf::IoError);
+  CHECK_THROWS_WITH(SpecDatabase::from_json(text, "deep.json"),
+                    Catch::Contains("deep.json") && Catch::Contains("nested deeper than 256"));
+  gpuperf::SpecDatabase db = shipped();
+  CHECK_THROWS_AS(db.merge_json(text, "deep.json"), gpuperf::IoError);
+  CHECK(db.gpus().size() == shipped().gpus().size());
+  // The limit itself: 256 levels of nesting read, 257 do not.
+  auto nested = [&](std::size_t levels) {
+    return spec_file(minimal_entry(
+        "x", R"(, "unknown_field": )" + std::string(levels, '[') + std::string(levels, ']')));
+  };
+  // The entry's object sits inside the document's object and the "gpus" array: 3 levels.
+  CHECK_NOTHROW(SpecDatabase::from_json(nested(256 - 3), "ok.json"));
+  CHECK_THROWS_AS(SpecDatabase::from_json(nested(256 - 2), "deep.json"), gpuperf::IoError);
+  // Texts over 64 MiB are refused before parsing.
+  const std::string huge = spec_file(
+      minimal_entry("x", R"(, "pad": ")" + std::string(std::size_t{65} << 20, 'x') + "\""));
+  CHECK_THROWS_WITH(SpecDatabase::from_json(huge, "huge.json"),
+                    Catch::Contains("huge.json") && Catch::Contains("64 MiB"));
 }
 
 TEST_CASE("the spec file is found through GPUPERF_SPECS and the build tree", "[specs]") {
@@ -297,7 +336,7 @@ TEST_CASE("the published results file loads with a source per figure", "[specs]"
                         "x", "gpu_count": 1, "model": "m", "precision": "p",
                         "images_per_second": -3, "source": "s"}]})",
                         "p.json"),
-                    Catch::Contains("p.json: results[0].images_per_second"));
+                    Catch::Contains("p.json: field 'results[0].images_per_second'"));
 }
 
 TEST_CASE("the advisor ranks by fit, budget and throughput, with reasons", "[specs][advisor]") {

@@ -42,7 +42,7 @@ expect 2 "budget_usd '-1'" "${bin}/gpuperf_advise" --model resnet50 --budget=-1
 expect 2 "model 'gpt9'" "${bin}/gpuperf_advise" --model gpt9
 expect 2 "model name or a parameter count" "${bin}/gpuperf_advise"
 printf '{"schema": "gpuperf.specs/1", "gpus": [{"id": "x", "price_usd": -1}]}' > "${tmp}/user.json"
-expect 2 "user.json: gpus[0] (x).name is missing" \
+expect 2 "user.json: field 'gpus[0] (x).name' is missing" \
   "${bin}/gpuperf_advise" --model resnet50 --specs-extra "${tmp}/user.json"
 
 # Inference results (real H200 files written before fingerprints were stored).

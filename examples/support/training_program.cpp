@@ -1,12 +1,16 @@
 #include "training_program.h"
 
+#include <cmath>
 #include <iostream>
+#include <optional>
 #include <string>
 
 #include "gpuperf/base/files.h"
+#include "gpuperf/dist/data_parallel_run.h"
 #include "gpuperf/models/registry.h"
 #include "gpuperf/report/console.h"
 #include "gpuperf/telemetry/snapshot.h"
+#include "local_launcher.h"
 #include "program.h"
 
 namespace gpuperf::program {
@@ -23,6 +27,11 @@ struct TrainingOptions {
   std::string graph = "auto";
   std::string json_path;
   bool list_models = false;
+  // Data-parallel runs.
+  int nproc_per_node = 0;
+  std::string dist_backend = "auto";
+  DataParallelRun data_parallel;
+  double bucket_mib = 25;
 };
 
 void add_model_options(CLI::App& app, TrainingOptions& o) {
@@ -74,6 +83,44 @@ void add_measure_options(CLI::App& app, TrainingOptions& o) {
   app.add_option("--telemetry-period", r.telemetry_period, "seconds between telemetry samples");
 }
 
+void add_distributed_options(CLI::App& app, TrainingOptions& o) {
+  app.add_option("--nproc-per-node", o.nproc_per_node,
+                 "start N data-parallel ranks on this machine (one per GPU; Gloo processes on the "
+                 "CPU); under torchrun, mpirun or srun the launcher's variables say it instead "
+                 "(docs/distributed.md)");
+  app.add_option("--dist-backend", o.dist_backend, "auto|nccl|gloo (auto: NCCL on GPUs)");
+  app.add_option("--dist-timeout", o.data_parallel.group.timeout_seconds,
+                 "seconds a rank waits for the others before failing");
+  app.add_option("--bucket-mib", o.bucket_mib, "gradient bucket size for the all-reduce, MiB");
+  app.add_flag("--overlap,!--no-overlap", o.data_parallel.sync.overlap,
+               "all-reduce gradient buckets during backward");
+  app.add_option("--baseline-throughput", o.data_parallel.baseline_throughput,
+                 "single-GPU samples/s to judge scaling against (0: none)");
+}
+
+// The data-parallel settings, parsed once.
+DataParallelRun typed_data_parallel(const TrainingOptions& o) {
+  DataParallelRun dp = o.data_parallel;
+  dp.group.backend = parse_dist_backend(o.dist_backend);
+  require(dp.group.timeout_seconds > 0 && std::isfinite(dp.group.timeout_seconds), "dist-timeout",
+          dp.group.timeout_seconds, "> 0");
+  require(o.bucket_mib > 0 && std::isfinite(o.bucket_mib), "bucket-mib", o.bucket_mib, "> 0");
+  dp.sync.bucket_bytes = o.bucket_mib * 1024 * 1024;
+  require(dp.baseline_throughput >= 0, "baseline-throughput", dp.baseline_throughput,
+          ">= 0 (0: none)");
+  if (!(dp.baseline_throughput > 0)) dp.baseline_throughput = kNotAvailable;
+  return dp;
+}
+
+void print_and_write(const RunRecord& record, const TrainingOptions& o, const std::string& unit) {
+  write_text(std::cout, record, unit);
+  if (record.telemetry.available) write_telemetry_summary(std::cout, record.telemetry);
+  if (!o.json_path.empty()) {
+    write_json_file(record, o.json_path);
+    std::cout << "Result written to " << o.json_path << "\n";
+  }
+}
+
 // The text options, parsed once into the run's typed fields.
 TrainingRun typed_run(const TrainingOptions& o) {
   TrainingRun run = o.run;
@@ -96,11 +143,13 @@ int run_training_program(int argc, const char* const* argv, const TrainingDefaul
   o.memory_format = to_string(defaults.run.memory_format);
   o.optimizer = to_string(defaults.run.optimizer);
   o.json_path = defaults.program + ".json";
+  o.data_parallel.baseline_throughput = 0;  // none; "nan" would read badly in --help
 
   CLI::App app(defaults.description, defaults.program);
   app.option_defaults()->always_capture_default();
   add_model_options(app, o);
   add_measure_options(app, o);
+  add_distributed_options(app, o);
   return run_program(app, argc, argv, [&] {
     if (o.list_models) {
       for (const auto& name : ModelRegistry::global().names()) {
@@ -109,16 +158,22 @@ int run_training_program(int argc, const char* const* argv, const TrainingDefaul
       return kExitOk;
     }
     const TrainingRun run = typed_run(o);
+    const DataParallelRun data_parallel = typed_data_parallel(o);
+    require(o.nproc_per_node >= 0, "nproc-per-node", o.nproc_per_node, ">= 0 (0: none)");
+    const std::optional<LaunchEnv> env = read_launch_env();
     // Refuse a bad output path before a long run, not after it; run_training() validates the
     // rest before anything runs.
-    if (!o.json_path.empty()) check_writable(o.json_path, "json");
-    const RunRecord record = run_training(run);
-    write_text(std::cout, record, defaults.unit);
-    if (record.telemetry.available) write_telemetry_summary(std::cout, record.telemetry);
-    if (!o.json_path.empty()) {
-      write_json_file(record, o.json_path);
-      std::cout << "Result written to " << o.json_path << "\n";
+    if (!o.json_path.empty() && (!env || env->rank == 0)) check_writable(o.json_path, "json");
+    if (o.nproc_per_node > 1 && !env) {
+      return launch_local_ranks(strip_option(argc, argv, "--nproc-per-node"), o.nproc_per_node,
+                                std::cerr);
     }
+    if (env) {
+      const RunRecord record = run_data_parallel_training(run, *env, data_parallel);
+      if (env->rank == 0) print_and_write(record, o, defaults.unit);
+      return kExitOk;
+    }
+    print_and_write(run_training(run), o, defaults.unit);
     return kExitOk;
   });
 }

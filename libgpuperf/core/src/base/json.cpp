@@ -2,6 +2,7 @@
 #include "base/json.h"
 
 #include <cmath>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -18,17 +19,19 @@ JsonReader::JsonReader(const nlohmann::json& object, std::string what, std::stri
 }
 
 void JsonReader::fail(const std::string& field, const std::string& problem) const {
-  throw IoError(what_ + ": field '" + field + "' " + problem);
+  throw IoError(what_ + ": field '" + (field.empty() ? std::string("(top level)") : field) + "' " +
+                problem);
+}
+
+std::string JsonReader::field(const std::string& key) const {
+  if (key.empty()) return path_;
+  return path_.empty() ? key : path_ + "." + key;
 }
 
 const nlohmann::json& JsonReader::at(const char* key) const {
   auto it = object_.find(key);
   if (it == object_.end()) fail(field(key), "is missing");
   return *it;
-}
-
-std::string JsonReader::field(const char* key) const {
-  return path_.empty() ? key : path_ + "." + key;
 }
 
 double JsonReader::number(const char* key) const {
@@ -79,15 +82,79 @@ std::vector<std::int64_t> JsonReader::integers(const char* key) const {
   return out;
 }
 
-std::vector<std::string> JsonReader::strings(const char* key) const {
+std::vector<std::string> JsonReader::strings(const char* key, bool required) const {
+  std::vector<std::string> out;
+  if (!required && !has(key)) return out;
   const json& value = at(key);
   if (!value.is_array()) fail(field(key), "is not an array");
-  std::vector<std::string> out;
   for (const json& item : value) {
     if (!item.is_string()) fail(field(key), "holds a non-string");
     out.push_back(item.get<std::string>());
   }
   return out;
+}
+
+std::string JsonReader::optional_string(const char* key) const {
+  return has(key) ? string(key) : std::string();
+}
+
+bool JsonReader::optional_bool(const char* key) const { return has(key) ? boolean(key) : false; }
+
+double JsonReader::figure(const char* key, bool required) const {
+  if (!required && !has(key)) return kNotAvailable;
+  return figure_value(at(key), key);
+}
+
+double JsonReader::figure_value(const nlohmann::json& value, const std::string& key) const {
+  if (value.is_null()) return kNotAvailable;
+  if (value.is_string()) {
+    if (value.get<std::string>() == "none") return 0;
+    fail(field(key),
+         "is the string '" + value.get<std::string>() + "', expected a number, null or \"none\"");
+  }
+  if (value.is_array()) {
+    if (value.size() != 2 || !value[0].is_number() || !value[1].is_number()) {
+      fail(field(key), "is an array but not a [low, high] pair of numbers");
+    }
+    return range(value, key, /*midpoint=*/false);
+  }
+  if (!value.is_number()) fail(field(key), "is not a number");
+  const double number = value.get<double>();
+  check_non_negative(number, key);
+  return number;
+}
+
+double JsonReader::plain_number(const char* key, bool required) const {
+  if (!required && !has(key)) return kNotAvailable;
+  const json& value = at(key);
+  if (value.is_null()) return kNotAvailable;
+  if (value.is_array() && value.size() == 2 && value[0].is_number() && value[1].is_number()) {
+    return range(value, key, /*midpoint=*/true);
+  }
+  if (!value.is_number()) fail(field(key), "is not a number or a [low, high] pair");
+  const double number = value.get<double>();
+  check_non_negative(number, key);
+  return number;
+}
+
+double JsonReader::range(const nlohmann::json& value, const std::string& key, bool midpoint) const {
+  const double low = value[0].get<double>();
+  const double high = value[1].get<double>();
+  check_non_negative(low, key);
+  check_non_negative(high, key);
+  if (low > high) fail(field(key), "range has low " + num(low) + " above high " + num(high));
+  return midpoint ? (low + high) / 2 : high;
+}
+
+void JsonReader::check_non_negative(double value, const std::string& key) const {
+  if (!std::isfinite(value)) fail(field(key), "is not finite");
+  if (value < 0) fail(field(key), "is negative (" + num(value) + ")");
+}
+
+std::string JsonReader::num(double value) {
+  std::ostringstream out;
+  out << value;
+  return out.str();
 }
 
 JsonReader JsonReader::child(const char* key) const { return {at(key), what_, field(key)}; }
@@ -121,8 +188,25 @@ DeviceFingerprint read_device(const JsonReader& d) {
 }
 
 nlohmann::json parse_json(const std::string& text, const std::string& what) {
+  if (text.size() > kMaxJsonBytes) {
+    throw IoError(what + ": " + std::to_string(text.size()) + " bytes, over the " +
+                  std::to_string(kMaxJsonBytes >> 20) + " MiB limit of a JSON document");
+  }
+  // The parser itself is iterative, but a hostile nesting (100k levels) would crash whatever
+  // walks the tree recursively afterwards (dump(), comparisons): refuse it while parsing.
+  // `depth` counts the containers around the one that starts, so the outermost one is 0.
+  const nlohmann::json::parser_callback_t limit_depth =
+      [&what](int depth, nlohmann::json::parse_event_t event, nlohmann::json& /*parsed*/) {
+        if ((event == nlohmann::json::parse_event_t::object_start ||
+             event == nlohmann::json::parse_event_t::array_start) &&
+            depth >= kMaxJsonDepth) {
+          throw IoError(what + ": nested deeper than " + std::to_string(kMaxJsonDepth) +
+                        " levels, the limit of a JSON document");
+        }
+        return true;
+      };
   try {
-    return nlohmann::json::parse(text);
+    return nlohmann::json::parse(text, limit_depth);
   } catch (const nlohmann::json::exception& e) {
     // Not only parse_error: a number too large for a double throws out_of_range (found by
     // tests/fuzz/run_fuzzers.sh).

@@ -58,11 +58,29 @@ void write_text(std::ostream& out, const RunRecord& r, const std::string& unit) 
   if (r.config.grad_scaler) out << "; loss scale " << fixed(r.final_loss_scale, 0);
   out << "\n";
   out << "  peak memory: " << format_bytes(r.peak_memory_bytes) << "\n";
+  const DistributedSummary& d = r.distributed;
+  if (d.world_size > 1) {
+    out << "Data-parallel: " << d.world_size << " ranks (" << d.backend << ", " << d.launcher
+        << "), " << d.interconnect << "\n";
+    out << "  global " << fixed(d.global_throughput, 2) << " " << unit << "; per rank";
+    for (double rank : d.rank_throughput) out << " " << fixed(rank, 2);
+    if (std::isfinite(d.scaling_efficiency)) {
+      out << "; scaling " << fixed(100 * d.scaling_efficiency, 1) << "% of " << d.world_size
+          << " x " << fixed(d.baseline_throughput, 2);
+    }
+    out << "\n  gradients " << format_bytes(d.gradient_bytes) << " in " << d.buckets
+        << " buckets; their all-reduce alone: " << fixed(d.allreduce_bus_gbps, 1)
+        << " GB/s bus bandwidth, " << fixed(100 * d.allreduce_share_of_step, 1)
+        << "% of a step; parameters identical on every rank: "
+        << (d.parameters_identical ? "yes" : "NO") << "\n";
+  }
   // The projection is the record's (an ImageNet-shaped model's); the printer only shows it.
   if (const auto it = r.metrics.find("imagenet_90_epochs_seconds");
       it != r.metrics.end() && std::isfinite(it->second)) {
     out << "Projected 90 epochs of ImageNet-1k (1,281,167 images) at this rate: "
-        << format_duration(it->second) << " (compute only: no data loading, one device)\n";
+        << format_duration(it->second) << " (compute only: no data loading, "
+        << (d.world_size > 1 ? std::to_string(d.world_size) + " devices" : std::string("one device"))
+        << ")\n";
   }
   for (const auto& w : r.warnings) out << "warning: " << w << "\n";
 }

@@ -1,6 +1,8 @@
 // Result-file loading with the file name in every error.
 #include "gpuperf/report/result_files.h"
 
+#include "base/json.h"
+
 #include <nlohmann/json.hpp>
 
 #include "gpuperf/base/error.h"
@@ -25,8 +27,13 @@ auto read_named(const std::string& path, const std::string& what, Read read) {
 // The schema tag of a JSON document, or "" when it has none (the readers then say what is
 // wrong). Only a peek: the document is parsed again by its reader.
 std::string schema_of(const std::string& text) {
-  const auto parsed = nlohmann::json::parse(text, nullptr, false);
-  if (parsed.is_discarded() || !parsed.is_object()) return "";
+  nlohmann::json parsed;
+  try {
+    parsed = detail::parse_json(text, "result");  // with the depth and size limits
+  } catch (const IoError&) {
+    return "";  // the reader of the kind it claims to be says what is wrong
+  }
+  if (!parsed.is_object()) return "";
   const auto it = parsed.find("schema");
   return it != parsed.end() && it->is_string() ? it->get<std::string>() : "";
 }

@@ -116,8 +116,8 @@ BatchSizeResult read_batch(const detail::JsonReader& b,
 
 void read_batches(const detail::JsonReader& r, InferenceResult& out) {
   const nlohmann::json& batches = r.at("batches");
-  if (!batches.is_array()) r.fail("batches", "is not an array");
-  if (batches.empty()) r.fail("batches", "is empty: no batch size was measured");
+  if (!batches.is_array()) r.fail(r.field("batches"), "is not an array");
+  if (batches.empty()) r.fail(r.field("batches"), "is empty: no batch size was measured");
   for (std::size_t i = 0; i < batches.size(); ++i) {
     out.batches.push_back(read_batch(r.element("batches", i), out.batches));
   }
@@ -324,7 +324,7 @@ InferenceResult from_json<InferenceResult>(const std::string& text) {
   InferenceResult out;
   const std::string schema = r.string("schema");
   if (schema != kInferenceSchema) {
-    r.fail("schema", "is '" + schema + "', expected '" + kInferenceSchema + "'");
+    r.fail(r.field("schema"), "is '" + schema + "', expected '" + kInferenceSchema + "'");
   }
   read_run_fields(r, out);
   read_batches(r, out);

@@ -115,11 +115,46 @@ TelemetrySummary read_telemetry(const Reader& r) {
 
 
 
+json distributed_json(const DistributedSummary& d) {
+  return {{"world_size", d.world_size},
+          {"backend", d.backend},
+          {"launcher", d.launcher},
+          {"interconnect", d.interconnect},
+          {"global_throughput", number(d.global_throughput)},
+          {"rank_throughput", d.rank_throughput},
+          {"baseline_throughput", number(d.baseline_throughput)},
+          {"scaling_efficiency", number(d.scaling_efficiency)},
+          {"gradient_bytes", number(d.gradient_bytes)},
+          {"buckets", d.buckets},
+          {"allreduce_bus_gbps", number(d.allreduce_bus_gbps)},
+          {"allreduce_share_of_step", number(d.allreduce_share_of_step)},
+          {"parameters_identical", d.parameters_identical}};
+}
+
+DistributedSummary read_distributed(const Reader& r) {
+  DistributedSummary d;
+  d.world_size = static_cast<int>(r.integer("world_size"));
+  if (d.world_size < 2) r.fail(r.field("world_size"), "must be >= 2 in a \"distributed\" object");
+  d.backend = r.string("backend");
+  d.launcher = r.string("launcher");
+  d.interconnect = r.string("interconnect");
+  d.global_throughput = r.number("global_throughput");
+  d.rank_throughput = r.numbers("rank_throughput");
+  d.baseline_throughput = r.number("baseline_throughput");
+  d.scaling_efficiency = r.number("scaling_efficiency");
+  d.gradient_bytes = r.number("gradient_bytes");
+  d.buckets = r.integer("buckets");
+  d.allreduce_bus_gbps = r.number("allreduce_bus_gbps");
+  d.allreduce_share_of_step = r.number("allreduce_share_of_step");
+  d.parameters_identical = r.boolean("parameters_identical");
+  return d;
+}
+
 std::string to_json(const RunRecord& record) {
   const RunConfig& c = record.config;
   json metrics = json::object();
   for (const auto& [name, value] : record.metrics) metrics[name] = number(value);
-  const json out = {
+  json out = {
       {"schema", record.schema},
       {"timestamp_utc", record.timestamp_utc},
       {"command", record.command},
@@ -161,6 +196,8 @@ std::string to_json(const RunRecord& record) {
       {"metrics", metrics},
       {"warnings", record.warnings},
   };
+  // Only data-parallel runs carry it: single-process records stay as they were.
+  if (record.distributed.world_size > 1) out["distributed"] = distributed_json(record.distributed);
   return out.dump(2) + "\n";
 }
 
@@ -171,7 +208,7 @@ RunRecord from_json<RunRecord>(const std::string& text) {
   RunRecord record;
   record.schema = r.string("schema");
   if (record.schema != RunRecord::kSchema) {
-    r.fail("schema", "is '" + record.schema + "', expected '" + RunRecord::kSchema + "'");
+    r.fail(r.field("schema"), "is '" + record.schema + "', expected '" + RunRecord::kSchema + "'");
   }
   record.timestamp_utc = r.string("timestamp_utc");
   record.command = r.string("command");
@@ -219,12 +256,16 @@ RunRecord from_json<RunRecord>(const std::string& text) {
   if (parsed.contains("telemetry")) record.telemetry = read_telemetry(r.child("telemetry"));
 
   const json& metrics = r.at("metrics");
-  if (!metrics.is_object()) r.fail("metrics", "is not an object");
+  if (!metrics.is_object()) r.fail(r.field("metrics"), "is not an object");
   for (const auto& [name, value] : metrics.items()) {
-    if (!value.is_null() && !value.is_number()) r.fail("metrics." + name, "is not a number");
+    if (!value.is_null() && !value.is_number()) {
+      r.fail(r.field("metrics." + name), "is not a number");
+    }
     record.metrics[name] = value.is_null() ? kNotAvailable : value.get<double>();
   }
   record.warnings = r.strings("warnings");
+  // Absent in single-process records and in every record before data-parallel runs existed.
+  if (r.has("distributed")) record.distributed = read_distributed(r.child("distributed"));
   return record;
 }
 

@@ -11,24 +11,24 @@ namespace gpuperf {
 
 std::vector<PublishedResult> published_results_from_json(const std::string& text,
                                                          const std::string& origin) {
-  const nlohmann::json doc = detail::parse_data_json(text, origin);
-  const detail::Fields top(doc, origin, "");
+  const nlohmann::json doc = detail::parse_json(text, origin);
+  const detail::JsonReader top(doc, origin, "");
   const std::string schema = top.string("schema");
   if (schema != kPublishedSchema) {
-    top.fail("schema", "is '" + schema + "', expected '" + kPublishedSchema + "'");
+    top.fail(top.field("schema"), "is '" + schema + "', expected '" + kPublishedSchema + "'");
   }
   const nlohmann::json& results = top.at("results");
-  if (!results.is_array()) top.fail("results", "is not an array");
-  if (results.empty()) top.fail("results", "is empty");
+  if (!results.is_array()) top.fail(top.field("results"), "is not an array");
+  if (results.empty()) top.fail(top.field("results"), "is empty");
   std::vector<PublishedResult> out;
   for (std::size_t i = 0; i < results.size(); ++i) {
-    const detail::Fields f(results[i], origin, "results[" + std::to_string(i) + "]");
+    const detail::JsonReader f(results[i], origin, "results[" + std::to_string(i) + "]");
     PublishedResult p;
     p.gpu = f.string("gpu");
     p.gpu_id = f.string("gpu_id");
     const double count = f.plain_number("gpu_count", true);
     if (!(count >= 1) || count != std::floor(count) || count > 1e6) {
-      f.fail("gpu_count", "must be a whole number >= 1");
+      f.fail(f.field("gpu_count"), "must be a whole number >= 1");
     }
     p.gpu_count = static_cast<int>(count);
     p.model = f.string("model");
@@ -37,21 +37,22 @@ std::vector<PublishedResult> published_results_from_json(const std::string& text
     const nlohmann::json& ips = f.at("images_per_second");
     if (ips.is_array()) {
       if (ips.size() != 2 || !ips[0].is_number() || !ips[1].is_number()) {
-        f.fail("images_per_second", "is an array but not a [low, high] pair of numbers");
+        f.fail(f.field("images_per_second"), "is an array but not a [low, high] pair of numbers");
       }
       p.images_per_second_low = ips[0].get<double>();
       p.images_per_second_high = ips[1].get<double>();
     } else if (ips.is_number()) {
       p.images_per_second_low = p.images_per_second_high = ips.get<double>();
     } else {
-      f.fail("images_per_second", "is not a number or a [low, high] pair");
+      f.fail(f.field("images_per_second"), "is not a number or a [low, high] pair");
     }
     if (!(p.images_per_second_low > 0) || !(p.images_per_second_high >= p.images_per_second_low) ||
         !std::isfinite(p.images_per_second_high)) {
-      f.fail("images_per_second", "must be positive and finite, low <= high");
+      f.fail(f.field("images_per_second"), "must be positive and finite, low <= high");
     }
     p.source = f.string("source");
-    if (p.source.empty()) f.fail("source", "is empty: every published figure needs a source");
+    if (p.source.empty())
+      f.fail(f.field("source"), "is empty: every published figure needs a source");
     p.setup = f.optional_string("setup");
     out.push_back(std::move(p));
   }

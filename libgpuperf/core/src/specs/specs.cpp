@@ -23,7 +23,7 @@
 namespace gpuperf {
 namespace {
 
-using detail::Fields;
+using detail::JsonReader;
 using nlohmann::json;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -86,17 +86,17 @@ std::string gb(double bytes) {
 }
 
 GpuSpec parse_entry(const json& entry, const std::string& origin, const std::string& path) {
-  const Fields f(entry, origin, path);
+  const JsonReader f(entry, origin, path);
   GpuSpec s;
   s.id = f.string("id");
-  if (s.id.empty()) f.fail("id", "is empty");
+  if (s.id.empty()) f.fail(f.field("id"), "is empty");
   s.name = f.string("name");
-  if (s.name.empty()) f.fail("name", "is empty");
+  if (s.name.empty()) f.fail(f.field("name"), "is empty");
   s.vendor = f.optional_string("vendor");
   s.segment = f.optional_string("segment");
   s.match = f.strings("match", false);
   for (const auto& m : s.match) {
-    if (tokens(m).empty()) f.fail("match", "holds a pattern with no letters or digits");
+    if (tokens(m).empty()) f.fail(f.field("match"), "holds a pattern with no letters or digits");
   }
   s.exclude = f.strings("exclude", false);
   s.reference_only = f.optional_bool("reference_only");
@@ -113,16 +113,16 @@ GpuSpec parse_entry(const json& entry, const std::string& origin, const std::str
   s.link_bytes_per_s = f.figure("link_gb_s", false) * 1e9;
   s.pcie = f.optional_string("pcie");
   if (!s.pcie.empty() && s.pcie != "Gen3" && s.pcie != "Gen4" && s.pcie != "Gen5") {
-    f.fail("pcie", "is '" + s.pcie + "', expected Gen3, Gen4 or Gen5");
+    f.fail(f.field("pcie"), "is '" + s.pcie + "', expected Gen3, Gen4 or Gen5");
   }
   s.tdp_watts = f.figure("tdp_w", false);
   s.price_usd = f.figure("price_usd", false);
   s.price_note = f.optional_string("price_note");
-  const Fields peaks = f.child("peak_tflops");
+  const JsonReader peaks = f.child("peak_tflops");
   for (const auto& [key, value] : peaks.object().items()) {
     const auto& known = peak_keys();
     if (std::find(known.begin(), known.end(), key) == known.end()) {
-      peaks.fail(key,
+      peaks.fail(peaks.field(key),
                  "is not a known data type (known: fp64, fp64_tensor, fp32, tf32, fp16, bf16, "
                  "fp16_acc16, fp8, fp8_acc16, int8)");
     }
@@ -130,19 +130,20 @@ GpuSpec parse_entry(const json& entry, const std::string& origin, const std::str
   }
   s.approximate = f.strings("approximate", false);
   s.source = f.string("source");
-  if (s.source.empty()) f.fail("source", "is empty: every entry needs a source note");
+  if (s.source.empty()) f.fail(f.field("source"), "is empty: every entry needs a source note");
   return s;
 }
 
 // Returns the entries array of a spec document after checking its schema tag.
 const json& entries_of(const json& doc, const std::string& origin) {
-  const Fields top(doc, origin, "");
+  const JsonReader top(doc, origin, "");
   const std::string schema = top.string("schema");
   if (schema != kSpecSchema) {
-    top.fail("schema", "is '" + schema + "', expected '" + std::string(kSpecSchema) + "'");
+    top.fail(top.field("schema"),
+             "is '" + schema + "', expected '" + std::string(kSpecSchema) + "'");
   }
   const json& gpus = top.at("gpus");
-  if (!gpus.is_array()) top.fail("gpus", "is not an array");
+  if (!gpus.is_array()) top.fail(top.field("gpus"), "is not an array");
   return gpus;
 }
 
@@ -169,7 +170,8 @@ bool GpuSpec::is_approximate(const std::string& field) const {
 SpecDatabase SpecDatabase::from_json(const std::string& text, const std::string& origin) {
   SpecDatabase db;
   db.merge_json(text, origin);
-  if (db.gpus_.empty()) throw ConfigError(origin + ": gpus is empty");
+  // The entries are checked by now: only the reader's message is wanted.
+  if (db.gpus_.empty()) JsonReader(json::object(), origin, "").fail("gpus", "is empty");
   return db;
 }
 
@@ -182,7 +184,7 @@ SpecDatabase SpecDatabase::load_default(const std::string& explicit_path) {
 }
 
 void SpecDatabase::merge_json(const std::string& text, const std::string& origin) {
-  const json doc = detail::parse_data_json(text, origin);
+  const json doc = detail::parse_json(text, origin);
   const json& entries = entries_of(doc, origin);
   // Work on copies so that a bad file leaves the database as it was.
   std::vector<std::string> raw = raw_;
@@ -191,9 +193,9 @@ void SpecDatabase::merge_json(const std::string& text, const std::string& origin
   for (std::size_t i = 0; i < entries.size(); ++i) {
     const std::string path = "gpus[" + std::to_string(i) + "]";
     const json& entry = entries[i];
-    const Fields f(entry, origin, path);
+    const JsonReader f(entry, origin, path);
     const std::string id = f.string("id");
-    if (!seen.insert(id).second) f.fail("id", "'" + id + "' appears twice in this file");
+    if (!seen.insert(id).second) f.fail(f.field("id"), "'" + id + "' appears twice in this file");
     auto existing =
         std::find_if(parsed.begin(), parsed.end(), [&](const GpuSpec& s) { return s.id == id; });
     if (existing == parsed.end()) {

@@ -137,9 +137,20 @@ StepResult TrainStep::operator()(const torch::Tensor& input, const torch::Tensor
   const torch::Tensor x =
       to_memory_format(input.to(device_, /*non_blocking=*/true), options_.memory_format);
   const torch::Tensor y = target.to(device_, /*non_blocking=*/true);
+  if (options_.cuda_graph && graph_fallback_reason_.empty() && sync_ && !graph_) {
+    graph_fallback_reason_ = sync_->capture_unsupported_reason();
+  }
   if (!options_.cuda_graph || !graph_fallback_reason_.empty()) return run_step(x, y, false);
   if (!graph_) capture(x, y);
   return graph_ ? replay(x, y) : run_step(x, y, false);
+}
+
+void TrainStep::set_gradient_sync(std::shared_ptr<GradientSync> sync) {
+  if (steps_ > 0) {
+    throw ConfigError("TrainStep::set_gradient_sync: call it before the first step (" +
+                      std::to_string(steps_) + " steps taken)");
+  }
+  sync_ = std::move(sync);
 }
 
 StepResult TrainStep::run_step(const torch::Tensor& x, const torch::Tensor& y, bool capturing) {
@@ -161,6 +172,9 @@ StepResult TrainStep::run_step(const torch::Tensor& x, const torch::Tensor& y, b
     loss = loss_(output, y);
   }
   scaler_.scale(loss).backward();
+  // Averaging the scaled gradients is the same as averaging the unscaled ones, and it gives every
+  // replica the same inf/NaN: all skip the same steps.
+  if (sync_) sync_->after_backward();
   bool stepped = true;
   if (fused_) {
     if (options_.max_grad_norm > 0) {

@@ -181,17 +181,19 @@ void log_start(const TrainingRun& run, const ResolvedTraining& r, const RunRecor
 
 // Builds the model and the step, times the windows and fills the measured fields. Returns why
 // the CUDA graph was not used, if it was asked for and failed ("" otherwise).
-std::string measure_training(const TrainingRun& run, const ResolvedTraining& r, RunRecord& record) {
+std::string measure_training(const TrainingRun& run, const ResolvedTraining& r,
+                             const TrainingHooks& hooks, RunRecord& record) {
   torch::manual_seed(static_cast<std::uint64_t>(run.seed));
   reset_peak_memory(r.device);
   TrainStep step(ModelRegistry::global().create(run.model, r.num_classes), r.device, r.step);
+  if (hooks.gradient_sync) step.set_gradient_sync(hooks.gradient_sync(step));
   SyntheticBatchOptions batch_options;
   batch_options.batch_size = run.batch_size;
   batch_options.sample_shape = r.model.input_shape;
   batch_options.num_classes = r.num_classes;
   batch_options.device = r.device;
   batch_options.memory_format = r.step.memory_format;
-  batch_options.seed = static_cast<std::uint64_t>(run.seed);
+  batch_options.seed = static_cast<std::uint64_t>(run.seed) + hooks.data_seed_offset;
   SyntheticBatches batches(batch_options);
   record.config.data_source = batches.name();
 
@@ -232,6 +234,7 @@ std::string measure_training(const TrainingRun& run, const ResolvedTraining& r, 
   record.final_loss = last.loss.item<double>();
   record.final_loss_scale = step.scaler().get_scale();
   record.peak_memory_bytes = device_memory(r.device).peak_allocated;
+  if (hooks.after_measure) hooks.after_measure(step, record);
   return step.graph_fallback_reason();
 }
 
@@ -269,12 +272,19 @@ void enrich(const TrainingRun& run, const ResolvedTraining& r, const std::string
       record.metrics["host_peak_rss_bytes"] = static_cast<double>(usage.ru_maxrss) * 1024.0;
     }
   }
-  const auto& shape = r.model.input_shape;
-  if (shape.size() == 3 && shape[1] == 224 && record.throughput.median > 0) {
-    record.metrics["imagenet_90_epochs_seconds"] =
-        kImageNetEpochs * kImageNet1kTrainImages / record.throughput.median;
-  }
   add_efficiency(record);
+  // After the efficiency figures, whose projection is one device's: the projection is the whole
+  // job's, all ranks' samples per second.
+  const DistributedSummary& d = record.distributed;
+  const double rate = d.world_size > 1 ? d.global_throughput : record.throughput.median;
+  const auto& shape = r.model.input_shape;
+  if (shape.size() == 3 && shape[1] == 224 && rate > 0) {
+    record.metrics["imagenet_90_epochs_seconds"] = kImageNetEpochs * kImageNet1kTrainImages / rate;
+  }
+  if (d.world_size > 1 && !d.parameters_identical) {
+    record.warnings.push_back("the ranks' parameters differ after the run: the data-parallel "
+                              "gradients did not agree");
+  }
   if (!std::isfinite(record.final_loss)) {
     record.warnings.push_back("the final loss is not finite (" +
                               std::to_string(record.final_loss) + ")");
@@ -293,14 +303,14 @@ void enrich(const TrainingRun& run, const ResolvedTraining& r, const std::string
 
 }  // namespace
 
-RunRecord run_training(const TrainingRun& run) {
+RunRecord run_training(const TrainingRun& run, const TrainingHooks& hooks) {
   run.validate();
   if (run.threads > 0) at::set_num_threads(run.threads);
   const ResolvedTraining resolved = resolve(run);
   RunRecord record = describe(run, resolved);
   std::string graph_fallback;
   try {
-    graph_fallback = measure_training(run, resolved, record);
+    graph_fallback = measure_training(run, resolved, hooks, record);
   } catch (const c10::OutOfMemoryError&) {
     throw OutOfMemoryError(out_of_memory_message(run, resolved));
   }

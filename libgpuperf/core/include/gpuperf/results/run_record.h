@@ -39,6 +39,31 @@ struct RunConfig {
   std::int64_t seed = 0;
 };
 
+/// A data-parallel run's figures across its ranks (world_size 1: a single-process run, and the
+/// JSON has no "distributed" object).
+struct DistributedSummary {
+  int world_size = 1;
+  std::string backend;       ///< "nccl" or "gloo"
+  std::string launcher;      ///< "torchrun", "mpi", "slurm" or "gpuperf" (--nproc-per-node)
+  std::string interconnect;  ///< what carried the all-reduce, in words (NVLink, PCIe, sockets...)
+  /// Samples/s of all ranks together: the median over windows of the per-window sums.
+  double global_throughput = kNotAvailable;
+  std::vector<double> rank_throughput;  ///< each rank's median window throughput, by rank
+  /// The single-process figure it is judged against (given, or measured in the same job).
+  double baseline_throughput = kNotAvailable;
+  /// global_throughput / (world_size x baseline_throughput).
+  double scaling_efficiency = kNotAvailable;
+  double gradient_bytes = kNotAvailable;  ///< all-reduced per step
+  std::int64_t buckets = 0;               ///< gradient buckets
+  /// Bus bandwidth of the gradient buckets' all-reduce timed alone after the run (nccl-tests'
+  /// busbw, GB/s), and its time per step as a share of the step: an upper bound of the
+  /// communication time the overlap with backward has to hide.
+  double allreduce_bus_gbps = kNotAvailable;
+  double allreduce_share_of_step = kNotAvailable;
+  /// Every rank ended with bit-identical parameters (checked by a digest after the run).
+  bool parameters_identical = false;
+};
+
 /// One measurement: configuration, machine, statistics and the command that reproduces it.
 struct RunRecord {
   static constexpr const char* kSchema = "gpuperf.run/1";
@@ -65,6 +90,7 @@ struct RunRecord {
   double final_loss_scale = kNotAvailable;
 
   TelemetrySummary telemetry;  ///< power, energy, clocks, throttling over the timed windows
+  DistributedSummary distributed;  ///< data-parallel figures; world_size 1 for one process
 
   std::map<std::string, double> metrics;  ///< derived figures, e.g. "imagenet_90_epochs_seconds"
   std::vector<std::string> warnings;

@@ -33,10 +33,10 @@ struct PublishedResult {
   }
 };
 
-/// Parses published-results JSON; `origin` names the file in errors (ConfigError).
+/// Parses published-results JSON; IoError naming `origin` and the field when it is malformed.
 [[nodiscard]] std::vector<PublishedResult> published_results_from_json(const std::string& text,
                                                                        const std::string& origin);
-/// Loads a published-results file; IoError when unreadable, ConfigError when malformed.
+/// Loads a published-results file; IoError when unreadable or malformed.
 [[nodiscard]] std::vector<PublishedResult> load_published_results(const std::string& path);
 
 }  // namespace gpuperf

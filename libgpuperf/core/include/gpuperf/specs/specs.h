@@ -74,15 +74,17 @@ class SpecDatabase {
   /// An empty database.
   SpecDatabase() = default;
 
-  /// Parses spec JSON text; `origin` names the file in errors. Throws ConfigError.
+  /// Parses spec JSON text. Throws IoError "<origin>: field '<path>' <problem>" when it is
+  /// malformed (the database is then unchanged).
   [[nodiscard]] static SpecDatabase from_json(const std::string& text, const std::string& origin);
-  /// Loads a spec file. Throws IoError (unreadable) or ConfigError (malformed), naming the file.
+  /// Loads a spec file. Throws IoError, naming the file, when it is unreadable or malformed.
   [[nodiscard]] static SpecDatabase load_file(const std::string& path);
   /// Loads the shipped database found by default_specs_path(explicit_path).
   [[nodiscard]] static SpecDatabase load_default(const std::string& explicit_path = "");
 
   /// Adds entries of another spec file; an entry whose id exists patches only the fields it
-  /// gives (JSON merge patch), so a user file can correct one price or add one GPU.
+  /// gives (JSON merge patch), so a user file can correct one price or add one GPU. A malformed
+  /// file throws IoError naming `origin` and leaves the database as it was.
   void merge_json(const std::string& text, const std::string& origin);
   /// merge_json on a file's contents.
   void merge_file(const std::string& path);

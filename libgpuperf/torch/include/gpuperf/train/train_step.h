@@ -23,6 +23,7 @@
 
 #include "gpuperf/amp/grad_scaler.h"
 #include "gpuperf/train/batch_source.h"
+#include "gpuperf/train/gradient_sync.h"
 #include "gpuperf/optim/fused_optimizer.h"
 #include "gpuperf/base/choices.h"
 
@@ -86,6 +87,12 @@ class TrainStep {
   TrainStep(torch::nn::AnyModule model, torch::Device device, TrainStepOptions options = {},
             LossFunction loss = cross_entropy_loss());
 
+  /// Makes every later step average its gradients through `sync` between backward and the
+  /// optimizer (data-parallel training). Call before the first step; null removes it.
+  void set_gradient_sync(std::shared_ptr<GradientSync> sync);
+  /// The installed gradient sync, or null.
+  [[nodiscard]] GradientSync* gradient_sync() const { return sync_.get(); }
+
   /// Runs one step on (input, target); moves them to the device and memory format if needed.
   StepResult operator()(const torch::Tensor& input, const torch::Tensor& target);
   /// Runs one step on a batch.
@@ -133,6 +140,7 @@ class TrainStep {
   torch::Tensor skipped_on_device_;  // fused optimizer: sum of found_inf flags
   std::shared_ptr<GraphState> graph_;
   std::string graph_fallback_reason_;
+  std::shared_ptr<GradientSync> sync_;
 };
 
 /// Builds the optimizer an OptimizerKind names over `parameters`.

@@ -14,12 +14,15 @@
 // says what ran), measured, and enriched once (efficiency, ImageNet projection, warnings).
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 
 #include "gpuperf/base/choices.h"
 #include "gpuperf/results/run_record.h"
 #include "gpuperf/timing/measure.h"
+#include "gpuperf/train/gradient_sync.h"
 
 namespace gpuperf {
 
@@ -51,9 +54,21 @@ struct TrainingRun {
   void validate() const;
 };
 
+class TrainStep;
+
+/// Where a layer above (data-parallel training) joins run_training()'s pipeline.
+struct TrainingHooks {
+  /// Called once the step exists, before the first step: the gradient sync to install, or null.
+  std::function<std::shared_ptr<GradientSync>(TrainStep& step)> gradient_sync;
+  /// Added to the seed of the synthetic batches (not of the weights): each rank its own data.
+  std::uint64_t data_seed_offset = 0;
+  /// Called after the timed windows, before enrichment, with the step and the measured record.
+  std::function<void(TrainStep& step, RunRecord& record)> after_measure;
+};
+
 /// Runs the training measurement and returns its record (no printing, no file). Throws
 /// ConfigError for bad or unsatisfiable options (before anything runs) and OutOfMemoryError,
 /// with the batch size and the device's memory figures, when the device runs out of memory.
-[[nodiscard]] RunRecord run_training(const TrainingRun& run);
+[[nodiscard]] RunRecord run_training(const TrainingRun& run, const TrainingHooks& hooks = {});
 
 }  // namespace gpuperf

@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""The Python peer of gpuperf's data-parallel training: PyTorch's DistributedDataParallel under
+torchrun, with train_peer.py's model, step and measurement (warm-up, timed windows between CUDA
+events, median over windows), each rank on its own GPU and its own synthetic batch.
+
+    torchrun --nproc-per-node 2 ddp_peer.py --model resnet50 --batch-size 256 --precision fp16 \
+        --memory-format channels_last --optimizer sgd --lr 0.1
+
+Rank 0 prints one JSON line: per-rank medians, the global median (per-window sums over ranks, as
+gpuperf computes it) and the settings.
+"""
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+
+import torch
+import torch.distributed as dist
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from train_peer import build  # noqa: E402  (the same models as the single-GPU peer)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--model", default="simple")
+    p.add_argument("--batch-size", type=int, default=256, help="per rank")
+    p.add_argument("--precision", default="fp16", choices=["fp32", "tf32", "fp16", "bf16"])
+    p.add_argument("--memory-format", default="contiguous", choices=["contiguous", "channels_last"])
+    p.add_argument("--optimizer", default="adam", choices=["adam", "sgd", "adamw"])
+    p.add_argument("--lr", type=float, default=1e-3)
+    p.add_argument("--fused", choices=["on", "off"], default="off")
+    p.add_argument("--warmup", type=int, default=10)
+    p.add_argument("--steps-per-window", type=int, default=20)
+    p.add_argument("--windows", type=int, default=10)
+    a = p.parse_args()
+    if a.batch_size <= 0:
+        print(f"error: --batch-size: must be > 0, got {a.batch_size}", file=sys.stderr)
+        return 2
+    local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+    cuda = torch.cuda.is_available()
+    device = torch.device("cuda", local_rank) if cuda else torch.device("cpu")
+    if cuda:
+        torch.cuda.set_device(device)
+    dist.init_process_group("nccl" if cuda else "gloo")
+    rank, world = dist.get_rank(), dist.get_world_size()
+    torch.backends.cudnn.benchmark = True
+    if a.precision == "fp32":
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+    elif a.precision == "tf32":
+        torch.backends.cuda.matmul.allow_tf32 = True
+        torch.backends.cudnn.allow_tf32 = True
+    torch.manual_seed(0)
+    model, shape, classes = build(a.model)
+    fmt = torch.channels_last if a.memory_format == "channels_last" else torch.contiguous_format
+    model = model.to(device).to(memory_format=fmt)
+    model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[local_rank] if cuda else None)
+    fused = {"fused": True} if a.fused == "on" else {}
+    params = model.parameters()
+    if a.optimizer == "adam":
+        opt = torch.optim.Adam(params, lr=a.lr, **fused)
+    elif a.optimizer == "adamw":
+        opt = torch.optim.AdamW(params, lr=a.lr, **fused)
+    else:
+        opt = torch.optim.SGD(params, lr=a.lr, momentum=0.9, **fused)
+    amp_dtype = {"fp16": torch.float16, "bf16": torch.bfloat16}.get(a.precision)
+    scaler = torch.amp.GradScaler(device.type, enabled=a.precision == "fp16")
+    torch.manual_seed(1000003 * rank)  # each rank its own data
+    data = torch.randn(a.batch_size, *shape, device=device).contiguous(memory_format=fmt)
+    target = torch.randint(0, classes, (a.batch_size,), device=device)
+
+    def step():
+        opt.zero_grad()
+        with torch.autocast(device.type, dtype=amp_dtype or torch.float32, enabled=amp_dtype is not None):
+            loss = F.cross_entropy(model(data), target)
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
+        return loss
+
+    for _ in range(a.warmup):
+        step()
+    if cuda:
+        events = [torch.cuda.Event(enable_timing=True) for _ in range(a.windows + 1)]
+        events[0].record()
+    else:
+        marks = [time.perf_counter()]
+    rates = []
+    for w in range(a.windows):
+        for _ in range(a.steps_per_window):
+            loss = step()
+        if cuda:
+            events[w + 1].record()
+            events[w + 1].synchronize()
+            seconds = events[w].elapsed_time(events[w + 1]) / 1e3
+        else:
+            marks.append(time.perf_counter())
+            seconds = marks[-1] - marks[-2]
+        rates.append(a.batch_size * a.steps_per_window / seconds)
+    sums = torch.tensor(rates, dtype=torch.float64, device=device)
+    dist.all_reduce(sums)
+    medians = torch.zeros(world, dtype=torch.float64, device=device)
+    medians[rank] = statistics.median(rates)
+    dist.all_reduce(medians)
+    if rank == 0:
+        print(json.dumps({
+            "peer": "pytorch-ddp", "torch": torch.__version__, "model": a.model,
+            "batch_size": a.batch_size, "world_size": world, "precision": a.precision,
+            "memory_format": a.memory_format, "optimizer": a.optimizer, "fused": a.fused,
+            "global_median": statistics.median(sums.tolist()), "rank_medians": medians.tolist(),
+            "median": statistics.median(rates), "windows": rates,
+            "nccl_env": {k: v for k, v in os.environ.items() if k.startswith("NCCL_")},
+            "final_loss": float(loss.detach()), "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        }))
+    dist.destroy_process_group()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

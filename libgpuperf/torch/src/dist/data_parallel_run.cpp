@@ -1,0 +1,162 @@
+// run_data_parallel_training(): run_training() on every rank with a DataParallelSync, then the
+// job's figures gathered into record.distributed.
+#include "gpuperf/dist/data_parallel_run.h"
+
+#include <torch/cuda.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gpuperf/base/error.h"
+#include "gpuperf/device/cuda_timer.h"
+#include "gpuperf/device/device.h"
+#include "gpuperf/telemetry/telemetry.h"
+#include "gpuperf/timing/statistics.h"
+#include "gpuperf/train/train_step.h"
+
+namespace gpuperf {
+namespace {
+
+torch::Device rank_device(const TrainingRun& run, const LaunchEnv& env) {
+  if (run.measure.adaptive) {
+    // Each rank would stop on its own spread, and the others would wait in an all-reduce.
+    throw ConfigError("--adaptive: not available in a data-parallel run (ranks must time the "
+                      "same windows); give --windows");
+  }
+  if (run.device == "cpu") return torch::kCPU;
+  if (run.device != "auto" && run.device != "cuda") {
+    throw ConfigError("--device " + run.device + ": a data-parallel rank uses cuda:LOCAL_RANK; "
+                      "give --device cuda, cpu or auto");
+  }
+  if (!torch::cuda::is_available()) {
+    if (run.device == "cuda") throw ConfigError("--device cuda: no CUDA device here");
+    return torch::kCPU;
+  }
+  const int gpus = static_cast<int>(torch::cuda::device_count());
+  if (env.local_rank >= gpus) {
+    throw ConfigError("local rank " + std::to_string(env.local_rank) + " has no GPU: " +
+                      std::to_string(gpus) + " here, " + std::to_string(env.local_world_size) +
+                      " ranks on this machine");
+  }
+  return {torch::kCUDA, static_cast<c10::DeviceIndex>(env.local_rank)};
+}
+
+// What carried the all-reduce, in words: NCCL's restrictions from the environment, else the
+// links NVML reports for this GPU.
+std::string describe_interconnect(const ProcessGroup& group, const torch::Device& device) {
+  const LaunchEnv& env = group.env();
+  const std::string machines =
+      env.local_world_size == env.world_size ? "one machine" : "several machines";
+  if (!device.is_cuda()) return "Gloo over TCP (" + machines + ")";
+  auto set = [](const char* name) {
+    const char* v = std::getenv(name);
+    return v != nullptr && std::string(v) == "1";
+  };
+  if (set("NCCL_P2P_DISABLE") && set("NCCL_SHM_DISABLE")) {
+    return "NCCL over sockets (NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1, " + machines + ")";
+  }
+  if (set("NCCL_P2P_DISABLE")) return "NCCL through host memory (NCCL_P2P_DISABLE=1, " + machines + ")";
+  OpenedTelemetry telemetry = open_nvml_telemetry();
+  if (telemetry) {
+    const PciLocation pci = cuda_pci_location(device);
+    if (TelemetryDevice* d =
+            telemetry.system->find_by_pci_location(pci.domain, pci.bus, pci.device)) {
+      const std::optional<int> links = d->nvlink_links_up();
+      if (links && *links > 0) {
+        return "NCCL over NVLink (" + std::to_string(*links) + " links up, " + machines + ")";
+      }
+      return "NCCL over PCIe (no NVLink up, " + machines + ")";
+    }
+  }
+  return "NCCL (" + machines + "; NVML unavailable: link not known)";
+}
+
+// Per-window sums over the ranks: windows end at the same step on every rank (each step waits
+// for the others in its all-reduce), so their sum is the job's throughput in that window.
+void gather_throughput(ProcessGroup& group, const torch::Device& device, RunRecord& record) {
+  DistributedSummary& d = record.distributed;
+  const auto options = torch::TensorOptions().dtype(torch::kFloat64).device(device);
+  torch::Tensor windows =
+      torch::tensor(record.window_throughput, torch::TensorOptions().dtype(torch::kFloat64))
+          .to(device);
+  group.allreduce_sum(windows);
+  windows = windows.cpu();
+  std::vector<double> sums(windows.data_ptr<double>(),
+                           windows.data_ptr<double>() + windows.numel());
+  d.global_throughput = summarize(sums).median;
+  torch::Tensor medians = torch::zeros({group.world_size()}, options);
+  medians[group.rank()].fill_(record.throughput.median);
+  group.allreduce_sum(medians);
+  medians = medians.cpu();
+  d.rank_throughput.assign(medians.data_ptr<double>(),
+                           medians.data_ptr<double>() + medians.numel());
+}
+
+// The gradient buckets' all-reduce timed alone, after the run: nccl-tests' bus bandwidth and
+// its time per step, which bounds what the overlap with backward must hide.
+void time_allreduce(ProcessGroup& group, const torch::Device& device, DataParallelSync& sync,
+                    RunRecord& record) {
+  constexpr int kWarmup = 2;
+  constexpr int kCalls = 10;
+  std::vector<torch::Tensor> buckets;
+  for (const auto& b : sync.bucket_buffers()) buckets.push_back(b.clone());
+  auto step = [&] {
+    std::vector<PendingCollective> pending;
+    for (auto& b : buckets) pending.push_back(group.allreduce_sum_async(b));
+    for (auto& p : pending) p();
+  };
+  for (int i = 0; i < kWarmup; ++i) step();
+  auto timer = make_timer(device.is_cuda() ? TimerKind::kCudaEvent : TimerKind::kSteadyClock,
+                          device.is_cuda() ? device.index() : 0);
+  group.barrier();
+  const std::size_t start = timer->mark();
+  for (int i = 0; i < kCalls; ++i) step();
+  const std::size_t stop = timer->mark();
+  const double seconds = timer->seconds(start, stop) / kCalls;
+  DistributedSummary& d = record.distributed;
+  const double n = group.world_size();
+  d.allreduce_bus_gbps = d.gradient_bytes / seconds * 2 * (n - 1) / n / 1e9;
+  const double step_seconds = record.config.batch_size / record.throughput.median;
+  if (step_seconds > 0) d.allreduce_share_of_step = seconds / step_seconds;
+}
+
+}  // namespace
+
+RunRecord run_data_parallel_training(const TrainingRun& run, const LaunchEnv& env,
+                                     const DataParallelRun& options) {
+  run.validate();
+  const torch::Device device = rank_device(run, env);
+  TrainingRun rank_run = run;
+  rank_run.device = device.str();
+  rank_run.quiet = run.quiet || env.rank != 0;
+  ProcessGroup group(env, device, options.group);
+  std::shared_ptr<DataParallelSync> sync;
+  TrainingHooks hooks;
+  hooks.gradient_sync = [&](TrainStep& step) {
+    sync = std::make_shared<DataParallelSync>(step.module(), group, options.sync);
+    return sync;
+  };
+  hooks.data_seed_offset = 1000003ULL * static_cast<std::uint64_t>(env.rank);
+  hooks.after_measure = [&](TrainStep& step, RunRecord& record) {
+    DistributedSummary& d = record.distributed;
+    d.world_size = env.world_size;
+    d.backend = group.backend_name();
+    d.launcher = env.launcher;
+    d.interconnect = describe_interconnect(group, device);
+    d.buckets = static_cast<std::int64_t>(sync->bucket_count());
+    d.gradient_bytes = sync->gradient_bytes();
+    gather_throughput(group, device, record);
+    d.parameters_identical = parameters_identical_across_ranks(step.module(), group);
+    time_allreduce(group, device, *sync, record);
+    d.baseline_throughput = options.baseline_throughput;
+    if (options.baseline_throughput > 0) {
+      d.scaling_efficiency = d.global_throughput / (env.world_size * options.baseline_throughput);
+    }
+  };
+  return run_training(rank_run, hooks);
+}
+
+}  // namespace gpuperf

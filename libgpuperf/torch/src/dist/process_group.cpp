@@ -1,0 +1,190 @@
+// ProcessGroup over c10d. Only this translation unit includes c10d's process-group headers,
+// which compile only with USE_C10D_GLOO / USE_C10D_NCCL defined (libgpuperf/CMakeLists.txt).
+#include "gpuperf/dist/process_group.h"
+
+#include <chrono>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "compat.h"
+#include "gpuperf/base/error.h"
+
+#if GPUPERF_WITH_GLOO || GPUPERF_WITH_NCCL
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#include <torch/csrc/distributed/c10d/Types.hpp>
+#include <torch/csrc/distributed/c10d/Work.hpp>
+#endif
+#if GPUPERF_WITH_GLOO
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#endif
+#if GPUPERF_WITH_NCCL
+#include <c10/cuda/CUDAFunctions.h>
+#include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
+#endif
+
+namespace gpuperf {
+
+DistBackend parse_dist_backend(const std::string& text, const std::string& option) {
+  if (text == "auto") return DistBackend::kAuto;
+  if (text == "nccl") return DistBackend::kNccl;
+  if (text == "gloo") return DistBackend::kGloo;
+  throw ConfigError("--" + option + ": unknown value '" + text + "' (choose auto, nccl or gloo)");
+}
+
+#if GPUPERF_WITH_GLOO || GPUPERF_WITH_NCCL
+
+struct ProcessGroup::Impl {
+  LaunchEnv env;
+  std::string backend_name;
+  c10::intrusive_ptr<c10d::Store> store;
+  c10::intrusive_ptr<compat::C10dBackend> group;
+  std::function<void()> shutdown;
+
+  void reduce(torch::Tensor& tensor, c10d::ReduceOp::RedOpType op) {
+    std::vector<at::Tensor> tensors{tensor};
+    c10d::AllreduceOptions options;
+    options.reduceOp = c10d::ReduceOp(op);
+    group->allreduce(tensors, options)->wait();
+  }
+};
+
+namespace {
+
+bool is_loopback(const std::string& address) {
+  return address == "localhost" || address.rfind("127.", 0) == 0 || address == "::1";
+}
+
+c10::intrusive_ptr<c10d::Store> join_store(const LaunchEnv& env, std::chrono::milliseconds timeout) {
+  c10d::TCPStoreOptions options;
+  options.port = static_cast<std::uint16_t>(env.master_port);
+  options.isServer = env.rank == 0;
+  options.numWorkers = static_cast<std::size_t>(env.world_size);
+  options.waitWorkers = true;
+  options.timeout = timeout;
+  try {
+    return c10::make_intrusive<c10d::TCPStore>(env.master_addr, options);
+  } catch (const std::exception& e) {
+    throw Error("rank " + std::to_string(env.rank) + ": rendezvous at " + env.master_addr + ":" +
+                std::to_string(env.master_port) + " failed: " + e.what());
+  }
+}
+
+}  // namespace
+
+ProcessGroup::ProcessGroup(const LaunchEnv& env, const torch::Device& device,
+                           ProcessGroupOptions options)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->env = env;
+  DistBackend backend = options.backend;
+  if (backend == DistBackend::kAuto) backend = device.is_cuda() ? DistBackend::kNccl : DistBackend::kGloo;
+  if (backend == DistBackend::kNccl && !device.is_cuda()) {
+    throw ConfigError("--dist-backend nccl: NCCL needs CUDA devices; device is " + device.str());
+  }
+  const auto timeout =
+      std::chrono::milliseconds(static_cast<long long>(options.timeout_seconds * 1e3));
+  if (backend == DistBackend::kGloo) {
+#if GPUPERF_WITH_GLOO
+    impl_->store = join_store(env, timeout);
+    auto gloo = c10d::ProcessGroupGloo::Options::create(timeout);
+    // By address on one machine: createDefaultDevice() resolves the host name, which fails in
+    // chroots and containers without one.
+    gloo->devices.push_back(is_loopback(env.master_addr)
+                                ? c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1")
+                                : c10d::ProcessGroupGloo::createDefaultDevice());
+    impl_->group = c10::make_intrusive<c10d::ProcessGroupGloo>(impl_->store, env.rank,
+                                                               env.world_size, gloo);
+    impl_->backend_name = "gloo";
+    return;
+#else
+    throw ConfigError(
+        "gpuperf was built without Gloo (on Debian: apt-get install libgloo-dev): no CPU "
+        "data-parallel training");
+#endif
+  }
+#if GPUPERF_WITH_NCCL
+  c10::cuda::set_device(static_cast<c10::DeviceIndex>(device.index()));
+  impl_->store = join_store(env, timeout);
+  auto nccl_options = c10d::ProcessGroupNCCL::Options::create();
+  nccl_options->timeout = timeout;
+  auto nccl = c10::make_intrusive<c10d::ProcessGroupNCCL>(impl_->store, env.rank, env.world_size,
+                                                          nccl_options);
+  impl_->group = nccl;
+#if GPUPERF_NCCL_HAS_SHUTDOWN
+  impl_->shutdown = [nccl] { nccl->shutdown(); };
+#endif
+  impl_->backend_name = "nccl";
+#else
+  throw ConfigError("gpuperf was built without NCCL (nccl.h not found at configure time): no GPU "
+                    "data-parallel training");
+#endif
+}
+
+ProcessGroup::~ProcessGroup() {
+  if (impl_ && impl_->shutdown) {
+    try {
+      impl_->shutdown();
+    } catch (...) {  // a failed shutdown at exit must not terminate the process
+    }
+  }
+}
+
+int ProcessGroup::rank() const { return impl_->env.rank; }
+int ProcessGroup::world_size() const { return impl_->env.world_size; }
+const LaunchEnv& ProcessGroup::env() const { return impl_->env; }
+std::string ProcessGroup::backend_name() const { return impl_->backend_name; }
+
+PendingCollective ProcessGroup::allreduce_sum_async(torch::Tensor& tensor) {
+  std::vector<at::Tensor> tensors{tensor};
+  c10::intrusive_ptr<c10d::Work> work = impl_->group->allreduce(tensors);
+  return [work] { work->wait(); };
+}
+
+void ProcessGroup::allreduce_sum(torch::Tensor& tensor) {
+  impl_->reduce(tensor, c10d::ReduceOp::SUM);
+}
+void ProcessGroup::allreduce_max(torch::Tensor& tensor) {
+  impl_->reduce(tensor, c10d::ReduceOp::MAX);
+}
+void ProcessGroup::allreduce_min(torch::Tensor& tensor) {
+  impl_->reduce(tensor, c10d::ReduceOp::MIN);
+}
+
+void ProcessGroup::broadcast(torch::Tensor& tensor, int root) {
+  std::vector<at::Tensor> tensors{tensor};
+  c10d::BroadcastOptions options;
+  options.rootRank = root;
+  impl_->group->broadcast(tensors, options)->wait();
+}
+
+void ProcessGroup::barrier() { impl_->group->barrier()->wait(); }
+
+#else  // no c10d backend built in
+
+struct ProcessGroup::Impl {
+  LaunchEnv env;
+};
+
+ProcessGroup::ProcessGroup(const LaunchEnv&, const torch::Device&, ProcessGroupOptions) {
+  throw ConfigError(
+      "gpuperf was built without c10d collectives (no Gloo headers, no NCCL): no data-parallel "
+      "training (on Debian: apt-get install libgloo-dev)");
+}
+ProcessGroup::~ProcessGroup() = default;
+int ProcessGroup::rank() const { return impl_->env.rank; }
+int ProcessGroup::world_size() const { return impl_->env.world_size; }
+const LaunchEnv& ProcessGroup::env() const { return impl_->env; }
+std::string ProcessGroup::backend_name() const { return ""; }
+PendingCollective ProcessGroup::allreduce_sum_async(torch::Tensor&) { return [] {}; }
+void ProcessGroup::allreduce_sum(torch::Tensor&) {}
+void ProcessGroup::allreduce_max(torch::Tensor&) {}
+void ProcessGroup::allreduce_min(torch::Tensor&) {}
+void ProcessGroup::broadcast(torch::Tensor&, int) {}
+void ProcessGroup::barrier() {}
+
+#endif
+
+ProcessGroup::ProcessGroup(ProcessGroup&&) noexcept = default;
+ProcessGroup& ProcessGroup::operator=(ProcessGroup&&) noexcept = default;
+
+}  // namespace gpuperf

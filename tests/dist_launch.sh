@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# Data-parallel runs on the CPU (Gloo over loopback) through every launcher path: gpuperf's own
+# --nproc-per-node with 2 and 4 ranks, torchrun's variables and Open MPI's set by hand; then the
+# failures: a killed rank stops the job with its name, a missing peer times out instead of
+# hanging, bad launcher variables are refused (exit 2, nothing written).
+#   dist_launch.sh <seed_benchmark>
+set -u
+program=$1
+here=$(cd "$(dirname "$0")" && pwd)
+work=$(mktemp -d)
+trap 'pkill -P $$ 2>/dev/null; rm -rf "$work"' EXIT
+source "$here/usage_error_check.sh"
+tiny=(--device cpu --batch-size 8 --warmup 1 --steps-per-window 2 --windows 3 --threads 1 --quiet)
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+# <json> <world size> <launcher>: the record of a data-parallel run that agreed.
+check_record() {
+  python3 - "$@" <<'PY' || return 1
+import json, sys
+path, world, launcher = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+d = json.load(open(path))["distributed"]
+problems = []
+if d["world_size"] != world: problems.append(f"world_size {d['world_size']}")
+if d["launcher"] != launcher: problems.append(f"launcher {d['launcher']}")
+if not d["parameters_identical"]: problems.append("parameters differ across ranks")
+if not d["global_throughput"] > 0: problems.append(f"global throughput {d['global_throughput']}")
+if len(d["rank_throughput"]) != world or min(d["rank_throughput"]) <= 0:
+    problems.append(f"rank throughput {d['rank_throughput']}")
+if problems: print("; ".join(problems)); sys.exit(1)
+PY
+}
+
+for n in 2 4; do
+  if timeout 300 "$program" "${tiny[@]}" --nproc-per-node "$n" --json "$work/n$n.json" >"$work/n$n.out" 2>&1 &&
+     check_record "$work/n$n.json" "$n" gpuperf; then
+    echo "ok: --nproc-per-node $n"
+  else
+    fail "--nproc-per-node $n: $(tail -3 "$work/n$n.out")"
+  fi
+done
+
+# torchrun's and Open MPI's variables, set by hand for two processes.
+port=$(free_port)
+RANK=1 WORLD_SIZE=2 LOCAL_RANK=1 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
+  timeout 300 "$program" "${tiny[@]}" --json "$work/t1.json" >"$work/t1.out" 2>&1 &
+RANK=0 WORLD_SIZE=2 LOCAL_RANK=0 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
+  timeout 300 "$program" "${tiny[@]}" --json "$work/t.json" >"$work/t0.out" 2>&1
+rc=$?; wait
+if [ $rc -eq 0 ] && check_record "$work/t.json" 2 torchrun && [ ! -e "$work/t1.json" ]; then
+  echo "ok: torchrun variables (rank 0 alone writes the result)"
+else
+  fail "torchrun variables: rc $rc, $(tail -3 "$work/t0.out")"
+fi
+port=$(free_port)
+OMPI_COMM_WORLD_RANK=1 OMPI_COMM_WORLD_SIZE=2 OMPI_COMM_WORLD_LOCAL_RANK=1 OMPI_COMM_WORLD_LOCAL_SIZE=2 MASTER_PORT=$port \
+  timeout 300 "$program" "${tiny[@]}" --json "$work/m1.json" >"$work/m1.out" 2>&1 &
+OMPI_COMM_WORLD_RANK=0 OMPI_COMM_WORLD_SIZE=2 OMPI_COMM_WORLD_LOCAL_RANK=0 OMPI_COMM_WORLD_LOCAL_SIZE=2 MASTER_PORT=$port \
+  timeout 300 "$program" "${tiny[@]}" --json "$work/m.json" >"$work/m0.out" 2>&1
+rc=$?; wait
+if [ $rc -eq 0 ] && check_record "$work/m.json" 2 mpi; then
+  echo "ok: Open MPI variables"
+else
+  fail "Open MPI variables: rc $rc, $(tail -3 "$work/m0.out")"
+fi
+
+# A rank killed mid-run: the launcher names it and stops the others; no result file.
+"$program" --device cpu --batch-size 8 --warmup 1 --steps-per-window 1 --windows 100000 --threads 1 \
+  --quiet --nproc-per-node 2 --json "$work/k.json" >"$work/k.out" 2>"$work/k.err" &
+launcher=$!
+victim=""
+for _ in $(seq 1 300); do
+  for child in $(pgrep -P $launcher); do
+    grep -qz '^RANK=1$' "/proc/$child/environ" 2>/dev/null && victim=$child
+  done
+  [ -n "$victim" ] && break
+  sleep 0.1
+done
+sleep 1
+[ -n "$victim" ] && kill -9 "$victim"
+start=$SECONDS
+for _ in $(seq 1 600); do kill -0 $launcher 2>/dev/null || break; sleep 0.1; done
+if kill -0 $launcher 2>/dev/null; then
+  kill -9 $launcher; fail "killed rank: the launcher still runs after 60 s"
+else
+  wait $launcher; rc=$?
+  if [ $rc -ne 0 ] && grep -q "rank 1 (pid $victim) was killed by signal 9" "$work/k.err" &&
+     [ ! -e "$work/k.json" ]; then
+    echo "ok: killed rank named, job stopped in $((SECONDS - start)) s (exit $rc)"
+  else
+    fail "killed rank: rc $rc, victim '$victim', $(cat "$work/k.err" | tail -3)"
+  fi
+fi
+
+# A peer that never comes: rank 0 gives up after --dist-timeout with an error, not a hang.
+port=$(free_port)
+start=$SECONDS
+RANK=0 WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
+  timeout 120 "$program" "${tiny[@]}" --dist-timeout 3 --json "$work/alone.json" \
+  >"$work/alone.out" 2>&1
+rc=$?
+if [ $rc -ne 0 ] && [ $rc -ne 124 ] && [ ! -e "$work/alone.json" ] && grep -q "error" "$work/alone.out"; then
+  echo "ok: missing peer -> exit $rc after $((SECONDS - start)) s: $(grep error "$work/alone.out" | head -1)"
+else
+  fail "missing peer: rc $rc after $((SECONDS - start)) s: $(tail -2 "$work/alone.out")"
+fi
+
+outputs=("$work/bad.json")
+RANK=0 check_usage_error "WORLD_SIZE" "$program" "${tiny[@]}" --json "$work/bad.json"
+RANK=2 WORLD_SIZE=2 check_usage_error "RANK='2'" "$program" "${tiny[@]}" --json "$work/bad.json"
+check_usage_error "--dist-backend: unknown value 'mpi'" "$program" "${tiny[@]}" --dist-backend mpi --json "$work/bad.json"
+check_usage_error "--dist-timeout: must be > 0" "$program" "${tiny[@]}" --dist-timeout 0 --json "$work/bad.json"
+RANK=0 WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 MASTER_PORT=1 check_usage_error "--adaptive: not available in a data-parallel run" "$program" "${tiny[@]}" --adaptive --json "$work/bad.json"
+
+[ "$failures" -eq 0 ] && echo "all passed" || echo "$failures failure(s)"
+[ "$failures" -eq 0 ]
