@@ -7,8 +7,10 @@ record in tests/golden/, apart from times, timestamps and measured values.
 Runs the program with --json <tmp> added and compares the two documents after masking: every
 number becomes "<number>" (null stays null: availability must match) unless its key is a
 setting (SETTINGS, or anything under "config"); timestamps, the command line, the host and
-"is noisy" warnings (which depend on the measurement) are dropped. Keys, types, list lengths,
-strings and booleans must match; figures printed into display strings (MEASURED_TEXT) have
+"is noisy" warnings (which depend on the measurement) are dropped. The device fingerprint
+is masked (it describes the machine), and a build with another LibTorch than the golden record's
+is SKIPPED (exit 77: what runs differs by version). Keys, types, list lengths, strings and
+booleans must match; figures printed into display strings (MEASURED_TEXT) have
 their digits masked. Exit 1 with the differing paths listed."""
 import json
 import os
@@ -24,9 +26,15 @@ SETTINGS = {"batch_size", "iterations", "warmup", "seed", "max_batch", "max_queu
             "index", "sm_count", "rate"}
 DROPPED = {"timestamp_utc", "command", "host", "reached_saturation"}
 MEASURED_TEXT = {"seeds_table"}  # tables of measured figures, as display strings
+# What describes the machine rather than the run: names, core counts, memory, versions.
+MACHINE = {"device", "fingerprint", "device_name", "GPU"}
 
 
 def mask(value, key="", in_settings=False, measured_text=False):
+    if key in MACHINE:
+        if isinstance(value, dict):
+            return {k: "<machine>" for k in value}
+        return "<machine>"
     if isinstance(value, dict):
         return {k: mask(v, k, in_settings or k == "config", measured_text or k in MEASURED_TEXT)
                 for k, v in value.items() if k not in DROPPED}
@@ -70,6 +78,15 @@ def main():
             new = json.load(f)
     with open(golden_path) as f:
         golden = json.load(f)
+    # What ran (fused kernels, optimizer paths) depends on the LibTorch: compare within one.
+    def libtorch(doc):  # training and micro records: "device"; inference: "fingerprint"
+        found = [v for v in (doc.get("fingerprint"), doc.get("device")) if isinstance(v, dict)]
+        return found[0].get("libtorch_version") if found else None
+    versions = [libtorch(d) for d in (golden, new)]
+    if versions[0] != versions[1]:
+        print(f"SKIPPED: the golden record is from LibTorch {versions[0]}, this build has "
+              f"{versions[1]}")
+        return 77
     problems = []
     diff(mask(golden), mask(new), "$", problems)
     for p in problems:
