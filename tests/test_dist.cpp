@@ -8,9 +8,13 @@
 #include <unistd.h>
 
 #include <torch/nn/functional/loss.h>
+#include <torch/cuda.h>
+#include <torch/nn/modules/container/any.h>
 #include <torch/nn/modules/linear.h>
 
+#include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -19,6 +23,7 @@
 #include "gpuperf/dist/data_parallel.h"
 #include "gpuperf/dist/launch_env.h"
 #include "gpuperf/dist/process_group.h"
+#include "gpuperf/train/train_step.h"
 
 namespace {
 
@@ -41,6 +46,86 @@ int free_port() {
   REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0);
   ::close(fd);
   return ntohs(address.sin_port);
+}
+
+gpuperf::LaunchEnv two_rank_env(int rank, int port) {
+  gpuperf::LaunchEnv env;
+  env.rank = rank;
+  env.world_size = 2;
+  env.local_rank = rank;
+  env.local_world_size = 2;
+  env.master_addr = "127.0.0.1";
+  env.master_port = port;
+  return env;
+}
+
+// Runs `body(rank)` as ranks 0 and 1 on two threads; the exceptions' messages, by rank.
+std::vector<std::string> run_two_ranks(const std::function<void(int)>& body) {
+  std::vector<std::string> errors(2);
+  auto guarded = [&](int rank) {
+    try {
+      body(rank);
+    } catch (const std::exception& e) {
+      errors[rank] = e.what();
+    }
+  };
+  std::thread other(guarded, 1);
+  guarded(0);
+  other.join();
+  return errors;
+}
+
+// The fp64 reference: one model, the whole batch, the mean loss.
+struct Reference {
+  torch::Tensor x, y;
+  torch::nn::Linear model{5, 3};
+  explicit Reference(torch::Device device) {
+    torch::manual_seed(7);
+    x = torch::randn({8, 5}, torch::kFloat64).to(device);
+    y = torch::randint(0, 3, {8}).to(device);
+    model->to(device, torch::kFloat64);
+    torch::nn::functional::cross_entropy(model(x), y).backward();
+  }
+};
+
+// Two ranks, each on half the batch, through DataParallelSync; checks the broadcast and the
+// averaged gradients against the reference.
+void check_two_rank_gradients(torch::Device device0, torch::Device device1,
+                              gpuperf::DistBackend backend) {
+  const Reference ref(device0);
+  const int port = free_port();
+  std::vector<torch::Tensor> weight_grads(2), bias_grads(2), weights(2);
+  const auto errors = run_two_ranks([&](int rank) {
+    const torch::Device device = rank == 0 ? device0 : device1;
+    gpuperf::ProcessGroupOptions options;
+    options.timeout_seconds = 30;
+    options.backend = backend;
+    gpuperf::ProcessGroup group(two_rank_env(rank, port), device, options);
+    torch::nn::Linear model(5, 3);  // rank 1's own initial weights differ
+    model->to(device, torch::kFloat64);
+    if (rank == 0) {
+      torch::NoGradGuard no_grad;
+      model->weight.copy_(ref.model->weight);
+      model->bias.copy_(ref.model->bias);
+    }
+    gpuperf::DataParallelOptions dp;
+    dp.bucket_bytes = 64;  // several buckets, so their launch order matters
+    gpuperf::DataParallelSync sync(*model, group, dp);
+    const torch::Tensor half = ref.x.narrow(0, 4 * rank, 4).to(device);
+    const torch::Tensor target = ref.y.narrow(0, 4 * rank, 4).to(device);
+    torch::nn::functional::cross_entropy(model(half), target).backward();
+    sync.after_backward();
+    weight_grads[rank] = model->weight.grad().to(device0);
+    bias_grads[rank] = model->bias.grad().to(device0);
+    weights[rank] = model->weight.detach().to(device0);
+  });
+  INFO(errors[0] << " / " << errors[1]);
+  REQUIRE((errors[0].empty() && errors[1].empty()));
+  CHECK(torch::equal(weights[1], ref.model->weight.detach()));  // broadcast from rank 0
+  for (int rank = 0; rank < 2; ++rank) {
+    CHECK(torch::allclose(weight_grads[rank], ref.model->weight.grad(), 1e-12, 1e-12));
+    CHECK(torch::allclose(bias_grads[rank], ref.model->bias.grad(), 1e-12, 1e-12));
+  }
 }
 
 }  // namespace
@@ -101,59 +186,51 @@ TEST_CASE("Missing or contradictory launcher variables are refused by name", "[d
 TEST_CASE("Two data-parallel ranks start from rank 0's weights and step with the full-batch "
           "gradient (fp64 reference)",
           "[dist]") {
-  // Rank r trains on half r of the batch; the mean of the two half-batch gradients is the
-  // full-batch gradient of the mean loss.
-  torch::manual_seed(7);
-  const torch::Tensor x = torch::randn({8, 5}, torch::kFloat64);
-  const torch::Tensor y = torch::randint(0, 3, {8});
-  torch::nn::Linear reference(5, 3);
-  reference->to(torch::kFloat64);
-  torch::nn::functional::cross_entropy(reference(x), y).backward();
+  check_two_rank_gradients(torch::kCPU, torch::kCPU, gpuperf::DistBackend::kGloo);
+}
 
-  const int port = free_port();
-  std::vector<torch::Tensor> weight_grads(2), bias_grads(2), weights(2);
-  std::vector<std::string> errors(2);
-  auto rank_main = [&](int rank) {
-    try {
-      gpuperf::LaunchEnv env;
-      env.rank = rank;
-      env.world_size = 2;
-      env.local_rank = rank;
-      env.local_world_size = 2;
-      env.master_addr = "127.0.0.1";
-      env.master_port = port;
-      gpuperf::ProcessGroupOptions options;
-      options.timeout_seconds = 30;
-      gpuperf::ProcessGroup group(env, torch::kCPU, options);
-      torch::nn::Linear model(5, 3);  // rank 1's own initial weights differ
-      model->to(torch::kFloat64);
-      if (rank == 0) {
-        torch::NoGradGuard no_grad;
-        model->weight.copy_(reference->weight);
-        model->bias.copy_(reference->bias);
-      }
-      gpuperf::DataParallelOptions dp;
-      dp.bucket_bytes = 64;  // several buckets, so their launch order matters
-      gpuperf::DataParallelSync sync(*model, group, dp);
-      const torch::Tensor half = x.narrow(0, 4 * rank, 4);
-      torch::nn::functional::cross_entropy(model(half), y.narrow(0, 4 * rank, 4)).backward();
-      sync.after_backward();
-      weight_grads[rank] = model->weight.grad().clone();
-      bias_grads[rank] = model->bias.grad().clone();
-      weights[rank] = model->weight.detach().clone();
-    } catch (const std::exception& e) {
-      errors[rank] = e.what();
-    }
-  };
-  std::thread other(rank_main, 1);
-  rank_main(0);
-  other.join();
-  INFO(errors[0] << " / " << errors[1]);
-  REQUIRE((errors[0].empty() && errors[1].empty()));
-  CHECK(torch::equal(weights[1], reference->weight.detach()));  // broadcast from rank 0
-  for (int rank = 0; rank < 2; ++rank) {
-    CHECK(torch::allclose(weight_grads[rank], reference->weight.grad(), 1e-12, 1e-12));
-    CHECK(torch::allclose(bias_grads[rank], reference->bias.grad(), 1e-12, 1e-12));
-  }
+TEST_CASE("Data-parallel gradients of CUDA tensors over Gloo equal the full-batch gradient",
+          "[dist][gpu]") {
+  check_two_rank_gradients(torch::Device(torch::kCUDA, 0), torch::Device(torch::kCUDA, 0),
+                           gpuperf::DistBackend::kGloo);
 }
 #endif
+
+TEST_CASE("Two NCCL ranks on two GPUs get the full-batch gradient (fp64 reference)",
+          "[dist][gpu][gpu2]") {
+  check_two_rank_gradients(torch::Device(torch::kCUDA, 0), torch::Device(torch::kCUDA, 1),
+                           gpuperf::DistBackend::kNccl);
+}
+
+TEST_CASE("Two NCCL ranks training in a captured CUDA graph end with identical parameters",
+          "[dist][gpu][gpu2]") {
+  const int port = free_port();
+  std::vector<std::uint64_t> digests(2);
+  std::vector<std::string> modes(2);
+  const auto errors = run_two_ranks([&](int rank) {
+    const torch::Device device(torch::kCUDA, static_cast<c10::DeviceIndex>(rank));
+    gpuperf::ProcessGroupOptions options;
+    options.timeout_seconds = 60;
+    gpuperf::ProcessGroup group(two_rank_env(rank, port), device, options);
+    torch::manual_seed(100 + rank);  // different weights: the broadcast must align them
+    gpuperf::TrainStepOptions step_options;
+    step_options.precision = gpuperf::Precision::kFp16;
+    step_options.fused_optimizer = true;
+    step_options.cuda_graph = true;
+    gpuperf::TrainStep step(
+        torch::nn::AnyModule(torch::nn::Linear(32, 10)),
+        device, step_options);
+    step.set_gradient_sync(std::make_shared<gpuperf::DataParallelSync>(step.module(), group));
+    const torch::Tensor x = torch::randn({16, 32}, torch::TensorOptions().device(device));
+    const torch::Tensor y = torch::randint(0, 10, {16}, torch::TensorOptions().device(device));
+    for (int i = 0; i < 6; ++i) (void)step(x, y);  // each rank its own batch
+    torch::cuda::synchronize(device.index());
+    digests[rank] = gpuperf::parameter_digest(step.module());
+    modes[rank] = step.graph_captured() ? "cuda-graph" : "eager: " + step.graph_fallback_reason();
+  });
+  INFO(errors[0] << " / " << errors[1]);
+  REQUIRE((errors[0].empty() && errors[1].empty()));
+  INFO("rank 0: " << modes[0] << "; rank 1: " << modes[1]);
+  CHECK(digests[0] == digests[1]);
+  CHECK(modes[0] == "cuda-graph");
+}

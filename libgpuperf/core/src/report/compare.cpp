@@ -282,14 +282,15 @@ std::string WorkloadKey::label() const {
     if (!part->empty()) out += " " + *part;  // inference has no optimizer
   }
   if (!kernel_fusion.empty() && kernel_fusion != "none") out += " fused " + kernel_fusion;
+  if (world_size > 1) out += " x" + std::to_string(world_size) + " ranks over " + interconnect;
   return out;
 }
 
 bool WorkloadKey::operator<(const WorkloadKey& o) const {
   return std::tie(workload, model, batch_size, precision, memory_format, optimizer, graph_mode,
-                  kernel_fusion) < std::tie(o.workload, o.model, o.batch_size, o.precision,
-                                            o.memory_format, o.optimizer, o.graph_mode,
-                                            o.kernel_fusion);
+                  kernel_fusion, world_size, interconnect) <
+         std::tie(o.workload, o.model, o.batch_size, o.precision, o.memory_format, o.optimizer,
+                  o.graph_mode, o.kernel_fusion, o.world_size, o.interconnect);
 }
 
 bool WorkloadKey::operator==(const WorkloadKey& o) const { return !(*this < o) && !(o < *this); }
@@ -303,7 +304,9 @@ WorkloadKey workload_key(const RunRecord& r) {
           c.optimizer,
           c.graph_mode,
           static_cast<long long>(c.batch_size),
-          c.kernel_fusion};
+          c.kernel_fusion,
+          r.distributed.world_size,
+          r.distributed.world_size > 1 ? r.distributed.interconnect : std::string()};
 }
 
 Significance welch_test(const std::vector<double>& baseline, const std::vector<double>& candidate,

@@ -45,9 +45,11 @@ struct WorkloadKey {
   std::string workload, model, precision, memory_format, optimizer, graph_mode;
   long long batch_size = 0;
   std::string kernel_fusion = "none";  ///< "none" or what was fused, e.g. "conv+bias+relu"
+  int world_size = 1;                  ///< data-parallel ranks (batch_size is per rank)
+  std::string interconnect;            ///< what carried the all-reduce (world_size > 1)
 
   /// "train resnet50 bs256 fp16 channels_last sgd eager" (plus " fused conv+bias+relu" when
-  /// kernels were fused).
+  /// kernels were fused, and " x2 GPUs over <interconnect>" for data-parallel runs).
   [[nodiscard]] std::string label() const;
   /// Lexicographic order over all fields.
   bool operator<(const WorkloadKey& other) const;
