@@ -2,7 +2,7 @@
 // Microbenchmark results as plain data, the arithmetic that turns calls and seconds into rates,
 // and the reporters (Markdown, JSON). Torch-free: the measuring side is gpuperf/micro/micro.h.
 //
-//   gpuperf::MicroReport report = gpuperf::run_microbenchmarks(options);   // micro.h
+//   gpuperf::MicroReport report = gpuperf::run_micro(run);   // gpuperf/micro/micro_run.h
 //   gpuperf::apply_datasheet(report, match.spec);           // % of the dense datasheet peak
 //   gpuperf::write_markdown(std::cout, report);       // seeds' table + every measurement
 //   gpuperf::write_json_file(report, "micro.json");
