@@ -95,8 +95,8 @@ int main(int argc, char** argv) {
   app.add_option("steps", steps, "timed steps")->capture_default_str();
   app.add_option("batch_size", batch_size, "samples per step")->capture_default_str();
   return gpuperf::program::run_program(app, argc, argv, [&] {
-    gpuperf::program::require(steps > 0, "steps", steps, "> 0");
-    gpuperf::program::require(batch_size > 0, "batch_size", batch_size, "> 0");
+    gpuperf::require_option(steps > 0, "steps", steps, "> 0");
+    gpuperf::require_option(batch_size > 0, "batch_size", batch_size, "> 0");
     return time_regions(steps, batch_size);
   });
 }

@@ -71,7 +71,7 @@ MicroRun typed_run(const CLI::App& app, const MicroOptionsText& o) {
                       o.gemm_shape + "' and " + std::to_string(o.gemm_size) + ")");
   }
   if (size_given) {
-    require(o.gemm_size > 0, "gemm-size", o.gemm_size, "> 0");
+    require_option(o.gemm_size > 0, "gemm-size", o.gemm_size, "> 0");
     run.gemm_shape = GemmShape{o.gemm_size, o.gemm_size, o.gemm_size};
   }
   if (shape_given) run.gemm_shape = parse_gemm_shape(o.gemm_shape, "gemm-shape");

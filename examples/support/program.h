@@ -40,12 +40,6 @@ int run_program(CLI::App& app, int argc, const char* const* argv, const std::fun
 /// Names joined by "|", for help texts ("fp32|tf32|fp16|bf16").
 [[nodiscard]] std::string join_names(const std::vector<std::string>& names);
 
-/// Throws ConfigError "--<option>: must be <rule>, got <value>" unless `ok`.
-template <typename T>
-void require(bool ok, const std::string& option, const T& value, const std::string& rule) {
-  if (!ok) {
-    throw ConfigError("--" + option + ": must be " + rule + ", got " + std::to_string(value));
-  }
-}
+
 
 }  // namespace gpuperf::program

@@ -102,11 +102,11 @@ void add_distributed_options(CLI::App& app, TrainingOptions& o) {
 DataParallelRun typed_data_parallel(const TrainingOptions& o) {
   DataParallelRun dp = o.data_parallel;
   dp.group.backend = parse_dist_backend(o.dist_backend);
-  require(dp.group.timeout_seconds > 0 && std::isfinite(dp.group.timeout_seconds), "dist-timeout",
+  require_option(dp.group.timeout_seconds > 0 && std::isfinite(dp.group.timeout_seconds), "dist-timeout",
           dp.group.timeout_seconds, "> 0");
-  require(o.bucket_mib > 0 && std::isfinite(o.bucket_mib), "bucket-mib", o.bucket_mib, "> 0");
+  require_option(o.bucket_mib > 0 && std::isfinite(o.bucket_mib), "bucket-mib", o.bucket_mib, "> 0");
   dp.sync.bucket_bytes = o.bucket_mib * 1024 * 1024;
-  require(dp.baseline_throughput >= 0, "baseline-throughput", dp.baseline_throughput,
+  require_option(dp.baseline_throughput >= 0, "baseline-throughput", dp.baseline_throughput,
           ">= 0 (0: none)");
   if (!(dp.baseline_throughput > 0)) dp.baseline_throughput = kNotAvailable;
   return dp;
@@ -159,7 +159,7 @@ int run_training_program(int argc, const char* const* argv, const TrainingDefaul
     }
     const TrainingRun run = typed_run(o);
     const DataParallelRun data_parallel = typed_data_parallel(o);
-    require(o.nproc_per_node >= 0, "nproc-per-node", o.nproc_per_node, ">= 0 (0: none)");
+    require_option(o.nproc_per_node >= 0, "nproc-per-node", o.nproc_per_node, ">= 0 (0: none)");
     const std::optional<LaunchEnv> env = read_launch_env();
     // Refuse a bad output path before a long run, not after it; run_training() validates the
     // rest before anything runs.

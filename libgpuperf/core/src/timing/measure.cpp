@@ -5,30 +5,18 @@
 #include "gpuperf/base/error.h"
 
 namespace gpuperf {
-namespace {
-
-// Errors name the options as the programs spell them (--steps-per-window for
-// steps_per_window), so that a program passes them on unchanged.
-template <typename T>
-void require(bool ok, const char* option, T value, const char* rule) {
-  if (!ok) {
-    throw ConfigError(std::string("--") + option + ": must be " + rule + ", got " +
-                      std::to_string(value));
-  }
-}
-
-}  // namespace
-
+// Errors name the options as the programs spell them (--steps-per-window for steps_per_window),
+// so that a program passes them on unchanged.
 void MeasureOptions::validate() const {
   // Every field is checked in both modes, so that a bad setting is refused before it matters.
-  require(warmup_steps >= 0, "warmup", warmup_steps, ">= 0");
-  require(steps_per_window >= 1, "steps-per-window", steps_per_window, ">= 1");
-  require(windows >= 1, "windows", windows, ">= 1");
-  require(target_relative_ci > 0, "target-ci", target_relative_ci, "> 0");
-  require(max_seconds > 0, "max-seconds", max_seconds, "> 0");
+  require_option(warmup_steps >= 0, "warmup", warmup_steps, ">= 0");
+  require_option(steps_per_window >= 1, "steps-per-window", steps_per_window, ">= 1");
+  require_option(windows >= 1, "windows", windows, ">= 1");
+  require_option(target_relative_ci > 0, "target-ci", target_relative_ci, "> 0");
+  require_option(max_seconds > 0, "max-seconds", max_seconds, "> 0");
   // Two windows at least: a confidence interval needs a spread.
-  require(min_windows >= 2, "min-windows", min_windows, ">= 2");
-  require(max_windows >= min_windows, "max-windows", max_windows, ">= --min-windows");
+  require_option(min_windows >= 2, "min-windows", min_windows, ">= 2");
+  require_option(max_windows >= min_windows, "max-windows", max_windows, ">= --min-windows");
 }
 
 Measurement measure(const std::function<void()>& step, double samples_per_step, Timer& timer,

@@ -33,33 +33,27 @@ std::vector<std::int64_t> InferenceRun::planned_batch_sizes() const {
 }
 
 void InferenceRun::validate() const {
-  auto require = [](bool ok, const char* option, auto value, const char* rule) {
-    if (!ok) {
-      throw ConfigError(std::string("--") + option + ": must be " + rule + ", got " +
-                        std::to_string(value));
-    }
-  };
   for (const std::int64_t b : batch_sizes) {
     if (b <= 0) {
       throw ConfigError("--batch-sizes: a batch size must be > 0, got " + std::to_string(b));
     }
   }
   for (const double rate : serve_rates) {
-    require(rate > 0 && std::isfinite(rate), "serve-rates", rate, "> 0 requests/s");
+    require_option(rate > 0 && std::isfinite(rate), "serve-rates", rate, "> 0 requests/s");
   }
-  require(max_batch >= 1, "max-batch", max_batch, ">= 1");
-  require(num_classes >= 0, "num-classes", num_classes, ">= 0 (0: the model's default)");
-  require(warmup >= 0, "warmup", warmup, ">= 0");
-  require(iterations >= 1, "iterations", iterations, ">= 1");
-  require(max_batch_delay_ms >= 0 && std::isfinite(max_batch_delay_ms), "max-batch-delay-ms",
+  require_option(max_batch >= 1, "max-batch", max_batch, ">= 1");
+  require_option(num_classes >= 0, "num-classes", num_classes, ">= 0 (0: the model's default)");
+  require_option(warmup >= 0, "warmup", warmup, ">= 0");
+  require_option(iterations >= 1, "iterations", iterations, ">= 1");
+  require_option(max_batch_delay_ms >= 0 && std::isfinite(max_batch_delay_ms), "max-batch-delay-ms",
           max_batch_delay_ms, ">= 0");
-  require(serve_max_batch >= 0, "serve-max-batch", serve_max_batch,
+  require_option(serve_max_batch >= 0, "serve-max-batch", serve_max_batch,
           ">= 0 (0: the largest measured batch size)");
-  require(serve_requests >= 1, "serve-requests", serve_requests, ">= 1");
-  require(serve_seconds > 0 && std::isfinite(serve_seconds), "serve-seconds", serve_seconds,
+  require_option(serve_requests >= 1, "serve-requests", serve_requests, ">= 1");
+  require_option(serve_seconds > 0 && std::isfinite(serve_seconds), "serve-seconds", serve_seconds,
           "> 0");
-  require(threads >= 0, "threads", threads, ">= 0");
-  require(keep_latencies <= kMaxStoredLatencies, "keep-latencies", keep_latencies, "0..100000");
+  require_option(threads >= 0, "threads", threads, ">= 0");
+  require_option(keep_latencies <= kMaxStoredLatencies, "keep-latencies", keep_latencies, "0..100000");
   const auto planned = planned_batch_sizes();
   const auto largest = *std::max_element(planned.begin(), planned.end());
   if (serve_max_batch > largest) {

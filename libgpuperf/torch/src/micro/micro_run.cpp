@@ -99,23 +99,17 @@ void run_interconnect(const MicroRun& run, bool cuda, MicroReport& report,
 }  // namespace
 
 void MicroRun::validate() const {
-  auto require = [](bool ok, const char* option, auto value, const char* rule) {
-    if (!ok) {
-      throw ConfigError(std::string("--") + option + ": must be " + rule + ", got " +
-                        std::to_string(value));
-    }
-  };
   if (gemm_shape) {
-    require(gemm_shape->m > 0 && gemm_shape->n > 0 && gemm_shape->k > 0, "gemm-size",
+    require_option(gemm_shape->m > 0 && gemm_shape->n > 0 && gemm_shape->k > 0, "gemm-size",
             std::min({gemm_shape->m, gemm_shape->n, gemm_shape->k}), "> 0");
   }
-  require(memory_size_mib >= 0, "memory-size-mib", memory_size_mib, ">= 1 (0: the default)");
-  require(host_size_mib > 0, "host-size-mib", host_size_mib, "> 0");
-  require(timing.warmup_calls >= 0, "warmup", timing.warmup_calls, ">= 0");
-  require(timing.calls_per_window >= 1, "calls-per-window", timing.calls_per_window, ">= 1");
-  require(timing.windows >= 1, "windows", timing.windows, ">= 1");
-  require(p2p_size_mib > 0, "p2p-size-mib", p2p_size_mib, "> 0");
-  require(ranks == 0 || ranks >= 2, "ranks", ranks, ">= 2 (0: the default)");
+  require_option(memory_size_mib >= 0, "memory-size-mib", memory_size_mib, ">= 1 (0: the default)");
+  require_option(host_size_mib > 0, "host-size-mib", host_size_mib, "> 0");
+  require_option(timing.warmup_calls >= 0, "warmup", timing.warmup_calls, ">= 0");
+  require_option(timing.calls_per_window >= 1, "calls-per-window", timing.calls_per_window, ">= 1");
+  require_option(timing.windows >= 1, "windows", timing.windows, ">= 1");
+  require_option(p2p_size_mib > 0, "p2p-size-mib", p2p_size_mib, "> 0");
+  require_option(ranks == 0 || ranks >= 2, "ranks", ranks, ">= 2 (0: the default)");
   if (!gemm && !memory && !interconnect) {
     throw ConfigError(
         "--no-gemm: nothing left to run with --no-memory as well (add --interconnect)");

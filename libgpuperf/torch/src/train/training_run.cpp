@@ -28,19 +28,13 @@
 namespace gpuperf {
 
 void TrainingRun::validate() const {
-  auto require = [](bool ok, const char* option, auto value, const char* rule) {
-    if (!ok) {
-      throw ConfigError(std::string("--") + option + ": must be " + rule + ", got " +
-                        std::to_string(value));
-    }
-  };
-  require(batch_size > 0, "batch-size", batch_size, "> 0");
-  require(num_classes >= 0, "num-classes", num_classes, ">= 0 (0: the model's default)");
-  require(learning_rate > 0, "lr", learning_rate, "> 0");
-  require(momentum >= 0, "momentum", momentum, ">= 0");
-  require(weight_decay >= 0, "weight-decay", weight_decay, ">= 0");
-  require(threads >= 0, "threads", threads, ">= 0");
-  require(telemetry_period > 0, "telemetry-period", telemetry_period, "> 0");
+  require_option(batch_size > 0, "batch-size", batch_size, "> 0");
+  require_option(num_classes >= 0, "num-classes", num_classes, ">= 0 (0: the model's default)");
+  require_option(learning_rate > 0, "lr", learning_rate, "> 0");
+  require_option(momentum >= 0, "momentum", momentum, ">= 0");
+  require_option(weight_decay >= 0, "weight-decay", weight_decay, ">= 0");
+  require_option(threads >= 0, "threads", threads, ">= 0");
+  require_option(telemetry_period > 0, "telemetry-period", telemetry_period, "> 0");
   measure.validate();
   (void)ModelRegistry::global().get(model);  // ConfigError "unknown model '...'"
 }

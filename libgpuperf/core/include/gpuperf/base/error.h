@@ -4,6 +4,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 namespace gpuperf {
 
@@ -48,5 +49,13 @@ class IoError : public Error {
  public:
   using Error::Error;
 };
+
+/// Throws ConfigError "--<option>: must be <rule>, got <value>" unless `ok`: how every check of
+/// a run's options reads, in the library and in the programs.
+template <typename T>
+void require_option(bool ok, const std::string& option, const T& value, const std::string& rule) {
+  static_assert(std::is_arithmetic_v<T>, "require_option prints numbers");
+  if (!ok) throw ConfigError("--" + option + ": must be " + rule + ", got " + std::to_string(value));
+}
 
 }  // namespace gpuperf
