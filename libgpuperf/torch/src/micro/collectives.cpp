@@ -306,6 +306,84 @@ void run_rank(int rank, const CollectiveOptions& o, const MicroOptions& timing,
 
 }  // namespace
 
+namespace {
+
+// Every rank on its own thread, all sharing one in-process store; a rank that fails abandons
+// the barrier so that the others stop. Rethrows the first rank's error.
+std::vector<RankOutcome> run_ranks(const CollectiveOptions& o, const MicroOptions& timing,
+                                   const std::vector<Plan>& plans) {
+  std::vector<RankOutcome> outcomes(static_cast<std::size_t>(o.ranks));
+#if GPUPERF_WITH_C10D
+  const c10::intrusive_ptr<c10d::Store> store = c10::make_intrusive<c10d::HashStore>();
+  HostBarrier barrier(o.ranks);
+  std::vector<std::thread> threads;
+  for (int rank = 0; rank < o.ranks; ++rank) {
+    threads.emplace_back([&, rank] {
+      RankOutcome& out = outcomes[static_cast<std::size_t>(rank)];
+      try {
+        run_rank(rank, o, timing, plans, store, barrier, out);
+      } catch (...) {
+        out.error = std::current_exception();
+        barrier.abandon();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+#endif
+  for (const RankOutcome& out : outcomes) {
+    if (out.error) std::rethrow_exception(out.error);
+  }
+  return outcomes;
+}
+
+// The result row of plan `p`: nccl-tests' bus bandwidth per window, from the slowest rank.
+MicroResult collective_result(const Plan& plan, std::size_t p,
+                              const std::vector<RankOutcome>& outcomes,
+                              const CollectiveOptions& o, const MicroOptions& timing,
+                              const std::string& label) {
+  MicroResult r;
+  r.category = "collective";
+  r.variant = to_string(plan.collective);
+  r.name = "collective/" + r.variant + "/" + size_key(plan.buffers.size_bytes);
+  r.shape = bytes_text(plan.buffers.size_bytes);
+  r.buffer_bytes = plan.buffers.size_bytes;
+  r.work_per_call = plan.buffers.size_bytes;
+  r.unit = "GB/s";
+  r.unit_scale = 1e9;
+  r.operand_sets = 1;
+  r.warmup_calls = timing.warmup_calls;
+  r.calls_per_window = timing.calls_per_window;
+  r.note = label + (plan.collective == Collective::kAllGather ? "; fp32" : "; fp32 sum") +
+           "; busbw (nccl-tests)";
+  for (const RankOutcome& out : outcomes) {
+    if (!out.wrong[p].empty()) {
+      throw Error(r.variant + " of " + r.shape + " over " + std::to_string(o.ranks) + " ranks (" +
+                  to_string(o.backend) + ") gave a wrong result: " + out.wrong[p]);
+    }
+    if (!out.unsupported[p].empty() && r.ok()) r.status = "unsupported: " + out.unsupported[p];
+  }
+  const double factor = bus_bandwidth_factor(plan.collective, o.ranks);
+  r.figures = {{"bus_factor", factor}, {"ranks", o.ranks}};
+  if (!r.ok()) return r;
+  std::vector<double> seconds;
+  std::vector<double> algbw;
+  for (int w = 0; w < timing.windows; ++w) {
+    std::vector<double> per_rank;
+    for (const RankOutcome& out : outcomes)
+      per_rank.push_back(out.window_seconds[p][static_cast<std::size_t>(w)]);
+    const double t = collective_seconds(per_rank, timing.calls_per_window);
+    seconds.push_back(t * 1e6);
+    algbw.push_back(plan.buffers.size_bytes / t / 1e9);
+    r.windows.push_back(algbw.back() * factor);
+  }
+  r.summary = summarize(r.windows);
+  r.figures.insert(r.figures.begin(), {{"algbw_gb_s", summarize(algbw).median},
+                                       {"time_us", summarize(seconds).median}});
+  return r;
+}
+
+}  // namespace
+
 std::vector<MicroResult> run_collectives(const CollectiveOptions& o, const MicroOptions& timing) {
   o.validate();
   timing.validate();
@@ -321,78 +399,12 @@ std::vector<MicroResult> run_collectives(const CollectiveOptions& o, const Micro
   for (Collective c : o.collectives) {
     for (double s : o.sizes) plans.push_back({c, collective_buffers(c, s, o.ranks, kFloatBytes)});
   }
-  std::vector<RankOutcome> outcomes(static_cast<std::size_t>(o.ranks));
-#if GPUPERF_WITH_C10D
-  {
-    const c10::intrusive_ptr<c10d::Store> store = c10::make_intrusive<c10d::HashStore>();
-    HostBarrier barrier(o.ranks);
-    std::vector<std::thread> threads;
-    for (int rank = 0; rank < o.ranks; ++rank) {
-      threads.emplace_back([&, rank] {
-        RankOutcome& out = outcomes[static_cast<std::size_t>(rank)];
-        try {
-          run_rank(rank, o, timing, plans, store, barrier, out);
-        } catch (...) {
-          out.error = std::current_exception();
-          barrier.abandon();
-        }
-      });
-    }
-    for (auto& t : threads) t.join();
-  }
-#endif
-  for (const RankOutcome& out : outcomes) {
-    if (out.error) std::rethrow_exception(out.error);
-  }
-
+  const std::vector<RankOutcome> outcomes = run_ranks(o, timing, plans);
   const std::string label = nccl ? "ProcessGroupNCCL over " + std::to_string(o.ranks) + " GPUs"
                                  : "CPU, Gloo over loopback: not an interconnect";
   std::vector<MicroResult> results;
   for (std::size_t p = 0; p < plans.size(); ++p) {
-    const Plan& plan = plans[p];
-    MicroResult r;
-    r.category = "collective";
-    r.variant = to_string(plan.collective);
-    r.name = "collective/" + r.variant + "/" + size_key(plan.buffers.size_bytes);
-    r.shape = bytes_text(plan.buffers.size_bytes);
-    r.buffer_bytes = plan.buffers.size_bytes;
-    r.work_per_call = plan.buffers.size_bytes;
-    r.unit = "GB/s";
-    r.unit_scale = 1e9;
-    r.operand_sets = 1;
-    r.warmup_calls = timing.warmup_calls;
-    r.calls_per_window = timing.calls_per_window;
-    r.note = label + (plan.collective == Collective::kAllGather ? "; fp32" : "; fp32 sum") +
-             "; busbw (nccl-tests)";
-    for (int rank = 0; rank < o.ranks; ++rank) {
-      const RankOutcome& out = outcomes[static_cast<std::size_t>(rank)];
-      if (!out.wrong[p].empty()) {
-        throw Error(r.variant + " of " + r.shape + " over " + std::to_string(o.ranks) + " ranks (" +
-                    to_string(o.backend) + ") gave a wrong result: " + out.wrong[p]);
-      }
-      if (!out.unsupported[p].empty() && r.ok()) r.status = "unsupported: " + out.unsupported[p];
-    }
-    const double factor = bus_bandwidth_factor(plan.collective, o.ranks);
-    r.figures = {{"bus_factor", factor}, {"ranks", o.ranks}};
-    if (!r.ok()) {
-      results.push_back(std::move(r));
-      continue;
-    }
-    std::vector<double> seconds;
-    std::vector<double> algbw;
-    for (int w = 0; w < timing.windows; ++w) {
-      std::vector<double> per_rank;
-      for (const RankOutcome& out : outcomes)
-        per_rank.push_back(out.window_seconds[p][static_cast<std::size_t>(w)]);
-      const double t = collective_seconds(per_rank, timing.calls_per_window);
-      seconds.push_back(t * 1e6);
-      algbw.push_back(plan.buffers.size_bytes / t / 1e9);
-      r.windows.push_back(algbw.back() * factor);
-    }
-    r.summary = summarize(r.windows);
-    r.figures.insert(r.figures.begin(), {{"algbw_gb_s", summarize(algbw).median},
-                                         {"time_us", summarize(seconds).median}});
-    results.push_back(std::move(r));
+    results.push_back(collective_result(plans[p], p, outcomes, o, timing, label));
   }
   return results;
 }
