@@ -21,7 +21,7 @@ import torch.distributed as dist
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from train_peer import build  # noqa: E402  (the same models as the single-GPU peer)
+from train_peer import build, time_windows  # noqa: E402  (the single-GPU peer's model and method)
 
 
 def main():
@@ -84,23 +84,7 @@ def main():
 
     for _ in range(a.warmup):
         step()
-    if cuda:
-        events = [torch.cuda.Event(enable_timing=True) for _ in range(a.windows + 1)]
-        events[0].record()
-    else:
-        marks = [time.perf_counter()]
-    rates = []
-    for w in range(a.windows):
-        for _ in range(a.steps_per_window):
-            loss = step()
-        if cuda:
-            events[w + 1].record()
-            events[w + 1].synchronize()
-            seconds = events[w].elapsed_time(events[w + 1]) / 1e3
-        else:
-            marks.append(time.perf_counter())
-            seconds = marks[-1] - marks[-2]
-        rates.append(a.batch_size * a.steps_per_window / seconds)
+    rates, loss = time_windows(step, a.batch_size, a.windows, a.steps_per_window, cuda)
     sums = torch.tensor(rates, dtype=torch.float64, device=device)
     dist.all_reduce(sums)
     medians = torch.zeros(world, dtype=torch.float64, device=device)

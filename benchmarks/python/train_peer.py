@@ -46,6 +46,30 @@ def build(model_name):
     return getattr(torchvision.models, model_name)(), (3, 224, 224), 1000
 
 
+def time_windows(step, batch_size, windows, steps_per_window, cuda):
+    """gpuperf's method: timed windows of steps between two marks (CUDA events on the GPU, no host
+    sync inside a window; a steady clock on the CPU). Returns samples/s per window and the last
+    loss."""
+    if cuda:
+        events = [torch.cuda.Event(enable_timing=True) for _ in range(windows + 1)]
+        events[0].record()
+    else:
+        marks = [time.perf_counter()]
+    rates = []
+    for w in range(windows):
+        for _ in range(steps_per_window):
+            loss = step()
+        if cuda:
+            events[w + 1].record()
+            events[w + 1].synchronize()
+            seconds = events[w].elapsed_time(events[w + 1]) / 1e3
+        else:
+            marks.append(time.perf_counter())
+            seconds = marks[-1] - marks[-2]
+        rates.append(batch_size * steps_per_window / seconds)
+    return rates, loss
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--model", default="simple")
@@ -127,23 +151,7 @@ def main():
     for _ in range(a.warmup):
         step()
     cuda = device.type == "cuda"
-    if cuda:  # device-side marks, as gpuperf's CUDA-event timer
-        events = [torch.cuda.Event(enable_timing=True) for _ in range(a.windows + 1)]
-        events[0].record()
-    else:  # CPU work is synchronous: a steady clock, as gpuperf's CPU timer
-        marks = [time.perf_counter()]
-    rates = []
-    for w in range(a.windows):
-        for _ in range(a.steps_per_window):
-            loss = step()
-        if cuda:
-            events[w + 1].record()
-            events[w + 1].synchronize()
-            seconds = events[w].elapsed_time(events[w + 1]) / 1e3
-        else:
-            marks.append(time.perf_counter())
-            seconds = marks[-1] - marks[-2]
-        rates.append(a.batch_size * a.steps_per_window / seconds)
+    rates, loss = time_windows(step, a.batch_size, a.windows, a.steps_per_window, cuda)
     print(json.dumps({
         "peer": "pytorch", "torch": torch.__version__, "model": a.model, "batch_size": a.batch_size,
         "precision": a.precision, "memory_format": a.memory_format, "optimizer": a.optimizer,
