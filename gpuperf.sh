@@ -11,11 +11,12 @@ build_dir=${BUILD_DIR:-build}
 jobs=${JOBS:-$(nproc)}
 
 # Debian packages the build needs (libgloo-dev: the headers of c10d's Gloo process group, for the
-# CPU collectives; LibTorch carries its symbols); the tests also render the HTML report in
-# headless Chromium.
+# CPU collectives and CPU data-parallel runs; LibTorch carries its symbols); the tests also render
+# the HTML report in headless Chromium.
 packages=(cmake ninja-build g++ libtorch-dev libspdlog-dev libfmt-dev catch2 nlohmann-json3-dev
-          libcli11-dev libgloo-dev)
-test_packages=(chromium)
+          libcli11-dev libgloo-dev python3)
+# python3: the golden-record and layer checks; procps: pgrep in the data-parallel launch test.
+test_packages=(chromium procps)
 
 install_missing() {
   if ! command -v dpkg-query >/dev/null || ! command -v apt-get >/dev/null; then
