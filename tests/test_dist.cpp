@@ -189,6 +189,24 @@ TEST_CASE("Two data-parallel ranks start from rank 0's weights and step with the
   check_two_rank_gradients(torch::kCPU, torch::kCPU, gpuperf::DistBackend::kGloo);
 }
 
+TEST_CASE("A data-parallel sync removes its gradient hooks when it goes", "[dist]") {
+  gpuperf::LaunchEnv env = two_rank_env(0, free_port());
+  env.world_size = 1;
+  env.local_world_size = 1;
+  gpuperf::ProcessGroup group(env, torch::kCPU);
+  torch::nn::Linear model(4, 2);
+  const torch::Tensor x = torch::randn({3, 4});
+  {
+    gpuperf::DataParallelSync sync(*model, group);
+    model(x).sum().backward();
+    sync.after_backward();  // one rank: the mean is the gradient itself
+  }
+  const torch::Tensor first = model->weight.grad().clone();
+  model->weight.mutable_grad().zero_();
+  model(x).sum().backward();  // no sync any more: the hooks must be gone, not dangling
+  CHECK(torch::allclose(model->weight.grad(), first));
+}
+
 TEST_CASE("Data-parallel gradients of CUDA tensors over Gloo equal the full-batch gradient",
           "[dist][gpu]") {
   check_two_rank_gradients(torch::Device(torch::kCUDA, 0), torch::Device(torch::kCUDA, 0),

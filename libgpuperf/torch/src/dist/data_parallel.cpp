@@ -56,9 +56,15 @@ DataParallelSync::DataParallelSync(torch::nn::Module& module, ProcessGroup& grou
   }
   if (options_.overlap) {
     for (std::size_t k = 0; k < params_.size(); ++k) {
-      params_[k].register_hook([this, k](const torch::Tensor& grad) { on_gradient(k, grad); });
+      hooks_.push_back(
+          params_[k].register_hook([this, k](const torch::Tensor& grad) { on_gradient(k, grad); }));
     }
   }
+}
+
+DataParallelSync::~DataParallelSync() {
+  // The hooks point at this object: a backward after it is gone must not call them.
+  for (std::size_t k = 0; k < hooks_.size(); ++k) params_[k].remove_hook(hooks_[k]);
 }
 
 void DataParallelSync::on_gradient(std::size_t param, const torch::Tensor& grad) {

@@ -39,6 +39,8 @@ class DataParallelSync : public GradientSync {
   /// `group` must outlive this object.
   DataParallelSync(torch::nn::Module& module, ProcessGroup& group,
                    DataParallelOptions options = {});
+  /// Removes the gradient hooks: the module trains on without this sync.
+  ~DataParallelSync() override;
   DataParallelSync(const DataParallelSync&) = delete;
   DataParallelSync& operator=(const DataParallelSync&) = delete;
 
@@ -69,6 +71,7 @@ class DataParallelSync : public GradientSync {
   std::vector<std::size_t> bucket_of_;   // param index -> bucket
   std::vector<std::size_t> slot_of_;     // param index -> position in its bucket
   std::vector<bool> written_;            // param index -> gradient copied this step
+  std::vector<unsigned> hooks_;          // param index -> its hook's handle (with overlap)
   std::vector<Bucket> buckets_;
   std::size_t next_launch_ = 0;          // buckets launch in order on every rank
   std::mutex mutex_;
