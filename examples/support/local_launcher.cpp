@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
@@ -49,6 +50,10 @@ int free_port() {
   ::setenv("MASTER_ADDR", "127.0.0.1", 1);
   ::setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
   ::setenv("GPUPERF_LAUNCHER", "gpuperf", 1);
+  // As torchrun does: ranks that each took every core would fight over them (CPU ranks,
+  // data loading); the user's own setting stands.
+  const long cores = ::sysconf(_SC_NPROCESSORS_ONLN);
+  ::setenv("OMP_NUM_THREADS", std::to_string(std::max(1L, cores / nproc)).c_str(), 0);
   std::vector<char*> argv;
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);

@@ -1,8 +1,9 @@
 #pragma once
 // --nproc-per-node N: gpuperf as its own launcher, for users without torchrun. Starts N copies
 // of this program with torchrun's variables (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE,
-// MASTER_ADDR=127.0.0.1, MASTER_PORT=a free port) and waits for them; when one fails, the
-// others are stopped (SIGTERM, then SIGKILL after a grace period) and the failure is named.
+// MASTER_ADDR=127.0.0.1, MASTER_PORT=a free port, and OMP_NUM_THREADS = cores / N unless set)
+// and waits for them; when one fails, the others are stopped (SIGTERM, then SIGKILL after a
+// grace period) and the failure is named.
 
 #include <ostream>
 #include <string>
