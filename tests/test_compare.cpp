@@ -433,3 +433,69 @@ TEST_CASE("The report draws inference results: latency table, latency curve, sim
   CHECK_THAT(gpuperf::svg_line_chart("t", "x", "y", {{"a", {{-1, 2, ""}}}}),
              Catch::Contains("no data"));
 }
+
+TEST_CASE("The report draws data-parallel scaling only when a record ran on several ranks",
+          "[report][html][distributed]") {
+  const auto db = gpuperf::SpecDatabase::load_file(kData + "/gpu_specs.json");
+  // One GPU at 1000 samples/s; two ranks over NVLink at 1900 together (95%, computed against
+  // the 1-GPU record); four over PCIe at 3200 with the record's own efficiency (80%).
+  std::vector<gpuperf::LoadedRun> runs = {{"1gpu.json", run("NVIDIA H200", {990, 1000, 1010})}};
+  runs.push_back({"2gpu <nv>.json", run("NVIDIA H200", {940, 950, 960})});
+  auto& two = runs.back().record.distributed;
+  two.world_size = 2;
+  two.backend = "nccl";
+  two.interconnect = "NVLink <NV18> & co";
+  two.global_throughput = 1900;
+  two.allreduce_bus_gbps = 123.4;
+  two.allreduce_share_of_step = 0.08;
+  two.parameters_identical = true;
+  runs.push_back({"4gpu.json", run("NVIDIA H200", {790, 800, 810})});
+  auto& four = runs.back().record.distributed;
+  four.world_size = 4;
+  four.interconnect = "PCIe";
+  four.global_throughput = 3200;
+  four.baseline_throughput = 1000;
+  four.scaling_efficiency = 0.8;
+  // fp16 on two ranks has no single-process record of its workload: no efficiency.
+  runs.push_back({"2gpu-fp16.json", run("NVIDIA H200", {1500, 1500, 1500}, "fp16")});
+  runs.back().record.distributed.world_size = 2;
+  runs.back().record.distributed.interconnect = "PCIe";
+  runs.back().record.distributed.global_throughput = 2900;
+
+  std::ostringstream html;
+  gpuperf::write_html_report(html, runs, &db, {}, {});
+  const std::string page = html.str();
+  CHECK_THAT(page, Catch::Contains("<h2>Data-parallel scaling</h2>") &&
+                       Catch::Contains("Global training throughput against the number of GPUs"));
+  // The series of each (model, precision, GPU, interconnect), strings escaped, and a dashed
+  // ideal line from its 1-GPU point.
+  CHECK_THAT(page, Catch::Contains("resnet50 · bf16 · NVIDIA H200 · NVLink &lt;NV18&gt; &amp; co"));
+  CHECK_THAT(page, Catch::Contains("stroke-dasharray=\"6 4\"") &&
+                       Catch::Contains("ideal linear: resnet50 · bf16 · NVIDIA H200 · PCIe"));
+  CHECK(page.find("NVLink <NV18>") == std::string::npos);
+  // Table rows: GPUs, global, per GPU (rank 0), efficiency, interconnect, bus GB/s, identical.
+  CHECK_THAT(page, Catch::Contains("<td class=\"n\">1</td><td class=\"n\">1,000</td><td "
+                                   "class=\"n\">1,000</td><td>1-GPU baseline</td>"));
+  CHECK_THAT(page, Catch::Contains(
+                       "<td class=\"n\">2</td><td class=\"n\">1,900</td><td class=\"n\">950</td>"
+                       "<td class=\"n\">95.0% (vs 1gpu.json)</td><td>NVLink &lt;NV18&gt; &amp; "
+                       "co</td><td class=\"n\">123.4 (8% of a step)</td><td>yes</td><td>2gpu "
+                       "&lt;nv&gt;.json</td>"));
+  CHECK_THAT(page, Catch::Contains(
+                       "<td class=\"n\">4</td><td class=\"n\">3,200</td><td class=\"n\">800</td>"
+                       "<td class=\"n\">80.0% (recorded, vs 1,000 samples/s)</td><td>PCIe</td>"
+                       "<td class=\"n\">n/a</td><td>no</td>"));
+  CHECK_THAT(page, Catch::Contains("<td class=\"n\">2</td><td class=\"n\">2,900</td><td "
+                                   "class=\"n\">1,500</td><td class=\"n\">n/a</td>"));
+  // A data-parallel bar says whose per-GPU figure it is.
+  CHECK_THAT(page, Catch::Contains("rank 0 of 2"));
+  CHECK(page.find("<script") == std::string::npos);
+
+  // Without a data-parallel record there is no such section, and no dashed line anywhere.
+  runs.resize(1);
+  std::ostringstream single;
+  gpuperf::write_html_report(single, runs, &db, {}, {});
+  CHECK(single.str().find("Data-parallel scaling") == std::string::npos);
+  CHECK(single.str().find("stroke-dasharray") == std::string::npos);
+  CHECK(single.str().find("rank 0 of") == std::string::npos);
+}

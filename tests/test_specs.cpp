@@ -541,3 +541,73 @@ TEST_CASE("the inference advisor quotes the best measured batch size within the 
   request.mode = "train";
   CHECK_THROWS_WITH(request.validate(), Catch::Contains("applies to inference only"));
 }
+
+TEST_CASE("the advisor scales by a measured data-parallel run and quotes the link model beside it",
+          "[specs][advisor][distributed]") {
+  const auto& db = shipped();
+  gpuperf::AdvisorRequest request;
+  request.model = "resnet50";
+  request.precision = "bf16";
+  request.batch_size = 256;
+  request.gpu_count = 2;
+  const auto h200_of = [](const std::vector<gpuperf::GpuAdvice>& ranking) {
+    const auto it = std::find_if(ranking.begin(), ranking.end(),
+                                 [](const auto& a) { return a.spec->id == "h200-sxm-141gb"; });
+    REQUIRE(it != ranking.end());
+    return *it;
+  };
+  const auto says = [](const gpuperf::GpuAdvice& a, const std::string& text) {
+    return std::any_of(a.reasons.begin(), a.reasons.end(), [&](const std::string& line) {
+      return line.find(text) != std::string::npos;
+    });
+  };
+  gpuperf::LoadedRun one{"h200-1gpu.json", resnet_run(1000)};
+  one.record.config.precision = "bf16";
+  // Without a data-parallel run: the datasheet link model (compute-bound here: 2 x 1000).
+  const auto linked = h200_of(gpuperf::advise(request, db, {one}, {}));
+  CHECK(linked.samples_per_second == Approx(2000));
+  CHECK_FALSE(says(linked, "measured scaling"));
+
+  // Two ranks at 1800 together: 90% of 2 x 1000. Rank 0's 900 is not taken as the per-GPU rate.
+  gpuperf::LoadedRun two{"h200-2gpu.json", resnet_run(900)};
+  two.record.config.precision = "bf16";
+  two.record.distributed.world_size = 2;
+  two.record.distributed.interconnect = "NVLink";
+  two.record.distributed.global_throughput = 1800;
+  auto a = h200_of(gpuperf::advise(request, db, {two, one}, {}));
+  CHECK(a.throughput_basis == "measured");
+  CHECK(a.samples_per_second == Approx(1800));
+  CHECK(says(a, "measured scaling: 90.0% on 2 GPUs (NVLink, h200-2gpu.json)"));
+  CHECK(says(a, "the 1-GPU run h200-1gpu.json"));
+  CHECK(says(a, "the link model predicts 100.0% (2000 samples/s)"));
+  CHECK(says(a, "ran data-parallel on 2 GPUs"));
+  // Other GPUs keep the link model: the run measured the H200's scaling only.
+  const auto ranking = gpuperf::advise(request, db, {two, one}, {});
+  for (const auto& other : ranking) {
+    if (other.spec->id != "h200-sxm-141gb") CHECK_FALSE(says(other, "measured scaling"));
+  }
+
+  // Four GPUs: the same efficiency, extrapolated and said to be.
+  request.gpu_count = 4;
+  a = h200_of(gpuperf::advise(request, db, {two, one}, {}));
+  CHECK(a.samples_per_second == Approx(3600));
+  CHECK(says(a, "extrapolated from 2 to 4 GPUs at the same efficiency (not measured on 4)"));
+
+  // The record's own efficiency comes first; without it or a 1-GPU run, the link model.
+  two.record.distributed.scaling_efficiency = 0.85;
+  two.record.distributed.baseline_throughput = 1050;
+  a = h200_of(gpuperf::advise(request, db, {two, one}, {}));
+  CHECK(a.samples_per_second == Approx(4 * 1000 * 0.85));
+  CHECK(says(a, "measured scaling: 85.0% on 2 GPUs (NVLink, h200-2gpu.json)"));
+  CHECK(says(a, "its recorded baseline"));
+  two.record.distributed.scaling_efficiency = std::nan("");
+  a = h200_of(gpuperf::advise(request, db, {two}, {}));
+  CHECK(says(a, "measured scaling: not known from h200-2gpu.json"));
+  CHECK_FALSE(says(a, "the link model predicts"));
+
+  // One GPU asked for: the scaling is not used at all.
+  request.gpu_count = 1;
+  a = h200_of(gpuperf::advise(request, db, {two, one}, {}));
+  CHECK(a.samples_per_second == Approx(1000));
+  CHECK_FALSE(says(a, "measured scaling"));
+}

@@ -147,9 +147,26 @@ struct Workload {
   std::vector<std::string> memory_reasons;
 };
 
+// A data-parallel training run of the requested model on a GPU of the database: how its global
+// throughput scaled across its ranks. The efficiency is the record's own (against its baseline),
+// else global / (ranks x a single-process run of it on the same GPU); NaN when neither exists.
+struct ScalingReference {
+  const GpuSpec* spec = nullptr;
+  std::string path;
+  std::string precision;
+  std::string interconnect;
+  int world_size = 1;
+  double global = kNaN;  // samples/s of all ranks
+  double efficiency = kNaN;
+  double baseline = kNaN;     // the single-GPU samples/s it is judged against
+  std::string baseline_what;  // "its recorded baseline" or "the 1-GPU run <file>"
+};
+
 // The throughput figures found for the request, on the GPUs they were measured or published on.
 struct References {
   std::vector<Reference> refs;
+  // Measured scaling of data-parallel runs, used for the request's GPU count on their GPU.
+  std::vector<ScalingReference> scaling;
   // Notes about measured files that match a GPU but could not be used, said on that GPU.
   std::vector<std::pair<const GpuSpec*, std::string>> unused;
 };
@@ -231,6 +248,63 @@ Workload describe_workload(const AdvisorRequest& request) {
   return w;
 }
 
+double median_throughput(const RunRecord& r) {
+  return r.throughput.count > 0 ? r.throughput.median : r.overall_throughput;
+}
+
+// A single-process run of `dp`'s precision and model on the same GPU entry, the same per-GPU
+// batch size preferred: what "one GPU" means for a data-parallel run without a baseline.
+const LoadedRun* single_gpu_run(const LoadedRun& dp, const GpuSpec& spec, const SpecDatabase& db,
+                                const std::vector<LoadedRun>& measured) {
+  const LoadedRun* best = nullptr;
+  for (const auto& run : measured) {
+    const RunRecord& r = run.record;
+    if (r.distributed.world_size > 1 || r.config.model != dp.record.config.model ||
+        r.config.workload != dp.record.config.workload ||
+        r.config.precision != dp.record.config.precision || !(median_throughput(r) > 0)) {
+      continue;
+    }
+    const SpecMatch m = db.match_device(r.device.name, r.device.sm_count, r.device.memory_bytes);
+    if (m.spec == nullptr || m.spec->id != spec.id) continue;
+    const bool same_batch = r.config.batch_size == dp.record.config.batch_size;
+    if (best == nullptr ||
+        (same_batch && best->record.config.batch_size != dp.record.config.batch_size)) {
+      best = &run;
+    }
+  }
+  return best;
+}
+
+// A data-parallel run as a scaling reference; its per-GPU rate is rank 0's, slowed by waiting on
+// the all-reduce, so it is not a per-GPU figure and the GPU is told why.
+void add_scaling_reference(const LoadedRun& run, const GpuSpec& spec, const SpecDatabase& db,
+                           const std::vector<LoadedRun>& measured, References& found) {
+  const RunRecord& r = run.record;
+  const DistributedSummary& d = r.distributed;
+  ScalingReference s;
+  s.spec = &spec;
+  s.path = run.path;
+  s.precision = r.config.precision;
+  s.interconnect = d.interconnect.empty() ? "interconnect not recorded" : d.interconnect;
+  s.world_size = d.world_size;
+  s.global = d.global_throughput;
+  if (std::isfinite(d.scaling_efficiency) && d.scaling_efficiency > 0) {
+    s.efficiency = d.scaling_efficiency;
+    s.baseline = d.baseline_throughput;
+    s.baseline_what = "its recorded baseline";
+  } else if (const LoadedRun* one = single_gpu_run(run, spec, db, measured)) {
+    s.baseline = median_throughput(one->record);
+    s.efficiency = d.global_throughput / (d.world_size * s.baseline);
+    s.baseline_what = "the 1-GPU run " + one->path;
+  }
+  if (!(s.efficiency > 0)) s.efficiency = kNaN;
+  found.scaling.push_back(s);
+  found.unused.emplace_back(
+      &spec, "measured " + run.path + " ran data-parallel on " + std::to_string(d.world_size) +
+                 " GPUs: its per-GPU rate includes waiting on the all-reduce, so it serves the "
+                 "scaling across GPUs, not the per-GPU figure");
+}
+
 // Measured training runs of the requested workload, on the GPU each ran on.
 void add_run_references(const AdvisorRequest& request, const SpecDatabase& db,
                         const std::vector<LoadedRun>& measured, References& found) {
@@ -241,6 +315,10 @@ void add_run_references(const AdvisorRequest& request, const SpecDatabase& db,
       continue;
     }
     const SpecMatch m = db.match_device(r.device.name, r.device.sm_count, r.device.memory_bytes);
+    if (m.spec != nullptr && r.distributed.world_size > 1) {
+      add_scaling_reference(run, *m.spec, db, measured, found);
+      continue;
+    }
     const double thr = r.throughput.count > 0 ? r.throughput.median : r.overall_throughput;
     if (m.spec != nullptr && thr > 0) {
       Reference ref{m.spec, thr,
@@ -420,13 +498,12 @@ void judge_latency(GpuAdvice& a, const AdvisorRequest& request) {
   }
 }
 
-// Throughput of all GPUs together. Links: a data-parallel step all-reduces fp32 gradients (ring:
-// 2(n-1)/n of them per GPU).
-double scale_to_all_gpus(GpuAdvice& a, const GpuSpec& spec, const AdvisorRequest& request,
-                         const Workload& w, double per_gpu) {
+// The datasheet link model of n > 1 GPUs: a data-parallel step all-reduces fp32 gradients (ring:
+// 2(n-1)/n of them per GPU) while backward runs, so a step takes the longer of the two.
+double link_model_total(GpuAdvice& a, const GpuSpec& spec, const AdvisorRequest& request,
+                        const Workload& w, double per_gpu) {
   const int n = w.gpus;
   double total = per_gpu * n;
-  if (n <= 1) return total;
   const bool has_link = spec.link_bytes_per_s > 0;
   const double bw = has_link ? spec.link_bytes_per_s / 2 : spec.pcie_bytes_per_s_per_direction();
   const std::string via = has_link ? spec.link_name + " " + fmt(bw / 1e9, 0) + " GB/s per direction"
@@ -454,6 +531,71 @@ double scale_to_all_gpus(GpuAdvice& a, const GpuSpec& spec, const AdvisorRequest
     say(a, has_link ? "fast link needed: this GPU has " + spec.link_name
                     : "fast link needed but this GPU has none: expect poor scaling");
   }
+  return total;
+}
+
+// Whether `a` is a better scaling reference than `b` (null) for `n` GPUs: a known efficiency,
+// then the requested precision itself, then the GPU count closest to n (the larger on a tie).
+bool better_scaling(const ScalingReference& a, const ScalingReference* b,
+                    const std::string& precision, int n) {
+  if (b == nullptr) return true;
+  const bool a_known = !std::isnan(a.efficiency), b_known = !std::isnan(b->efficiency);
+  if (a_known != b_known) return a_known;
+  const bool a_exact = a.precision == precision, b_exact = b->precision == precision;
+  if (a_exact != b_exact) return a_exact;
+  const int da = std::abs(a.world_size - n), db = std::abs(b->world_size - n);
+  return da < db || (da == db && a.world_size > b->world_size);
+}
+
+// The measured scaling on this GPU, said before the link model; null when there is none. One
+// without an efficiency is said to be unusable.
+const ScalingReference* measured_scaling(GpuAdvice& a, const GpuSpec& spec,
+                                         const AdvisorRequest& request, const References& found,
+                                         int n) {
+  const ScalingReference* best = nullptr;
+  for (const auto& s : found.scaling) {
+    if (s.spec->id == spec.id && better_scaling(s, best, request.precision, n)) best = &s;
+  }
+  if (best == nullptr) return nullptr;
+  if (std::isnan(best->efficiency)) {
+    say(a, "measured scaling: not known from " + best->path + " (" +
+               std::to_string(best->world_size) + " GPUs, " + best->interconnect +
+               "): no recorded baseline and no single-process run of it on this GPU; the link "
+               "model is used");
+    return nullptr;
+  }
+  say(a, "measured scaling: " + fmt(best->efficiency * 100, 1) + "% on " +
+             std::to_string(best->world_size) + " GPUs (" + best->interconnect + ", " + best->path +
+             ") = " + fmt(best->global, 0) + " global samples/s / (" +
+             std::to_string(best->world_size) + " x " + fmt(best->baseline, 0) + ", " +
+             best->baseline_what + ")" +
+             (best->precision != request.precision
+                  ? "; a " + best->precision + " run used for a " + request.precision + " request"
+                  : ""));
+  return best;
+}
+
+// Throughput of all GPUs together: per GPU x n x the scaling measured on this GPU where a
+// data-parallel run of the workload was given (the link model then only for comparison), else
+// the datasheet link model.
+double scale_to_all_gpus(GpuAdvice& a, const GpuSpec& spec, const AdvisorRequest& request,
+                         const Workload& w, const References& found, double per_gpu) {
+  const int n = w.gpus;
+  if (n <= 1) return per_gpu * n;
+  const ScalingReference* m =
+      w.train && !found.scaling.empty() ? measured_scaling(a, spec, request, found, n) : nullptr;
+  const double linked = link_model_total(a, spec, request, w, per_gpu);
+  if (m == nullptr || !(per_gpu > 0)) return linked;
+  const double total = per_gpu * n * m->efficiency;
+  say(a, "the link model predicts " + fmt(linked / (per_gpu * n) * 100, 1) + "% (" +
+             fmt(linked, 0) + " " + w.unit + "s/s); the measured scaling is used instead");
+  say(a, "all GPUs: " + std::to_string(n) + " x " + fmt(per_gpu, 0) + " x " +
+             fmt(m->efficiency * 100, 1) + "% = " + fmt(total, 0) + " " + w.unit + "s/s" +
+             (n == m->world_size
+                  ? std::string()
+                  : ", extrapolated from " + std::to_string(m->world_size) + " to " +
+                        std::to_string(n) + " GPUs at the same efficiency (not measured on " +
+                        std::to_string(n) + ")"));
   return total;
 }
 
@@ -508,7 +650,7 @@ GpuAdvice advise_gpu(const GpuSpec& spec, const AdvisorRequest& request, const W
   judge_memory(a, spec, w);
   const double per_gpu = throughput_per_gpu(a, spec, request, w, found);
   judge_latency(a, request);
-  a.samples_per_second = scale_to_all_gpus(a, spec, request, w, per_gpu);
+  a.samples_per_second = scale_to_all_gpus(a, spec, request, w, found, per_gpu);
   judge_running_cost(a, spec, request, w);
   judge_budget(a, spec, request, w.gpus);
   return a;

@@ -40,7 +40,10 @@ std::string run_label(const RunRecord& r) {
          (r.config.memory_format.empty() ? "" : " · " + r.config.memory_format) +
          (r.config.graph_mode == "eager" || r.config.graph_mode.empty()
               ? ""
-              : " · " + r.config.graph_mode);
+              : " · " + r.config.graph_mode) +
+         // A data-parallel record's throughput is rank 0's: say so beside single-GPU bars.
+         (r.distributed.world_size > 1 ? " · rank 0 of " + std::to_string(r.distributed.world_size)
+                                       : "");
 }
 
 double median_of(const RunRecord& r) {
@@ -328,7 +331,7 @@ std::vector<ChartSeries> plottable_series(const std::vector<ChartSeries>& input,
                                           double& max_y) {
   std::vector<ChartSeries> series;
   for (const auto& line : input) {
-    ChartSeries kept{line.name, {}};
+    ChartSeries kept{line.name, {}, line.dashed};
     for (const auto& p : line.points) {
       if (std::isfinite(p.x) && std::isfinite(p.y) && p.x >= 0 && p.y >= 0) {
         kept.points.push_back(p);
@@ -367,16 +370,19 @@ void write_line_chart_axes(std::ostream& s, const LineChartFrame& f, const std::
     << html_escape(y_unit) << "</text>\n";
 }
 
-// Series `index`: its line, its points with their labels and tooltips, and its legend entry.
+// Series `index` in colour `colour_index`: its line, its points with their labels and tooltips
+// (a dashed reference line has none), and its legend entry.
 void write_line_chart_series(std::ostream& s, const LineChartFrame& f, const ChartSeries& line,
-                             std::size_t index, const std::string& x_unit,
+                             std::size_t index, std::size_t colour_index, const std::string& x_unit,
                              const std::string& y_unit) {
-  const char* colour = kPalette[index % (sizeof kPalette / sizeof kPalette[0])];
+  const char* colour = kPalette[colour_index % (sizeof kPalette / sizeof kPalette[0])];
   s << "<g><title>" << html_escape(line.name) << "</title><polyline class=\"line\" fill=\"none\" "
-    << "stroke=\"" << colour << "\" stroke-width=\"2\" points=\"";
+    << "stroke=\"" << colour << "\" stroke-width=\"2\" "
+    << (line.dashed ? "stroke-dasharray=\"6 4\" " : "") << "points=\"";
   for (const auto& p : line.points) s << num(f.px(p.x), 1) << "," << num(f.py(p.y), 1) << " ";
   s << "\"/>";
   for (const auto& p : line.points) {
+    if (line.dashed) break;
     s << "<circle cx=\"" << num(f.px(p.x), 1) << "\" cy=\"" << num(f.py(p.y), 1)
       << "\" r=\"3.5\" fill=\"" << colour << "\"><title>" << html_escape(line.name) << ": "
       << html_escape(p.label) << ", " << tick(p.x) << " " << html_escape(x_unit) << ", "
@@ -388,8 +394,14 @@ void write_line_chart_series(std::ostream& s, const LineChartFrame& f, const Cha
   }
   s << "</g>\n";
   const int ly = f.legend_top + f.legend_row * static_cast<int>(index);
-  s << "<rect x=\"" << f.left << "\" y=\"" << ly << "\" width=\"12\" height=\"12\" fill=\""
-    << colour << "\"/><text x=\"" << f.left + 16 << "\" y=\"" << ly + 11 << "\" font-size=\"12\">"
+  if (line.dashed) {
+    s << "<line x1=\"" << f.left << "\" x2=\"" << f.left + 12 << "\" y1=\"" << ly + 6 << "\" y2=\""
+      << ly + 6 << "\" stroke=\"" << colour << "\" stroke-width=\"2\" stroke-dasharray=\"3 2\"/>";
+  } else {
+    s << "<rect x=\"" << f.left << "\" y=\"" << ly << "\" width=\"12\" height=\"12\" fill=\""
+      << colour << "\"/>";
+  }
+  s << "<text x=\"" << f.left + 16 << "\" y=\"" << ly + 11 << "\" font-size=\"12\">"
     << html_escape(line.name) << "</text>\n";
 }
 
@@ -417,8 +429,11 @@ std::string svg_line_chart(const std::string& title, const std::string& x_unit,
   s << "<text x=\"0\" y=\"18\" font-size=\"15\" font-weight=\"bold\">" << html_escape(title)
     << "</text>\n";
   write_line_chart_axes(s, f, x_unit, y_unit);
+  // A dashed line takes the colour of the series before it; every other line the next colour.
+  std::size_t colour_index = 0;
   for (std::size_t i = 0; i < series.size(); ++i) {
-    write_line_chart_series(s, f, series[i], i, x_unit, y_unit);
+    if (i > 0 && !series[i].dashed) ++colour_index;
+    write_line_chart_series(s, f, series[i], i, colour_index, x_unit, y_unit);
   }
   s << "</svg>\n";
   return s.str();
@@ -517,6 +532,161 @@ void write_resnet50_beside_published(std::ostream& out, const std::vector<RunRow
   out << svg_bar_chart("ResNet-50 v1.5 training throughput per GPU", "images/s", beside);
 }
 
+bool data_parallel(const RunRecord& r) { return r.distributed.world_size > 1; }
+
+// What a data-parallel record ran, with the ranks taken out: its GPU and single-process key, so
+// that it reads the same on the 1-GPU row and on the rows of every GPU count.
+std::string scaling_workload(const RunRecord& r) {
+  WorkloadKey key = workload_key(r);
+  key.world_size = 1;
+  key.interconnect.clear();
+  return r.device.name + " · " + key.label();
+}
+
+// A chart series: the workload that only the GPU count and what carries the all-reduce change.
+std::string scaling_series(const RunRecord& r) {
+  return r.config.model + " · " + r.config.precision + " · " + r.device.name + " · " +
+         r.distributed.interconnect;
+}
+
+// The first single-process record of the workload of `dp` on a GPU of the same name, or null:
+// its median window throughput is what "one GPU" means for the scaling efficiency.
+const RunRow* single_process_baseline(const RunRow& dp, const std::vector<RunRow>& rows) {
+  WorkloadKey want = workload_key(dp.run->record);
+  want.world_size = 1;
+  want.interconnect.clear();
+  for (const auto& row : rows) {
+    const RunRecord& r = row.run->record;
+    if (!data_parallel(r) && r.device.name == dp.run->record.device.name &&
+        workload_key(r) == want && median_of(r) > 0) {
+      return &row;
+    }
+  }
+  return nullptr;
+}
+
+// A data-parallel record with its efficiency: the record's own (judged against its baseline),
+// else global / (ranks x the same workload's single-process throughput in this report).
+struct ScalingRow {
+  const RunRow* row = nullptr;
+  const RunRow* baseline = nullptr;
+  double efficiency = kNotAvailable;
+  std::string basis;  // where the efficiency comes from, for the table
+};
+
+ScalingRow scaling_row(const RunRow& row, const std::vector<RunRow>& rows) {
+  const DistributedSummary& d = row.run->record.distributed;
+  ScalingRow s;
+  s.row = &row;
+  s.baseline = single_process_baseline(row, rows);
+  if (std::isfinite(d.scaling_efficiency)) {
+    s.efficiency = d.scaling_efficiency;
+    s.basis = std::isfinite(d.baseline_throughput)
+                  ? "recorded, vs " + grouped(d.baseline_throughput) + " samples/s"
+                  : std::string("recorded");
+  } else if (s.baseline != nullptr && std::isfinite(d.global_throughput)) {
+    s.efficiency = d.global_throughput / (d.world_size * median_of(s.baseline->run->record));
+    s.basis = "vs " + s.baseline->run->path;
+  }
+  return s;
+}
+
+// One series per workload: its data-parallel records by GPU count, the 1-GPU point of the first
+// of them that has a single-process baseline, and a dashed ideal line from that point.
+std::vector<ChartSeries> scaling_chart_series(
+    const std::map<std::string, std::vector<ScalingRow>>& by_series) {
+  std::vector<ChartSeries> series;
+  for (const auto& [name, members] : by_series) {
+    ChartSeries line{name, {}};
+    const RunRow* base = nullptr;
+    int most_ranks = 1;
+    for (const ScalingRow& s : members) {
+      const DistributedSummary& d = s.row->run->record.distributed;
+      line.points.push_back({static_cast<double>(d.world_size), d.global_throughput,
+                             std::isfinite(s.efficiency) ? num(s.efficiency * 100, 1) + "%" : ""});
+      if (base == nullptr) base = s.baseline;
+      most_ranks = std::max(most_ranks, d.world_size);
+    }
+    if (base == nullptr) {
+      series.push_back(line);
+      continue;
+    }
+    const double one = median_of(base->run->record);
+    line.points.push_back({1, one, "1 GPU"});
+    series.push_back(line);
+    const double n = static_cast<double>(most_ranks);
+    series.push_back({"ideal linear: " + name, {{1, one, ""}, {n, n * one, ""}}, true});
+  }
+  return series;
+}
+
+// The table: per workload its 1-GPU row (when in the set), then a row per data-parallel record.
+void write_scaling_table(std::ostream& out,
+                         const std::map<std::string, std::vector<ScalingRow>>& by_series) {
+  out << "<table><tr><th>workload</th><th>GPUs</th><th>global samples/s</th><th>per GPU</th>"
+         "<th>scaling efficiency</th><th>interconnect</th><th>all-reduce bus GB/s</th>"
+         "<th>parameters identical</th><th>file</th></tr>\n";
+  for (const auto& [name, members] : by_series) {
+    const RunRow* shown_base = nullptr;
+    for (const ScalingRow& s : members) {
+      if (s.baseline != nullptr && s.baseline != shown_base) {
+        shown_base = s.baseline;
+        const RunRecord& b = s.baseline->run->record;
+        out << "<tr><td>" << html_escape(scaling_workload(b)) << "</td><td class=\"n\">1</td>"
+            << "<td class=\"n\">" << grouped(median_of(b)) << "</td><td class=\"n\">"
+            << grouped(median_of(b)) << "</td><td>1-GPU baseline</td><td>one process</td>"
+            << "<td class=\"n\">—</td><td>—</td><td>" << html_escape(s.baseline->run->path)
+            << "</td></tr>\n";
+      }
+      const RunRecord& r = s.row->run->record;
+      const DistributedSummary& d = r.distributed;
+      out << "<tr><td>" << html_escape(scaling_workload(r)) << "</td><td class=\"n\">"
+          << d.world_size << "</td><td class=\"n\">" << grouped(d.global_throughput)
+          << "</td><td class=\"n\">" << grouped(median_of(r)) << "</td><td class=\"n\">"
+          << (std::isfinite(s.efficiency)
+                  ? num(s.efficiency * 100, 1) + "% (" + html_escape(s.basis) + ")"
+                  : std::string("n/a"))
+          << "</td><td>" << html_escape(d.interconnect.empty() ? "n/a" : d.interconnect)
+          << "</td><td class=\"n\">" << num(d.allreduce_bus_gbps, 1)
+          << (std::isfinite(d.allreduce_share_of_step)
+                  ? " (" + num(d.allreduce_share_of_step * 100, 0) + "% of a step)"
+                  : "")
+          << "</td><td>" << (d.parameters_identical ? "yes" : "no") << "</td><td>"
+          << html_escape(s.row->run->path) << "</td></tr>\n";
+    }
+  }
+  out << "</table>\n";
+}
+
+// Data-parallel training records: global throughput against the GPU count beside ideal linear
+// scaling, and their table. Nothing at all without such a record, so that reports of
+// single-process files are unchanged.
+void write_scaling_section(std::ostream& out, const std::vector<RunRow>& rows) {
+  std::map<std::string, std::vector<ScalingRow>> by_series;
+  for (const auto& row : rows) {
+    if (data_parallel(row.run->record)) {
+      by_series[scaling_series(row.run->record)].push_back(scaling_row(row, rows));
+    }
+  }
+  if (by_series.empty()) return;
+  for (auto& [name, members] : by_series) {
+    std::stable_sort(members.begin(), members.end(), [](const ScalingRow& a, const ScalingRow& b) {
+      return a.row->run->record.distributed.world_size < b.row->run->record.distributed.world_size;
+    });
+  }
+  out << "<h2>Data-parallel scaling</h2>\n";
+  out << svg_line_chart("Global training throughput against the number of GPUs",
+                        "GPUs (data-parallel ranks)", "global samples/s",
+                        scaling_chart_series(by_series));
+  write_scaling_table(out, by_series);
+  out << "<p class=\"note\">Global: samples/s of all ranks together (median over windows of the "
+         "per-window sums); per GPU: rank 0's median window. Scaling efficiency = global / "
+         "(GPUs x 1-GPU samples/s): the record's own where it has a baseline, else against the "
+         "same workload's single-process record in this report. Dashed: ideal linear scaling "
+         "from the 1-GPU point. All-reduce bus GB/s: the gradient buckets' all-reduce timed "
+         "alone after the run (docs/distributed.md).</p>\n";
+}
+
 void write_runs_table(std::ostream& out, const std::vector<RunRow>& rows) {
   out << "<h2>Runs</h2>\n<table><tr><th>file</th><th>GPU</th><th>datasheet</th><th>workload</th>"
          "<th>samples/s</th><th>±95% CI</th><th>TFLOP/s</th><th>% of peak</th><th>samples/J</th>"
@@ -594,6 +764,7 @@ void write_results_report(std::ostream& out, const LoadedResults& results,
   write_page_head(out, options, results.runs.size() + results.inference.size());
   write_training_charts(out, rows);
   write_resnet50_beside_published(out, rows, published);
+  write_scaling_section(out, rows);
   write_inference_sections(out, results.inference, specs, options);
   if (!rows.empty()) {
     write_runs_table(out, rows);

@@ -57,6 +57,9 @@ struct ChartPoint {
 struct ChartSeries {
   std::string name;  ///< the legend entry
   std::vector<ChartPoint> points;
+  /// A reference line (e.g. ideal linear scaling): drawn dashed, without point markers, in the
+  /// colour of the series before it, so that it reads as that series' companion.
+  bool dashed = false;
 };
 
 /// Renders series as lines through their points (in x order) on linear axes from 0, as an inline
@@ -76,7 +79,10 @@ void write_html_report(std::ostream& out, const std::vector<LoadedRun>& runs,
                        const SpecDatabase* specs, const std::vector<PublishedResult>& published,
                        const HtmlReportOptions& options = {});
 
-/// The same page from result files of both kinds: training sections as write_html_report(), then
+/// The same page from result files of both kinds: training sections as write_html_report(), a
+/// "Data-parallel scaling" section when a training record ran on more than one rank (global
+/// samples/s against the GPU count, single-process records of the same workload as the 1-GPU
+/// point, and a table of scaling efficiency, interconnect and all-reduce bandwidth), then
 /// per model an inference section (throughput-versus-latency chart, batch-1 latency, a latency
 /// table per batch size, the simulated serving curve where there is one, labelled SIMULATED).
 /// ConfigError when there are no results and no published figures.
