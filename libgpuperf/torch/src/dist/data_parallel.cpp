@@ -126,6 +126,12 @@ void DataParallelSync::after_backward() {
   next_launch_ = 0;
 }
 
+std::string DataParallelSync::capture_unsupported_reason() const {
+  if (group_.backend_name() == "nccl") return "";
+  return "CUDA graph not used: the " + group_.backend_name() +
+         " process group's collectives cannot be captured (NCCL's can); steps run eagerly";
+}
+
 double DataParallelSync::gradient_bytes() const {
   double bytes = 0;
   for (const Bucket& b : buckets_) {

@@ -45,6 +45,8 @@ class DataParallelSync : public GradientSync {
   DataParallelSync& operator=(const DataParallelSync&) = delete;
 
   void after_backward() override;
+  /// Gloo's collectives run on host threads and cannot be captured; NCCL's can.
+  [[nodiscard]] std::string capture_unsupported_reason() const override;
 
   /// Buckets of the gradients.
   [[nodiscard]] std::size_t bucket_count() const { return buckets_.size(); }
