@@ -189,9 +189,15 @@ struct Trajectory {
   std::int64_t skipped = 0;
   double scale = 0;
   bool graph = false;
+  std::vector<bool> replayed;
+  std::vector<std::int64_t> steps;  // steps() after each call
+  std::int64_t eager_shape_steps = 0;
 };
 
-Trajectory train_trajectory(gpuperf::TrainStepOptions options, int steps, int poison_step = -1) {
+// Trains `batch_sizes.size()` steps of the simple model; call i takes the first batch_sizes[i]
+// samples of one fixed batch of 32 (the whole batch when 0).
+Trajectory train_batches(gpuperf::TrainStepOptions options, const std::vector<int>& batch_sizes,
+                         int poison_step = -1) {
   torch::manual_seed(7);
   gpuperf::TrainStep step(gpuperf::ModelRegistry::global().create("simple"), torch::kCUDA, options);
   torch::manual_seed(8);
@@ -200,15 +206,24 @@ Trajectory train_trajectory(gpuperf::TrainStepOptions options, int steps, int po
       torch::randint(0, 10, {32}, torch::TensorOptions().device(torch::kCUDA).dtype(torch::kLong));
   const auto poisoned = torch::full_like(input, std::numeric_limits<float>::infinity());
   Trajectory t;
-  for (int i = 0; i < steps; ++i) {
-    const auto result = step(i == poison_step ? poisoned : input, target);
+  for (std::size_t i = 0; i < batch_sizes.size(); ++i) {
+    const std::int64_t n = batch_sizes[i] > 0 ? batch_sizes[i] : 32;
+    const auto x = (static_cast<int>(i) == poison_step ? poisoned : input).narrow(0, 0, n);
+    const auto result = step(x, target.narrow(0, 0, n));
     t.losses.push_back(result.loss.item<float>());
+    t.replayed.push_back(result.replayed);
+    t.steps.push_back(step.steps());
   }
   for (const auto& p : step.module().parameters()) t.weights.push_back(p.detach().clone());
   t.skipped = step.skipped_steps();
   t.scale = step.scaler().get_scale();
   t.graph = step.graph_captured();
+  t.eager_shape_steps = step.eager_shape_steps();
   return t;
+}
+
+Trajectory train_trajectory(gpuperf::TrainStepOptions options, int steps, int poison_step = -1) {
+  return train_batches(options, std::vector<int>(static_cast<std::size_t>(steps), 0), poison_step);
 }
 
 }  // namespace
@@ -221,17 +236,18 @@ TEST_CASE("a captured CUDA graph trains exactly like the same step run eagerly",
     options.precision = precision;
     options.fused_optimizer = true;
     options.cudnn_benchmark = false;
-    // The first graph-mode call trains graph_warmup_steps eager steps before it captures and
-    // replays, so graph call i is eager step i + warm-up; both runs end after the same steps.
-    const auto warmup = static_cast<std::size_t>(options.graph_warmup_steps);
-    const Trajectory eager = train_trajectory(options, 12 + options.graph_warmup_steps);
+    // One call is one step in both modes: graph call i is eager step i, from the first call on
+    // (the first graph_warmup_steps calls run eagerly, the next captures and replays).
+    const Trajectory eager = train_trajectory(options, 12);
     options.cuda_graph = true;
     const Trajectory graph = train_trajectory(options, 12);
     REQUIRE(graph.graph);
-    REQUIRE(graph.losses.size() + warmup == eager.losses.size());
+    REQUIRE(graph.losses.size() == eager.losses.size());
     for (std::size_t i = 0; i < graph.losses.size(); ++i) {
-      INFO("graph step " << i);
-      CHECK(graph.losses[i] == Approx(eager.losses[i + warmup]).epsilon(1e-3).margin(1e-6));
+      INFO("step " << i);
+      CHECK(graph.losses[i] == Approx(eager.losses[i]).epsilon(1e-3).margin(1e-6));
+      CHECK(graph.steps[i] == static_cast<std::int64_t>(i + 1));
+      CHECK(graph.replayed[i] == (i >= static_cast<std::size_t>(options.graph_warmup_steps)));
     }
     for (std::size_t i = 0; i < eager.weights.size(); ++i) {
       CHECK(torch::allclose(graph.weights[i], eager.weights[i], /*rtol=*/1e-3, /*atol=*/1e-5));
@@ -269,14 +285,13 @@ TEST_CASE("fused conv+bias+ReLU trains like the separate ops, eagerly and in a C
   options.learning_rate = 1e-3;
   // fp16 with a GradScaler, captured: the graph replays the fused kernels like eager steps.
   options.precision = gpuperf::Precision::kFp16;
-  const auto warmup = static_cast<std::size_t>(options.graph_warmup_steps);
-  const Trajectory eager = train_trajectory(options, 10 + options.graph_warmup_steps);
+  const Trajectory eager = train_trajectory(options, 10);
   options.cuda_graph = true;
   const Trajectory graph = train_trajectory(options, 10);
   REQUIRE(graph.graph);
   for (std::size_t i = 0; i < graph.losses.size(); ++i) {
-    INFO("graph step " << i);
-    CHECK(graph.losses[i] == Approx(eager.losses[i + warmup]).epsilon(1e-3).margin(1e-6));
+    INFO("step " << i);
+    CHECK(graph.losses[i] == Approx(eager.losses[i]).epsilon(1e-3).margin(1e-6));
   }
   CHECK(graph.losses.back() < 0.5f * eager.losses.front());
 }
@@ -339,4 +354,30 @@ TEST_CASE("A training run from C++ resolves its auto choices once and records wh
   CHECK(record.window_throughput.size() == 2);
   CHECK(record.throughput.median > 0);
   CHECK(record.metrics.count("imagenet_90_epochs_seconds") == 0);  // not an ImageNet shape
+}
+
+TEST_CASE("in graph mode a batch of another shape runs eagerly, never broadcast into the graph",
+          "[train][gpu]") {
+  REQUIRE(torch::cuda::is_available());
+  gpuperf::TrainStepOptions options;
+  options.precision = gpuperf::Precision::kFp16;
+  options.fused_optimizer = true;
+  options.cudnn_benchmark = false;
+  // Warm-up and capture at 32 samples, then 24, 1 (a last short batch, a single sample) and 32.
+  const std::vector<int> sizes{32, 32, 32, 32, 32, 24, 1, 32};
+  const Trajectory eager = train_batches(options, sizes);
+  options.cuda_graph = true;
+  const Trajectory graph = train_batches(options, sizes);
+  REQUIRE(graph.graph);
+  CHECK(graph.eager_shape_steps == 2);
+  CHECK(graph.steps.back() == static_cast<std::int64_t>(sizes.size()));
+  const std::vector<bool> replayed{false, false, false, true, true, false, false, true};
+  CHECK(graph.replayed == replayed);
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    INFO("step " << i << " (batch " << sizes[i] << ")");
+    CHECK(graph.losses[i] == Approx(eager.losses[i]).epsilon(2e-3).margin(1e-5));
+  }
+  for (std::size_t i = 0; i < eager.weights.size(); ++i) {
+    CHECK(torch::allclose(graph.weights[i], eager.weights[i], /*rtol=*/2e-3, /*atol=*/1e-5));
+  }
 }

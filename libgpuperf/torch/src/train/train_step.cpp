@@ -16,7 +16,12 @@
 #include "gpuperf/device/torch_choices.h"
 
 #if GPUPERF_WITH_CUDA
+#include <ATen/cuda/CUDAEvent.h>
 #include <ATen/cuda/CUDAGraph.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+
+#include <optional>
 
 #include "device/cuda_graph_capture.h"
 #endif
@@ -137,12 +142,17 @@ StepResult TrainStep::operator()(const torch::Tensor& input, const torch::Tensor
   const torch::Tensor x =
       to_memory_format(input.to(device_, /*non_blocking=*/true), options_.memory_format);
   const torch::Tensor y = target.to(device_, /*non_blocking=*/true);
-  if (options_.cuda_graph && graph_fallback_reason_.empty() && sync_ && !graph_) {
+  if (options_.cuda_graph && graph_fallback_reason_.empty() && sync_ && !graph_captured()) {
     graph_fallback_reason_ = sync_->capture_unsupported_reason();
   }
   if (!options_.cuda_graph || !graph_fallback_reason_.empty()) return run_step(x, y, false);
-  if (!graph_) capture(x, y);
-  return graph_ ? replay(x, y) : run_step(x, y, false);
+  if (graph_captured()) {
+    if (fits_graph(x, y)) return replay(x, y);
+    ++eager_shape_steps_;  // copying it into the graph's input would broadcast or throw
+    return run_step(x, y, false);
+  }
+  if (steps_ < options_.graph_warmup_steps) return warm_up_for_graph(x, y);
+  return capture_and_replay(x, y);
 }
 
 void TrainStep::set_gradient_sync(std::shared_ptr<GradientSync> sync) {
@@ -202,29 +212,67 @@ StepResult TrainStep::run_step(const torch::Tensor& x, const torch::Tensor& y, b
 
 struct TrainStep::GraphState {
   at::cuda::CUDAGraph graph;
+  bool captured = false;
+  std::optional<c10::cuda::CUDAStream> side;  // where the warm-up steps run
   torch::Tensor input;
   torch::Tensor target;
   torch::Tensor loss;
 };
 
-void TrainStep::capture(const torch::Tensor& x, const torch::Tensor& y) {
-  auto state = std::make_shared<GraphState>();
-  state->input = x.clone();
-  state->target = y.clone();
-  // The warm-up steps also create the scaler's tensors and the optimizer's buffers; after the
-  // last, the gradients go, so that the captured step allocates its own (backward writes them
-  // afresh on each replay).
-  int warmed_up = 0;
+bool TrainStep::graph_captured() const { return graph_ && graph_->captured; }
+
+bool TrainStep::fits_graph(const torch::Tensor& x, const torch::Tensor& y) const {
+  return x.sizes() == graph_->input.sizes() && y.sizes() == graph_->target.sizes() &&
+         x.scalar_type() == graph_->input.scalar_type() &&
+         y.scalar_type() == graph_->target.scalar_type();
+}
+
+// A real step on the caller's batch, run on a side stream: cuDNN autotuning, allocator growth
+// and the optimizer's and scaler's lazy state must exist before capture, and the capture must not
+// be the first use of them.
+StepResult TrainStep::warm_up_for_graph(const torch::Tensor& x, const torch::Tensor& y) {
+  if (!graph_) graph_ = std::make_shared<GraphState>();
+  const c10::DeviceIndex index = device_.index();
+  if (!graph_->side) graph_->side = c10::cuda::getStreamFromPool(/*isHighPriority=*/false, index);
+  const c10::cuda::CUDAStream main = c10::cuda::getCurrentCUDAStream(index);
+  const c10::cuda::CUDAStream side = *graph_->side;
+  at::cuda::CUDAEvent ready;
+  ready.record(main);
+  ready.block(side);
+  // The caller's tensors are used on the side stream: keep their memory until it is done.
+  x.record_stream(side);
+  y.record_stream(side);
+  StepResult result;
+  {
+    c10::cuda::CUDAStreamGuard on_side(side);
+    result = run_step(x, y, false);
+    result.loss.record_stream(main);
+  }
+  at::cuda::CUDAEvent done;
+  done.record(side);
+  done.block(main);
+  return result;
+}
+
+// Captures the step on this call's batch, then replays it once: the capture records kernels
+// without running them, and this call still owes its step.
+StepResult TrainStep::capture_and_replay(const torch::Tensor& x, const torch::Tensor& y) {
+  if (!graph_) graph_ = std::make_shared<GraphState>();
+  GraphState& state = *graph_;
+  state.input = x.clone();
+  state.target = y.clone();
+  // The captured step allocates its own gradients (backward writes them afresh on each replay).
+  if (fused_) fused_->zero_grad(/*set_to_none=*/true);
+  const std::int64_t steps_before = steps_;
+  const std::int64_t skipped_before = skipped_steps_;
   graph_fallback_reason_ = detail::capture_on_side_stream(
-      state->graph, device_.index(), options_.graph_warmup_steps,
-      [&] {
-        run_step(state->input, state->target, false);
-        if (++warmed_up == options_.graph_warmup_steps) fused_->zero_grad(/*set_to_none=*/true);
-      },
-      [&] { state->loss = run_step(state->input, state->target, /*capturing=*/true).loss; });
-  if (!graph_fallback_reason_.empty()) return;
-  --steps_;  // capture records the step's kernels without running them: not a step taken
-  graph_ = std::move(state);
+      state.graph, device_.index(), /*warmup=*/0, [] {},
+      [&] { state.loss = run_step(state.input, state.target, /*capturing=*/true).loss; });
+  steps_ = steps_before;  // capture is not a step taken
+  skipped_steps_ = skipped_before;
+  if (!graph_fallback_reason_.empty()) return run_step(x, y, false);
+  state.captured = true;
+  return replay(x, y);
 }
 
 StepResult TrainStep::replay(const torch::Tensor& x, const torch::Tensor& y) {
@@ -232,15 +280,25 @@ StepResult TrainStep::replay(const torch::Tensor& x, const torch::Tensor& y) {
   if (y.data_ptr() != graph_->target.data_ptr()) graph_->target.copy_(y, /*non_blocking=*/true);
   graph_->graph.replay();
   ++steps_;
-  return {graph_->loss, true};
+  StepResult result{graph_->loss, true};
+  result.replayed = true;
+  return result;
 }
 
 #else
 
 struct TrainStep::GraphState {};
 
-void TrainStep::capture(const torch::Tensor&, const torch::Tensor&) {
+bool TrainStep::graph_captured() const { return false; }
+bool TrainStep::fits_graph(const torch::Tensor&, const torch::Tensor&) const { return false; }
+
+StepResult TrainStep::warm_up_for_graph(const torch::Tensor& x, const torch::Tensor& y) {
+  return run_step(x, y, false);
+}
+
+StepResult TrainStep::capture_and_replay(const torch::Tensor& x, const torch::Tensor& y) {
   graph_fallback_reason_ = "gpuperf was built without CUDA: no CUDA graphs";
+  return run_step(x, y, false);
 }
 
 StepResult TrainStep::replay(const torch::Tensor& x, const torch::Tensor& y) {

@@ -79,10 +79,13 @@ ResolvedTraining resolve(const TrainingRun& run) {
     throw ConfigError("--fuse on: the fused kernels are cuDNN's; device is " + r.device.str());
   }
   o.fuse_kernels = resolve_switch(run.kernel_fusion, cuda);
-  if (o.cuda_graph && run.measure.warmup_steps < 1) {
-    // The first step captures the graph; it must not fall inside a timed window.
-    throw ConfigError("--warmup: must be >= 1 with a CUDA graph (--graph " +
-                      to_string(run.cuda_graph) + "), got 0");
+  const int graph_steps = o.graph_warmup_steps + 1;
+  if (o.cuda_graph && run.measure.warmup_steps < graph_steps) {
+    // The first calls warm up eagerly and the next captures: none may fall in a timed window.
+    throw ConfigError("--warmup: must be >= " + std::to_string(graph_steps) +
+                      " with a CUDA graph (--graph " + to_string(run.cuda_graph) +
+                      "; its first steps warm up eagerly, the next captures), got " +
+                      std::to_string(run.measure.warmup_steps));
   }
   return r;
 }

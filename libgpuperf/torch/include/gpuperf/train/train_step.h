@@ -54,10 +54,12 @@ struct TrainStepOptions {
   /// step) instead of torch::optim. Needs a LibTorch with the kernels for the device.
   bool fused_optimizer = false;
   /// Capture the whole step (forward, backward, unscale, optimizer, scaler update) in a CUDA
-  /// graph, then replay it. The first call trains `graph_warmup_steps` eager steps on its batch
-  /// (on a side stream: autotuning and lazy state must exist before capture), captures, and
-  /// replays once; steps() counts them all. Needs CUDA and fused_optimizer. If capture fails,
-  /// steps run eagerly and graph_fallback_reason() says why.
+  /// graph, then replay it. One call is always one optimizer step on the caller's batch: the
+  /// first `graph_warmup_steps` calls run eagerly (on a side stream, so that autotuning and lazy
+  /// state exist before capture), the next call captures and replays once, later calls replay.
+  /// A batch whose shape differs from the captured one is never broadcast into the graph: that
+  /// call runs eagerly (StepResult::replayed says so). Needs CUDA and fused_optimizer. If
+  /// capture fails, steps run eagerly and graph_fallback_reason() says why.
   bool cuda_graph = false;
   int graph_warmup_steps = 3;
   /// Ask a FusableModel (SimpleModel, ResNet) for its training-safe kernel fusion (cuDNN calls
@@ -77,6 +79,8 @@ struct StepResult {
   /// skip happens on the device and is not known without a sync: then this stays true and
   /// skipped_steps() counts it.
   bool stepped = true;
+  /// Whether the step replayed the captured CUDA graph (false: it ran eagerly).
+  bool replayed = false;
 };
 
 /// A full training step (see the file comment). Owns the model's optimizer and GradScaler.
@@ -111,13 +115,15 @@ class TrainStep {
   [[nodiscard]] GradScaler& scaler() { return scaler_; }
   [[nodiscard]] const TrainStepOptions& options() const { return options_; }
   [[nodiscard]] const torch::Device& device() const { return device_; }
-  /// Steps run so far.
+  /// Steps run so far: one per call, in every mode.
   [[nodiscard]] std::int64_t steps() const { return steps_; }
+  /// Calls after capture that ran eagerly because their batch shape differed from the graph's.
+  [[nodiscard]] std::int64_t eager_shape_steps() const { return eager_shape_steps_; }
   /// Steps whose optimizer update the GradScaler skipped for inf/NaN gradients (reads a
   /// device counter with the fused optimizer: a host sync).
   [[nodiscard]] std::int64_t skipped_steps() const;
   /// Whether steps replay a captured CUDA graph.
-  [[nodiscard]] bool graph_captured() const { return graph_ != nullptr; }
+  [[nodiscard]] bool graph_captured() const;
   /// Why cuda_graph was asked for but steps run eagerly; empty otherwise.
   [[nodiscard]] const std::string& graph_fallback_reason() const { return graph_fallback_reason_; }
 
@@ -125,7 +131,9 @@ class TrainStep {
   struct GraphState;
   StepResult run_step(const torch::Tensor& x, const torch::Tensor& y, bool capturing);
   StepResult replay(const torch::Tensor& x, const torch::Tensor& y);
-  void capture(const torch::Tensor& x, const torch::Tensor& y);
+  StepResult warm_up_for_graph(const torch::Tensor& x, const torch::Tensor& y);
+  StepResult capture_and_replay(const torch::Tensor& x, const torch::Tensor& y);
+  [[nodiscard]] bool fits_graph(const torch::Tensor& x, const torch::Tensor& y) const;
 
   torch::nn::AnyModule model_;
   torch::Device device_;
@@ -137,6 +145,7 @@ class TrainStep {
   GradScaler scaler_;
   std::int64_t steps_ = 0;
   std::int64_t skipped_steps_ = 0;
+  std::int64_t eager_shape_steps_ = 0;
   torch::Tensor skipped_on_device_;  // fused optimizer: sum of found_inf flags
   std::shared_ptr<GraphState> graph_;
   std::string graph_fallback_reason_;
