@@ -2,6 +2,7 @@
 
 #include <torch/cuda.h>
 #include <torch/nn/functional/loss.h>
+#include <torch/nn/modules/linear.h>
 #include <torch/utils.h>
 
 #include <cmath>
@@ -12,6 +13,7 @@
 #include "gpuperf/timing/measure.h"
 #include "gpuperf/device/cuda_timer.h"
 #include "gpuperf/timing/timer.h"
+#include "gpuperf/train/lr_schedule.h"
 #include "gpuperf/train/train_step.h"
 #include "gpuperf/train/training_run.h"
 
@@ -379,5 +381,89 @@ TEST_CASE("in graph mode a batch of another shape runs eagerly, never broadcast 
   }
   for (std::size_t i = 0; i < eager.weights.size(); ++i) {
     CHECK(torch::allclose(graph.weights[i], eager.weights[i], /*rtol=*/2e-3, /*atol=*/1e-5));
+  }
+}
+
+namespace {
+
+// The rate each of `rates.size()` steps used, read back from the weights: plain SGD on a
+// linear model whose loss is the sum of its outputs has the same gradient (the column sums of
+// the batch) at every step, so w_before - w_after = lr x gradient.
+std::vector<double> rates_used(gpuperf::TrainStepOptions options, torch::Device device,
+                               const std::vector<double>& rates) {
+  torch::manual_seed(3);
+  options.optimizer = gpuperf::OptimizerKind::kSgd;
+  options.momentum = 0;
+  options.precision = gpuperf::Precision::kFp32;
+  options.cudnn_benchmark = false;
+  gpuperf::TrainStep step(torch::nn::AnyModule(torch::nn::Linear(
+                              torch::nn::LinearOptions(4, 1).bias(false))),
+                          device, options,
+                          [](const torch::Tensor& output, const torch::Tensor&) {
+                            return output.sum();
+                          });
+  const torch::Tensor x = torch::rand({8, 4}).add(0.5).to(device);
+  const torch::Tensor y = torch::zeros({8}, torch::kLong).to(device);
+  const torch::Tensor gradient = x.sum(0).to(torch::kCPU, torch::kFloat64);
+  std::vector<double> used;
+  for (double rate : rates) {
+    step.set_learning_rate(rate);
+    const torch::Tensor before = step.module().parameters()[0].detach().to(torch::kCPU, torch::kFloat64);
+    (void)step(x, y);
+    const torch::Tensor after = step.module().parameters()[0].detach().to(torch::kCPU, torch::kFloat64);
+    used.push_back(((before - after).view(-1) / gradient).mean().item<double>());
+  }
+  return used;
+}
+
+}  // namespace
+
+TEST_CASE("Warm-up + cosine and step decay follow their definitions", "[train]") {
+  const gpuperf::WarmupCosine cosine{0.1, 4, 12, 0.001};
+  CHECK(cosine(0) == Approx(0.025));
+  CHECK(cosine(3) == Approx(0.1));
+  CHECK(cosine(4) == Approx(0.1));                        // the peak, where the cosine starts
+  CHECK(cosine(8) == Approx(0.001 + 0.5 * 0.099));       // half way
+  CHECK(cosine(12) == Approx(0.001));
+  CHECK(cosine(100) == Approx(0.001));
+  for (std::int64_t i = 5; i < 12; ++i) CHECK(cosine(i) < cosine(i - 1));
+  const gpuperf::StepDecay decay{0.1, 3, 0.5};
+  CHECK(decay(0) == Approx(0.1));
+  CHECK(decay(2) == Approx(0.1));
+  CHECK(decay(3) == Approx(0.05));
+  CHECK(decay(7) == Approx(0.025));
+  CHECK_THROWS_AS((gpuperf::WarmupCosine{0.1, 5, 5}(0)), gpuperf::ConfigError);
+  CHECK_THROWS_AS((gpuperf::StepDecay{0.1, 0, 0.5}(0)), gpuperf::ConfigError);
+}
+
+TEST_CASE("Each step uses the learning rate set before it (torch::optim, eager)", "[train]") {
+  const gpuperf::WarmupCosine schedule{0.2, 3, 8};
+  std::vector<double> rates;
+  for (std::int64_t i = 0; i < 8; ++i) rates.push_back(schedule(i));
+  const std::vector<double> used = rates_used({}, torch::kCPU, rates);
+  for (std::size_t i = 0; i < rates.size(); ++i) {
+    INFO("step " << i);
+    CHECK(used[i] == Approx(rates[i]).epsilon(1e-5));
+  }
+  gpuperf::TrainStep step(gpuperf::ModelRegistry::global().create("simple"), torch::kCPU, {});
+  CHECK_THROWS_WITH(step.set_learning_rate(0), Catch::Contains("must be > 0"));
+  CHECK_THROWS_WITH(step.set_learning_rate(0.1, 3), Catch::Contains("group 3 does not exist"));
+  step.set_learning_rate(0.05);
+  CHECK(step.learning_rate() == 0.05);
+}
+
+TEST_CASE("In a CUDA graph each replay uses the learning rate set before it (fused SGD)",
+          "[train][gpu]") {
+  REQUIRE(torch::cuda::is_available());
+  const gpuperf::StepDecay schedule{0.2, 2, 0.5};
+  std::vector<double> rates;
+  for (std::int64_t i = 0; i < 10; ++i) rates.push_back(schedule(i));
+  gpuperf::TrainStepOptions options;
+  options.fused_optimizer = true;
+  options.cuda_graph = true;
+  const std::vector<double> used = rates_used(options, torch::kCUDA, rates);
+  for (std::size_t i = 0; i < rates.size(); ++i) {
+    INFO("step " << i << (i >= 3 ? " (graph replay)" : " (eager warm-up)"));
+    CHECK(used[i] == Approx(rates[i]).epsilon(1e-4));  // the rate is float32 on the device
   }
 }

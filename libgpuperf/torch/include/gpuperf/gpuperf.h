@@ -15,6 +15,7 @@
 #include "gpuperf/models/simple_model.h"
 #include "gpuperf/train/batch_source.h"
 #include "gpuperf/train/gradient_sync.h"
+#include "gpuperf/train/lr_schedule.h"
 #include "gpuperf/train/train_step.h"
 #include "gpuperf/train/training_run.h"
 #include "gpuperf/infer/inference.h"

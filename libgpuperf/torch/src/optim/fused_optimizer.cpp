@@ -2,6 +2,7 @@
 
 #include <torch/version.h>
 
+#include <cmath>
 #include <string>
 
 #include "compat.h"
@@ -49,6 +50,10 @@ FusedOptimizer::FusedOptimizer(std::vector<torch::Tensor> parameters, FusedOptim
     throw ConfigError("--optimizer " + to_string(options_.kind) + " (fused): LibTorch " +
                       TORCH_VERSION + " has no fused optimizer kernels for " + device.str());
   }
+  // The kernels read the rate from device memory (their tensor-lr overloads), so that a graph
+  // replay picks up set_learning_rate(); float32, as torch.optim's tensor rates.
+  lr_ = torch::full({}, options_.learning_rate,
+                    torch::TensorOptions().device(device).dtype(torch::kFloat));
   for (const auto& p : parameters_) {
     if (p.device() != device) throw ConfigError("FusedOptimizer: parameters on several devices");
     if (options_.kind == OptimizerKind::kSgd) {
@@ -111,14 +116,12 @@ void FusedOptimizer::step(const torch::Tensor& grad_scale, const torch::Tensor& 
       const std::vector<torch::Tensor> no_max_exp_avg_sq;
       if (options_.kind == OptimizerKind::kAdam) {
         at::_fused_adam_(params, grads, state_a, state_b, no_max_exp_avg_sq, steps,
-                         options_.learning_rate, options_.beta1, options_.beta2,
-                         options_.weight_decay, options_.eps,
-                         /*amsgrad=*/false, /*maximize=*/false, scale, inf);
+                         lr_, options_.beta1, options_.beta2, options_.weight_decay,
+                         options_.eps, /*amsgrad=*/false, /*maximize=*/false, scale, inf);
       } else {
         at::_fused_adamw_(params, grads, state_a, state_b, no_max_exp_avg_sq, steps,
-                          options_.learning_rate, options_.beta1, options_.beta2,
-                          options_.weight_decay, options_.eps,
-                          /*amsgrad=*/false, /*maximize=*/false, scale, inf);
+                          lr_, options_.beta1, options_.beta2, options_.weight_decay,
+                          options_.eps, /*amsgrad=*/false, /*maximize=*/false, scale, inf);
       }
       if (found_inf.defined()) {
         at::_foreach_sub_(steps, std::vector<torch::Tensor>(steps.size(), found_inf.reshape({})));
@@ -129,8 +132,8 @@ void FusedOptimizer::step(const torch::Tensor& grad_scale, const torch::Tensor& 
       // The momentum buffers start at zero, so buf = momentum * 0 + grad on the first step: what
       // torch::optim::SGD's first step sets (buf = grad), without a first-step flag that would
       // differ between calls and so between a CUDA graph's capture and its replays.
-      at::_fused_sgd_(params, grads, buffers, options_.weight_decay, options_.momentum,
-                      options_.learning_rate, /*dampening=*/0.0, options_.nesterov,
+      at::_fused_sgd_(params, grads, buffers, options_.weight_decay, options_.momentum, lr_,
+                      /*dampening=*/0.0, options_.nesterov,
                       /*maximize=*/false, /*is_first_step=*/false, scale, inf);
       break;
   }
@@ -139,6 +142,14 @@ void FusedOptimizer::step(const torch::Tensor& grad_scale, const torch::Tensor& 
   (void)found_inf;
   throw ConfigError("FusedOptimizer::step: no fused kernels in this LibTorch");
 #endif
+}
+
+void FusedOptimizer::set_learning_rate(double lr) {
+  if (!(lr > 0) || !std::isfinite(lr)) {
+    throw ConfigError("FusedOptimizer::set_learning_rate: must be > 0, got " + std::to_string(lr));
+  }
+  options_.learning_rate = lr;
+  lr_.fill_(lr);
 }
 
 }  // namespace gpuperf

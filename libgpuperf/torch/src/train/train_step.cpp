@@ -7,6 +7,7 @@
 #include <torch/optim/adamw.h>
 #include <torch/optim/sgd.h>
 
+#include <cmath>
 #include <string>
 
 #include "gpuperf/amp/autocast.h"
@@ -153,6 +154,36 @@ StepResult TrainStep::operator()(const torch::Tensor& input, const torch::Tensor
   }
   if (steps_ < options_.graph_warmup_steps) return warm_up_for_graph(x, y);
   return capture_and_replay(x, y);
+}
+
+void TrainStep::set_learning_rate(double lr) {
+  const std::size_t groups = fused_ ? 1 : optimizer_->param_groups().size();
+  for (std::size_t g = 0; g < groups; ++g) set_learning_rate(lr, g);
+}
+
+void TrainStep::set_learning_rate(double lr, std::size_t group) {
+  if (!(lr > 0) || !std::isfinite(lr)) {
+    throw ConfigError("TrainStep::set_learning_rate: must be > 0, got " + std::to_string(lr));
+  }
+  const std::size_t groups = fused_ ? 1 : optimizer_->param_groups().size();
+  if (group >= groups) {
+    throw ConfigError("TrainStep::set_learning_rate: parameter group " + std::to_string(group) +
+                      " does not exist (" + std::to_string(groups) + " groups)");
+  }
+  if (fused_) {
+    fused_->set_learning_rate(lr);
+  } else {
+    optimizer_->param_groups()[group].options().set_lr(lr);
+  }
+}
+
+double TrainStep::learning_rate(std::size_t group) const {
+  if (fused_) return fused_->learning_rate();
+  if (group >= optimizer_->param_groups().size()) {
+    throw ConfigError("TrainStep::learning_rate: parameter group " + std::to_string(group) +
+                      " does not exist");
+  }
+  return optimizer_->param_groups()[group].options().get_lr();
 }
 
 void TrainStep::set_gradient_sync(std::shared_ptr<GradientSync> sync) {

@@ -54,6 +54,12 @@ class FusedOptimizer {
   /// update is skipped and the step counters stay put. Both optional; no host sync either way.
   void step(const torch::Tensor& grad_scale = {}, const torch::Tensor& found_inf = {});
 
+  /// Sets the learning rate of every later step, in stream order and without a host sync: the
+  /// rate lives in device memory, so that a captured CUDA graph reads the new rate on replay.
+  /// Throws ConfigError unless lr > 0.
+  void set_learning_rate(double lr);
+  /// The rate set last.
+  [[nodiscard]] double learning_rate() const { return options_.learning_rate; }
   /// The parameters, in order.
   [[nodiscard]] const std::vector<torch::Tensor>& parameters() const { return parameters_; }
   /// Their current gradients (those defined).
@@ -67,6 +73,7 @@ class FusedOptimizer {
   std::vector<torch::Tensor> exp_avg_sq_;  // Adam, AdamW
   std::vector<torch::Tensor> steps_;       // Adam, AdamW: float32 scalars on the device
   std::vector<torch::Tensor> momentum_;    // SGD
+  torch::Tensor lr_;                       // float32 scalar on the parameters' device
 };
 
 }  // namespace gpuperf

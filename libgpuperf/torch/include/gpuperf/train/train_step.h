@@ -97,6 +97,16 @@ class TrainStep {
   /// The installed gradient sync, or null.
   [[nodiscard]] GradientSync* gradient_sync() const { return sync_.get(); }
 
+  /// Sets the learning rate of every later step (every parameter group), in eager, fused and
+  /// graph mode alike: the fused optimizer keeps it in device memory, which a captured graph
+  /// reads on replay. Throws ConfigError unless lr > 0.
+  void set_learning_rate(double lr);
+  /// Sets the rate of one parameter group of the torch::optim optimizer (the fused optimizer has
+  /// one group, 0). ConfigError for a group that does not exist.
+  void set_learning_rate(double lr, std::size_t group);
+  /// The rate of parameter group `group` (0: the first).
+  [[nodiscard]] double learning_rate(std::size_t group = 0) const;
+
   /// Runs one step on (input, target); moves them to the device and memory format if needed.
   StepResult operator()(const torch::Tensor& input, const torch::Tensor& target);
   /// Runs one step on a batch.
