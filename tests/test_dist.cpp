@@ -207,6 +207,41 @@ TEST_CASE("A data-parallel sync removes its gradient hooks when it goes", "[dist
   CHECK(torch::allclose(model->weight.grad(), first));
 }
 
+TEST_CASE("Two ranks accumulating micro-batches take the full-batch SGD step (fp64 reference)",
+          "[dist]") {
+  const Reference ref(torch::kCPU);
+  const torch::Tensor expected = ref.model->weight.detach() - 0.1 * ref.model->weight.grad();
+  const int port = free_port();
+  std::vector<torch::Tensor> weights(2);
+  const auto errors = run_two_ranks([&](int rank) {
+    gpuperf::ProcessGroupOptions options;
+    options.timeout_seconds = 30;
+    gpuperf::ProcessGroup group(two_rank_env(rank, port), torch::kCPU, options);
+    torch::nn::Linear model(5, 3);
+    model->to(torch::kFloat64);
+    if (rank == 0) {
+      torch::NoGradGuard no_grad;
+      model->weight.copy_(ref.model->weight);
+      model->bias.copy_(ref.model->bias);
+    }
+    gpuperf::TrainStepOptions step_options;
+    step_options.precision = gpuperf::Precision::kFp32;
+    step_options.optimizer = gpuperf::OptimizerKind::kSgd;
+    step_options.momentum = 0;
+    step_options.learning_rate = 0.1;
+    step_options.accumulation_steps = 2;  // each rank: two micro-batches of 2
+    gpuperf::TrainStep step(torch::nn::AnyModule(model), torch::kCPU, step_options);
+    step.set_gradient_sync(std::make_shared<gpuperf::DataParallelSync>(step.module(), group));
+    (void)step(ref.x.narrow(0, 4 * rank, 4), ref.y.narrow(0, 4 * rank, 4));
+    weights[rank] = model->weight.detach().clone();
+  });
+  INFO(errors[0] << " / " << errors[1]);
+  REQUIRE((errors[0].empty() && errors[1].empty()));
+  for (int rank = 0; rank < 2; ++rank) {
+    CHECK(torch::allclose(weights[rank], expected, 1e-12, 1e-12));
+  }
+}
+
 TEST_CASE("Data-parallel gradients of CUDA tensors over Gloo equal the full-batch gradient",
           "[dist][gpu]") {
   check_two_rank_gradients(torch::Device(torch::kCUDA, 0), torch::Device(torch::kCUDA, 0),

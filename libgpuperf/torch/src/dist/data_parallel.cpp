@@ -67,8 +67,14 @@ DataParallelSync::~DataParallelSync() {
   for (std::size_t k = 0; k < hooks_.size(); ++k) params_[k].remove_hook(hooks_[k]);
 }
 
+void DataParallelSync::begin_step(int micro_batches) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  hooks_active_ = micro_batches <= 1;
+}
+
 void DataParallelSync::on_gradient(std::size_t param, const torch::Tensor& grad) {
   std::lock_guard<std::mutex> lock(mutex_);
+  if (!hooks_active_) return;
   Bucket& b = buckets_[bucket_of_[param]];
   const std::int64_t numel = params_[param].numel();
   b.flat.narrow(0, b.offsets[slot_of_[param]], numel).copy_(grad.reshape({numel}));

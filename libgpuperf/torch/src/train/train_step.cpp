@@ -46,6 +46,10 @@ void TrainStepOptions::validate() const {
   if (max_grad_norm < 0) {
     throw ConfigError("--max-grad-norm: must be >= 0, got " + std::to_string(max_grad_norm));
   }
+  if (accumulation_steps < 1) {
+    throw ConfigError("--accumulation-steps: must be >= 1, got " +
+                      std::to_string(accumulation_steps));
+  }
   grad_scaler.validate();
   if (cuda_graph && !fused_optimizer) {
     throw ConfigError(
@@ -204,15 +208,25 @@ StepResult TrainStep::run_step(const torch::Tensor& x, const torch::Tensor& y, b
       optimizer_->zero_grad();
     }
   }
+  // One micro-batch is the whole batch without accumulation; chunk() gives fewer when the batch
+  // has fewer samples than accumulation_steps.
+  const std::vector<torch::Tensor> inputs = x.chunk(options_.accumulation_steps);
+  const std::vector<torch::Tensor> targets = y.chunk(options_.accumulation_steps);
+  if (sync_) sync_->begin_step(static_cast<int>(inputs.size()));
+  const double samples = static_cast<double>(x.size(0));
   torch::Tensor loss;
-  {
-    AutocastGuard autocast(device_.type(), autocast_dtype(options_.precision),
-                           uses_autocast(options_.precision),
-                           /*cache_enabled=*/!options_.cuda_graph);
-    const torch::Tensor output = model_.forward(x);
-    loss = loss_(output, y);
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    torch::Tensor part;
+    {
+      AutocastGuard autocast(device_.type(), autocast_dtype(options_.precision),
+                             uses_autocast(options_.precision),
+                             /*cache_enabled=*/!options_.cuda_graph);
+      part = loss_(model_.forward(inputs[i]), targets[i]);
+    }
+    if (inputs.size() > 1) part = part * (static_cast<double>(inputs[i].size(0)) / samples);
+    scaler_.scale(part).backward();
+    loss = loss.defined() ? loss + part.detach() : part.detach();
   }
-  scaler_.scale(loss).backward();
   // Averaging the scaled gradients is the same as averaging the unscaled ones, and it gives every
   // replica the same inf/NaN: all skip the same steps.
   if (sync_) sync_->after_backward();

@@ -44,6 +44,7 @@ class DataParallelSync : public GradientSync {
   DataParallelSync(const DataParallelSync&) = delete;
   DataParallelSync& operator=(const DataParallelSync&) = delete;
 
+  void begin_step(int micro_batches) override;
   void after_backward() override;
   /// Gloo's collectives run on host threads and cannot be captured; NCCL's can.
   [[nodiscard]] std::string capture_unsupported_reason() const override;
@@ -76,6 +77,9 @@ class DataParallelSync : public GradientSync {
   std::vector<unsigned> hooks_;          // param index -> its hook's handle (with overlap)
   std::vector<Bucket> buckets_;
   std::size_t next_launch_ = 0;          // buckets launch in order on every rank
+  // Off while a step accumulates micro-batches: a hook sees one micro-batch's contribution, not
+  // the sum, so after_backward() then reads the accumulated gradients (no overlap).
+  bool hooks_active_ = true;
   std::mutex mutex_;
 };
 

@@ -14,6 +14,9 @@ namespace gpuperf {
 class GradientSync {
  public:
   virtual ~GradientSync() = default;
+  /// At the start of each step: it runs `micro_batches` backward passes (gradient accumulation)
+  /// before after_backward(); gradients are complete only after the last of them.
+  virtual void begin_step(int micro_batches) { (void)micro_batches; }
   /// Right after backward, before unscaling, clipping and the optimizer step: when it returns,
   /// every parameter's gradient holds the mean over the replicas (in stream order on a GPU).
   virtual void after_backward() = 0;

@@ -48,6 +48,11 @@ struct TrainStepOptions {
   double weight_decay = 0;      ///< L2 (Adam, SGD) or decoupled (AdamW)
   bool cudnn_benchmark = true;  ///< let cuDNN time its algorithms for each new shape
   double max_grad_norm = 0;     ///< clip gradients to this L2 norm after unscaling; 0 = off
+  /// Gradient accumulation: each call splits its batch into this many micro-batches along
+  /// dimension 0, runs forward and backward on each (one micro-batch's activations at a time),
+  /// and takes one optimizer step. Each micro-batch's loss is weighted by its share of the batch,
+  /// so a mean-reduced loss accumulates to the whole batch's mean. In every mode, graphs included.
+  int accumulation_steps = 1;
   /// Loss scaling; used for fp16 only, ignored (disabled) for other precisions.
   GradScalerOptions grad_scaler;
   /// Use FusedOptimizer (ATen's fused kernels, device-side step counters, no host sync per
