@@ -6,6 +6,7 @@
 #include <torch/utils.h>
 
 #include <cmath>
+#include <cstdio>
 #include <limits>
 
 #include "gpuperf/base/error.h"
@@ -528,4 +529,78 @@ TEST_CASE("Gradient accumulation in a CUDA graph trains like it does eagerly", "
   for (std::size_t i = 0; i < eager.second.size(); ++i) {
     CHECK(torch::allclose(graph.second[i], eager.second[i], 1e-3, 1e-5));
   }
+}
+
+namespace {
+
+// Runs `calls` steps of the simple model on a fixed batch with step `step`; losses and weights.
+std::pair<std::vector<float>, std::vector<torch::Tensor>> continue_training(
+    gpuperf::TrainStep& step, torch::Device device, int calls) {
+  torch::manual_seed(21);
+  const auto x = torch::randn({16, 3, 32, 32}).to(device);
+  const auto y = torch::randint(0, 10, {16}).to(device);
+  std::vector<float> losses;
+  for (int i = 0; i < calls; ++i) losses.push_back(step(x, y).loss.item<float>());
+  std::vector<torch::Tensor> weights;
+  for (const auto& p : step.module().parameters()) weights.push_back(p.detach().cpu().clone());
+  return {losses, weights};
+}
+
+// Trains 3 + 3 steps without a break, and 3 steps, a checkpoint, and 3 steps in a new step
+// object built from other weights; returns both second halves.
+std::pair<std::pair<std::vector<float>, std::vector<torch::Tensor>>,
+          std::pair<std::vector<float>, std::vector<torch::Tensor>>>
+resume_run(const gpuperf::TrainStepOptions& options, torch::Device device,
+           const std::string& path) {
+  torch::manual_seed(20);
+  gpuperf::TrainStep whole(gpuperf::ModelRegistry::global().create("simple"), device, options);
+  (void)continue_training(whole, device, 3);
+  whole.save(path);
+  auto uninterrupted = continue_training(whole, device, 3);
+  torch::manual_seed(99);  // other initial weights: the checkpoint must replace them
+  gpuperf::TrainStep resumed(gpuperf::ModelRegistry::global().create("simple"), device, options);
+  resumed.load(path);
+  CHECK(resumed.steps() == 3);
+  return {uninterrupted, continue_training(resumed, device, 3)};
+}
+
+}  // namespace
+
+TEST_CASE("Training resumed from a checkpoint continues as uninterrupted training", "[train]") {
+  const std::string path = "test_train_checkpoint.pt";
+  for (auto kind : {gpuperf::OptimizerKind::kAdam, gpuperf::OptimizerKind::kSgd}) {
+    gpuperf::TrainStepOptions options;
+    options.optimizer = kind;
+    INFO("optimizer " << gpuperf::to_string(kind));
+    const auto [a, b] = resume_run(options, torch::kCPU, path);
+    for (std::size_t i = 0; i < a.first.size(); ++i) CHECK(b.first[i] == Approx(a.first[i]).epsilon(1e-6));
+    for (std::size_t i = 0; i < a.second.size(); ++i) {
+      CHECK(torch::allclose(b.second[i], a.second[i], 1e-6, 1e-7));
+    }
+  }
+  gpuperf::TrainStep step(gpuperf::ModelRegistry::global().create("simple"), torch::kCPU, {});
+  CHECK_THROWS_AS(step.load("/nonexistent/checkpoint.pt"), gpuperf::IoError);
+  (void)continue_training(step, torch::kCPU, 1);
+  CHECK_THROWS_WITH(step.load(path), Catch::Contains("before the first step"));
+  std::remove(path.c_str());
+}
+
+TEST_CASE("A fused fp16 step resumed in graph mode continues as uninterrupted training",
+          "[train][gpu]") {
+  REQUIRE(torch::cuda::is_available());
+  const std::string path = "test_train_checkpoint_gpu.pt";
+  gpuperf::TrainStepOptions options;
+  options.precision = gpuperf::Precision::kFp16;
+  options.fused_optimizer = true;
+  options.cuda_graph = true;
+  options.cudnn_benchmark = false;
+  const auto [a, b] = resume_run(options, torch::kCUDA, path);
+  for (std::size_t i = 0; i < a.first.size(); ++i) {
+    INFO("resumed step " << i);
+    CHECK(b.first[i] == Approx(a.first[i]).epsilon(1e-3).margin(1e-6));
+  }
+  for (std::size_t i = 0; i < a.second.size(); ++i) {
+    CHECK(torch::allclose(b.second[i], a.second[i], 1e-3, 1e-5));
+  }
+  std::remove(path.c_str());
 }

@@ -152,4 +152,63 @@ void FusedOptimizer::set_learning_rate(double lr) {
   lr_.fill_(lr);
 }
 
+namespace {
+
+// Each list under "<name>.<index>", and its length under "<name>.count".
+void save_list(torch::serialize::OutputArchive& archive, const std::string& name,
+               const std::vector<torch::Tensor>& tensors) {
+  archive.write(name + ".count", torch::tensor(static_cast<std::int64_t>(tensors.size())));
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    archive.write(name + "." + std::to_string(i), tensors[i].detach());
+  }
+}
+
+void load_list(torch::serialize::InputArchive& archive, const std::string& name,
+               std::vector<torch::Tensor>& tensors) {
+  torch::Tensor count;
+  archive.read(name + ".count", count);
+  if (count.item<std::int64_t>() != static_cast<std::int64_t>(tensors.size())) {
+    throw ConfigError("FusedOptimizer::load: the checkpoint has " +
+                      std::to_string(count.item<std::int64_t>()) + " " + name + " tensors, this " +
+                      "optimizer " + std::to_string(tensors.size()));
+  }
+  torch::NoGradGuard no_grad;
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    torch::Tensor saved;
+    archive.read(name + "." + std::to_string(i), saved);
+    if (saved.sizes() != tensors[i].sizes()) {
+      throw ConfigError("FusedOptimizer::load: " + name + "." + std::to_string(i) +
+                        " has another shape in the checkpoint");
+    }
+    tensors[i].copy_(saved);
+  }
+}
+
+}  // namespace
+
+void FusedOptimizer::save(torch::serialize::OutputArchive& archive) const {
+  archive.write("kind", torch::tensor(static_cast<std::int64_t>(options_.kind)));
+  archive.write("lr", lr_.detach());
+  save_list(archive, "exp_avg", exp_avg_);
+  save_list(archive, "exp_avg_sq", exp_avg_sq_);
+  save_list(archive, "steps", steps_);
+  save_list(archive, "momentum", momentum_);
+}
+
+void FusedOptimizer::load(torch::serialize::InputArchive& archive) {
+  torch::Tensor kind;
+  archive.read("kind", kind);
+  if (kind.item<std::int64_t>() != static_cast<std::int64_t>(options_.kind)) {
+    throw ConfigError("FusedOptimizer::load: the checkpoint is of another optimizer than " +
+                      to_string(options_.kind));
+  }
+  torch::Tensor lr;
+  archive.read("lr", lr);
+  set_learning_rate(lr.item<double>());
+  load_list(archive, "exp_avg", exp_avg_);
+  load_list(archive, "exp_avg_sq", exp_avg_sq_);
+  load_list(archive, "steps", steps_);
+  load_list(archive, "momentum", momentum_);
+}
+
 }  // namespace gpuperf

@@ -6,6 +6,12 @@
 #include <torch/optim/adam.h>
 #include <torch/optim/adamw.h>
 #include <torch/optim/sgd.h>
+#include <torch/serialize/input-archive.h>
+#include <torch/serialize/output-archive.h>
+
+#include <unistd.h>
+
+#include <cstdio>
 
 #include <cmath>
 #include <string>
@@ -156,7 +162,8 @@ StepResult TrainStep::operator()(const torch::Tensor& input, const torch::Tensor
     ++eager_shape_steps_;  // copying it into the graph's input would broadcast or throw
     return run_step(x, y, false);
   }
-  if (steps_ < options_.graph_warmup_steps) return warm_up_for_graph(x, y);
+  // Counted apart from steps_: a step loaded from a checkpoint still warms up before capture.
+  if (graph_warmups_ < options_.graph_warmup_steps) return warm_up_for_graph(x, y);
   return capture_and_replay(x, y);
 }
 
@@ -188,6 +195,102 @@ double TrainStep::learning_rate(std::size_t group) const {
                       " does not exist");
   }
   return optimizer_->param_groups()[group].options().get_lr();
+}
+
+namespace {
+
+constexpr std::int64_t kCheckpointVersion = 1;
+
+torch::Tensor int_tensor(std::int64_t value) { return torch::tensor(value); }
+torch::Tensor double_tensor(double value) {
+  return torch::tensor(value, torch::TensorOptions().dtype(torch::kFloat64));
+}
+
+}  // namespace
+
+void TrainStep::save(const std::string& path) const {
+  torch::serialize::OutputArchive archive;
+  archive.write("gpuperf.checkpoint", int_tensor(kCheckpointVersion));
+  torch::serialize::OutputArchive model;
+  model_.ptr()->save(model);
+  archive.write("model", model);
+  torch::serialize::OutputArchive optimizer;
+  if (fused_) {
+    fused_->save(optimizer);
+  } else {
+    optimizer_->save(optimizer);
+  }
+  archive.write("optimizer", optimizer);
+  const GradScalerState scaler = scaler_.state_dict();
+  archive.write("scaler.scale", double_tensor(scaler.scale));
+  archive.write("scaler.growth_factor", double_tensor(scaler.growth_factor));
+  archive.write("scaler.backoff_factor", double_tensor(scaler.backoff_factor));
+  archive.write("scaler.growth_interval", int_tensor(scaler.growth_interval));
+  archive.write("scaler.growth_tracker", int_tensor(scaler.growth_tracker));
+  archive.write("steps", int_tensor(steps_));
+  archive.write("skipped_steps", int_tensor(skipped_steps()));
+  const std::string temporary = path + ".tmp-" + std::to_string(::getpid());
+  try {
+    archive.save_to(temporary);
+  } catch (const c10::Error& e) {
+    std::remove(temporary.c_str());
+    throw IoError("TrainStep::save: cannot write '" + path + "': " + e.what_without_backtrace());
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    std::remove(temporary.c_str());
+    throw IoError("TrainStep::save: cannot rename the checkpoint onto '" + path + "'");
+  }
+}
+
+void TrainStep::load(const std::string& path) {
+  if (steps_ > 0) {
+    throw ConfigError("TrainStep::load: load a checkpoint before the first step (" +
+                      std::to_string(steps_) + " steps taken)");
+  }
+  torch::serialize::InputArchive archive;
+  try {
+    archive.load_from(path, device_);
+  } catch (const c10::Error& e) {
+    throw IoError("TrainStep::load: cannot read '" + path + "': " + e.what_without_backtrace());
+  }
+  // A fresh tensor for every read: InputArchive::read reuses a defined tensor's storage.
+  torch::Tensor value;
+  archive.read("gpuperf.checkpoint", value);
+  if (value.item<std::int64_t>() != kCheckpointVersion) {
+    throw ConfigError("TrainStep::load: '" + path + "' is checkpoint version " +
+                      std::to_string(value.item<std::int64_t>()) + ", expected " +
+                      std::to_string(kCheckpointVersion));
+  }
+  torch::serialize::InputArchive model;
+  archive.read("model", model);
+  model_.ptr()->load(model);
+  torch::serialize::InputArchive optimizer;
+  archive.read("optimizer", optimizer);
+  if (fused_) {
+    fused_->load(optimizer);
+  } else {
+    optimizer_->load(optimizer);
+  }
+  GradScalerState scaler;
+  auto read_double = [&](const char* key) {
+    torch::Tensor read;
+    archive.read(key, read);
+    return read.item<double>();
+  };
+  auto read_int = [&](const char* key) {
+    torch::Tensor read;
+    archive.read(key, read);
+    return read.item<std::int64_t>();
+  };
+  scaler.scale = read_double("scaler.scale");
+  scaler.growth_factor = read_double("scaler.growth_factor");
+  scaler.backoff_factor = read_double("scaler.backoff_factor");
+  scaler.growth_interval = read_int("scaler.growth_interval");
+  scaler.growth_tracker = read_int("scaler.growth_tracker");
+  scaler_.load_state_dict(scaler);
+  steps_ = read_int("steps");
+  skipped_steps_ = read_int("skipped_steps");
+  if (skipped_on_device_.defined()) skipped_on_device_.zero_();
 }
 
 void TrainStep::set_gradient_sync(std::shared_ptr<GradientSync> sync) {
@@ -276,6 +379,7 @@ bool TrainStep::fits_graph(const torch::Tensor& x, const torch::Tensor& y) const
 // and the optimizer's and scaler's lazy state must exist before capture, and the capture must not
 // be the first use of them.
 StepResult TrainStep::warm_up_for_graph(const torch::Tensor& x, const torch::Tensor& y) {
+  ++graph_warmups_;
   if (!graph_) graph_ = std::make_shared<GraphState>();
   const c10::DeviceIndex index = device_.index();
   if (!graph_->side) graph_->side = c10::cuda::getStreamFromPool(/*isHighPriority=*/false, index);
@@ -338,6 +442,7 @@ bool TrainStep::graph_captured() const { return false; }
 bool TrainStep::fits_graph(const torch::Tensor&, const torch::Tensor&) const { return false; }
 
 StepResult TrainStep::warm_up_for_graph(const torch::Tensor& x, const torch::Tensor& y) {
+  ++graph_warmups_;
   return run_step(x, y, false);
 }
 

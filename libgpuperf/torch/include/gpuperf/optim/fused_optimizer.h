@@ -11,6 +11,8 @@
 // With a GradScaler, call scaler.step(optimizer): the kernels unscale the gradients themselves
 // and skip the update on the device when found_inf is set.
 
+#include <torch/serialize/input-archive.h>
+#include <torch/serialize/output-archive.h>
 #include <torch/types.h>
 
 #include <vector>
@@ -60,6 +62,11 @@ class FusedOptimizer {
   void set_learning_rate(double lr);
   /// The rate set last.
   [[nodiscard]] double learning_rate() const { return options_.learning_rate; }
+  /// Writes the state (moments, momentum buffers, step counters, the rate) to `archive`.
+  void save(torch::serialize::OutputArchive& archive) const;
+  /// Copies a state written by save() into this optimizer's tensors (in place: their memory, and
+  /// a captured graph's pointers to it, stay). ConfigError when it does not fit.
+  void load(torch::serialize::InputArchive& archive);
   /// The parameters, in order.
   [[nodiscard]] const std::vector<torch::Tensor>& parameters() const { return parameters_; }
   /// Their current gradients (those defined).

@@ -112,6 +112,15 @@ class TrainStep {
   /// The rate of parameter group `group` (0: the first).
   [[nodiscard]] double learning_rate(std::size_t group = 0) const;
 
+  /// Writes a checkpoint to `path` (atomically: a temporary file renamed over it): the model's
+  /// parameters and buffers, the optimizer's state (torch::optim or fused), the GradScaler's
+  /// state and the step counts. IoError when it cannot be written.
+  void save(const std::string& path) const;
+  /// Restores a checkpoint written by save() into this step, which must be built like the one
+  /// that wrote it and not have taken a step yet; training then continues as the saved run
+  /// would have. ConfigError for a mismatch, IoError for an unreadable file.
+  void load(const std::string& path);
+
   /// Runs one step on (input, target); moves them to the device and memory format if needed.
   StepResult operator()(const torch::Tensor& input, const torch::Tensor& target);
   /// Runs one step on a batch.
@@ -161,6 +170,7 @@ class TrainStep {
   std::int64_t steps_ = 0;
   std::int64_t skipped_steps_ = 0;
   std::int64_t eager_shape_steps_ = 0;
+  int graph_warmups_ = 0;  // eager calls on the side stream so far (graph mode, before capture)
   torch::Tensor skipped_on_device_;  // fused optimizer: sum of found_inf flags
   std::shared_ptr<GraphState> graph_;
   std::string graph_fallback_reason_;
