@@ -2,6 +2,7 @@
 
 #include <torch/cuda.h>
 #include <torch/nn/functional/loss.h>
+#include <torch/nn/modules/embedding.h>
 #include <torch/nn/modules/linear.h>
 #include <torch/utils.h>
 
@@ -603,4 +604,70 @@ TEST_CASE("A fused fp16 step resumed in graph mode continues as uninterrupted tr
     CHECK(torch::allclose(b.second[i], a.second[i], 1e-3, 1e-5));
   }
   std::remove(path.c_str());
+}
+
+namespace {
+
+// A model of two inputs: token ids and a mask of the positions that count.
+struct TokenModelImpl : torch::nn::Module {
+  TokenModelImpl()
+      : embed(register_module("embed", torch::nn::Embedding(50, 16))),
+        head(register_module("head", torch::nn::Linear(16, 50))) {}
+  torch::Tensor forward(const torch::Tensor& tokens) { return head(embed(tokens)); }
+  torch::nn::Embedding embed;
+  torch::nn::Linear head;
+};
+TORCH_MODULE(TokenModel);
+
+// Masked next-token cross-entropy of several calls on one batch {tokens, mask, labels}.
+std::vector<float> token_losses(gpuperf::TrainStepOptions options, torch::Device device,
+                                int calls) {
+  torch::manual_seed(31);
+  TokenModel model;
+  gpuperf::TrainStep step(model.ptr(),
+                          [model](const std::vector<torch::Tensor>& b) mutable {
+                            const torch::Tensor logits = model->forward(b[0]).flatten(0, 1);
+                            const torch::Tensor per_token =
+                                torch::nn::functional::cross_entropy(
+                                    logits, b[2].flatten(),
+                                    torch::nn::functional::CrossEntropyFuncOptions().reduction(
+                                        torch::kNone));
+                            return (per_token * b[1].flatten()).sum() / b[1].sum();
+                          },
+                          device, options);
+  torch::manual_seed(32);
+  const torch::Tensor tokens = torch::randint(0, 50, {8, 12}).to(device);
+  const torch::Tensor mask = (torch::rand({8, 12}) > 0.2).to(torch::kFloat).to(device);
+  const torch::Tensor labels = torch::randint(0, 50, {8, 12}).to(device);
+  std::vector<float> losses;
+  for (int i = 0; i < calls; ++i) losses.push_back(step({tokens, mask, labels}).loss.item<float>());
+  CHECK_THROWS_WITH(step({tokens, mask.narrow(0, 0, 4), labels}),
+                    Catch::Contains("samples along dimension 0"));
+  return losses;
+}
+
+}  // namespace
+
+TEST_CASE("A model of several inputs trains through a user's forward and loss", "[train]") {
+  gpuperf::TrainStepOptions options;
+  options.optimizer = gpuperf::OptimizerKind::kAdam;
+  options.learning_rate = 0.05;
+  const std::vector<float> losses = token_losses(options, torch::kCPU, 30);
+  CHECK(losses.back() < 0.5f * losses.front());
+}
+
+TEST_CASE("A model of several inputs trains in a CUDA graph as it does eagerly", "[train][gpu]") {
+  REQUIRE(torch::cuda::is_available());
+  gpuperf::TrainStepOptions options;
+  options.precision = gpuperf::Precision::kBf16;
+  options.optimizer = gpuperf::OptimizerKind::kAdam;
+  options.learning_rate = 0.05;
+  options.fused_optimizer = true;
+  const std::vector<float> eager = token_losses(options, torch::kCUDA, 10);
+  options.cuda_graph = true;
+  const std::vector<float> graph = token_losses(options, torch::kCUDA, 10);
+  for (std::size_t i = 0; i < eager.size(); ++i) {
+    INFO("step " << i);
+    CHECK(graph[i] == Approx(eager[i]).epsilon(1e-3).margin(1e-5));
+  }
 }

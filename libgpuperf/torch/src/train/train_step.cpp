@@ -101,20 +101,42 @@ GradScalerOptions scaler_options(const TrainStepOptions& options) {
 
 TrainStep::TrainStep(torch::nn::AnyModule model, torch::Device device, TrainStepOptions options,
                      LossFunction loss)
-    : model_(std::move(model)),
+    : device_(device),
+      options_(std::move(options)),
+      scaler_((options_.validate(), scaler_options(options_))) {
+  if (model.is_empty()) throw ConfigError("TrainStep: the model is empty");
+  if (!loss) throw ConfigError("TrainStep: the loss function is empty");
+  module_ = model.ptr();
+  loss_ = [model, loss](const std::vector<torch::Tensor>& batch) mutable {
+    if (batch.size() != 2) {
+      throw ConfigError("TrainStep: a model with an (output, target) loss takes a batch of 2 "
+                        "tensors (input, target), got " + std::to_string(batch.size()));
+    }
+    return loss(model.forward(batch[0]), batch[1]);
+  };
+  initialize();
+}
+
+TrainStep::TrainStep(std::shared_ptr<torch::nn::Module> module, BatchLoss loss,
+                     torch::Device device, TrainStepOptions options)
+    : module_(std::move(module)),
       device_(device),
       options_(std::move(options)),
       loss_(std::move(loss)),
       scaler_((options_.validate(), scaler_options(options_))) {
-  if (model_.is_empty()) throw ConfigError("TrainStep: the model is empty");
+  if (!module_) throw ConfigError("TrainStep: the module is null");
   if (!loss_) throw ConfigError("TrainStep: the loss function is empty");
+  initialize();
+}
+
+void TrainStep::initialize() {
   check_precision_supported(options_.precision, device_);
   apply_backend_settings(options_.precision, options_.cudnn_benchmark);
   module().to(device_);
   convert_memory_format(module(), options_.memory_format);
   module().train();
   if (options_.fuse_kernels) {
-    if (auto* fusable = dynamic_cast<FusableModel*>(model_.ptr().get())) {
+    if (auto* fusable = dynamic_cast<FusableModel*>(module_.get())) {
       if (fusable->set_training_fusion(true)) fusable_ = fusable;
     }
   }
@@ -148,23 +170,30 @@ std::int64_t TrainStep::skipped_steps() const {
   return skipped_steps_ + static_cast<std::int64_t>(skipped_on_device_.item<float>());
 }
 
-StepResult TrainStep::operator()(const torch::Tensor& input, const torch::Tensor& target) {
-  // Both no-ops when the batch is already in place (the synthetic source makes it so).
-  const torch::Tensor x =
-      to_memory_format(input.to(device_, /*non_blocking=*/true), options_.memory_format);
-  const torch::Tensor y = target.to(device_, /*non_blocking=*/true);
+StepResult TrainStep::operator()(const std::vector<torch::Tensor>& input) {
+  if (input.empty()) throw ConfigError("TrainStep: the batch has no tensors");
+  Tensors batch;
+  for (const auto& t : input) {
+    if (t.dim() == 0 || t.size(0) != input.front().size(0)) {
+      throw ConfigError("TrainStep: every tensor of a batch holds the samples along dimension 0; "
+                        "got sizes " + std::string(c10::str(input.front().sizes())) + " and " +
+                        std::string(c10::str(t.sizes())));
+    }
+    // Both no-ops when the batch is already in place (the synthetic source makes it so).
+    batch.push_back(to_memory_format(t.to(device_, /*non_blocking=*/true), options_.memory_format));
+  }
   if (options_.cuda_graph && graph_fallback_reason_.empty() && sync_ && !graph_captured()) {
     graph_fallback_reason_ = sync_->capture_unsupported_reason();
   }
-  if (!options_.cuda_graph || !graph_fallback_reason_.empty()) return run_step(x, y, false);
+  if (!options_.cuda_graph || !graph_fallback_reason_.empty()) return run_step(batch, false);
   if (graph_captured()) {
-    if (fits_graph(x, y)) return replay(x, y);
+    if (fits_graph(batch)) return replay(batch);
     ++eager_shape_steps_;  // copying it into the graph's input would broadcast or throw
-    return run_step(x, y, false);
+    return run_step(batch, false);
   }
   // Counted apart from steps_: a step loaded from a checkpoint still warms up before capture.
-  if (graph_warmups_ < options_.graph_warmup_steps) return warm_up_for_graph(x, y);
-  return capture_and_replay(x, y);
+  if (graph_warmups_ < options_.graph_warmup_steps) return warm_up_for_graph(batch);
+  return capture_and_replay(batch);
 }
 
 void TrainStep::set_learning_rate(double lr) {
@@ -212,7 +241,7 @@ void TrainStep::save(const std::string& path) const {
   torch::serialize::OutputArchive archive;
   archive.write("gpuperf.checkpoint", int_tensor(kCheckpointVersion));
   torch::serialize::OutputArchive model;
-  model_.ptr()->save(model);
+  module_->save(model);
   archive.write("model", model);
   torch::serialize::OutputArchive optimizer;
   if (fused_) {
@@ -263,7 +292,7 @@ void TrainStep::load(const std::string& path) {
   }
   torch::serialize::InputArchive model;
   archive.read("model", model);
-  model_.ptr()->load(model);
+  module_->load(model);
   torch::serialize::InputArchive optimizer;
   archive.read("optimizer", optimizer);
   if (fused_) {
@@ -301,7 +330,7 @@ void TrainStep::set_gradient_sync(std::shared_ptr<GradientSync> sync) {
   sync_ = std::move(sync);
 }
 
-StepResult TrainStep::run_step(const torch::Tensor& x, const torch::Tensor& y, bool capturing) {
+StepResult TrainStep::run_step(const Tensors& batch, bool capturing) {
   // A captured graph keeps the gradient tensors that backward allocated during capture: no
   // zeroing inside it (backward writes them afresh on each replay).
   if (!capturing) {
@@ -311,22 +340,29 @@ StepResult TrainStep::run_step(const torch::Tensor& x, const torch::Tensor& y, b
       optimizer_->zero_grad();
     }
   }
-  // One micro-batch is the whole batch without accumulation; chunk() gives fewer when the batch
-  // has fewer samples than accumulation_steps.
-  const std::vector<torch::Tensor> inputs = x.chunk(options_.accumulation_steps);
-  const std::vector<torch::Tensor> targets = y.chunk(options_.accumulation_steps);
-  if (sync_) sync_->begin_step(static_cast<int>(inputs.size()));
-  const double samples = static_cast<double>(x.size(0));
+  // Micro-batch i is chunk i of every tensor; one micro-batch is the whole batch without
+  // accumulation, and chunk() gives fewer when the batch has fewer samples than
+  // accumulation_steps.
+  std::vector<Tensors> micro;
+  for (const auto& t : batch) {
+    const Tensors chunks = t.chunk(options_.accumulation_steps);
+    micro.resize(chunks.size());
+    for (std::size_t i = 0; i < chunks.size(); ++i) micro[i].push_back(chunks[i]);
+  }
+  if (sync_) sync_->begin_step(static_cast<int>(micro.size()));
+  const double samples = static_cast<double>(batch.front().size(0));
   torch::Tensor loss;
-  for (std::size_t i = 0; i < inputs.size(); ++i) {
+  for (const Tensors& part_batch : micro) {
     torch::Tensor part;
     {
       AutocastGuard autocast(device_.type(), autocast_dtype(options_.precision),
                              uses_autocast(options_.precision),
                              /*cache_enabled=*/!options_.cuda_graph);
-      part = loss_(model_.forward(inputs[i]), targets[i]);
+      part = loss_(part_batch);
     }
-    if (inputs.size() > 1) part = part * (static_cast<double>(inputs[i].size(0)) / samples);
+    if (micro.size() > 1) {
+      part = part * (static_cast<double>(part_batch.front().size(0)) / samples);
+    }
     scaler_.scale(part).backward();
     loss = loss.defined() ? loss + part.detach() : part.detach();
   }
@@ -362,23 +398,27 @@ struct TrainStep::GraphState {
   at::cuda::CUDAGraph graph;
   bool captured = false;
   std::optional<c10::cuda::CUDAStream> side;  // where the warm-up steps run
-  torch::Tensor input;
-  torch::Tensor target;
+  std::vector<torch::Tensor> batch;           // the captured step's input tensors
   torch::Tensor loss;
 };
 
 bool TrainStep::graph_captured() const { return graph_ && graph_->captured; }
 
-bool TrainStep::fits_graph(const torch::Tensor& x, const torch::Tensor& y) const {
-  return x.sizes() == graph_->input.sizes() && y.sizes() == graph_->target.sizes() &&
-         x.scalar_type() == graph_->input.scalar_type() &&
-         y.scalar_type() == graph_->target.scalar_type();
+bool TrainStep::fits_graph(const Tensors& batch) const {
+  if (batch.size() != graph_->batch.size()) return false;
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    if (batch[i].sizes() != graph_->batch[i].sizes() ||
+        batch[i].scalar_type() != graph_->batch[i].scalar_type()) {
+      return false;
+    }
+  }
+  return true;
 }
 
 // A real step on the caller's batch, run on a side stream: cuDNN autotuning, allocator growth
 // and the optimizer's and scaler's lazy state must exist before capture, and the capture must not
 // be the first use of them.
-StepResult TrainStep::warm_up_for_graph(const torch::Tensor& x, const torch::Tensor& y) {
+StepResult TrainStep::warm_up_for_graph(const Tensors& batch) {
   ++graph_warmups_;
   if (!graph_) graph_ = std::make_shared<GraphState>();
   const c10::DeviceIndex index = device_.index();
@@ -389,12 +429,11 @@ StepResult TrainStep::warm_up_for_graph(const torch::Tensor& x, const torch::Ten
   ready.record(main);
   ready.block(side);
   // The caller's tensors are used on the side stream: keep their memory until it is done.
-  x.record_stream(side);
-  y.record_stream(side);
+  for (const auto& t : batch) t.record_stream(side);
   StepResult result;
   {
     c10::cuda::CUDAStreamGuard on_side(side);
-    result = run_step(x, y, false);
+    result = run_step(batch, false);
     result.loss.record_stream(main);
   }
   at::cuda::CUDAEvent done;
@@ -405,28 +444,30 @@ StepResult TrainStep::warm_up_for_graph(const torch::Tensor& x, const torch::Ten
 
 // Captures the step on this call's batch, then replays it once: the capture records kernels
 // without running them, and this call still owes its step.
-StepResult TrainStep::capture_and_replay(const torch::Tensor& x, const torch::Tensor& y) {
+StepResult TrainStep::capture_and_replay(const Tensors& batch) {
   if (!graph_) graph_ = std::make_shared<GraphState>();
   GraphState& state = *graph_;
-  state.input = x.clone();
-  state.target = y.clone();
+  state.batch.clear();
+  for (const auto& t : batch) state.batch.push_back(t.clone());
   // The captured step allocates its own gradients (backward writes them afresh on each replay).
   if (fused_) fused_->zero_grad(/*set_to_none=*/true);
   const std::int64_t steps_before = steps_;
   const std::int64_t skipped_before = skipped_steps_;
   graph_fallback_reason_ = detail::capture_on_side_stream(
       state.graph, device_.index(), /*warmup=*/0, [] {},
-      [&] { state.loss = run_step(state.input, state.target, /*capturing=*/true).loss; });
+      [&] { state.loss = run_step(state.batch, /*capturing=*/true).loss; });
   steps_ = steps_before;  // capture is not a step taken
   skipped_steps_ = skipped_before;
-  if (!graph_fallback_reason_.empty()) return run_step(x, y, false);
+  if (!graph_fallback_reason_.empty()) return run_step(batch, false);
   state.captured = true;
-  return replay(x, y);
+  return replay(batch);
 }
 
-StepResult TrainStep::replay(const torch::Tensor& x, const torch::Tensor& y) {
-  if (x.data_ptr() != graph_->input.data_ptr()) graph_->input.copy_(x, /*non_blocking=*/true);
-  if (y.data_ptr() != graph_->target.data_ptr()) graph_->target.copy_(y, /*non_blocking=*/true);
+StepResult TrainStep::replay(const Tensors& batch) {
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    torch::Tensor& slot = graph_->batch[i];
+    if (batch[i].data_ptr() != slot.data_ptr()) slot.copy_(batch[i], /*non_blocking=*/true);
+  }
   graph_->graph.replay();
   ++steps_;
   StepResult result{graph_->loss, true};
@@ -439,21 +480,19 @@ StepResult TrainStep::replay(const torch::Tensor& x, const torch::Tensor& y) {
 struct TrainStep::GraphState {};
 
 bool TrainStep::graph_captured() const { return false; }
-bool TrainStep::fits_graph(const torch::Tensor&, const torch::Tensor&) const { return false; }
+bool TrainStep::fits_graph(const Tensors&) const { return false; }
 
-StepResult TrainStep::warm_up_for_graph(const torch::Tensor& x, const torch::Tensor& y) {
+StepResult TrainStep::warm_up_for_graph(const Tensors& batch) {
   ++graph_warmups_;
-  return run_step(x, y, false);
+  return run_step(batch, false);
 }
 
-StepResult TrainStep::capture_and_replay(const torch::Tensor& x, const torch::Tensor& y) {
+StepResult TrainStep::capture_and_replay(const Tensors& batch) {
   graph_fallback_reason_ = "gpuperf was built without CUDA: no CUDA graphs";
-  return run_step(x, y, false);
+  return run_step(batch, false);
 }
 
-StepResult TrainStep::replay(const torch::Tensor& x, const torch::Tensor& y) {
-  return run_step(x, y, false);
-}
+StepResult TrainStep::replay(const Tensors& batch) { return run_step(batch, false); }
 
 #endif
 

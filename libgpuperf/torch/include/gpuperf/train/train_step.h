@@ -20,6 +20,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "gpuperf/amp/grad_scaler.h"
 #include "gpuperf/train/batch_source.h"
@@ -37,6 +38,11 @@ using LossFunction =
 
 /// Cross-entropy over class logits (the seed's loss).
 [[nodiscard]] LossFunction cross_entropy_loss();
+
+/// Any forward pass and loss: the batch's tensors (token ids, a mask, labels, ...; all with the
+/// samples along dimension 0) -> scalar loss. It calls the model itself, so models with several
+/// inputs and losses of any shape train through TrainStep.
+using BatchLoss = std::function<torch::Tensor(const std::vector<torch::Tensor>& batch)>;
 
 /// Options of TrainStep.
 struct TrainStepOptions {
@@ -95,6 +101,17 @@ class TrainStep {
   /// Throws ConfigError for a precision the device or LibTorch cannot run.
   TrainStep(torch::nn::AnyModule model, torch::Device device, TrainStepOptions options = {},
             LossFunction loss = cross_entropy_loss());
+  /// Any forward and loss: `module` holds the parameters (it is moved to `device`, converted to
+  /// the memory format and trained); `loss` runs the forward pass on a batch and returns the loss.
+  ///
+  ///   auto lm = std::make_shared<MyLanguageModel>();
+  ///   gpuperf::TrainStep step(lm, [lm](const std::vector<torch::Tensor>& b) {
+  ///     return torch::nn::functional::cross_entropy(lm->forward(b[0], b[1]).flatten(0, 1),
+  ///                                                 b[2].flatten());
+  ///   }, torch::kCUDA, options);
+  ///   step({tokens, mask, labels});
+  TrainStep(std::shared_ptr<torch::nn::Module> module, BatchLoss loss, torch::Device device,
+            TrainStepOptions options = {});
 
   /// Makes every later step average its gradients through `sync` between backward and the
   /// optimizer (data-parallel training). Call before the first step; null removes it.
@@ -122,12 +139,16 @@ class TrainStep {
   void load(const std::string& path);
 
   /// Runs one step on (input, target); moves them to the device and memory format if needed.
-  StepResult operator()(const torch::Tensor& input, const torch::Tensor& target);
+  StepResult operator()(const torch::Tensor& input, const torch::Tensor& target) {
+    return (*this)(std::vector<torch::Tensor>{input, target});
+  }
+  /// Runs one step on a batch of several tensors (samples along dimension 0 of each), moved to
+  /// the device (4-D ones also to the memory format). ConfigError when their sample counts differ.
+  StepResult operator()(const std::vector<torch::Tensor>& batch);
   /// Runs one step on a batch.
   StepResult operator()(const Batch& batch) { return (*this)(batch.input, batch.target); }
 
-  [[nodiscard]] torch::nn::AnyModule& model() { return model_; }
-  [[nodiscard]] torch::nn::Module& module() { return *model_.ptr(); }
+  [[nodiscard]] torch::nn::Module& module() { return *module_; }
   /// The torch::optim optimizer; throws ConfigError when the step uses a FusedOptimizer.
   [[nodiscard]] torch::optim::Optimizer& optimizer();
   /// The fused optimizer, or nullptr.
@@ -153,16 +174,18 @@ class TrainStep {
 
  private:
   struct GraphState;
-  StepResult run_step(const torch::Tensor& x, const torch::Tensor& y, bool capturing);
-  StepResult replay(const torch::Tensor& x, const torch::Tensor& y);
-  StepResult warm_up_for_graph(const torch::Tensor& x, const torch::Tensor& y);
-  StepResult capture_and_replay(const torch::Tensor& x, const torch::Tensor& y);
-  [[nodiscard]] bool fits_graph(const torch::Tensor& x, const torch::Tensor& y) const;
+  using Tensors = std::vector<torch::Tensor>;
+  void initialize();
+  StepResult run_step(const Tensors& batch, bool capturing);
+  StepResult replay(const Tensors& batch);
+  StepResult warm_up_for_graph(const Tensors& batch);
+  StepResult capture_and_replay(const Tensors& batch);
+  [[nodiscard]] bool fits_graph(const Tensors& batch) const;
 
-  torch::nn::AnyModule model_;
+  std::shared_ptr<torch::nn::Module> module_;
   torch::Device device_;
   TrainStepOptions options_;
-  LossFunction loss_;
+  BatchLoss loss_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
   std::unique_ptr<FusedOptimizer> fused_;
   FusableModel* fusable_ = nullptr;  ///< the model, when fuse_kernels found something to fuse
