@@ -1,0 +1,186 @@
+// Embedding gpuperf's TrainStep in your own training loop: a small transformer language model
+// on synthetic tokens, trained with everything a research loop needs: a model of two inputs
+// through your own forward and loss, a warm-up + cosine learning-rate schedule, gradient
+// accumulation, a checkpoint saved mid-run and training resumed from it in a new step object,
+// and the whole step in a CUDA graph on a GPU. Prints the loss as it falls and tokens/sec.
+// `transformer_lm --help` lists the options.
+#include <torch/cuda.h>
+#include <torch/nn/functional/loss.h>
+#include <torch/nn/module.h>
+#include <torch/nn/modules/embedding.h>
+#include <torch/nn/modules/linear.h>
+#include <torch/nn/modules/transformer.h>
+#include <torch/nn/modules/transformercoder.h>
+#include <torch/nn/modules/transformerlayer.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gpuperf/device/cuda_timer.h"
+#include "gpuperf/device/device.h"
+#include "gpuperf/train/lr_schedule.h"
+#include "gpuperf/train/train_step.h"
+#include "program.h"
+
+namespace {
+
+struct Settings {
+  std::string device = "auto";
+  std::string precision = "auto";
+  std::string graph = "auto";
+  int steps = 60;
+  std::int64_t batch_size = 32;
+  std::int64_t seq_len = 64;
+  std::int64_t vocab = 1000;
+  std::int64_t d_model = 128;
+  std::int64_t layers = 2;
+  std::int64_t heads = 4;
+  int accumulation = 2;
+  double lr = 3e-3;
+  std::string checkpoint = "transformer_lm.ckpt";
+};
+
+// Token and position embeddings, a causal transformer encoder, a projection to the vocabulary.
+struct LanguageModelImpl : torch::nn::Module {
+  explicit LanguageModelImpl(const Settings& s)
+      : tokens(register_module("tokens", torch::nn::Embedding(s.vocab, s.d_model))),
+        positions(register_module("positions", torch::nn::Embedding(s.seq_len, s.d_model))),
+        encoder(register_module(
+            "encoder", torch::nn::TransformerEncoder(
+                           torch::nn::TransformerEncoderLayer(
+                               torch::nn::TransformerEncoderLayerOptions(s.d_model, s.heads)
+                                   .dim_feedforward(4 * s.d_model)
+                                   .dropout(0.0)),
+                           s.layers))),
+        head(register_module("head", torch::nn::Linear(s.d_model, s.vocab))) {}
+
+  // ids [batch, seq] -> logits [batch, seq, vocab]; `causal` [seq, seq] hides later positions.
+  torch::Tensor forward(const torch::Tensor& ids, const torch::Tensor& causal) {
+    const torch::Tensor where = torch::arange(ids.size(1), ids.options());
+    const torch::Tensor x = tokens(ids) + positions(where).unsqueeze(0);
+    return head(encoder(x.transpose(0, 1), causal).transpose(0, 1));
+  }
+
+  torch::nn::Embedding tokens, positions;
+  torch::nn::TransformerEncoder encoder;
+  torch::nn::Linear head;
+};
+TORCH_MODULE(LanguageModel);
+
+// Tokens with structure to learn: each is a fixed function of the one before.
+std::vector<torch::Tensor> synthetic_batch(const Settings& s, const torch::Device& device) {
+  torch::Tensor ids = torch::empty({s.batch_size, s.seq_len + 1}, torch::kLong);
+  ids.select(1, 0).random_(0, s.vocab);
+  for (std::int64_t t = 1; t <= s.seq_len; ++t) {
+    ids.select(1, t).copy_((ids.select(1, t - 1) * 7 + 3).remainder(s.vocab));
+  }
+  const torch::Tensor causal =
+      torch::nn::TransformerImpl::generate_square_subsequent_mask(s.seq_len);
+  // The causal mask is the same for every sample: repeated along dimension 0 so that it splits
+  // with the batch into micro-batches; the loss uses the first copy.
+  return {ids.narrow(1, 0, s.seq_len).to(device), ids.narrow(1, 1, s.seq_len).to(device),
+          causal.unsqueeze(0).expand({s.batch_size, s.seq_len, s.seq_len}).contiguous().to(device)};
+}
+
+gpuperf::TrainStep make_step(const Settings& s, const torch::Device& device, LanguageModel model) {
+  gpuperf::TrainStepOptions options;
+  options.precision = s.precision != "auto" ? gpuperf::parse_precision(s.precision)
+                      : device.is_cuda()   ? gpuperf::Precision::kBf16
+                                           : gpuperf::Precision::kFp32;
+  options.optimizer = gpuperf::OptimizerKind::kAdamW;
+  options.learning_rate = s.lr;
+  options.weight_decay = 0.01;
+  options.accumulation_steps = s.accumulation;
+  options.fused_optimizer = gpuperf::FusedOptimizer::available(device);
+  options.cuda_graph = gpuperf::resolve_switch(gpuperf::parse_switch(s.graph, "graph"),
+                                               device.is_cuda() && options.fused_optimizer);
+  return gpuperf::TrainStep(
+      model.ptr(),
+      [model](const std::vector<torch::Tensor>& b) mutable {
+        const torch::Tensor logits = model->forward(b[0], b[2][0]);
+        return torch::nn::functional::cross_entropy(logits.flatten(0, 1), b[1].flatten());
+      },
+      device, options);
+}
+
+int train(const Settings& s) {
+  const torch::Device device = gpuperf::resolve_device(s.device);
+  const gpuperf::WarmupCosine schedule{s.lr, s.steps / 10, s.steps, s.lr / 10};
+  const std::vector<torch::Tensor> batch = synthetic_batch(s, device);
+  torch::manual_seed(0);
+  auto step = std::make_unique<gpuperf::TrainStep>(make_step(s, device, LanguageModel(s)));
+  auto timer = gpuperf::make_timer(
+      device.is_cuda() ? gpuperf::TimerKind::kCudaEvent : gpuperf::TimerKind::kSteadyClock,
+      device.is_cuda() ? device.index() : 0);
+  // Timed: the steps after the resumed step object has warmed up and captured its graph (the
+  // checkpoint's file I/O and the capture are not training throughput).
+  const int timed_from = std::min(s.steps / 2 + gpuperf::TrainStepOptions{}.graph_warmup_steps + 1,
+                                  s.steps - 1);
+  std::size_t start = 0;
+  for (int i = 0; i < s.steps; ++i) {
+    if (i == s.steps / 2) {
+      // Mid-run: save, then continue in a new step object (other weights) loaded from the file.
+      step->save(s.checkpoint);
+      torch::manual_seed(1);
+      step = std::make_unique<gpuperf::TrainStep>(make_step(s, device, LanguageModel(s)));
+      step->load(s.checkpoint);
+      std::printf("step %d: checkpoint saved to %s and loaded into a new step\n", i,
+                  s.checkpoint.c_str());
+    }
+    if (i == timed_from) start = timer->mark();
+    step->set_learning_rate(schedule(i));
+    const gpuperf::StepResult r = (*step)(batch);
+    if (i % 10 == 0 || i == s.steps - 1) {
+      std::printf("step %d: loss %.4f, lr %.2e, %s\n", i, r.loss.item<float>(), schedule(i),
+                  r.replayed ? "CUDA graph" : "eager");
+    }
+  }
+  const double seconds = timer->seconds(start, timer->mark());
+  const double tokens = static_cast<double>(s.steps - timed_from) * s.batch_size * s.seq_len;
+  if (!step->graph_fallback_reason().empty()) {
+    std::printf("%s\n", step->graph_fallback_reason().c_str());
+  }
+  std::printf("Throughput: %.0f tokens/sec (%d timed steps of %lld tokens, %s)\n",
+              tokens / seconds, s.steps - timed_from,
+              static_cast<long long>(s.batch_size * s.seq_len), device.str().c_str());
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Settings s;
+  CLI::App app("gpuperf TrainStep in a research loop: a small transformer language model",
+               "transformer_lm");
+  app.option_defaults()->always_capture_default();
+  app.add_option("--device", s.device, "auto, cpu, cuda or cuda:N");
+  app.add_option("--precision", s.precision, "auto|fp32|tf32|fp16|bf16 (auto: bf16 on CUDA)");
+  app.add_option("--graph", s.graph, "auto|on|off: the whole step in a CUDA graph");
+  app.add_option("--steps", s.steps, "optimizer steps");
+  app.add_option("--batch-size", s.batch_size, "sequences per step");
+  app.add_option("--seq-len", s.seq_len, "tokens per sequence");
+  app.add_option("--vocab", s.vocab, "vocabulary size");
+  app.add_option("--d-model", s.d_model, "model width");
+  app.add_option("--layers", s.layers, "transformer layers");
+  app.add_option("--heads", s.heads, "attention heads");
+  app.add_option("--accumulation", s.accumulation, "micro-batches per optimizer step");
+  app.add_option("--lr", s.lr, "peak learning rate (warm-up + cosine)");
+  app.add_option("--checkpoint", s.checkpoint, "where the mid-run checkpoint goes");
+  return gpuperf::program::run_program(app, argc, argv, [&] {
+    gpuperf::require_option(s.steps >= 2, "steps", s.steps, ">= 2");
+    gpuperf::require_option(s.batch_size >= s.accumulation, "batch-size", s.batch_size,
+                            ">= --accumulation");
+    gpuperf::require_option(s.accumulation >= 1, "accumulation", s.accumulation, ">= 1");
+    for (auto [name, value] : {std::pair{"seq-len", s.seq_len}, {"vocab", s.vocab},
+                               {"d-model", s.d_model}, {"layers", s.layers}, {"heads", s.heads}}) {
+      gpuperf::require_option(value >= 1, name, value, ">= 1");
+    }
+    gpuperf::require_option(s.d_model % s.heads == 0, "heads", s.heads, "a divisor of --d-model");
+    gpuperf::require_option(s.lr > 0, "lr", s.lr, "> 0");
+    return train(s);
+  });
+}
