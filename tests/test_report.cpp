@@ -7,6 +7,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <unistd.h>
+
 #include "gpuperf/base/files.h"
 #include "gpuperf/base/error.h"
 #include "gpuperf/results/run_record.h"
@@ -125,4 +127,24 @@ TEST_CASE("write_json_file replaces the file whole and check_writable refuses ba
                     Catch::Contains("--json") && Catch::Contains("/nonexistent-dir/x.json"));
   CHECK_THROWS_AS(gpuperf::write_json_file(sample_record(), "/nonexistent-dir/x.json"),
                   gpuperf::IoError);
+}
+
+TEST_CASE("Input files must be regular files of bounded size, and outputs never an input",
+          "[report]") {
+  CHECK_THROWS_WITH(gpuperf::read_text_file("/dev/zero"), Catch::Contains("not a regular file"));
+  CHECK_THROWS_WITH(gpuperf::read_text_file("."), Catch::Contains("not a regular file"));
+  CHECK_THROWS_AS(gpuperf::read_text_file("/nonexistent/x.json"), gpuperf::IoError);
+  const std::string input = "test_report_input.json";
+  { std::ofstream(input) << "{}"; }
+  CHECK(gpuperf::read_text_file(input) == "{}");
+  CHECK_THROWS_WITH(gpuperf::check_not_an_input("./" + input, {input}, "--output"),
+                    Catch::Contains("is one of the input files"));
+  const std::string link = "test_report_link.json";
+  std::remove(link.c_str());
+  REQUIRE(::symlink(input.c_str(), link.c_str()) == 0);
+  CHECK_THROWS_WITH(gpuperf::check_not_an_input(link, {input}, "--output"),
+                    Catch::Contains("is one of the input files"));
+  CHECK_NOTHROW(gpuperf::check_not_an_input("test_report_other.json", {input}, "--output"));
+  std::remove(link.c_str());
+  std::remove(input.c_str());
 }

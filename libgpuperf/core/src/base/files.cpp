@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <unistd.h>
@@ -43,11 +44,39 @@ void check_writable(const std::string& path, const std::string& option) {
 void check_not_an_input(const std::string& path, const std::vector<std::string>& inputs,
                         const std::string& option) {
   for (const auto& input : inputs) {
-    if (input == path) {
+    std::error_code error;  // a path that does not exist yet is not an input
+    if (input == path || std::filesystem::equivalent(input, path, error)) {
       throw ConfigError(option + ": '" + path +
                         "' is one of the input files; refusing to overwrite it");
     }
   }
+}
+
+std::string read_text_file(const std::string& path) {
+  std::error_code error;
+  const auto status = std::filesystem::status(path, error);
+  if (error) throw IoError("cannot read '" + path + "': " + error.message());
+  if (!std::filesystem::is_regular_file(status)) {
+    throw IoError("'" + path + "' is not a regular file");
+  }
+  const std::uintmax_t size = std::filesystem::file_size(path, error);
+  if (error) throw IoError("cannot read '" + path + "': " + error.message());
+  if (size > kMaxInputFileBytes) {
+    throw IoError("'" + path + "' is larger than " + std::to_string(kMaxInputFileBytes >> 20) +
+                  " MiB, the limit of an input file");
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw IoError("cannot read '" + path + "': " + std::strerror(errno));
+  // One byte more than the size: a file that grows while it is read is still bounded.
+  std::string out(static_cast<std::size_t>(size) + 1, '\0');
+  in.read(out.data(), static_cast<std::streamsize>(out.size()));
+  if (in.bad()) throw IoError("read of '" + path + "' failed");
+  out.resize(static_cast<std::size_t>(in.gcount()));
+  if (out.size() > size) throw IoError("'" + path + "' changed while it was read");
+  if (out.find_first_not_of(" \t\r\n") == std::string::npos) {
+    throw IoError("'" + path + "' is empty");
+  }
+  return out;
 }
 
 }  // namespace gpuperf

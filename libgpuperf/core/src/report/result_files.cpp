@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gpuperf/base/error.h"
+#include "gpuperf/base/files.h"
 #include "gpuperf/specs/specs.h"
 
 namespace gpuperf {

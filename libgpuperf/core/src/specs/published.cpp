@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "gpuperf/base/error.h"
+#include "gpuperf/base/files.h"
 #include "gpuperf/specs/specs.h"
 #include "base/json.h"
 

@@ -2,6 +2,8 @@
 // matching a running device. Torch-free.
 #include "gpuperf/specs/specs.h"
 
+#include "gpuperf/base/files.h"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -334,17 +336,5 @@ std::string find_data_file(const std::string& file_name) {
                 "); pass its path explicitly");
 }
 
-std::string read_text_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw IoError("cannot read '" + path + "': " + std::strerror(errno));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw IoError("read of '" + path + "' failed");
-  std::string out = text.str();
-  if (out.find_first_not_of(" \t\r\n") == std::string::npos) {
-    throw IoError("'" + path + "' is empty");
-  }
-  return out;
-}
 
 }  // namespace gpuperf

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <map>
 #include <string>
+#include <thread>
 
 #include "gpuperf/amp/autocast.h"
 #include "gpuperf/base/error.h"
@@ -53,6 +54,10 @@ void InferenceRun::validate() const {
   require_option(serve_seconds > 0 && std::isfinite(serve_seconds), "serve-seconds", serve_seconds,
           "> 0");
   require_option(threads >= 0, "threads", threads, ">= 0");
+  // More intra-op threads than hardware threads only contend (and 100000 would not start).
+  const int hardware = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  require_option(threads <= hardware, "threads", threads,
+                 "<= " + std::to_string(hardware) + " (this machine's hardware threads)");
   require_option(keep_latencies <= kMaxStoredLatencies, "keep-latencies", keep_latencies, "0..100000");
   const auto planned = planned_batch_sizes();
   const auto largest = *std::max_element(planned.begin(), planned.end());

@@ -8,9 +8,11 @@
 
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "gpuperf/amp/autocast.h"
 #include "gpuperf/base/error.h"
@@ -34,6 +36,10 @@ void TrainingRun::validate() const {
   require_option(momentum >= 0, "momentum", momentum, ">= 0");
   require_option(weight_decay >= 0, "weight-decay", weight_decay, ">= 0");
   require_option(threads >= 0, "threads", threads, ">= 0");
+  // More intra-op threads than hardware threads only contend (and 100000 would not start).
+  const int hardware = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  require_option(threads <= hardware, "threads", threads,
+                 "<= " + std::to_string(hardware) + " (this machine's hardware threads)");
   require_option(telemetry_period > 0, "telemetry-period", telemetry_period, "> 0");
   measure.validate();
   (void)ModelRegistry::global().get(model);  // ConfigError "unknown model '...'"

@@ -5,6 +5,7 @@
 //   gpuperf::check_writable(path, "json");           // before the run: ConfigError naming --json
 //   gpuperf::write_text_file_atomically(text, path);  // after it
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -16,8 +17,16 @@ void write_text_file_atomically(const std::string& text, const std::string& path
 /// program can refuse bad output paths before a long run. Throws ConfigError naming `option`.
 void check_writable(const std::string& path, const std::string& option);
 /// Throws ConfigError "<option>: '<path>' is one of the input files; refusing to overwrite it"
-/// when `path` is one of `inputs`: reading results must never rewrite one.
+/// when `path` is one of `inputs`, by name or as the same file (another spelling, a link):
+/// reading results must never rewrite one.
 void check_not_an_input(const std::string& path, const std::vector<std::string>& inputs,
                         const std::string& option);
+
+/// The largest input file gpuperf reads (results, spec database): 64 MiB.
+inline constexpr std::size_t kMaxInputFileBytes = 64u << 20;
+
+/// Reads a whole text file. IoError naming the file when it cannot be read, is not a regular
+/// file (a directory, /dev/zero, a pipe), is larger than kMaxInputFileBytes, or is empty.
+[[nodiscard]] std::string read_text_file(const std::string& path);
 
 }  // namespace gpuperf

@@ -120,7 +120,5 @@ class SpecDatabase {
 /// the install tree or beside the executable; throws IoError listing the places tried.
 [[nodiscard]] std::string find_data_file(const std::string& file_name);
 
-/// Reads a whole file; throws IoError naming it when it cannot be read or is empty.
-[[nodiscard]] std::string read_text_file(const std::string& path);
 
 }  // namespace gpuperf
