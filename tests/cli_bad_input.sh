@@ -28,6 +28,9 @@ expect_usage_error "--memory-format: unknown value 'nhwc'" --memory-format nhwc
 expect_usage_error "--optimizer: unknown value 'lamb'" --optimizer lamb
 expect_usage_error "--windows: must be >= 1, got 0" --windows 0
 expect_usage_error "--threads: must be <= " --threads 100000
+expect_usage_error "--lr: must be finite and > 0, got inf" --lr inf
+expect_usage_error "--momentum: must be finite and >= 0" --momentum inf
+expect_usage_error "'/tmp' is a directory" --json /tmp
 expect_usage_error "--batch-size" --batch-size many
 expect_usage_error "--json: cannot write '/nonexistent-dir/r.json'" --json /nonexistent-dir/r.json
 if ! "$program" --help >/dev/null 2>&1; then

@@ -32,6 +32,9 @@ expect_usage_error "--graph on: CUDA graphs need a CUDA device; device is cpu" -
 expect_usage_error "--iterations: must be >= 1, got 0" --iterations 0
 expect_usage_error "--warmup: must be >= 0, got -1" --warmup -1
 expect_usage_error "--threads: must be <= " --threads 100000
+expect_usage_error "--batch-sizes: 1 is listed twice" --batch-sizes 1,1,1
+expect_usage_error "--serve-seconds: must be > 0 and <= 86400" --serve-rates 10 --serve-mode measured --serve-seconds 1e300
+expect_usage_error "--serve-rates: must be > 0 and <= 1e9 requests/s" --serve-rates 1e300
 expect_usage_error "--serve-rates: a rate must be > 0 requests/s, got '-5'" --serve-rates 10,-5
 expect_usage_error "--serve-rates: '10,,20' is not a comma-separated list of numbers" --serve-rates 10,,20
 expect_usage_error "--max-batch-delay-ms: must be >= 0" --serve-rates 10 --max-batch-delay-ms -1

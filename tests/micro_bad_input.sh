@@ -26,6 +26,7 @@ expect_usage_error "--gemm-size: must be > 0, got 0" --gemm-size 0
 expect_usage_error "--gemm-shape: must be N or MxNxK with positive integers, got '8x8'" --gemm-shape 8x8
 expect_usage_error "--gemm-shape: give either --gemm-size or --gemm-shape, got both" --gemm-size 64 --gemm-shape 8x8x8
 expect_usage_error "--host-size-mib: must be > 0, got 0" --host-size-mib 0
+expect_usage_error "is also the --json file" --markdown "$work/out.json"
 expect_usage_error "--windows: must be >= 1, got 0" --windows 0
 expect_usage_error "--device: unknown value 'tpu'" --device tpu
 expect_usage_error "--markdown: cannot write '/nonexistent-dir/r.md'" --markdown /nonexistent-dir/r.md

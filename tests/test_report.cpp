@@ -148,3 +148,40 @@ TEST_CASE("Input files must be regular files of bounded size, and outputs never 
   std::remove(link.c_str());
   std::remove(input.c_str());
 }
+
+TEST_CASE("A record no measurement can have written is refused, naming the field", "[report]") {
+  gpuperf::RunRecord r;
+  r.config.model = "simple";
+  r.config.batch_size = 8;
+  r.window_throughput = {100, 110};
+  r.window_seconds = {0.08, 0.0727};
+  r.throughput = gpuperf::summarize(r.window_throughput);
+  r.overall_throughput = 105;
+  CHECK_NOTHROW(gpuperf::from_json<gpuperf::RunRecord>(gpuperf::to_json(r)));
+  auto refused = [&](gpuperf::RunRecord bad, const char* field) {
+    CHECK_THROWS_WITH(gpuperf::from_json<gpuperf::RunRecord>(gpuperf::to_json(bad)),
+                      Catch::Contains(field));
+  };
+  auto bad = r;
+  bad.config.batch_size = -4;
+  refused(bad, "config.batch_size");
+  bad = r;
+  bad.window_throughput = {0, 110};
+  refused(bad, "window_throughput");
+  bad = r;
+  bad.window_seconds = {0.08};
+  refused(bad, "window_seconds");
+  bad = r;
+  bad.overall_throughput = 1e308;
+  refused(bad, "overall_throughput");
+}
+
+TEST_CASE("A command line that is not UTF-8 still gives a result file", "[report]") {
+  gpuperf::RunRecord r;
+  r.config.batch_size = 1;
+  r.command = std::string("seed_benchmark --json r\xff\xfe.json");
+  std::string text;
+  REQUIRE_NOTHROW(text = gpuperf::to_json(r));
+  CHECK(text.find("seed_benchmark --json r") != std::string::npos);
+  CHECK_THROWS_WITH(gpuperf::check_writable(".", "json"), Catch::Contains("is a directory"));
+}

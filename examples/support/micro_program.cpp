@@ -1,5 +1,6 @@
 #include "micro_program.h"
 
+#include <filesystem>
 #include <iostream>
 #include <sstream>
 #include <string>
@@ -88,6 +89,13 @@ MicroRun typed_run(const CLI::App& app, const MicroOptionsText& o) {
 
 // Bad output paths and a bad datasheet file are refused before the run, not after it.
 void check_files(const MicroOptionsText& o) {
+  if (!o.json_path.empty() && !o.markdown_path.empty() &&
+      std::filesystem::weakly_canonical(o.json_path) ==
+          std::filesystem::weakly_canonical(o.markdown_path)) {
+    // One would overwrite the other after the run.
+    throw ConfigError("--markdown: '" + o.markdown_path + "' is also the --json file; give two "
+                      "files");
+  }
   if (!o.json_path.empty()) check_writable(o.json_path, "json");
   if (!o.markdown_path.empty()) check_writable(o.markdown_path, "markdown");
   if (!o.run.specs_path.empty()) {

@@ -7,8 +7,10 @@
 namespace gpuperf::program {
 namespace {
 
+// One line: LibTorch's errors carry a backtrace after the first line.
 int fail(std::ostream& err, const CLI::App& app, const char* what, int code) {
-  err << app.get_name() << ": error: " << what << "\n";
+  const std::string message = what;
+  err << app.get_name() << ": error: " << message.substr(0, message.find('\n')) << "\n";
   return code;
 }
 

@@ -32,6 +32,10 @@ void write_text_file_atomically(const std::string& text, const std::string& path
 }
 
 void check_writable(const std::string& path, const std::string& option) {
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error)) {
+    throw ConfigError("--" + option + ": '" + path + "' is a directory; give a file name");
+  }
   const std::string probe = path + ".probe-" + std::to_string(::getpid());
   std::ofstream out(probe, std::ios::binary | std::ios::trunc);
   if (!out) {

@@ -313,7 +313,9 @@ std::string to_json(const InferenceResult& r) {
         {"reached_saturation", r.serving.reached_saturation},
         {"points", points}};
   }
-  return j.dump(2) + "\n";
+  // Invalid UTF-8 (a file name on the command line) is replaced: the result is never lost
+  // to a byte in it.
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 template <>

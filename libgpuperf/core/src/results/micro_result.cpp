@@ -475,7 +475,9 @@ std::string to_json(const MicroReport& report) {
                     {"peer_links", links},
                     {"results", results},
                     {"warnings", report.warnings}};
-  return out.dump(2) + "\n";
+  // Invalid UTF-8 (a file name on the command line) is replaced: the result is never lost
+  // to a byte in it.
+  return out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace gpuperf

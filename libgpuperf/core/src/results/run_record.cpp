@@ -150,6 +150,29 @@ DistributedSummary read_distributed(const Reader& r) {
   return d;
 }
 
+// A record that no measurement can have written is refused, naming the field: a zero or
+// negative throughput would be judged "the same" as a real one, and 1e308 breaks rankings.
+void check_measured(const Reader& r, const RunRecord& record) {
+  auto plausible = [](double v) { return std::isfinite(v) && v >= 0 && v < 1e15; };
+  if (record.config.batch_size <= 0) r.fail("config.batch_size", "must be > 0");
+  // Hand-made records may leave the window times out; when given, one per window.
+  if (!record.window_seconds.empty() &&
+      record.window_throughput.size() != record.window_seconds.size()) {
+    r.fail("window_seconds", "has " + std::to_string(record.window_seconds.size()) +
+                                 " windows, window_throughput " +
+                                 std::to_string(record.window_throughput.size()));
+  }
+  for (double v : record.window_throughput) {
+    if (!plausible(v) || v == 0) r.fail("window_throughput", "holds " + std::to_string(v));
+  }
+  if (!plausible(record.overall_throughput)) {
+    r.fail("overall_throughput", "is " + std::to_string(record.overall_throughput));
+  }
+  if (!(plausible(record.throughput.median) || std::isnan(record.throughput.median))) {
+    r.fail("throughput.median", "is " + std::to_string(record.throughput.median));
+  }
+}
+
 std::string to_json(const RunRecord& record) {
   const RunConfig& c = record.config;
   json metrics = json::object();
@@ -198,7 +221,9 @@ std::string to_json(const RunRecord& record) {
   };
   // Only data-parallel runs carry it: single-process records stay as they were.
   if (record.distributed.world_size > 1) out["distributed"] = distributed_json(record.distributed);
-  return out.dump(2) + "\n";
+  // Invalid UTF-8 (a file name on the command line) is replaced: the result is never lost
+  // to a byte in it.
+  return out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 template <>
@@ -264,6 +289,7 @@ RunRecord from_json<RunRecord>(const std::string& text) {
     record.metrics[name] = value.is_null() ? kNotAvailable : value.get<double>();
   }
   record.warnings = r.strings("warnings");
+  check_measured(r, record);
   // Absent in single-process records and in every record before data-parallel runs existed.
   if (r.has("distributed")) record.distributed = read_distributed(r.child("distributed"));
   return record;

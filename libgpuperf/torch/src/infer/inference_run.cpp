@@ -34,13 +34,21 @@ std::vector<std::int64_t> InferenceRun::planned_batch_sizes() const {
 }
 
 void InferenceRun::validate() const {
-  for (const std::int64_t b : batch_sizes) {
-    if (b <= 0) {
-      throw ConfigError("--batch-sizes: a batch size must be > 0, got " + std::to_string(b));
+  for (std::size_t i = 0; i < batch_sizes.size(); ++i) {
+    if (batch_sizes[i] <= 0) {
+      throw ConfigError("--batch-sizes: a batch size must be > 0, got " +
+                        std::to_string(batch_sizes[i]));
+    }
+    // The result keys its rows by batch size: a repeat would write a file no reader accepts.
+    for (std::size_t j = 0; j < i; ++j) {
+      if (batch_sizes[j] == batch_sizes[i]) {
+        throw ConfigError("--batch-sizes: " + std::to_string(batch_sizes[i]) +
+                          " is listed twice");
+      }
     }
   }
   for (const double rate : serve_rates) {
-    require_option(rate > 0 && std::isfinite(rate), "serve-rates", rate, "> 0 requests/s");
+    require_option(rate > 0 && rate <= 1e9, "serve-rates", rate, "> 0 and <= 1e9 requests/s");
   }
   require_option(max_batch >= 1, "max-batch", max_batch, ">= 1");
   require_option(num_classes >= 0, "num-classes", num_classes, ">= 0 (0: the model's default)");
@@ -51,8 +59,8 @@ void InferenceRun::validate() const {
   require_option(serve_max_batch >= 0, "serve-max-batch", serve_max_batch,
           ">= 0 (0: the largest measured batch size)");
   require_option(serve_requests >= 1, "serve-requests", serve_requests, ">= 1");
-  require_option(serve_seconds > 0 && std::isfinite(serve_seconds), "serve-seconds", serve_seconds,
-          "> 0");
+  require_option(serve_seconds > 0 && serve_seconds <= 86400, "serve-seconds", serve_seconds,
+                 "> 0 and <= 86400 (a day)");
   require_option(threads >= 0, "threads", threads, ">= 0");
   // More intra-op threads than hardware threads only contend (and 100000 would not start).
   const int hardware = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));

@@ -32,9 +32,12 @@ namespace gpuperf {
 void TrainingRun::validate() const {
   require_option(batch_size > 0, "batch-size", batch_size, "> 0");
   require_option(num_classes >= 0, "num-classes", num_classes, ">= 0 (0: the model's default)");
-  require_option(learning_rate > 0, "lr", learning_rate, "> 0");
-  require_option(momentum >= 0, "momentum", momentum, ">= 0");
-  require_option(weight_decay >= 0, "weight-decay", weight_decay, ">= 0");
+  require_option(learning_rate > 0 && std::isfinite(learning_rate), "lr", learning_rate,
+                 "finite and > 0");
+  require_option(momentum >= 0 && std::isfinite(momentum), "momentum", momentum,
+                 "finite and >= 0");
+  require_option(weight_decay >= 0 && std::isfinite(weight_decay), "weight-decay", weight_decay,
+                 "finite and >= 0");
   require_option(threads >= 0, "threads", threads, ">= 0");
   // More intra-op threads than hardware threads only contend (and 100000 would not start).
   const int hardware = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
