@@ -164,9 +164,7 @@ int run_inference_program(int argc, const char* const* argv) {
   add_serving_options(app, o);
   return run_program(app, argc, argv, [&] {
     if (o.list_models) {
-      for (const auto& name : ModelRegistry::global().names()) {
-        std::cout << name << "\t" << ModelRegistry::global().get(name).description << "\n";
-      }
+      write_text(std::cout, ModelRegistry::global());
       return kExitOk;
     }
     const InferenceRun run = typed_run(app, o);

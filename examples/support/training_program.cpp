@@ -152,9 +152,7 @@ int run_training_program(int argc, const char* const* argv, const TrainingDefaul
   add_distributed_options(app, o);
   return run_program(app, argc, argv, [&] {
     if (o.list_models) {
-      for (const auto& name : ModelRegistry::global().names()) {
-        std::cout << name << "\t" << ModelRegistry::global().get(name).description << "\n";
-      }
+      write_text(std::cout, ModelRegistry::global());
       return kExitOk;
     }
     const TrainingRun run = typed_run(o);

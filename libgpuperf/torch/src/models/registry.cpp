@@ -90,4 +90,10 @@ torch::nn::AnyModule ModelRegistry::create(std::string_view name, std::int64_t n
   return info.factory(num_classes > 0 ? num_classes : info.default_num_classes);
 }
 
+void write_text(std::ostream& out, const ModelRegistry& registry) {
+  for (const auto& name : registry.names()) {
+    out << name << "\t" << registry.get(name).description << "\n";
+  }
+}
+
 }  // namespace gpuperf

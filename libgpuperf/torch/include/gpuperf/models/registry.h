@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <mutex>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -49,5 +50,9 @@ class ModelRegistry {
   mutable std::mutex mutex_;
   std::vector<ModelInfo> models_;
 };
+
+/// One line per registered model, sorted by name: "<name>\t<description>" (the programs'
+/// --list-models).
+void write_text(std::ostream& out, const ModelRegistry& registry);
 
 }  // namespace gpuperf
