@@ -54,6 +54,9 @@ DataParallelSync::DataParallelSync(torch::nn::Module& module, ProcessGroup& grou
   for (std::size_t i = 0; i < buckets_.size(); ++i) {
     buckets_[i].flat = torch::zeros({sizes[i]}, params_[buckets_[i].params.front()].options());
   }
+  if (!params_.empty()) {
+    scale_ = torch::full({}, 1.0 / group_.world_size(), params_.front().options());
+  }
   if (options_.overlap) {
     for (std::size_t k = 0; k < params_.size(); ++k) {
       hooks_.push_back(
@@ -116,14 +119,15 @@ void DataParallelSync::after_backward() {
   for (Bucket& b : buckets_) {
     b.pending();
     b.pending = nullptr;
-    b.flat.mul_(scale);
     for (std::size_t i = 0; i < b.params.size(); ++i) {
       torch::Tensor& p = params_[b.params[i]];
-      const torch::Tensor mean = b.flat.narrow(0, b.offsets[i], p.numel()).view(p.sizes());
+      const torch::Tensor sum = b.flat.narrow(0, b.offsets[i], p.numel()).view(p.sizes());
+      // The mean is written straight into the gradient: one pass over the bucket, not a scaling
+      // pass and then a copy.
       if (p.grad().defined()) {
-        p.mutable_grad().copy_(mean);
+        torch::mul_out(p.mutable_grad(), sum, scale_);
       } else {
-        p.mutable_grad() = mean.clone();
+        p.mutable_grad() = sum * scale;
       }
     }
     b.ready = 0;

@@ -127,30 +127,32 @@ void time_allreduce(ProcessGroup& group, const torch::Device& device, DataParall
 
 RunRecord run_data_parallel_training(const TrainingRun& run, const LaunchEnv& env,
                                      const DataParallelRun& options) {
-  run.validate();
   const torch::Device device = rank_device(run, env);
   TrainingRun rank_run = run;
   rank_run.device = device.str();
   rank_run.quiet = run.quiet || env.rank != 0;
-  ProcessGroup group(env, device, options.group);
+  // The group is joined when the step exists: run_training() has validated and resolved the
+  // run by then, so a bad option fails on every rank before any of them waits for the others.
+  std::unique_ptr<ProcessGroup> group;
   std::shared_ptr<DataParallelSync> sync;
   TrainingHooks hooks;
   hooks.gradient_sync = [&](TrainStep& step) {
-    sync = std::make_shared<DataParallelSync>(step.module(), group, options.sync);
+    group = std::make_unique<ProcessGroup>(env, device, options.group);
+    sync = std::make_shared<DataParallelSync>(step.module(), *group, options.sync);
     return sync;
   };
   hooks.data_seed_offset = 1000003ULL * static_cast<std::uint64_t>(env.rank);
   hooks.after_measure = [&](TrainStep& step, RunRecord& record) {
     DistributedSummary& d = record.distributed;
     d.world_size = env.world_size;
-    d.backend = group.backend_name();
+    d.backend = group->backend_name();
     d.launcher = env.launcher;
-    d.interconnect = describe_interconnect(group, device);
+    d.interconnect = describe_interconnect(*group, device);
     d.buckets = static_cast<std::int64_t>(sync->bucket_count());
     d.gradient_bytes = sync->gradient_bytes();
-    gather_throughput(group, device, record);
-    d.parameters_identical = parameters_identical_across_ranks(step.module(), group);
-    time_allreduce(group, device, *sync, record);
+    gather_throughput(*group, device, record);
+    d.parameters_identical = parameters_identical_across_ranks(step.module(), *group);
+    time_allreduce(*group, device, *sync, record);
     d.baseline_throughput = options.baseline_throughput;
     if (options.baseline_throughput > 0) {
       d.scaling_efficiency = d.global_throughput / (env.world_size * options.baseline_throughput);

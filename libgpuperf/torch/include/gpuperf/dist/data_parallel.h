@@ -76,6 +76,7 @@ class DataParallelSync : public GradientSync {
   std::vector<bool> written_;            // param index -> gradient copied this step
   std::vector<unsigned> hooks_;          // param index -> its hook's handle (with overlap)
   std::vector<Bucket> buckets_;
+  torch::Tensor scale_;  // 1 / world size, on the parameters' device (the gradients' dtype)
   std::size_t next_launch_ = 0;          // buckets launch in order on every rank
   // Off while a step accumulates micro-batches: a hook sees one micro-batch's contribution, not
   // the sum, so after_backward() then reads the accumulated gradients (no overlap).
