@@ -42,28 +42,31 @@ for n in 2 4; do
 done
 
 # torchrun's and Open MPI's variables, set by hand for two processes.
-port=$(free_port)
-RANK=1 WORLD_SIZE=2 LOCAL_RANK=1 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
-  timeout 300 "$program" "${tiny[@]}" --json "$work/t1.json" >"$work/t1.out" 2>&1 &
-RANK=0 WORLD_SIZE=2 LOCAL_RANK=0 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
-  timeout 300 "$program" "${tiny[@]}" --json "$work/t.json" >"$work/t0.out" 2>&1
-rc=$?; wait
-if [ $rc -eq 0 ] && check_record "$work/t.json" 2 torchrun && [ ! -e "$work/t1.json" ]; then
-  echo "ok: torchrun variables (rank 0 alone writes the result)"
-else
-  fail "torchrun variables: rc $rc, $(tail -3 "$work/t0.out")"
-fi
-port=$(free_port)
-OMPI_COMM_WORLD_RANK=1 OMPI_COMM_WORLD_SIZE=2 OMPI_COMM_WORLD_LOCAL_RANK=1 OMPI_COMM_WORLD_LOCAL_SIZE=2 MASTER_PORT=$port \
-  timeout 300 "$program" "${tiny[@]}" --json "$work/m1.json" >"$work/m1.out" 2>&1 &
-OMPI_COMM_WORLD_RANK=0 OMPI_COMM_WORLD_SIZE=2 OMPI_COMM_WORLD_LOCAL_RANK=0 OMPI_COMM_WORLD_LOCAL_SIZE=2 MASTER_PORT=$port \
-  timeout 300 "$program" "${tiny[@]}" --json "$work/m.json" >"$work/m0.out" 2>&1
-rc=$?; wait
-if [ $rc -eq 0 ] && check_record "$work/m.json" 2 mpi; then
-  echo "ok: Open MPI variables"
-else
-  fail "Open MPI variables: rc $rc, $(tail -3 "$work/m0.out")"
-fi
+# two_ranks <name> <launcher> <rank 1's variables...> -- <rank 0's variables...>
+two_ranks() {
+  local name=$1 launcher=$2 one=() zero=() port
+  shift 2
+  while [ "$1" != -- ]; do one+=("$1"); shift; done
+  shift
+  zero=("$@")
+  port=$(free_port)
+  env "${one[@]}" MASTER_PORT=$port \
+    timeout 300 "$program" "${tiny[@]}" --json "$work/$name-1.json" >"$work/$name-1.out" 2>&1 &
+  env "${zero[@]}" MASTER_PORT=$port \
+    timeout 300 "$program" "${tiny[@]}" --json "$work/$name.json" >"$work/$name-0.out" 2>&1
+  local rc=$?
+  wait
+  if [ $rc -eq 0 ] && check_record "$work/$name.json" 2 "$launcher" && [ ! -e "$work/$name-1.json" ]; then
+    echo "ok: $launcher variables (rank 0 alone writes the result)"
+  else
+    fail "$launcher variables: rc $rc, $(tail -3 "$work/$name-0.out")"
+  fi
+}
+two_ranks t torchrun RANK=1 WORLD_SIZE=2 LOCAL_RANK=1 MASTER_ADDR=127.0.0.1 -- \
+  RANK=0 WORLD_SIZE=2 LOCAL_RANK=0 MASTER_ADDR=127.0.0.1
+two_ranks m mpi OMPI_COMM_WORLD_RANK=1 OMPI_COMM_WORLD_SIZE=2 OMPI_COMM_WORLD_LOCAL_RANK=1 \
+  OMPI_COMM_WORLD_LOCAL_SIZE=2 -- OMPI_COMM_WORLD_RANK=0 OMPI_COMM_WORLD_SIZE=2 \
+  OMPI_COMM_WORLD_LOCAL_RANK=0 OMPI_COMM_WORLD_LOCAL_SIZE=2
 
 # A rank killed mid-run: the launcher names it and stops the others; no result file.
 "$program" --device cpu --batch-size 8 --warmup 1 --steps-per-window 1 --windows 100000 --threads 1 \

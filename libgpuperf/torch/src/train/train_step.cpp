@@ -344,10 +344,14 @@ StepResult TrainStep::run_step(const Tensors& batch, bool capturing) {
   // accumulation, and chunk() gives fewer when the batch has fewer samples than
   // accumulation_steps.
   std::vector<Tensors> micro;
-  for (const auto& t : batch) {
-    const Tensors chunks = t.chunk(options_.accumulation_steps);
-    micro.resize(chunks.size());
-    for (std::size_t i = 0; i < chunks.size(); ++i) micro[i].push_back(chunks[i]);
+  if (options_.accumulation_steps == 1) {
+    micro.push_back(batch);  // the common case: no views to make on every step
+  } else {
+    for (const auto& t : batch) {
+      const Tensors chunks = t.chunk(options_.accumulation_steps);
+      micro.resize(chunks.size());
+      for (std::size_t i = 0; i < chunks.size(); ++i) micro[i].push_back(chunks[i]);
+    }
   }
   if (sync_) sync_->begin_step(static_cast<int>(micro.size()));
   const double samples = static_cast<double>(batch.front().size(0));
