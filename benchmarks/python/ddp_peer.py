@@ -21,7 +21,7 @@ import torch.distributed as dist
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from train_peer import build, time_windows  # noqa: E402  (the single-GPU peer's model and method)
+from train_peer import build, make_optimizer, set_backends, time_windows  # noqa: E402
 
 
 def main():
@@ -47,26 +47,13 @@ def main():
         torch.cuda.set_device(device)
     dist.init_process_group("nccl" if cuda else "gloo")
     rank, world = dist.get_rank(), dist.get_world_size()
-    torch.backends.cudnn.benchmark = True
-    if a.precision == "fp32":
-        torch.backends.cuda.matmul.allow_tf32 = False
-        torch.backends.cudnn.allow_tf32 = False
-    elif a.precision == "tf32":
-        torch.backends.cuda.matmul.allow_tf32 = True
-        torch.backends.cudnn.allow_tf32 = True
+    set_backends(a.precision)
     torch.manual_seed(0)
     model, shape, classes = build(a.model)
     fmt = torch.channels_last if a.memory_format == "channels_last" else torch.contiguous_format
     model = model.to(device).to(memory_format=fmt)
     model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[local_rank] if cuda else None)
-    fused = {"fused": True} if a.fused == "on" else {}
-    params = model.parameters()
-    if a.optimizer == "adam":
-        opt = torch.optim.Adam(params, lr=a.lr, **fused)
-    elif a.optimizer == "adamw":
-        opt = torch.optim.AdamW(params, lr=a.lr, **fused)
-    else:
-        opt = torch.optim.SGD(params, lr=a.lr, momentum=0.9, **fused)
+    opt = make_optimizer(a.optimizer, model.parameters(), a.lr, a.fused == "on")
     amp_dtype = {"fp16": torch.float16, "bf16": torch.bfloat16}.get(a.precision)
     scaler = torch.amp.GradScaler(device.type, enabled=a.precision == "fp16")
     torch.manual_seed(1000003 * rank)  # each rank its own data

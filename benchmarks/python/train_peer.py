@@ -46,6 +46,26 @@ def build(model_name):
     return getattr(torchvision.models, model_name)(), (3, 224, 224), 1000
 
 
+def set_backends(precision):
+    """cuDNN autotuning on; TF32 off for fp32, on for tf32 (PyTorch's defaults otherwise)."""
+    torch.backends.cudnn.benchmark = True
+    if precision in ("fp32", "tf32"):
+        torch.backends.cuda.matmul.allow_tf32 = precision == "tf32"
+        torch.backends.cudnn.allow_tf32 = precision == "tf32"
+
+
+def make_optimizer(name, params, lr, fused, capturable=False):
+    """Adam, AdamW or SGD (momentum 0.9) as gpuperf builds them; fused and capturable on request
+    (SGD has no capturable flag)."""
+    extra = {"fused": True} if fused else {}
+    if name == "sgd":
+        return torch.optim.SGD(params, lr=lr, momentum=0.9, **extra)
+    if capturable:
+        extra["capturable"] = True
+    cls = torch.optim.Adam if name == "adam" else torch.optim.AdamW
+    return cls(params, lr=lr, **extra)
+
+
 def time_windows(step, batch_size, windows, steps_per_window, cuda):
     """gpuperf's method: timed windows of steps between two marks (CUDA events on the GPU, no host
     sync inside a window; a steady clock on the CPU). Returns samples/s per window and the last
@@ -92,27 +112,15 @@ def main():
         return 2
 
     device = torch.device(a.device)
-    torch.backends.cudnn.benchmark = True
-    if a.precision == "fp32":
-        torch.backends.cuda.matmul.allow_tf32 = False
-        torch.backends.cudnn.allow_tf32 = False
-    elif a.precision == "tf32":
-        torch.backends.cuda.matmul.allow_tf32 = True
-        torch.backends.cudnn.allow_tf32 = True
+    set_backends(a.precision)
     torch.manual_seed(0)
     model, shape, classes = build(a.model)
     model = model.to(device)
     fmt = torch.channels_last if a.memory_format == "channels_last" else torch.contiguous_format
     model = model.to(memory_format=fmt)
     params = model.parameters()
-    fused = {"fused": True} if a.fused == "on" else {}
-    capturable = {"capturable": True} if a.graph == "on" and a.optimizer != "sgd" else {}
-    if a.optimizer == "adam":
-        opt = torch.optim.Adam(params, lr=a.lr, **fused, **capturable)
-    elif a.optimizer == "adamw":
-        opt = torch.optim.AdamW(params, lr=a.lr, **fused, **capturable)
-    else:
-        opt = torch.optim.SGD(params, lr=a.lr, momentum=0.9, **fused)
+    opt = make_optimizer(a.optimizer, params, a.lr, a.fused == "on",
+                         capturable=a.graph == "on")
     amp_dtype = {"fp16": torch.float16, "bf16": torch.bfloat16}.get(a.precision)
     if hasattr(torch, "amp") and hasattr(torch.amp, "GradScaler"):
         scaler = torch.amp.GradScaler(device.type, enabled=a.precision == "fp16")
