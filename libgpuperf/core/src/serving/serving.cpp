@@ -8,6 +8,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "gpuperf/base/error.h"
@@ -78,32 +79,23 @@ class SimulatedClock final : public ServerClock {
   const BatchServiceFunction& service_;
 };
 
-// Seconds on the steady clock since construction. Waits sleep until ~0.3 ms before the
-// deadline, then spin: sleeps overshoot by tens of microseconds, which would add to every
-// latency at sub-millisecond service times.
+// Real time on a ServingClock, batches executed by `execute`.
 class MeasuredClock final : public ServerClock {
  public:
-  explicit MeasuredClock(const BatchExecutor& execute)
-      : execute_(execute), origin_(std::chrono::steady_clock::now()) {}
+  MeasuredClock(const BatchExecutor& execute, ServingClock& clock)
+      : execute_(execute), clock_(clock) {}
   double start(double due) override {
-    for (double now = this->now(); now < due; now = this->now()) {
-      if (due - now > 5e-4) {
-        std::this_thread::sleep_for(std::chrono::duration<double>(due - now - 3e-4));
-      }
-    }
-    return now();
+    clock_.wait_until(due);
+    return clock_.now();
   }
   double finish(std::int64_t size, double /*started*/) override {
     execute_(size);
-    return now();
+    return clock_.now();
   }
 
  private:
-  double now() const {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - origin_).count();
-  }
   const BatchExecutor& execute_;
-  std::chrono::steady_clock::time_point origin_;
+  ServingClock& clock_;
 };
 
 // Poisson arrival times (seconds from 0) of the run's requests.
@@ -194,14 +186,38 @@ ServingResult simulate_serving(const BatchServiceFunction& service, const Servin
   return serve(clock, options, arrivals(options), checked_service(service, options.max_batch));
 }
 
+SteadyServingClock::SteadyServingClock() : origin_(std::chrono::steady_clock::now()) {}
+
+double SteadyServingClock::now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - origin_).count();
+}
+
+void SteadyServingClock::wait_until(double seconds) {
+  for (double t = now(); t < seconds; t = now()) {
+    if (seconds - t > 5e-4) {
+      std::this_thread::sleep_for(std::chrono::duration<double>(seconds - t - 3e-4));
+    }
+  }
+}
+
 ServingResult run_serving(const BatchExecutor& execute, const ServingOptions& options,
-                          const BatchServiceFunction& capacity_service) {
+                          const BatchServiceFunction& capacity_service, ServingClock& clock) {
   options.validate();
   if (!execute) throw ConfigError("serving: the batch executor is empty");
   const double full =
       capacity_service ? checked_service(capacity_service, options.max_batch) : 0;
-  MeasuredClock clock(execute);
-  return serve(clock, options, arrivals(options), full);
+  // Arrival times count from the start of the run on the caller's clock.
+  MeasuredClock server(execute, clock);
+  auto arrival = arrivals(options);
+  const double origin = clock.now();
+  for (auto& a : arrival) a += origin;
+  return serve(server, options, arrival, full);
+}
+
+ServingResult run_serving(const BatchExecutor& execute, const ServingOptions& options,
+                          const BatchServiceFunction& capacity_service) {
+  SteadyServingClock clock;
+  return run_serving(execute, options, capacity_service, clock);
 }
 
 ServingSweep sweep_serving(const BatchServiceFunction& service, const ServingOptions& base,
@@ -223,7 +239,8 @@ ServingSweep sweep_serving(const BatchServiceFunction& service, const ServingOpt
 
 ServingSweep sweep_serving_measured(const BatchExecutor& execute, const ServingOptions& base,
                                     std::vector<double> rates, double seconds_per_rate,
-                                    const BatchServiceFunction& capacity_service) {
+                                    const BatchServiceFunction& capacity_service,
+                                    ServingClock& clock) {
   if (rates.empty()) throw ConfigError("--serve-rates: no rates given");
   if (!(seconds_per_rate > 0) || !std::isfinite(seconds_per_rate)) {
     throw ConfigError("--serve-seconds: must be > 0, got " + std::to_string(seconds_per_rate));
@@ -235,13 +252,21 @@ ServingSweep sweep_serving_measured(const BatchExecutor& execute, const ServingO
     options.rate = rate;
     const double wanted = std::max(100.0, std::ceil(rate * seconds_per_rate));
     options.requests = std::min(base.requests, static_cast<std::int64_t>(wanted));
-    sweep.points.push_back(run_serving(execute, options, capacity_service));
+    sweep.points.push_back(run_serving(execute, options, capacity_service, clock));
     if (sweep.points.back().saturated) {
       sweep.reached_saturation = true;
       break;
     }
   }
   return sweep;
+}
+
+ServingSweep sweep_serving_measured(const BatchExecutor& execute, const ServingOptions& base,
+                                    std::vector<double> rates, double seconds_per_rate,
+                                    const BatchServiceFunction& capacity_service) {
+  SteadyServingClock clock;
+  return sweep_serving_measured(execute, base, std::move(rates), seconds_per_rate,
+                                capacity_service, clock);
 }
 
 BatchServiceFunction interpolated_service_time(

@@ -19,6 +19,7 @@
 //   auto result = gpuperf::simulate_serving([](std::int64_t n) { return 1e-3 + 2e-4 * n; },
 //   options); std::cout << result.achieved_rate << " req/s, p99 " << result.latency.p99 << " s\n";
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -74,13 +75,44 @@ struct ServingResult {
 /// a device synchronisation, for a GPU).
 using BatchExecutor = std::function<void(std::int64_t batch_size)>;
 
-/// The policy of simulate_serving, executed in real time: arrivals are scheduled on the steady
-/// clock from the same seeded Poisson process (open loop: a late server does not delay later
-/// arrivals, they queue), the server waits until a batch is due (sleeping, then spinning for the
-/// last ~0.3 ms), runs `execute` and stamps the completion when it returns. Latencies, waits and
-/// service times are measured, not modelled. `capacity_service` (optional) gives a full batch's
-/// service time for the capacity figure and the first saturation rule; without it only the
-/// queue-growth rule applies. Throws ConfigError for bad options.
+/// The time source of run_serving: seconds since an arbitrary origin and a wait until a time.
+/// Programs use SteadyServingClock; tests inject a simulated clock, so that how busy the machine
+/// is cannot change what they check.
+class ServingClock {
+ public:
+  virtual ~ServingClock() = default;
+  /// Seconds since the clock's origin; never decreases.
+  [[nodiscard]] virtual double now() = 0;
+  /// Returns once now() >= `seconds` (at once when that time has passed).
+  virtual void wait_until(double seconds) = 0;
+};
+
+/// std::chrono::steady_clock from construction. Waits sleep until ~0.3 ms before the deadline,
+/// then spin: sleeps overshoot by tens of microseconds, which would add to every latency at
+/// sub-millisecond service times.
+class SteadyServingClock final : public ServingClock {
+ public:
+  SteadyServingClock();
+  [[nodiscard]] double now() override;
+  void wait_until(double seconds) override;
+
+ private:
+  std::chrono::steady_clock::time_point origin_;
+};
+
+/// The policy of simulate_serving, executed in real time: arrivals are scheduled on `clock`
+/// from the same seeded Poisson process (open loop: a late server does not delay later
+/// arrivals, they queue), the server waits until a batch is due, runs `execute` and stamps the
+/// completion when it returns. Latencies, waits and service times are measured, not modelled.
+/// `capacity_service` (optional) gives a full batch's service time for the capacity figure and
+/// the first saturation rule; without it only the queue-growth rule applies. Throws ConfigError
+/// for bad options.
+[[nodiscard]] ServingResult run_serving(const BatchExecutor& execute,
+                                        const ServingOptions& options,
+                                        const BatchServiceFunction& capacity_service,
+                                        ServingClock& clock);
+
+/// run_serving on a SteadyServingClock.
 [[nodiscard]] ServingResult run_serving(const BatchExecutor& execute,
                                         const ServingOptions& options,
                                         const BatchServiceFunction& capacity_service = {});
@@ -99,6 +131,14 @@ struct ServingSweep {
 /// run_serving for each rate (sorted ascending), stopping after the first saturated one. Each
 /// rate runs max(100, rate x seconds_per_rate) requests, at most base.requests, so that slow
 /// rates do not take minutes.
+[[nodiscard]] ServingSweep sweep_serving_measured(const BatchExecutor& execute,
+                                                  const ServingOptions& base,
+                                                  std::vector<double> rates,
+                                                  double seconds_per_rate,
+                                                  const BatchServiceFunction& capacity_service,
+                                                  ServingClock& clock);
+
+/// sweep_serving_measured on a SteadyServingClock.
 [[nodiscard]] ServingSweep sweep_serving_measured(const BatchExecutor& execute,
                                                   const ServingOptions& base,
                                                   std::vector<double> rates,
