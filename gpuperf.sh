@@ -15,8 +15,9 @@ jobs=${JOBS:-$(nproc)}
 # the HTML report in headless Chromium.
 packages=(cmake ninja-build g++ libtorch-dev libspdlog-dev libfmt-dev catch2 nlohmann-json3-dev
           libcli11-dev libgloo-dev python3)
-# python3: the golden-record and layer checks; procps: pgrep in the data-parallel launch test.
-test_packages=(chromium procps)
+# python3: the golden-record and layer checks; procps: pgrep in the data-parallel launch test;
+# python3-jsonschema: the checks of every output format against docs/schema.
+test_packages=(chromium procps python3-jsonschema)
 
 install_missing() {
   if ! command -v dpkg-query >/dev/null || ! command -v apt-get >/dev/null; then
