@@ -26,7 +26,7 @@ int main(int argc, char** argv) {
   std::string baseline, format = "md", output, specs_path;
   std::vector<std::string> specs_extra;
   gpuperf::CompareOptions options;
-  app.add_option("files", files, "result files (gpuperf.run/1 or gpuperf.inference/1 JSON)")
+  app.add_option("files", files, "result files (gpuperf.run/1 or gpuperf.inference/2 JSON)")
       ->required();
   app.add_option("--baseline", baseline,
                  "baseline: one of the files, or a GPU name/id (default: the first file)");

@@ -358,7 +358,7 @@ TEST_CASE("An inference result has headline figures and JSON that marks serving 
   result.serving = gpuperf::sweep_serving(
       gpuperf::interpolated_service_time({{1, 1e-3}, {8, 2e-3}}), serving, {100, 1e6});
   const auto j = nlohmann::json::parse(gpuperf::to_json(result));
-  CHECK(j.at("schema") == "gpuperf.inference/1");
+  CHECK(j.at("schema") == "gpuperf.inference/2");
   CHECK(j.at("batches").size() == 3);
   CHECK(j.at("headline").at("best_batch_size") == 8);
   CHECK(j.at("batches").at(0).at("latency").at("p50_s").get<double>() == Approx(1e-3));
@@ -426,8 +426,21 @@ TEST_CASE("An inference result reads back from its JSON with fingerprint and lat
   REQUIRE(back.serving.points.size() == 1);
   CHECK(back.serving.points[0].offered_rate == 100);
   CHECK(back.serving_options.requests == 200);
+  CHECK(back.device == "cuda:0");  // from the device object's kind and index
+  CHECK(back.device_name == "NVIDIA H200");
   // What was read writes the same file again.
   CHECK(gpuperf::to_json(back) == gpuperf::to_json(result));
+
+  // Version 1 files (the device as a string, the object under "fingerprint") still read.
+  auto v1 = nlohmann::json::parse(gpuperf::to_json(result));
+  v1["schema"] = "gpuperf.inference/1";
+  v1["fingerprint"] = v1["device"];
+  v1["device"] = "cuda:1";
+  v1["device_name"] = "NVIDIA H200";
+  const auto old = gpuperf::from_json<gpuperf::InferenceResult>(v1.dump());
+  CHECK(old.device == "cuda:1");
+  CHECK(old.fingerprint.sm_count == 132);
+  CHECK(old.device_name == "NVIDIA H200");
 
   // Malformed files name the field.
   auto j = nlohmann::json::parse(gpuperf::to_json(result));

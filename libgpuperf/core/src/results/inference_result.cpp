@@ -55,15 +55,23 @@ void read_run_fields(const detail::JsonReader& r, InferenceResult& out) {
   out.timestamp_utc = r.string("timestamp_utc");
   out.command = r.string("command");
   out.model = r.string("model");
-  out.device = r.string("device");
-  out.device_name = r.string("device_name");
-  // Written since inference results joined compare/report/advise; older files name the device
-  // only, which is enough to match it in the datasheet database by name.
-  if (r.has("fingerprint")) {
-    out.fingerprint = detail::read_device(r.child("fingerprint"));
+  if (r.string("schema") == kInferenceSchemaV1) {
+    out.device = r.string("device");
+    out.device_name = r.string("device_name");
+    // Written since inference results joined compare/report/advise; older files name the device
+    // only, which is enough to match it in the datasheet database by name.
+    if (r.has("fingerprint")) {
+      out.fingerprint = detail::read_device(r.child("fingerprint"));
+    } else {
+      out.fingerprint.name = out.device_name;
+      out.fingerprint.kind = out.device.substr(0, out.device.find(':'));
+    }
   } else {
-    out.fingerprint.name = out.device_name;
-    out.fingerprint.kind = out.device.substr(0, out.device.find(':'));
+    out.fingerprint = detail::read_device(r.child("device"));
+    out.device_name = out.fingerprint.name;
+    out.device = out.fingerprint.kind == "cpu"
+                     ? out.fingerprint.kind
+                     : out.fingerprint.kind + ":" + std::to_string(out.fingerprint.index);
   }
   if (r.has("input_shape")) out.input_shape = r.integers("input_shape");
   if (r.has("cudnn_benchmark")) out.cudnn_benchmark = r.boolean("cudnn_benchmark");
@@ -266,9 +274,7 @@ std::string to_json(const InferenceResult& r) {
                       {"timestamp_utc", r.timestamp_utc},
                       {"command", r.command},
                       {"model", r.model},
-                      {"device", r.device},
-                      {"device_name", r.device_name},
-                      {"fingerprint", detail::device_json(r.fingerprint)},
+                      {"device", detail::device_json(r.fingerprint)},
                       {"input_shape", r.input_shape},
                       {"cudnn_benchmark", r.cudnn_benchmark},
                       {"seed", r.seed},
@@ -325,7 +331,7 @@ InferenceResult from_json<InferenceResult>(const std::string& text) {
   const detail::JsonReader r(parsed, what, "");
   InferenceResult out;
   const std::string schema = r.string("schema");
-  if (schema != kInferenceSchema) {
+  if (schema != kInferenceSchema && schema != kInferenceSchemaV1) {
     r.fail(r.field("schema"), "is '" + schema + "', expected '" + kInferenceSchema + "'");
   }
   read_run_fields(r, out);

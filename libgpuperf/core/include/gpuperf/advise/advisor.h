@@ -9,7 +9,7 @@
 //   auto ranking = gpuperf::advise(request, db, measured_runs, published);
 //   gpuperf::write_advice(std::cout, request, ranking);
 //
-// Inference: measured inference results (gpuperf.inference/1) give each GPU's throughput at the
+// Inference: measured inference results (gpuperf.inference/2) give each GPU's throughput at the
 // best batch size whose p99 per-call latency fits the budget:
 //
 //   request.mode = "inference";

@@ -5,7 +5,7 @@
 // gpuperf_compare, gpuperf_report and gpuperf_advise take inference results beside training
 // records.
 //
-//   auto result = gpuperf::from_json<InferenceResult>(text);   // schema gpuperf.inference/1
+//   auto result = gpuperf::from_json<InferenceResult>(text);   // gpuperf.inference/2 or /1
 //   for (const auto& b : result.batches) std::cout << b.batch_size << ": " << b.latency.p50 <<
 //   "\n";
 
@@ -21,8 +21,12 @@
 
 namespace gpuperf {
 
-/// The schema tag of inference result files.
-inline constexpr const char* kInferenceSchema = "gpuperf.inference/1";
+/// The schema tag of inference result files. Version 2 names the device object "device", as run
+/// records do; version 1 (still read) wrote "device" as a string ("cuda:0") beside "device_name"
+/// and the object under "fingerprint".
+inline constexpr const char* kInferenceSchema = "gpuperf.inference/2";
+/// The tag of version 1 inference results, which readers still accept.
+inline constexpr const char* kInferenceSchemaV1 = "gpuperf.inference/1";
 /// Per-call latencies a result file holds at most per batch size (a bound on the file's size).
 inline constexpr std::size_t kMaxStoredLatencies = 100000;
 
@@ -90,7 +94,7 @@ struct InferenceHeadline {
 /// A human-readable table of the result, then the serving sweep if there is one.
 void write_text(std::ostream& out, const InferenceResult& result);
 
-/// The result as JSON text (schema "gpuperf.inference/1"). Per-call latencies, where kept, are
+/// The result as JSON text (schema "gpuperf.inference/2"). Per-call latencies, where kept, are
 /// written as "latencies_s", at most kMaxStoredLatencies per batch size (evenly_spaced()).
 [[nodiscard]] std::string to_json(const InferenceResult& result);
 
