@@ -16,8 +16,9 @@ jobs=${JOBS:-$(nproc)}
 packages=(cmake ninja-build g++ libtorch-dev libspdlog-dev libfmt-dev catch2 nlohmann-json3-dev
           libcli11-dev libgloo-dev python3)
 # python3: the golden-record and layer checks; procps: pgrep in the data-parallel launch test;
-# python3-jsonschema: the checks of every output format against docs/schema.
-test_packages=(chromium procps python3-jsonschema)
+# python3-jsonschema: the checks of every output format against docs/schema; libbenchmark-tools
+# and python3-scipy: Google Benchmark's compare.py, reading the --benchmark-json output.
+test_packages=(chromium procps python3-jsonschema libbenchmark-tools python3-scipy)
 
 install_missing() {
   if ! command -v dpkg-query >/dev/null || ! command -v apt-get >/dev/null; then

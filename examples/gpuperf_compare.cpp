@@ -31,7 +31,8 @@ int main(int argc, char** argv) {
   app.add_option("--baseline", baseline,
                  "baseline: one of the files, or a GPU name/id (default: the first file)");
   app.add_option("--format", format, "md or csv")->capture_default_str();
-  app.add_option("-o,--output", output, "write the table to this file instead of stdout");
+  app.add_option("-o,--output", output,
+                 "write the table to this file ('-' or none: standard output)");
   app.add_option("--alpha", options.alpha, "significance level of the Welch t-test")
       ->capture_default_str();
   app.add_option("--min-change", options.min_change,
@@ -53,13 +54,10 @@ int main(int argc, char** argv) {
     const auto comparison = gpuperf::compare_results(results, options, specs ? &*specs : nullptr);
     std::ostringstream text;
     gpuperf::write_comparison(text, comparison, table_format);
-    if (output.empty()) {
-      std::cout << text.str();
-    } else {
-      gpuperf::check_not_an_input(output, files, "--output");
-      gpuperf::check_writable(output, "output");
-      gpuperf::write_text_file_atomically(text.str(), output);
-    }
+    if (output.empty()) output = gpuperf::kStdoutPath;
+    gpuperf::check_not_an_input(output, files, "--output");
+    gpuperf::check_writable(output, "output");
+    gpuperf::write_text_file_atomically(text.str(), output);
     return gpuperf::program::kExitOk;
   });
 }

@@ -29,7 +29,7 @@ int main(int argc, char** argv) {
   gpuperf::HtmlReportOptions options;
   app.add_option("files", files, "result files (gpuperf.run/1 or gpuperf.inference/2 JSON)")
       ->required();
-  app.add_option("-o,--output", output, "HTML file to write")->capture_default_str();
+  app.add_option("-o,--output", output, "HTML file to write ('-': standard output)")->capture_default_str();
   app.add_option("--title", options.title, "page title")->capture_default_str();
   app.add_option("--subtitle", options.subtitle, "a line under the title");
   app.add_option("--specs", specs_path, "spec database file (default: shipped one)");
@@ -55,7 +55,7 @@ int main(int argc, char** argv) {
     gpuperf::check_not_an_input(output, files, "--output");
     gpuperf::check_writable(output, "output");
     gpuperf::write_text_file_atomically(html.str(), output);
-    std::cout << "wrote " << output << " (" << results.runs.size() << " training run(s), "
+    (gpuperf::is_stdout_path(output) ? std::cerr : std::cout) << "wrote " << output << " (" << results.runs.size() << " training run(s), "
               << results.inference.size() << " inference result(s), " << published.size()
               << " published figure(s))\n";
     return gpuperf::program::kExitOk;

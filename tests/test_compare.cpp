@@ -17,6 +17,7 @@
 #include "gpuperf/report/compare.h"
 #include "gpuperf/report/html_report.h"
 #include "gpuperf/report/result_files.h"
+#include "gpuperf/results/csv.h"
 #include "gpuperf/specs/specs.h"
 
 namespace {
@@ -138,10 +139,14 @@ TEST_CASE("compare groups workloads and judges against a GPU-name baseline", "[c
   CHECK_THAT(md.str(), Catch::Contains("Welch"));
   std::ostringstream csv;
   gpuperf::write_comparison(csv, table, gpuperf::TableFormat::kCsv);
-  CHECK(csv.str().rfind("workload,GPU,software,file", 0) == 0);
+  CHECK(csv.str().rfind("kind,model,precision,memory_format,optimizer,graph_mode", 0) == 0);
   CHECK_THAT(csv.str(), Catch::Contains("\"LibTorch 2.11.0, CUDA 13.0\""));
   const std::string csv_text = csv.str();
-  CHECK(std::count(csv_text.begin(), csv_text.end(), '\n') == 4);
+  CHECK(std::count(csv_text.begin(), csv_text.end(), '\n') == 4);  // header + 3 rows
+  // Raw numbers: the H200's speedup as a plain number, no "x", no display rounding.
+  CHECK(csv_text.find("x,") == std::string::npos);
+  CHECK(csv_text.find("n/a") == std::string::npos);
+  CHECK_THAT(csv_text, Catch::Contains("h200.json,false,"));
 
   options.baseline = "h200.json";
   CHECK(gpuperf::compare_runs(runs, options, &db).rows[0].path == "h200.json");
@@ -386,7 +391,14 @@ TEST_CASE("Inference results compare per batch size, old files included", "[comp
                            Catch::Contains("Mann-Whitney U test"));
   std::ostringstream csv;
   gpuperf::write_comparison(csv, by_gpu, gpuperf::TableFormat::kCsv);
-  CHECK_THAT(csv.str(), Catch::Contains("\n\nworkload,GPU,software,file,p50 ms"));
+  // One table: one header, a row per training file and per inference batch size, nothing blank.
+  const std::string csv_text = csv.str();
+  CHECK(csv_text.find("\n\n") == std::string::npos);
+  CHECK(csv_text.find("kind,model") == 0);
+  CHECK(csv_text.find("kind,model", 1) == std::string::npos);
+  CHECK(std::count(csv_text.begin(), csv_text.end(), '\n') ==
+        static_cast<long>(1 + by_gpu.training.rows.size() + by_gpu.inference.rows.size()));
+  CHECK_THAT(csv_text, Catch::Contains("\r\ninference,") && Catch::Contains("\r\ntrain,"));
 
   options.baseline = "Voodoo 5";
   CHECK_THROWS_WITH(gpuperf::compare_results(mixed, options, &db),

@@ -198,6 +198,5 @@ TEST_CASE("steady clock timer measures a sleep", "[timing]") {
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   const auto b = timer->mark();
   CHECK(timer->seconds(a, b) >= 0.019);
-  CHECK(timer->seconds(a, b) < 1.0);
   CHECK(timer->name() == "steady-clock");
 }

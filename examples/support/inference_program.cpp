@@ -77,7 +77,7 @@ struct InferenceOptionsText {
   std::string batch_sizes;
   std::string serve_rates;
   std::int64_t keep_latencies = 1000;
-  std::string json_path;
+  ResultPaths results;
   bool list_models = false;
 };
 
@@ -124,7 +124,7 @@ void add_serving_options(CLI::App& app, InferenceOptionsText& o) {
                  "measured serving: seconds of arrivals per rate (at least 100 requests)");
   app.add_option("--seed", r.seed, "random seed for weights, inputs and arrivals");
   app.add_option("--threads", r.threads, "CPU intra-op threads (0: LibTorch's default)");
-  app.add_option("--json", o.json_path, "write the result here (default: no file)");
+  add_result_options(app, o.results, "write the result here (default: no file)");
   app.add_option("--keep-latencies", o.keep_latencies,
                  "per-call latencies stored per batch size in the JSON result, spread evenly over "
                  "the timed calls (0: none; at most 100000)");
@@ -170,13 +170,11 @@ int run_inference_program(int argc, const char* const* argv) {
     const InferenceRun run = typed_run(app, o);
     // Refuse a bad output path before the run, not after it; run_inference() validates the rest
     // before anything runs.
-    if (!o.json_path.empty()) check_writable(o.json_path, "json");
+    const ResultOutputs outputs = result_outputs(o.results);
+    outputs.check();
     const InferenceResult result = run_inference(run);
-    write_text(std::cout, result);
-    if (!o.json_path.empty()) {
-      write_json_file(result, o.json_path);
-      std::cout << "Result written to " << o.json_path << "\n";
-    }
+    write_text(outputs.console(), result);
+    write_results(outputs, result);
     return kExitOk;
   });
 }

@@ -1,6 +1,5 @@
 #include "micro_program.h"
 
-#include <filesystem>
 #include <iostream>
 #include <sstream>
 #include <string>
@@ -21,7 +20,7 @@ struct MicroOptionsText {
   std::string dtypes;
   std::string collectives;
   std::string collective_sizes;
-  std::string json_path = "microbench.json";
+  ResultPaths results{"microbench.json", "", ""};
   std::string markdown_path;
 };
 
@@ -57,8 +56,9 @@ void add_options(CLI::App& app, MicroOptionsText& o) {
   app.add_option("--windows", r.timing.windows, "timed windows per measurement");
   app.add_option("--seed", r.timing.seed, "random seed for the operands");
   app.add_option("--specs", r.specs_path, "datasheet file (default: the shipped gpu_specs.json)");
-  app.add_option("--json", o.json_path, "write the results here ('' for none)");
-  app.add_option("--markdown", o.markdown_path, "write the Markdown tables here too");
+  add_result_options(app, o.results, "write the results here ('' for none)");
+  app.add_option("--markdown", o.markdown_path,
+                 "write the Markdown tables here too ('-': standard output)");
   app.add_flag("--quiet,-q", r.quiet, "no progress lines");
 }
 
@@ -87,17 +87,16 @@ MicroRun typed_run(const CLI::App& app, const MicroOptionsText& o) {
   return run;
 }
 
+// The result files: the common ones and the Markdown tables.
+ResultOutputs micro_outputs(const MicroOptionsText& o) {
+  ResultOutputs outputs = result_outputs(o.results);
+  outputs.add("markdown", o.markdown_path, "Markdown");
+  return outputs;
+}
+
 // Bad output paths and a bad datasheet file are refused before the run, not after it.
-void check_files(const MicroOptionsText& o) {
-  if (!o.json_path.empty() && !o.markdown_path.empty() &&
-      std::filesystem::weakly_canonical(o.json_path) ==
-          std::filesystem::weakly_canonical(o.markdown_path)) {
-    // One would overwrite the other after the run.
-    throw ConfigError("--markdown: '" + o.markdown_path + "' is also the --json file; give two "
-                      "files");
-  }
-  if (!o.json_path.empty()) check_writable(o.json_path, "json");
-  if (!o.markdown_path.empty()) check_writable(o.markdown_path, "markdown");
+void check_files(const MicroOptionsText& o, const ResultOutputs& outputs) {
+  outputs.check();
   if (!o.run.specs_path.empty()) {
     try {
       (void)SpecDatabase::load_file(o.run.specs_path);
@@ -118,19 +117,15 @@ int run_micro_program(int argc, const char* const* argv) {
   add_options(app, o);
   return run_program(app, argc, argv, [&] {
     const MicroRun run = typed_run(app, o);
-    check_files(o);  // run_micro() validates the rest before anything runs
+    const ResultOutputs outputs = micro_outputs(o);
+    check_files(o, outputs);  // run_micro() validates the rest before anything runs
     const MicroReport report = run_micro(run);
     std::ostringstream markdown;
     write_markdown(markdown, report);
-    std::cout << markdown.str();
-    if (!o.markdown_path.empty()) {
-      write_text_file_atomically(markdown.str(), o.markdown_path);
-      std::cout << "\nMarkdown written to " << o.markdown_path << "\n";
-    }
-    if (!o.json_path.empty()) {
-      write_json_file(report, o.json_path);
-      std::cout << "Results written to " << o.json_path << "\n";
-    }
+    // The tables are the console text; with --markdown - they are that output instead.
+    if (!is_stdout_path(o.markdown_path)) outputs.console() << markdown.str() << "\n";
+    outputs.write("markdown", markdown.str());
+    write_results(outputs, report);
     return kExitOk;
   });
 }

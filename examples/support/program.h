@@ -14,10 +14,12 @@
 
 #include <functional>
 #include <iostream>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "gpuperf/base/error.h"
+#include "gpuperf/results/export.h"
 
 namespace gpuperf::program {
 
@@ -40,6 +42,68 @@ int run_program(CLI::App& app, int argc, const char* const* argv, const std::fun
 /// Names joined by "|", for help texts ("fp32|tf32|fp16|bf16").
 [[nodiscard]] std::string join_names(const std::vector<std::string>& names);
 
+/// A program's result files by option (--json, --csv, --benchmark-json, --markdown): each a file
+/// path, "-" for standard output, or "" for none. The human-readable text goes to stdout, or to
+/// stderr when a result does, so that `--json -` pipes clean JSON.
+///
+///   ResultOutputs outputs;
+///   outputs.add("json", o.json_path, "Result");
+///   outputs.check();                                  // before the run: ConfigError
+///   write_text(outputs.console(), result);
+///   outputs.write("json", to_json(result));           // atomic; says where on console()
+class ResultOutputs {
+ public:
+  /// Registers `path` ("" for none) for `option` (without dashes); `what` names it in the line
+  /// that says where it was written ("Result written to run.json").
+  void add(const std::string& option, const std::string& path, const std::string& what);
+  /// Refuses, before a run, an unwritable path or a directory, two options on one file (by any
+  /// spelling), two on standard output, and a path that is one of `inputs`. ConfigError naming
+  /// the option and the path.
+  void check(const std::vector<std::string>& inputs = {}) const;
+  /// Whether `option` has a path.
+  [[nodiscard]] bool wanted(const std::string& option) const;
+  /// Where the human-readable text goes: stderr when a result goes to standard output.
+  [[nodiscard]] std::ostream& console() const;
+  /// Writes `text` to `option`'s path (atomically; nothing when it has none) and, for a file,
+  /// says so on console().
+  void write(const std::string& option, const std::string& text) const;
 
+ private:
+  struct Output {
+    std::string option, path, what;
+  };
+  [[nodiscard]] const Output* find(const std::string& option) const;
+  std::vector<Output> outputs_;
+};
+
+/// The result files every benchmark can write.
+struct ResultPaths {
+  std::string json;            ///< --json: the gpuperf record
+  std::string csv;             ///< --csv: one row per measurement
+  std::string benchmark_json;  ///< --benchmark-json: Google Benchmark's JSON
+};
+
+/// Adds --json (described by `json_help`), --csv and --benchmark-json to `app`.
+void add_result_options(CLI::App& app, ResultPaths& paths, const std::string& json_help);
+
+/// ResultOutputs of `paths`, each named for the line that says where it was written.
+[[nodiscard]] ResultOutputs result_outputs(const ResultPaths& paths);
+
+/// Writes `result` to each output of result_outputs() that has a path: to_json, write_csv and
+/// write_gbench_json.
+template <typename Result>
+void write_results(const ResultOutputs& outputs, const Result& result) {
+  outputs.write("json", to_json(result));
+  if (outputs.wanted("csv")) {
+    std::ostringstream csv;
+    write_csv(csv, result);
+    outputs.write("csv", csv.str());
+  }
+  if (outputs.wanted("benchmark-json")) {
+    std::ostringstream gbench;
+    write_gbench_json(gbench, result);
+    outputs.write("benchmark-json", gbench.str());
+  }
+}
 
 }  // namespace gpuperf::program

@@ -25,7 +25,7 @@ struct TrainingOptions {
   std::string fused = "auto";
   std::string fuse = "auto";
   std::string graph = "auto";
-  std::string json_path;
+  ResultPaths results;
   bool list_models = false;
   // Data-parallel runs.
   int nproc_per_node = 0;
@@ -76,7 +76,7 @@ void add_measure_options(CLI::App& app, TrainingOptions& o) {
   app.add_option("--max-windows", m.max_windows, "adaptive: windows at most");
   app.add_option("--seed", r.seed, "random seed for weights and synthetic data");
   app.add_option("--threads", r.threads, "CPU intra-op threads (0: LibTorch's default)");
-  app.add_option("--json", o.json_path, "write the result here ('' for none)");
+  add_result_options(app, o.results, "write the result here ('' for none)");
   app.add_flag("--quiet,-q", r.quiet, "no progress lines");
   app.add_flag("--telemetry,!--no-telemetry", r.telemetry,
                "sample power, energy, clocks and throttling through NVML while timing (GPU only)");
@@ -112,13 +112,11 @@ DataParallelRun typed_data_parallel(const TrainingOptions& o) {
   return dp;
 }
 
-void print_and_write(const RunRecord& record, const TrainingOptions& o, const std::string& unit) {
-  write_text(std::cout, record, unit);
-  if (record.telemetry.available) write_telemetry_summary(std::cout, record.telemetry);
-  if (!o.json_path.empty()) {
-    write_json_file(record, o.json_path);
-    std::cout << "Result written to " << o.json_path << "\n";
-  }
+void print_and_write(const RunRecord& record, const ResultOutputs& outputs,
+                     const std::string& unit) {
+  write_text(outputs.console(), record, unit);
+  if (record.telemetry.available) write_telemetry_summary(outputs.console(), record.telemetry);
+  write_results(outputs, record);
 }
 
 // The text options, parsed once into the run's typed fields.
@@ -142,7 +140,7 @@ int run_training_program(int argc, const char* const* argv, const TrainingDefaul
   if (defaults.run.precision) o.precision = to_string(*defaults.run.precision);
   o.memory_format = to_string(defaults.run.memory_format);
   o.optimizer = to_string(defaults.run.optimizer);
-  o.json_path = defaults.program + ".json";
+  o.results.json = defaults.program + ".json";
   o.data_parallel.baseline_throughput = 0;  // none; "nan" would read badly in --help
 
   CLI::App app(defaults.description, defaults.program);
@@ -161,17 +159,18 @@ int run_training_program(int argc, const char* const* argv, const TrainingDefaul
     const std::optional<LaunchEnv> env = read_launch_env();
     // Refuse a bad output path before a long run, not after it; run_training() validates the
     // rest before anything runs.
-    if (!o.json_path.empty() && (!env || env->rank == 0)) check_writable(o.json_path, "json");
+    const ResultOutputs outputs = result_outputs(o.results);
+    if (!env || env->rank == 0) outputs.check();
     if (o.nproc_per_node > 1 && !env) {
       return launch_local_ranks(strip_option(argc, argv, "--nproc-per-node"), o.nproc_per_node,
                                 std::cerr);
     }
     if (env) {
       const RunRecord record = run_data_parallel_training(run, *env, data_parallel);
-      if (env->rank == 0) print_and_write(record, o, defaults.unit);
+      if (env->rank == 0) print_and_write(record, outputs, defaults.unit);
       return kExitOk;
     }
-    print_and_write(run_training(run), o, defaults.unit);
+    print_and_write(run_training(run), outputs, defaults.unit);
     return kExitOk;
   });
 }

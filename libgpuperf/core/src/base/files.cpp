@@ -5,6 +5,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <string>
 #include <unistd.h>
 
@@ -13,6 +14,11 @@
 namespace gpuperf {
 
 void write_text_file_atomically(const std::string& text, const std::string& path) {
+  if (is_stdout_path(path)) {
+    std::cout << text << std::flush;
+    if (!std::cout) throw IoError("cannot write to standard output");
+    return;
+  }
   const std::string temporary = path + ".tmp-" + std::to_string(::getpid());
   {
     std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
@@ -32,6 +38,7 @@ void write_text_file_atomically(const std::string& text, const std::string& path
 }
 
 void check_writable(const std::string& path, const std::string& option) {
+  if (is_stdout_path(path)) return;
   std::error_code error;
   if (std::filesystem::is_directory(path, error)) {
     throw ConfigError("--" + option + ": '" + path + "' is a directory; give a file name");
@@ -47,6 +54,7 @@ void check_writable(const std::string& path, const std::string& option) {
 
 void check_not_an_input(const std::string& path, const std::vector<std::string>& inputs,
                         const std::string& option) {
+  if (is_stdout_path(path)) return;
   for (const auto& input : inputs) {
     std::error_code error;  // a path that does not exist yet is not an input
     if (input == path || std::filesystem::equivalent(input, path, error)) {

@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "gpuperf/base/error.h"
+#include "gpuperf/results/csv.h"
 #include "gpuperf/specs/specs.h"
 #include "gpuperf/timing/statistics.h"
 
@@ -234,19 +235,10 @@ std::string md_cell(const std::string& s) {
   return escaped;
 }
 
-// One table: a header, right-aligned numeric columns (Markdown), then the rows.
+// One Markdown table: a header, right-aligned numeric columns, then the rows.
 void write_table(std::ostream& out, const std::vector<std::string>& header,
                  const std::vector<bool>& numeric,
-                 const std::vector<std::vector<std::string>>& rows, TableFormat format) {
-  if (format == TableFormat::kCsv) {
-    for (std::size_t i = 0; i < header.size(); ++i) out << (i ? "," : "") << csv_field(header[i]);
-    out << "\n";
-    for (const auto& v : rows) {
-      for (std::size_t i = 0; i < v.size(); ++i) out << (i ? "," : "") << csv_field(v[i]);
-      out << "\n";
-    }
-    return;
-  }
+                 const std::vector<std::vector<std::string>>& rows) {
   out << "|";
   for (const auto& h : header) out << " " << h << " |";
   out << "\n|";
@@ -486,17 +478,50 @@ WorkloadKey inference_workload_key(const InferenceResult& result, const BatchSiz
           result.kernel_fusion};
 }
 
-std::string csv_field(const std::string& text) {
-  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"') out += '"';
-    out += c;
+// The CSV of a comparison: one table of numbers for both kinds of result, one row per file
+// (training) or per file and batch size (inference); a cell a kind does not have is empty.
+void write_comparison_csv_header(std::ostream& out) {
+  write_csv_header(out, {"kind", "model", "precision", "memory_format", "optimizer",
+                         "graph_mode", "kernel_fusion", "batch_size", "world_size", "gpu",
+                         "software", "file", "baseline", "throughput_samples_per_s",
+                         "throughput_ci95_half_width_samples_per_s", "windows", "latency_p50_s",
+                         "latency_p99_s", "speedup", "p_value", "test", "verdict"});
+}
+
+void key_cells(CsvRow& row, const WorkloadKey& k) {
+  row << k.workload << k.model << k.precision << k.memory_format << k.optimizer << k.graph_mode
+      << k.kernel_fusion << static_cast<std::int64_t>(k.batch_size) << k.world_size;
+}
+
+void write_comparison_csv_rows(std::ostream& out, const Comparison& c) {
+  for (const auto& r : c.rows) {
+    CsvRow row;
+    key_cells(row, r.key);
+    row << r.gpu << r.software << r.path << r.is_baseline << r.median << r.ci95_half_width
+        << r.windows << kNaN << kNaN << (r.has_baseline ? r.speedup : kNaN)
+        << r.significance.p_value
+        << (r.has_baseline && !r.is_baseline ? "Welch t-test" : "") << r.significance.verdict;
+    row.end(out);
   }
-  return out + "\"";
+}
+
+void write_comparison_csv_rows(std::ostream& out, const InferenceComparison& c) {
+  for (const auto& r : c.rows) {
+    CsvRow row;
+    key_cells(row, r.key);
+    row << r.gpu << r.software << r.path << r.is_baseline << r.throughput << kNaN
+        << std::size_t{0} << r.latency.p50 << r.latency.p99 << (r.has_baseline ? r.speedup : kNaN)
+        << r.significance.p_value << r.significance.method << r.significance.verdict;
+    row.end(out);
+  }
 }
 
 void write_comparison(std::ostream& out, const Comparison& c, TableFormat format) {
+  if (format == TableFormat::kCsv) {
+    write_comparison_csv_header(out);
+    write_comparison_csv_rows(out, c);
+    return;
+  }
   const std::vector<std::string> header = {"workload",           "GPU",     "software", "file",
                                            "samples/s (median)", "±95% CI", "windows",  "speedup",
                                            "p (Welch)",          "verdict"};
@@ -509,8 +534,7 @@ void write_comparison(std::ostream& out, const Comparison& c, TableFormat format
   }
   std::vector<bool> numeric(header.size(), false);
   for (std::size_t i = 4; i <= 8; ++i) numeric[i] = true;
-  write_table(out, header, numeric, rows, format);
-  if (format == TableFormat::kCsv) return;
+  write_table(out, header, numeric, rows);
   out << "\n"
       << c.baseline_description
       << ". Verdict: Welch's t-test on window throughputs (two-sided, alpha " << c.alpha
@@ -519,6 +543,11 @@ void write_comparison(std::ostream& out, const Comparison& c, TableFormat format
 }
 
 void write_comparison(std::ostream& out, const InferenceComparison& c, TableFormat format) {
+  if (format == TableFormat::kCsv) {
+    write_comparison_csv_header(out);
+    write_comparison_csv_rows(out, c);
+    return;
+  }
   const std::vector<std::string> header = {
       "workload", "GPU", "software", "file",   "p50 ms", "p99 ms", "samples/s (batch/p50)",
       "speedup",  "p",   "test",     "verdict"};
@@ -532,8 +561,7 @@ void write_comparison(std::ostream& out, const InferenceComparison& c, TableForm
   }
   std::vector<bool> numeric(header.size(), false);
   for (std::size_t i = 4; i <= 8; ++i) numeric[i] = true;
-  write_table(out, header, numeric, rows, format);
-  if (format == TableFormat::kCsv) return;
+  write_table(out, header, numeric, rows);
   out << "\n"
       << c.baseline_description
       << ". Speedup: baseline p50 / p50 (the throughput ratio at that batch size). Verdict per "
@@ -549,6 +577,12 @@ void write_comparison(std::ostream& out, const InferenceComparison& c, TableForm
 }
 
 void write_comparison(std::ostream& out, const ResultComparison& c, TableFormat format) {
+  if (format == TableFormat::kCsv) {
+    write_comparison_csv_header(out);
+    write_comparison_csv_rows(out, c.training);
+    write_comparison_csv_rows(out, c.inference);
+    return;
+  }
   if (!c.training.rows.empty()) write_comparison(out, c.training, format);
   if (!c.training.rows.empty() && !c.inference.rows.empty()) out << "\n";
   if (!c.inference.rows.empty()) write_comparison(out, c.inference, format);

@@ -11,10 +11,18 @@
 
 namespace gpuperf {
 
-/// Writes `text` to `path` atomically (a temporary file beside it, renamed over it); IoError.
+/// The output path that means standard output: "-".
+inline constexpr const char* kStdoutPath = "-";
+
+/// Whether `path` names standard output ("-") rather than a file.
+[[nodiscard]] inline bool is_stdout_path(const std::string& path) { return path == kStdoutPath; }
+
+/// Writes `text` to `path` atomically (a temporary file beside it, renamed over it), or to
+/// standard output when `path` is "-"; IoError.
 void write_text_file_atomically(const std::string& text, const std::string& path);
 /// Checks that `path` can be written (creates and removes a temporary file beside it) so that a
-/// program can refuse bad output paths before a long run. Throws ConfigError naming `option`.
+/// program can refuse bad output paths before a long run ("-", standard output, always can).
+/// Throws ConfigError naming `option`.
 void check_writable(const std::string& path, const std::string& option);
 /// Throws ConfigError "<option>: '<path>' is one of the input files; refusing to overwrite it"
 /// when `path` is one of `inputs`, by name or as the same file (another spelling, a link):

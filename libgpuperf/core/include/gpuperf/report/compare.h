@@ -174,11 +174,9 @@ struct ResultComparison {
 
 /// Writes the inference table (plus a legend in Markdown saying which statistic was used).
 void write_comparison(std::ostream& out, const InferenceComparison& comparison, TableFormat format);
-/// Writes the training table, then the inference table, each only when it has rows (in CSV, a
-/// blank line separates them).
+/// Writes the training table, then the inference table, each only when it has rows; in CSV one
+/// table of numbers for both (units in the column names, an empty cell where a kind has no
+/// figure, "kind" train or inference).
 void write_comparison(std::ostream& out, const ResultComparison& comparison, TableFormat format);
-
-/// Quotes a CSV field when it holds a comma, quote or newline.
-[[nodiscard]] std::string csv_field(const std::string& text);
 
 }  // namespace gpuperf
