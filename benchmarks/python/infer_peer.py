@@ -19,7 +19,9 @@ a CUDA graph): PyTorch's best without compiling kernels.
     python3 infer_peer.py --model resnet50 --precision fp16 --memory-format channels_last \
         --batch-sizes 1,64,256 --mode graph
 
-Prints one JSON line per batch size: {"mode": ..., "batch_size": ..., "p50_s": ..., ...}.
+Prints one JSON line per batch size: {"mode": ..., "batch_size": ..., "p50_s": ..., ...}. With
+--record PATH it also writes the sweep as a gpuperf.inference/2 result
+(libgpuperf/python/gpuperf_results.py) for gpuperf_compare, gpuperf_report and gpuperf_advise.
 """
 import argparse
 import json
@@ -28,7 +30,7 @@ import sys
 
 import torch
 
-from train_peer import build
+from train_peer import build, import_gpuperf_results
 
 DTYPES = {"fp32": torch.float32, "tf32": torch.float32, "fp16": torch.float16,
           "bf16": torch.bfloat16}
@@ -72,6 +74,21 @@ def make_call(model, x, mode, graph_warmup):
     return call
 
 
+def result_writer(a, sample_shape):
+    """A gpuperf.inference/2 writer for this sweep's settings. Untimed calls per batch size: the
+    first call, --warmup more and, in the graph modes, --graph-warmup eager calls before the
+    capture. frozen-graph records what PyTorch fused as its kernel fusion."""
+    gpuperf_results = import_gpuperf_results()
+    graph = a.mode != "eager"
+    return gpuperf_results.InferenceResultWriter(
+        model=a.model, precision=a.precision, memory_format=a.memory_format, cuda_graph=graph,
+        kernel_fusion=("torch.jit.freeze+optimize_for_inference" if a.mode == "frozen-graph"
+                       else "none"),
+        warmup=1 + a.warmup + (a.graph_warmup if graph else 0), iterations=a.iterations,
+        input_shape=sample_shape, cudnn_benchmark=True, seed=a.seed, device="cuda",
+        timer="cuda-event", torch_module=torch)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--model", default="resnet50")
@@ -84,6 +101,9 @@ def main():
     p.add_argument("--iterations", type=int, default=200)
     p.add_argument("--graph-warmup", type=int, default=3)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--record", metavar="PATH",
+                   help="also write the sweep as a gpuperf.inference/2 result "
+                        "(for gpuperf_compare)")
     a = p.parse_args()
 
     torch.manual_seed(a.seed)
@@ -95,6 +115,7 @@ def main():
     memory_format = (torch.channels_last if a.memory_format == "channels_last"
                      else torch.contiguous_format)
     model = model.cuda().to(DTYPES[a.precision]).to(memory_format=memory_format).eval()
+    writer = result_writer(a, sample_shape) if a.record else None
 
     for batch in (int(b) for b in a.batch_sizes.split(",")):
         x = torch.randn((batch, *sample_shape)).to("cuda", DTYPES[a.precision])
@@ -110,8 +131,11 @@ def main():
                 call()
                 events[2 * i + 1].record()
             torch.cuda.synchronize()
-        seconds = sorted(events[2 * i].elapsed_time(events[2 * i + 1]) / 1e3
-                         for i in range(a.iterations))
+        in_order = [events[2 * i].elapsed_time(events[2 * i + 1]) / 1e3
+                    for i in range(a.iterations)]
+        if writer is not None:
+            writer.add_batch(batch, in_order)
+        seconds = sorted(in_order)
         p50 = percentile(seconds, 50)
         print(json.dumps({
             "model": a.model, "precision": a.precision, "memory_format": a.memory_format,
@@ -123,6 +147,8 @@ def main():
             "torch": torch.__version__, "gpu": torch.cuda.get_device_name()}), flush=True)
         del call
         torch.cuda.empty_cache()
+    if writer is not None:
+        writer.write(a.record)
 
 
 if __name__ == "__main__":

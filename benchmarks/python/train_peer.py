@@ -11,10 +11,17 @@ zero_grad -> autocast forward -> loss -> scaler.scale(loss).backward() -> scaler
     python3 train_peer.py --model resnet50 --batch-size 256 --precision fp16 \
         --memory-format channels_last --optimizer sgd --lr 0.1
 
-Prints one JSON line: {"model": ..., "median": samples/s, "windows": [...], ...}.
+Prints one JSON line: {"model": ..., "median": samples/s, "windows": [...], ...}. With
+--record PATH it also writes the measurement as a gpuperf.run/1 record
+(libgpuperf/python/gpuperf_results.py), which gpuperf_compare, gpuperf_report and gpuperf_advise
+read beside gpuperf's own:
+
+    python3 train_peer.py --model simple --batch-size 256 --precision fp16 --record peer.json
+    gpuperf_compare seed_benchmark.json peer.json
 """
 import argparse
 import json
+import os
 import statistics
 import sys
 import time
@@ -90,6 +97,40 @@ def time_windows(step, batch_size, windows, steps_per_window, cuda):
     return rates, loss
 
 
+def import_gpuperf_results():
+    """gpuperf_results from the Python path, else from this checkout (libgpuperf/python)."""
+    try:
+        import gpuperf_results
+    except ImportError:
+        here = os.path.dirname(os.path.abspath(__file__))
+        sys.path.insert(0, os.path.join(here, "..", "..", "libgpuperf", "python"))
+        import gpuperf_results
+    return gpuperf_results
+
+
+def write_record(path, a, device, shape, classes, rates, loss, peak_memory, loss_scale):
+    """The measurement as a gpuperf.run/1 record: the settings as they ran, the windows'
+    samples/s and what the run ended with (telemetry is not sampled; skipped optimizer steps are
+    not counted, and the record says so)."""
+    gpuperf_results = import_gpuperf_results()
+    # Graph mode runs max(warmup, 3) eager steps on a side stream before the capture, then the
+    # warm-up replays.
+    warmup_steps = a.warmup + (max(a.warmup, 3) if a.graph == "on" else 0)
+    writer = gpuperf_results.RunRecordWriter(
+        model=a.model, batch_size=a.batch_size, precision=a.precision,
+        memory_format=a.memory_format, optimizer=a.optimizer,
+        optimizer_impl="fused" if a.fused == "on" else "torch.optim", learning_rate=a.lr,
+        input_shape=shape, num_classes=classes,
+        graph_mode="cuda-graph" if a.graph == "on" else "eager", cudnn_benchmark=True,
+        grad_scaler=a.precision == "fp16", warmup_steps=warmup_steps,
+        steps_per_window=a.steps_per_window, seed=0, device=device, torch_module=torch)
+    for rate in rates:
+        writer.add_window_throughput(rate)
+    writer.finish(peak_memory_bytes=peak_memory, final_loss=float(loss.detach()),
+                  final_loss_scale=loss_scale)
+    writer.write(path)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--model", default="simple")
@@ -106,6 +147,9 @@ def main():
                    help="fused optimizer (capturable when --graph on); off: foreach, PyTorch's default")
     p.add_argument("--graph", choices=["on", "off"], default="off",
                    help="capture the whole step in a CUDA graph (PyTorch's documented recipe)")
+    p.add_argument("--record", metavar="PATH",
+                   help="also write the measurement as a gpuperf.run/1 record "
+                        "(for gpuperf_compare)")
     a = p.parse_args()
     if a.batch_size <= 0:
         print(f"error: --batch-size: must be > 0, got {a.batch_size}", file=sys.stderr)
@@ -160,14 +204,18 @@ def main():
         step()
     cuda = device.type == "cuda"
     rates, loss = time_windows(step, a.batch_size, a.windows, a.steps_per_window, cuda)
+    peak_memory = torch.cuda.max_memory_allocated(device) if cuda else None
     print(json.dumps({
         "peer": "pytorch", "torch": torch.__version__, "model": a.model, "batch_size": a.batch_size,
         "precision": a.precision, "memory_format": a.memory_format, "optimizer": a.optimizer,
         "fused": a.fused, "graph": a.graph,
         "median": statistics.median(rates), "windows": rates,
-        "peak_memory_bytes": torch.cuda.max_memory_allocated(device) if cuda else None,
+        "peak_memory_bytes": peak_memory,
         "final_loss": float(loss.detach()), "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }))
+    if a.record:
+        write_record(a.record, a, device, shape, classes, rates, loss, peak_memory,
+                     float(scaler.get_scale()))
     return 0
 
 
