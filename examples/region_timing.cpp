@@ -20,6 +20,7 @@
 #include "gpuperf/device/cuda_timer.h"
 #include "gpuperf/timing/region_timer.h"
 #include "program.h"
+#include "torch_version.h"
 
 namespace {
 
@@ -94,6 +95,7 @@ int main(int argc, char** argv) {
                "region_timing");
   app.add_option("steps", steps, "timed steps")->capture_default_str();
   app.add_option("batch_size", batch_size, "samples per step")->capture_default_str();
+  gpuperf::program::add_torch_version_flag(app);
   return gpuperf::program::run_program(app, argc, argv, [&] {
     gpuperf::require_option(steps > 0, "steps", steps, "> 0");
     gpuperf::require_option(batch_size > 0, "batch_size", batch_size, "> 0");

@@ -25,6 +25,7 @@
 #include "gpuperf/train/lr_schedule.h"
 #include "gpuperf/train/train_step.h"
 #include "program.h"
+#include "torch_version.h"
 
 namespace {
 
@@ -170,6 +171,7 @@ int main(int argc, char** argv) {
   app.add_option("--accumulation", s.accumulation, "micro-batches per optimizer step");
   app.add_option("--lr", s.lr, "peak learning rate (warm-up + cosine)");
   app.add_option("--checkpoint", s.checkpoint, "where the mid-run checkpoint goes");
+  gpuperf::program::add_torch_version_flag(app);
   return gpuperf::program::run_program(app, argc, argv, [&] {
     gpuperf::require_option(s.steps >= 2, "steps", s.steps, ">= 2");
     gpuperf::require_option(s.batch_size >= s.accumulation, "batch-size", s.batch_size,

@@ -10,6 +10,7 @@
 #include "gpuperf/infer/inference_run.h"
 #include "gpuperf/models/registry.h"
 #include "program.h"
+#include "torch_version.h"
 
 namespace gpuperf::program {
 namespace {
@@ -162,6 +163,7 @@ int run_inference_program(int argc, const char* const* argv) {
   app.option_defaults()->always_capture_default();
   add_sweep_options(app, o);
   add_serving_options(app, o);
+  add_torch_version_flag(app);
   return run_program(app, argc, argv, [&] {
     if (o.list_models) {
       write_text(std::cout, ModelRegistry::global());

@@ -8,6 +8,7 @@
 #include "gpuperf/micro/micro_run.h"
 #include "gpuperf/specs/specs.h"
 #include "program.h"
+#include "torch_version.h"
 
 namespace gpuperf::program {
 namespace {
@@ -115,6 +116,7 @@ int run_micro_program(int argc, const char* const* argv) {
                "microbench");
   app.option_defaults()->always_capture_default();
   add_options(app, o);
+  add_torch_version_flag(app);
   return run_program(app, argc, argv, [&] {
     const MicroRun run = typed_run(app, o);
     const ResultOutputs outputs = micro_outputs(o);

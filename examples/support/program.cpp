@@ -5,6 +5,7 @@
 #include <system_error>
 
 #include "gpuperf/base/files.h"
+#include "gpuperf/base/fingerprint.h"
 #include "gpuperf/base/version.h"
 
 namespace gpuperf::program {
@@ -21,7 +22,14 @@ int fail(std::ostream& err, const CLI::App& app, const char* what, int code) {
 
 int run_program(CLI::App& app, int argc, const char* const* argv, const std::function<int()>& body,
                 std::ostream& out, std::ostream& err) {
-  app.set_version_flag("--version", app.get_name() + " (gpuperf " + std::string(kVersion) + ")");
+  if (app.get_option_no_throw("--version") == nullptr) {
+    const std::string driver = nvidia_driver_version();
+    app.set_version_flag("--version",
+                         version_text(app.get_name(), "no LibTorch" + (driver.empty()
+                                                                           ? std::string()
+                                                                           : ", NVIDIA driver " +
+                                                                                 driver)));
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
@@ -47,6 +55,10 @@ int run_program(CLI::App& app, int argc, const char* const* argv, const std::fun
   } catch (const std::exception& e) {
     return fail(err, app, e.what(), kExitFailure);
   }
+}
+
+std::string version_text(const std::string& program, const std::string& software) {
+  return program + " (gpuperf " + std::string(kVersion) + ")\n" + software;
 }
 
 std::string join_command_line(int argc, const char* const* argv) {

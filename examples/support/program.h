@@ -35,6 +35,11 @@ inline constexpr int kExitOutOfMemory = 3;   ///< the device ran out of memory
 int run_program(CLI::App& app, int argc, const char* const* argv, const std::function<int()>& body,
                 std::ostream& out = std::cout, std::ostream& err = std::cerr);
 
+/// The --version text: "<program> (gpuperf <version>)" and, on a second line, `software` (the
+/// LibTorch, CUDA, cuDNN and driver versions), or for a tool without LibTorch, the NVIDIA driver
+/// where there is one. run_program() adds it unless the program set its own --version flag.
+[[nodiscard]] std::string version_text(const std::string& program, const std::string& software);
+
 /// argv as one shell-quoted command line (recorded in results as the command that reproduces
 /// them).
 [[nodiscard]] std::string join_command_line(int argc, const char* const* argv);

@@ -12,6 +12,7 @@
 #include "gpuperf/telemetry/snapshot.h"
 #include "local_launcher.h"
 #include "program.h"
+#include "torch_version.h"
 
 namespace gpuperf::program {
 namespace {
@@ -148,6 +149,7 @@ int run_training_program(int argc, const char* const* argv, const TrainingDefaul
   add_model_options(app, o);
   add_measure_options(app, o);
   add_distributed_options(app, o);
+  add_torch_version_flag(app);
   return run_program(app, argc, argv, [&] {
     if (o.list_models) {
       write_text(std::cout, ModelRegistry::global());

@@ -6,7 +6,6 @@
 
 #include <cmath>
 #include <fstream>
-#include <regex>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -51,22 +50,31 @@ std::string cpu_model() {
 }
 
 #if GPUPERF_WITH_CUDA
-// The kernel driver's version, e.g. "580.159.04", from the file the driver publishes. NVML has
-// it too, but this needs no library.
-std::string nvidia_driver_version() {
-  std::ifstream in("/proc/driver/nvidia/version");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::smatch match;
-  if (std::regex_search(text, match,
-                        std::regex(R"(Kernel Module\s+(?:for \S+\s+)?([0-9]+(?:\.[0-9]+)+))"))) {
-    return match[1];
-  }
-  return "";
-}
-
 std::string cuda_version_text(int version) {
   if (version <= 0) return "";
   return std::to_string(version / 1000) + "." + std::to_string((version % 1000) / 10);
+}
+#endif
+
+#if GPUPERF_WITH_CUDA
+// The CUDA software versions: none of them needs a device.
+void fill_cuda_software(DeviceFingerprint& f) {
+  int version = 0;
+  if (cudaDriverGetVersion(&version) == cudaSuccess) {
+    f.cuda_driver_api_version = cuda_version_text(version);
+  }
+  if (cudaRuntimeGetVersion(&version) == cudaSuccess) {
+    f.cuda_runtime_version = cuda_version_text(version);
+  }
+  if (at::globalContext().hasCuDNN()) {
+    // cuDNN 9 encodes major * 10000 + minor * 100 + patch (8.x: major * 1000 + minor * 100).
+    const long v = at::globalContext().versionCuDNN();
+    const long major = v >= 90000 ? v / 10000 : v / 1000;
+    const long minor = v >= 90000 ? (v % 10000) / 100 : (v % 1000) / 100;
+    f.cudnn_version =
+        std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(v % 100);
+  }
+  f.driver_version = nvidia_driver_version();
 }
 #endif
 
@@ -139,22 +147,28 @@ DeviceFingerprint collect_fingerprint(const torch::Device& device) {
   if (cudaDeviceGetAttribute(&khz, cudaDevAttrMemoryClockRate, f.index) == cudaSuccess) {
     f.memory_clock_max_hz = khz * 1e3;
   }
-  int version = 0;
-  if (cudaDriverGetVersion(&version) == cudaSuccess)
-    f.cuda_driver_api_version = cuda_version_text(version);
-  if (cudaRuntimeGetVersion(&version) == cudaSuccess)
-    f.cuda_runtime_version = cuda_version_text(version);
-  if (at::globalContext().hasCuDNN()) {
-    // cuDNN 9 encodes major * 10000 + minor * 100 + patch (8.x: major * 1000 + minor * 100).
-    const long v = at::globalContext().versionCuDNN();
-    const long major = v >= 90000 ? v / 10000 : v / 1000;
-    const long minor = v >= 90000 ? (v % 10000) / 100 : (v % 1000) / 100;
-    f.cudnn_version =
-        std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(v % 100);
-  }
-  f.driver_version = nvidia_driver_version();
+  fill_cuda_software(f);
 #endif
   return f;
+}
+
+std::string software_versions() {
+  DeviceFingerprint f;
+  fill_common(f);
+  std::string text = "LibTorch " + f.libtorch_version;
+#if GPUPERF_WITH_CUDA
+  fill_cuda_software(f);
+  if (!f.cuda_runtime_version.empty()) text += ", CUDA runtime " + f.cuda_runtime_version;
+  if (!f.cudnn_version.empty()) text += ", cuDNN " + f.cudnn_version;
+  if (!f.cuda_driver_api_version.empty()) {
+    text += ", CUDA driver API " + f.cuda_driver_api_version;
+  }
+#else
+  text += " (CPU only)";
+#endif
+  const std::string driver = nvidia_driver_version();
+  if (!driver.empty()) text += ", NVIDIA driver " + driver;
+  return text;
 }
 
 DeviceMemory device_memory(const torch::Device& device) {

@@ -28,4 +28,8 @@ struct DeviceFingerprint {
   std::string host;
 };
 
+/// The NVIDIA kernel driver's version ("580.159.04") from /proc/driver/nvidia/version; "" where
+/// there is no NVIDIA driver. Needs no library.
+[[nodiscard]] std::string nvidia_driver_version();
+
 }  // namespace gpuperf

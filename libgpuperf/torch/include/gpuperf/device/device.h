@@ -20,6 +20,10 @@ namespace gpuperf {
 /// Name, size, clocks and software versions of the device (see DeviceFingerprint).
 [[nodiscard]] DeviceFingerprint collect_fingerprint(const torch::Device& device);
 
+/// The software underneath, for --version: "LibTorch 2.11.0, CUDA runtime 13.0, cuDNN 9.13.0,
+/// CUDA driver API 13.0, NVIDIA driver 580.159.04" (what is present; "(CPU only)" without CUDA).
+[[nodiscard]] std::string software_versions();
+
 /// Memory figures of a CUDA device, bytes; NaN on the CPU.
 struct DeviceMemory {
   double total = kNotAvailable;
