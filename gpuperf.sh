@@ -20,6 +20,13 @@ packages=(cmake ninja-build g++ libtorch-dev libspdlog-dev libfmt-dev catch2 nlo
 # and python3-scipy: Google Benchmark's compare.py, reading the --benchmark-json output.
 test_packages=(chromium procps python3-jsonschema libbenchmark-tools python3-scipy)
 
+# Whether python3 imports a torch that carries its LibTorch's CMake package (the PyTorch wheel).
+python_torch() {
+  command -v python3 >/dev/null &&
+    python3 -c 'import os, torch; assert os.path.isdir(os.path.join(torch.utils.cmake_prefix_path, "Torch"))' \
+      >/dev/null 2>&1
+}
+
 install_missing() {
   if ! command -v dpkg-query >/dev/null || ! command -v apt-get >/dev/null; then
     echo "gpuperf: no apt-get here; assuming the dependencies are installed" >&2
@@ -27,8 +34,11 @@ install_missing() {
   fi
   local missing=()
   for p in "${packages[@]}"; do
-    # A user-provided LibTorch replaces Debian's.
-    if [ "$p" = libtorch-dev ] && [ -n "${CMAKE_PREFIX_PATH:-}${Torch_DIR:-}" ]; then continue; fi
+    # A user-provided LibTorch replaces Debian's, and so does the torch that python3 imports
+    # (the build finds it; cmake/GpuperfFindTorch.cmake).
+    if [ "$p" = libtorch-dev ] && { [ -n "${CMAKE_PREFIX_PATH:-}${Torch_DIR:-}" ] || python_torch; }; then
+      continue
+    fi
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
   [ ${#missing[@]} -eq 0 ] && return
@@ -39,9 +49,12 @@ install_missing() {
   DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
+# build [target...]: configures, then builds the targets given (everything without).
 build() {
   cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release
-  cmake --build "$build_dir" -j "$jobs"
+  local targets=()
+  for t in "$@"; do targets+=(--target "$t"); done
+  cmake --build "$build_dir" -j "$jobs" "${targets[@]}"
 }
 
 command=${1:-}
@@ -49,7 +62,7 @@ command=${1:-}
 case "$command" in
   run)
     install_missing
-    build
+    build seed_benchmark  # only what runs: the tests and other programs build with `test`
     # The record goes to results/ unless the caller chose where (--json PATH, --json=PATH).
     for arg in "$@"; do
       case "$arg" in --json | --json=*) exec "$build_dir/examples/seed_benchmark" "$@" ;; esac
