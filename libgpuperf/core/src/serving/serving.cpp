@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "gpuperf/base/error.h"
+#include "gpuperf/base/format.h"
 
 namespace gpuperf {
 namespace {
@@ -27,7 +28,7 @@ double checked_service(const BatchServiceFunction& service, std::int64_t n) {
   const double s = service(n);
   if (!std::isfinite(s) || s < 0) {
     throw Error("serving: the service time of a batch of " + std::to_string(n) +
-                " must be finite and >= 0 seconds, got " + std::to_string(s));
+                " must be finite and >= 0 seconds, got " + format_number(s));
   }
   return s;
 }
@@ -36,21 +37,21 @@ double checked_service(const BatchServiceFunction& service, std::int64_t n) {
 
 void ServingOptions::validate() const {
   if (!(rate > 0) || !std::isfinite(rate)) {
-    throw ConfigError("--serve-rates: a rate must be > 0 requests/s, got " + std::to_string(rate));
+    throw ConfigError("--serve-rates: a rate must be > 0 requests/s, got " + format_number(rate));
   }
   if (max_batch < 1) {
     throw ConfigError("--serve-max-batch: must be >= 1, got " + std::to_string(max_batch));
   }
   if (!(max_queue_delay >= 0) || !std::isfinite(max_queue_delay)) {
     throw ConfigError("--max-batch-delay-ms: must be >= 0, got " +
-                      std::to_string(max_queue_delay * 1e3));
+                      format_number(max_queue_delay * 1e3));
   }
   if (requests < 1) {
     throw ConfigError("--serve-requests: must be >= 1, got " + std::to_string(requests));
   }
   if (!(saturation_tolerance > 0 && saturation_tolerance < 1)) {
     throw ConfigError("saturation_tolerance: must be in (0, 1), got " +
-                      std::to_string(saturation_tolerance));
+                      format_number(saturation_tolerance));
   }
 }
 
@@ -166,14 +167,14 @@ ServingResult serve(ServerClock& clock, const ServingOptions& options,
   const double tolerance = options.saturation_tolerance;
   if (out.capacity > 0 && options.rate > out.capacity * (1 + tolerance)) {
     out.saturated = true;
-    out.saturation_reason = "offered " + std::to_string(options.rate) +
-                            " req/s exceeds the capacity " + std::to_string(out.capacity) +
+    out.saturation_reason = "offered " + format_number(options.rate) +
+                            " req/s exceeds the capacity " + format_number(out.capacity) +
                             " req/s at batch " + std::to_string(options.max_batch);
   } else if (n > 1 && out.achieved_rate < out.arrival_rate * (1 - tolerance)) {
     out.saturated = true;
-    out.saturation_reason = "achieved " + std::to_string(out.achieved_rate) + " req/s, more than " +
-                            std::to_string(tolerance * 100) + "% below the arrival rate " +
-                            std::to_string(out.arrival_rate) + " req/s: the queue grows";
+    out.saturation_reason = "achieved " + format_number(out.achieved_rate) + " req/s, more than " +
+                            format_number(tolerance * 100) + "% below the arrival rate " +
+                            format_number(out.arrival_rate) + " req/s: the queue grows";
   }
   return out;
 }
@@ -240,10 +241,11 @@ ServingSweep sweep_serving(const BatchServiceFunction& service, const ServingOpt
 ServingSweep sweep_serving_measured(const BatchExecutor& execute, const ServingOptions& base,
                                     std::vector<double> rates, double seconds_per_rate,
                                     const BatchServiceFunction& capacity_service,
-                                    ServingClock& clock) {
+                                    ServingClock& clock,
+                                    const std::function<void(const ServingResult&)>& progress) {
   if (rates.empty()) throw ConfigError("--serve-rates: no rates given");
   if (!(seconds_per_rate > 0) || !std::isfinite(seconds_per_rate)) {
-    throw ConfigError("--serve-seconds: must be > 0, got " + std::to_string(seconds_per_rate));
+    throw ConfigError("--serve-seconds: must be > 0, got " + format_number(seconds_per_rate));
   }
   std::sort(rates.begin(), rates.end());
   ServingSweep sweep;
@@ -253,6 +255,7 @@ ServingSweep sweep_serving_measured(const BatchExecutor& execute, const ServingO
     const double wanted = std::max(100.0, std::ceil(rate * seconds_per_rate));
     options.requests = std::min(base.requests, static_cast<std::int64_t>(wanted));
     sweep.points.push_back(run_serving(execute, options, capacity_service, clock));
+    if (progress) progress(sweep.points.back());
     if (sweep.points.back().saturated) {
       sweep.reached_saturation = true;
       break;
@@ -274,7 +277,7 @@ BatchServiceFunction interpolated_service_time(
   if (measured_seconds.empty()) throw ConfigError("serving: no measured service times");
   for (const auto& [batch, seconds] : measured_seconds) {
     if (batch < 1 || !std::isfinite(seconds) || seconds < 0) {
-      throw ConfigError("serving: bad measured service time " + std::to_string(seconds) +
+      throw ConfigError("serving: bad measured service time " + format_number(seconds) +
                         " s for batch " + std::to_string(batch));
     }
   }

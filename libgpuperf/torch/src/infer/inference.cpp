@@ -207,7 +207,9 @@ BatchSizeResult InferenceSession::measure(std::int64_t batch_size) {
   return out;
 }
 
-InferenceResult InferenceSession::sweep(const std::vector<std::int64_t>& batch_sizes) {
+InferenceResult InferenceSession::sweep(
+    const std::vector<std::int64_t>& batch_sizes,
+    const std::function<void(const BatchSizeResult&, std::size_t, std::size_t)>& progress) {
   if (batch_sizes.empty()) throw ConfigError("--batch-sizes: no batch sizes to measure");
   InferenceResult result;
   result.device = device_.str();
@@ -222,6 +224,7 @@ InferenceResult InferenceSession::sweep(const std::vector<std::int64_t>& batch_s
   for (const std::int64_t b : batch_sizes) {
     try {
       result.batches.push_back(measure(b));
+      if (progress) progress(result.batches.back(), result.batches.size(), batch_sizes.size());
       // Each graph keeps a private memory pool: free it before the next, larger batch size, so
       // that the sweep finds the largest batch that fits on its own.
       graphs_.erase(b);

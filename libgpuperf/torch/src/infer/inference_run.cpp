@@ -6,6 +6,7 @@
 #include <torch/utils.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <map>
 #include <string>
@@ -13,6 +14,7 @@
 
 #include "gpuperf/amp/autocast.h"
 #include "gpuperf/base/error.h"
+#include "gpuperf/base/format.h"
 #include "gpuperf/base/log.h"
 #include "gpuperf/base/timestamp.h"
 #include "gpuperf/device/device.h"
@@ -114,6 +116,12 @@ void add_serving(InferenceResult& result, const InferenceRun& run, InferenceSess
     result.serving = sweep_serving(median_time, options, run.serve_rates);
     return;
   }
+  if (!run.quiet) {
+    log::info(log::cat("serving: ", run.serve_rates.size(),
+                       run.serve_rates.size() == 1 ? " rate, about " : " rates, about ",
+                       format_number(run.serve_seconds), " s of arrivals each, executed in real "
+                       "time"));
+  }
   std::vector<std::int64_t> sizes;
   for (const auto& [batch, seconds] : service) {
     if (batch <= options.max_batch) sizes.push_back(batch);
@@ -131,8 +139,16 @@ void add_serving(InferenceResult& result, const InferenceRun& run, InferenceSess
     synchronize(device);
   };
   result.serving_measured = true;
-  result.serving =
-      sweep_serving_measured(execute, options, run.serve_rates, run.serve_seconds, median_time);
+  SteadyServingClock clock;
+  auto progress = [&](const ServingResult& p) {
+    if (run.quiet) return;
+    log::info(log::cat("serving ", format_number(p.offered_rate), " req/s: p50 ",
+                       format_number(p.latency.p50 * 1e3), " ms, p99 ",
+                       format_number(p.latency.p99 * 1e3), " ms",
+                       p.saturated ? " (saturated: the sweep stops)" : ""));
+  };
+  result.serving = sweep_serving_measured(execute, options, run.serve_rates, run.serve_seconds,
+                                          median_time, clock, progress);
 }
 
 InferenceOptions resolve(const InferenceRun& run, const torch::Device& device) {
@@ -170,7 +186,20 @@ InferenceResult measure_inference(const InferenceRun& run, const torch::Device& 
                        session.kernel_fusion(), "; ", sizes.size(), " batch sizes, ", run.warmup,
                        " warm-up + ", run.iterations, " timed calls each"));
   }
-  InferenceResult result = session.sweep(sizes);
+  // One line per batch size, with the time left at the pace so far (larger batches take longer
+  // per call, so it is a lower bound).
+  const auto started = std::chrono::steady_clock::now();
+  auto progress = [&](const BatchSizeResult& b, std::size_t done, std::size_t total) {
+    if (run.quiet) return;
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    const double left = elapsed / static_cast<double>(done) * static_cast<double>(total - done);
+    log::info(log::cat("batch ", b.batch_size, " (", done, "/", total, "): p50 ",
+                       format_number(b.latency.p50 * 1e3), " ms, ",
+                       format_number(b.throughput_median, 5), " samples/s",
+                       done < total ? "; at least " + format_number(left, 2) + " s left" : ""));
+  };
+  InferenceResult result = session.sweep(sizes, progress);
   result.model = run.model;
   result.fingerprint = collect_fingerprint(device);
   result.device_name = result.fingerprint.name;

@@ -16,6 +16,7 @@
 
 #include "gpuperf/amp/autocast.h"
 #include "gpuperf/base/error.h"
+#include "gpuperf/base/format.h"
 #include "gpuperf/base/log.h"
 #include "gpuperf/base/timestamp.h"
 #include "gpuperf/device/cuda_timer.h"
@@ -215,8 +216,14 @@ std::string measure_training(const TrainingRun& run, const ResolvedTraining& r,
   };
   auto progress = [&](const WindowProgress& p) {
     if (run.quiet) return;
+    // Time left at the pace so far; in adaptive mode the run may stop earlier.
+    const double left = p.elapsed_seconds / p.window * (p.planned_windows - p.window);
     log::info(log::cat("window ", p.window, "/", p.planned_windows, ": ",
-                       static_cast<long long>(std::llround(p.window_throughput)), " samples/s"));
+                       static_cast<long long>(std::llround(p.window_throughput)), " samples/s",
+                       p.window < p.planned_windows
+                           ? std::string(run.measure.adaptive ? "; at most " : "; about ") +
+                                 format_number(left, 2) + " s left"
+                           : std::string()));
   };
   StepResult last;
   const Measurement m =
@@ -302,7 +309,7 @@ void enrich(const TrainingRun& run, const ResolvedTraining& r, const std::string
   const double spread = record.throughput.relative_ci95_half_width();
   if (spread > 0.05) {
     record.warnings.push_back("throughput is noisy: 95% CI half-width is " +
-                              std::to_string(100 * spread) +
+                              format_number(100 * spread, 3) +
                               "% of the mean; use --adaptive or more windows");
   }
 }

@@ -130,13 +130,15 @@ struct ServingSweep {
 
 /// run_serving for each rate (sorted ascending), stopping after the first saturated one. Each
 /// rate runs max(100, rate x seconds_per_rate) requests, at most base.requests, so that slow
-/// rates do not take minutes.
+/// rates do not take minutes. `progress` (optional) is called with each rate's result.
 [[nodiscard]] ServingSweep sweep_serving_measured(const BatchExecutor& execute,
                                                   const ServingOptions& base,
                                                   std::vector<double> rates,
                                                   double seconds_per_rate,
                                                   const BatchServiceFunction& capacity_service,
-                                                  ServingClock& clock);
+                                                  ServingClock& clock,
+                                                  const std::function<void(const ServingResult&)>&
+                                                      progress = {});
 
 /// sweep_serving_measured on a SteadyServingClock.
 [[nodiscard]] ServingSweep sweep_serving_measured(const BatchExecutor& execute,

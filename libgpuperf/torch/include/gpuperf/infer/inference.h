@@ -18,6 +18,7 @@
 #include <torch/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -72,7 +73,12 @@ class InferenceSession {
   /// measure() for each batch size in order, stopping at the first out-of-memory. Fills the
   /// batches, stop_reason, out_of_memory and the session's description fields of the result.
   /// Each batch size's graph is released after it is measured, so that graphs do not pile up.
-  [[nodiscard]] InferenceResult sweep(const std::vector<std::int64_t>& batch_sizes);
+  /// `progress` (optional) is called after each batch size with its result, how many sizes are
+  /// done and how many there are.
+  [[nodiscard]] InferenceResult sweep(
+      const std::vector<std::int64_t>& batch_sizes,
+      const std::function<void(const BatchSizeResult&, std::size_t done, std::size_t total)>&
+          progress = {});
 
   /// A synthetic batch of `batch_size` samples on the device, in the session's dtype and format.
   [[nodiscard]] torch::Tensor make_batch(std::int64_t batch_size) const;

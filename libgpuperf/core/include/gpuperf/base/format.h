@@ -1,0 +1,15 @@
+#pragma once
+// Numbers in messages: significant digits, not std::to_string's six fixed decimals ("200" and
+// "9.454", not "200.000000" and "9.453949"; "1e-300", not "0.000000").
+//
+//   throw ConfigError("--serve-rates: must be > 0, got " + gpuperf::format_number(rate));
+
+#include <string>
+
+namespace gpuperf {
+
+/// `value` with at most `significant` significant digits, in the shorter of fixed and
+/// scientific notation (printf's %g); "inf", "-inf" and "nan" as such.
+[[nodiscard]] std::string format_number(double value, int significant = 4);
+
+}  // namespace gpuperf
