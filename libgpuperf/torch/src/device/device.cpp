@@ -171,6 +171,14 @@ std::string software_versions() {
   return text;
 }
 
+void set_intra_op_threads(int threads) {
+  if (threads < 0) {
+    throw ConfigError("--threads: must be >= 0 (0: LibTorch's default), got " +
+                      std::to_string(threads));
+  }
+  at::set_num_threads(threads > 0 ? threads : at::get_num_threads());
+}
+
 DeviceMemory device_memory(const torch::Device& device) {
   DeviceMemory m;
 #if GPUPERF_WITH_CUDA

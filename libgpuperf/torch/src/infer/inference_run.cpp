@@ -216,7 +216,7 @@ InferenceResult measure_inference(const InferenceRun& run, const torch::Device& 
 InferenceResult run_inference(const InferenceRun& run) {
   run.validate();
   const torch::Device device = resolve_device(run.device);
-  if (run.threads > 0) at::set_num_threads(run.threads);
+  set_intra_op_threads(run.threads);
   const InferenceOptions options = resolve(run, device);
   try {
     return measure_inference(run, device, options);

@@ -318,7 +318,7 @@ void enrich(const TrainingRun& run, const ResolvedTraining& r, const std::string
 
 RunRecord run_training(const TrainingRun& run, const TrainingHooks& hooks) {
   run.validate();
-  if (run.threads > 0) at::set_num_threads(run.threads);
+  set_intra_op_threads(run.threads);
   const ResolvedTraining resolved = resolve(run);
   RunRecord record = describe(run, resolved);
   std::string graph_fallback;

@@ -24,6 +24,14 @@ namespace gpuperf {
 /// CUDA driver API 13.0, NVIDIA driver 580.159.04" (what is present; "(CPU only)" without CUDA).
 [[nodiscard]] std::string software_versions();
 
+/// Sets LibTorch's CPU intra-op threads: `threads` (> 0), or for 0 LibTorch's own default count
+/// (at::get_num_threads()), applied explicitly. The explicit call matters: LibTorch's pools
+/// start out with different sizes (OpenMP's follows the CPU affinity, the pthreadpool under
+/// NNPACK/XNNPACK follows std::thread::hardware_concurrency()), and at::set_num_threads() makes
+/// them agree. Measured on a 2-core machine whose OpenMP default is 1 thread: the seed program
+/// ran ~16% slower without it.
+void set_intra_op_threads(int threads);
+
 /// Memory figures of a CUDA device, bytes; NaN on the CPU.
 struct DeviceMemory {
   double total = kNotAvailable;
