@@ -461,20 +461,22 @@ TEST_CASE("watch rows line up under their header and show a dash for absent read
   gpuperf::write_watch_rows(out, gpuperf::take_snapshot(system, false), "12:00:01");
   const auto lines = split_lines(out.str());
   REQUIRE(lines.size() == 4);
+  // nvidia-smi dmon's names and units: sm/mem are utilization %, pclk/mclk the clocks.
   CHECK(lines[0] ==
-        "#    time  gpu     pwr   limit  temp     sm    mem  util  mutil       fb"
+        "#    time  gpu     pwr   limit  gtemp    sm   mem   mclk   pclk       fb"
         "      energy  reasons");
   CHECK(lines[1] ==
-        "#HH:MM:SS  idx       W       W     C    MHz    MHz     %      %      MiB"
+        "#HH:MM:SS  Idx       W       W      C     %     %    MHz    MHz       MB"
         "           J");
   CHECK(lines[2] ==
-        " 12:00:01    0   250.5   700.0    55   1980   3201    97     40    20480"
+        " 12:00:01    0   250.5   700.0     55    97    40   3201   1980    20480"
         "    123456.8  sw_power_cap");
   CHECK(lines[3] ==
-        " 12:00:01    1       -       -     -      -      -     -      -        -"
+        " 12:00:01    1       -       -      -     -     -      -      -        -"
         "           -  -");
   // Every value ends where its column name ends.
-  for (const char* column : {"gpu", "pwr", "limit", "temp", "fb", "energy"}) {
+  for (const char* column : {"gpu", "pwr", "limit", "gtemp", "sm", "mem", "mclk", "pclk", "fb",
+                             "energy"}) {
     INFO(column);
     const auto end = lines[0].find(column) + std::string(column).size();
     CHECK(lines[2][end - 1] != ' ');

@@ -235,16 +235,18 @@ std::string snapshot_to_json(const SystemSnapshot& snapshot, int indent) {
 
 namespace {
 
-// Watch-mode columns: name, unit, width. Absent readings print "-", as nvidia-smi dmon does.
+// Watch-mode columns: name, unit, width. Names, units and order follow nvidia-smi dmon (sm and
+// mem are utilization %, pclk and mclk the SM and memory clocks), with gpuperf's extra columns
+// (limit, energy, reasons) where dmon has none. Absent readings print "-", as dmon does.
 struct Column {
   const char* name;
   const char* unit;
   int width;
 };
 constexpr Column kWatchColumns[] = {
-    {"time", "HH:MM:SS", 8}, {"gpu", "idx", 3}, {"pwr", "W", 6},     {"limit", "W", 6},
-    {"temp", "C", 4},        {"sm", "MHz", 5},  {"mem", "MHz", 5},   {"util", "%", 4},
-    {"mutil", "%", 5},       {"fb", "MiB", 7},  {"energy", "J", 10}, {"reasons", "", 0},
+    {"time", "HH:MM:SS", 8}, {"gpu", "Idx", 3},  {"pwr", "W", 6},  {"limit", "W", 6},
+    {"gtemp", "C", 5},       {"sm", "%", 4},     {"mem", "%", 4},  {"mclk", "MHz", 5},
+    {"pclk", "MHz", 5},      {"fb", "MB", 7},    {"energy", "J", 10}, {"reasons", "", 0},
 };
 
 void cell(std::ostream& out, const std::string& text, int width, bool first) {
@@ -294,11 +296,11 @@ void write_watch_rows(std::ostream& out, const SystemSnapshot& snapshot,
         dash(d.power_watts, 1),
         dash(d.power_limit_watts, 1),
         dash(d.temperature_celsius, 0),
-        dash(d.sm_clock_mhz, 0),
-        dash(d.memory_clock_mhz, 0),
         dash(u ? std::optional<double>(u->gpu_percent) : std::nullopt, 0),
         dash(u ? std::optional<double>(u->memory_percent) : std::nullopt, 0),
-        dash(used, 0),
+        dash(d.memory_clock_mhz, 0),
+        dash(d.sm_clock_mhz, 0),
+        dash(used, 0),  // MiB, which dmon labels MB
         dash(energy, 1),
         d.clock_event_reasons ? describe_clock_event_reasons(*d.clock_event_reasons) : "-",
     };
