@@ -446,6 +446,55 @@ TEST_CASE("The report draws inference results: latency table, latency curve, sim
              Catch::Contains("no data"));
 }
 
+TEST_CASE("Charts tick at round numbers, put batch sizes on a log2 axis and never stack labels",
+          "[report][html]") {
+  // Four to six ticks from 0 at 1, 2, 2.5 or 5 x 10^k, the last covering the maximum.
+  CHECK(gpuperf::nice_ticks(18873) == std::vector<double>{0, 5000, 10000, 15000, 20000});
+  CHECK(gpuperf::nice_ticks(7.95) == std::vector<double>{0, 2, 4, 6, 8});
+  CHECK(gpuperf::nice_ticks(31.8) == std::vector<double>{0, 10, 20, 30, 40});
+  const auto unit = gpuperf::nice_ticks(1);
+  REQUIRE(unit.size() == 6);  // 0, 0.2, ..., 1
+  CHECK(unit[1] == Approx(0.2));
+  CHECK(unit.back() == Approx(1));
+  CHECK(gpuperf::nice_ticks(0).size() == 6);  // nothing to show: the unit axis
+
+  // Batch sizes 1..512 on a log2 axis: one tick per power of two, evenly spaced, labelled as
+  // plain numbers; "bs 256" and "bs 512" both readable, and labels that would overlap dropped.
+  gpuperf::ChartSeries sweep{"sweep", {}};
+  for (int b = 1; b <= 512; b *= 2) {
+    sweep.points.push_back({static_cast<double>(b), 10.0 + b / 100.0, "bs " + std::to_string(b)});
+  }
+  const std::string log_chart =
+      gpuperf::svg_line_chart("t", "batch size", "ms", {sweep}, gpuperf::AxisScale::kLog2);
+  for (const char* tick : {">1</text>", ">2</text>", ">64</text>", ">512</text>"}) {
+    CHECK_THAT(log_chart, Catch::Contains(tick));
+  }
+  CHECK(log_chart.find(">18,873</text>") == std::string::npos);
+  CHECK_THAT(log_chart, Catch::Contains(">bs 256</text>") && Catch::Contains(">bs 512</text>"));
+  // Ten points with the same y and close x on a linear axis: the labels of the crowded points
+  // are left to their tooltips.
+  gpuperf::ChartSeries crowded{"crowded", {}};
+  for (int i = 1; i <= 10; ++i) crowded.points.push_back({1000.0 + i, 5, "point " + std::to_string(i)});
+  const std::string linear = gpuperf::svg_line_chart("t", "x", "y", {crowded});
+  CHECK_THAT(linear, Catch::Contains(">point 1</text>"));
+  CHECK(linear.find(">point 2</text>") == std::string::npos);
+  CHECK_THAT(linear, Catch::Contains("point 2, "));  // still in the tooltip
+
+  // Two files whose bars would read the same get their file names; a repeat within one file is
+  // numbered.
+  std::vector<gpuperf::ChartBar> bars = {{"H200 · fp16", 1, "measured", "", 0},
+                                         {"H200 · fp16", 2, "measured", "", 0},
+                                         {"A100 · fp16", 3, "measured", "", 0}};
+  gpuperf::distinguish_labels(bars, {"a.json", "b.json", "c.json"});
+  CHECK(bars[0].label == "H200 · fp16 (a.json)");
+  CHECK(bars[1].label == "H200 · fp16 (b.json)");
+  CHECK(bars[2].label == "A100 · fp16");
+  std::vector<gpuperf::ChartBar> same = {{"x", 1, "measured", "", 0}, {"x", 2, "measured", "", 0}};
+  gpuperf::distinguish_labels(same, {"a.json", "a.json"});
+  CHECK(same[0].label != same[1].label);
+  CHECK_THROWS_AS(gpuperf::distinguish_labels(same, {"a.json"}), gpuperf::Error);
+}
+
 TEST_CASE("The report draws data-parallel scaling only when a record ran on several ranks",
           "[report][html][distributed]") {
   const auto db = gpuperf::SpecDatabase::load_file(kData + "/gpu_specs.json");

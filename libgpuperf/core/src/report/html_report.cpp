@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <iomanip>
+#include <limits>
 #include <map>
 #include <sstream>
 
@@ -28,6 +29,18 @@ std::string grouped(double v) {
   std::string digits = num(std::abs(v), 0);
   for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3) digits.insert(i, ",");
   return (v < 0 ? "-" : "") + digits;
+}
+
+// A tick label: grouped thousands from 100, else up to three significant digits without
+// trailing zeros ("0.25", "2.5", "40").
+std::string tick(double v) {
+  if (v >= 100) return grouped(v);
+  std::string text = num(v, v >= 10 ? 1 : v >= 1 ? 2 : 3);
+  if (text.find('.') != std::string::npos) {
+    text.erase(text.find_last_not_of('0') + 1);
+    if (text.back() == '.') text.pop_back();
+  }
+  return text;
 }
 
 const char* colour(const std::string& series) {
@@ -99,16 +112,20 @@ std::string ms_cell(double seconds) { return num(seconds * 1e3, 3); }
 // The charts of one model's inference results: throughput against latency per batch size,
 // batch-1 latency, and any serving curve.
 void write_inference_charts(std::ostream& out, const std::vector<const LoadedInference*>& files) {
-  std::vector<ChartSeries> curve, serving;
+  std::vector<ChartSeries> curve, by_batch, serving;
   std::vector<ChartBar> batch1;
+  std::vector<std::string> batch1_paths;
   for (const LoadedInference* file : files) {
     const InferenceResult& r = file->result;
     const std::string label = inference_label(r) + " (" + file->path + ")";
     ChartSeries series{label, {}};
+    ChartSeries latency{label, {}};
     for (const auto& b : r.batches) {
       series.points.push_back(
           {b.latency.p50 * 1e3, b.throughput_median, "bs " + std::to_string(b.batch_size)});
+      latency.points.push_back({static_cast<double>(b.batch_size), b.latency.p50 * 1e3, ""});
       if (b.batch_size == 1) {
+        batch1_paths.push_back(file->path);
         batch1.push_back({inference_label(r), b.latency.p50 * 1e3, "measured",
                           label + ": p50 " + ms_cell(b.latency.p50) + " ms, p99 " +
                               ms_cell(b.latency.p99) + " ms over " +
@@ -117,6 +134,7 @@ void write_inference_charts(std::ostream& out, const std::vector<const LoadedInf
       }
     }
     curve.push_back(series);
+    by_batch.push_back(latency);
     if (!r.serving.points.empty()) {
       ChartSeries sim{label + (r.serving_measured ? " [measured]" : " [simulated]"), {}};
       for (const auto& p : r.serving.points) {
@@ -126,8 +144,13 @@ void write_inference_charts(std::ostream& out, const std::vector<const LoadedInf
       serving.push_back(sim);
     }
   }
+  // Latency roughly doubles with the batch size: log2 axes spread the batch sizes evenly.
   out << svg_line_chart("Throughput against per-call latency, one point per batch size",
-                        "p50 latency per call, ms", "samples/s (batch / p50)", curve);
+                        "p50 latency per call, ms (log2 axis)", "samples/s (batch / p50)", curve,
+                        AxisScale::kLog2);
+  out << svg_line_chart("Per-call latency against batch size", "batch size (log2 axis)",
+                        "p50 latency per call, ms", by_batch, AxisScale::kLog2);
+  distinguish_labels(batch1, batch1_paths);
   out << svg_bar_chart("Batch-1 latency per call", "p50, ms (p99 in the tooltip)", batch1);
   if (!serving.empty()) {
     out << svg_line_chart("Serving: p99 end-to-end latency against achieved rate",
@@ -240,6 +263,29 @@ std::string html_escape(const std::string& text) {
   return out;
 }
 
+void distinguish_labels(std::vector<ChartBar>& bars, const std::vector<std::string>& paths) {
+  if (paths.size() != bars.size()) {
+    throw Error("distinguish_labels: " + std::to_string(paths.size()) + " paths for " +
+                std::to_string(bars.size()) + " bars");
+  }
+  auto repeated = [&](std::size_t i) {
+    return std::count_if(bars.begin(), bars.end(),
+                         [&](const ChartBar& b) { return b.label == bars[i].label; }) > 1;
+  };
+  std::vector<bool> shared(bars.size());
+  for (std::size_t i = 0; i < bars.size(); ++i) shared[i] = repeated(i);
+  for (std::size_t i = 0; i < bars.size(); ++i) {
+    if (shared[i]) bars[i].label += " (" + paths[i] + ")";
+  }
+  // Two bars of one file with one label (or two files of one name): number them.
+  std::map<std::string, int> seen;
+  for (std::size_t i = 0; i < bars.size(); ++i) {
+    if (repeated(i) && ++seen[bars[i].label] > 1) {
+      bars[i].label += " #" + std::to_string(seen[bars[i].label]);
+    }
+  }
+}
+
 std::string svg_bar_chart(const std::string& title, const std::string& unit,
                           const std::vector<ChartBar>& input) {
   std::vector<ChartBar> bars;
@@ -257,7 +303,9 @@ std::string svg_bar_chart(const std::string& title, const std::string& unit,
   for (const auto& b : bars) {
     max_value = std::max(max_value, b.value + (std::isfinite(b.error) ? b.error : 0));
   }
-  if (!(max_value > 0)) max_value = 1;
+  // The axis ends on a nice tick at or above the longest bar.
+  const std::vector<double> ticks = nice_ticks(max_value);
+  max_value = ticks.back();
   bool has_published = false, has_measured = false;
   for (const auto& b : bars) (b.series == "published" ? has_published : has_measured) = true;
   const int height = top + row * static_cast<int>(bars.size()) + 30;
@@ -302,11 +350,13 @@ std::string svg_bar_chart(const std::string& title, const std::string& unit,
   const int axis_y = top + row * static_cast<int>(bars.size()) + 4;
   s << "<line x1=\"" << label_width << "\" x2=\"" << label_width + plot_width << "\" y1=\""
     << axis_y << "\" y2=\"" << axis_y << "\" stroke=\"#999\"/>";
-  s << "<text x=\"" << label_width << "\" y=\"" << axis_y + 16 << "\" font-size=\"11\">0</text>";
-  s << "<text x=\"" << label_width + plot_width << "\" y=\"" << axis_y + 16
-    << "\" font-size=\"11\" text-anchor=\"end\">"
-    << (max_value >= 100 ? grouped(max_value) : num(max_value, 2)) << "</text>\n";
-  s << "</svg>\n";
+  for (const double t : ticks) {
+    const double x = label_width + t / max_value * plot_width;
+    s << "<line x1=\"" << num(x, 1) << "\" x2=\"" << num(x, 1) << "\" y1=\"" << axis_y
+      << "\" y2=\"" << axis_y + 4 << "\" stroke=\"#999\"/><text x=\"" << num(x, 1) << "\" y=\""
+      << axis_y + 16 << "\" font-size=\"11\" text-anchor=\"middle\">" << tick(t) << "</text>";
+  }
+  s << "\n</svg>\n";
   return s.str();
 }
 
@@ -317,24 +367,50 @@ struct LineChartFrame {
   int width = 960, left = 80, right = 20, top = 34, plot_height = 300;
   int plot_width = width - left - right;
   int legend_top = top + plot_height + 44, legend_row = 18;
-  double max_x = 1, max_y = 1;
+  double min_x = 0, max_x = 1, max_y = 1;
+  AxisScale x_scale = AxisScale::kLinear;
 
-  [[nodiscard]] double px(double x) const { return left + x / max_x * plot_width; }
+  [[nodiscard]] double px(double x) const {
+    const double fraction = x_scale == AxisScale::kLog2
+                                ? std::log2(x / min_x) / std::log2(max_x / min_x)
+                                : x / max_x;
+    return left + fraction * plot_width;
+  }
   [[nodiscard]] double py(double y) const { return top + plot_height - y / max_y * plot_height; }
 };
 
-std::string tick(double v) { return v >= 100 ? grouped(v) : num(v, v >= 10 ? 1 : 2); }
+// Powers of two from the one at or below `min` to the one at or above `max` (both > 0).
+std::vector<double> log2_ticks(double min, double max) {
+  std::vector<double> ticks;
+  for (double t = std::exp2(std::floor(std::log2(min))); t <= max * (1 + 1e-9); t *= 2) {
+    ticks.push_back(t);
+  }
+  if (ticks.back() < max) ticks.push_back(ticks.back() * 2);
+  if (ticks.size() < 2) ticks.push_back(ticks.back() * 2);
+  return ticks;
+}
+
+// A text's box on the chart, estimated from its length (font-size 10: ~6 px per character).
+struct LabelBox {
+  double x0, y0, x1, y1;
+  [[nodiscard]] bool overlaps(const LabelBox& o) const {
+    return x0 < o.x1 && o.x0 < x1 && y0 < o.y1 && o.y0 < y1;
+  }
+};
 
 // The series with only their plottable points (finite, >= 0), each in x order; a series left
 // with none is dropped. `max_x` and `max_y` receive the largest coordinates kept.
-std::vector<ChartSeries> plottable_series(const std::vector<ChartSeries>& input, double& max_x,
-                                          double& max_y) {
+std::vector<ChartSeries> plottable_series(const std::vector<ChartSeries>& input, AxisScale x_scale,
+                                          double& min_x, double& max_x, double& max_y) {
   std::vector<ChartSeries> series;
+  min_x = std::numeric_limits<double>::infinity();
   for (const auto& line : input) {
     ChartSeries kept{line.name, {}, line.dashed};
     for (const auto& p : line.points) {
-      if (std::isfinite(p.x) && std::isfinite(p.y) && p.x >= 0 && p.y >= 0) {
+      const bool x_ok = x_scale == AxisScale::kLog2 ? p.x > 0 : p.x >= 0;
+      if (std::isfinite(p.x) && std::isfinite(p.y) && x_ok && p.y >= 0) {
         kept.points.push_back(p);
+        min_x = std::min(min_x, p.x);
         max_x = std::max(max_x, p.x);
         max_y = std::max(max_y, p.y);
       }
@@ -346,18 +422,20 @@ std::vector<ChartSeries> plottable_series(const std::vector<ChartSeries>& input,
   return series;
 }
 
-// The grid with five ticks on each axis from 0, the frame and the axis titles.
-void write_line_chart_axes(std::ostream& s, const LineChartFrame& f, const std::string& x_unit,
-                           const std::string& y_unit) {
+// The grid at the axes' ticks, the frame and the axis titles.
+void write_line_chart_axes(std::ostream& s, const LineChartFrame& f,
+                           const std::vector<double>& x_ticks, const std::vector<double>& y_ticks,
+                           const std::string& x_unit, const std::string& y_unit) {
   const int top = f.top, left = f.left, plot_width = f.plot_width, plot_height = f.plot_height;
-  for (int i = 0; i <= 4; ++i) {
-    const double fx = f.max_x * i / 4, fy = f.max_y * i / 4;
+  for (const double fx : x_ticks) {
     s << "<line x1=\"" << num(f.px(fx), 1) << "\" x2=\"" << num(f.px(fx), 1) << "\" y1=\"" << top
       << "\" y2=\"" << top + plot_height << "\" stroke=\"#eee\"/>";
-    s << "<line x1=\"" << left << "\" x2=\"" << left + plot_width << "\" y1=\"" << num(f.py(fy), 1)
-      << "\" y2=\"" << num(f.py(fy), 1) << "\" stroke=\"#eee\"/>";
     s << "<text x=\"" << num(f.px(fx), 1) << "\" y=\"" << top + plot_height + 16
       << "\" font-size=\"11\" text-anchor=\"middle\">" << tick(fx) << "</text>";
+  }
+  for (const double fy : y_ticks) {
+    s << "<line x1=\"" << left << "\" x2=\"" << left + plot_width << "\" y1=\"" << num(f.py(fy), 1)
+      << "\" y2=\"" << num(f.py(fy), 1) << "\" stroke=\"#eee\"/>";
     s << "<text x=\"" << left - 6 << "\" y=\"" << num(f.py(fy) + 4, 1)
       << "\" font-size=\"11\" text-anchor=\"end\">" << tick(fy) << "</text>\n";
   }
@@ -374,7 +452,7 @@ void write_line_chart_axes(std::ostream& s, const LineChartFrame& f, const std::
 // (a dashed reference line has none), and its legend entry.
 void write_line_chart_series(std::ostream& s, const LineChartFrame& f, const ChartSeries& line,
                              std::size_t index, std::size_t colour_index, const std::string& x_unit,
-                             const std::string& y_unit) {
+                             const std::string& y_unit, std::vector<LabelBox>& labels) {
   const char* colour = kPalette[colour_index % (sizeof kPalette / sizeof kPalette[0])];
   s << "<g><title>" << html_escape(line.name) << "</title><polyline class=\"line\" fill=\"none\" "
     << "stroke=\"" << colour << "\" stroke-width=\"2\" "
@@ -387,10 +465,16 @@ void write_line_chart_series(std::ostream& s, const LineChartFrame& f, const Cha
       << "\" r=\"3.5\" fill=\"" << colour << "\"><title>" << html_escape(line.name) << ": "
       << html_escape(p.label) << ", " << tick(p.x) << " " << html_escape(x_unit) << ", "
       << tick(p.y) << " " << html_escape(y_unit) << "</title></circle>";
-    if (!p.label.empty()) {
-      s << "<text x=\"" << num(f.px(p.x) + 5, 1) << "\" y=\"" << num(f.py(p.y) - 5, 1)
-        << "\" font-size=\"10\" fill=\"" << colour << "\">" << html_escape(p.label) << "</text>";
+    if (p.label.empty()) continue;
+    const LabelBox box{f.px(p.x) + 5, f.py(p.y) - 14, f.px(p.x) + 5 + 6.0 * p.label.size(),
+                       f.py(p.y) - 3};
+    if (std::any_of(labels.begin(), labels.end(),
+                    [&](const LabelBox& other) { return box.overlaps(other); })) {
+      continue;  // the tooltip still names the point
     }
+    labels.push_back(box);
+    s << "<text x=\"" << num(box.x0, 1) << "\" y=\"" << num(f.py(p.y) - 5, 1)
+      << "\" font-size=\"10\" fill=\"" << colour << "\">" << html_escape(p.label) << "</text>";
   }
   s << "</g>\n";
   const int ly = f.legend_top + f.legend_row * static_cast<int>(index);
@@ -407,20 +491,42 @@ void write_line_chart_series(std::ostream& s, const LineChartFrame& f, const Cha
 
 }  // namespace
 
+std::vector<double> nice_ticks(double max) {
+  if (!(max > 0) || !std::isfinite(max)) max = 1;
+  // The smallest step of 1, 2, 2.5 or 5 x 10^k that covers `max` in at most five steps.
+  const double magnitude = std::pow(10.0, std::floor(std::log10(max / 5)));
+  double step = 10 * magnitude;
+  for (const double m : {1.0, 2.0, 2.5, 5.0}) {
+    if (m * magnitude * 5 >= max) {
+      step = m * magnitude;
+      break;
+    }
+  }
+  std::vector<double> ticks;
+  for (int i = 0; ticks.empty() || ticks.back() < max * (1 - 1e-12); ++i) ticks.push_back(i * step);
+  return ticks;
+}
+
 std::string svg_line_chart(const std::string& title, const std::string& x_unit,
-                           const std::string& y_unit, const std::vector<ChartSeries>& input) {
-  double max_x = 0, max_y = 0;
-  const std::vector<ChartSeries> series = plottable_series(input, max_x, max_y);
+                           const std::string& y_unit, const std::vector<ChartSeries>& input,
+                           AxisScale x_scale) {
+  double min_x = 0, max_x = 0, max_y = 0;
+  const std::vector<ChartSeries> series = plottable_series(input, x_scale, min_x, max_x, max_y);
   std::ostringstream s;
   if (series.empty()) {
     s << "<p class=\"note\">" << html_escape(title) << ": no data.</p>\n";
     return s.str();
   }
-  if (!(max_x > 0)) max_x = 1;
-  if (!(max_y > 0)) max_y = 1;
   LineChartFrame f;
-  f.max_x = max_x * 1.08;  // room for the point labels
-  f.max_y = max_y * 1.08;
+  f.x_scale = x_scale;
+  // Room for the point labels beyond the last point, then axes that end on a tick.
+  const std::vector<double> x_ticks = x_scale == AxisScale::kLog2
+                                          ? log2_ticks(min_x, max_x * 1.25)
+                                          : nice_ticks(max_x * 1.08);
+  const std::vector<double> y_ticks = nice_ticks(max_y * 1.05);
+  f.min_x = x_ticks.front();
+  f.max_x = x_ticks.back();
+  f.max_y = y_ticks.back();
   const int width = f.width;
   const int height = f.legend_top + f.legend_row * static_cast<int>(series.size()) + 8;
   s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height
@@ -428,12 +534,13 @@ std::string svg_line_chart(const std::string& title, const std::string& x_unit,
     << html_escape(title) << "\">\n";
   s << "<text x=\"0\" y=\"18\" font-size=\"15\" font-weight=\"bold\">" << html_escape(title)
     << "</text>\n";
-  write_line_chart_axes(s, f, x_unit, y_unit);
+  write_line_chart_axes(s, f, x_ticks, y_ticks, x_unit, y_unit);
   // A dashed line takes the colour of the series before it; every other line the next colour.
   std::size_t colour_index = 0;
+  std::vector<LabelBox> labels;
   for (std::size_t i = 0; i < series.size(); ++i) {
     if (i > 0 && !series[i].dashed) ++colour_index;
-    write_line_chart_series(s, f, series[i], i, colour_index, x_unit, y_unit);
+    write_line_chart_series(s, f, series[i], i, colour_index, x_unit, y_unit, labels);
   }
   s << "</svg>\n";
   return s.str();
@@ -490,7 +597,9 @@ void write_training_charts(std::ostream& out, const std::vector<RunRow>& rows) {
   for (const auto& row : rows) by_model[row.run->record.config.model].push_back(&row);
   for (const auto& [model, members] : by_model) {
     std::vector<ChartBar> throughput, fraction, per_joule;
+    std::vector<std::string> paths;
     for (const RunRow* row : members) {
+      paths.push_back(row->run->path);
       const RunRecord& r = row->run->record;
       const std::string label = run_label(r);
       throughput.push_back({label, median_of(r), "measured",
@@ -502,6 +611,7 @@ void write_training_charts(std::ostream& out, const std::vector<RunRow>& rows) {
       per_joule.push_back({label + " (" + row->eff.power_basis + ")", row->eff.samples_per_joule,
                            "measured", label + ", power: " + row->eff.power_basis, 0});
     }
+    for (auto* bars : {&throughput, &fraction, &per_joule}) distinguish_labels(*bars, paths);
     out << "<h2>" << html_escape(model) << " ("
         << html_escape(members.front()->run->record.config.workload) << ")</h2>\n";
     out << svg_bar_chart("Throughput per GPU and precision", "samples/s, median window, ±95% CI",
@@ -515,10 +625,12 @@ void write_training_charts(std::ostream& out, const std::vector<RunRow>& rows) {
 void write_resnet50_beside_published(std::ostream& out, const std::vector<RunRow>& rows,
                                      const std::vector<PublishedResult>& published) {
   std::vector<ChartBar> beside;
+  std::vector<std::string> paths;
   for (const auto& row : rows) {
     const RunRecord& r = row.run->record;
     if (r.config.model == "resnet50" && r.config.workload == "train") {
       beside.push_back({"measured: " + run_label(r), median_of(r), "measured", row.run->path, 0});
+      paths.push_back(row.run->path);
     }
   }
   for (const auto& p : published) {
@@ -526,7 +638,9 @@ void write_resnet50_beside_published(std::ostream& out, const std::vector<RunRow
     std::string label = "published: " + p.gpu + " · " + p.precision;
     if (p.gpu_count > 1) label += " (per GPU of " + std::to_string(p.gpu_count) + ")";
     beside.push_back({label, p.per_gpu(), "published", p.setup + " — " + p.source, 0});
+    paths.push_back(p.source);
   }
+  distinguish_labels(beside, paths);
   if (beside.empty()) return;
   out << "<h2>ResNet-50 training: measured beside published (per GPU)</h2>\n";
   out << svg_bar_chart("ResNet-50 v1.5 training throughput per GPU", "images/s", beside);

@@ -62,12 +62,29 @@ struct ChartSeries {
   bool dashed = false;
 };
 
-/// Renders series as lines through their points (in x order) on linear axes from 0, as an inline
-/// <svg> element with a legend. Points with non-finite or negative coordinates are left out; an
-/// empty chart says so instead of drawing axes.
+/// How an axis maps values.
+enum class AxisScale {
+  kLinear,  ///< from 0, ticks at 1, 2, 2.5 or 5 x 10^k
+  kLog2,    ///< powers of two (batch sizes, latencies that double with them); values > 0 only
+};
+
+/// Tick values for an axis holding values up to `max` (> 0) from 0: four to six ticks at a
+/// "nice" step (1, 2, 2.5 or 5 x 10^k), the last at or above `max`.
+[[nodiscard]] std::vector<double> nice_ticks(double max);
+
+/// Renders series as lines through their points (in x order), as an inline <svg> element with a
+/// legend. Linear axes start at 0; a log2 axis spans the powers of two around its values. Points
+/// with non-finite or negative coordinates (or not positive, on a log2 axis) are left out; an
+/// empty chart says so instead of drawing axes. A point label that would overlap one already
+/// drawn is left to the point's tooltip.
 [[nodiscard]] std::string svg_line_chart(const std::string& title, const std::string& x_unit,
                                          const std::string& y_unit,
-                                         const std::vector<ChartSeries>& series);
+                                         const std::vector<ChartSeries>& series,
+                                         AxisScale x_scale = AxisScale::kLinear);
+
+/// Makes the bar labels distinct: a label shared by bars of different files gets the file name
+/// (`paths[i]`, one per bar) appended, and any still equal a " #n" suffix.
+void distinguish_labels(std::vector<ChartBar>& bars, const std::vector<std::string>& paths);
 
 /// Escapes &, <, >, " and ' for HTML text and attributes.
 [[nodiscard]] std::string html_escape(const std::string& text);
