@@ -485,7 +485,7 @@ TEST_CASE("Charts tick at round numbers, put batch sizes on a log2 axis and neve
   std::vector<gpuperf::ChartBar> bars = {{"H200 · fp16", 1, "measured", "", 0},
                                          {"H200 · fp16", 2, "measured", "", 0},
                                          {"A100 · fp16", 3, "measured", "", 0}};
-  gpuperf::distinguish_labels(bars, {"a.json", "b.json", "c.json"});
+  gpuperf::distinguish_labels(bars, {"results/a.json", "b.json", "c.json"});
   CHECK(bars[0].label == "H200 · fp16 (a.json)");
   CHECK(bars[1].label == "H200 · fp16 (b.json)");
   CHECK(bars[2].label == "A100 · fp16");

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <iomanip>
 #include <limits>
 #include <map>
@@ -274,8 +275,10 @@ void distinguish_labels(std::vector<ChartBar>& bars, const std::vector<std::stri
   };
   std::vector<bool> shared(bars.size());
   for (std::size_t i = 0; i < bars.size(); ++i) shared[i] = repeated(i);
+  // The file's name without its folders keeps the label short enough for the label column.
   for (std::size_t i = 0; i < bars.size(); ++i) {
-    if (shared[i]) bars[i].label += " (" + paths[i] + ")";
+    const std::string name = std::filesystem::path(paths[i]).filename().string();
+    if (shared[i] && !name.empty()) bars[i].label += " (" + name + ")";
   }
   // Two bars of one file with one label (or two files of one name): number them.
   std::map<std::string, int> seen;
@@ -293,8 +296,17 @@ std::string svg_bar_chart(const std::string& title, const std::string& unit,
     if (std::isfinite(b.value) && b.value >= 0) bars.push_back(b);
   }
   std::ostringstream s;
-  const int width = 960, label_width = 380, value_width = 110, row = 24, top = 34;
-  const int plot_width = width - label_width - value_width;
+  // The label column fits the longest label (about 7 px per character at font-size 12; UTF-8
+  // continuation bytes take no width), within 160..640 px; the plot keeps its width.
+  std::size_t longest = 0;
+  for (const auto& b : bars) {
+    longest = std::max<std::size_t>(
+        longest, std::count_if(b.label.begin(), b.label.end(),
+                               [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+  }
+  const int label_width = std::clamp(static_cast<int>(longest) * 7 + 12, 160, 640);
+  const int value_width = 110, row = 24, top = 48, plot_width = 470;
+  const int width = label_width + plot_width + value_width;
   if (bars.empty()) {
     s << "<p class=\"note\">" << html_escape(title) << ": no data.</p>\n";
     return s.str();
@@ -314,15 +326,16 @@ std::string svg_bar_chart(const std::string& title, const std::string& unit,
     << html_escape(title) << "\">\n";
   s << "<text x=\"0\" y=\"18\" font-size=\"15\" font-weight=\"bold\">" << html_escape(title) << " ("
     << html_escape(unit) << ")</text>\n";
-  // Legend, only for series present, so a chart of measured bars alone has no grey swatch.
-  int lx = width - 260;
+  // Legend on its own line under the title (beside it, a long title would run into it), only
+  // for series present, so a chart of measured bars alone has no grey swatch.
+  int lx = 0;
   for (const char* series : {"measured", "published"}) {
     if ((std::string(series) == "published" && !has_published) ||
         (std::string(series) == "measured" && !has_measured)) {
       continue;
     }
-    s << "<rect x=\"" << lx << "\" y=\"6\" width=\"12\" height=\"12\" fill=\"" << colour(series)
-      << "\"/><text x=\"" << lx + 16 << "\" y=\"17\" font-size=\"12\">" << series << "</text>\n";
+    s << "<rect x=\"" << lx << "\" y=\"26\" width=\"12\" height=\"12\" fill=\"" << colour(series)
+      << "\"/><text x=\"" << lx + 16 << "\" y=\"37\" font-size=\"12\">" << series << "</text>\n";
     lx += 110;
   }
   for (std::size_t i = 0; i < bars.size(); ++i) {
@@ -638,7 +651,7 @@ void write_resnet50_beside_published(std::ostream& out, const std::vector<RunRow
     std::string label = "published: " + p.gpu + " · " + p.precision;
     if (p.gpu_count > 1) label += " (per GPU of " + std::to_string(p.gpu_count) + ")";
     beside.push_back({label, p.per_gpu(), "published", p.setup + " — " + p.source, 0});
-    paths.push_back(p.source);
+    paths.push_back("");  // published figures of one GPU and precision are numbered
   }
   distinguish_labels(beside, paths);
   if (beside.empty()) return;

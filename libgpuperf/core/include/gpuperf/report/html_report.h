@@ -82,8 +82,9 @@ enum class AxisScale {
                                          const std::vector<ChartSeries>& series,
                                          AxisScale x_scale = AxisScale::kLinear);
 
-/// Makes the bar labels distinct: a label shared by bars of different files gets the file name
-/// (`paths[i]`, one per bar) appended, and any still equal a " #n" suffix.
+/// Makes the bar labels distinct: a label shared by several bars gets the file name of its
+/// `paths[i]` (one per bar, without folders; "" for none) appended, and any still equal a " #n"
+/// suffix. Error when the counts differ.
 void distinguish_labels(std::vector<ChartBar>& bars, const std::vector<std::string>& paths);
 
 /// Escapes &, <, >, " and ' for HTML text and attributes.
