@@ -417,6 +417,45 @@ TEST_CASE("the advisor ranks by fit, budget and throughput, with reasons", "[spe
              Catch::Contains("optimizer state (adam)") && Catch::Contains("sharded over 16 GPUs"));
 }
 
+TEST_CASE("the advisor ranks measured, published and estimated figures in separate tiers",
+          "[specs][advisor]") {
+  // The shipped published figures include an 8x H100 MLPerf run at 7,100 img/s per GPU; a
+  // measured H200 at 5,438 still ranks first, in its own table, and every estimate after every
+  // published figure, whatever the numbers.
+  const auto& db = shipped();
+  const auto published = gpuperf::load_published_results(kData + "/published_results.json");
+  gpuperf::AdvisorRequest request;
+  request.model = "resnet50";
+  request.precision = "fp16";
+  gpuperf::LoadedRun run{"h200.json", resnet_run(5438)};
+  run.record.config.precision = "fp16";
+  const auto ranking = gpuperf::advise(request, db, {run}, published);
+  REQUIRE(ranking.size() > 3);
+  CHECK(ranking[0].spec->id == "h200-sxm-141gb");
+  CHECK(gpuperf::evidence_tier(ranking[0]) == gpuperf::EvidenceTier::kMeasured);
+  for (std::size_t i = 1; i < ranking.size(); ++i) {
+    INFO(ranking[i].spec->id);
+    CHECK(gpuperf::evidence_tier(ranking[i - 1]) <= gpuperf::evidence_tier(ranking[i]));
+  }
+  const auto h100 = std::find_if(ranking.begin(), ranking.end(),
+                                 [](const auto& a) { return a.spec->id == "h100-sxm5-80gb"; });
+  REQUIRE(h100 != ranking.end());
+  CHECK(h100->throughput_basis == "published");
+  CHECK(h100->samples_per_second > ranking[0].samples_per_second);  // faster, yet ranked after
+
+  std::ostringstream text;
+  gpuperf::write_advice(text, request, ranking);
+  const std::string out = text.str();
+  const auto measured_at = out.find("### Measured on this workload");
+  const auto published_at = out.find("### Published figures");
+  const auto estimate_at = out.find("### Datasheet estimates");
+  REQUIRE(measured_at != std::string::npos);
+  CHECK(measured_at < published_at);
+  CHECK(published_at < estimate_at);
+  CHECK(estimate_at != std::string::npos);
+  CHECK(out.find("H200 SXM 141GB") < published_at);
+}
+
 TEST_CASE("the advisor rejects bad requests naming the field", "[specs][advisor]") {
   gpuperf::AdvisorRequest r;
   r.parameters = -5;

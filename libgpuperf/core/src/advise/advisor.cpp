@@ -656,8 +656,8 @@ GpuAdvice advise_gpu(const GpuSpec& spec, const AdvisorRequest& request, const W
   return a;
 }
 
-// Fitting, with a throughput, within budget and with a known price first; then a measured
-// latency within budget before an unchecked one; then the faster.
+// Measured, published, estimated, unusable; within a tier: within budget and with a known
+// price first; then a measured latency within budget before an unchecked one; then the faster.
 void rank(std::vector<GpuAdvice>& advice, const AdvisorRequest& request) {
   auto category = [&](const GpuAdvice& a) {
     if (!a.fits && !a.fits_sharded) return 4;
@@ -667,6 +667,8 @@ void rank(std::vector<GpuAdvice>& advice, const AdvisorRequest& request) {
     return 0;
   };
   std::stable_sort(advice.begin(), advice.end(), [&](const GpuAdvice& x, const GpuAdvice& y) {
+    const EvidenceTier ex = evidence_tier(x), ey = evidence_tier(y);
+    if (ex != ey) return ex < ey;
     const int cx = category(x), cy = category(y);
     if (cx != cy) return cx < cy;
     // A measured latency within budget beats an unchecked one.
@@ -679,6 +681,16 @@ void rank(std::vector<GpuAdvice>& advice, const AdvisorRequest& request) {
 }
 
 }  // namespace
+
+EvidenceTier evidence_tier(const GpuAdvice& a) {
+  if ((!a.fits && !a.fits_sharded) || !(a.samples_per_second > 0) ||
+      a.latency_status == "misses budget") {
+    return EvidenceTier::kUnusable;
+  }
+  if (a.throughput_basis == "measured") return EvidenceTier::kMeasured;
+  if (a.throughput_basis == "published") return EvidenceTier::kPublished;
+  return EvidenceTier::kEstimate;
+}
 
 double MemoryEstimate::total() const {
   return weights + gradients + optimizer_state + (std::isnan(activations) ? 0 : activations) +
@@ -796,12 +808,32 @@ void write_advice(std::ostream& out, const AdvisorRequest& request,
            "is an estimate"
         << (inference ? " and no latency is known" : "");
   }
-  out << "\n\n| rank | GPU | fits | memory need / have | fast link | " << unit
-      << "s/s (all GPUs) | basis | " << (inference ? "p50 / p99 ms (batch) | " : "") << "USD per M "
-      << unit << "s | J per " << unit << " | price USD |\n"
-      << "|---:|---|---|---|---|---:|---|" << (inference ? "---|" : "") << "---:|---:|---:|\n";
+  // One table per evidence tier: a skimming reader never compares a measurement with a
+  // published or estimated figure in one column without seeing which is which.
+  const std::pair<EvidenceTier, const char*> tiers[] = {
+      {EvidenceTier::kMeasured, "Measured on this workload (your results)"},
+      {EvidenceTier::kPublished, "Published figures (other software stacks, often heavily tuned: "
+                                 "indicative, not comparable with a measurement)"},
+      {EvidenceTier::kEstimate, "Datasheet estimates (scaled from a measured or published figure "
+                                "by peak ratios)"},
+      {EvidenceTier::kUnusable, "Not usable for this workload (does not fit, misses the latency "
+                                "budget, or no figure)"}};
   int rank = 1;
+  EvidenceTier current = EvidenceTier::kUnusable;
+  bool any = false;
   for (const auto& a : ranking) {
+    const EvidenceTier tier = evidence_tier(a);
+    if (!any || tier != current) {
+      for (const auto& [t, title] : tiers) {
+        if (t == tier) out << (any ? "\n### " : "\n\n### ") << title << "\n";
+      }
+      out << "\n| rank | GPU | fits | memory need / have | fast link | " << unit
+          << "s/s (all GPUs) | basis | " << (inference ? "p50 / p99 ms (batch) | " : "")
+          << "USD per M " << unit << "s | J per " << unit << " | price USD |\n"
+          << "|---:|---|---|---|---|---:|---|" << (inference ? "---|" : "") << "---:|---:|---:|\n";
+      current = tier;
+      any = true;
+    }
     std::string latency;
     if (inference) {
       latency = a.measured_batch_size > 0

@@ -93,9 +93,22 @@ struct GpuAdvice {
   std::vector<std::string> reasons;  ///< one per line, in the order they were decided
 };
 
-/// Ranks every (non reference-only) GPU of `db`: fitting and within budget first, then by
-/// throughput. `measured` runs take precedence over `published` figures, which take precedence
-/// over datasheet scaling. Throws ConfigError for an invalid request.
+/// What a GPU's throughput rests on; the ranking keeps the tiers apart, in this order, so that a
+/// published, heavily tuned figure or a datasheet scaling never outranks a measurement.
+enum class EvidenceTier {
+  kMeasured,   ///< a result measured on this GPU for this workload
+  kPublished,  ///< a published figure (another software stack)
+  kEstimate,   ///< scaled from another GPU's figure by datasheet peaks
+  kUnusable,   ///< does not fit, misses the latency budget, or has no throughput at all
+};
+
+/// The tier of `advice`.
+[[nodiscard]] EvidenceTier evidence_tier(const GpuAdvice& advice);
+
+/// Ranks every (non reference-only) GPU of `db`: by evidence tier (measured, published,
+/// estimate, unusable), then fitting and within budget first, then by throughput. `measured`
+/// runs take precedence over `published` figures, which take precedence over datasheet
+/// scaling. Throws ConfigError for an invalid request.
 [[nodiscard]] std::vector<GpuAdvice> advise(const AdvisorRequest& request, const SpecDatabase& db,
                                             const std::vector<LoadedRun>& measured = {},
                                             const std::vector<PublishedResult>& published = {});
