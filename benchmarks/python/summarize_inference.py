@@ -14,6 +14,20 @@ import statistics
 import sys
 
 
+def latency_inversions(med, sides, batches):
+    """FLAG lines for every side and batch size whose median p50 is above a larger batch
+    size's: a batch of 1 should never take longer per call than a batch of 2."""
+    lines = []
+    for s in sides:
+        measured = [b for b in batches if (s, b) in med]
+        for i, b in enumerate(measured):
+            for larger in measured[i + 1:]:
+                if med[(s, b)] > med[(s, larger)]:
+                    lines.append(f"- FLAG {s}: batch {b} p50 {med[(s, b)] * 1e3:.3f} ms is above "
+                                 f"batch {larger}'s {med[(s, larger)] * 1e3:.3f} ms")
+    return lines
+
+
 def main():
     out = sys.argv[1]
     p50 = {}   # (side, batch) -> [p50 seconds per repeat]
@@ -58,6 +72,12 @@ def main():
         ratio = f"{g / pg:.3f}" if g and pg else "-"
         rates = [f"{b / med[(s, b)]:,.0f}" if (s, b) in med else "-" for s in sides]
         print(f"| {b} | " + " | ".join(cells) + f" | {ratio} | " + " | ".join(rates) + " |")
+
+    inversions = latency_inversions(med, sides, batches)
+    print("\nLatency guard (a batch size slower per call than a larger one points at a bad kernel "
+          "choice):")
+    for line in inversions or ["- none: p50 grows with the batch size on every side"]:
+        print(line)
 
     print(f"\nTargets (issue #6), gpuperf = {ours}:")
     g1, pg1, pe1 = (med.get((s, 1)) for s in (ours, "pytorch-graph", "pytorch-eager"))

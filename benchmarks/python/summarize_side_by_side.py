@@ -1,12 +1,42 @@
 #!/usr/bin/env python3
 """Table of gpuperf vs the PyTorch peer from a side_by_side.sh output folder: per workload, the
 median over repeats of each run's median window throughput, the spread over repeats, the ratio
-of those medians, and peak memory."""
+of those medians, and peak memory; then, per model and precision, gpuperf's best row against the
+best PyTorch variant measured in the same call."""
 import glob
 import json
 import os
 import statistics
 import sys
+
+
+def best_variant_table(ours, peer):
+    """Per model and precision: gpuperf's best row against the best PyTorch variant measured in
+    the same call (eager, manual CUDA graph, torch.compile...), whatever row it came from. A
+    ratio against PyTorch eager alone flatters on hosts where eager is host-bound."""
+    groups = {}  # (model, precision) -> {"gpuperf": [(median, label)], "pytorch": [...]}
+    for label, records in ours.items():
+        c = records[0]["config"]
+        med = statistics.median(r["throughput"]["median"] for r in records)
+        groups.setdefault((c["model"], c["precision"]), {}).setdefault("gpuperf", []).append(
+            (med, label))
+    for label, rows in peer.items():
+        med = statistics.median(r["median"] for r in rows)
+        key = (rows[0]["model"], rows[0]["precision"])
+        variant = f'{label} (fused {rows[0].get("fused", "off")}, graph {rows[0].get("graph", "off")}'
+        variant += f', compile {rows[0]["compile"]})' if rows[0].get("compile") else ")"
+        groups.setdefault(key, {}).setdefault("pytorch", []).append((med, variant))
+    print()
+    print("Against the best PyTorch variant measured in this call, per model and precision:")
+    print()
+    print("| model | precision | best gpuperf (row) | best PyTorch (variant) | ratio |")
+    print("|---|---|---|---|---|")
+    for (model, precision), sides in sorted(groups.items()):
+        if "gpuperf" not in sides or "pytorch" not in sides:
+            continue
+        g, p = max(sides["gpuperf"]), max(sides["pytorch"])
+        print(f"| {model} | {precision} | {g[0]:,.0f} ({g[1]}) | {p[0]:,.0f} ({p[1]}) | "
+              f"{g[0] / p[0]:.3f} |")
 
 
 def main(folder):
@@ -37,6 +67,8 @@ def main(folder):
         p_range = f"({min(p):,.0f}-{max(p):,.0f})" if p else ""
         print(f"| {label} | {mode} | {gm:,.0f} ({min(g):,.0f}-{max(g):,.0f}) | {peer_mode} | {pm:,.0f} "
               f"{p_range} | {gm / pm:.3f} | {gmem:.2f} / {pmem:.2f} GiB |")
+
+    best_variant_table(ours, peer)
 
     print()
     print("| gpuperf run | mean power W | energy J (counter) | mean power x time J | difference | samples/J | % of datasheet peak |")
