@@ -7,7 +7,7 @@ set -euo pipefail
 build=$1
 out=$2
 repeats=${3:-3}
-rows=${4:-"seed-fp16-default seed-fp16-nofuse seed-fp16-eager seed-bf16-graph seed-bf16-graph-nofuse seed-bf16-graph-cl resnet50-fp16-default resnet50-fp16-nofuse resnet50-fp16-eager"}
+rows=${4:-"seed-fp16-default seed-fp16-nofuse seed-fp16-eager seed-bf16-graph seed-bf16-graph-nofuse seed-bf16-graph-cl resnet50-fp16-default resnet50-fp16-nofuse resnet50-fp16-eager seed-fp16-compile seed-fp16-compile-ro seed-bf16-compile seed-bf16-compile-ro resnet50-fp16-compile resnet50-fp16-compile-ro"}
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$out"
 touch "$out/peer.jsonl"
@@ -24,6 +24,18 @@ run_row() {
   for r in $(seq 1 "$repeats"); do
     # shellcheck disable=SC2086  # the per-side argument strings are word lists
     "$build/examples/$program" "$@" $ours --quiet --json "$out/$label-gpuperf-$r.json" >"$out/$label-gpuperf-$r.txt"
+    # shellcheck disable=SC2086
+    python3 "$here/python/train_peer.py" "$@" $theirs 2>/dev/null | sed "s/^{/{\"label\": \"$label\", /" >>"$out/peer.jsonl"
+  done
+}
+
+# peer_row <label> <peer-only args> <shared args...>: a PyTorch variant with no gpuperf row of
+# its own (torch.compile), for the summary's best-variant comparison.
+peer_row() {
+  local label=$1 theirs=$2
+  shift 2
+  [[ " $rows " == *" $label "* ]] || return 0
+  for r in $(seq 1 "$repeats"); do
     # shellcheck disable=SC2086
     python3 "$here/python/train_peer.py" "$@" $theirs 2>/dev/null | sed "s/^{/{\"label\": \"$label\", /" >>"$out/peer.jsonl"
   done
@@ -49,4 +61,12 @@ run_row seed-bf16-graph-cl seed_benchmark "" "--fused on --graph on" "${seed[@]}
 run_row resnet50-fp16-default resnet50_benchmark "" "" "${resnet[@]}"
 run_row resnet50-fp16-nofuse resnet50_benchmark "--fuse off" "" "${resnet[@]}"
 run_row resnet50-fp16-eager resnet50_benchmark "--graph off --fused off --fuse off" "" "${resnet[@]}"
+# torch.compile, PyTorch's own speed path (PyTorch >= 2.0; the compile time is in compile_s):
+# default and reduce-overhead (its CUDA-graph mode) for the seed in both precisions and ResNet-50.
+peer_row seed-fp16-compile "--compile default --fused on" "${seed[@]}" --precision fp16
+peer_row seed-fp16-compile-ro "--compile reduce-overhead --fused on" "${seed[@]}" --precision fp16
+peer_row seed-bf16-compile "--compile default --fused on" "${seed[@]}" --precision bf16
+peer_row seed-bf16-compile-ro "--compile reduce-overhead --fused on" "${seed[@]}" --precision bf16
+peer_row resnet50-fp16-compile "--compile default --fused on" "${resnet[@]}"
+peer_row resnet50-fp16-compile-ro "--compile reduce-overhead --fused on" "${resnet[@]}"
 python3 "$here/python/summarize_side_by_side.py" "$out"

@@ -14,7 +14,12 @@ closest ranks (numpy's default).
 Modes: eager, graph (CUDA graph of the eager model), frozen-graph (PyTorch's own inference
 optimisation, torch.jit.freeze + torch.jit.optimize_for_inference of a traced model, which folds
 BatchNorm into the convolutions and, on CUDA with cuDNN, fuses conv + add + ReLU; then captured in
-a CUDA graph): PyTorch's best without compiling kernels.
+a CUDA graph): PyTorch's best without compiling kernels. With torch.compile (PyTorch >= 2.0):
+compile (mode "default", Inductor's kernels, run eagerly), compile-graph (the compiled model
+captured in a CUDA graph as in graph mode: PyTorch's fastest batch-1 recipe) and
+compile-max-autotune (mode "max-autotune": autotuned kernels and Inductor's own CUDA graphs). The
+compile time (the first call of each batch size, which compiles for that shape) is printed as
+"compile_s" beside the latencies; it is not in them.
 
     python3 infer_peer.py --model resnet50 --precision fp16 --memory-format channels_last \
         --batch-sizes 1,64,256 --mode graph
@@ -27,6 +32,7 @@ import argparse
 import json
 import math
 import sys
+import time
 
 import torch
 
@@ -79,11 +85,16 @@ def result_writer(a, sample_shape):
     first call, --warmup more and, in the graph modes, --graph-warmup eager calls before the
     capture. frozen-graph records what PyTorch fused as its kernel fusion."""
     gpuperf_results = import_gpuperf_results()
-    graph = a.mode != "eager"
+    # max-autotune's CUDA graphs are Inductor's own; the record says graph for every mode that
+    # replays one.
+    graph = a.mode not in ("eager", "compile")
+    fusion = {"frozen-graph": "torch.jit.freeze+optimize_for_inference",
+              "compile": "torch.compile default (Inductor)",
+              "compile-graph": "torch.compile default (Inductor)",
+              "compile-max-autotune": "torch.compile max-autotune (Inductor)"}
     return gpuperf_results.InferenceResultWriter(
         model=a.model, precision=a.precision, memory_format=a.memory_format, cuda_graph=graph,
-        kernel_fusion=("torch.jit.freeze+optimize_for_inference" if a.mode == "frozen-graph"
-                       else "none"),
+        kernel_fusion=fusion.get(a.mode, "none"),
         warmup=1 + a.warmup + (a.graph_warmup if graph else 0), iterations=a.iterations,
         input_shape=sample_shape, cudnn_benchmark=True, seed=a.seed, device="cuda",
         timer="cuda-event", torch_module=torch)
@@ -95,7 +106,9 @@ def main():
     p.add_argument("--precision", default="fp16", choices=list(DTYPES))
     p.add_argument("--memory-format", default="channels_last",
                    choices=["contiguous", "channels_last"])
-    p.add_argument("--mode", default="graph", choices=["eager", "graph", "frozen-graph"])
+    p.add_argument("--mode", default="graph",
+                   choices=["eager", "graph", "frozen-graph", "compile", "compile-graph",
+                            "compile-max-autotune"])
     p.add_argument("--batch-sizes", default="1,8,64,256")
     p.add_argument("--warmup", type=int, default=20)
     p.add_argument("--iterations", type=int, default=200)
@@ -115,6 +128,13 @@ def main():
     memory_format = (torch.channels_last if a.memory_format == "channels_last"
                      else torch.contiguous_format)
     model = model.cuda().to(DTYPES[a.precision]).to(memory_format=memory_format).eval()
+    if a.mode.startswith("compile"):
+        if not hasattr(torch, "compile"):
+            print(f"error: --mode {a.mode}: torch.compile needs PyTorch >= 2.0, this is "
+                  f"{torch.__version__}", file=sys.stderr)
+            return 2
+        model = torch.compile(model, mode="max-autotune" if a.mode == "compile-max-autotune"
+                              else None)
     writer = result_writer(a, sample_shape) if a.record else None
 
     for batch in (int(b) for b in a.batch_sizes.split(",")):
@@ -122,7 +142,14 @@ def main():
         x = x.contiguous(memory_format=memory_format)
         runnable = frozen(model, x) if a.mode == "frozen-graph" else model
         with torch.inference_mode():
-            call = make_call(runnable, x, a.mode, a.graph_warmup)
+            # The first eager call of a compiled model compiles it for this shape: timed apart.
+            started = time.perf_counter()
+            if a.mode.startswith("compile"):
+                runnable(x)
+                torch.cuda.synchronize()
+            compile_s = time.perf_counter() - started if a.mode.startswith("compile") else 0.0
+            graph_mode = "graph" if a.mode in ("graph", "frozen-graph", "compile-graph") else "eager"
+            call = make_call(runnable, x, graph_mode, a.graph_warmup)
             for _ in range(1 + a.warmup):
                 call()
             events = [torch.cuda.Event(enable_timing=True) for _ in range(2 * a.iterations)]
@@ -143,7 +170,7 @@ def main():
             "p50_s": p50, "p90_s": percentile(seconds, 90), "p95_s": percentile(seconds, 95),
             "p99_s": percentile(seconds, 99), "max_s": seconds[-1],
             "throughput_median": batch / p50,
-            "throughput_overall": batch * a.iterations / sum(seconds),
+            "throughput_overall": batch * a.iterations / sum(seconds), "compile_s": compile_s,
             "torch": torch.__version__, "gpu": torch.cuda.get_device_name()}), flush=True)
         del call
         torch.cuda.empty_cache()

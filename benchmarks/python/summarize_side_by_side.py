@@ -24,7 +24,10 @@ def best_variant_table(ours, peer):
         med = statistics.median(r["median"] for r in rows)
         key = (rows[0]["model"], rows[0]["precision"])
         variant = f'{label} (fused {rows[0].get("fused", "off")}, graph {rows[0].get("graph", "off")}'
-        variant += f', compile {rows[0]["compile"]})' if rows[0].get("compile") else ")"
+        compiled = rows[0].get("compile", "off") != "off"
+        compile_s = [r["compile_s"] for r in rows if r.get("compile_s") is not None]
+        variant += (f', compile {rows[0]["compile"]}, {statistics.median(compile_s):.0f} s to '
+                    f'compile)' if compiled and compile_s else ")")
         groups.setdefault(key, {}).setdefault("pytorch", []).append((med, variant))
     print()
     print("Against the best PyTorch variant measured in this call, per model and precision:")

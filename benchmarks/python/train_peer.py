@@ -147,6 +147,10 @@ def main():
                    help="fused optimizer (capturable when --graph on); off: foreach, PyTorch's default")
     p.add_argument("--graph", choices=["on", "off"], default="off",
                    help="capture the whole step in a CUDA graph (PyTorch's documented recipe)")
+    p.add_argument("--compile", choices=["off", "default", "reduce-overhead", "max-autotune"],
+                   default="off",
+                   help="torch.compile the model in this mode (PyTorch >= 2.0); the first "
+                        "warm-up step compiles, and its time is printed as compile_s")
     p.add_argument("--record", metavar="PATH",
                    help="also write the measurement as a gpuperf.run/1 record "
                         "(for gpuperf_compare)")
@@ -155,6 +159,18 @@ def main():
         print(f"error: --batch-size: must be > 0, got {a.batch_size}", file=sys.stderr)
         return 2
 
+    if a.compile != "off" and not hasattr(torch, "compile"):
+        print(f"error: --compile {a.compile}: torch.compile needs PyTorch >= 2.0, this is "
+              f"{torch.__version__}", file=sys.stderr)
+        return 2
+    if a.compile != "off" and a.warmup < 1:
+        print(f"error: --compile {a.compile} needs --warmup >= 1 (the first step compiles), got "
+              f"{a.warmup}", file=sys.stderr)
+        return 2
+    if a.compile != "off" and a.graph == "on":
+        print(f"error: --compile {a.compile} with --graph on: compile's reduce-overhead mode is "
+              "its CUDA-graph variant", file=sys.stderr)
+        return 2
     device = torch.device(a.device)
     set_backends(a.precision)
     torch.manual_seed(0)
@@ -163,6 +179,8 @@ def main():
     fmt = torch.channels_last if a.memory_format == "channels_last" else torch.contiguous_format
     model = model.to(memory_format=fmt)
     params = model.parameters()
+    if a.compile != "off":
+        model = torch.compile(model, mode=None if a.compile == "default" else a.compile)
     opt = make_optimizer(a.optimizer, params, a.lr, a.fused == "on",
                          capturable=a.graph == "on")
     amp_dtype = {"fp16": torch.float16, "bf16": torch.bfloat16}.get(a.precision)
@@ -200,15 +218,22 @@ def main():
         def step():  # noqa: F811 - replaying is the step from here on
             graph.replay()
             return static_loss
-    for _ in range(a.warmup):
-        step()
     cuda = device.type == "cuda"
+    # The first step compiles a compiled model: its time is reported apart, never timed.
+    started = time.perf_counter()
+    for i in range(a.warmup):
+        step()
+        if i == 0 and cuda:
+            torch.cuda.synchronize()
+        if i == 0:
+            first_step_s = time.perf_counter() - started
     rates, loss = time_windows(step, a.batch_size, a.windows, a.steps_per_window, cuda)
     peak_memory = torch.cuda.max_memory_allocated(device) if cuda else None
     print(json.dumps({
         "peer": "pytorch", "torch": torch.__version__, "model": a.model, "batch_size": a.batch_size,
         "precision": a.precision, "memory_format": a.memory_format, "optimizer": a.optimizer,
-        "fused": a.fused, "graph": a.graph,
+        "fused": a.fused, "graph": a.graph, "compile": a.compile,
+        "compile_s": first_step_s if a.compile != "off" and a.warmup > 0 else None,
         "median": statistics.median(rates), "windows": rates,
         "peak_memory_bytes": peak_memory,
         "final_loss": float(loss.detach()), "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
