@@ -138,6 +138,20 @@ TEST_CASE("adaptive measure stops once the interval is tight or at the time limi
     CHECK(m.timed_seconds >= 20);
     CHECK(m.timed_seconds < 24);
   }
+  SECTION("slow windows past the time limit are said, with what to change") {
+    options.max_seconds = 0.5;  // 3 windows of 10 s must still run: 60x the limit
+    const auto m = gpuperf::measure([&] { timer.now += 10; }, 1, timer, options);
+    CHECK(m.timed_seconds == Approx(30));
+    const std::string warning = gpuperf::time_limit_overrun(m, options);
+    CHECK_THAT(warning, Catch::Contains("timing took 30 s against --max-seconds 0.5 (60x)") &&
+                            Catch::Contains("3 windows of 10 s") &&
+                            Catch::Contains("--steps-per-window"));
+    options.max_seconds = 25;  // within 1.5x: nothing to say
+    CHECK(gpuperf::time_limit_overrun(m, options).empty());
+    options.adaptive = false;  // a fixed run has no time limit
+    options.max_seconds = 0.5;
+    CHECK(gpuperf::time_limit_overrun(m, options).empty());
+  }
   SECTION("progress is reported after every window") {
     int reports = 0;
     const auto m = gpuperf::measure([&] { timer.now += 1; }, 1, timer, options,

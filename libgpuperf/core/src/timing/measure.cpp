@@ -3,6 +3,7 @@
 #include <string>
 
 #include "gpuperf/base/error.h"
+#include "gpuperf/base/format.h"
 
 namespace gpuperf {
 // Errors name the options as the programs spell them (--steps-per-window for steps_per_window),
@@ -73,6 +74,17 @@ Measurement measure(const std::function<void()>& step, double samples_per_step, 
   result.throughput = summarize(result.window_throughput);
   result.overall_throughput = samples_per_step * result.timed_steps / result.timed_seconds;
   return result;
+}
+
+std::string time_limit_overrun(const Measurement& m, const MeasureOptions& options) {
+  if (!options.adaptive || !(m.timed_seconds > 1.5 * options.max_seconds)) return "";
+  const double per_window = m.timed_seconds / static_cast<double>(m.window_seconds.size());
+  return "timing took " + format_number(m.timed_seconds, 3) + " s against --max-seconds " +
+         format_number(options.max_seconds, 3) + " (" +
+         format_number(m.timed_seconds / options.max_seconds, 2) + "x): " +
+         std::to_string(m.window_seconds.size()) + " windows of " + format_number(per_window, 3) +
+         " s each (at least --min-windows " + std::to_string(options.min_windows) +
+         " run); use fewer --steps-per-window or a smaller --min-windows";
 }
 
 }  // namespace gpuperf

@@ -235,6 +235,9 @@ std::string measure_training(const TrainingRun& run, const ResolvedTraining& r,
 
   record.throughput = m.throughput;
   record.window_throughput = m.window_throughput;
+  if (const std::string overrun = time_limit_overrun(m, run.measure); !overrun.empty()) {
+    record.warnings.push_back(overrun);
+  }
   record.window_seconds = m.window_seconds;
   record.overall_throughput = m.overall_throughput;
   record.timed_steps = m.timed_steps;
