@@ -13,8 +13,10 @@
 #include <unistd.h>
 
 #include "gpuperf/base/error.h"
+#include "gpuperf/base/format.h"
 #include "gpuperf/serving/serving.h"
 #include "gpuperf/report/compare.h"
+#include "gpuperf/report/console.h"
 #include "gpuperf/report/html_report.h"
 #include "gpuperf/report/result_files.h"
 #include "gpuperf/results/csv.h"
@@ -444,6 +446,24 @@ TEST_CASE("The report draws inference results: latency table, latency curve, sim
   CHECK(chart.find(">q</text>") == std::string::npos);
   CHECK_THAT(gpuperf::svg_line_chart("t", "x", "y", {{"a", {{-1, 2, ""}}}}),
              Catch::Contains("no data"));
+}
+
+TEST_CASE("Device names with line breaks or terminal escapes print as visible escapes",
+          "[compare]") {
+  CHECK(gpuperf::printable("H200\n| x\x1b[31m\t\x7f") == "H200\\x0a| x\\x1b[31m\\x09\\x7f");
+  CHECK(gpuperf::printable("NVIDIA H200 · 141 GB") == "NVIDIA H200 · 141 GB");  // UTF-8 kept
+  const auto db = gpuperf::SpecDatabase::load_file(kData + "/gpu_specs.json");
+  std::vector<gpuperf::LoadedRun> runs = {{"a.json", run("Evil\nGPU\x1b]0;pwned\x07", {1, 2, 3})}};
+  std::ostringstream md;
+  gpuperf::write_comparison(md, gpuperf::compare_runs(runs, {}, &db),
+                            gpuperf::TableFormat::kMarkdown);
+  const std::string text = md.str();
+  CHECK(text.find('\x1b') == std::string::npos);
+  CHECK(text.find('\x07') == std::string::npos);
+  CHECK_THAT(text, Catch::Contains("| Evil\\x0aGPU\\x1b]0;pwned\\x07 |"));
+  std::ostringstream console;
+  gpuperf::write_text(console, runs[0].record, "samples");
+  CHECK(console.str().find('\x1b') == std::string::npos);
 }
 
 TEST_CASE("Charts tick at round numbers, put batch sizes on a log2 axis and never stack labels",

@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "gpuperf/base/error.h"
+#include "gpuperf/base/format.h"
 #include "gpuperf/results/csv.h"
 #include "gpuperf/specs/specs.h"
 #include "gpuperf/timing/statistics.h"
@@ -229,9 +230,9 @@ std::vector<InferenceComparisonRow> inference_rows(const std::vector<LoadedInfer
 }
 
 std::string md_cell(const std::string& s) {
-  // A pipe would end the cell early.
+  // A pipe would end the cell early, a line break the row.
   std::string escaped;
-  for (char ch : s) escaped += ch == '|' ? std::string("\\|") : std::string(1, ch);
+  for (char ch : printable(s)) escaped += ch == '|' ? std::string("\\|") : std::string(1, ch);
   return escaped;
 }
 

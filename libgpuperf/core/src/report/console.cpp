@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <string>
 
+#include "gpuperf/base/format.h"
+
 namespace gpuperf {
 namespace {
 
@@ -43,7 +45,7 @@ void write_text(std::ostream& out, const RunRecord& r, const std::string& unit) 
   const RunConfig& c = r.config;
   out << "Workload: " << c.model << ", batch " << c.batch_size << ", " << c.precision << ", "
       << c.memory_format << ", " << c.optimizer << " (" << c.optimizer_impl << "), " << c.graph_mode
-      << " on " << r.device.name << "\n";
+      << " on " << printable(r.device.name) << "\n";
   out << "Throughput: " << fixed(t.median, 2) << " " << unit << "\n";
   out << "  median of " << t.count << " windows x " << r.config.steps_per_window << " steps ("
       << r.timer << "); mean " << fixed(t.mean, 2) << ", 95% CI [" << fixed(t.ci95_low, 2) << ", "

@@ -13,6 +13,7 @@
 
 #include "gpuperf/base/error.h"
 #include "gpuperf/base/files.h"
+#include "gpuperf/base/format.h"
 #include "gpuperf/specs/specs.h"
 #include "base/json.h"
 
@@ -89,7 +90,7 @@ std::string cell(double measured, double datasheet) {
 }
 
 std::string gpu_label(const MicroReport& r) {
-  std::string label = r.device.name.empty() ? "unknown device" : r.device.name;
+  std::string label = r.device.name.empty() ? "unknown device" : printable(r.device.name);
   if (r.variant == "cpu") label += " (CPU variant)";
   return label;
 }

@@ -12,4 +12,9 @@ namespace gpuperf {
 /// scientific notation (printf's %g); "inf", "-inf" and "nan" as such.
 [[nodiscard]] std::string format_number(double value, int significant = 4);
 
+/// `text` safe to print in a table or a terminal: control characters (line breaks, tabs, the
+/// escape that starts terminal sequences, DEL) become visible "\xNN" escapes, so that a device
+/// name or file name read from a file can neither break a Markdown row nor drive the terminal.
+[[nodiscard]] std::string printable(const std::string& text);
+
 }  // namespace gpuperf
