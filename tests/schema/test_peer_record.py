@@ -23,12 +23,14 @@ sys.path.insert(0, HERE)
 import check_schemas  # noqa: E402 - exits 77 without jsonschema
 from test_gpuperf_results import Checks, compare_row, run  # noqa: E402
 
-# What train_peer.py printed before --record existed: the line's keys must stay these.
+# What train_peer.py printed before --record existed, plus the torch.compile fields (compile,
+# compile_s): the line's keys must stay these, whatever --record does.
 TRAIN_KEYS = {"peer", "torch", "model", "batch_size", "precision", "memory_format", "optimizer",
-              "fused", "graph", "median", "windows", "peak_memory_bytes", "final_loss", "time"}
+              "fused", "graph", "compile", "compile_s", "median", "windows", "peak_memory_bytes",
+              "final_loss", "time"}
 INFER_KEYS = {"model", "precision", "memory_format", "mode", "batch_size", "iterations", "p50_s",
               "p90_s", "p95_s", "p99_s", "max_s", "throughput_median", "throughput_overall",
-              "torch", "gpu"}
+              "compile_s", "torch", "gpu"}
 
 
 def peer(root, script, args, cwd, cuda=False):
