@@ -4,6 +4,11 @@
 //
 //   gpuperf::check_writable(path, "json");           // before the run: ConfigError naming --json
 //   gpuperf::write_text_file_atomically(text, path);  // after it
+//
+// Every temporary file (the "<path>.tmp-<pid>" of a write, check_writable()'s probe) is
+// registered while it exists, so that a signal handler can remove it with
+// remove_temporary_files() before it ends the process: an interrupted program leaves neither a
+// partial result at the target nor a temporary file beside it.
 
 #include <cstddef>
 #include <string>
@@ -17,12 +22,55 @@ inline constexpr const char* kStdoutPath = "-";
 /// Whether `path` names standard output ("-") rather than a file.
 [[nodiscard]] inline bool is_stdout_path(const std::string& path) { return path == kStdoutPath; }
 
+/// A temporary file of this process, "<target><suffix><pid>": registered from construction to
+/// destruction so that remove_temporary_files() can delete it, and removed by the destructor
+/// unless commit() renamed it over its target. Creating the file is the caller's.
+///
+///   gpuperf::TemporaryFile temporary(path);   // "<path>.tmp-<pid>", nothing created yet
+///   write_somehow(temporary.path());
+///   temporary.commit();                       // renamed over `path`: whole or nothing
+class TemporaryFile {
+ public:
+  /// Registers "<target><suffix><pid>". IoError when the registry is full (kMaxTemporaryFiles
+  /// at once) or the path is longer than a path can be (kMaxTemporaryPathBytes).
+  explicit TemporaryFile(const std::string& target, const std::string& suffix = ".tmp-");
+  /// Removes the file unless committed, and unregisters it.
+  ~TemporaryFile();
+  TemporaryFile(const TemporaryFile&) = delete;
+  TemporaryFile& operator=(const TemporaryFile&) = delete;
+
+  /// The temporary file's path.
+  [[nodiscard]] const std::string& path() const noexcept { return path_; }
+  /// Renames the temporary file over the target (atomic within a file system); IoError naming
+  /// both when that fails (the temporary file is then removed).
+  void commit();
+
+ private:
+  std::string target_, path_;
+  int slot_ = -1;
+  bool committed_ = false;
+};
+
+/// How many temporary files can be registered at once.
+inline constexpr int kMaxTemporaryFiles = 64;
+/// The longest temporary path the registry holds, bytes (Linux's PATH_MAX, terminator included).
+inline constexpr std::size_t kMaxTemporaryPathBytes = 4096;
+
+/// Deletes every registered temporary file with async-signal-safe calls only (unlink(2)): what a
+/// handler of SIGINT/SIGTERM does before it ends the process with _exit(). Never throws.
+void remove_temporary_files() noexcept;
+
+/// How many temporary files have been committed (renamed over their target: results written
+/// whole) in this process. Async-signal-safe, for the line a signal handler prints.
+[[nodiscard]] int committed_temporary_files() noexcept;
+
 /// Writes `text` to `path` atomically (a temporary file beside it, renamed over it), or to
 /// standard output when `path` is "-"; IoError.
 void write_text_file_atomically(const std::string& text, const std::string& path);
 /// Checks that `path` can be written (creates and removes a temporary file beside it) so that a
-/// program can refuse bad output paths before a long run ("-", standard output, always can).
-/// Throws ConfigError naming `option`.
+/// program can refuse bad output paths before a long run ("-", standard output, always can):
+/// a directory, a special file (/dev/null, a pipe: the rename would replace it) and a place that
+/// cannot be written are ConfigErrors naming `option`.
 void check_writable(const std::string& path, const std::string& option);
 /// Throws ConfigError "<option>: '<path>' is one of the input files; refusing to overwrite it"
 /// when `path` is one of `inputs`, by name or as the same file (another spelling, a link):
