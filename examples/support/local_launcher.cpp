@@ -11,6 +11,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
+#include <iterator>
 #include <string>
 #include <thread>
 #include <vector>
@@ -91,8 +92,17 @@ std::vector<std::string> strip_option(int argc, const char* const* argv,
 
 int launch_local_ranks(const std::vector<std::string>& args, int nproc, std::ostream& err) {
   const int port = free_port();
-  std::signal(SIGINT, remember_signal);
-  std::signal(SIGTERM, remember_signal);
+  // While the ranks run, a stop signal is passed on to them (each removes its own temporary
+  // files and says so); afterwards the program's own handlers (run_program()) are back.
+  struct sigaction remember {};
+  remember.sa_handler = remember_signal;
+  sigemptyset(&remember.sa_mask);
+  constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP};
+  struct sigaction previous[std::size(kForwarded)]{};
+  for (std::size_t i = 0; i < std::size(kForwarded); ++i) {
+    ::sigaction(kForwarded[i], nullptr, &previous[i]);
+    if (previous[i].sa_handler != SIG_IGN) ::sigaction(kForwarded[i], &remember, nullptr);
+  }
   std::vector<pid_t> pids;
   std::vector<bool> running;
   for (int rank = 0; rank < nproc; ++rank) {
@@ -144,8 +154,9 @@ int launch_local_ranks(const std::vector<std::string>& args, int nproc, std::ost
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  std::signal(SIGINT, SIG_DFL);
-  std::signal(SIGTERM, SIG_DFL);
+  for (std::size_t i = 0; i < std::size(kForwarded); ++i) {
+    ::sigaction(kForwarded[i], &previous[i], nullptr);
+  }
   return exit_code;
 }
 

@@ -32,8 +32,40 @@ inline constexpr int kExitOutOfMemory = 3;   ///< the device ran out of memory
 /// --help and --version print to `out` and return 0. Errors print one line
 /// "<program>: error: <message>" to `err`: a parse error, ConfigError or IoError gives
 /// kExitUsage, OutOfMemoryError kExitOutOfMemory, any other exception kExitFailure.
+///
+/// Before parsing it installs the stop-signal handlers (install_stop_signal_handlers()), refuses
+/// an argument that is not valid UTF-8 or holds a control character, and makes every numeric
+/// option strict (strict_numbers()): nothing runs on a value it would have to guess at.
 int run_program(CLI::App& app, int argc, const char* const* argv, const std::function<int()>& body,
                 std::ostream& out = std::cout, std::ostream& err = std::cerr);
+
+/// Exit status of a program ended by signal `signal_number`, as a shell reports it: 128 + N
+/// (130 SIGINT, 143 SIGTERM, 129 SIGHUP).
+[[nodiscard]] constexpr int exit_code_for_signal(int signal_number) { return 128 + signal_number; }
+
+/// Installs, once per process, handlers for SIGINT, SIGTERM and SIGHUP (a signal the program
+/// was started with ignored, as under nohup, stays ignored). The handler uses async-signal-safe
+/// calls only: it removes the temporary files of writes in progress (remove_temporary_files():
+/// the target of an interrupted write is untouched), writes one line to stderr,
+/// "<program>: interrupted by SIGINT; no result written", and ends the process with
+/// _exit(exit_code_for_signal(N)).
+void install_stop_signal_handlers(const std::string& program);
+
+/// Makes every INT, UINT and FLOAT option of `app` (positionals included) strict: decimal
+/// integers within 64 bits (CLI11 alone would clamp 99999999999999999999 to INT64_MAX, read
+/// "010" as octal and "-1" as 2^64 - 1), unsigned ones without a sign, finite decimal numbers
+/// (no nan, inf, 1e400 or hex), never an empty value. The error names the option and quotes the
+/// value: "--windows: must be an integer, got '1e3'".
+void strict_numbers(CLI::App& app);
+
+/// A CLI11 check of a numeric option's range, for limits the run cannot check itself because
+/// the value would overflow on the way there: "--watch: must be > 0 and <= 86400 (a day), got
+/// '1e10'", quoting the value as typed. A value that is not a number passes to strict_numbers().
+///
+///   app.add_option("--watch", seconds)->check(number_rule([](double v) { return v > 0 &&
+///       v <= 86400; }, "> 0 and <= 86400 (a day)"));
+[[nodiscard]] CLI::Validator number_rule(const std::function<bool(double)>& ok,
+                                         const std::string& rule);
 
 /// The --version text: "<program> (gpuperf <version>)" and, on a second line, `software` (the
 /// LibTorch, CUDA, cuDNN and driver versions), or for a tool without LibTorch, the NVIDIA driver
