@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <numeric>
 #include <limits>
 #include <map>
@@ -473,4 +474,66 @@ TEST_CASE("The batch-size sweep doubles up to the maximum or takes the listed si
           "[infer]") {
   CHECK(gpuperf::sweep_batch_sizes({}, 12) == std::vector<std::int64_t>{1, 2, 4, 8, 12});
   CHECK(gpuperf::sweep_batch_sizes({1, 8, 64}, 256) == std::vector<std::int64_t>{1, 8, 64});
+}
+
+TEST_CASE("Every number of an inference result is range-checked, the error naming the field",
+          "[infer]") {
+  gpuperf::InferenceResult result;
+  result.model = "simple";
+  result.fingerprint.kind = "cpu";
+  result.warmup = 1;
+  result.iterations = 3;
+  gpuperf::BatchSizeResult b;
+  b.batch_size = 2;
+  b.latency = gpuperf::summarize_latency({1e-3, 1.1e-3, 1.3e-3});
+  b.throughput_median = 2 / b.latency.p50;
+  b.iterations = 3;
+  result.batches.push_back(b);
+  result.serving_options.max_batch = 2;
+  result.serving_options.requests = 100;
+  result.serving = gpuperf::sweep_serving(gpuperf::interpolated_service_time({{2, 1e-3}}),
+                                          result.serving_options, {100});
+  const auto good = nlohmann::json::parse(gpuperf::to_json(result));
+  REQUIRE_NOTHROW(gpuperf::from_json<gpuperf::InferenceResult>(good.dump()));
+  auto refused = [&](const std::function<void(nlohmann::json&)>& edit, const char* field) {
+    for (const char* schema : {"gpuperf.inference/2", "gpuperf.inference/1"}) {
+      auto bad = good;
+      if (std::string(schema) == "gpuperf.inference/1") {  // the older layout reads the same
+        bad["fingerprint"] = bad["device"];
+        bad["device"] = "cpu";
+        bad["device_name"] = "CPU";
+      }
+      bad["schema"] = schema;
+      edit(bad);
+      CHECK_THROWS_WITH(gpuperf::from_json<gpuperf::InferenceResult>(bad.dump()),
+                        Catch::Contains(std::string("field '") + field + "'"));
+    }
+  };
+  refused([](auto& j) { j["batches"][0]["throughput_median"] = 0; },
+          "batches[0].throughput_median");
+  refused([](auto& j) { j["batches"][0]["throughput_median"] = -5; },
+          "batches[0].throughput_median");
+  refused([](auto& j) { j["batches"][0]["throughput_median"] = 1e308; },
+          "batches[0].throughput_median");
+  refused([](auto& j) { j["batches"][0]["throughput_overall"] = -5; },
+          "batches[0].throughput_overall");
+  refused([](auto& j) { j["batches"][0]["total_seconds"] = -1; }, "batches[0].total_seconds");
+  refused([](auto& j) { j["batches"][0]["iterations"] = 0; }, "batches[0].iterations");
+  refused([](auto& j) { j["batches"][0]["batch_size"] = 4294967296ll; }, "batches[0].batch_size");
+  refused([](auto& j) { j["batches"][0]["latency"]["p90_s"] = 0.5e-3; },
+          "batches[0].latency.p90_s");  // below p50
+  refused([](auto& j) { j["batches"][0]["latency"]["max_s"] = 1e300; }, "batches[0].latency.max_s");
+  refused([](auto& j) { j["batches"][0]["latency"]["count"] = 4611686018427387904ll; },
+          "batches[0].latency.count");
+  refused([](auto& j) { j["iterations"] = 0; }, "iterations");
+  refused([](auto& j) { j["warmup"] = -1; }, "warmup");
+  refused([](auto& j) { j["input_shape"] = {3, -32, 32}; }, "input_shape");
+  refused([](auto& j) { j["serving"]["max_batch"] = 0; }, "serving.max_batch");
+  refused([](auto& j) { j["serving"]["requests"] = -1; }, "serving.requests");
+  refused([](auto& j) { j["serving"]["max_queue_delay_s"] = -1; }, "serving.max_queue_delay_s");
+  refused([](auto& j) { j["serving"]["points"][0]["offered_rate"] = 1e300; },
+          "serving.points[0].offered_rate");
+  refused([](auto& j) { j["serving"]["points"][0]["mean_batch_size"] = 3; },
+          "serving.points[0].mean_batch_size");  // above max_batch 2
+  refused([](auto& j) { j["serving"]["points"][0]["batches"] = -1; }, "serving.points[0].batches");
 }

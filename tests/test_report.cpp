@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
 #include <unistd.h>
@@ -184,4 +185,76 @@ TEST_CASE("A command line that is not UTF-8 still gives a result file", "[report
   REQUIRE_NOTHROW(text = gpuperf::to_json(r));
   CHECK(text.find("seed_benchmark --json r") != std::string::npos);
   CHECK_THROWS_WITH(gpuperf::check_writable(".", "json"), Catch::Contains("is a directory"));
+}
+
+TEST_CASE("Every number of a run record is range-checked, the error naming the field", "[report]") {
+  gpuperf::RunRecord r = sample_record();
+  r.config.steps_per_window = 10;
+  r.throughput = gpuperf::summarize(r.window_throughput);
+  const auto good = nlohmann::json::parse(gpuperf::to_json(r));
+  REQUIRE_NOTHROW(gpuperf::from_json<gpuperf::RunRecord>(good.dump()));
+  // Each edit makes a record that no measurement can have written.
+  auto refused = [&](const std::function<void(nlohmann::json&)>& edit, const char* field) {
+    auto bad = good;
+    edit(bad);
+    CHECK_THROWS_WITH(gpuperf::from_json<gpuperf::RunRecord>(bad.dump()),
+                      Catch::Contains(std::string("field '") + field + "'"));
+  };
+  refused([](auto& j) { j["window_seconds"][1] = -2.33; }, "window_seconds[1]");
+  refused([](auto& j) { j["window_seconds"][0] = 0; }, "window_seconds[0]");
+  refused([](auto& j) { j["window_throughput"][2] = 1e300; }, "window_throughput[2]");
+  refused([](auto& j) { j["throughput"]["count"] = 7; }, "throughput.count");
+  refused([](auto& j) { j["throughput"]["median"] = -1; }, "throughput.median");
+  refused([](auto& j) { j["throughput"]["stdev"] = 1e300; }, "throughput.stdev");
+  refused([](auto& j) { j["overall_throughput"] = nullptr; }, "overall_throughput");
+  refused([](auto& j) { j["timed_seconds"] = -1; }, "timed_seconds");
+  refused([](auto& j) { j["timed_steps"] = -1; }, "timed_steps");
+  refused([](auto& j) { j["skipped_steps"] = -2; }, "skipped_steps");
+  refused([](auto& j) { j["peak_memory_bytes"] = -5; }, "peak_memory_bytes");
+  refused([](auto& j) { j["final_loss"] = 1e300; }, "final_loss");
+  refused([](auto& j) { j["config"]["steps_per_window"] = -1; }, "config.steps_per_window");
+  refused([](auto& j) { j["config"]["warmup_steps"] = -1; }, "config.warmup_steps");
+  refused([](auto& j) { j["config"]["input_shape"][1] = 0; }, "config.input_shape");
+  refused([](auto& j) { j["config"]["learning_rate"] = -0.1; }, "config.learning_rate");
+  // Past INT64_MAX is out of range, not a wrapped negative number read as a batch size.
+  refused([](auto& j) { j["config"]["batch_size"] = 18446744073709551615ull; },
+          "config.batch_size");
+  refused([](auto& j) { j["config"]["batch_size"] = 4294967296ll; }, "config.batch_size");
+  refused([](auto& j) { j["device"]["sm_count"] = -132; }, "device.sm_count");
+  refused([](auto& j) { j["device"]["memory_bytes"] = 1e300; }, "device.memory_bytes");
+  refused([](auto& j) { j["device"]["index"] = -1; }, "device.index");
+  refused([](auto& j) { j["telemetry"]["gpu_utilization_mean_percent"] = 150; },
+          "telemetry.gpu_utilization_mean_percent");
+  refused([](auto& j) { j["telemetry"]["energy_joules"] = -3250; }, "telemetry.energy_joules");
+  refused([](auto& j) { j["telemetry"]["sample_count"] = -1; }, "telemetry.sample_count");
+  refused([](auto& j) { j["metrics"]["imagenet_90_epochs_seconds"] = 1e300; },
+          "metrics.imagenet_90_epochs_seconds");
+  // Data-parallel runs: one throughput per rank, each measured.
+  auto distributed = good;
+  distributed["distributed"] = {{"world_size", 2},
+                                {"backend", "gloo"},
+                                {"launcher", "self"},
+                                {"interconnect", "loopback"},
+                                {"global_throughput", 200},
+                                {"rank_throughput", {100, 100}},
+                                {"baseline_throughput", 105},
+                                {"scaling_efficiency", 0.95},
+                                {"gradient_bytes", 1e6},
+                                {"buckets", 1},
+                                {"allreduce_bus_gbps", 1.5},
+                                {"allreduce_share_of_step", 0.2},
+                                {"parameters_identical", true}};
+  REQUIRE(gpuperf::from_json<gpuperf::RunRecord>(distributed.dump()).distributed.world_size == 2);
+  auto bad = distributed;
+  bad["distributed"]["rank_throughput"] = {100};
+  CHECK_THROWS_WITH(gpuperf::from_json<gpuperf::RunRecord>(bad.dump()),
+                    Catch::Contains("'distributed.rank_throughput' has 1 values, world_size 2"));
+  bad = distributed;
+  bad["distributed"]["rank_throughput"] = {100, -100};
+  CHECK_THROWS_WITH(gpuperf::from_json<gpuperf::RunRecord>(bad.dump()),
+                    Catch::Contains("'distributed.rank_throughput[1]'"));
+  bad = distributed;
+  bad["distributed"]["buckets"] = -1;
+  CHECK_THROWS_WITH(gpuperf::from_json<gpuperf::RunRecord>(bad.dump()),
+                    Catch::Contains("'distributed.buckets'"));
 }

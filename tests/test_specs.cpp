@@ -650,3 +650,62 @@ TEST_CASE("the advisor scales by a measured data-parallel run and quotes the lin
   CHECK(a.samples_per_second == Approx(1000));
   CHECK_FALSE(says(a, "measured scaling"));
 }
+
+TEST_CASE("Datasheet and published figures are range-checked, the error naming file and field",
+          "[specs]") {
+  using gpuperf::SpecDatabase;
+  REQUIRE_NOTHROW(SpecDatabase::from_json(spec_file(minimal_entry("x")), "ok.json"));
+  // Past 1e9 GB, GB/s or TFLOP/s no datasheet goes, and in base units the figure would overflow.
+  CHECK_THROWS_WITH(
+      SpecDatabase::from_json(spec_file(minimal_entry("x", R"(, "tdp_w": 1e300)")), "a.json"),
+      Catch::Contains("a.json: field 'gpus[0] (x).tdp_w' is 1e+300"));
+  CHECK_THROWS_WITH(SpecDatabase::from_json(spec_file(R"({"id": "x", "name": "X",
+          "memory_gb": 1e300, "bandwidth_gb_s": 1, "peak_tflops": {}, "source": "s"})"),
+                                            "b.json"),
+                    Catch::Contains("b.json: field 'gpus[0] (x).memory_gb'"));
+  CHECK_THROWS_WITH(SpecDatabase::from_json(spec_file(R"({"id": "x", "name": "X", "memory_gb": 1,
+          "bandwidth_gb_s": 1, "peak_tflops": {"fp16": [1, 1e300]}, "source": "s"})"),
+                                            "c.json"),
+                    Catch::Contains("c.json: field 'gpus[0] (x).peak_tflops.fp16'"));
+  // A GPU without memory or bandwidth ("none", 0) is no GPU; unknown (null) is allowed.
+  CHECK_THROWS_WITH(SpecDatabase::from_json(spec_file(R"({"id": "x", "name": "X",
+          "memory_gb": "none", "bandwidth_gb_s": 1, "peak_tflops": {}, "source": "s"})"),
+                                            "d.json"),
+                    Catch::Contains("d.json: field 'gpus[0] (x).memory_gb' is 0"));
+  CHECK_THROWS_WITH(SpecDatabase::from_json(spec_file(R"({"id": "x", "name": "X", "memory_gb": 1,
+          "bandwidth_gb_s": 0, "peak_tflops": {}, "source": "s"})"),
+                                            "e.json"),
+                    Catch::Contains("e.json: field 'gpus[0] (x).bandwidth_gb_s' is 0"));
+  CHECK_NOTHROW(SpecDatabase::from_json(spec_file(R"({"id": "x", "name": "X", "memory_gb": null,
+          "bandwidth_gb_s": null, "peak_tflops": {}, "source": "s"})"),
+                                        "f.json"));
+  // A user's file merged over the shipped one is checked the same way, and leaves it unchanged.
+  SpecDatabase db = shipped();
+  CHECK_THROWS_WITH(
+      db.merge_json(spec_file(R"({"id": "rtx-4090", "bandwidth_gb_s": 1e12})"), "user.json"),
+      Catch::Contains("user.json: field 'gpus[0] (rtx-4090, merged).bandwidth_gb_s'"));
+  CHECK(db.find_id("rtx-4090")->memory_bandwidth_bytes_per_s ==
+        shipped().find_id("rtx-4090")->memory_bandwidth_bytes_per_s);
+
+  auto published = [](const std::string& fields) {
+    return R"({"schema": "gpuperf.published/1", "results": [{"gpu": "x", "gpu_id": "x",
+        "model": "m", "precision": "p", "source": "s", )" +
+           fields + "}]}";
+  };
+  CHECK_NOTHROW(gpuperf::published_results_from_json(
+      published(R"("gpu_count": 8, "batch_size": 256, "images_per_second": 20000)"), "p.json"));
+  CHECK_THROWS_WITH(gpuperf::published_results_from_json(
+                        published(R"("gpu_count": 1, "images_per_second": 1e308)"), "p.json"),
+                    Catch::Contains("p.json: field 'results[0].images_per_second'"));
+  CHECK_THROWS_WITH(gpuperf::published_results_from_json(
+                        published(R"("gpu_count": 1, "images_per_second": [5, 1e300])"), "p.json"),
+                    Catch::Contains("p.json: field 'results[0].images_per_second'"));
+  CHECK_THROWS_WITH(
+      gpuperf::published_results_from_json(
+          published(R"("gpu_count": 1, "batch_size": 0, "images_per_second": 10)"), "p.json"),
+      Catch::Contains("p.json: field 'results[0].batch_size' is 0"));
+  CHECK_THROWS_WITH(
+      gpuperf::published_results_from_json(
+          published(R"("gpu_count": 1, "batch_size": 1e300, "images_per_second": 10)"), "p.json"),
+      Catch::Contains("p.json: field 'results[0].batch_size'"));
+}

@@ -149,12 +149,61 @@ double JsonReader::range(const nlohmann::json& value, const std::string& key, bo
 void JsonReader::check_non_negative(double value, const std::string& key) const {
   if (!std::isfinite(value)) fail(field(key), "is not finite");
   if (value < 0) fail(field(key), "is negative (" + num(value) + ")");
+  // A figure in GB, GB/s, TFLOP/s, W or USD beyond this is no datasheet's, and times 1e12
+  // (TFLOP/s to FLOP/s) it would no longer be a finite double.
+  if (value > kMaxFigure) fail(field(key), "is " + num(value) + ", expected <= " + num(kMaxFigure));
 }
 
 std::string JsonReader::num(double value) {
   std::ostringstream out;
   out << value;
   return out.str();
+}
+
+double JsonReader::number_in(const char* key, double low, double high, bool nullable,
+                             bool exclusive_low) const {
+  const json& value = at(key);
+  if (value.is_null()) {
+    if (!nullable) fail(field(key), "is null, expected a number");
+    return kNotAvailable;
+  }
+  if (!value.is_number()) fail(field(key), "is not a number");
+  const double number = value.get<double>();
+  if (!(exclusive_low ? number > low : number >= low) || !(number <= high)) {
+    fail(field(key), "is " + num(number) + ", expected " + (exclusive_low ? "> " : ">= ") +
+                         num(low) + " and <= " + num(high));
+  }
+  return number;
+}
+
+std::int64_t JsonReader::integer_in(const char* key, std::int64_t low, std::int64_t high) const {
+  const json& value = at(key);
+  if (!value.is_number_integer()) fail(field(key), "is not an integer");
+  // Above INT64_MAX is out of range too, not a wrapped negative number.
+  if (value.is_number_unsigned() && value.get<std::uint64_t>() > static_cast<std::uint64_t>(high)) {
+    fail(field(key), "is " + std::to_string(value.get<std::uint64_t>()) +
+                         ", expected <= " + std::to_string(high));
+  }
+  const std::int64_t number = value.get<std::int64_t>();
+  if (number < low || number > high) {
+    fail(field(key), "is " + std::to_string(number) + ", expected >= " + std::to_string(low) +
+                         " and <= " + std::to_string(high));
+  }
+  return number;
+}
+
+std::vector<double> JsonReader::numbers_in(const char* key, double low, double high,
+                                           bool exclusive_low) const {
+  std::vector<double> out = numbers(key);
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const double v = out[i];
+    if (!(exclusive_low ? v > low : v >= low) || !(v <= high)) {
+      fail(field(key) + "[" + std::to_string(i) + "]", "is " + num(v) + ", expected " +
+                                                           (exclusive_low ? "> " : ">= ") +
+                                                           num(low) + " and <= " + num(high));
+    }
+  }
+  return out;
 }
 
 JsonReader JsonReader::child(const char* key) const { return {at(key), what_, field(key)}; }
@@ -168,21 +217,21 @@ JsonReader JsonReader::element(const char* key, std::size_t index) const {
 DeviceFingerprint read_device(const JsonReader& d) {
   DeviceFingerprint device;
   device.kind = d.string("kind");
-  device.index = static_cast<int>(d.integer("index"));
+  device.index = static_cast<int>(d.integer_in("index", 0, kMaxCount));
   device.name = d.string("name");
-  device.sm_count = static_cast<int>(d.integer("sm_count"));
+  device.sm_count = static_cast<int>(d.integer_in("sm_count", 0, kMaxCount));
   device.compute_capability = d.string("compute_capability");
-  device.memory_bytes = d.number("memory_bytes");
-  device.sm_clock_max_hz = d.number("sm_clock_max_hz");
-  device.memory_clock_max_hz = d.number("memory_clock_max_hz");
-  device.power_limit_watts = d.number("power_limit_watts");
+  device.memory_bytes = d.non_negative("memory_bytes");
+  device.sm_clock_max_hz = d.non_negative("sm_clock_max_hz");
+  device.memory_clock_max_hz = d.non_negative("memory_clock_max_hz");
+  device.power_limit_watts = d.non_negative("power_limit_watts");
   device.driver_version = d.string("driver_version");
   device.cuda_driver_api_version = d.string("cuda_driver_api_version");
   device.cuda_runtime_version = d.string("cuda_runtime_version");
   device.cudnn_version = d.string("cudnn_version");
   device.libtorch_version = d.string("libtorch_version");
   device.gpuperf_version = d.string("gpuperf_version");
-  device.intra_op_threads = static_cast<int>(d.integer("intra_op_threads"));
+  device.intra_op_threads = static_cast<int>(d.integer_in("intra_op_threads", 0, kMaxCount));
   device.host = d.string("host");
   return device;
 }
@@ -209,7 +258,7 @@ nlohmann::json parse_json(const std::string& text, const std::string& what) {
     return nlohmann::json::parse(text, limit_depth);
   } catch (const nlohmann::json::exception& e) {
     // Not only parse_error: a number too large for a double throws out_of_range (found by
-    // tests/fuzz/run_fuzzers.sh).
+    // the fuzz tests, tests/fuzz).
     throw IoError(what + ": not valid JSON: " + e.what());
   }
 }

@@ -20,6 +20,15 @@ namespace gpuperf::detail {
 /// The "device" object of a record.
 [[nodiscard]] nlohmann::json device_json(const DeviceFingerprint& device);
 
+/// The largest measured quantity a reader accepts, in base units (samples/s, bytes, hertz, watts,
+/// joules, seconds): no measurement writes more, and arithmetic on larger values (products,
+/// conversions to integers) would overflow in the printers, the comparison and the advisor.
+inline constexpr double kMaxQuantity = 1e15;
+/// The largest datasheet figure, in its file's unit (GB, GB/s, TFLOP/s, W, USD).
+inline constexpr double kMaxFigure = 1e9;
+/// The largest count (batch size, iterations, ranks...) a reader accepts: fits an int.
+inline constexpr std::int64_t kMaxCount = 2147483647;
+
 /// The one reader of JSON documents: result files, the spec database, published results.
 /// Every error is an IoError (a malformed input file) "<what>: field '<path>' <problem>", where
 /// `what` names the document ("run record", or a file such as "gpu_specs.json") and `path` is the
@@ -56,12 +65,32 @@ class JsonReader {
 
   /// A datasheet figure: a number, null (unknown -> NaN), "none" (no such path -> 0) or a
   /// [low, high] range (-> high, so peaks never overstate efficiency and prices never understate
-  /// cost). Negative or non-finite values are rejected. Absent reads as NaN unless `required`.
+  /// cost). Negative values and values over kMaxFigure are rejected. Absent reads as NaN unless
+  /// `required`.
   [[nodiscard]] double figure(const char* key, bool required) const;
   /// figure() of a value already in hand, `key` naming it in this object.
   [[nodiscard]] double figure_value(const nlohmann::json& value, const std::string& key) const;
   /// Same as figure() but a range yields its midpoint and "none" is rejected.
   [[nodiscard]] double plain_number(const char* key, bool required) const;
+
+  /// A number in [low, high] (`low` itself excluded when `exclusive_low`); null reads as NaN
+  /// when `nullable`. IoError "... is <value>, expected <range>" otherwise.
+  [[nodiscard]] double number_in(const char* key, double low, double high, bool nullable = true,
+                                 bool exclusive_low = false) const;
+  /// A number in [0, kMaxQuantity] (a measured size, time, rate, energy...); null reads as NaN
+  /// when `nullable`.
+  [[nodiscard]] double non_negative(const char* key, bool nullable = true) const {
+    return number_in(key, 0, kMaxQuantity, nullable);
+  }
+  /// A number in (0, kMaxQuantity]; null reads as NaN when `nullable`.
+  [[nodiscard]] double positive(const char* key, bool nullable = true) const {
+    return number_in(key, 0, kMaxQuantity, nullable, /*exclusive_low=*/true);
+  }
+  /// An integer in [low, high].
+  [[nodiscard]] std::int64_t integer_in(const char* key, std::int64_t low, std::int64_t high) const;
+  /// An array of numbers, each in [low, high] (`low` excluded when `exclusive_low`), no nulls.
+  [[nodiscard]] std::vector<double> numbers_in(const char* key, double low, double high,
+                                               bool exclusive_low = false) const;
 
   [[nodiscard]] JsonReader child(const char* key) const;
   /// The reader of element `index` of the array `key` (which must be an array of objects).

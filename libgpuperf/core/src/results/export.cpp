@@ -172,7 +172,10 @@ void write_gbench_json(std::ostream& out, const RunRecord& record) {
   }
   f.iterations = c.steps_per_window;
   f.rate_field = "items_per_second";
-  const std::size_t n = std::min(record.window_seconds.size(), record.window_throughput.size());
+  // Time per step needs the steps per window; a record without them (0) has no step times.
+  const std::size_t n = c.steps_per_window > 0 ? std::min(record.window_seconds.size(),
+                                                          record.window_throughput.size())
+                                               : 0;
   for (std::size_t i = 0; i < n; ++i) {
     f.times.push_back(record.window_seconds[i] / static_cast<double>(c.steps_per_window) * 1e3);
     f.rates.push_back(record.window_throughput[i]);

@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <cmath>
 #include <iomanip>
+#include <iterator>
 #include <sstream>
+#include <utility>
 
 #include "gpuperf/base/error.h"
 #include "gpuperf/base/files.h"
@@ -22,10 +24,16 @@ nlohmann::json latency_json(const LatencySummary& s) {
           {"p99_s", s.p99},   {"max_s", s.max},   {"p99_over_p50", s.tail_ratio()}};
 }
 
+using detail::kMaxCount;
+using detail::kMaxQuantity;
+
 // Latency fields must be real durations: a null or negative one would poison every comparison.
 double seconds_field(const detail::JsonReader& r, const char* key) {
   const double value = r.number(key);
-  if (!(value >= 0) || !std::isfinite(value)) r.fail(r.field(key), "is not a duration >= 0 s");
+  if (!(value >= 0) || !(value <= kMaxQuantity)) {
+    r.fail(r.field(key),
+           "is not a duration >= 0 s and <= " + detail::JsonReader::num(kMaxQuantity));
+  }
   return value;
 }
 
@@ -33,7 +41,7 @@ LatencySummary read_latency(const detail::JsonReader& r) {
   LatencySummary s;
   const std::int64_t count = r.integer("count");
   if (count < 1) r.fail(r.field("count"), "must be >= 1, got " + std::to_string(count));
-  s.count = static_cast<std::size_t>(count);
+  s.count = static_cast<std::size_t>(r.integer_in("count", 1, kMaxCount));
   s.mean = seconds_field(r, "mean_s");
   s.min = seconds_field(r, "min_s");
   s.p50 = seconds_field(r, "p50_s");
@@ -41,6 +49,17 @@ LatencySummary read_latency(const detail::JsonReader& r) {
   s.p95 = seconds_field(r, "p95_s");
   s.p99 = seconds_field(r, "p99_s");
   s.max = seconds_field(r, "max_s");
+  // Percentiles of one sample never decrease.
+  const std::pair<const char*, double> order[] = {{"min_s", s.min}, {"p50_s", s.p50},
+                                                  {"p90_s", s.p90}, {"p95_s", s.p95},
+                                                  {"p99_s", s.p99}, {"max_s", s.max}};
+  for (std::size_t i = 1; i < std::size(order); ++i) {
+    if (order[i].second < order[i - 1].second) {
+      r.fail(r.field(order[i].first), "is " + detail::JsonReader::num(order[i].second) +
+                                          ", below " + order[i - 1].first + " " +
+                                          detail::JsonReader::num(order[i - 1].second));
+    }
+  }
   return s;
 }
 
@@ -74,6 +93,11 @@ void read_run_fields(const detail::JsonReader& r, InferenceResult& out) {
                      : out.fingerprint.kind + ":" + std::to_string(out.fingerprint.index);
   }
   if (r.has("input_shape")) out.input_shape = r.integers("input_shape");
+  for (const std::int64_t extent : out.input_shape) {
+    if (extent < 1 || extent > kMaxCount) {
+      r.fail(r.field("input_shape"), "holds " + std::to_string(extent) + ", expected >= 1");
+    }
+  }
   if (r.has("cudnn_benchmark")) out.cudnn_benchmark = r.boolean("cudnn_benchmark");
   if (r.has("seed")) out.seed = r.integer("seed");
   out.precision = r.string("precision");
@@ -83,8 +107,8 @@ void read_run_fields(const detail::JsonReader& r, InferenceResult& out) {
   // Added with kernel fusion: results before it fused nothing.
   out.kernel_fusion = r.has("kernel_fusion") ? r.string("kernel_fusion") : "none";
   out.timer = r.string("timer");
-  out.warmup = static_cast<int>(r.integer("warmup"));
-  out.iterations = static_cast<int>(r.integer("iterations"));
+  out.warmup = static_cast<int>(r.integer_in("warmup", 0, kMaxCount));
+  out.iterations = static_cast<int>(r.integer_in("iterations", 1, kMaxCount));
   out.stop_reason = r.string("stop_reason");
   out.out_of_memory = r.boolean("out_of_memory");
 }
@@ -97,16 +121,19 @@ BatchSizeResult read_batch(const detail::JsonReader& b,
   if (batch.batch_size < 1) {
     b.fail(b.field("batch_size"), "must be >= 1, got " + std::to_string(batch.batch_size));
   }
+  batch.batch_size = b.integer_in("batch_size", 1, kMaxCount);
   for (const auto& e : earlier) {
     if (e.batch_size == batch.batch_size) {
       b.fail(b.field("batch_size"), std::to_string(batch.batch_size) + " appears twice");
     }
   }
   batch.latency = read_latency(b.child("latency"));
-  batch.throughput_median = b.number("throughput_median");
-  batch.throughput_overall = b.number("throughput_overall");
-  batch.iterations = b.integer("iterations");
-  batch.total_seconds = b.number("total_seconds");
+  // The median is > 0 (batch / p50), as a run record's windows; the overall figure may be 0
+  // where it was not measured (hand-made results).
+  batch.throughput_median = b.positive("throughput_median", /*nullable=*/false);
+  batch.throughput_overall = b.non_negative("throughput_overall", /*nullable=*/false);
+  batch.iterations = b.integer_in("iterations", 1, kMaxCount);
+  batch.total_seconds = b.non_negative("total_seconds", /*nullable=*/false);
   if (b.has("latencies_s")) {
     batch.latencies = b.numbers("latencies_s");
     if (batch.latencies.size() > std::min(batch.latency.count, kMaxStoredLatencies)) {
@@ -134,18 +161,20 @@ void read_batches(const detail::JsonReader& r, InferenceResult& out) {
 // One point of the serving sweep; the sweep's options fill what a point does not store.
 ServingResult read_serving_point(const detail::JsonReader& p, const ServingOptions& options) {
   ServingResult point;
-  point.offered_rate = p.number("offered_rate");
-  point.arrival_rate = p.number("arrival_rate");
-  point.achieved_rate = p.number("achieved_rate");
-  point.capacity = p.number("capacity");
+  // Rates in requests/s; null where the simulation had none (one request: no achieved rate).
+  point.offered_rate = p.non_negative("offered_rate");
+  point.arrival_rate = p.non_negative("arrival_rate");
+  point.achieved_rate = p.non_negative("achieved_rate");
+  point.capacity = p.non_negative("capacity");
   point.latency = read_latency(p.child("latency"));
-  point.mean_wait = p.number("mean_wait_s");
-  point.mean_service = p.number("mean_service_s");
-  point.mean_batch_size = p.number("mean_batch_size");
-  point.batches = p.integer("batches");
+  point.mean_wait = p.non_negative("mean_wait_s");
+  point.mean_service = p.non_negative("mean_service_s");
+  // A batch holds at most max_batch requests.
+  point.mean_batch_size = p.number_in("mean_batch_size", 0, static_cast<double>(options.max_batch));
+  point.batches = p.integer_in("batches", 0, kMaxCount);
   point.saturated = p.boolean("saturated");
   point.saturation_reason = p.string("saturation_reason");
-  point.requests = p.has("requests") ? p.integer("requests") : options.requests;
+  point.requests = p.has("requests") ? p.integer_in("requests", 0, kMaxCount) : options.requests;
   point.max_batch = options.max_batch;
   point.max_queue_delay = options.max_queue_delay;
   return point;
@@ -154,9 +183,9 @@ ServingResult read_serving_point(const detail::JsonReader& p, const ServingOptio
 void read_serving(const detail::JsonReader& s, InferenceResult& out) {
   // Files before the measured mode hold only simulated sweeps.
   out.serving_measured = s.has("simulated") && !s.boolean("simulated");
-  out.serving_options.max_batch = s.integer("max_batch");
-  out.serving_options.max_queue_delay = s.number("max_queue_delay_s");
-  out.serving_options.requests = s.integer("requests");
+  out.serving_options.max_batch = s.integer_in("max_batch", 1, kMaxCount);
+  out.serving_options.max_queue_delay = s.non_negative("max_queue_delay_s", /*nullable=*/false);
+  out.serving_options.requests = s.integer_in("requests", 1, kMaxCount);
   out.serving_options.seed = static_cast<std::uint64_t>(s.integer("seed"));
   out.serving.reached_saturation = s.boolean("reached_saturation");
   const nlohmann::json& points = s.at("points");

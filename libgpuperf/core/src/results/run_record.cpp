@@ -8,6 +8,7 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <limits>
 #include <string>
 #include <unistd.h>
 
@@ -39,20 +40,28 @@ json summary_json(const Summary& s) {
 }
 
 using Reader = detail::JsonReader;
+using detail::kMaxCount;
+using detail::kMaxQuantity;
+// Steps are counted in int64: a step count is bounded only by being >= 0.
+constexpr std::int64_t kMaxSteps = std::numeric_limits<std::int64_t>::max();
+// The largest derived figure in "metrics" (FLOP/s of a datasheet peak are ~1e15).
+constexpr double kMaxMetric = 1e18;
 
+// The statistics of the window throughputs (samples/s). Only the bounds of the confidence interval
+// may be negative: few windows far apart give a low bound below zero.
 Summary read_summary(const Reader& r) {
   Summary s;
-  s.count = static_cast<std::size_t>(r.integer("count"));
-  s.median = r.number("median");
-  s.mean = r.number("mean");
-  s.stdev = r.number("stdev");
-  s.min = r.number("min");
-  s.max = r.number("max");
-  s.q1 = r.number("q1");
-  s.q3 = r.number("q3");
-  s.iqr = r.number("iqr");
-  s.ci95_low = r.number("ci95_low");
-  s.ci95_high = r.number("ci95_high");
+  s.count = static_cast<std::size_t>(r.integer_in("count", 0, kMaxCount));
+  s.median = r.non_negative("median");
+  s.mean = r.non_negative("mean");
+  s.stdev = r.non_negative("stdev");
+  s.min = r.non_negative("min");
+  s.max = r.non_negative("max");
+  s.q1 = r.non_negative("q1");
+  s.q3 = r.non_negative("q3");
+  s.iqr = r.non_negative("iqr");
+  s.ci95_low = r.number_in("ci95_low", -kMaxQuantity, kMaxQuantity);
+  s.ci95_high = r.number_in("ci95_high", -kMaxQuantity, kMaxQuantity);
   return s;
 }
 
@@ -87,21 +96,21 @@ TelemetrySummary read_telemetry(const Reader& r) {
   TelemetrySummary t;
   t.available = r.boolean("available");
   t.unavailable_reason = r.string("unavailable_reason");
-  t.sample_count = r.integer("sample_count");
-  t.duration_seconds = r.number("duration_seconds");
-  t.processed_samples = r.number("processed_samples");
-  t.power_mean_watts = r.number("power_mean_watts");
-  t.power_max_watts = r.number("power_max_watts");
-  t.energy_joules = r.number("energy_joules");
+  t.sample_count = r.integer_in("sample_count", 0, kMaxCount);
+  t.duration_seconds = r.non_negative("duration_seconds");
+  t.processed_samples = r.non_negative("processed_samples");
+  t.power_mean_watts = r.non_negative("power_mean_watts");
+  t.power_max_watts = r.non_negative("power_max_watts");
+  t.energy_joules = r.non_negative("energy_joules");
   t.energy_source = r.string("energy_source");
-  t.energy_per_sample_joules = r.number("energy_per_sample_joules");
-  t.samples_per_joule = r.number("samples_per_joule");
-  t.sm_clock_mean_hz = r.number("sm_clock_mean_hz");
-  t.sm_clock_min_hz = r.number("sm_clock_min_hz");
-  t.sm_clock_max_hz = r.number("sm_clock_max_hz");
-  t.temperature_max_celsius = r.number("temperature_max_celsius");
-  t.gpu_utilization_mean_percent = r.number("gpu_utilization_mean_percent");
-  t.memory_used_max_bytes = r.number("memory_used_max_bytes");
+  t.energy_per_sample_joules = r.non_negative("energy_per_sample_joules");
+  t.samples_per_joule = r.non_negative("samples_per_joule");
+  t.sm_clock_mean_hz = r.non_negative("sm_clock_mean_hz");
+  t.sm_clock_min_hz = r.non_negative("sm_clock_min_hz");
+  t.sm_clock_max_hz = r.non_negative("sm_clock_max_hz");
+  t.temperature_max_celsius = r.number_in("temperature_max_celsius", -273.15, 1000);
+  t.gpu_utilization_mean_percent = r.number_in("gpu_utilization_mean_percent", 0, 100);
+  t.memory_used_max_bytes = r.non_negative("memory_used_max_bytes");
   const json& bits = r.at("clock_event_reasons");
   if (!bits.is_number_unsigned() && !bits.is_number_integer()) {
     r.fail(r.field("clock_event_reasons"), "is not an integer");
@@ -133,28 +142,31 @@ json distributed_json(const DistributedSummary& d) {
 
 DistributedSummary read_distributed(const Reader& r) {
   DistributedSummary d;
-  d.world_size = static_cast<int>(r.integer("world_size"));
-  if (d.world_size < 2) r.fail(r.field("world_size"), "must be >= 2 in a \"distributed\" object");
+  // Only data-parallel runs carry a "distributed" object: at least two ranks.
+  d.world_size = static_cast<int>(r.integer_in("world_size", 2, kMaxCount));
   d.backend = r.string("backend");
   d.launcher = r.string("launcher");
   d.interconnect = r.string("interconnect");
-  d.global_throughput = r.number("global_throughput");
-  d.rank_throughput = r.numbers("rank_throughput");
-  d.baseline_throughput = r.number("baseline_throughput");
-  d.scaling_efficiency = r.number("scaling_efficiency");
-  d.gradient_bytes = r.number("gradient_bytes");
-  d.buckets = r.integer("buckets");
-  d.allreduce_bus_gbps = r.number("allreduce_bus_gbps");
-  d.allreduce_share_of_step = r.number("allreduce_share_of_step");
+  d.global_throughput = r.positive("global_throughput");
+  // One per rank, each a measured throughput like the record's windows.
+  d.rank_throughput = r.numbers_in("rank_throughput", 0, kMaxQuantity, /*exclusive_low=*/true);
+  if (d.rank_throughput.size() != static_cast<std::size_t>(d.world_size)) {
+    r.fail(r.field("rank_throughput"), "has " + std::to_string(d.rank_throughput.size()) +
+                                           " values, world_size " + std::to_string(d.world_size));
+  }
+  d.baseline_throughput = r.positive("baseline_throughput");
+  d.scaling_efficiency = r.non_negative("scaling_efficiency");
+  d.gradient_bytes = r.non_negative("gradient_bytes");
+  d.buckets = r.integer_in("buckets", 0, kMaxCount);
+  d.allreduce_bus_gbps = r.non_negative("allreduce_bus_gbps");
+  d.allreduce_share_of_step = r.non_negative("allreduce_share_of_step");
   d.parameters_identical = r.boolean("parameters_identical");
   return d;
 }
 
-// A record that no measurement can have written is refused, naming the field: a zero or
-// negative throughput would be judged "the same" as a real one, and 1e308 breaks rankings.
-void check_measured(const Reader& r, const RunRecord& record) {
-  auto plausible = [](double v) { return std::isfinite(v) && v >= 0 && v < 1e15; };
-  if (record.config.batch_size <= 0) r.fail("config.batch_size", "must be > 0");
+// Window arrays must agree: a record that no measurement can have written is refused, naming the
+// field (zero throughput against a real one was judged "the same").
+void check_windows(const Reader& r, const RunRecord& record) {
   // Hand-made records may leave the window times out; when given, one per window.
   if (!record.window_seconds.empty() &&
       record.window_throughput.size() != record.window_seconds.size()) {
@@ -162,14 +174,12 @@ void check_measured(const Reader& r, const RunRecord& record) {
                                  " windows, window_throughput " +
                                  std::to_string(record.window_throughput.size()));
   }
-  for (double v : record.window_throughput) {
-    if (!plausible(v) || v == 0) r.fail("window_throughput", "holds " + std::to_string(v));
-  }
-  if (!plausible(record.overall_throughput)) {
-    r.fail("overall_throughput", "is " + std::to_string(record.overall_throughput));
-  }
-  if (!(plausible(record.throughput.median) || std::isnan(record.throughput.median))) {
-    r.fail("throughput.median", "is " + std::to_string(record.throughput.median));
+  // The summary is of the windows, when there are any.
+  if (!record.window_throughput.empty() &&
+      record.throughput.count != record.window_throughput.size()) {
+    r.fail("throughput.count", "is " + std::to_string(record.throughput.count) + ", but " +
+                                   std::to_string(record.window_throughput.size()) +
+                                   " windows are given");
   }
 }
 
@@ -243,53 +253,61 @@ RunRecord from_json<RunRecord>(const std::string& text) {
   RunConfig& config = record.config;
   config.workload = c.string("workload");
   config.model = c.string("model");
-  config.batch_size = c.integer("batch_size");
+  config.batch_size = c.integer_in("batch_size", 1, kMaxCount);
   config.input_shape = c.integers("input_shape");
-  config.num_classes = c.integer("num_classes");
+  for (const std::int64_t extent : config.input_shape) {
+    if (extent < 1 || extent > kMaxCount) {
+      c.fail(c.field("input_shape"), "holds " + std::to_string(extent) + ", expected >= 1");
+    }
+  }
+  config.num_classes = c.integer_in("num_classes", 0, kMaxCount);
   config.precision = c.string("precision");
   config.memory_format = c.string("memory_format");
   config.optimizer = c.string("optimizer");
   // Added after the first records were written: absent means the only implementation then.
   config.optimizer_impl = c.has("optimizer_impl") ? c.string("optimizer_impl") : "torch::optim";
-  config.learning_rate = c.number("learning_rate");
+  config.learning_rate = c.non_negative("learning_rate");
   config.graph_mode = c.string("graph_mode");
   // Added later: records before it ran no fused kernels.
   config.kernel_fusion = c.has("kernel_fusion") ? c.string("kernel_fusion") : "none";
   config.data_source = c.string("data_source");
   config.cudnn_benchmark = c.boolean("cudnn_benchmark");
   config.grad_scaler = c.boolean("grad_scaler");
-  config.warmup_steps = c.integer("warmup_steps");
-  config.steps_per_window = c.integer("steps_per_window");
+  config.warmup_steps = c.integer_in("warmup_steps", 0, kMaxSteps);
+  // 0 in hand-made records: not recorded.
+  config.steps_per_window = c.integer_in("steps_per_window", 0, kMaxSteps);
   config.adaptive = c.boolean("adaptive");
   config.seed = c.integer("seed");
 
   record.throughput = read_summary(r.child("throughput"));
-  record.window_throughput = r.numbers("window_throughput");
-  record.window_seconds = r.numbers("window_seconds");
-  record.overall_throughput = r.number("overall_throughput");
-  record.timed_steps = r.integer("timed_steps");
-  record.timed_seconds = r.number("timed_seconds");
+  // Throughputs are > 0 (a window that processed nothing measured nothing) and never null.
+  record.window_throughput =
+      r.numbers_in("window_throughput", 0, kMaxQuantity, /*exclusive_low=*/true);
+  record.window_seconds = r.numbers_in("window_seconds", 0, kMaxQuantity, /*exclusive_low=*/true);
+  record.overall_throughput = r.non_negative("overall_throughput", /*nullable=*/false);
+  record.timed_steps = r.integer_in("timed_steps", 0, kMaxSteps);
+  record.timed_seconds = r.non_negative("timed_seconds");
   record.stop_reason = r.string("stop_reason");
   record.timer = r.string("timer");
-  record.peak_memory_bytes = r.number("peak_memory_bytes");
-  record.skipped_steps = r.integer("skipped_steps");
-  record.total_steps = r.integer("total_steps");
-  record.final_loss = r.number("final_loss");
-  record.final_loss_scale = r.number("final_loss_scale");
+  record.peak_memory_bytes = r.non_negative("peak_memory_bytes");
+  record.skipped_steps = r.integer_in("skipped_steps", 0, kMaxSteps);
+  record.total_steps = r.integer_in("total_steps", 0, kMaxSteps);
+  record.final_loss = r.number_in("final_loss", -kMaxQuantity, kMaxQuantity);
+  // GradScaler's scale is a float.
+  record.final_loss_scale = r.number_in("final_loss_scale", 0, std::numeric_limits<float>::max());
 
   // Records written before telemetry existed have no "telemetry" object: read as unavailable.
   if (parsed.contains("telemetry")) record.telemetry = read_telemetry(r.child("telemetry"));
 
   const json& metrics = r.at("metrics");
   if (!metrics.is_object()) r.fail(r.field("metrics"), "is not an object");
-  for (const auto& [name, value] : metrics.items()) {
-    if (!value.is_null() && !value.is_number()) {
-      r.fail(r.field("metrics." + name), "is not a number");
-    }
-    record.metrics[name] = value.is_null() ? kNotAvailable : value.get<double>();
+  const Reader m = r.child("metrics");
+  for (const auto& item : metrics.items()) {
+    // Derived figures: FLOP/s, FLOPs per sample, seconds, fractions; some may be negative.
+    record.metrics[item.key()] = m.number_in(item.key().c_str(), -kMaxMetric, kMaxMetric);
   }
   record.warnings = r.strings("warnings");
-  check_measured(r, record);
+  check_windows(r, record);
   // Absent in single-process records and in every record before data-parallel runs existed.
   if (r.has("distributed")) record.distributed = read_distributed(r.child("distributed"));
   return record;

@@ -35,6 +35,7 @@ std::vector<PublishedResult> published_results_from_json(const std::string& text
     p.model = f.string("model");
     p.precision = f.string("precision");
     p.batch_size = f.plain_number("batch_size", false);
+    if (p.batch_size == 0) f.fail(f.field("batch_size"), "is 0, expected > 0 (or absent)");
     const nlohmann::json& ips = f.at("images_per_second");
     if (ips.is_array()) {
       if (ips.size() != 2 || !ips[0].is_number() || !ips[1].is_number()) {
@@ -48,8 +49,10 @@ std::vector<PublishedResult> published_results_from_json(const std::string& text
       f.fail(f.field("images_per_second"), "is not a number or a [low, high] pair");
     }
     if (!(p.images_per_second_low > 0) || !(p.images_per_second_high >= p.images_per_second_low) ||
-        !std::isfinite(p.images_per_second_high)) {
-      f.fail(f.field("images_per_second"), "must be positive and finite, low <= high");
+        !(p.images_per_second_high <= detail::kMaxQuantity)) {
+      f.fail(f.field("images_per_second"), "must be positive, at most " +
+                                               detail::JsonReader::num(detail::kMaxQuantity) +
+                                               ", low <= high");
     }
     p.source = f.string("source");
     if (p.source.empty())

@@ -110,6 +110,11 @@ GpuSpec parse_entry(const json& entry, const std::string& origin, const std::str
   s.memory_bytes = f.figure("memory_gb", true) * 1e9;
   s.memory_type = f.optional_string("memory_type");
   s.memory_bandwidth_bytes_per_s = f.figure("bandwidth_gb_s", true) * 1e9;
+  // Every GPU has memory and bandwidth: unknown (null) is allowed, "none" or 0 is not.
+  if (s.memory_bytes == 0) f.fail(f.field("memory_gb"), "is 0: a GPU has memory");
+  if (s.memory_bandwidth_bytes_per_s == 0) {
+    f.fail(f.field("bandwidth_gb_s"), "is 0: a GPU's memory has bandwidth");
+  }
   s.l2_bytes = f.figure("l2_mb", false) * 1e6;
   s.link_name = f.optional_string("link_name");
   s.link_bytes_per_s = f.figure("link_gb_s", false) * 1e9;
