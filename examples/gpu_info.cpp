@@ -31,6 +31,8 @@ namespace {
 
 // Watch mode repeats the column header this often, as nvidia-smi dmon does.
 constexpr int kHeaderEvery = 20;
+// The longest --watch, --sample and --sample-period, seconds.
+constexpr double kMaxSeconds = 86400;
 
 // The options as typed. The CLI11 options are kept to tell "not given" from a value and to quote
 // a bad value as it was typed.
@@ -61,16 +63,25 @@ std::chrono::steady_clock::duration seconds(double s) {
       std::chrono::duration<double>(s));
 }
 
+// Seconds are turned into the steady clock's integer ticks: beyond a day (1e10 overflowed them,
+// and the watch returned at once) is refused with the value as typed.
+CLI::Validator seconds_rule() {
+  return gpuperf::program::number_rule([](double v) { return v > 0 && v <= kMaxSeconds; },
+                                       "> 0 and <= 86400 seconds (a day)");
+}
+
 void add_options(CLI::App& app, InfoOptions& o) {
   app.add_flag("--json", o.json, "Write JSON (JSON Lines in watch mode) instead of a table");
   o.watch_option =
-      app.add_option("--watch", o.watch_seconds, "Refresh every N seconds, one line per GPU");
+      app.add_option("--watch", o.watch_seconds, "Refresh every N seconds, one line per GPU")
+          ->check(seconds_rule());
   o.count_option = app.add_option("--count", o.count, "With --watch: stop after K refreshes");
-  o.sample_option =
-      app.add_option("--sample", o.sample_seconds,
-                     "Sample every GPU for S seconds in the background and summarize");
+  o.sample_option = app.add_option("--sample", o.sample_seconds,
+                                   "Sample every GPU for S seconds in the background and summarize")
+                        ->check(seconds_rule());
   app.add_option("--sample-period", o.sample_period, "Seconds between background samples")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(seconds_rule());
   app.add_flag("--no-processes", o.no_processes, "Do not list the processes using each GPU");
   app.add_option("--nvml-library", o.library, "NVML library to load")->capture_default_str();
 }

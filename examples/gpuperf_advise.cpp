@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <iostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpuperf/advise/advisor.h"
@@ -37,27 +38,73 @@ struct AdviseOptions {
   std::size_t top = 0;
 };
 
+// Numeric limits checked as the options are read, quoting the value as typed: the request
+// holds some in other units (bytes, seconds), and 1e300 parameters or GB would overflow them.
+CLI::Validator rule(bool (*ok)(double), const std::string& text) {
+  return gpuperf::program::number_rule(ok, text);
+}
+
+// The request's field names in the advisor's errors, as the options that set them.
+constexpr std::pair<const char*, const char*> kFieldOptions[] = {
+    {"model", "--model"},
+    {"parameters", "--parameters"},
+    {"mode", "--mode"},
+    {"precision", "--precision"},
+    {"optimizer", "--optimizer"},
+    {"batch_size", "--batch-size"},
+    {"sequence_length", "--sequence-length"},
+    {"budget_usd", "--budget"},
+    {"gpu_count", "--gpus"},
+    {"price_per_hour_usd", "--price-per-hour"},
+    {"assumed_utilization", "--utilization"}};
+
+// "advisor: mode 'fly' is not train or inference" -> "--mode: 'fly' is not train or inference".
+void validate_request(const gpuperf::AdvisorRequest& request) {
+  try {
+    request.validate();
+  } catch (const gpuperf::ConfigError& e) {
+    const std::string message = e.what();
+    for (const auto& [field, option] : kFieldOptions) {
+      const std::string prefix = std::string("advisor: ") + field + " '";
+      if (message.rfind(prefix, 0) == 0) {
+        throw gpuperf::ConfigError(std::string(option) + ": " + message.substr(prefix.size() - 1));
+      }
+    }
+    throw;
+  }
+}
+
 void add_options(CLI::App& app, AdviseOptions& o) {
   gpuperf::AdvisorRequest& request = o.request;
   app.add_option("--model", request.model, "a counted model: simple, resnet50");
-  app.add_option("--parameters", request.parameters, "trainable parameters (e.g. 7e9)");
+  app.add_option("--parameters", request.parameters, "trainable parameters (e.g. 7e9)")
+      ->check(rule([](double v) { return v > 0 && v <= 1e15; }, "> 0 and <= 1e15"));
   app.add_option("--mode", request.mode, "train or inference")->capture_default_str();
   app.add_option("--precision", request.precision, "fp32, tf32, fp16, bf16 (int8, fp8: inference)")
       ->capture_default_str();
   app.add_option("--optimizer", request.optimizer, "adam, adamw or sgd")->capture_default_str();
-  app.add_option("--batch-size", request.batch_size, "samples per GPU per step");
+  app.add_option("--batch-size", request.batch_size, "samples per GPU per step")
+      ->check(rule([](double v) { return v >= 0; }, ">= 0"));
   app.add_option("--sequence-length", request.sequence_length,
-                 "tokens per sample for a parameter-count model");
-  app.add_option("--activation-gb", o.activation_gb, "activation memory per GPU, if known (GB)");
-  app.add_option("--budget", request.budget_usd, "purchase budget for all GPUs (USD)");
-  app.add_option("--gpus", request.gpu_count, "number of GPUs")->capture_default_str();
-  app.add_option("--price-per-hour", request.price_per_hour_usd, "rental price per GPU-hour (USD)");
+                 "tokens per sample for a parameter-count model")
+      ->check(rule([](double v) { return v >= 0; }, ">= 0"));
+  app.add_option("--activation-gb", o.activation_gb, "activation memory per GPU, if known (GB)")
+      ->check(rule([](double v) { return v >= 0 && v <= 1e9; }, ">= 0 and <= 1e9"));
+  app.add_option("--budget", request.budget_usd, "purchase budget for all GPUs (USD)")
+      ->check(rule([](double v) { return v >= 0; }, ">= 0"));
+  app.add_option("--gpus", request.gpu_count, "number of GPUs")
+      ->capture_default_str()
+      ->check(rule([](double v) { return v >= 1 && v <= 4096; }, "1..4096"));
+  app.add_option("--price-per-hour", request.price_per_hour_usd, "rental price per GPU-hour (USD)")
+      ->check(rule([](double v) { return v >= 0; }, ">= 0"));
   app.add_option("--utilization", request.assumed_utilization,
                  "fraction of peak assumed when nothing measured exists")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(rule([](double v) { return v > 0 && v <= 1; }, "> 0 and <= 1"));
   app.add_option("--latency-budget-ms", o.latency_budget_ms,
                  "inference: largest p99 per-call latency allowed (ms), checked against measured "
-                 "inference results");
+                 "inference results")
+      ->check(rule([](double v) { return v > 0; }, "> 0"));
   app.add_option("--results", o.results,
                  "result files with measured figures (training runs or inference results)");
   app.add_flag("--include-reference", request.include_reference_only,
@@ -82,8 +129,8 @@ void set_sizes_in_request(const CLI::App& app, AdviseOptions& o) {
   if (app.count("--latency-budget-ms") > 0) {
     if (o.request.mode != "inference") {
       throw gpuperf::ConfigError(
-          "--latency-budget-ms: applies to --mode inference only (mode is '" + o.request.mode +
-          "')");
+          "--latency-budget-ms: '" + app.get_option("--latency-budget-ms")->as<std::string>() +
+          "' applies to --mode inference only (mode is '" + o.request.mode + "')");
     }
     if (!(o.latency_budget_ms > 0) || !std::isfinite(o.latency_budget_ms)) {
       throw gpuperf::ConfigError("--latency-budget-ms: must be > 0, got " +
@@ -94,16 +141,18 @@ void set_sizes_in_request(const CLI::App& app, AdviseOptions& o) {
 }
 
 int advise(const AdviseOptions& o) {
-  o.request.validate();
+  validate_request(o.request);
   const auto db = gpuperf::program::load_specs(o.specs_path, o.specs_extra, true);
   gpuperf::LoadedResults runs;
-  if (!o.results.empty()) runs = gpuperf::load_results(o.results);
-  std::vector<gpuperf::PublishedResult> published;
-  if (!o.no_published) {
-    published = gpuperf::load_published_results(
-        o.published_path.empty() ? gpuperf::find_data_file("published_results.json")
-                                 : o.published_path);
+  if (!o.results.empty()) {
+    try {
+      runs = gpuperf::load_results(o.results);
+    } catch (const gpuperf::Error& e) {
+      throw gpuperf::ConfigError(std::string("--results: ") + e.what());
+    }
   }
+  std::vector<gpuperf::PublishedResult> published;
+  if (!o.no_published) published = gpuperf::program::load_published(o.published_path);
   auto ranking = gpuperf::advise_with(o.request, *db, runs, published);
   if (o.top > 0 && ranking.size() > o.top) ranking.resize(o.top);
   gpuperf::write_advice(std::cout, o.request, ranking);

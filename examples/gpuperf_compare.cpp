@@ -34,10 +34,14 @@ int main(int argc, char** argv) {
   app.add_option("-o,--output", output,
                  "write the table to this file ('-' or none: standard output)");
   app.add_option("--alpha", options.alpha, "significance level of the Welch t-test")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(
+          gpuperf::program::number_rule([](double v) { return v > 0 && v < 1; }, "> 0 and < 1"));
   app.add_option("--min-change", options.min_change,
                  "smallest relative change reported as faster/slower")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(
+          gpuperf::program::number_rule([](double v) { return v >= 0 && v < 1; }, ">= 0 and < 1"));
   app.add_option("--specs", specs_path, "spec database file (default: shipped one)");
   app.add_option("--specs-extra", specs_extra, "user spec files adding or overriding entries");
 
@@ -48,15 +52,18 @@ int main(int argc, char** argv) {
         baseline.size() > 5 && baseline.substr(baseline.size() - 5) == ".json") {
       files.insert(files.begin(), baseline);
     }
+    // The output is checked before anything is read: never one of the inputs, by any spelling.
+    if (output.empty()) output = gpuperf::kStdoutPath;
+    std::vector<std::string> inputs = gpuperf::program::specs_inputs(specs_path, specs_extra);
+    inputs.insert(inputs.end(), files.begin(), files.end());
+    gpuperf::check_not_an_input(output, inputs, "--output");
+    gpuperf::check_writable(output, "output");
     const auto results = gpuperf::load_results(files);
     const auto specs = gpuperf::program::load_specs(specs_path, specs_extra, false);
     options.baseline = baseline;
     const auto comparison = gpuperf::compare_results(results, options, specs ? &*specs : nullptr);
     std::ostringstream text;
     gpuperf::write_comparison(text, comparison, table_format);
-    if (output.empty()) output = gpuperf::kStdoutPath;
-    gpuperf::check_not_an_input(output, files, "--output");
-    gpuperf::check_writable(output, "output");
     gpuperf::write_text_file_atomically(text.str(), output);
     return gpuperf::program::kExitOk;
   });

@@ -38,22 +38,25 @@ int main(int argc, char** argv) {
                  "published-results file (default: shipped published_results.json)");
   app.add_flag("--no-published", no_published, "leave published figures out");
   app.add_option("--price-per-hour", options.efficiency.price_per_hour_usd,
-                 "rental price per GPU-hour (USD) for the cost column");
+                 "rental price per GPU-hour (USD) for the cost column")
+      ->check(gpuperf::program::number_rule([](double v) { return v >= 0; }, ">= 0"));
 
   return gpuperf::program::run_program(app, argc, argv, [&] {
     options.efficiency.validate();
+    // The output is checked before anything is read: never one of the inputs, by any spelling.
+    std::vector<std::string> inputs = gpuperf::program::specs_inputs(specs_path, specs_extra);
+    inputs.insert(inputs.end(), files.begin(), files.end());
+    if (!published_path.empty()) inputs.push_back(published_path);
+    gpuperf::check_not_an_input(output, inputs, "--output");
+    gpuperf::check_writable(output, "output");
     const auto results = gpuperf::load_results(files);
     const auto specs = gpuperf::program::load_specs(specs_path, specs_extra, false);
     std::vector<gpuperf::PublishedResult> published;
     if (!no_published) {
-      published = gpuperf::load_published_results(
-          published_path.empty() ? gpuperf::find_data_file("published_results.json")
-                                 : published_path);
+      published = gpuperf::program::load_published(published_path);
     }
     std::ostringstream html;
     gpuperf::write_results_report(html, results, specs ? &*specs : nullptr, published, options);
-    gpuperf::check_not_an_input(output, files, "--output");
-    gpuperf::check_writable(output, "output");
     gpuperf::write_text_file_atomically(html.str(), output);
     (gpuperf::is_stdout_path(output) ? std::cerr : std::cout) << "wrote " << output << " (" << results.runs.size() << " training run(s), "
               << results.inference.size() << " inference result(s), " << published.size()

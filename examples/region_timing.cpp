@@ -19,6 +19,7 @@
 
 #include "gpuperf/device/cuda_timer.h"
 #include "gpuperf/timing/region_timer.h"
+#include "memory_errors.h"
 #include "program.h"
 #include "torch_version.h"
 
@@ -99,6 +100,8 @@ int main(int argc, char** argv) {
   return gpuperf::program::run_program(app, argc, argv, [&] {
     gpuperf::require_option(steps > 0, "steps", steps, "> 0");
     gpuperf::require_option(batch_size > 0, "batch_size", batch_size, "> 0");
-    return time_regions(steps, batch_size);
+    // Too large a batch is a runtime failure that names it: exit 1 on the host, 3 on a GPU.
+    return gpuperf::program::with_memory_errors("batch_size " + std::to_string(batch_size),
+                                                [&] { return time_regions(steps, batch_size); });
   });
 }

@@ -20,10 +20,12 @@
 #include <string>
 #include <vector>
 
+#include "gpuperf/base/files.h"
 #include "gpuperf/device/cuda_timer.h"
 #include "gpuperf/device/device.h"
 #include "gpuperf/train/lr_schedule.h"
 #include "gpuperf/train/train_step.h"
+#include "memory_errors.h"
 #include "program.h"
 #include "torch_version.h"
 
@@ -183,6 +185,14 @@ int main(int argc, char** argv) {
     }
     gpuperf::require_option(s.d_model % s.heads == 0, "heads", s.heads, "a divisor of --d-model");
     gpuperf::require_option(s.lr > 0, "lr", s.lr, "> 0");
-    return train(s);
+    // The checkpoint is written mid-run: a path it cannot go to is refused before step 0.
+    if (s.checkpoint.empty() || gpuperf::is_stdout_path(s.checkpoint)) {
+      throw gpuperf::ConfigError("--checkpoint: '" + s.checkpoint + "' is not a file name");
+    }
+    gpuperf::check_writable(s.checkpoint, "checkpoint");
+    return gpuperf::program::with_memory_errors("--batch-size " + std::to_string(s.batch_size) +
+                                                    " --vocab " + std::to_string(s.vocab) +
+                                                    " --d-model " + std::to_string(s.d_model),
+                                                [&] { return train(s); });
   });
 }

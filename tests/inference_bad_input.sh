@@ -34,12 +34,12 @@ expect_usage_error "--warmup: must be >= 0, got -1" --warmup -1
 expect_usage_error "--threads: must be <= " --threads 100000
 expect_usage_error "--batch-sizes: 1 is listed twice" --batch-sizes 1,1,1
 expect_usage_error "--serve-seconds: must be > 0 and <= 86400" --serve-rates 10 --serve-mode measured --serve-seconds 1e300
-expect_usage_error "--serve-rates: must be > 0 and <= 1e9 requests/s" --serve-rates 1e300
+expect_usage_error "--serve-rates: a rate must be <= 1e9 requests/s, got '1e300'" --serve-rates 1e300
 expect_usage_error "--serve-rates: a rate must be > 0 requests/s, got '-5'" --serve-rates 10,-5
 expect_usage_error "--serve-rates: '10,,20' is not a comma-separated list of numbers" --serve-rates 10,,20
 expect_usage_error "--max-batch-delay-ms: must be >= 0" --serve-rates 10 --max-batch-delay-ms -1
 expect_usage_error "--serve-max-batch: 16 exceeds the largest batch size measured, 8" --max-batch 8 --serve-rates 10 --serve-max-batch 16
-expect_usage_error "--serve-requests: must be >= 1, got 0" --serve-rates 10 --serve-requests 0
+expect_usage_error "--serve-requests: must be >= 1 and <= 10000000, got '0'" --serve-rates 10 --serve-requests 0
 expect_usage_error "--serve-mode: unknown value 'live' (choose simulated or measured)" --serve-rates 10 --serve-mode live
 expect_usage_error "--serve-seconds: must be > 0" --serve-rates 10 --serve-seconds 0
 expect_usage_error "--keep-latencies: must be 0..100000, got 100001" --keep-latencies 100001

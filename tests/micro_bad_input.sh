@@ -22,10 +22,10 @@ expect_usage_error() {  # <expected text> <args...>: with --json and --markdown 
 
 expect_usage_error "--dtypes: unknown data type 'fp12'" --dtypes fp32,fp12
 expect_usage_error "--dtypes: empty item" --dtypes fp32,
-expect_usage_error "--gemm-size: must be > 0, got 0" --gemm-size 0
+expect_usage_error "--gemm-size: must be > 0 and <= 1048576, got '0'" --gemm-size 0
 expect_usage_error "--gemm-shape: must be N or MxNxK with positive integers, got '8x8'" --gemm-shape 8x8
 expect_usage_error "--gemm-shape: give either --gemm-size or --gemm-shape, got both" --gemm-size 64 --gemm-shape 8x8x8
-expect_usage_error "--host-size-mib: must be > 0, got 0" --host-size-mib 0
+expect_usage_error "--host-size-mib: must be > 0 and <= 1048576, got '0'" --host-size-mib 0
 expect_usage_error "is also the --json file" --markdown "$work/out.json"
 expect_usage_error "--windows: must be >= 1, got 0" --windows 0
 expect_usage_error "--device: unknown value 'tpu'" --device tpu
@@ -34,8 +34,8 @@ expect_usage_error "--specs: " --specs /nonexistent-dir/specs.json --device cpu
 expect_usage_error "--collectives: unknown collective 'broadcast'" --collectives all-reduce,broadcast
 expect_usage_error "--collective-sizes: not a size, got '1X'" --collective-sizes 1M,1X
 expect_usage_error "--collective-sizes: a sweep must not end below its start, got '4M..1M'" --collective-sizes 4M..1M
-expect_usage_error "--p2p-size-mib: must be > 0, got 0" --p2p-size-mib 0
-expect_usage_error "--ranks: must be >= 2 (0: the default), got 1" --ranks 1
+expect_usage_error "--p2p-size-mib: must be > 0 and <= 1048576, got '0'" --p2p-size-mib 0
+expect_usage_error "--ranks: must be >= 2 and <= 64 (0: the default), got '1'" --ranks 1
 if ! "$program" --help >/dev/null 2>&1; then
   echo "FAIL: --help did not exit 0"; failures=$((failures + 1))
 fi

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Exit codes and one-line errors of gpuperf_compare, gpuperf_report and gpuperf_advise:
-# bad input -> exit 2 with the file/field named; good input -> 0; inputs are never rewritten.
+# bad input -> exit 2 with the file/field named on exactly one line of stderr, nothing on stdout
+# and no file created, changed or removed; good input -> 0; inputs are never rewritten.
 #   test_tools.sh <bin dir> <source dir>
 set -uo pipefail
 bin="$1"; src="$2"
@@ -8,11 +9,29 @@ tmp="$(mktemp -d)"; trap 'rm -rf "${tmp}"' EXIT
 ex="${src}/docs/examples"
 fail=0
 
+listing() {  # every file under ${tmp} but the captured streams, with its checksum
+  (cd "${tmp}" && find . -path ./out -prune -o -path ./err -prune -o -type f -print0 |
+     sort -z | xargs -0 -r sha256sum)
+}
+
 expect() {  # expect <code> <text in stderr/stdout> <command...>
   local code="$1" text="$2"; shift 2
-  "$@" > "${tmp}/out" 2>&1; local got=$?
-  if [[ ${got} -ne ${code} ]] || ! grep -qF -- "${text}" "${tmp}/out"; then
-    echo "FAIL: $* -> exit ${got} (want ${code}), output:"; cat "${tmp}/out"; fail=1
+  local before; before="$(listing)"
+  "$@" > "${tmp}/out" 2> "${tmp}/err"; local got=$?
+  local why=""
+  if [[ ${got} -ne ${code} ]]; then
+    why="exit ${got} (want ${code})"
+  elif ! cat "${tmp}/out" "${tmp}/err" | grep -qF -- "${text}"; then
+    why="output lacks '${text}'"
+  elif [[ ${code} -eq 2 && "$(grep -c '' "${tmp}/err")" -ne 1 ]]; then
+    why="$(grep -c '' "${tmp}/err") lines on stderr, want 1"
+  elif [[ ${code} -eq 2 && -s "${tmp}/out" ]]; then
+    why="something on stdout"
+  elif [[ ${code} -eq 2 && "$(listing)" != "${before}" ]]; then
+    why="files created, changed or removed"
+  fi
+  if [[ -n "${why}" ]]; then
+    echo "FAIL: $* -> ${why}, output:"; cat "${tmp}/out" "${tmp}/err"; fail=1
   else
     echo "ok: exit ${got}: $*"
   fi
@@ -35,11 +54,11 @@ expect 2 "refusing to overwrite" "${bin}/gpuperf_compare" "${tmp}/a.json" -o "${
 expect 2 "nope.json' not found" "${bin}/gpuperf_compare" "${tmp}/a.json" --specs "${tmp}/nope.json"
 expect 0 "wrote" "${bin}/gpuperf_report" "${tmp}/a.json" -o "${tmp}/r.html"
 expect 2 "refusing to overwrite" "${bin}/gpuperf_report" "${tmp}/a.json" -o "${tmp}/a.json"
-expect 2 "price_per_hour_usd" "${bin}/gpuperf_report" "${tmp}/a.json" --price-per-hour=-3 -o "${tmp}/r.html"
+expect 2 "--price-per-hour: must be >= 0, got '-3'" "${bin}/gpuperf_report" "${tmp}/a.json" --price-per-hour=-3 -o "${tmp}/r.html"
 expect 0 "Reasons:" "${bin}/gpuperf_advise" --model resnet50 --batch-size 256 --results "${tmp}/a.json"
-expect 2 "parameters '-5'" "${bin}/gpuperf_advise" --parameters=-5
-expect 2 "budget_usd '-1'" "${bin}/gpuperf_advise" --model resnet50 --budget=-1
-expect 2 "model 'gpt9'" "${bin}/gpuperf_advise" --model gpt9
+expect 2 "--parameters: must be > 0 and <= 1e15, got '-5'" "${bin}/gpuperf_advise" --parameters=-5
+expect 2 "--budget: must be >= 0, got '-1'" "${bin}/gpuperf_advise" --model resnet50 --budget=-1
+expect 2 "--model: 'gpt9' has no built-in count" "${bin}/gpuperf_advise" --model gpt9
 expect 2 "model name or a parameter count" "${bin}/gpuperf_advise"
 printf '{"schema": "gpuperf.specs/1", "gpus": [{"id": "x", "price_usd": -1}]}' > "${tmp}/user.json"
 expect 2 "user.json: field 'gpus[0] (x).name' is missing" \
@@ -55,9 +74,9 @@ expect 0 "1 inference result(s)" "${bin}/gpuperf_report" "${tmp}/i.json" "${tmp}
 expect 0 "Basis: measured on H200 SXM 141GB" "${bin}/gpuperf_advise" --model resnet50 \
   --mode inference --precision fp16 --latency-budget-ms 5 --results "${tmp}/i.json"
 expect 0 "Basis: datasheet figures only" "${bin}/gpuperf_advise" --model resnet50 --mode inference
-expect 2 "--latency-budget-ms: must be > 0, got -1" "${bin}/gpuperf_advise" --model resnet50 \
+expect 2 "--latency-budget-ms: must be > 0, got '-1'" "${bin}/gpuperf_advise" --model resnet50 \
   --mode inference --latency-budget-ms=-1
-expect 2 "--latency-budget-ms: applies to --mode inference only" "${bin}/gpuperf_advise" \
+expect 2 "--latency-budget-ms: '5' applies to --mode inference only" "${bin}/gpuperf_advise" \
   --model resnet50 --latency-budget-ms 5
 sed 's/"p50_s": [0-9.e-]*/"p50_s": "fast"/' "${tmp}/i.json" > "${tmp}/bad-infer.json"
 expect 2 "bad-infer.json: inference result: field 'batches[0].latency.p50_s' is not a number" \

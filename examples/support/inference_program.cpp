@@ -1,5 +1,6 @@
 #include "inference_program.h"
 
+#include <cmath>
 #include <cstdint>
 #include <iostream>
 #include <sstream>
@@ -9,11 +10,17 @@
 #include "gpuperf/base/files.h"
 #include "gpuperf/infer/inference_run.h"
 #include "gpuperf/models/registry.h"
+#include "memory_errors.h"
 #include "program.h"
 #include "torch_version.h"
 
 namespace gpuperf::program {
 namespace {
+
+constexpr double kMinServeRate = 0.001;  // requests/s
+constexpr double kMaxServeRate = 1e9;
+constexpr std::int64_t kMaxServeRequests = 10000000;
+constexpr double kMaxBatchDelayMs = 86400e3;  // a day
 
 std::vector<std::string> split_commas(const std::string& text) {
   std::vector<std::string> items;
@@ -60,6 +67,14 @@ std::vector<double> parse_rate_list(const std::string& text, const std::string& 
     }
     if (!(value > 0) || !std::isfinite(value)) {
       throw ConfigError("--" + option + ": a rate must be > 0 requests/s, got '" + item + "'");
+    }
+    // Slower arrivals put them so far apart that a service time no longer shows in their sum
+    // (1e-300 requests/s reported 0.000 ms latencies), and measured serving would wait for days.
+    if (value > kMaxServeRate) {
+      throw ConfigError("--" + option + ": a rate must be <= 1e9 requests/s, got '" + item + "'");
+    }
+    if (value < kMinServeRate) {
+      throw ConfigError("--" + option + ": a rate must be >= 0.001 requests/s, got '" + item + "'");
     }
     values.push_back(value);
   }
@@ -113,16 +128,22 @@ void add_serving_options(CLI::App& app, InferenceOptionsText& o) {
       "--serve-rates", o.serve_rates,
       "offered request rates (req/s) for the serving sweep (see --serve-mode), e.g. 100,500,2000");
   app.add_option("--max-batch-delay-ms", r.max_batch_delay_ms,
-                 "serving: longest a request waits for a fuller batch, ms");
+                 "serving: longest a request waits for a fuller batch, ms")
+      ->check(number_rule([](double v) { return v >= 0 && v <= kMaxBatchDelayMs; },
+                          ">= 0 and <= 86400000 (a day)"));
   app.add_option("--serve-max-batch", r.serve_max_batch,
                  "serving: largest batch the server forms (0: the largest measured)");
   app.add_option("--serve-requests", r.serve_requests,
-                 "serving: requests per rate (measured mode: at most this many)");
+                 "serving: requests per rate (measured mode: at most this many)")
+      ->check(number_rule([](double v) { return v >= 1 && v <= kMaxServeRequests; },
+                          ">= 1 and <= " + std::to_string(kMaxServeRequests)));
   app.add_option("--serve-mode", o.serve_mode,
                  "serving: simulated (a model driven by the measured call times) or measured "
                  "(Poisson arrivals in real time, every batch executed on the device)");
   app.add_option("--serve-seconds", r.serve_seconds,
-                 "measured serving: seconds of arrivals per rate (at least 100 requests)");
+                 "measured serving: seconds of arrivals per rate (at least 100 requests)")
+      ->check(
+          number_rule([](double v) { return v > 0 && v <= 86400; }, "> 0 and <= 86400 (a day)"));
   app.add_option("--seed", r.seed, "random seed for weights, inputs and arrivals");
   app.add_option("--threads", r.threads, "CPU intra-op threads (0: LibTorch's default)");
   add_result_options(app, o.results, "write the result here (default: no file)");
@@ -174,10 +195,15 @@ int run_inference_program(int argc, const char* const* argv) {
     // before anything runs.
     const ResultOutputs outputs = result_outputs(o.results);
     outputs.check();
-    const InferenceResult result = run_inference(run);
-    write_text(outputs.console(), result);
-    write_results(outputs, result);
-    return kExitOk;
+    const std::string sizes = app.count("--batch-sizes") > 0
+                                  ? "--batch-sizes " + o.batch_sizes
+                                  : "--max-batch " + std::to_string(run.max_batch);
+    return with_memory_errors(sizes, [&] {
+      const InferenceResult result = run_inference(run);
+      write_text(outputs.console(), result);
+      write_results(outputs, result);
+      return kExitOk;
+    });
   });
 }
 

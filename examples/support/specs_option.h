@@ -9,16 +9,26 @@
 #include <string>
 #include <vector>
 
+#include "gpuperf/specs/published.h"
 #include "gpuperf/specs/specs.h"
 
 namespace gpuperf::program {
 
 /// Loads the spec database (`path`, else $GPUPERF_SPECS, the build or the install tree) plus the
-/// `extra` user files. An explicit or extra file that fails is an error (IoError, ConfigError); a
-/// missing default is one too when `required`, else a warning on stderr and nullopt, because
-/// comparing or reporting still works without datasheet figures.
+/// `extra` user files. A file the user chose (`path`, GPUPERF_SPECS, `extra`) that is missing or
+/// malformed is a ConfigError naming --specs or --specs-extra; a missing shipped file is one too
+/// when `required`, else a warning on stderr and nullopt, because comparing or reporting still
+/// works without datasheet figures.
 [[nodiscard]] std::optional<SpecDatabase> load_specs(const std::string& path,
                                                      const std::vector<std::string>& extra,
                                                      bool required);
+
+/// The published results: `path`, or the shipped file when it is empty. A file given that is
+/// missing or malformed is a ConfigError naming --published.
+[[nodiscard]] std::vector<PublishedResult> load_published(const std::string& path);
+
+/// The spec files given on the command line, as inputs that no output may overwrite.
+[[nodiscard]] std::vector<std::string> specs_inputs(const std::string& path,
+                                                    const std::vector<std::string>& extra);
 
 }  // namespace gpuperf::program

@@ -11,11 +11,17 @@
 #include "gpuperf/report/console.h"
 #include "gpuperf/telemetry/snapshot.h"
 #include "local_launcher.h"
+#include "memory_errors.h"
 #include "program.h"
 #include "torch_version.h"
 
 namespace gpuperf::program {
 namespace {
+
+// Limits of values the run would otherwise overflow on their way (seconds to a clock's integer
+// ticks, MiB to bytes) or that would start a process per unit.
+constexpr double kDay = 86400;
+constexpr int kMaxLocalRanks = 64;
 
 // The options as typed: enums and switches stay text until parsed, once, into the run.
 struct TrainingOptions {
@@ -81,18 +87,24 @@ void add_measure_options(CLI::App& app, TrainingOptions& o) {
   app.add_flag("--quiet,-q", r.quiet, "no progress lines");
   app.add_flag("--telemetry,!--no-telemetry", r.telemetry,
                "sample power, energy, clocks and throttling through NVML while timing (GPU only)");
-  app.add_option("--telemetry-period", r.telemetry_period, "seconds between telemetry samples");
+  app.add_option("--telemetry-period", r.telemetry_period, "seconds between telemetry samples")
+      ->check(number_rule([](double v) { return v > 0 && v <= kDay; }, "> 0 and <= 86400 (a day)"));
 }
 
 void add_distributed_options(CLI::App& app, TrainingOptions& o) {
   app.add_option("--nproc-per-node", o.nproc_per_node,
                  "start N data-parallel ranks on this machine (one per GPU; Gloo processes on the "
                  "CPU); under torchrun, mpirun or srun the launcher's variables say it instead "
-                 "(docs/distributed.md)");
+                 "(docs/distributed.md)")
+      ->check(number_rule([](double v) { return v >= 0 && v <= kMaxLocalRanks; },
+                          ">= 0 and <= " + std::to_string(kMaxLocalRanks) + " (0: none)"));
   app.add_option("--dist-backend", o.dist_backend, "auto|nccl|gloo (auto: NCCL on GPUs)");
   app.add_option("--dist-timeout", o.data_parallel.group.timeout_seconds,
-                 "seconds a rank waits for the others before failing");
-  app.add_option("--bucket-mib", o.bucket_mib, "gradient bucket size for the all-reduce, MiB");
+                 "seconds a rank waits for the others before failing")
+      ->check(number_rule([](double v) { return v > 0 && v <= kDay; }, "> 0 and <= 86400 (a day)"));
+  app.add_option("--bucket-mib", o.bucket_mib, "gradient bucket size for the all-reduce, MiB")
+      ->check(
+          number_rule([](double v) { return v > 0 && v <= 65536; }, "> 0 and <= 65536 (64 GiB)"));
   app.add_flag("--overlap,!--no-overlap", o.data_parallel.sync.overlap,
                "all-reduce gradient buckets during backward");
   app.add_option("--baseline-throughput", o.data_parallel.baseline_throughput,
@@ -167,13 +179,16 @@ int run_training_program(int argc, const char* const* argv, const TrainingDefaul
       return launch_local_ranks(strip_option(argc, argv, "--nproc-per-node"), o.nproc_per_node,
                                 std::cerr);
     }
-    if (env) {
-      const RunRecord record = run_data_parallel_training(run, *env, data_parallel);
-      if (env->rank == 0) print_and_write(record, outputs, defaults.unit);
+    // A batch the host cannot hold is named (a GPU's is, with its figures, by the run itself).
+    return with_memory_errors("--batch-size " + std::to_string(run.batch_size), [&] {
+      if (env) {
+        const RunRecord record = run_data_parallel_training(run, *env, data_parallel);
+        if (env->rank == 0) print_and_write(record, outputs, defaults.unit);
+        return kExitOk;
+      }
+      print_and_write(run_training(run), outputs, defaults.unit);
       return kExitOk;
-    }
-    print_and_write(run_training(run), outputs, defaults.unit);
-    return kExitOk;
+    });
   });
 }
 
