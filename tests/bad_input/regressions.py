@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""Regression checks of #17's fixes that are not bad command lines (those are in table.tsv).
+
+  regressions.py long-names <bin dir>  a 255-byte file name (NAME_MAX) is written
+  regressions.py memory     <bin dir>  allocations no machine can make end with exit 1 and one
+                                       line naming the setting, and no result (SKIPPED, 77,
+                                       where vm.overcommit_memory=1 would let them start)
+"""
+import os
+import subprocess
+import sys
+import tempfile
+
+GIVE_UP_SECONDS = 300  # against hangs only
+SKIP = 77
+failures = []
+
+
+def run(argv, cwd):
+    return subprocess.run(argv, cwd=cwd, stdin=subprocess.DEVNULL, capture_output=True,
+                          text=True, errors="replace", timeout=GIVE_UP_SECONDS)
+
+
+def check(ok, what, done=None):
+    if ok:
+        print("ok:", what)
+    else:
+        detail = f"\n  exit {done.returncode}\n  stdout: {done.stdout[-600:]!r}\n  stderr: " \
+                 f"{done.stderr[-600:]!r}" if done is not None else ""
+        failures.append(what + detail)
+
+
+def long_names(bin_dir):
+    # Its temporary file ("<name>.tmp-<pid>") would pass NAME_MAX; it is shortened instead.
+    source = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+    example = os.path.join(source, "docs/examples/h200-resnet50-fp16-cl.json")
+    with tempfile.TemporaryDirectory() as work:
+        for program, name in (("gpuperf_compare", "c" * 250 + ".md"),
+                              ("gpuperf_report", "r" * 250 + ".html")):
+            done = run([os.path.join(bin_dir, program), example, "-o", name], work)
+            left = [n for n in os.listdir(work) if ".tmp-" in n or ".probe-" in n]
+            check(done.returncode == 0 and os.path.isfile(os.path.join(work, name)) and not left,
+                  f"{program} writes a {len(name)}-byte file name, no temporary file left", done)
+        seed = os.path.join(bin_dir, "seed_benchmark")
+        name = "s" * 250 + ".json"
+        done = run([seed, "--device", "cpu", "--batch-size", "2", "--warmup", "0", "--windows",
+                    "1", "--steps-per-window", "1", "--threads", "1", "--quiet", "--json", name],
+                   work)
+        check(done.returncode == 0 and os.path.isfile(os.path.join(work, name)),
+              "seed_benchmark writes a 255-byte file name", done)
+
+
+def memory(bin_dir):
+    try:
+        with open("/proc/sys/vm/overcommit_memory") as f:
+            always = f.read().strip() == "1"
+    except OSError:
+        always = False
+    if always:
+        print("SKIPPED: vm.overcommit_memory=1 lets a 24 TB allocation start and the OOM killer end "
+              "it; these checks need the kernel to refuse it")
+        sys.exit(SKIP)
+    with tempfile.TemporaryDirectory() as work:
+        # 2e9 samples of 3x32x32 floats: 24.6 TB, more than any machine's memory.
+        done = run([os.path.join(bin_dir, "region_timing"), "2", "2000000000"], work)
+        lines = done.stderr.splitlines()
+        check(done.returncode == 1 and len(lines) == 1 and lines[0].startswith(
+            "region_timing: error: out of host memory with batch_size 2000000000: ") and
+            not done.stdout, "region_timing: an impossible batch is exit 1 naming batch_size",
+            done)
+        # 2^20 x 2^20 fp32 operands: 4 TiB each. The library calls that "unsupported"; the
+        # program refuses to write it as a result.
+        done = run([os.path.join(bin_dir, "microbench"), "--device", "cpu", "--dtypes", "fp32",
+                    "--gemm-size", "1048576", "--no-memory", "--warmup", "0", "--windows", "1",
+                    "--calls-per-window", "1", "--quiet", "--json", "micro.json"], work)
+        lines = done.stderr.splitlines()
+        check(done.returncode == 1 and len(lines) == 1 and
+              "out of host memory with --gemm-size 1048576" in lines[0] and
+              not os.path.exists(os.path.join(work, "micro.json")),
+              "microbench: an impossible GEMM is exit 1 naming --gemm-size, no result", done)
+
+
+def main():
+    modes = {"long-names": long_names, "memory": memory}
+    if len(sys.argv) != 3 or sys.argv[1] not in modes:
+        sys.exit(__doc__)
+    modes[sys.argv[1]](sys.argv[2])
+    for f in failures:
+        print("FAIL:", f)
+    print(f"{len(failures)} failure(s)")
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()
