@@ -17,8 +17,11 @@ packages=(cmake ninja-build g++ libtorch-dev libspdlog-dev libfmt-dev catch2 nlo
           libcli11-dev libgloo-dev python3)
 # python3: the golden-record and layer checks; procps: pgrep in the data-parallel launch test;
 # python3-jsonschema: the checks of every output format against docs/schema; libbenchmark-tools
-# and python3-scipy: Google Benchmark's compare.py, reading the --benchmark-json output.
-test_packages=(chromium procps python3-jsonschema libbenchmark-tools python3-scipy)
+# and python3-scipy: Google Benchmark's compare.py, reading the --benchmark-json output; clang-14
+# and libclang-rt-14-dev (libFuzzer and clang's ASan/UBSan runtimes, which clang-14 only
+# recommends): the fuzz tests (tests/fuzz), SKIPPED without them.
+test_packages=(chromium procps python3-jsonschema libbenchmark-tools python3-scipy clang-14
+               libclang-rt-14-dev)
 
 # Whether python3 imports a torch that carries its LibTorch's CMake package (the PyTorch wheel).
 python_torch() {
