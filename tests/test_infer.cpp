@@ -537,3 +537,16 @@ TEST_CASE("Every number of an inference result is range-checked, the error namin
           "serving.points[0].mean_batch_size");  // above max_batch 2
   refused([](auto& j) { j["serving"]["points"][0]["batches"] = -1; }, "serving.points[0].batches");
 }
+
+TEST_CASE("An inference result nested too deep or over 64 MiB is refused, not a crash", "[infer]") {
+  const std::size_t depth = 100000;
+  const std::string deep = R"({"schema": "gpuperf.inference/2", "extra": )" +
+                           std::string(depth, '[') + std::string(depth, ']') + "}";
+  CHECK_THROWS_WITH(
+      gpuperf::from_json<gpuperf::InferenceResult>(deep),
+      Catch::Contains("inference result") && Catch::Contains("nested deeper than 256"));
+  const std::string huge = "[" + std::string((64u << 20) + 1, ' ') + "]";
+  CHECK_THROWS_WITH(
+      gpuperf::from_json<gpuperf::InferenceResult>(huge),
+      Catch::Contains("inference result") && Catch::Contains("over the 64 MiB limit"));
+}

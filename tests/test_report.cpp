@@ -258,3 +258,17 @@ TEST_CASE("Every number of a run record is range-checked, the error naming the f
   CHECK_THROWS_WITH(gpuperf::from_json<gpuperf::RunRecord>(bad.dump()),
                     Catch::Contains("'distributed.buckets'"));
 }
+
+TEST_CASE("A run record or result file over 64 MiB is refused before it is parsed", "[report]") {
+  // Valid JSON, so that only the size can be the reason.
+  const std::string huge = "[" + std::string((64u << 20) + 1, ' ') + "]";
+  CHECK_THROWS_WITH(gpuperf::from_json<gpuperf::RunRecord>(huge),
+                    Catch::Contains("run record") && Catch::Contains("over the 64 MiB limit"));
+  // A file is refused by its size alone: a sparse one takes no disk space and is never read.
+  const std::string path = "test_report_huge.json";
+  { std::ofstream(path) << "{}"; }
+  REQUIRE(::truncate(path.c_str(), off_t{1} << 32) == 0);
+  CHECK_THROWS_WITH(gpuperf::read_text_file(path),
+                    Catch::Contains(path) && Catch::Contains("64 MiB"));
+  std::remove(path.c_str());
+}

@@ -709,3 +709,19 @@ TEST_CASE("Datasheet and published figures are range-checked, the error naming f
           published(R"("gpu_count": 1, "batch_size": 1e300, "images_per_second": 10)"), "p.json"),
       Catch::Contains("p.json: field 'results[0].batch_size'"));
 }
+
+TEST_CASE("Spec and published files nested too deep or over 64 MiB are refused, naming the file",
+          "[specs]") {
+  const std::string deep = std::string(300, '[') + std::string(300, ']');
+  const std::string huge = "[" + std::string((64u << 20) + 1, ' ') + "]";
+  CHECK_THROWS_WITH(gpuperf::published_results_from_json(
+                        R"({"schema": "gpuperf.published/1", "results": )" + deep + "}", "p.json"),
+                    Catch::Contains("p.json") && Catch::Contains("nested deeper than 256"));
+  CHECK_THROWS_WITH(gpuperf::published_results_from_json(huge, "p.json"),
+                    Catch::Contains("p.json") && Catch::Contains("over the 64 MiB limit"));
+  CHECK_THROWS_WITH(gpuperf::SpecDatabase::from_json(huge, "s.json"),
+                    Catch::Contains("s.json") && Catch::Contains("over the 64 MiB limit"));
+  gpuperf::SpecDatabase db = shipped();
+  CHECK_THROWS_AS(db.merge_json(huge, "s.json"), gpuperf::IoError);
+  CHECK(db.gpus().size() == shipped().gpus().size());
+}
