@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "gpuperf/base/error.h"
+#include "gpuperf/base/format.h"
 #include "gpuperf/base/files.h"
 #include "gpuperf/results/run_record.h"
 #include "base/json.h"
@@ -232,7 +233,8 @@ InferenceHeadline inference_headline(const InferenceResult& result) {
 }
 
 void write_text(std::ostream& out, const InferenceResult& r) {
-  out << "Inference: " << r.model << " on " << r.device_name << " (" << r.device << "), "
+  out << "Inference: " << printable(r.model) << " on " << printable(r.device_name) << " ("
+      << printable(r.device) << "), "
       << r.precision << ", " << r.memory_format << (r.cuda_graph ? ", CUDA graph" : ", eager")
       << "; " << r.warmup << " warm-up + " << r.iterations << " timed calls per batch size ("
       << r.timer << " per call)\n";

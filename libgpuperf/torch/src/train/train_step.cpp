@@ -18,6 +18,7 @@
 
 #include "gpuperf/amp/autocast.h"
 #include "gpuperf/base/error.h"
+#include "gpuperf/base/files.h"
 #include "gpuperf/base/log.h"
 #include "gpuperf/models/fusion.h"
 #include "gpuperf/device/torch_choices.h"
@@ -258,17 +259,15 @@ void TrainStep::save(const std::string& path) const {
   archive.write("scaler.growth_tracker", int_tensor(scaler.growth_tracker));
   archive.write("steps", int_tensor(steps_));
   archive.write("skipped_steps", int_tensor(skipped_steps()));
-  const std::string temporary = path + ".tmp-" + std::to_string(::getpid());
+  // A registered temporary file: removed on an error, and by the programs' signal handlers when
+  // a run is interrupted mid-save.
+  TemporaryFile temporary(path);
   try {
-    archive.save_to(temporary);
+    archive.save_to(temporary.path());
   } catch (const c10::Error& e) {
-    std::remove(temporary.c_str());
     throw IoError("TrainStep::save: cannot write '" + path + "': " + e.what_without_backtrace());
   }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    std::remove(temporary.c_str());
-    throw IoError("TrainStep::save: cannot rename the checkpoint onto '" + path + "'");
-  }
+  temporary.commit();
 }
 
 void TrainStep::load(const std::string& path) {
