@@ -119,7 +119,7 @@ void add_sweep_options(CLI::App& app, InferenceOptionsText& o) {
   sizes->excludes(max_batch);
   app.add_option("--warmup", r.warmup, "untimed calls per batch size");
   app.add_option("--iterations", r.iterations, "timed calls per batch size");
-  app.add_flag("--cudnn-benchmark,!--no-cudnn-benchmark", r.cudnn_benchmark, "cuDNN autotuning");
+  add_switch(app, "cudnn-benchmark", r.cudnn_benchmark, "cuDNN autotuning");
 }
 
 void add_serving_options(CLI::App& app, InferenceOptionsText& o) {

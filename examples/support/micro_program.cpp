@@ -53,9 +53,9 @@ void add_options(CLI::App& app, MicroOptionsText& o) {
       ->check(at_most(kMaxBufferMib, ">= 1 (0: the default)", 0));
   app.add_option("--host-size-mib", r.host_size_mib, "buffer for host<->device transfers")
       ->check(at_most(kMaxBufferMib, "> 0", 1));
-  app.add_flag("--gemm,!--no-gemm", r.gemm, "run the GEMM benchmarks");
-  app.add_flag("--memory,!--no-memory", r.memory, "run the memory benchmarks");
-  app.add_flag("--interconnect,!--no-interconnect", r.interconnect,
+  add_switch(app, "gemm", r.gemm, "run the GEMM benchmarks");
+  add_switch(app, "memory", r.memory, "run the memory benchmarks");
+  add_switch(app, "interconnect", r.interconnect,
                "P2P copies between GPUs and collectives (NCCL; on the CPU: Gloo over loopback)");
   app.add_option("--collectives", o.collectives,
                  "comma-separated: all-reduce,all-gather,reduce-scatter "

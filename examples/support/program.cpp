@@ -385,6 +385,12 @@ std::string join_command_line(int argc, const char* const* argv) {
   return line;
 }
 
+CLI::Option* add_switch(CLI::App& app, const std::string& name, bool& value,
+                        const std::string& help) {
+  return app.add_flag("--" + name + ",!--no-" + name, value,
+                      help + " (default: " + (value ? "on" : "off") + ")");
+}
+
 std::string join_names(const std::vector<std::string>& names) {
   std::string joined;
   for (const auto& n : names) joined += (joined.empty() ? "" : "|") + n;

@@ -76,6 +76,12 @@ void strict_numbers(CLI::App& app);
 /// them).
 [[nodiscard]] std::string join_command_line(int argc, const char* const* argv);
 
+/// Adds the switch --<name> / --no-<name> bound to `value`, its help ending in the real default
+/// ("(default: on)"), which CLI11's own notation for such a pair ("{false}": what --no-<name>
+/// sets) does not show.
+CLI::Option* add_switch(CLI::App& app, const std::string& name, bool& value,
+                        const std::string& help);
+
 /// Names joined by "|", for help texts ("fp32|tf32|fp16|bf16").
 [[nodiscard]] std::string join_names(const std::vector<std::string>& names);
 

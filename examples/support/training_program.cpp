@@ -56,7 +56,7 @@ void add_model_options(CLI::App& app, TrainingOptions& o) {
   app.add_option("--lr", r.learning_rate, "learning rate");
   app.add_option("--momentum", r.momentum, "SGD momentum");
   app.add_option("--weight-decay", r.weight_decay, "weight decay");
-  app.add_flag("--cudnn-benchmark,!--no-cudnn-benchmark", r.cudnn_benchmark, "cuDNN autotuning");
+  add_switch(app, "cudnn-benchmark", r.cudnn_benchmark, "cuDNN autotuning");
   app.add_option("--fused", o.fused,
                  "auto|on|off: fused optimizer kernels, no host sync per step (auto: where "
                  "LibTorch has them)");
@@ -85,7 +85,7 @@ void add_measure_options(CLI::App& app, TrainingOptions& o) {
   app.add_option("--threads", r.threads, "CPU intra-op threads (0: LibTorch's default)");
   add_result_options(app, o.results, "write the result here ('' for none)");
   app.add_flag("--quiet,-q", r.quiet, "no progress lines");
-  app.add_flag("--telemetry,!--no-telemetry", r.telemetry,
+  add_switch(app, "telemetry", r.telemetry,
                "sample power, energy, clocks and throttling through NVML while timing (GPU only)");
   app.add_option("--telemetry-period", r.telemetry_period, "seconds between telemetry samples")
       ->check(number_rule([](double v) { return v > 0 && v <= kDay; }, "> 0 and <= 86400 (a day)"));
@@ -105,7 +105,7 @@ void add_distributed_options(CLI::App& app, TrainingOptions& o) {
   app.add_option("--bucket-mib", o.bucket_mib, "gradient bucket size for the all-reduce, MiB")
       ->check(
           number_rule([](double v) { return v > 0 && v <= 65536; }, "> 0 and <= 65536 (64 GiB)"));
-  app.add_flag("--overlap,!--no-overlap", o.data_parallel.sync.overlap,
+  add_switch(app, "overlap", o.data_parallel.sync.overlap,
                "all-reduce gradient buckets during backward");
   app.add_option("--baseline-throughput", o.data_parallel.baseline_throughput,
                  "single-GPU samples/s to judge scaling against (0: none)");
