@@ -191,7 +191,8 @@ TEST_CASE("result files are read without being changed, errors name file and fie
   std::system(("rm -rf " + dir).c_str());
 }
 
-TEST_CASE("the HTML report is self-contained and draws its charts in Chromium", "[report][html]") {
+TEST_CASE("the HTML report is self-contained: inline SVG charts, no scripts, nothing fetched",
+          "[report][html]") {
   const auto db = gpuperf::SpecDatabase::load_file(kData + "/gpu_specs.json");
   const auto published = gpuperf::load_published_results(kData + "/published_results.json");
   std::vector<gpuperf::LoadedRun> runs = {
@@ -214,36 +215,7 @@ TEST_CASE("the HTML report is self-contained and draws its charts in Chromium", 
   CHECK(page.find("href=") == std::string::npos);
   CHECK_THROWS_AS(gpuperf::write_html_report(html, {}, &db, {}, {}), gpuperf::ConfigError);
 
-  const std::string dir = temp_dir();
-  const std::string file = dir + "/report.html";
-  std::ofstream(file) << page;
-  const char* chromium = nullptr;
-  for (const char* candidate : {"/usr/bin/chromium", "/usr/bin/chromium-browser"}) {
-    if (::access(candidate, X_OK) == 0) chromium = candidate;
-  }
-  if (chromium == nullptr) {
-    WARN("chromium not installed (apt-get install chromium): skipping the render check");
-    std::system(("rm -rf " + dir).c_str());
-    return;
-  }
-  const std::string flags = std::string(chromium) +
-                            " --headless --no-sandbox --disable-gpu --disable-background-networking"
-                            " --disable-component-update --disable-sync --no-first-run"
-                            " --user-data-dir=" +
-                            dir + "/profile --window-size=1000,1400 ";
-  REQUIRE(std::system((flags + "--dump-dom file://" + file + " > " + dir + "/dom.html 2>/dev/null")
-                          .c_str()) == 0);
-  const std::string dom = slurp(dir + "/dom.html");
-  CHECK_THAT(dom, Catch::Contains("<svg") && Catch::Contains("<rect class=\"bar\""));
-  REQUIRE(
-      std::system((flags + "--screenshot=" + dir + "/shot.png file://" + file + " > /dev/null 2>&1")
-                      .c_str()) == 0);
-  const std::string png = slurp(dir + "/shot.png");
-  REQUIRE(png.size() > 8);
-  CHECK(png.substr(1, 3) == "PNG");
-  // A blank page compresses to a few kB; charts and text make it far larger.
-  CHECK(png.size() > 30000);
-  std::system(("rm -rf " + dir).c_str());
+  // Rendering it in a browser is tests/render_report.sh (SKIPPED without Chromium).
 }
 
 TEST_CASE("The Mann-Whitney test matches pair counting and the exact permutation distribution",
