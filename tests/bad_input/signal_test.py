@@ -92,15 +92,22 @@ def finish(proc, sig, work, target, before, err_path, case):
               f"{'unchanged' if before is not None else 'absent'}")
 
 
+def prepare_target(work, existing):
+    """The result path in `work` and, with `existing`, the earlier result written there first
+    (which an interrupted run must leave unchanged); None when the target starts absent."""
+    target = os.path.join(work, "result.json")
+    if not existing:
+        return target, None
+    before = b'{"an": "earlier result"}\n'
+    with open(target, "wb") as f:
+        f.write(before)
+    return target, before
+
+
 def run_mode(program, sig, existing):
     case = f"run, {NAMES[sig]}, target {'existing' if existing else 'absent'}"
     with tempfile.TemporaryDirectory() as work:
-        target = os.path.join(work, "result.json")
-        before = None
-        if existing:
-            before = b'{"an": "earlier result"}\n'
-            with open(target, "wb") as f:
-                f.write(before)
+        target, before = prepare_target(work, existing)
         err_path = os.path.join(work, "stderr.txt")
         # Enough windows to still be running whenever the signal comes; progress lines on stderr
         # say that the timed windows (and with them the handler) are there.
@@ -135,12 +142,7 @@ def blocked_in_fifo_open(pid):
 def write_mode(program, sig, existing):
     case = f"write, {NAMES[sig]}, target {'existing' if existing else 'absent'}"
     with tempfile.TemporaryDirectory() as work:
-        target = os.path.join(work, "result.json")
-        before = None
-        if existing:
-            before = b'{"an": "earlier result"}\n'
-            with open(target, "wb") as f:
-                f.write(before)
+        target, before = prepare_target(work, existing)
         err_path = os.path.join(work, "stderr.txt")
         args = [program, "--device", "cpu", "--batch-size", "2", "--warmup", "0",
                 "--steps-per-window", "1", "--windows", "2", "--threads", "1", "--quiet",
