@@ -76,7 +76,7 @@ def run_site(s, acts, fused):
 def forward(model_sites, image, fused, head):
     acts = [image]
     for s in model_sites:
-        acts.append(run_site(s, acts, fused[s["name"]] if isinstance(fused, dict) else fused))
+        acts.append(run_site(s, acts, fused.get(s["name"], True) if isinstance(fused, dict) else fused))
     return head(acts[-1])
 
 
