@@ -118,6 +118,15 @@ torch::Tensor bias_or_zeros(const torch::Tensor& bias, const torch::Tensor& weig
   return bias.defined() ? bias : torch::zeros({weight.size(0)}, weight.options());
 }
 
+// Whether autograd records the call: a fused call that no gradient flows through skips the
+// autograd nodes and calls cuDNN directly.
+bool records_grad(const torch::Tensor& x, const torch::nn::Conv2dImpl& conv,
+                  const torch::Tensor& bias, const torch::Tensor& z = {}) {
+  return c10::GradMode::is_enabled() &&
+         (x.requires_grad() || conv.weight.requires_grad() ||
+          (bias.defined() && bias.requires_grad()) || (z.defined() && z.requires_grad()));
+}
+
 }  // namespace
 
 bool cudnn_fusion_applies(const torch::Tensor& x, const torch::nn::Conv2dImpl& conv) {
@@ -145,6 +154,14 @@ torch::Tensor conv2d_bias_relu(const torch::Tensor& x, const torch::nn::Conv2dIm
     const torch::Tensor input = autocast_operand(x);
     const torch::Tensor weight = autocast_operand(conv.weight);
     const torch::Tensor b = autocast_operand(bias_or_zeros(bias, conv.weight));
+    if (!records_grad(x, conv, bias)) {
+      // Not through the autograd nodes: ReluFromOutput hands its input back as a view, and a
+      // view of an N=1 tensor gets a stride for the batch dimension from which the next op
+      // reads NCHW, not channels_last. Measured on the H200: every following op then converted
+      // layouts, and ResNet-50's batch-1 inference took 0.69 ms instead of about 0.38.
+      return at::cudnn_convolution_relu(input, weight, b, g.stride, g.padding, g.dilation,
+                                        g.groups);
+    }
     return ReluFromOutput::apply(FusedConvBias::apply(input, weight, b, g, /*cudnn=*/true));
   }
   return torch::relu(conv2d_bias(x, conv, bias));
@@ -167,10 +184,8 @@ torch::Tensor conv2d_bias_relu_two_nodes(const torch::Tensor& x, const torch::nn
 torch::Tensor conv2d_bias_add_relu(const torch::Tensor& x, const torch::nn::Conv2dImpl& conv,
                                    const torch::Tensor& bias, const torch::Tensor& z, bool fused) {
   ConvGeometry g;
-  const bool needs_grad = c10::GradMode::is_enabled() &&
-                          (x.requires_grad() || conv.weight.requires_grad() ||
-                           (bias.defined() && bias.requires_grad()) || z.requires_grad());
-  if (fused && !needs_grad && z.scalar_type() == x.scalar_type() && fusion_geometry(x, conv, &g)) {
+  if (fused && !records_grad(x, conv, bias, z) && z.scalar_type() == x.scalar_type() &&
+      fusion_geometry(x, conv, &g)) {
     return at::cudnn_convolution_add_relu(x, conv.weight, z, /*alpha=*/1,
                                           bias_or_zeros(bias, conv.weight), g.stride, g.padding,
                                           g.dilation, g.groups);

@@ -1,0 +1,225 @@
+#!/usr/bin/env python3
+"""The headline table from benchmarks/headline.sh output folders: per workload, the median over
+repeats of gpuperf and of each PyTorch variant, the spread (min-max over repeats), the best
+PyTorch variant and the ratio of medians against it. Writes headline.md and headline.json into
+the first folder and prints the Markdown.
+
+    python3 headline.py <folder> [<folder> ...]
+"""
+import datetime
+import glob
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+
+PEER_COLUMNS = [  # (variant, column title)
+    ("eager", "PyTorch eager"),
+    ("graph", "PyTorch manual CUDA graph"),
+    ("compile", "torch.compile default"),
+    ("compile-reduce-overhead", "torch.compile reduce-overhead"),
+    ("compile-graph", "torch.compile default + CUDA graph"),
+]
+TRAINING = {
+    "train-resnet50": "ResNet-50 training, fp16 AMP, channels_last, SGD, batch 256 (img/s)",
+    "train-seed": "Seed model training, bf16 AMP, Adam, batch 256 (samples/s)",
+}
+INFERENCE = "ResNet-50 inference, fp16, channels_last"
+HOST_SENSITIVE = {("train-seed", "eager"), ("train-seed", "compile"),
+                  ("infer-resnet50", "eager")}
+
+
+def spread(values):
+    return {"median": statistics.median(values), "min": min(values), "max": max(values),
+            "values": values}
+
+
+def repeat_of(path):
+    return int(re.search(r"-(\d+)\.json$", path).group(1))
+
+
+def collect(folders):
+    """{(section, batch or None): {"gpuperf": [...], variant: [...]}}, values per repeat, and the
+    first gpuperf record's device, and compile times per (section, variant)."""
+    rows, memory, compile_s, device = {}, {}, {}, None
+    for folder in folders:
+        for path in sorted(glob.glob(os.path.join(folder, "train-*-gpuperf-*.json"))):
+            section = os.path.basename(path).split("-gpuperf-")[0]
+            record = json.load(open(path))
+            device = device or record.get("device")
+            rows.setdefault((section, None), {}).setdefault("gpuperf", []).append(
+                record["throughput"]["median"])
+            memory.setdefault((section, "gpuperf"), []).append(record.get("peak_memory_bytes"))
+        for path in sorted(glob.glob(os.path.join(folder, "infer-*-gpuperf-*.json"))):
+            section = os.path.basename(path).split("-gpuperf-")[0]
+            record = json.load(open(path))
+            device = device or record.get("device")
+            for b in record["batches"]:
+                rows.setdefault((section, b["batch_size"]), {}).setdefault("gpuperf", []).append(
+                    b["latency"]["p50_s"])
+        peer_log = os.path.join(folder, "peer.jsonl")
+        if not os.path.exists(peer_log):
+            continue
+        for line in open(peer_log):
+            if not line.strip():
+                continue
+            r = json.loads(line)
+            section, variant = r["section"], r["variant"]
+            if section.startswith("train-"):
+                rows.setdefault((section, None), {}).setdefault(variant, []).append(r["median"])
+                memory.setdefault((section, variant), []).append(r.get("peak_memory_bytes"))
+            else:
+                rows.setdefault((section, r["batch_size"]), {}).setdefault(variant, []).append(
+                    r["p50_s"])
+            if r.get("compile_s"):
+                compile_s.setdefault((section, variant), []).append(r["compile_s"])
+            if "torch" in r:
+                compile_s.setdefault(("torch", r["torch"]), [])
+    return rows, memory, compile_s, device
+
+
+def build(folders):
+    rows, memory, compile_s, device = collect(folders)
+    torch_versions = sorted(k[1] for k in compile_s if k[0] == "torch")
+    out_rows = []
+    order = ["train-resnet50", "train-seed", "infer-resnet50"]
+    for (section, batch), sides in sorted(rows.items(), key=lambda kv: (
+            order.index(kv[0][0]) if kv[0][0] in order else len(order), kv[0][1] or 0)):
+        if "gpuperf" not in sides:
+            continue
+        training = batch is None
+        peers = {v: spread(vals) for v, vals in sides.items() if v != "gpuperf"}
+        ours = spread(sides["gpuperf"])
+        if training:
+            name, unit, higher = TRAINING.get(section, section), "samples/s", True
+        else:
+            name = f"{INFERENCE}, batch {batch}, p50 latency (ms)"
+            unit, higher = "s", False
+        best = None
+        if peers:
+            pick = max if higher else min
+            best = pick(peers, key=lambda v: peers[v]["median"])
+        ratio = None
+        if best is not None:
+            ratio = (ours["median"] / peers[best]["median"] if higher
+                     else peers[best]["median"] / ours["median"])
+        row = {"section": section, "workload": name, "batch_size": batch, "unit": unit,
+               "higher_is_better": higher, "gpuperf": ours, "pytorch": peers,
+               "best_pytorch": best, "gpuperf_vs_best": ratio,
+               "ratio_meaning": ("gpuperf / best PyTorch throughput" if higher
+                                 else "best PyTorch latency / gpuperf latency")}
+        if training:
+            mem = {}
+            for side in ["gpuperf"] + ([best] if best else []):
+                values = [m for m in memory.get((section, side), []) if m]
+                if values:
+                    mem[side] = max(values)
+            row["peak_memory_bytes"] = mem
+        row["compile_s"] = {v: statistics.median(s) for (sec, v), s in compile_s.items()
+                            if sec == section and s}
+        out_rows.append(row)
+        if not training and batch is not None:
+            # Throughput at this batch size, from the same p50s (batch / p50).
+            thr = dict(row)
+            thr.update(workload=f"{INFERENCE}, batch {batch}, throughput (img/s)",
+                       unit="samples/s", higher_is_better=True,
+                       gpuperf=spread([batch / s for s in ours["values"]]),
+                       pytorch={v: spread([batch / s for s in p["values"]])
+                                for v, p in peers.items()},
+                       ratio_meaning="gpuperf / best PyTorch throughput")
+            thr["gpuperf_vs_best"] = (thr["gpuperf"]["median"] / thr["pytorch"][best]["median"]
+                                      if best else None)
+            row["throughput"] = thr
+    return out_rows, device, torch_versions
+
+
+def commit():
+    for env in ("GPUPERF_COMMIT",):
+        if os.environ.get(env):
+            return os.environ[env]
+    try:
+        return subprocess.run(["git", "describe", "--always", "--dirty"], capture_output=True,
+                              text=True, check=True,
+                              cwd=os.path.dirname(os.path.abspath(__file__))).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def fmt(value, unit):
+    return f"{value * 1e3:.3f}" if unit == "s" else f"{value:,.0f}"
+
+
+def cell(s, unit):
+    if s is None:
+        return "-"
+    return f"{fmt(s['median'], unit)} ({fmt(s['min'], unit)}-{fmt(s['max'], unit)})"
+
+
+def markdown(rows, meta):
+    lines = [f"# gpuperf headline: {meta['gpu']}", "",
+             f"{meta['date']}, commit {meta['commit']}, driver {meta['driver']}, "
+             f"LibTorch {meta['libtorch']}, CUDA {meta['cuda']}, cuDNN {meta['cudnn']}; "
+             f"peers: PyTorch {', '.join(meta['pytorch']) or '-'}. Median over "
+             f"{meta['repeats']} alternating repeats (min-max).", ""]
+    columns = [c for c in PEER_COLUMNS if any(c[0] in r["pytorch"] for r in rows)]
+    lines.append("| workload | gpuperf | " + " | ".join(t for _, t in columns) +
+                 " | gpuperf vs best PyTorch |")
+    lines.append("|---" * (3 + len(columns)) + "|")
+    for row in rows:
+        for r in [row] + ([row["throughput"]] if row.get("throughput") and
+                          row["batch_size"] == max(x["batch_size"] or 0 for x in rows) else []):
+            unit = r["unit"]
+            peers = " | ".join(cell(r["pytorch"].get(v), unit) for v, _ in columns)
+            ratio = f"**{r['gpuperf_vs_best']:.3f}x** ({r['best_pytorch']})" if r["best_pytorch"] else "-"
+            lines.append(f"| {r['workload']} | {cell(r['gpuperf'], unit)} | {peers} | {ratio} |")
+    lines += ["", "Ratios: throughput rows gpuperf / best PyTorch; latency rows best PyTorch "
+              "latency / gpuperf latency (above 1: gpuperf is faster)."]
+    mem = [r for r in rows if r.get("peak_memory_bytes")]
+    for r in mem:
+        m = r["peak_memory_bytes"]
+        if "gpuperf" in m and r["best_pytorch"] in m:
+            lines.append(f"- Peak memory, {r['section']}: gpuperf {m['gpuperf'] / 2**30:.2f} GiB, "
+                         f"{r['best_pytorch']} {m[r['best_pytorch']] / 2**30:.2f} GiB "
+                         f"({m['gpuperf'] / m[r['best_pytorch']]:.2f}x).")
+    compiled = {(r["section"], v): s for r in rows for v, s in r["compile_s"].items()}
+    if compiled:
+        lines.append("- Compile time (median, not in the figures): " + ", ".join(
+            f"{sec} {v} {s:.0f} s" for (sec, v), s in sorted(compiled.items())) + ".")
+    sensitive = sorted({f"{sec} {v}" for r in rows for v in r["pytorch"]
+                        for sec in [r["section"]] if (sec, v) in HOST_SENSITIVE})
+    if sensitive:
+        lines.append("- Host-bound peers (their figures vary with the host CPU, not the GPU): " +
+                     ", ".join(sensitive) + ".")
+    return "\n".join(lines) + "\n"
+
+
+def main(folders):
+    rows, device, torch_versions = build(folders)
+    if not rows:
+        print(f"headline.py: no gpuperf results in {', '.join(folders)}", file=sys.stderr)
+        return 1
+    device = device or {}
+    repeats = max(len(r["gpuperf"]["values"]) for r in rows)
+    meta = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+            "commit": commit(), "gpu": device.get("name", "unknown device"),
+            "driver": device.get("driver_version", "-"),
+            "libtorch": device.get("libtorch_version", "-"),
+            "cuda": device.get("cuda_runtime_version", "-"),
+            "cudnn": device.get("cudnn_version", "-"), "pytorch": torch_versions,
+            "repeats": repeats, "folders": folders}
+    text = markdown(rows, meta)
+    with open(os.path.join(folders[0], "headline.md"), "w") as f:
+        f.write(text)
+    with open(os.path.join(folders[0], "headline.json"), "w") as f:
+        json.dump({"schema": "gpuperf.headline/1", "meta": meta, "rows": rows}, f, indent=1)
+    print(text, end="")
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 2:
+        print(__doc__, file=sys.stderr)
+        sys.exit(2)
+    sys.exit(main(sys.argv[1:]))
