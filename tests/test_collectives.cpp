@@ -157,9 +157,7 @@ TEST_CASE("without Gloo headers the CPU collectives are refused with the package
 #endif
 
 TEST_CASE("NCCL collectives and P2P copies between two GPUs are correct", "[micro][gpu][gpu2]") {
-  const int gpus = gpuperf::cuda_device_count();
-  INFO("this test needs 2 CUDA GPUs, found " << gpus << " (run single-GPU machines with -LE gpu2)");
-  REQUIRE(gpus >= 2);
+  GPUPERF_REQUIRE_TWO_GPUS();
 
   // A copy between the GPUs delivers every byte.
   const auto on = [](int d) {

@@ -251,12 +251,14 @@ TEST_CASE("Data-parallel gradients of CUDA tensors over Gloo equal the full-batc
 
 TEST_CASE("Two NCCL ranks on two GPUs get the full-batch gradient (fp64 reference)",
           "[dist][gpu][gpu2]") {
+  GPUPERF_REQUIRE_TWO_GPUS();
   check_two_rank_gradients(torch::Device(torch::kCUDA, 0), torch::Device(torch::kCUDA, 1),
                            gpuperf::DistBackend::kNccl);
 }
 
 TEST_CASE("Two NCCL ranks training in a captured CUDA graph end with identical parameters",
           "[dist][gpu][gpu2]") {
+  GPUPERF_REQUIRE_TWO_GPUS();
   const int port = free_port();
   std::vector<std::uint64_t> digests(2);
   std::vector<std::string> modes(2);

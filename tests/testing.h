@@ -7,3 +7,14 @@
 #undef CHECK
 
 #include <catch2/catch.hpp>
+
+#include <torch/cuda.h>
+
+// The first line of every [gpu2] test: with fewer than two CUDA GPUs the test stops here, and
+// CTest reports it SKIPPED (the gpu2 tests' SKIP_REGULAR_EXPRESSION matches this message),
+// not failed and not passed.
+#define GPUPERF_REQUIRE_TWO_GPUS()                                                         \
+  do {                                                                                     \
+    const auto gpus_found = torch::cuda::device_count();                                   \
+    if (gpus_found < 2) FAIL("SKIPPED: this test needs 2 CUDA GPUs, found " << gpus_found); \
+  } while (false)
