@@ -25,6 +25,11 @@ for program in resnet50_benchmark seed_benchmark inference_benchmark; do
   [[ -x $build/examples/$program ]] || { echo "headline.sh: $build/examples/$program not built" >&2; exit 2; }
 done
 mkdir -p "$out"
+# What ran, for the table's header: GPUPERF_COMMIT names the tree where git cannot (a copy of
+# the working tree whose .git is not the one it came from).
+commit=${GPUPERF_COMMIT:-$(git -C "$here" describe --always --dirty 2>/dev/null || echo unknown)}
+printf '{"commit": "%s", "started_utc": "%s", "sections": "%s", "repeats": %s}\n' \
+  "$commit" "$(date -u +%Y-%m-%dT%H:%MZ)" "$sections" "$repeats" >"$out/run.json"
 peer_log=$out/peer.jsonl
 touch "$peer_log"
 

@@ -5,12 +5,20 @@
     committed PyTorch eager run has batch 1 at 6.304 ms above batch 64 at 5.017 ms), and stays
     quiet for a side whose latency grows with the batch size;
   - summarize_side_by_side.py sets each model and precision's best gpuperf row against the best
-    PyTorch variant of the same call (bf16 seed: PyTorch's fused Adam in a CUDA graph, not eager).
+    PyTorch variant of the same call (bf16 seed: PyTorch's fused Adam in a CUDA graph, not eager);
+  - headline.py (docs/results/2026-12-01-h200-compile): its medians and ratios equal the ones
+    computed here from the raw runs, the best variant is the fastest one, the two folders of two
+    device calls merge, and a batch size slower than a larger one is flagged.
 
   check_summaries.py <repository root>"""
+import glob
+import json
 import os
+import shutil
+import statistics
 import subprocess
 import sys
+import tempfile
 
 
 def run(root, script, folder):
@@ -21,6 +29,75 @@ def run(root, script, folder):
         print(f"FAIL: {script} exit {done.returncode}\n{done.stderr}")
         sys.exit(1)
     return done.stdout
+
+
+def headline(root, out, folders):
+    done = subprocess.run([sys.executable, os.path.join(root, "benchmarks", "python", "headline.py"),
+                           "--out", out] + folders, capture_output=True, text=True)
+    if done.returncode != 0:
+        return None, f"headline.py exit {done.returncode}: {done.stderr}"
+    return (done.stdout, json.load(open(os.path.join(out, "headline.json")))), None
+
+
+def check_headline(root):
+    failures = []
+    base = os.path.join(root, "docs", "results", "2026-12-01-h200-compile")
+    folders = [os.path.join(base, "call6", "headline"), os.path.join(base, "call5", "headline")]
+    with tempfile.TemporaryDirectory() as tmp:
+        result, error = headline(root, tmp, folders)
+        if error:
+            return [error]
+        text, table = result
+        rows = {(r["section"], r["batch_size"]): r for r in table["rows"]}
+        # The reference: medians over repeats straight from the raw files.
+        ours = statistics.median(json.load(open(p))["throughput"]["median"] for p in
+                                 glob.glob(os.path.join(folders[0], "train-resnet50-gpuperf-*.json")))
+        peers = {}
+        for line in open(os.path.join(folders[0], "peer.jsonl")):
+            r = json.loads(line)
+            peers.setdefault(r["variant"], []).append(r["median"])
+        best = max(peers, key=lambda v: statistics.median(peers[v]))
+        row = rows.get(("train-resnet50", None))
+        if row is None:
+            failures.append("no ResNet-50 training row in the merged headline")
+        else:
+            if row["best_pytorch"] != best:
+                failures.append(f"best ResNet-50 variant {row['best_pytorch']}, expected {best}")
+            want = ours / statistics.median(peers[best])
+            if abs(row["gpuperf_vs_best"] - want) > 1e-12:
+                failures.append(f"ResNet-50 ratio {row['gpuperf_vs_best']}, expected {want}")
+        # Latency rows: the ratio is the best (lowest) PyTorch p50 over gpuperf's.
+        p50 = statistics.median(
+            b["latency"]["p50_s"] for p in glob.glob(os.path.join(folders[1], "infer-*-gpuperf-*.json"))
+            for b in json.load(open(p))["batches"] if b["batch_size"] == 1)
+        peer_p50 = {}
+        for line in open(os.path.join(folders[1], "peer.jsonl")):
+            r = json.loads(line)
+            if r["section"] == "infer-resnet50" and r["batch_size"] == 1:
+                peer_p50.setdefault(r["variant"], []).append(r["p50_s"])
+        fastest = min(peer_p50, key=lambda v: statistics.median(peer_p50[v]))
+        row = rows.get(("infer-resnet50", 1))
+        if row is None or row["best_pytorch"] != fastest or abs(
+                row["gpuperf_vs_best"] - statistics.median(peer_p50[fastest]) / p50) > 1e-12:
+            failures.append(f"batch-1 latency row wrong: {row and (row['best_pytorch'], row['gpuperf_vs_best'])}")
+        if "FLAG" in text:
+            failures.append("the committed headline flags a latency inversion it does not have")
+        # A batch 1 made slower than batch 8 in every repeat must be flagged.
+        slow = os.path.join(tmp, "slow")
+        shutil.copytree(folders[1], slow)
+        for p in glob.glob(os.path.join(slow, "infer-*-gpuperf-*.json")):
+            record = json.load(open(p))
+            eight = [b for b in record["batches"] if b["batch_size"] == 8][0]["latency"]["p50_s"]
+            for b in record["batches"]:
+                if b["batch_size"] == 1:
+                    b["latency"]["p50_s"] = 2 * eight
+            json.dump(record, open(p, "w"))
+        result, error = headline(root, os.path.join(tmp, "out"), [slow])
+        if error:
+            return failures + [error]
+        if "FLAG infer-resnet50 gpuperf: batch 1 p50" not in result[0]:
+            failures.append("a batch 1 slower than batch 8 is not flagged:\n" + result[0])
+    return failures
 
 
 def main():
@@ -38,6 +115,7 @@ def main():
     if not bf16 or "seed-bf16-graph (fused on, graph on)" not in bf16[0]:
         failures.append("the bf16 seed is not set against PyTorch's best (graph) variant:\n" +
                         table)
+    failures += check_headline(root)
     for f in failures:
         print("FAIL:", f)
     return 1 if failures else 0

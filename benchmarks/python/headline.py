@@ -2,17 +2,16 @@
 """The headline table from benchmarks/headline.sh output folders: per workload, the median over
 repeats of gpuperf and of each PyTorch variant, the spread (min-max over repeats), the best
 PyTorch variant and the ratio of medians against it. Writes headline.md and headline.json into
-the first folder and prints the Markdown.
+--out (default: the first folder) and prints the Markdown.
 
-    python3 headline.py <folder> [<folder> ...]
+    python3 headline.py [--out DIR] <folder> [<folder> ...]
 """
-import datetime
+import argparse
 import glob
 import json
 import os
 import re
 import statistics
-import subprocess
 import sys
 
 PEER_COLUMNS = [  # (variant, column title)
@@ -117,7 +116,9 @@ def build(folders):
                 if values:
                     mem[side] = max(values)
             row["peak_memory_bytes"] = mem
-        row["compile_s"] = {v: statistics.median(s) for (sec, v), s in compile_s.items()
+        # The first compile of a run is cold unless Inductor's on-disk cache holds it from an
+        # earlier repeat: both ends are shown.
+        row["compile_s"] = {v: {"max": max(s), "min": min(s)} for (sec, v), s in compile_s.items()
                             if sec == section and s}
         out_rows.append(row)
         if not training and batch is not None:
@@ -135,16 +136,14 @@ def build(folders):
     return out_rows, device, torch_versions
 
 
-def commit():
-    for env in ("GPUPERF_COMMIT",):
-        if os.environ.get(env):
-            return os.environ[env]
-    try:
-        return subprocess.run(["git", "describe", "--always", "--dirty"], capture_output=True,
-                              text=True, check=True,
-                              cwd=os.path.dirname(os.path.abspath(__file__))).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
+def runs(folders):
+    """Each folder's run.json (written by headline.sh): the commit and start time of the run."""
+    found = []
+    for folder in folders:
+        path = os.path.join(folder, "run.json")
+        if os.path.exists(path):
+            found.append(json.load(open(path)))
+    return found
 
 
 def fmt(value, unit):
@@ -155,6 +154,30 @@ def cell(s, unit):
     if s is None:
         return "-"
     return f"{fmt(s['median'], unit)} ({fmt(s['min'], unit)}-{fmt(s['max'], unit)})"
+
+
+def latency_flags(rows):
+    """A FLAG line for each side whose median p50 at a batch size is above a larger batch
+    size's: a smaller batch should never take longer."""
+    flags = []
+    by_section = {}
+    for r in rows:
+        if r["batch_size"] is not None:
+            by_section.setdefault(r["section"], []).append(r)
+    for section, batches in by_section.items():
+        batches.sort(key=lambda r: r["batch_size"])
+        sides = {"gpuperf"} | {v for r in batches for v in r["pytorch"]}
+        for side in sorted(sides):
+            p50 = [(r["batch_size"], (r["gpuperf"] if side == "gpuperf" else r["pytorch"].get(side)))
+                   for r in batches]
+            p50 = [(b, s["median"]) for b, s in p50 if s]
+            for i, (small, t_small) in enumerate(p50):
+                for large, t_large in p50[i + 1:]:
+                    if t_small > t_large:
+                        flags.append(f"- FLAG {section} {side}: batch {small} p50 "
+                                     f"{t_small * 1e3:.3f} ms is above batch {large}'s "
+                                     f"{t_large * 1e3:.3f} ms.")
+    return flags
 
 
 def markdown(rows, meta):
@@ -185,8 +208,11 @@ def markdown(rows, meta):
                          f"({m['gpuperf'] / m[r['best_pytorch']]:.2f}x).")
     compiled = {(r["section"], v): s for r in rows for v, s in r["compile_s"].items()}
     if compiled:
-        lines.append("- Compile time (median, not in the figures): " + ", ".join(
-            f"{sec} {v} {s:.0f} s" for (sec, v), s in sorted(compiled.items())) + ".")
+        lines.append("- Compile time (not in the figures; the longest is the first, cold compile, "
+                     "the shortest one from Inductor's cache): " + ", ".join(
+                         f"{sec} {v} {s['max']:.0f} s / {s['min']:.0f} s"
+                         for (sec, v), s in sorted(compiled.items())) + ".")
+    lines += latency_flags(rows)
     sensitive = sorted({f"{sec} {v}" for r in rows for v in r["pytorch"]
                         for sec in [r["section"]] if (sec, v) in HOST_SENSITIVE})
     if sensitive:
@@ -195,31 +221,36 @@ def markdown(rows, meta):
     return "\n".join(lines) + "\n"
 
 
-def main(folders):
-    rows, device, torch_versions = build(folders)
+def main(argv):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--out", help="folder for headline.md and headline.json (default: the first)")
+    p.add_argument("folders", nargs="+")
+    a = p.parse_args(argv)
+    rows, device, torch_versions = build(a.folders)
     if not rows:
-        print(f"headline.py: no gpuperf results in {', '.join(folders)}", file=sys.stderr)
+        print(f"headline.py: no gpuperf results in {', '.join(a.folders)}", file=sys.stderr)
         return 1
     device = device or {}
     repeats = max(len(r["gpuperf"]["values"]) for r in rows)
-    meta = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-            "commit": commit(), "gpu": device.get("name", "unknown device"),
+    ran = runs(a.folders)
+    meta = {"date": ", ".join(sorted({r["started_utc"] for r in ran})) or "date unknown",
+            "commit": ", ".join(sorted({r["commit"] for r in ran})) or "unknown",
+            "gpu": device.get("name", "unknown device"),
             "driver": device.get("driver_version", "-"),
             "libtorch": device.get("libtorch_version", "-"),
             "cuda": device.get("cuda_runtime_version", "-"),
             "cudnn": device.get("cudnn_version", "-"), "pytorch": torch_versions,
-            "repeats": repeats, "folders": folders}
+            "repeats": repeats, "folders": a.folders}
     text = markdown(rows, meta)
-    with open(os.path.join(folders[0], "headline.md"), "w") as f:
+    out = a.out or a.folders[0]
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, "headline.md"), "w") as f:
         f.write(text)
-    with open(os.path.join(folders[0], "headline.json"), "w") as f:
+    with open(os.path.join(out, "headline.json"), "w") as f:
         json.dump({"schema": "gpuperf.headline/1", "meta": meta, "rows": rows}, f, indent=1)
     print(text, end="")
     return 0
 
 
 if __name__ == "__main__":
-    if len(sys.argv) < 2:
-        print(__doc__, file=sys.stderr)
-        sys.exit(2)
     sys.exit(main(sys.argv[1:]))
