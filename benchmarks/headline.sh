@@ -6,6 +6,8 @@
 #
 # Usage: benchmarks/headline.sh <gpuperf build dir> <output dir> [repeats] [sections]
 #   sections: any of train-resnet50 train-seed infer-resnet50 (default: all three)
+#   INFER_PEER_MODES: the PyTorch inference variants (default: eager graph compile-graph; add
+#   compile-max-autotune where its compile, minutes per batch size, fits the time)
 # The sections can run in separate calls into separate folders; headline.py merges folders:
 #   python3 benchmarks/python/headline.py <folder> [<folder> ...]
 set -euo pipefail
@@ -67,7 +69,7 @@ for r in $(seq 1 "$repeats"); do
   fi
   if [[ " $sections " == *" infer-resnet50 "* ]]; then
     "$build/examples/inference_benchmark" "${infer[@]}" --quiet --json "$out/infer-resnet50-gpuperf-$r.json" >/dev/null
-    for mode in eager graph compile-graph; do
+    for mode in ${INFER_PEER_MODES:-eager graph compile-graph}; do
       peer infer-resnet50 "$mode" "$r" infer_peer.py "${infer[@]}" --mode "$mode"
     done
     progress "$r" infer-resnet50

@@ -20,6 +20,7 @@ PEER_COLUMNS = [  # (variant, column title)
     ("compile", "torch.compile default"),
     ("compile-reduce-overhead", "torch.compile reduce-overhead"),
     ("compile-graph", "torch.compile default + CUDA graph"),
+    ("compile-max-autotune", "torch.compile max-autotune"),
 ]
 TRAINING = {
     "train-resnet50": "ResNet-50 training, fp16 AMP, channels_last, SGD, batch 256 (img/s)",
