@@ -5,18 +5,25 @@ gpuperf calls).
 
     python3 profile_step.py --model resnet50 --batch-size 256 --steps 10
     python3 profile_step.py --model simple --memory-format contiguous --optimizer adam --top 30
+    python3 profile_step.py --model resnet50 --compile default --top 30   # Inductor's kernels
+
+gpuperf's own step (C++, no torch.profiler) is profiled with Nsight Compute; classify its kernel
+list with the same classes: python3 profile_step.py --ncu-csv ncu.csv [--top N].
 """
 import argparse
 import collections
+import sys
 
 import torch
 import torch.nn.functional as F
 from torch.profiler import ProfilerActivity, profile
 
 CLASSES = [  # first match wins; matched against the lower-cased kernel name
+    ("layout conversion (cuDNN NCHW<->NHWC)", ("nchwtonhwc", "nhwctonchw")),
     ("convolution (cuDNN/cutlass conv)", ("conv", "implicit", "xmma_fprop", "xmma_dgrad", "xmma_wgrad", "sm90_xmma", "cudnn")),
     ("batch norm", ("batch_norm", "bn_fw", "bn_bw", "batchnorm")),
     ("matmul (gemm)", ("gemm", "cutlass", "sm90")),
+    ("Inductor-generated (triton)", ("triton",)),
     ("optimizer / multi-tensor", ("multi_tensor", "fused_sgd", "foreach", "fused_adam")),
     ("pooling", ("pool",)),
     ("elementwise (relu, add, copy, cast)", ("elementwise", "vectorized", "copy", "relu", "threshold", "fill")),
@@ -33,7 +40,15 @@ def main():
     p.add_argument("--optimizer", default="sgd", choices=["sgd", "adam"],
                    help="sgd: momentum 0.9, foreach; adam: fused (gpuperf's default on CUDA)")
     p.add_argument("--top", type=int, default=0, help="also list the N kernels taking most time")
+    p.add_argument("--compile", default="off", choices=["off", "default", "reduce-overhead"],
+                   help="torch.compile the model (the optimizer then runs fused, as the "
+                        "headline's compile rows)")
+    p.add_argument("--ncu-csv", metavar="PATH",
+                   help="classify the kernels of an Nsight Compute CSV (--csv --metrics "
+                        "gpu__time_duration.sum) instead of profiling")
     a = p.parse_args()
+    if a.ncu_csv:
+        return classify_ncu(a.ncu_csv, a.top)
     torch.backends.cudnn.benchmark = True
     if a.model == "resnet50":
         import torchvision
@@ -43,10 +58,13 @@ def main():
         model, shape, classes = SimpleModel(), (3, 32, 32), 10
     fmt = torch.channels_last if a.memory_format == "channels_last" else torch.contiguous_format
     model = model.cuda().to(memory_format=fmt)
+    fused = a.compile != "off"
     if a.optimizer == "sgd":
-        opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, fused=fused or None)
     else:
         opt = torch.optim.Adam(model.parameters(), lr=1e-3, fused=True)
+    if a.compile != "off":
+        model = torch.compile(model, mode=None if a.compile == "default" else a.compile)
     scaler = torch.amp.GradScaler("cuda")
     x = torch.randn(a.batch_size, *shape, device="cuda").contiguous(memory_format=fmt)
     y = torch.randint(0, classes, (a.batch_size,), device="cuda")
@@ -66,26 +84,54 @@ def main():
         for _ in range(a.steps):
             step()
         torch.cuda.synchronize()
+    events = []
+    for e in prof.key_averages():
+        t = getattr(e, "self_device_time_total", None) or getattr(e, "self_cuda_time_total", 0)
+        if t > 0:
+            events.append((e.key, t, e.count))
+    title = (f"{a.model} bs {a.batch_size} fp16 {a.memory_format} {a.optimizer} compile "
+             f"{a.compile}")
+    print_classes(title, events, a.steps, a.top, a.batch_size)
+
+
+def print_classes(title, events, steps, top, batch_size=None):
+    """events: (kernel name, microseconds in all steps, launches in all steps)."""
     totals = collections.Counter()
     counts = collections.Counter()
     kernels = []
-    for e in prof.key_averages():
-        t = getattr(e, "self_device_time_total", None) or getattr(e, "self_cuda_time_total", 0)
-        if t <= 0:
-            continue
-        name = e.key.lower()
+    for key, t, count in events:
+        name = key.lower()
         cls = next((c for c, keys in CLASSES if any(k in name for k in keys)), "other")
         totals[cls] += t
-        counts[cls] += e.count
-        kernels.append((t, e.count, cls, e.key))
+        counts[cls] += count
+        kernels.append((t, count, cls, key))
     total = sum(totals.values())
-    print(f"{a.model} bs {a.batch_size} fp16 {a.memory_format} {a.optimizer}: {total / a.steps / 1e3:.2f} ms GPU time per step "
-          f"({a.batch_size * a.steps / (total / 1e6):,.0f} img/s if kernels ran back to back)")
+    rate = (f" ({batch_size * steps / (total / 1e6):,.0f} img/s if kernels ran back to back)"
+            if batch_size else "")
+    print(f"{title}: {total / steps / 1e3:.2f} ms GPU time per step{rate}")
     for cls, t in totals.most_common():
-        print(f"  {cls:40s} {t / a.steps / 1e3:8.2f} ms  {100 * t / total:5.1f}%  {counts[cls] // a.steps:5d} kernels/step")
-    for t, count, cls, name in sorted(kernels, reverse=True)[:a.top]:
-        print(f"    {t / a.steps:9.1f} us/step {count / a.steps:5.1f}x  [{cls.split()[0]}] {name[:110]}")
+        print(f"  {cls:40s} {t / steps / 1e3:8.2f} ms  {100 * t / total:5.1f}%  {counts[cls] // steps:5d} kernels/step")
+    for t, count, cls, name in sorted(kernels, reverse=True)[:top]:
+        print(f"    {t / steps:9.1f} us/step {count / steps:5.1f}x  [{cls.split()[0]}] {name[:110]}")
+
+
+def classify_ncu(path, top):
+    """The kernels of an Nsight Compute CSV, by class, as one 'step' (all kernels in the file)."""
+    import csv
+    with open(path, newline="") as f:
+        rows = [r for r in csv.DictReader(line for line in f if line.startswith('"'))
+                if r.get("Metric Name") == "gpu__time_duration.sum"]
+    if not rows:
+        print(f"error: --ncu-csv {path}: no gpu__time_duration.sum rows", file=sys.stderr)
+        return 2
+    by_name = collections.OrderedDict()
+    for r in rows:
+        t_us = float(r["Metric Value"].replace(",", "")) / 1e3
+        t, n = by_name.get(r["Kernel Name"], (0.0, 0))
+        by_name[r["Kernel Name"]] = (t + t_us, n + 1)
+    print_classes(path, [(k, t, n) for k, (t, n) in by_name.items()], 1, top)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
