@@ -137,7 +137,7 @@ TEST_CASE("GradScaler follows PyTorch's scale sequence and skips inf/NaN steps o
 }
 
 TEST_CASE("GradScaler follows PyTorch's scale sequence on CUDA", "[amp][gpu]") {
-  REQUIRE(torch::cuda::is_available());
+  GPUPERF_REQUIRE_GPU();
   run_scripted_sequence(torch::kCUDA);
 }
 
@@ -159,7 +159,7 @@ TEST_CASE("ATen's _amp kernels match the reference where the CPU has them", "[am
 
 TEST_CASE("ATen's _amp kernels and the tensor-op fallback both match the reference on CUDA",
           "[amp][gpu]") {
-  REQUIRE(torch::cuda::is_available());
+  GPUPERF_REQUIRE_GPU();
   check_kernels_match_reference(torch::kCUDA, AmpKernels::kAten);
   check_kernels_match_reference(torch::kCUDA, AmpKernels::kTensorOps);
 }
@@ -315,7 +315,7 @@ TEST_CASE("fused optimizers match torch::optim and skip flagged steps where the 
 }
 
 TEST_CASE("fused optimizers match torch::optim and skip flagged steps on CUDA", "[amp][gpu]") {
-  REQUIRE(torch::cuda::is_available());
+  GPUPERF_REQUIRE_GPU();
   for (auto kind : {gpuperf::OptimizerKind::kAdam, gpuperf::OptimizerKind::kAdamW,
                     gpuperf::OptimizerKind::kSgd}) {
     check_fused_matches_torch_optim(torch::kCUDA, kind);
@@ -324,7 +324,7 @@ TEST_CASE("fused optimizers match torch::optim and skip flagged steps on CUDA", 
 
 TEST_CASE("GradScaler drives a fused optimizer without a host sync and backs off on overflow",
           "[amp][gpu]") {
-  REQUIRE(torch::cuda::is_available());
+  GPUPERF_REQUIRE_GPU();
   auto param = torch::zeros({4}, torch::TensorOptions().device(torch::kCUDA).requires_grad(true));
   gpuperf::FusedOptimizerOptions options(gpuperf::OptimizerKind::kSgd, 1.0);
   options.momentum = 0;

@@ -244,6 +244,7 @@ TEST_CASE("Two ranks accumulating micro-batches take the full-batch SGD step (fp
 
 TEST_CASE("Data-parallel gradients of CUDA tensors over Gloo equal the full-batch gradient",
           "[dist][gpu]") {
+  GPUPERF_REQUIRE_GPU();
   check_two_rank_gradients(torch::Device(torch::kCUDA, 0), torch::Device(torch::kCUDA, 0),
                            gpuperf::DistBackend::kGloo);
 }

@@ -197,7 +197,7 @@ TEST_CASE("training fusion falls back to the separate ops where cuDNN's kernels 
 
 TEST_CASE("cuDNN's fused conv+bias+ReLU matches the separate ops and their gradients on CUDA",
           "[fusion][gpu]") {
-  REQUIRE(torch::cuda::is_available());
+  GPUPERF_REQUIRE_GPU();
   at::globalContext().setAllowTF32CuDNN(false);
   for (const bool half : {false, true}) {
     for (const bool channels_last : {false, true}) {
@@ -252,7 +252,7 @@ TEST_CASE("cuDNN's fused conv+bias+ReLU matches the separate ops and their gradi
 
 TEST_CASE("cuDNN's fused BatchNorm+add+ReLU matches fp64 in output, gradients and statistics",
           "[fusion][gpu]") {
-  REQUIRE(torch::cuda::is_available());
+  GPUPERF_REQUIRE_GPU();
   for (const bool add : {true, false}) {
     INFO((add ? "batchnorm+add+relu" : "batchnorm+relu"));
     torch::manual_seed(51);
@@ -318,7 +318,7 @@ TEST_CASE("cuDNN's fused BatchNorm+add+ReLU matches fp64 in output, gradients an
 
 TEST_CASE("ResNet fp16 channels_last training with fused BatchNorm+add+ReLU tracks the separate ops",
           "[fusion][gpu]") {
-  REQUIRE(torch::cuda::is_available());
+  GPUPERF_REQUIRE_GPU();
   const auto trajectory = [](bool fused, bool graph, int steps) {
     torch::manual_seed(61);
     gpuperf::TrainStepOptions options;
@@ -364,11 +364,11 @@ TEST_CASE("ResNet fp16 channels_last training with fused BatchNorm+add+ReLU trac
 }
 
 TEST_CASE("fused inference at batch 1 hands the next op a channels_last tensor", "[fusion][gpu]") {
+  GPUPERF_REQUIRE_GPU();
   // A view of an N=1 tensor may carry any stride for the batch dimension, and PyTorch then reads
   // NCHW from it (suggest_memory_format): every following cuDNN call converted layouts, and
   // ResNet-50's batch-1 latency doubled (measured on the H200). The fused calls made without
   // autograd must return cuDNN's channels_last output as it is.
-  REQUIRE(torch::cuda::is_available());
   torch::manual_seed(41);
   for (const bool shortcut : {false, true}) {
     INFO((shortcut ? "conv+bias+add+ReLU" : "conv+bias+ReLU"));
@@ -397,7 +397,7 @@ TEST_CASE("fused inference at batch 1 hands the next op a channels_last tensor",
 
 TEST_CASE("ResNet-50 fused for fp16 inference on CUDA is as close to fp64 as unfused fp16",
           "[fusion][gpu]") {
-  REQUIRE(torch::cuda::is_available());
+  GPUPERF_REQUIRE_GPU();
   torch::manual_seed(31);
   const auto x = torch::randn({4, 3, 96, 96});
   gpuperf::ResNet reference_model = eval_resnet(30);

@@ -173,6 +173,7 @@ TEST_CASE("Bad inference options are refused with the option and the value", "[i
 }
 
 TEST_CASE("CUDA-graph replay matches eager outputs and times every batch size", "[infer][gpu]") {
+  GPUPERF_REQUIRE_GPU();
   const auto info = gpuperf::ModelRegistry::global().get("simple");
   auto options = quick();
   gpuperf::InferenceSession eager(gpuperf::ModelRegistry::global().create("simple"),

@@ -254,6 +254,7 @@ TEST_CASE("a CPU report labels its row as the CPU variant", "[micro]") {
 }
 
 TEST_CASE("a small CUDA GEMM returns a positive rate in every dtype", "[micro][gpu]") {
+  GPUPERF_REQUIRE_GPU();
   const torch::Device device(torch::kCUDA, 0);
   for (GemmDtype dtype : gpuperf::all_gemm_dtypes()) {
     std::string reason;
@@ -275,6 +276,7 @@ TEST_CASE("a small CUDA GEMM returns a positive rate in every dtype", "[micro][g
 }
 
 TEST_CASE("the timed GEMM op in each dtype matches an fp64 reference", "[micro][gpu]") {
+  GPUPERF_REQUIRE_GPU();
   const torch::Device device(torch::kCUDA, 0);
   // int8 (_int_mm) wants M > 16 and K, N multiples of 8; fp8 (_scaled_mm) multiples of 16.
   const gpuperf::GemmShape shape{256, 192, 512};
@@ -329,6 +331,7 @@ TEST_CASE("the timed GEMM op in each dtype matches an fp64 reference", "[micro][
 }
 
 TEST_CASE("device copy and pinned transfers report positive GB/s", "[micro][gpu]") {
+  GPUPERF_REQUIRE_GPU();
   const torch::Device device(torch::kCUDA, 0);
   const double mib = 1024.0 * 1024.0;
   for (MemoryOp op : gpuperf::default_memory_ops(device)) {

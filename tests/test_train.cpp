@@ -112,7 +112,7 @@ TEST_CASE("TrainStep rejects bad options and unsupported precisions with the opt
 
 TEST_CASE("fp16 training with a GradScaler on CUDA learns and counts skipped steps",
           "[train][gpu]") {
-  REQUIRE(torch::cuda::is_available());
+  GPUPERF_REQUIRE_GPU();
   gpuperf::TrainStepOptions options;
   options.precision = gpuperf::Precision::kFp16;
   const auto [first, last] = fit_fixed_batch(torch::kCUDA, options, 30);
@@ -139,7 +139,7 @@ TEST_CASE("fp16 training with a GradScaler on CUDA learns and counts skipped ste
 }
 
 TEST_CASE("bf16 channels_last ResNet-50 trains on CUDA without NaN", "[train][gpu]") {
-  REQUIRE(torch::cuda::is_available());
+  GPUPERF_REQUIRE_GPU();
   gpuperf::TrainStepOptions options;
   options.precision = gpuperf::Precision::kBf16;
   options.memory_format = gpuperf::MemoryFormat::kChannelsLast;
@@ -166,7 +166,7 @@ TEST_CASE("bf16 channels_last ResNet-50 trains on CUDA without NaN", "[train][gp
 
 TEST_CASE("CUDA event windows agree with the host clock around a synchronised workload",
           "[timing][gpu]") {
-  REQUIRE(torch::cuda::is_available());
+  GPUPERF_REQUIRE_GPU();
   auto events = gpuperf::make_cuda_event_timer(0);
   auto host = gpuperf::make_steady_clock_timer();
   const auto a = torch::randn({4096, 4096}, torch::kCUDA);
@@ -233,7 +233,7 @@ Trajectory train_trajectory(gpuperf::TrainStepOptions options, int steps, int po
 }  // namespace
 
 TEST_CASE("a captured CUDA graph trains exactly like the same step run eagerly", "[train][gpu]") {
-  REQUIRE(torch::cuda::is_available());
+  GPUPERF_REQUIRE_GPU();
   for (auto precision : {gpuperf::Precision::kFp16, gpuperf::Precision::kBf16}) {
     INFO("precision " << gpuperf::to_string(precision));
     gpuperf::TrainStepOptions options;
@@ -262,7 +262,7 @@ TEST_CASE("a captured CUDA graph trains exactly like the same step run eagerly",
 
 TEST_CASE("fused conv+bias+ReLU trains like the separate ops, eagerly and in a CUDA graph",
           "[train][gpu]") {
-  REQUIRE(torch::cuda::is_available());
+  GPUPERF_REQUIRE_GPU();
   // fp32 without TF32: the fused call and the separate ops differ only by summation order. SGD,
   // whose update is linear in the gradient (Adam's m / sqrt(v) turns rounding-level gradient
   // differences of near-zero gradients into lr-sized steps: its weights agree to ~lr, not 1e-4).
@@ -301,7 +301,7 @@ TEST_CASE("fused conv+bias+ReLU trains like the separate ops, eagerly and in a C
 }
 
 TEST_CASE("inside a CUDA graph the loss scale still backs off on overflow", "[train][gpu]") {
-  REQUIRE(torch::cuda::is_available());
+  GPUPERF_REQUIRE_GPU();
   gpuperf::TrainStepOptions options;
   options.precision = gpuperf::Precision::kFp16;
   options.fused_optimizer = true;
@@ -362,7 +362,7 @@ TEST_CASE("A training run from C++ resolves its auto choices once and records wh
 
 TEST_CASE("in graph mode a batch of another shape runs eagerly, never broadcast into the graph",
           "[train][gpu]") {
-  REQUIRE(torch::cuda::is_available());
+  GPUPERF_REQUIRE_GPU();
   gpuperf::TrainStepOptions options;
   options.precision = gpuperf::Precision::kFp16;
   options.fused_optimizer = true;
@@ -456,7 +456,7 @@ TEST_CASE("Each step uses the learning rate set before it (torch::optim, eager)"
 
 TEST_CASE("In a CUDA graph each replay uses the learning rate set before it (fused SGD)",
           "[train][gpu]") {
-  REQUIRE(torch::cuda::is_available());
+  GPUPERF_REQUIRE_GPU();
   const gpuperf::StepDecay schedule{0.2, 2, 0.5};
   std::vector<double> rates;
   for (std::int64_t i = 0; i < 10; ++i) rates.push_back(schedule(i));
@@ -517,7 +517,7 @@ TEST_CASE("Accumulating 4 micro-batches takes the step one large batch takes", "
 }
 
 TEST_CASE("Gradient accumulation in a CUDA graph trains like it does eagerly", "[train][gpu]") {
-  REQUIRE(torch::cuda::is_available());
+  GPUPERF_REQUIRE_GPU();
   gpuperf::TrainStepOptions options;
   options.precision = gpuperf::Precision::kFp16;
   options.fused_optimizer = true;
@@ -595,7 +595,7 @@ TEST_CASE("Training resumed from a checkpoint continues as uninterrupted trainin
 
 TEST_CASE("A fused fp16 step resumed in graph mode continues as uninterrupted training",
           "[train][gpu]") {
-  REQUIRE(torch::cuda::is_available());
+  GPUPERF_REQUIRE_GPU();
   const std::string path = "test_train_checkpoint_gpu.pt";
   gpuperf::TrainStepOptions options;
   options.precision = gpuperf::Precision::kFp16;
@@ -664,7 +664,7 @@ TEST_CASE("A model of several inputs trains through a user's forward and loss", 
 }
 
 TEST_CASE("A model of several inputs trains in a CUDA graph as it does eagerly", "[train][gpu]") {
-  REQUIRE(torch::cuda::is_available());
+  GPUPERF_REQUIRE_GPU();
   gpuperf::TrainStepOptions options;
   options.precision = gpuperf::Precision::kBf16;
   options.optimizer = gpuperf::OptimizerKind::kAdam;

@@ -10,11 +10,16 @@
 
 #include <torch/cuda.h>
 
-// The first line of every [gpu2] test: with fewer than two CUDA GPUs the test stops here, and
-// CTest reports it SKIPPED (the gpu2 tests' SKIP_REGULAR_EXPRESSION matches this message),
-// not failed and not passed.
-#define GPUPERF_REQUIRE_TWO_GPUS()                                                         \
-  do {                                                                                     \
-    const auto gpus_found = torch::cuda::device_count();                                   \
-    if (gpus_found < 2) FAIL("SKIPPED: this test needs 2 CUDA GPUs, found " << gpus_found); \
+// The first line of every [gpu] and [gpu2] test: without the GPUs it needs, a test stops here
+// and CTest reports it SKIPPED (the SKIP_REGULAR_EXPRESSION of tests/CMakeLists.txt matches the
+// message), not failed and not passed: a CUDA build on a machine without a GPU, or with one GPU
+// for the gpu2 tests.
+#define GPUPERF_REQUIRE_GPUS(n)                                                           \
+  do {                                                                                    \
+    const auto gpus_found = torch::cuda::device_count();                                  \
+    if (gpus_found < (n)) {                                                               \
+      FAIL("SKIPPED: this test needs " << (n) << " CUDA GPU(s), found " << gpus_found);   \
+    }                                                                                     \
   } while (false)
+#define GPUPERF_REQUIRE_GPU() GPUPERF_REQUIRE_GPUS(1)
+#define GPUPERF_REQUIRE_TWO_GPUS() GPUPERF_REQUIRE_GPUS(2)
