@@ -27,6 +27,8 @@ for program in resnet50_benchmark seed_benchmark inference_benchmark; do
   [[ -x $build/examples/$program ]] || { echo "headline.sh: $build/examples/$program not built" >&2; exit 2; }
 done
 mkdir -p "$out"
+# A failed run stops the table (no partial table presented as complete) and says where to look.
+trap 'echo "headline.sh: a run failed (line $LINENO, exit $?); the peers'"'"' errors are in $out/peer.err" >&2' ERR
 # What ran, for the table's header: GPUPERF_COMMIT names the tree where git cannot (a copy of
 # the working tree whose .git is not the one it came from).
 commit=${GPUPERF_COMMIT:-$(git -C "$here" describe --always --dirty 2>/dev/null || echo unknown)}
