@@ -10,7 +10,6 @@ import argparse
 import glob
 import json
 import os
-import re
 import statistics
 import sys
 
@@ -36,14 +35,11 @@ def spread(values):
             "values": values}
 
 
-def repeat_of(path):
-    return int(re.search(r"-(\d+)\.json$", path).group(1))
-
-
 def collect(folders):
-    """{(section, batch or None): {"gpuperf": [...], variant: [...]}}, values per repeat, and the
-    first gpuperf record's device, and compile times per (section, variant)."""
-    rows, memory, compile_s, device = {}, {}, {}, None
+    """{(section, batch or None): {"gpuperf": [...], variant: [...]}}, values per repeat; peak
+    memory and compile times per (section, side); the first gpuperf record's device; the peers'
+    PyTorch versions."""
+    rows, memory, compile_s, device, torch_versions = {}, {}, {}, None, set()
     for folder in folders:
         for path in sorted(glob.glob(os.path.join(folder, "train-*-gpuperf-*.json"))):
             section = os.path.basename(path).split("-gpuperf-")[0]
@@ -76,13 +72,12 @@ def collect(folders):
             if r.get("compile_s"):
                 compile_s.setdefault((section, variant), []).append(r["compile_s"])
             if "torch" in r:
-                compile_s.setdefault(("torch", r["torch"]), [])
-    return rows, memory, compile_s, device
+                torch_versions.add(r["torch"])
+    return rows, memory, compile_s, device, sorted(torch_versions)
 
 
 def build(folders):
-    rows, memory, compile_s, device = collect(folders)
-    torch_versions = sorted(k[1] for k in compile_s if k[0] == "torch")
+    rows, memory, compile_s, device, torch_versions = collect(folders)
     out_rows = []
     order = ["train-resnet50", "train-seed", "infer-resnet50"]
     for (section, batch), sides in sorted(rows.items(), key=lambda kv: (
@@ -122,7 +117,7 @@ def build(folders):
         row["compile_s"] = {v: {"max": max(s), "min": min(s)} for (sec, v), s in compile_s.items()
                             if sec == section and s}
         out_rows.append(row)
-        if not training and batch is not None:
+        if not training:
             # Throughput at this batch size, from the same p50s (batch / p50).
             thr = dict(row)
             thr.update(workload=f"{INFERENCE}, batch {batch}, throughput (img/s)",
@@ -191,9 +186,10 @@ def markdown(rows, meta):
     lines.append("| workload | gpuperf | " + " | ".join(t for _, t in columns) +
                  " | gpuperf vs best PyTorch |")
     lines.append("|---" * (3 + len(columns)) + "|")
+    largest = max(r["batch_size"] or 0 for r in rows)  # its throughput gets a row too
     for row in rows:
         for r in [row] + ([row["throughput"]] if row.get("throughput") and
-                          row["batch_size"] == max(x["batch_size"] or 0 for x in rows) else []):
+                          row["batch_size"] == largest else []):
             unit = r["unit"]
             peers = " | ".join(cell(r["pytorch"].get(v), unit) for v, _ in columns)
             ratio = f"**{r['gpuperf_vs_best']:.3f}x** ({r['best_pytorch']})" if r["best_pytorch"] else "-"
@@ -214,8 +210,8 @@ def markdown(rows, meta):
                          f"{sec} {v} {s['max']:.0f} s / {s['min']:.0f} s"
                          for (sec, v), s in sorted(compiled.items())) + ".")
     lines += latency_flags(rows)
-    sensitive = sorted({f"{sec} {v}" for r in rows for v in r["pytorch"]
-                        for sec in [r["section"]] if (sec, v) in HOST_SENSITIVE})
+    sensitive = sorted({f"{r['section']} {v}" for r in rows for v in r["pytorch"]
+                        if (r["section"], v) in HOST_SENSITIVE})
     if sensitive:
         lines.append("- Host-bound peers (their figures vary with the host CPU, not the GPU): " +
                      ", ".join(sensitive) + ".")
