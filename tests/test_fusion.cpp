@@ -9,7 +9,10 @@
 #include <torch/nn/modules/conv.h>
 #include <torch/utils.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -426,4 +429,90 @@ TEST_CASE("ResNet-50 fused for fp16 inference on CUDA is as close to fp64 as unf
     CHECK(e_fused <= 2 * e_unfused + 2e-3);
   }
   CHECK(fused.graph_fallback_reason().empty());
+}
+
+TEST_CASE("max_pool2d falls back to ATen's max pool where cuDNN's does not apply", "[fusion]") {
+  torch::manual_seed(61);
+  const auto x = torch::randn({2, 8, 9, 11}).contiguous(torch::MemoryFormat::ChannelsLast);
+  CHECK_FALSE(gpuperf::cudnn_max_pool_applies(x, 3, 2, 1));
+  const auto a = x.clone().requires_grad_();
+  const auto b = x.clone().requires_grad_();
+  const auto out = gpuperf::max_pool2d(a, 3, 2, 1, /*use_cudnn=*/true);
+  const auto expected = torch::max_pool2d(b, {3, 3}, {2, 2}, {1, 1});
+  CHECK(out.sizes() == expected.sizes());
+  CHECK(torch::equal(out, expected));
+  const auto upstream = torch::randn_like(expected);
+  out.backward(upstream);
+  expected.backward(upstream);
+  CHECK(torch::equal(a.grad(), b.grad()));
+}
+
+namespace {
+
+// For each input position of a 3x3, stride 2, padding 1 max pool: the largest output among the
+// windows that contain it (-inf where none does), in fp64.
+torch::Tensor largest_covering_output(const torch::Tensor& x, const torch::Tensor& y) {
+  const auto yd = y.to(torch::kCPU, torch::kDouble).contiguous();
+  auto out = torch::full(x.sizes(), -std::numeric_limits<double>::infinity(),
+                         torch::dtype(torch::kDouble));
+  const auto ya = yd.accessor<double, 4>();
+  auto oa = out.accessor<double, 4>();
+  for (std::int64_t n = 0; n < x.size(0); ++n)
+    for (std::int64_t c = 0; c < x.size(1); ++c)
+      for (std::int64_t h = 0; h < x.size(2); ++h)
+        for (std::int64_t w = 0; w < x.size(3); ++w)
+          for (std::int64_t oh = 0; oh < y.size(2); ++oh)
+            for (std::int64_t ow = 0; ow < y.size(3); ++ow)
+              if (std::abs(h - 2 * oh) <= 1 && std::abs(w - 2 * ow) <= 1)
+                oa[n][c][h][w] = std::max(oa[n][c][h][w], ya[n][c][oh][ow]);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("cuDNN's max pool matches fp64, and gives each window's gradient to one of its maxima",
+          "[fusion][gpu]") {
+  GPUPERF_REQUIRE_GPU();
+  const auto cl = torch::MemoryFormat::ChannelsLast;
+  torch::manual_seed(62);
+  // Odd and even sizes, so that windows hang over every border.
+  const std::vector<std::int64_t> shape{3, 16, 13, 12};
+  SECTION("fp32, no equal values: the same function and gradient as fp64") {
+    const auto xd = (torch::randn(shape, torch::kDouble) * 3).requires_grad_();
+    auto x = xd.detach().to(torch::kCUDA, torch::kFloat).contiguous(cl).requires_grad_();
+    REQUIRE(gpuperf::cudnn_max_pool_applies(x, 3, 2, 1));
+    const auto out = gpuperf::max_pool2d(x, 3, 2, 1, /*use_cudnn=*/true);
+    const auto ref = torch::max_pool2d(xd, {3, 3}, {2, 2}, {1, 1});
+    REQUIRE(out.sizes() == ref.sizes());
+    CHECK(out.is_contiguous(cl));
+    CHECK(relative_error(out, ref) == 0.0);  // a maximum is exact
+    const auto upstream = torch::randn(ref.sizes(), torch::kDouble);
+    ref.backward(upstream);
+    out.backward(upstream.to(torch::kCUDA, torch::kFloat).contiguous(cl));
+    CHECK(relative_error(x.grad(), xd.grad()) < 1e-6);
+  }
+  SECTION("fp16 after a ReLU (many equal values): each window's gradient goes to one maximum") {
+    const auto x =
+        torch::relu(torch::randn(shape)).to(torch::kCUDA, torch::kHalf).contiguous(cl).requires_grad_();
+    const auto out = gpuperf::max_pool2d(x, 3, 2, 1, /*use_cudnn=*/true);
+    const auto ref = torch::max_pool2d(x.detach().cpu().to(torch::kDouble), {3, 3}, {2, 2}, {1, 1});
+    CHECK(relative_error(out, ref) == 0.0);
+    // Small positive integers: every sum of them is exact in fp16, so the checks are exact.
+    const auto upstream = torch::randint(1, 8, ref.sizes(), torch::kDouble);
+    out.backward(upstream.to(torch::kCUDA, torch::kHalf).contiguous(cl));
+    const auto grad = x.grad().to(torch::kCPU, torch::kDouble);
+    const auto xd = x.detach().to(torch::kCPU, torch::kDouble);
+    // Nothing lost or duplicated, nothing negative ...
+    CHECK(grad.sum().item<double>() == upstream.sum().item<double>());
+    CHECK(grad.min().item<double>() >= 0);
+    // ... and a gradient only where the input is the maximum of a window that contains it.
+    const auto at_a_maximum = xd.eq(largest_covering_output(xd, ref));
+    CHECK(grad.masked_select(at_a_maximum.logical_not()).abs().sum().item<double>() == 0);
+    // ATen's index-based backward on the same input, for the record (ties may go elsewhere).
+    const auto x_aten = x.detach().clone().requires_grad_();
+    torch::max_pool2d(x_aten, {3, 3}, {2, 2}, {1, 1})
+        .backward(upstream.to(torch::kCUDA, torch::kHalf).contiguous(cl));
+    WARN("cuDNN's max-pool gradient equals ATen's: " << torch::equal(x_aten.grad(), x.grad()));
+    CHECK(x_aten.grad().to(torch::kDouble).sum().item<double>() == upstream.sum().item<double>());
+  }
 }

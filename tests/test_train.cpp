@@ -8,12 +8,17 @@
 
 #include <cmath>
 #include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <limits>
+#include <regex>
+#include <string>
 
 #include "gpuperf/base/error.h"
 #include "gpuperf/models/registry.h"
 #include "gpuperf/timing/measure.h"
 #include "gpuperf/device/cuda_timer.h"
+#include "gpuperf/device/kernel_trace.h"
 #include "gpuperf/timing/timer.h"
 #include "gpuperf/train/lr_schedule.h"
 #include "gpuperf/train/train_step.h"
@@ -677,4 +682,22 @@ TEST_CASE("A model of several inputs trains in a CUDA graph as it does eagerly",
     INFO("step " << i);
     CHECK(graph[i] == Approx(eager[i]).epsilon(1e-3).margin(1e-5));
   }
+}
+
+TEST_CASE("a kernel trace holds the GPU kernels of the traced work", "[train][gpu]") {
+  GPUPERF_REQUIRE_GPU();
+  // The wheels a CUDA build uses have Kineto; a CUDA LibTorch without it cannot trace.
+  REQUIRE(gpuperf::kernel_traces_supported());
+  const std::string path = "gpuperf-test-kernel-trace.json";
+  const auto a = torch::randn({512, 512}, torch::kCUDA);
+  gpuperf::write_kernel_trace(path, [&] {
+    const auto b = torch::mm(a, a);
+    torch::cuda::synchronize();
+  });
+  std::ifstream in(path);
+  REQUIRE(in);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(std::regex_search(text, std::regex(R"("cat"\s*:\s*"kernel")")));
+  CHECK_FALSE(std::ifstream(path + ".partial"));
+  std::remove(path.c_str());
 }

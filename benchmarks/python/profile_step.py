@@ -8,15 +8,16 @@ gpuperf calls).
     python3 profile_step.py --model resnet50 --compile default --top 30   # Inductor's kernels
 
 gpuperf's own step (C++, no torch.profiler) is profiled with Nsight Compute; classify its kernel
-list with the same classes: python3 profile_step.py --ncu-csv ncu.csv [--top N].
+list with the same classes: python3 profile_step.py --ncu-csv ncu.csv [--top N]. Or, better (no
+replay, the CUDA-graph step as it runs), from the Chrome trace gpuperf's training programs write
+with --kernel-trace (LibTorch's Kineto profiler, --steps-per-window steps):
+
+    resnet50_benchmark --kernel-trace step.json --steps-per-window 5 ...
+    python3 profile_step.py --trace step.json --steps 5 --batch-size 256 [--top N]
 """
 import argparse
 import collections
 import sys
-
-import torch
-import torch.nn.functional as F
-from torch.profiler import ProfilerActivity, profile
 
 CLASSES = [  # first match wins; matched against the lower-cased kernel name
     ("layout conversion (cuDNN NCHW<->NHWC)", ("nchwtonhwc", "nhwctonchw")),
@@ -46,9 +47,27 @@ def main():
     p.add_argument("--ncu-csv", metavar="PATH",
                    help="classify the kernels of an Nsight Compute CSV (--csv --metrics "
                         "gpu__time_duration.sum) instead of profiling")
+    p.add_argument("--trace", metavar="PATH",
+                   help="classify the GPU kernels of a Chrome trace (gpuperf's --kernel-trace, or "
+                        "torch.profiler's export_chrome_trace) holding --steps steps, instead of "
+                        "profiling")
+    p.add_argument("--export-trace", metavar="PATH",
+                   help="also keep the profiled steps' Chrome trace here")
     a = p.parse_args()
+    if a.steps < 1:
+        p.error(f"--steps: must be >= 1, got {a.steps}")
+    if a.trace:
+        return classify_trace(a.trace, a.steps, a.top, a.batch_size)
     if a.ncu_csv:
         return classify_ncu(a.ncu_csv, a.top)
+    return profile_pytorch(a)
+
+
+def profile_pytorch(a):
+    """PyTorch's step under torch.profiler (needs torch; --trace and --ncu-csv do not)."""
+    import torch
+    import torch.nn.functional as F
+    from torch.profiler import ProfilerActivity, profile
     torch.backends.cudnn.benchmark = True
     if a.model == "resnet50":
         import torchvision
@@ -84,14 +103,13 @@ def main():
         for _ in range(a.steps):
             step()
         torch.cuda.synchronize()
-    events = []
-    for e in prof.key_averages():
-        t = getattr(e, "self_device_time_total", None) or getattr(e, "self_cuda_time_total", 0)
-        if t > 0:
-            events.append((e.key, t, e.count))
-    title = (f"{a.model} bs {a.batch_size} fp16 {a.memory_format} {a.optimizer} compile "
-             f"{a.compile}")
-    print_classes(title, events, a.steps, a.top, a.batch_size)
+    print(f"{a.model} bs {a.batch_size} fp16 {a.memory_format} {a.optimizer} compile {a.compile}")
+    # Through the same Chrome trace gpuperf writes, so that both sides are read alike.
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        path = a.export_trace or f"{tmp}/trace.json"
+        prof.export_chrome_trace(path)
+        return classify_trace(path, a.steps, a.top, a.batch_size)
 
 
 def print_classes(title, events, steps, top, batch_size=None):
@@ -113,6 +131,41 @@ def print_classes(title, events, steps, top, batch_size=None):
         print(f"  {cls:40s} {t / steps / 1e3:8.2f} ms  {100 * t / total:5.1f}%  {counts[cls] // steps:5d} kernels/step")
     for t, count, cls, name in sorted(kernels, reverse=True)[:top]:
         print(f"    {t / steps:9.1f} us/step {count / steps:5.1f}x  [{cls.split()[0]}] {name[:110]}")
+
+
+def classify_trace(path, steps, top, batch_size):
+    """The GPU kernels (and memory copies/sets) of a Chrome trace, by class, per step; and how
+    much of the span from the first kernel's start to the last one's end the GPU was busy."""
+    import json
+    try:
+        with open(path) as f:
+            trace = json.load(f)
+    except (OSError, ValueError) as e:
+        print(f"error: --trace {path}: {e}", file=sys.stderr)
+        return 2
+    events = trace.get("traceEvents", trace) if isinstance(trace, dict) else trace
+    gpu = [e for e in events if isinstance(e, dict) and e.get("ph") == "X"
+           and e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")]
+    if not gpu:
+        print(f"error: --trace {path}: no GPU kernel events (was it traced on a GPU?)",
+              file=sys.stderr)
+        return 2
+    by_name = collections.OrderedDict()
+    for e in gpu:
+        name = e.get("name", "?") if e["cat"] == "kernel" else f"[{e['cat']}] {e.get('name', '')}"
+        t, n = by_name.get(name, (0.0, 0))
+        by_name[name] = (t + float(e.get("dur", 0)), n + 1)
+    print_classes(path, [(k, t, n) for k, (t, n) in by_name.items()], steps, top, batch_size)
+    spans = sorted((float(e["ts"]), float(e["ts"]) + float(e.get("dur", 0))) for e in gpu)
+    busy, end = 0.0, spans[0][0]
+    for start, stop in spans:  # the union of the intervals
+        if stop > end:
+            busy += stop - max(start, end)
+            end = stop
+    span = end - spans[0][0]
+    print(f"  GPU busy {busy / steps / 1e3:.3f} of {span / steps / 1e3:.3f} ms per step "
+          f"({100 * busy / span:.1f}%); idle between kernels {(span - busy) / steps / 1e3:.3f} ms")
+    return 0
 
 
 def classify_ncu(path, top):

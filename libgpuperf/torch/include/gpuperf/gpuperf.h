@@ -5,6 +5,7 @@
 
 #include "gpuperf/device/cuda_timer.h"
 #include "gpuperf/device/device.h"
+#include "gpuperf/device/kernel_trace.h"
 #include "gpuperf/device/torch_choices.h"
 #include "gpuperf/optim/fused_optimizer.h"
 #include "gpuperf/amp/autocast.h"

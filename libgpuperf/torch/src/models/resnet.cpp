@@ -5,6 +5,7 @@
 #include <torch/nn/init.h>
 #include <torch/nn/modules/pooling.h>
 
+#include <cstdlib>
 #include <string>
 
 #include "gpuperf/base/error.h"
@@ -161,7 +162,13 @@ torch::Tensor ResNetImpl::forward(torch::Tensor x) {
   } else {
     x = torch::relu(bn1->forward(conv1->forward(x)));
   }
-  x = torch::max_pool2d(x, /*kernel_size=*/3, /*stride=*/2, /*padding=*/1);
+  // EXPERIMENT (device call 1 of 2026-12-01b, removed after): GPUPERF_EXPERIMENT_POOL=aten.
+  static const bool aten_pool = [] {
+    const char* v = std::getenv("GPUPERF_EXPERIMENT_POOL");
+    return v != nullptr && std::string(v) == "aten";
+  }();
+  x = max_pool2d(x, /*kernel=*/3, /*stride=*/2, /*padding=*/1,
+                 /*use_cudnn=*/(folded_ || fused_bn_) && !aten_pool);
   x = layer1->forward(x);
   x = layer2->forward(x);
   x = layer3->forward(x);

@@ -21,6 +21,7 @@
 #include "gpuperf/base/timestamp.h"
 #include "gpuperf/device/cuda_timer.h"
 #include "gpuperf/device/device.h"
+#include "gpuperf/device/kernel_trace.h"
 #include "gpuperf/models/registry.h"
 #include "gpuperf/report/console.h"
 #include "gpuperf/specs/specs.h"
@@ -250,6 +251,12 @@ std::string measure_training(const TrainingRun& run, const ResolvedTraining& r,
   record.final_loss = last.loss.item<double>();
   record.final_loss_scale = step.scaler().get_scale();
   record.peak_memory_bytes = device_memory(r.device).peak_allocated;
+  if (!run.kernel_trace.empty()) {
+    write_kernel_trace(run.kernel_trace, [&] {
+      for (std::int64_t i = 0; i < run.measure.steps_per_window; ++i) last = step(batches.next());
+      synchronize(r.device);
+    });
+  }
   if (hooks.after_measure) hooks.after_measure(step, record);
   return step.graph_fallback_reason();
 }

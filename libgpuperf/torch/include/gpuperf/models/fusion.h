@@ -14,6 +14,7 @@
 #include <torch/nn/modules/conv.h>
 #include <torch/types.h>
 
+#include <cstdint>
 #include <string>
 
 namespace gpuperf {
@@ -71,6 +72,19 @@ class FusableModel {
                                                 torch::nn::BatchNorm2dImpl& bn,
                                                 const torch::Tensor& z, bool fused,
                                                 bool* ran_fused = nullptr);
+
+/// Whether max_pool2d can run on cuDNN's pooling for `x`: gpuperf built with cuDNN, cuDNN enabled,
+/// `x` a CUDA fp16, bf16 or fp32 [N, C, H, W] tensor in channels_last, a window PyTorch accepts.
+[[nodiscard]] bool cudnn_max_pool_applies(const torch::Tensor& x, std::int64_t kernel,
+                                          std::int64_t stride, std::int64_t padding);
+
+/// max_pool2d(x, kernel, stride, padding) with a square window, no dilation, floor mode: PyTorch's
+/// function and gradient. With `use_cudnn` and where cudnn_max_pool_applies, cuDNN's pooling: the
+/// forward stores no int64 indices, and the backward finds each window's maximum again from the
+/// input and output and gives it the window's gradient (one maximum per window, deterministic;
+/// among equal maxima cuDNN may pick another than ATen). Otherwise ATen's max_pool2d.
+[[nodiscard]] torch::Tensor max_pool2d(const torch::Tensor& x, std::int64_t kernel,
+                                       std::int64_t stride, std::int64_t padding, bool use_cudnn);
 
 /// conv(x) + bias with the module's stride, padding, dilation and groups (the module's own bias
 /// is ignored: pass it, or a folded one, as `bias`).

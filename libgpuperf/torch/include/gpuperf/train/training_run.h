@@ -49,6 +49,9 @@ struct TrainingRun {
   double telemetry_period = 0.1;           ///< seconds between samples
   bool quiet = false;                      ///< no progress lines
   std::string command_line;                ///< recorded as the command that reproduces it
+  /// After the timed windows: run steps_per_window more steps under LibTorch's profiler and
+  /// write their Chrome trace (CPU operators, GPU kernels) here; "" for none. Not in the figures.
+  std::string kernel_trace;
 
   /// Throws ConfigError naming the first bad option and its value.
   void validate() const;
