@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Where a training step's GPU time goes, by kernel class and by kernel, from torch.profiler:
-ResNet-50 or the seed model, fp16 AMP, SGD momentum or fused Adam (the same ATen/cuDNN kernels
+ResNet-50 or the seed model, fp16 (or bf16) AMP, SGD momentum or fused Adam (the same ATen/cuDNN kernels
 gpuperf calls).
 
     python3 profile_step.py --model resnet50 --batch-size 256 --steps 10
@@ -51,6 +51,7 @@ def main():
                    help="classify the GPU kernels of a Chrome trace (gpuperf's --kernel-trace, or "
                         "torch.profiler's export_chrome_trace) holding --steps steps, instead of "
                         "profiling")
+    p.add_argument("--precision", default="fp16", choices=["fp16", "bf16"], help="autocast dtype")
     p.add_argument("--export-trace", metavar="PATH",
                    help="also keep the profiled steps' Chrome trace here")
     a = p.parse_args()
@@ -84,13 +85,14 @@ def profile_pytorch(a):
         opt = torch.optim.Adam(model.parameters(), lr=1e-3, fused=True)
     if a.compile != "off":
         model = torch.compile(model, mode=None if a.compile == "default" else a.compile)
-    scaler = torch.amp.GradScaler("cuda")
+    dtype = torch.float16 if a.precision == "fp16" else torch.bfloat16
+    scaler = torch.amp.GradScaler("cuda", enabled=a.precision == "fp16")
     x = torch.randn(a.batch_size, *shape, device="cuda").contiguous(memory_format=fmt)
     y = torch.randint(0, classes, (a.batch_size,), device="cuda")
 
     def step():
         opt.zero_grad()
-        with torch.autocast("cuda", dtype=torch.float16):
+        with torch.autocast("cuda", dtype=dtype):
             loss = F.cross_entropy(model(x), y)
         scaler.scale(loss).backward()
         scaler.step(opt)
@@ -103,7 +105,7 @@ def profile_pytorch(a):
         for _ in range(a.steps):
             step()
         torch.cuda.synchronize()
-    print(f"{a.model} bs {a.batch_size} fp16 {a.memory_format} {a.optimizer} compile {a.compile}")
+    print(f"{a.model} bs {a.batch_size} {a.precision} {a.memory_format} {a.optimizer} compile {a.compile}")
     # Through the same Chrome trace gpuperf writes, so that both sides are read alike.
     import tempfile
     with tempfile.TemporaryDirectory() as tmp:
