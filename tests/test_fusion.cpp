@@ -9,10 +9,8 @@
 #include <torch/nn/modules/conv.h>
 #include <torch/utils.h>
 
-#include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <limits>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -449,22 +447,24 @@ TEST_CASE("max_pool2d falls back to ATen's max pool where cuDNN's does not apply
 
 namespace {
 
-// For each input position of a 3x3, stride 2, padding 1 max pool: the largest output among the
-// windows that contain it (-inf where none does), in fp64.
-torch::Tensor largest_covering_output(const torch::Tensor& x, const torch::Tensor& y) {
+// For each input position of a 3x3, stride 2, padding 1 max pool: whether it holds the maximum of
+// some window that contains it (the only places a window's gradient may go), in fp64.
+torch::Tensor maximum_of_a_window(const torch::Tensor& x, const torch::Tensor& y) {
+  const auto xd = x.to(torch::kCPU, torch::kDouble).contiguous();
   const auto yd = y.to(torch::kCPU, torch::kDouble).contiguous();
-  auto out = torch::full(x.sizes(), -std::numeric_limits<double>::infinity(),
-                         torch::dtype(torch::kDouble));
+  auto out = torch::zeros(x.sizes(), torch::kBool);
+  const auto xa = xd.accessor<double, 4>();
   const auto ya = yd.accessor<double, 4>();
-  auto oa = out.accessor<double, 4>();
+  auto oa = out.accessor<bool, 4>();
   for (std::int64_t n = 0; n < x.size(0); ++n)
     for (std::int64_t c = 0; c < x.size(1); ++c)
       for (std::int64_t h = 0; h < x.size(2); ++h)
         for (std::int64_t w = 0; w < x.size(3); ++w)
           for (std::int64_t oh = 0; oh < y.size(2); ++oh)
             for (std::int64_t ow = 0; ow < y.size(3); ++ow)
-              if (std::abs(h - 2 * oh) <= 1 && std::abs(w - 2 * ow) <= 1)
-                oa[n][c][h][w] = std::max(oa[n][c][h][w], ya[n][c][oh][ow]);
+              if (std::abs(h - 2 * oh) <= 1 && std::abs(w - 2 * ow) <= 1 &&
+                  xa[n][c][h][w] == ya[n][c][oh][ow])
+                oa[n][c][h][w] = true;
   return out;
 }
 
@@ -478,14 +478,15 @@ TEST_CASE("cuDNN's max pool matches fp64, and gives each window's gradient to on
   // Odd and even sizes, so that windows hang over every border.
   const std::vector<std::int64_t> shape{3, 16, 13, 12};
   SECTION("fp32, no equal values: the same function and gradient as fp64") {
-    const auto xd = (torch::randn(shape, torch::kDouble) * 3).requires_grad_();
-    auto x = xd.detach().to(torch::kCUDA, torch::kFloat).contiguous(cl).requires_grad_();
+    // The fp64 reference gets the fp32 values themselves (a maximum is exact in either).
+    auto x = (torch::randn(shape) * 3).to(torch::kCUDA).contiguous(cl).requires_grad_();
+    const auto xd = x.detach().to(torch::kCPU, torch::kDouble).contiguous().requires_grad_();
     REQUIRE(gpuperf::cudnn_max_pool_applies(x, 3, 2, 1));
     const auto out = gpuperf::max_pool2d(x, 3, 2, 1, /*use_cudnn=*/true);
     const auto ref = torch::max_pool2d(xd, {3, 3}, {2, 2}, {1, 1});
     REQUIRE(out.sizes() == ref.sizes());
     CHECK(out.is_contiguous(cl));
-    CHECK(relative_error(out, ref) == 0.0);  // a maximum is exact
+    CHECK(relative_error(out, ref) == 0.0);
     const auto upstream = torch::randn(ref.sizes(), torch::kDouble);
     ref.backward(upstream);
     out.backward(upstream.to(torch::kCUDA, torch::kFloat).contiguous(cl));
@@ -506,7 +507,7 @@ TEST_CASE("cuDNN's max pool matches fp64, and gives each window's gradient to on
     CHECK(grad.sum().item<double>() == upstream.sum().item<double>());
     CHECK(grad.min().item<double>() >= 0);
     // ... and a gradient only where the input is the maximum of a window that contains it.
-    const auto at_a_maximum = xd.eq(largest_covering_output(xd, ref));
+    const auto at_a_maximum = maximum_of_a_window(xd, ref);
     CHECK(grad.masked_select(at_a_maximum.logical_not()).abs().sum().item<double>() == 0);
     // ATen's index-based backward on the same input, for the record (ties may go elsewhere).
     const auto x_aten = x.detach().clone().requires_grad_();

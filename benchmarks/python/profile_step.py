@@ -21,12 +21,12 @@ import sys
 
 CLASSES = [  # first match wins; matched against the lower-cased kernel name
     ("layout conversion (cuDNN NCHW<->NHWC)", ("nchwtonhwc", "nhwctonchw")),
-    ("convolution (cuDNN/cutlass conv)", ("conv", "implicit", "xmma_fprop", "xmma_dgrad", "xmma_wgrad", "sm90_xmma", "cudnn")),
     ("batch norm", ("batch_norm", "bn_fw", "bn_bw", "batchnorm")),
-    ("matmul (gemm)", ("gemm", "cutlass", "sm90")),
+    ("pooling", ("pool",)),
+    ("convolution (cuDNN/cutlass conv)", ("conv", "implicit", "xmma_fprop", "xmma_dgrad", "xmma_wgrad", "sm90_xmma", "cudnn")),
+    ("matmul (gemm)", ("gemm", "cutlass", "sm90", "nvjet")),
     ("Inductor-generated (triton)", ("triton",)),
     ("optimizer / multi-tensor", ("multi_tensor", "fused_sgd", "foreach", "fused_adam")),
-    ("pooling", ("pool",)),
     ("elementwise (relu, add, copy, cast)", ("elementwise", "vectorized", "copy", "relu", "threshold", "fill")),
     ("reduction / loss", ("reduce", "softmax", "nll", "loss")),
 ]
