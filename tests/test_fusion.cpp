@@ -517,3 +517,79 @@ TEST_CASE("cuDNN's max pool matches fp64, and gives each window's gradient to on
     CHECK(x_aten.grad().to(torch::kDouble).sum().item<double>() == upstream.sum().item<double>());
   }
 }
+
+namespace {
+
+// loss = <conv(x), g1> + <shortcut, g2>: x receives a gradient from both outputs.
+struct JunctionGrads {
+  torch::Tensor out, shortcut, grad_x, grad_weight;
+};
+
+JunctionGrads junction(const torch::Tensor& x0, torch::nn::Conv2d& conv, bool fused,
+                       const torch::Tensor& g1, const torch::Tensor& g2) {
+  auto x = x0.detach().clone().requires_grad_();
+  conv->weight.mutable_grad() = torch::Tensor();
+  auto [out, shortcut] = gpuperf::conv1x1_and_shortcut(x, *conv, fused);
+  ((out * g1).sum() + (shortcut * g2).sum()).backward();
+  return {out.detach(), shortcut.detach(), x.grad(), conv->weight.grad().clone()};
+}
+
+}  // namespace
+
+TEST_CASE("conv1x1_and_shortcut: one node gives the convolution's and the shortcut's gradients",
+          "[fusion]") {
+  torch::manual_seed(71);
+  const auto cl = torch::MemoryFormat::ChannelsLast;
+  torch::nn::Conv2d conv(torch::nn::Conv2dOptions(16, 8, 1).bias(false));
+  conv->to(torch::kDouble);
+  const auto x = torch::randn({3, 16, 5, 7}, torch::kDouble).contiguous(cl);
+  REQUIRE(gpuperf::conv1x1_shortcut_applies(x, *conv));
+  const auto g1 = torch::randn({3, 8, 5, 7}, torch::kDouble);
+  const auto g2 = torch::randn({3, 16, 5, 7}, torch::kDouble);
+  const auto fused = junction(x, conv, true, g1, g2);
+  const auto separate = junction(x, conv, false, g1, g2);  // conv->forward and x: autograd's
+  CHECK(fused.out.is_contiguous(cl));
+  CHECK(torch::allclose(fused.out, separate.out, 1e-12, 1e-12));
+  CHECK(torch::equal(fused.shortcut, x));
+  CHECK(torch::allclose(fused.grad_x, separate.grad_x, 1e-12, 1e-12));
+  CHECK(torch::allclose(fused.grad_weight, separate.grad_weight, 1e-12, 1e-12));
+  // Where it does not apply it is the module's forward and x itself.
+  torch::nn::Conv2d strided(torch::nn::Conv2dOptions(16, 8, 1).stride(2).bias(false));
+  CHECK_FALSE(gpuperf::conv1x1_shortcut_applies(x, *strided));
+  CHECK_FALSE(gpuperf::conv1x1_shortcut_applies(x.contiguous(), *conv));
+  torch::nn::Conv2d three(torch::nn::Conv2dOptions(16, 8, 3).padding(1).bias(false));
+  CHECK_FALSE(gpuperf::conv1x1_shortcut_applies(x, *three));
+}
+
+TEST_CASE("conv1x1_and_shortcut in fp16 on CUDA is as close to fp64 as the separate ops",
+          "[fusion][gpu]") {
+  GPUPERF_REQUIRE_GPU();
+  torch::manual_seed(72);
+  const auto cl = torch::MemoryFormat::ChannelsLast;
+  torch::nn::Conv2d conv(torch::nn::Conv2dOptions(64, 32, 1).bias(false));
+  torch::nn::Conv2d reference(torch::nn::Conv2dOptions(64, 32, 1).bias(false));
+  copy_state(*conv, *reference);
+  conv->to(torch::kCUDA, torch::kHalf);
+  reference->to(torch::kDouble);
+  const auto x = torch::randn({8, 64, 14, 14}).to(torch::kCUDA, torch::kHalf).contiguous(cl);
+  const auto g1 = torch::randn({8, 32, 14, 14}).to(torch::kCUDA, torch::kHalf).contiguous(cl);
+  const auto g2 = torch::randn({8, 64, 14, 14}).to(torch::kCUDA, torch::kHalf).contiguous(cl);
+  REQUIRE(gpuperf::conv1x1_shortcut_applies(x, *conv));
+  const auto fused = junction(x, conv, true, g1, g2);
+  const auto separate = junction(x, conv, false, g1, g2);
+  const auto to64 = [](const torch::Tensor& t) { return t.to(torch::kCPU, torch::kDouble); };
+  const auto ref = junction(to64(x), reference, false, to64(g1), to64(g2));
+  const std::vector<std::pair<const char*, std::pair<torch::Tensor, torch::Tensor>>> pairs{
+      {"output", {fused.out, separate.out}},
+      {"input grad", {fused.grad_x, separate.grad_x}},
+      {"weight grad", {fused.grad_weight, separate.grad_weight}}};
+  const std::vector<torch::Tensor> refs{ref.out, ref.grad_x, ref.grad_weight};
+  for (std::size_t i = 0; i < refs.size(); ++i) {
+    const double e_fused = relative_error(pairs[i].second.first, refs[i]);
+    const double e_separate = relative_error(pairs[i].second.second, refs[i]);
+    INFO(pairs[i].first << ": fused " << e_fused << ", separate ops " << e_separate);
+    CHECK(pairs[i].second.first.is_contiguous(cl));
+    CHECK(e_fused < 1e-2);
+    CHECK(e_fused <= 2 * e_separate + 1e-3);
+  }
+}

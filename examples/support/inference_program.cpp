@@ -10,6 +10,7 @@
 #include "gpuperf/base/files.h"
 #include "gpuperf/infer/inference_run.h"
 #include "gpuperf/models/registry.h"
+#include "kernel_trace_option.h"
 #include "memory_errors.h"
 #include "program.h"
 #include "torch_version.h"
@@ -151,6 +152,8 @@ void add_serving_options(CLI::App& app, InferenceOptionsText& o) {
                  "per-call latencies stored per batch size in the JSON result, spread evenly over "
                  "the timed calls (0: none; at most 100000)");
   app.add_flag("--quiet,-q", r.quiet, "no progress lines");
+  add_kernel_trace_option(app, r.kernel_trace,
+                          "make 10 more calls at each measured batch size (after 3 untraced)");
 }
 
 // The text options, parsed once into the run's typed fields.
@@ -195,6 +198,7 @@ int run_inference_program(int argc, const char* const* argv) {
     // before anything runs.
     const ResultOutputs outputs = result_outputs(o.results);
     outputs.check();
+    check_kernel_trace(run.kernel_trace);
     const std::string sizes = app.count("--batch-sizes") > 0
                                   ? "--batch-sizes " + o.batch_sizes
                                   : "--max-batch " + std::to_string(run.max_batch);

@@ -6,12 +6,12 @@
 #include <string>
 
 #include "gpuperf/base/files.h"
-#include "gpuperf/device/kernel_trace.h"
 #include "gpuperf/dist/data_parallel_run.h"
 #include "gpuperf/models/registry.h"
 #include "gpuperf/report/console.h"
 #include "gpuperf/telemetry/snapshot.h"
 #include "local_launcher.h"
+#include "kernel_trace_option.h"
 #include "memory_errors.h"
 #include "program.h"
 #include "torch_version.h"
@@ -90,11 +90,7 @@ void add_measure_options(CLI::App& app, TrainingOptions& o) {
                "sample power, energy, clocks and throttling through NVML while timing (GPU only)");
   app.add_option("--telemetry-period", r.telemetry_period, "seconds between telemetry samples")
       ->check(number_rule([](double v) { return v > 0 && v <= kDay; }, "> 0 and <= 86400 (a day)"));
-  app.add_option("--kernel-trace", r.kernel_trace,
-                 "after timing, run --steps-per-window more steps under LibTorch's profiler and "
-                 "write their Chrome trace (GPU kernels, CPU operators) here; "
-                 "benchmarks/python/profile_step.py --trace sums it by kernel class "
-                 "(default: none)");
+  add_kernel_trace_option(app, r.kernel_trace, "run --steps-per-window more steps");
 }
 
 void add_distributed_options(CLI::App& app, TrainingOptions& o) {
@@ -181,9 +177,6 @@ int run_training_program(int argc, const char* const* argv, const TrainingDefaul
     // rest before anything runs.
     const ResultOutputs outputs = result_outputs(o.results);
     if (!run.kernel_trace.empty()) {
-      if (is_stdout_path(run.kernel_trace)) {
-        throw ConfigError("--kernel-trace: must be a file, got '-' (standard output)");
-      }
       if (env || o.nproc_per_node > 1) {
         throw ConfigError("--kernel-trace: single-process runs only, got '" + run.kernel_trace +
                           "' in a data-parallel run");
@@ -192,14 +185,7 @@ int run_training_program(int argc, const char* const* argv, const TrainingDefaul
     }
     if (!env || env->rank == 0) {
       outputs.check();
-      if (!run.kernel_trace.empty()) {
-        check_writable(run.kernel_trace, "kernel-trace");
-        if (!kernel_traces_supported()) {
-          throw ConfigError("--kernel-trace: cannot trace kernels into '" + run.kernel_trace +
-                            "': this LibTorch has no Kineto profiler (Debian's CPU LibTorch has "
-                            "none; PyTorch's wheels have it)");
-        }
-      }
+      check_kernel_trace(run.kernel_trace);
     }
     if (o.nproc_per_node > 1 && !env) {
       return launch_local_ranks(strip_option(argc, argv, "--nproc-per-node"), o.nproc_per_node,

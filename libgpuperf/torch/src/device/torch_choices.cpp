@@ -3,7 +3,6 @@
 #include <ATen/Context.h>
 #include <torch/version.h>
 
-#include <cstdlib>
 #include <string>
 
 #include "compat.h"
@@ -46,10 +45,6 @@ void apply_backend_settings(Precision precision, bool cudnn_benchmark) {
   if (precision == Precision::kFp32) compat::set_allow_tf32(false);
   if (precision == Precision::kTf32) compat::set_allow_tf32(true);
   at::globalContext().setBenchmarkCuDNN(cudnn_benchmark);
-  // EXPERIMENT (device call 1 of 2026-12-01b, removed after): GPUPERF_EXPERIMENT_BENCHMARK_LIMIT.
-  if (const char* v = std::getenv("GPUPERF_EXPERIMENT_BENCHMARK_LIMIT")) {
-    at::globalContext().setBenchmarkLimitCuDNN(std::atoi(v));
-  }
 }
 
 }  // namespace gpuperf

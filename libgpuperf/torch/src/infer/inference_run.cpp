@@ -18,6 +18,7 @@
 #include "gpuperf/base/log.h"
 #include "gpuperf/base/timestamp.h"
 #include "gpuperf/device/device.h"
+#include "gpuperf/device/kernel_trace.h"
 #include "gpuperf/infer/inference.h"
 #include "gpuperf/models/registry.h"
 #include "gpuperf/serving/serving.h"
@@ -168,6 +169,24 @@ InferenceOptions resolve(const InferenceRun& run, const torch::Device& device) {
   return options;
 }
 
+// kKernelTraceCalls calls at each measured batch size under the profiler, after 3 untraced ones
+// (a graph capture, when graphs are on, and warm-up).
+void trace_kernels(const std::string& path, const InferenceResult& result,
+                   InferenceSession& session) {
+  std::vector<torch::Tensor> inputs;
+  for (const auto& b : result.batches) {
+    inputs.push_back(session.make_batch(b.batch_size));
+    for (int i = 0; i < 3; ++i) (void)session(inputs.back());
+  }
+  synchronize(session.device());
+  write_kernel_trace(path, [&] {
+    for (const auto& input : inputs) {
+      for (int i = 0; i < InferenceRun::kKernelTraceCalls; ++i) (void)session(input);
+    }
+    synchronize(session.device());
+  });
+}
+
 InferenceResult measure_inference(const InferenceRun& run, const torch::Device& device,
                                   const InferenceOptions& options) {
   const ModelInfo info = ModelRegistry::global().get(run.model);
@@ -207,6 +226,7 @@ InferenceResult measure_inference(const InferenceRun& run, const torch::Device& 
   for (auto& b : result.batches) b.latencies = evenly_spaced(b.latencies, run.keep_latencies);
   result.command = run.command_line;
   result.timestamp_utc = utc_timestamp();
+  if (!run.kernel_trace.empty()) trace_kernels(run.kernel_trace, result, session);
   if (!run.serve_rates.empty()) add_serving(result, run, session, device);
   return result;
 }

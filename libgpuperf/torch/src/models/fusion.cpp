@@ -2,7 +2,9 @@
 
 #include <ATen/Context.h>
 #include <ATen/autocast_mode.h>
+#include <ATen/ops/addmm.h>
 #include <ATen/ops/conv2d.h>
+#include <ATen/ops/mm.h>
 #include <ATen/ops/convolution_backward.h>
 #include <ATen/ops/cudnn_convolution_add_relu.h>
 #include <ATen/ops/cudnn_convolution_relu.h>
@@ -13,6 +15,7 @@
 #include <array>
 #include <cstdint>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include "compat.h"
@@ -114,6 +117,62 @@ struct ReluFromOutput : public torch::autograd::Function<ReluFromOutput> {
   }
 };
 
+// A channels_last [N, C, H, W] tensor's memory as the [N*H*W, C] matrix it is (a view).
+torch::Tensor as_pixel_rows(const torch::Tensor& t) {
+  return t.permute({0, 2, 3, 1}).reshape({-1, t.size(1)});
+}
+
+// The [N*H*W, C] matrix `rows` as the channels_last [N, C, H, W] tensor it is (a view).
+torch::Tensor as_channels_last(const torch::Tensor& rows, const torch::Tensor& like) {
+  return rows.view({like.size(0), like.size(2), like.size(3), rows.size(1)})
+      .permute({0, 3, 1, 2});
+}
+
+// conv1x1(x) and x itself as one autograd node. Forward: one GEMM, [N*H*W, C] x [C, K]. Backward:
+// the gradient reaching x from both outputs in one GEMM, dx = dshortcut + dy W (cuBLAS adds the
+// shortcut's gradient in its epilogue), and dW = dy^T x.
+struct Conv1x1AndShortcut : public torch::autograd::Function<Conv1x1AndShortcut> {
+  static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx,
+                                                const torch::Tensor& x,
+                                                const torch::Tensor& weight) {
+    const torch::Tensor w = weight.view({weight.size(0), weight.size(1)});
+    const torch::Tensor y = as_channels_last(at::mm(as_pixel_rows(x), w.t()), x);
+    ctx->save_for_backward({x, weight});
+    return {y, x};  // autograd returns x as a view carrying this node
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grad_outputs) {
+    const auto saved = ctx->get_saved_variables();
+    const torch::Tensor& x = saved[0];
+    const torch::Tensor& weight = saved[1];
+    const torch::Tensor w = weight.view({weight.size(0), weight.size(1)});
+    torch::Tensor grad_x;
+    torch::Tensor grad_weight;
+    const torch::Tensor& grad_shortcut = grad_outputs[1];
+    if (grad_outputs[0].defined()) {
+      const torch::Tensor dy =
+          as_pixel_rows(grad_outputs[0].contiguous(at::MemoryFormat::ChannelsLast));
+      if (ctx->needs_input_grad(1)) {
+        grad_weight = at::mm(dy.t(), as_pixel_rows(x)).view(weight.sizes());
+      }
+      if (!grad_shortcut.defined()) {
+        grad_x = as_channels_last(at::mm(dy, w), x);
+      } else if (grad_shortcut.scalar_type() == dy.scalar_type()) {
+        grad_x = as_channels_last(
+            at::addmm(as_pixel_rows(grad_shortcut.contiguous(at::MemoryFormat::ChannelsLast)),
+                      dy, w),
+            x);
+      } else {
+        grad_x = grad_shortcut + as_channels_last(at::mm(dy, w), x);
+      }
+    } else {
+      grad_x = grad_shortcut;
+    }
+    return {grad_x, grad_weight};
+  }
+};
+
 torch::Tensor bias_or_zeros(const torch::Tensor& bias, const torch::Tensor& weight) {
   return bias.defined() ? bias : torch::zeros({weight.size(0)}, weight.options());
 }
@@ -165,6 +224,35 @@ torch::Tensor conv2d_bias_relu(const torch::Tensor& x, const torch::nn::Conv2dIm
     return ReluFromOutput::apply(FusedConvBias::apply(input, weight, b, g, /*cudnn=*/true));
   }
   return torch::relu(conv2d_bias(x, conv, bias));
+}
+
+bool conv1x1_shortcut_applies(const torch::Tensor& x, const torch::nn::Conv2dImpl& conv) {
+  ConvGeometry g;
+  if (!explicit_geometry(conv, &g) || conv.bias.defined() || g.groups != 1) return false;
+  const std::vector<std::int64_t> ones{1, 1}, zeros{0, 0};
+  if (g.stride != ones || g.padding != zeros || g.dilation != ones) return false;
+  if (conv.weight.dim() != 4 || conv.weight.size(2) != 1 || conv.weight.size(3) != 1) return false;
+  if (!x.defined() || x.dim() != 4 || !x.is_floating_point() ||
+      !x.is_contiguous(at::MemoryFormat::ChannelsLast) || x.size(1) != conv.weight.size(1))
+    return false;
+  // Under autocast the GEMM runs in the autocast dtype: x must already be in it (it is handed on
+  // as the shortcut unchanged); without autocast, in the weight's.
+  const auto device = x.device().type();
+  if (device == c10::DeviceType::CUDA && compat::autocast_enabled(c10::DeviceType::CUDA)) {
+    return x.scalar_type() == compat::autocast_dtype(c10::DeviceType::CUDA);
+  }
+  return x.scalar_type() == conv.weight.scalar_type() && x.device() == conv.weight.device();
+}
+
+std::pair<torch::Tensor, torch::Tensor> conv1x1_and_shortcut(const torch::Tensor& x,
+                                                             const torch::nn::Conv2dImpl& conv,
+                                                             bool fused) {
+  if (!fused || !conv1x1_shortcut_applies(x, conv) || !c10::GradMode::is_enabled()) {
+    return {const_cast<torch::nn::Conv2dImpl&>(conv).forward(x), x};
+  }
+  const torch::Tensor weight = x.is_cuda() ? autocast_operand(conv.weight) : conv.weight;
+  auto outputs = Conv1x1AndShortcut::apply(x, weight);
+  return {outputs[0], outputs[1]};
 }
 
 namespace detail {

@@ -24,7 +24,7 @@ namespace gpuperf {
 namespace {
 
 // PyTorch's output size without ceil mode or dilation.
-std::int64_t pooled_size(std::int64_t in, std::int64_t kernel, std::int64_t stride,
+[[maybe_unused]] std::int64_t pooled_size(std::int64_t in, std::int64_t kernel, std::int64_t stride,
                          std::int64_t padding) {
   return (in + 2 * padding - kernel) / stride + 1;
 }

@@ -19,6 +19,15 @@ torch::nn::Conv2d conv(std::int64_t in, std::int64_t out, std::int64_t kernel, s
       torch::nn::Conv2dOptions(in, out, kernel).stride(stride).padding(padding).bias(false));
 }
 
+// EXPERIMENT (device call 2 of 2026-12-01b, removed after): GPUPERF_EXPERIMENT_JUNCTION=aten.
+bool aten_junction() {
+  static const bool aten = [] {
+    const char* v = std::getenv("GPUPERF_EXPERIMENT_JUNCTION");
+    return v != nullptr && std::string(v) == "aten";
+  }();
+  return aten;
+}
+
 }  // namespace
 
 BottleneckImpl::BottleneckImpl(std::int64_t in_channels, std::int64_t planes, std::int64_t stride) {
@@ -44,15 +53,18 @@ torch::Tensor BottleneckImpl::forward(torch::Tensor x) {
         downsample ? conv2d_bias(x, *downsample->ptr(0)->as<torch::nn::Conv2dImpl>(), {}) : x;
     return conv2d_bias_add_relu(out, *conv3, bias3_, identity, /*fused=*/true);
   }
-  torch::Tensor identity = downsample ? downsample->forward(x) : x;
   if (fused_bn_) {
+    // conv1 and the shortcut from one node: x's gradient from both in one GEMM.
+    auto [conv1_out, shortcut] = conv1x1_and_shortcut(x, *conv1, /*fused=*/!aten_junction());
+    const torch::Tensor identity = downsample ? downsample->forward(shortcut) : shortcut;
     bool fused1 = false, fused2 = false, fused3 = false;
-    torch::Tensor out = batch_norm_add_relu(conv1->forward(x), *bn1, {}, true, &fused1);
+    torch::Tensor out = batch_norm_add_relu(conv1_out, *bn1, {}, true, &fused1);
     out = batch_norm_add_relu(conv2->forward(out), *bn2, {}, true, &fused2);
     out = batch_norm_add_relu(conv3->forward(out), *bn3, identity, true, &fused3);
     ran_fused_ = fused1 && fused2 && fused3;
     return out;
   }
+  const torch::Tensor identity = downsample ? downsample->forward(x) : x;
   torch::Tensor out = torch::relu(bn1->forward(conv1->forward(x)));
   out = torch::relu(bn2->forward(conv2->forward(out)));
   out = bn3->forward(conv3->forward(out));
@@ -162,13 +174,9 @@ torch::Tensor ResNetImpl::forward(torch::Tensor x) {
   } else {
     x = torch::relu(bn1->forward(conv1->forward(x)));
   }
-  // EXPERIMENT (device call 1 of 2026-12-01b, removed after): GPUPERF_EXPERIMENT_POOL=aten.
-  static const bool aten_pool = [] {
-    const char* v = std::getenv("GPUPERF_EXPERIMENT_POOL");
-    return v != nullptr && std::string(v) == "aten";
-  }();
-  x = max_pool2d(x, /*kernel=*/3, /*stride=*/2, /*padding=*/1,
-                 /*use_cudnn=*/(folded_ || fused_bn_) && !aten_pool);
+  // cuDNN's max pool with the fused paths: no int64 indices stored, a faster forward (measured
+  // on the H200: +2% training throughput, -0.39 GiB peak memory, -6% inference time at batch 256).
+  x = max_pool2d(x, /*kernel=*/3, /*stride=*/2, /*padding=*/1, /*use_cudnn=*/folded_ || fused_bn_);
   x = layer1->forward(x);
   x = layer2->forward(x);
   x = layer3->forward(x);

@@ -60,6 +60,10 @@ struct InferenceRun {
   std::size_t keep_latencies = 1000;
   bool quiet = false;        ///< no progress lines
   std::string command_line;  ///< recorded as the command that reproduces it
+  /// After the sweep: make kKernelTraceCalls more calls at each measured batch size (after 3
+  /// untraced ones) under LibTorch's profiler and write their Chrome trace here; "" for none.
+  std::string kernel_trace;
+  static constexpr int kKernelTraceCalls = 10;
 
   /// The batch sizes the sweep tries, in order: batch_sizes, or 1, 2, 4, ... then max_batch.
   [[nodiscard]] std::vector<std::int64_t> planned_batch_sizes() const;

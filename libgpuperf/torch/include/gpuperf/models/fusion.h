@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 
 namespace gpuperf {
 
@@ -72,6 +73,20 @@ class FusableModel {
                                                 torch::nn::BatchNorm2dImpl& bn,
                                                 const torch::Tensor& z, bool fused,
                                                 bool* ran_fused = nullptr);
+
+/// Whether conv1x1_and_shortcut can run as one GEMM node: `conv` 1x1, stride 1, no padding,
+/// dilation or groups, no bias; `x` a floating [N, C, H, W] tensor in channels_last (in the
+/// autocast dtype under CUDA autocast; else in the weight's dtype, on its device).
+[[nodiscard]] bool conv1x1_shortcut_applies(const torch::Tensor& x,
+                                            const torch::nn::Conv2dImpl& conv);
+
+/// {conv(x), x} for a bottleneck's first 1x1 convolution and its residual shortcut: the same
+/// values as conv->forward(x) and x. With `fused`, where conv1x1_shortcut_applies and autograd
+/// records, both come from one autograd node whose backward computes the gradient reaching x
+/// from both in one GEMM (dx = dshortcut + dy W: cuBLAS adds the shortcut's gradient in its
+/// epilogue), where autograd would run the convolution's data gradient and then an add kernel.
+[[nodiscard]] std::pair<torch::Tensor, torch::Tensor> conv1x1_and_shortcut(
+    const torch::Tensor& x, const torch::nn::Conv2dImpl& conv, bool fused);
 
 /// Whether max_pool2d can run on cuDNN's pooling for `x`: gpuperf built with cuDNN, cuDNN enabled,
 /// `x` a CUDA fp16, bf16 or fp32 [N, C, H, W] tensor in channels_last, a window PyTorch accepts.
