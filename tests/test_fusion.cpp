@@ -553,6 +553,16 @@ TEST_CASE("conv1x1_and_shortcut: one node gives the convolution's and the shortc
   CHECK(torch::equal(fused.shortcut, x));
   CHECK(torch::allclose(fused.grad_x, separate.grad_x, 1e-12, 1e-12));
   CHECK(torch::allclose(fused.grad_weight, separate.grad_weight, 1e-12, 1e-12));
+  // A gradient tensor that another input also holds (an add passes one tensor to both of its
+  // inputs) must come through unchanged for that input.
+  {
+    auto x2 = x.detach().clone().requires_grad_();
+    auto other = torch::zeros_like(x).requires_grad_();
+    auto [out, shortcut] = gpuperf::conv1x1_and_shortcut(x2, *conv, /*fused=*/true);
+    ((out * g1).sum() + ((shortcut + other) * g2).sum()).backward();
+    CHECK(torch::allclose(other.grad(), g2, 0, 0));
+    CHECK(torch::allclose(x2.grad(), separate.grad_x, 1e-12, 1e-12));
+  }
   // Where it does not apply it is the module's forward and x itself.
   torch::nn::Conv2d strided(torch::nn::Conv2dOptions(16, 8, 1).stride(2).bias(false));
   CHECK_FALSE(gpuperf::conv1x1_shortcut_applies(x, *strided));
@@ -591,5 +601,50 @@ TEST_CASE("conv1x1_and_shortcut in fp16 on CUDA is as close to fp64 as the separ
     CHECK(pairs[i].second.first.is_contiguous(cl));
     CHECK(e_fused < 1e-2);
     CHECK(e_fused <= 2 * e_separate + 1e-3);
+  }
+}
+
+TEST_CASE("the fused seed model (channels_last inside, fc on the (H, W, C) view) matches fp64",
+          "[fusion][gpu]") {
+  GPUPERF_REQUIRE_GPU();
+  for (const bool channels_last_input : {false, true}) {
+    INFO((channels_last_input ? "channels_last input" : "contiguous input"));
+    gpuperf::SimpleModelOptions options;
+    options.image_size = 8;
+    torch::manual_seed(81);
+    gpuperf::SimpleModel fused(options), separate(options), reference(options);
+    copy_state(*fused, *separate);
+    copy_state(*fused, *reference);
+    fused->set_training_fusion(true);
+    fused->to(torch::kCUDA);
+    separate->to(torch::kCUDA);
+    reference->to(torch::kDouble);
+    auto x = torch::randn({16, 3, 8, 8});
+    const auto upstream = torch::randn({16, options.num_classes});
+    const auto run = [&](gpuperf::SimpleModel& model, const torch::Tensor& input,
+                         const torch::Tensor& grad) {
+      model->zero_grad();
+      const auto out = model->forward(input);
+      out.backward(grad);
+      std::vector<torch::Tensor> r{out.detach()};
+      for (const auto& p : model->parameters()) r.push_back(p.grad().clone());
+      return r;
+    };
+    auto xc = x.to(torch::kCUDA);
+    if (channels_last_input) xc = xc.contiguous(torch::MemoryFormat::ChannelsLast);
+    const auto f = run(fused, xc, upstream.to(torch::kCUDA));
+    CHECK(fused->training_fusion() == "conv+bias+relu");
+    const auto s = run(separate, xc, upstream.to(torch::kCUDA));
+    const auto r = run(reference, x.to(torch::kDouble), upstream.to(torch::kDouble));
+    const char* names[] = {"output", "conv1 weight", "conv1 bias", "conv2 weight",
+                           "conv2 bias", "fc weight", "fc bias"};
+    for (std::size_t i = 0; i < r.size(); ++i) {
+      const double e_fused = relative_error(f[i], r[i]);
+      const double e_separate = relative_error(s[i], r[i]);
+      INFO(names[i] << ": fused " << e_fused << ", separate ops " << e_separate);
+      // cuDNN may run fp32 convolutions in TF32: both are then ~1e-3 off fp64.
+      CHECK(e_fused < 1e-2);
+      CHECK(e_fused <= 2 * e_separate + 1e-4);
+    }
   }
 }

@@ -1,10 +1,27 @@
 #include "gpuperf/models/simple_model.h"
 
 #include <torch/nn/functional/activation.h>
+#include <torch/nn/functional/linear.h>
+
+#include <cstdlib>
+#include <string>
 
 #include "gpuperf/base/error.h"
 
 namespace gpuperf {
+namespace {
+
+// EXPERIMENT (device call 3 of 2026-12-01b, removed after): GPUPERF_EXPERIMENT_SEED=nchw runs
+// the fused path as before (the input's layout, flatten(1)).
+bool experiment_old_seed() {
+  static const bool on = [] {
+    const char* v = std::getenv("GPUPERF_EXPERIMENT_SEED");
+    return v != nullptr && std::string(v) == "nchw";
+  }();
+  return on;
+}
+
+}  // namespace
 
 SimpleModelImpl::SimpleModelImpl(SimpleModelOptions options) {
   if (options.num_classes <= 0) {
@@ -25,7 +42,23 @@ SimpleModelImpl::SimpleModelImpl(SimpleModelOptions options) {
 
 torch::Tensor SimpleModelImpl::forward(torch::Tensor x) {
   ran_fused_ = fused_conv_ && cudnn_fusion_applies(x, *conv1);
-  if (fused_conv_) {
+  if (ran_fused_ && x.dim() == 4 && !experiment_old_seed()) {
+    // channels_last inside, whatever the input's layout: cuDNN's kernels are NHWC, and with
+    // NCHW tensors it converted layouts around every call (a third of the step on the H200).
+    x = conv2d_bias_relu(x.contiguous(at::MemoryFormat::ChannelsLast), *conv1, conv1->bias,
+                         /*fused=*/true);
+    x = conv2d_bias_relu(x, *conv2, conv2->bias, /*fused=*/true);
+    if (x.is_contiguous(at::MemoryFormat::ChannelsLast)) {
+      // Flatten in memory order (H, W, C), a view, with fc's weight reordered to match: the
+      // same function as flatten(1) in (C, H, W) order, without copying the activation.
+      const auto sizes = x.sizes();
+      const torch::Tensor rows = x.permute({0, 2, 3, 1}).reshape({sizes[0], -1});
+      const torch::Tensor weight = fc->weight.view({-1, sizes[1], sizes[2], sizes[3]})
+                                       .permute({0, 2, 3, 1})
+                                       .reshape({fc->weight.size(0), -1});
+      return torch::linear(rows, weight, fc->bias);
+    }
+  } else if (fused_conv_) {
     x = conv2d_bias_relu(x, *conv1, conv1->bias, /*fused=*/true);
     x = conv2d_bias_relu(x, *conv2, conv2->bias, /*fused=*/true);
   } else {
