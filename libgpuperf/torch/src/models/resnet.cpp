@@ -5,7 +5,6 @@
 #include <torch/nn/init.h>
 #include <torch/nn/modules/pooling.h>
 
-#include <cstdlib>
 #include <string>
 
 #include "gpuperf/base/error.h"
@@ -17,15 +16,6 @@ torch::nn::Conv2d conv(std::int64_t in, std::int64_t out, std::int64_t kernel, s
                        std::int64_t padding) {
   return torch::nn::Conv2d(
       torch::nn::Conv2dOptions(in, out, kernel).stride(stride).padding(padding).bias(false));
-}
-
-// EXPERIMENT (device call 2 of 2026-12-01b, removed after): GPUPERF_EXPERIMENT_JUNCTION=aten.
-bool aten_junction() {
-  static const bool aten = [] {
-    const char* v = std::getenv("GPUPERF_EXPERIMENT_JUNCTION");
-    return v != nullptr && std::string(v) == "aten";
-  }();
-  return aten;
 }
 
 }  // namespace
@@ -54,8 +44,9 @@ torch::Tensor BottleneckImpl::forward(torch::Tensor x) {
     return conv2d_bias_add_relu(out, *conv3, bias3_, identity, /*fused=*/true);
   }
   if (fused_bn_) {
-    // conv1 and the shortcut from one node: x's gradient from both in one GEMM.
-    auto [conv1_out, shortcut] = conv1x1_and_shortcut(x, *conv1, /*fused=*/!aten_junction());
+    // conv1 and the shortcut from one node: x's gradient from both in one GEMM, not a data
+    // gradient and an add (measured on the H200: +2.5% ResNet-50 training throughput).
+    auto [conv1_out, shortcut] = conv1x1_and_shortcut(x, *conv1, /*fused=*/true);
     const torch::Tensor identity = downsample ? downsample->forward(shortcut) : shortcut;
     bool fused1 = false, fused2 = false, fused3 = false;
     torch::Tensor out = batch_norm_add_relu(conv1_out, *bn1, {}, true, &fused1);

@@ -3,25 +3,11 @@
 #include <torch/nn/functional/activation.h>
 #include <torch/nn/functional/linear.h>
 
-#include <cstdlib>
 #include <string>
 
 #include "gpuperf/base/error.h"
 
 namespace gpuperf {
-namespace {
-
-// EXPERIMENT (device call 3 of 2026-12-01b, removed after): GPUPERF_EXPERIMENT_SEED=nchw runs
-// the fused path as before (the input's layout, flatten(1)).
-bool experiment_old_seed() {
-  static const bool on = [] {
-    const char* v = std::getenv("GPUPERF_EXPERIMENT_SEED");
-    return v != nullptr && std::string(v) == "nchw";
-  }();
-  return on;
-}
-
-}  // namespace
 
 SimpleModelImpl::SimpleModelImpl(SimpleModelOptions options) {
   if (options.num_classes <= 0) {
@@ -42,7 +28,7 @@ SimpleModelImpl::SimpleModelImpl(SimpleModelOptions options) {
 
 torch::Tensor SimpleModelImpl::forward(torch::Tensor x) {
   ran_fused_ = fused_conv_ && cudnn_fusion_applies(x, *conv1);
-  if (ran_fused_ && x.dim() == 4 && !experiment_old_seed()) {
+  if (ran_fused_ && x.dim() == 4) {
     // channels_last inside, whatever the input's layout: cuDNN's kernels are NHWC, and with
     // NCHW tensors it converted layouts around every call (a third of the step on the H200).
     x = conv2d_bias_relu(x.contiguous(at::MemoryFormat::ChannelsLast), *conv1, conv1->bias,
