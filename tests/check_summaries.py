@@ -6,7 +6,7 @@
     quiet for a side whose latency grows with the batch size;
   - summarize_side_by_side.py sets each model and precision's best gpuperf row against the best
     PyTorch variant of the same call (bf16 seed: PyTorch's fused Adam in a CUDA graph, not eager);
-  - headline.py (docs/results/2026-12-01-h200-compile): its medians and ratios equal the ones
+  - headline.py (docs/results/2026-12-01-h200-kernel-trace, the README's table): its medians and ratios equal the ones
     computed here from the raw runs, the best variant is the fastest one, the two folders of two
     device calls merge, and a batch size slower than a larger one is flagged.
 
@@ -41,8 +41,8 @@ def headline(root, out, folders):
 
 def check_headline(root):
     failures = []
-    base = os.path.join(root, "docs", "results", "2026-12-01-h200-compile")
-    folders = [os.path.join(base, "call6", "headline"), os.path.join(base, "call5", "headline")]
+    base = os.path.join(root, "docs", "results", "2026-12-01-h200-kernel-trace")
+    folders = [os.path.join(base, "call3", "headline"), os.path.join(base, "call4", "headline")]
     with tempfile.TemporaryDirectory() as tmp:
         result, error = headline(root, tmp, folders)
         if error:
