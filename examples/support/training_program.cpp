@@ -66,8 +66,9 @@ void add_model_options(CLI::App& app, TrainingOptions& o) {
       "auto|on|off: capture the whole step in a CUDA graph (auto: on CUDA when --fused)");
   app.add_option("--fuse,--fuse-conv", o.fuse,
                  "auto|on|off: the model's training-safe kernel fusion in cuDNN calls: "
-                 "convolution + bias + ReLU (simple), BatchNorm + add + ReLU in fp16 "
-                 "channels_last (resnet*) (auto: on CUDA; --fuse-conv is the old name)");
+                 "convolution + bias + ReLU (simple), BatchNorm + add + ReLU, conv1 + shortcut "
+                 "GEMM and cuDNN max pool in fp16 channels_last (resnet*) (auto: on CUDA; "
+                 "--fuse-conv is the old name)");
 }
 
 void add_measure_options(CLI::App& app, TrainingOptions& o) {

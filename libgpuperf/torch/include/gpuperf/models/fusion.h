@@ -25,8 +25,9 @@ class FusableModel {
  public:
   virtual ~FusableModel() = default;
   /// Training-safe fusion, the same function and gradients in fewer kernels: convolution + bias +
-  /// ReLU (SimpleModel), BatchNorm (+ residual add) + ReLU (ResNet). Returns whether the model has
-  /// anything to fuse this way.
+  /// ReLU, channels_last inside (SimpleModel); BatchNorm (+ residual add) + ReLU, conv1 + shortcut
+  /// as one GEMM node, cuDNN's max pool (ResNet). Returns whether the model has anything to fuse
+  /// this way.
   virtual bool set_training_fusion(bool on) = 0;
   /// What the training-safe fusion fused in the latest forward pass, e.g. "conv+bias+relu";
   /// "none" when it is off or cuDNN's fused kernels did not apply to those inputs.
