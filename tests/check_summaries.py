@@ -8,7 +8,8 @@
     PyTorch variant of the same call (bf16 seed: PyTorch's fused Adam in a CUDA graph, not eager);
   - headline.py (docs/results/2026-12-01-h200-kernel-trace, the README's table): its medians and ratios equal the ones
     computed here from the raw runs, the best variant is the fastest one, the two folders of two
-    device calls merge, and a batch size slower than a larger one is flagged.
+    device calls merge, and a batch size slower than a larger one is flagged;
+  - compare_headlines.py flags a moved gpuperf figure and leaves host-bound peers unjudged.
 
   check_summaries.py <repository root>"""
 import glob
@@ -100,6 +101,37 @@ def check_headline(root):
     return failures
 
 
+def check_compare_headlines(root):
+    """compare_headlines.py: a headline against itself reproduces; a gpuperf median moved by 5%
+    is flagged (exit 1); a host-bound peer moved by 20% is listed but not judged."""
+    failures = []
+    script = os.path.join(root, "benchmarks", "python", "compare_headlines.py")
+    path = os.path.join(root, "docs", "results", "2026-12-01-h200-kernel-trace", "headline.json")
+    same = subprocess.run([sys.executable, script, path, path], capture_output=True, text=True)
+    if same.returncode != 0 or "0 change(s) above 3%" not in same.stdout:
+        failures.append(f"a headline against itself: exit {same.returncode}\n{same.stdout}")
+    with tempfile.TemporaryDirectory() as tmp:
+        table = json.load(open(path))
+        for row in table["rows"]:
+            if row["section"] == "train-resnet50":
+                row["gpuperf"]["median"] *= 1.05
+            if row["section"] == "train-seed":
+                row["pytorch"]["eager"]["median"] *= 1.2
+        moved = os.path.join(tmp, "headline.json")
+        json.dump(table, open(moved, "w"))
+        done = subprocess.run([sys.executable, script, path, moved], capture_output=True, text=True)
+        resnet = [l for l in done.stdout.splitlines() if l.startswith("| ResNet-50 training") and
+                  "| gpuperf |" in l]
+        seed_eager = [l for l in done.stdout.splitlines() if l.startswith("| Seed") and
+                      "| eager |" in l]
+        if done.returncode != 1 or not resnet or "+5.0% | FLAG" not in resnet[0]:
+            failures.append(f"a 5% gpuperf change is not flagged: exit {done.returncode}\n" +
+                            done.stdout)
+        if not seed_eager or "host-bound, not judged" not in seed_eager[0]:
+            failures.append("a host-bound peer's change is judged:\n" + done.stdout)
+    return failures
+
+
 def main():
     root = sys.argv[1]
     failures = []
@@ -116,6 +148,7 @@ def main():
         failures.append("the bf16 seed is not set against PyTorch's best (graph) variant:\n" +
                         table)
     failures += check_headline(root)
+    failures += check_compare_headlines(root)
     for f in failures:
         print("FAIL:", f)
     return 1 if failures else 0
