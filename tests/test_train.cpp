@@ -14,6 +14,8 @@
 #include <regex>
 #include <string>
 
+#include <unistd.h>
+
 #include "gpuperf/base/error.h"
 #include "gpuperf/models/registry.h"
 #include "gpuperf/timing/measure.h"
@@ -698,6 +700,6 @@ TEST_CASE("a kernel trace holds the GPU kernels of the traced work", "[train][gp
   REQUIRE(in);
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   CHECK(std::regex_search(text, std::regex(R"("cat"\s*:\s*"kernel")")));
-  CHECK_FALSE(std::ifstream(path + ".partial"));
+  CHECK_FALSE(std::ifstream(path + ".tmp-" + std::to_string(::getpid())));  // committed
   std::remove(path.c_str());
 }

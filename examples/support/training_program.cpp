@@ -177,12 +177,9 @@ int run_training_program(int argc, const char* const* argv, const TrainingDefaul
     // Refuse a bad output path before a long run, not after it; run_training() validates the
     // rest before anything runs.
     const ResultOutputs outputs = result_outputs(o.results);
-    if (!run.kernel_trace.empty()) {
-      if (env || o.nproc_per_node > 1) {
-        throw ConfigError("--kernel-trace: single-process runs only, got '" + run.kernel_trace +
-                          "' in a data-parallel run");
-      }
-
+    if (!run.kernel_trace.empty() && (env || o.nproc_per_node > 1)) {
+      throw ConfigError("--kernel-trace: single-process runs only, got '" + run.kernel_trace +
+                        "' in a data-parallel run");
     }
     if (!env || env->rank == 0) {
       outputs.check();

@@ -4,13 +4,13 @@
 
 #include <cstdio>
 #include <exception>
-#include <memory>
 #include <set>
 #include <string>
 
 #include <unistd.h>
 
 #include "gpuperf/base/error.h"
+#include "gpuperf/base/files.h"
 
 namespace gpuperf {
 namespace {
@@ -50,31 +50,26 @@ void write_kernel_trace(const std::string& path, const std::function<void()>& wo
   } catch (const std::exception& e) {
     throw Error("kernel trace: LibTorch's Kineto profiler could not start (" + first_line(e) + ")");
   }
-  std::unique_ptr<torch::autograd::profiler::ProfilerResult> result;
   try {
     work();
   } catch (...) {
     (void)torch::autograd::profiler::disableProfiler();
     throw;
   }
-  result = torch::autograd::profiler::disableProfiler();
-  const std::string partial = path + ".partial";
+  const auto result = torch::autograd::profiler::disableProfiler();
+  TemporaryFile temporary(path);  // whole or nothing at `path`, removed on a signal
   try {
-    result->save(partial);
+    result->save(temporary.path());
   } catch (const std::exception& e) {
-    std::remove(partial.c_str());
     throw Error("kernel trace: this LibTorch cannot write Kineto traces (" + first_line(e) + ")");
   }
   // Without Kineto, LibTorch's save() may write nothing and say nothing.
-  if (std::FILE* f = std::fopen(partial.c_str(), "r")) {
+  if (std::FILE* f = std::fopen(temporary.path().c_str(), "r")) {
     std::fclose(f);
   } else {
     throw Error("kernel trace: this LibTorch wrote no trace (built without Kineto?)");
   }
-  if (std::rename(partial.c_str(), path.c_str()) != 0) {
-    std::remove(partial.c_str());
-    throw IoError("kernel trace: cannot write '" + path + "'");
-  }
+  temporary.commit();
 }
 
 }  // namespace gpuperf

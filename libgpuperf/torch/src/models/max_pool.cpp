@@ -24,8 +24,8 @@ namespace gpuperf {
 namespace {
 
 // PyTorch's output size without ceil mode or dilation.
-[[maybe_unused]] std::int64_t pooled_size(std::int64_t in, std::int64_t kernel, std::int64_t stride,
-                         std::int64_t padding) {
+[[maybe_unused]] std::int64_t pooled_size(std::int64_t in, std::int64_t kernel,
+                                          std::int64_t stride, std::int64_t padding) {
   return (in + 2 * padding - kernel) / stride + 1;
 }
 
@@ -63,7 +63,8 @@ struct CudnnMaxPool {
 struct MaxPool : public torch::autograd::Function<MaxPool> {
   static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x,
                                std::int64_t kernel, std::int64_t stride, std::int64_t padding) {
-    torch::Tensor y = at::empty({x.size(0), x.size(1), pooled_size(x.size(2), kernel, stride, padding),
+    torch::Tensor y = at::empty({x.size(0), x.size(1),
+                                 pooled_size(x.size(2), kernel, stride, padding),
                                  pooled_size(x.size(3), kernel, stride, padding)},
                                 x.options(), at::MemoryFormat::ChannelsLast);
     const CudnnMaxPool call(x, y, kernel, stride, padding);

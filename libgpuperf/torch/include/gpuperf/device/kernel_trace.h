@@ -15,8 +15,8 @@ namespace gpuperf {
 [[nodiscard]] bool kernel_traces_supported();
 
 /// Runs `work` with LibTorch's profiler recording CPU operators and (on a CUDA build) GPU
-/// kernels, then writes the trace to `path` (through a temporary file beside it, renamed when
-/// whole). `work` should end with a device synchronisation, so that its kernels are in the trace.
+/// kernels, then writes the trace to `path` (through a gpuperf::TemporaryFile beside it, renamed
+/// when whole). `work` should end with a device synchronisation, so that its kernels are in the trace.
 /// Throws Error when this LibTorch has no Kineto (Debian's CPU LibTorch 1.13 has none) and
 /// IoError when the file cannot be written.
 void write_kernel_trace(const std::string& path, const std::function<void()>& work);
