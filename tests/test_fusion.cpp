@@ -434,9 +434,11 @@ TEST_CASE("ResNet-50 fused for fp16 inference on CUDA is as close to fp64 as unf
   CHECK(fused.graph_fallback_reason().empty());
 }
 
-TEST_CASE("max_pool2d falls back to ATen's max pool where cuDNN's does not apply", "[fusion]") {
+TEST_CASE("max_pool2d falls back to ATen's max pool where gpuperf's kernels do not apply",
+          "[fusion]") {
   torch::manual_seed(61);
   const auto x = torch::randn({2, 8, 9, 11}).contiguous(torch::MemoryFormat::ChannelsLast);
+  CHECK_FALSE(gpuperf::max_pool_kernels_apply(x, 3, 2, 1));
   CHECK_FALSE(gpuperf::cudnn_max_pool_applies(x, 3, 2, 1));
   const auto a = x.clone().requires_grad_();
   const auto b = x.clone().requires_grad_();
@@ -450,76 +452,54 @@ TEST_CASE("max_pool2d falls back to ATen's max pool where cuDNN's does not apply
   CHECK(torch::equal(a.grad(), b.grad()));
 }
 
-namespace {
-
-// For each input position of a 3x3, stride 2, padding 1 max pool: whether it holds the maximum of
-// some window that contains it (the only places a window's gradient may go), in fp64.
-torch::Tensor maximum_of_a_window(const torch::Tensor& x, const torch::Tensor& y) {
-  const auto xd = x.to(torch::kCPU, torch::kDouble).contiguous();
-  const auto yd = y.to(torch::kCPU, torch::kDouble).contiguous();
-  auto out = torch::zeros(x.sizes(), torch::kBool);
-  const auto xa = xd.accessor<double, 4>();
-  const auto ya = yd.accessor<double, 4>();
-  auto oa = out.accessor<bool, 4>();
-  for (std::int64_t n = 0; n < x.size(0); ++n)
-    for (std::int64_t c = 0; c < x.size(1); ++c)
-      for (std::int64_t h = 0; h < x.size(2); ++h)
-        for (std::int64_t w = 0; w < x.size(3); ++w)
-          for (std::int64_t oh = 0; oh < y.size(2); ++oh)
-            for (std::int64_t ow = 0; ow < y.size(3); ++ow)
-              if (std::abs(h - 2 * oh) <= 1 && std::abs(w - 2 * ow) <= 1 &&
-                  xa[n][c][h][w] == ya[n][c][oh][ow])
-                oa[n][c][h][w] = true;
-  return out;
-}
-
-}  // namespace
-
-TEST_CASE("cuDNN's max pool matches fp64, and gives each window's gradient to one of its maxima",
+TEST_CASE("gpuperf's max-pool kernels give ATen's fp64 values and gradients, ties and NaNs included",
           "[fusion][gpu]") {
   GPUPERF_REQUIRE_GPU();
   const auto cl = torch::MemoryFormat::ChannelsLast;
+  struct Window {
+    std::int64_t kernel, stride, padding;
+  };
+  // 16 and 24 channels take the 16-byte vector path, 3 the one-channel path; odd and even sizes
+  // put windows over every border.
+  const std::vector<std::vector<std::int64_t>> shapes{{3, 16, 13, 12}, {2, 3, 9, 11}, {2, 24, 8, 8}};
+  const std::vector<Window> windows{{3, 2, 1}, {2, 2, 0}, {3, 1, 1}, {5, 3, 2}, {1, 1, 0}};
+  const std::vector<torch::ScalarType> dtypes{torch::kFloat, torch::kHalf, torch::kBFloat16};
   torch::manual_seed(62);
-  // Odd and even sizes, so that windows hang over every border.
-  const std::vector<std::int64_t> shape{3, 16, 13, 12};
-  SECTION("fp32, no equal values: the same function and gradient as fp64") {
-    // The fp64 reference gets the fp32 values themselves (a maximum is exact in either).
-    auto x = (torch::randn(shape) * 3).to(torch::kCUDA).contiguous(cl).requires_grad_();
-    const auto xd = x.detach().to(torch::kCPU, torch::kDouble).contiguous().requires_grad_();
-    REQUIRE(gpuperf::cudnn_max_pool_applies(x, 3, 2, 1));
-    const auto out = gpuperf::max_pool2d(x, 3, 2, 1, /*use_cudnn=*/true);
-    const auto ref = torch::max_pool2d(xd, {3, 3}, {2, 2}, {1, 1});
-    REQUIRE(out.sizes() == ref.sizes());
-    CHECK(out.is_contiguous(cl));
-    CHECK(relative_error(out, ref) == 0.0);
-    const auto upstream = torch::randn(ref.sizes(), torch::kDouble);
-    ref.backward(upstream);
-    out.backward(upstream.to(torch::kCUDA, torch::kFloat).contiguous(cl));
-    CHECK(relative_error(x.grad(), xd.grad()) < 1e-6);
+  for (const auto& shape : shapes) {
+    for (const auto& w : windows) {
+      for (const auto dtype : dtypes) {
+        // After a ReLU, as in ResNet: many equal maxima (zeros), where the rule for choosing one
+        // shows. Two NaNs: a window holding one gives NaN, and its gradient goes to the NaN.
+        auto values = torch::relu(torch::randn(shape)).to(dtype);
+        values.view(-1)[5] = std::nan("");
+        values.view(-1)[values.numel() - 7] = std::nan("");
+        const auto x = values.to(torch::kCUDA).contiguous(cl).requires_grad_();
+        INFO("shape " << torch::IntArrayRef(shape) << ", window " << w.kernel << " stride "
+                      << w.stride << " padding " << w.padding << ", " << dtype);
+        REQUIRE(gpuperf::max_pool_kernels_apply(x, w.kernel, w.stride, w.padding));
+        const auto out = gpuperf::max_pool2d(x, w.kernel, w.stride, w.padding, true);
+        // The reference: ATen's max pool in fp64 on the CPU, on the very same values.
+        const auto xd = values.to(torch::kDouble).requires_grad_();
+        const auto ref = torch::max_pool2d(xd, {w.kernel, w.kernel}, {w.stride, w.stride},
+                                           {w.padding, w.padding});
+        REQUIRE(out.sizes() == ref.sizes());
+        CHECK(out.is_contiguous(cl));
+        const auto out_d = out.detach().to(torch::kCPU, torch::kDouble);
+        CHECK(torch::equal(out_d.isnan(), ref.detach().isnan()));
+        CHECK(torch::equal(torch::nan_to_num(out_d), torch::nan_to_num(ref.detach())));
+        // Small integers: every sum of them is exact in each dtype, so gradients compare exactly.
+        const auto upstream = torch::randint(1, 8, ref.sizes(), torch::kDouble);
+        ref.backward(upstream);
+        out.backward(upstream.to(torch::kCUDA, dtype).contiguous(cl));
+        CHECK(x.grad().is_contiguous(cl));
+        CHECK(torch::equal(x.grad().to(torch::kCPU, torch::kDouble), xd.grad()));
+      }
+    }
   }
-  SECTION("fp16 after a ReLU (many equal values): each window's gradient goes to one maximum") {
-    const auto x =
-        torch::relu(torch::randn(shape)).to(torch::kCUDA, torch::kHalf).contiguous(cl).requires_grad_();
-    const auto out = gpuperf::max_pool2d(x, 3, 2, 1, /*use_cudnn=*/true);
-    const auto ref = torch::max_pool2d(x.detach().cpu().to(torch::kDouble), {3, 3}, {2, 2}, {1, 1});
-    CHECK(relative_error(out, ref) == 0.0);
-    // Small positive integers: every sum of them is exact in fp16, so the checks are exact.
-    const auto upstream = torch::randint(1, 8, ref.sizes(), torch::kDouble);
-    out.backward(upstream.to(torch::kCUDA, torch::kHalf).contiguous(cl));
-    const auto grad = x.grad().to(torch::kCPU, torch::kDouble);
-    const auto xd = x.detach().to(torch::kCPU, torch::kDouble);
-    // Nothing lost or duplicated, nothing negative ...
-    CHECK(grad.sum().item<double>() == upstream.sum().item<double>());
-    CHECK(grad.min().item<double>() >= 0);
-    // ... and a gradient only where the input is the maximum of a window that contains it.
-    const auto at_a_maximum = maximum_of_a_window(xd, ref);
-    CHECK(grad.masked_select(at_a_maximum.logical_not()).abs().sum().item<double>() == 0);
-    // ATen's index-based backward on the same input, for the record (ties may go elsewhere).
-    const auto x_aten = x.detach().clone().requires_grad_();
-    torch::max_pool2d(x_aten, {3, 3}, {2, 2}, {1, 1})
-        .backward(upstream.to(torch::kCUDA, torch::kHalf).contiguous(cl));
-    WARN("cuDNN's max-pool gradient equals ATen's: " << torch::equal(x_aten.grad(), x.grad()));
-    CHECK(x_aten.grad().to(torch::kDouble).sum().item<double>() == upstream.sum().item<double>());
+  SECTION("without autograd recording, the forward alone gives the same values") {
+    const auto x = torch::randn({4, 64, 28, 28}).to(torch::kCUDA, torch::kHalf).contiguous(cl);
+    const auto out = gpuperf::max_pool2d(x, 3, 2, 1, true);
+    CHECK(torch::equal(out, torch::max_pool2d(x, {3, 3}, {2, 2}, {1, 1})));
   }
 }
 

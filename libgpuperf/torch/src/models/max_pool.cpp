@@ -1,15 +1,20 @@
-// max_pool2d on cuDNN's pooling: the forward writes the output only, and the backward recomputes
-// each window's maximum from the input and the output, where ATen's max_pool2d writes an int64
-// index per output element and its NHWC backward gathers through them.
+// max_pool2d for channels_last tensors on gpuperf's own kernels (max_pool_kernels.cu): the forward
+// writes a one-byte window position per output element where ATen's writes an int64 index, and
+// the backward gathers each input's gradient through them. Until the A/B run on the H200 decides,
+// GPUPERF_EXPERIMENT_CUDNN_POOL=1 chooses cuDNN's pooling instead.
 
 #include <ATen/Context.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/max_pool2d.h>
+#include <c10/core/GradMode.h>
 #include <torch/csrc/autograd/custom_function.h>
 
 #include <climits>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "gpuperf/models/fusion.h"
 
@@ -18,6 +23,12 @@
 #include <ATen/cuda/Exceptions.h>
 #include <ATen/cudnn/Descriptors.h>
 #include <ATen/cudnn/Handle.h>
+#endif
+#if GPUPERF_WITH_CUDA_KERNELS
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAException.h>
+
+#include "models/max_pool_kernels.h"
 #endif
 
 namespace gpuperf {
@@ -100,7 +111,122 @@ struct MaxPool : public torch::autograd::Function<MaxPool> {
 
 #endif  // GPUPERF_WITH_CUDNN
 
+#if GPUPERF_WITH_CUDA_KERNELS
+
+detail::PoolDtype pool_dtype(const torch::Tensor& t) {
+  switch (t.scalar_type()) {
+    case torch::kHalf:
+      return detail::PoolDtype::kHalf;
+    case torch::kBFloat16:
+      return detail::PoolDtype::kBFloat16;
+    default:
+      return detail::PoolDtype::kFloat;
+  }
+}
+
+detail::PoolShape pool_shape(at::IntArrayRef input, at::IntArrayRef output, std::int64_t kernel,
+                             std::int64_t stride, std::int64_t padding) {
+  detail::PoolShape s;
+  s.n = input[0];
+  s.channels = input[1];
+  s.height = input[2];
+  s.width = input[3];
+  s.out_height = output[2];
+  s.out_width = output[3];
+  s.kernel = static_cast<int>(kernel);
+  s.stride = static_cast<int>(stride);
+  s.padding = static_cast<int>(padding);
+  return s;
+}
+
+torch::Tensor pooled_like(const torch::Tensor& x, std::int64_t kernel, std::int64_t stride,
+                          std::int64_t padding, c10::ScalarType dtype) {
+  return at::empty({x.size(0), x.size(1), pooled_size(x.size(2), kernel, stride, padding),
+                    pooled_size(x.size(3), kernel, stride, padding)},
+                   x.options().dtype(dtype), at::MemoryFormat::ChannelsLast);
+}
+
+// The output, and with `index` its window positions.
+torch::Tensor indexed_max_pool(const torch::Tensor& x, std::int64_t kernel, std::int64_t stride,
+                               std::int64_t padding, torch::Tensor* index) {
+  torch::Tensor y = pooled_like(x, kernel, stride, padding, x.scalar_type());
+  std::uint8_t* positions = nullptr;
+  if (index != nullptr) {
+    *index = pooled_like(x, kernel, stride, padding, torch::kByte);
+    positions = index->data_ptr<std::uint8_t>();
+  }
+  C10_CUDA_CHECK(detail::max_pool_forward(pool_dtype(x), x.data_ptr(), y.data_ptr(), positions,
+                                          pool_shape(x.sizes(), y.sizes(), kernel, stride, padding),
+                                          at::cuda::getCurrentCUDAStream()));
+  return y;
+}
+
+struct IndexedMaxPool : public torch::autograd::Function<IndexedMaxPool> {
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x,
+                               std::int64_t kernel, std::int64_t stride, std::int64_t padding) {
+    torch::Tensor index;
+    torch::Tensor y = indexed_max_pool(x, kernel, stride, padding, &index);
+    // Only the byte indices are kept for the backward, not x or y.
+    ctx->save_for_backward({index});
+    ctx->saved_data["sizes"] = x.sizes().vec();
+    ctx->saved_data["kernel"] = kernel;
+    ctx->saved_data["stride"] = stride;
+    ctx->saved_data["padding"] = padding;
+    return y;
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grad_outputs) {
+    const torch::Tensor index = ctx->get_saved_variables()[0];
+    const torch::Tensor grad_y = grad_outputs[0].contiguous(at::MemoryFormat::ChannelsLast);
+    const std::vector<std::int64_t> sizes = ctx->saved_data["sizes"].toIntVector();
+    torch::Tensor grad_x = at::empty(sizes, grad_y.options(), at::MemoryFormat::ChannelsLast);
+    C10_CUDA_CHECK(detail::max_pool_backward(
+        pool_dtype(grad_y), grad_y.data_ptr(), index.data_ptr<std::uint8_t>(), grad_x.data_ptr(),
+        pool_shape(sizes, grad_y.sizes(), ctx->saved_data["kernel"].toInt(),
+                   ctx->saved_data["stride"].toInt(), ctx->saved_data["padding"].toInt()),
+        at::cuda::getCurrentCUDAStream()));
+    return {grad_x, {}, {}, {}};
+  }
+};
+
+#endif  // GPUPERF_WITH_CUDA_KERNELS
+
+[[maybe_unused]] bool window_accepted(const torch::Tensor& x, std::int64_t kernel, std::int64_t stride,
+                     std::int64_t padding) {
+  // Windows as PyTorch allows them (padding at most half the window), each output non-empty.
+  if (kernel < 1 || stride < 1 || padding < 0 || 2 * padding > kernel) return false;
+  return pooled_size(x.size(2), kernel, stride, padding) >= 1 &&
+         pooled_size(x.size(3), kernel, stride, padding) >= 1;
+}
+
+[[maybe_unused]] bool cuda_channels_last(const torch::Tensor& x) {
+  return x.defined() && x.is_cuda() && x.dim() == 4 &&
+         (x.scalar_type() == torch::kHalf || x.scalar_type() == torch::kBFloat16 ||
+          x.scalar_type() == torch::kFloat) &&
+         x.is_contiguous(at::MemoryFormat::ChannelsLast);
+}
+
+[[maybe_unused]] bool experiment_cudnn_pool() {
+  const char* v = std::getenv("GPUPERF_EXPERIMENT_CUDNN_POOL");
+  return v != nullptr && std::string(v) == "1";
+}
+
 }  // namespace
+
+bool max_pool_kernels_apply(const torch::Tensor& x, std::int64_t kernel, std::int64_t stride,
+                            std::int64_t padding) {
+#if GPUPERF_WITH_CUDA_KERNELS
+  return cuda_channels_last(x) && window_accepted(x, kernel, stride, padding) &&
+         kernel * kernel <= detail::kMaxPoolWindowPositions;
+#else
+  (void)x;
+  (void)kernel;
+  (void)stride;
+  (void)padding;
+  return false;
+#endif
+}
 
 bool cudnn_max_pool_applies(const torch::Tensor& x, std::int64_t kernel, std::int64_t stride,
                             std::int64_t padding) {
@@ -108,15 +234,7 @@ bool cudnn_max_pool_applies(const torch::Tensor& x, std::int64_t kernel, std::in
   if (!x.defined() || !x.is_cuda() || !at::globalContext().userEnabledCuDNN() ||
       !at::Context::hasCuDNN())
     return false;
-  if (x.dim() != 4 || x.numel() >= INT_MAX) return false;
-  if (x.scalar_type() != torch::kHalf && x.scalar_type() != torch::kBFloat16 &&
-      x.scalar_type() != torch::kFloat)
-    return false;
-  if (!x.is_contiguous(at::MemoryFormat::ChannelsLast)) return false;
-  // Windows as PyTorch allows them (padding at most half the window), each output non-empty.
-  if (kernel < 1 || stride < 1 || padding < 0 || 2 * padding > kernel) return false;
-  return pooled_size(x.size(2), kernel, stride, padding) >= 1 &&
-         pooled_size(x.size(3), kernel, stride, padding) >= 1;
+  return cuda_channels_last(x) && x.numel() < INT_MAX && window_accepted(x, kernel, stride, padding);
 #else
   (void)x;
   (void)kernel;
@@ -129,12 +247,19 @@ bool cudnn_max_pool_applies(const torch::Tensor& x, std::int64_t kernel, std::in
 torch::Tensor max_pool2d(const torch::Tensor& x, std::int64_t kernel, std::int64_t stride,
                          std::int64_t padding, bool use_cudnn) {
 #if GPUPERF_WITH_CUDNN
-  if (use_cudnn && cudnn_max_pool_applies(x, kernel, stride, padding)) {
+  if (use_cudnn && experiment_cudnn_pool() && cudnn_max_pool_applies(x, kernel, stride, padding)) {
     return MaxPool::apply(x, kernel, stride, padding);
   }
-#else
-  (void)use_cudnn;
 #endif
+#if GPUPERF_WITH_CUDA_KERNELS
+  if (use_cudnn && max_pool_kernels_apply(x, kernel, stride, padding)) {
+    if (at::GradMode::is_enabled() && x.requires_grad()) {
+      return IndexedMaxPool::apply(x, kernel, stride, padding);
+    }
+    return indexed_max_pool(x, kernel, stride, padding, /*index=*/nullptr);
+  }
+#endif
+  (void)use_cudnn;
   return at::max_pool2d(x, {kernel, kernel}, {stride, stride}, {padding, padding});
 }
 

@@ -5,12 +5,23 @@
 #include <torch/nn/init.h>
 #include <torch/nn/modules/pooling.h>
 
+#include <ATen/ops/constant_pad_nd.h>
+#include <ATen/ops/cudnn_convolution_relu.h>
+#include <ATen/ops/mm.h>
+
+#include <cstdlib>
 #include <string>
 
 #include "gpuperf/base/error.h"
 
 namespace gpuperf {
 namespace {
+
+// EXPERIMENT (device call 1 of 2026-12-01, third session): batch-1 inference variants.
+std::string experiment(const char* name) {
+  const char* v = std::getenv(name);
+  return v == nullptr ? std::string() : std::string(v);
+}
 
 torch::nn::Conv2d conv(std::int64_t in, std::int64_t out, std::int64_t kernel, std::int64_t stride,
                        std::int64_t padding) {
@@ -158,7 +169,17 @@ std::string ResNetImpl::fuse_for_inference() {
 }
 
 torch::Tensor ResNetImpl::forward(torch::Tensor x) {
-  if (folded_) {
+  if (folded_ && experiment("GPUPERF_EXPERIMENT_STEM") == "4" && x.is_cuda() && x.size(1) == 3) {
+    if (!stem_weight4_.defined() || stem_weight4_.scalar_type() != conv1->weight.scalar_type()) {
+      stem_weight4_ = at::constant_pad_nd(conv1->weight, {0, 0, 0, 0, 0, 1})
+                          .contiguous(at::MemoryFormat::ChannelsLast);
+    }
+    torch::Tensor x4 = at::constant_pad_nd(x, {0, 0, 0, 0, 0, 1});
+    if (!x4.is_contiguous(at::MemoryFormat::ChannelsLast)) {
+      x4 = x4.contiguous(at::MemoryFormat::ChannelsLast);
+    }
+    x = at::cudnn_convolution_relu(x4, stem_weight4_, bias1_, {2, 2}, {3, 3}, {1, 1}, 1);
+  } else if (folded_) {
     x = conv2d_bias_relu(x, *conv1, bias1_, /*fused=*/true);
   } else if (fused_bn_) {
     x = batch_norm_add_relu(conv1->forward(x), *bn1, {}, /*fused=*/true, &ran_fused_);
@@ -172,7 +193,18 @@ torch::Tensor ResNetImpl::forward(torch::Tensor x) {
   x = layer2->forward(x);
   x = layer3->forward(x);
   x = layer4->forward(x);
-  x = torch::adaptive_avg_pool2d(x, {1, 1}).flatten(1);
+  const std::string pool = folded_ ? experiment("GPUPERF_EXPERIMENT_HEAD_POOL") : "";
+  if (pool == "view" && x.is_contiguous(at::MemoryFormat::ChannelsLast)) {
+    // [N, C, H, W] in channels_last is [N, H*W, C] in memory: a mean over the middle dimension.
+    x = x.permute({0, 2, 3, 1}).reshape({x.size(0), x.size(2) * x.size(3), x.size(1)}).mean(1);
+  } else if (pool == "avgpool") {
+    x = torch::avg_pool2d(x, {x.size(2), x.size(3)}).flatten(1);
+  } else {
+    x = torch::adaptive_avg_pool2d(x, {1, 1}).flatten(1);
+  }
+  if (folded_ && experiment("GPUPERF_EXPERIMENT_HEAD_FC") == "mm") {
+    return at::mm(x, fc->weight.t()).add_(fc->bias);
+  }
   return fc->forward(x);
 }
 

@@ -89,16 +89,22 @@ class FusableModel {
 [[nodiscard]] std::pair<torch::Tensor, torch::Tensor> conv1x1_and_shortcut(
     const torch::Tensor& x, const torch::nn::Conv2dImpl& conv, bool fused);
 
+/// Whether max_pool2d can run on gpuperf's own max-pool kernels for `x`: gpuperf built with them
+/// (a CUDA LibTorch and a CUDA compiler), `x` a CUDA fp16, bf16 or fp32 [N, C, H, W] tensor in
+/// channels_last, a window PyTorch accepts of at most 15 x 15.
+[[nodiscard]] bool max_pool_kernels_apply(const torch::Tensor& x, std::int64_t kernel,
+                                          std::int64_t stride, std::int64_t padding);
+
 /// Whether max_pool2d can run on cuDNN's pooling for `x`: gpuperf built with cuDNN, cuDNN enabled,
 /// `x` a CUDA fp16, bf16 or fp32 [N, C, H, W] tensor in channels_last, a window PyTorch accepts.
 [[nodiscard]] bool cudnn_max_pool_applies(const torch::Tensor& x, std::int64_t kernel,
                                           std::int64_t stride, std::int64_t padding);
 
 /// max_pool2d(x, kernel, stride, padding) with a square window, no dilation, floor mode: PyTorch's
-/// function and gradient. With `use_cudnn` and where cudnn_max_pool_applies, cuDNN's pooling: the
-/// forward stores no int64 indices, and the backward finds each window's maximum again from the
-/// input and output and gives it the window's gradient (one maximum per window, deterministic;
-/// among equal maxima cuDNN may pick another than ATen). Otherwise ATen's max_pool2d.
+/// function and gradient. With `use_cudnn` and where max_pool_kernels_apply, gpuperf's kernels:
+/// the forward stores each window's maximum as a one-byte position (none when autograd does not
+/// record), chosen as ATen chooses it (the first largest value, or the last NaN), and the
+/// backward gathers each input's gradient through them. Otherwise ATen's max_pool2d.
 [[nodiscard]] torch::Tensor max_pool2d(const torch::Tensor& x, std::int64_t kernel,
                                        std::int64_t stride, std::int64_t padding, bool use_cudnn);
 
