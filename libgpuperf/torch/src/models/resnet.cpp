@@ -5,23 +5,14 @@
 #include <torch/nn/init.h>
 #include <torch/nn/modules/pooling.h>
 
-#include <ATen/ops/constant_pad_nd.h>
-#include <ATen/ops/cudnn_convolution_relu.h>
-#include <ATen/ops/mm.h>
+#include <ATen/ops/addmm.h>
 
-#include <cstdlib>
 #include <string>
 
 #include "gpuperf/base/error.h"
 
 namespace gpuperf {
 namespace {
-
-// EXPERIMENT (device call 1 of 2026-12-01, third session): batch-1 inference variants.
-std::string experiment(const char* name) {
-  const char* v = std::getenv(name);
-  return v == nullptr ? std::string() : std::string(v);
-}
 
 torch::nn::Conv2d conv(std::int64_t in, std::int64_t out, std::int64_t kernel, std::int64_t stride,
                        std::int64_t padding) {
@@ -161,6 +152,7 @@ std::string ResNetImpl::fuse_for_inference() {
     throw ConfigError("ResNet::fuse_for_inference: the model is in training mode; call eval()");
   }
   bias1_ = register_buffer("folded_bias1", fold_batch_norm(*conv1, *bn1));
+  fc_weight_t_ = register_buffer("folded_fc_weight_t", fc->weight.detach().t().contiguous());
   for (auto& module : modules(/*include_self=*/false)) {
     if (auto* block = module->as<BottleneckImpl>()) block->fuse_for_inference();
   }
@@ -169,41 +161,28 @@ std::string ResNetImpl::fuse_for_inference() {
 }
 
 torch::Tensor ResNetImpl::forward(torch::Tensor x) {
-  if (folded_ && experiment("GPUPERF_EXPERIMENT_STEM") == "4" && x.is_cuda() && x.size(1) == 3) {
-    if (!stem_weight4_.defined() || stem_weight4_.scalar_type() != conv1->weight.scalar_type()) {
-      stem_weight4_ = at::constant_pad_nd(conv1->weight, {0, 0, 0, 0, 0, 1})
-                          .contiguous(at::MemoryFormat::ChannelsLast);
-    }
-    torch::Tensor x4 = at::constant_pad_nd(x, {0, 0, 0, 0, 0, 1});
-    if (!x4.is_contiguous(at::MemoryFormat::ChannelsLast)) {
-      x4 = x4.contiguous(at::MemoryFormat::ChannelsLast);
-    }
-    x = at::cudnn_convolution_relu(x4, stem_weight4_, bias1_, {2, 2}, {3, 3}, {1, 1}, 1);
-  } else if (folded_) {
+  if (folded_) {
     x = conv2d_bias_relu(x, *conv1, bias1_, /*fused=*/true);
   } else if (fused_bn_) {
     x = batch_norm_add_relu(conv1->forward(x), *bn1, {}, /*fused=*/true, &ran_fused_);
   } else {
     x = torch::relu(bn1->forward(conv1->forward(x)));
   }
-  // cuDNN's max pool with the fused paths: no int64 indices stored, a faster forward (measured
-  // on the H200: +2% training throughput, -0.39 GiB peak memory, -6% inference time at batch 256).
-  x = max_pool2d(x, /*kernel=*/3, /*stride=*/2, /*padding=*/1, /*use_cudnn=*/folded_ || fused_bn_);
+  // gpuperf's max-pool kernels with the fused paths: one-byte indices, a gathered backward
+  // (measured on the H200: +3.1% training throughput over cuDNN's pooling, which had given +2%
+  // over ATen's).
+  x = max_pool2d(x, /*kernel=*/3, /*stride=*/2, /*padding=*/1, /*fused=*/folded_ || fused_bn_);
   x = layer1->forward(x);
   x = layer2->forward(x);
   x = layer3->forward(x);
   x = layer4->forward(x);
-  const std::string pool = folded_ ? experiment("GPUPERF_EXPERIMENT_HEAD_POOL") : "";
-  if (pool == "view" && x.is_contiguous(at::MemoryFormat::ChannelsLast)) {
-    // [N, C, H, W] in channels_last is [N, H*W, C] in memory: a mean over the middle dimension.
-    x = x.permute({0, 2, 3, 1}).reshape({x.size(0), x.size(2) * x.size(3), x.size(1)}).mean(1);
-  } else if (pool == "avgpool") {
-    x = torch::avg_pool2d(x, {x.size(2), x.size(3)}).flatten(1);
-  } else {
-    x = torch::adaptive_avg_pool2d(x, {1, 1}).flatten(1);
-  }
-  if (folded_ && experiment("GPUPERF_EXPERIMENT_HEAD_FC") == "mm") {
-    return at::mm(x, fc->weight.t()).add_(fc->bias);
+  x = torch::adaptive_avg_pool2d(x, {1, 1}).flatten(1);
+  if (folded_ && x.size(0) == 1) {
+    // Batch 1's product is a matrix-vector one, and cuBLAS runs it in 7.4 us with the weight
+    // stored transposed against 12.5 us on linear's transposed view (H200, fp16, inside a CUDA
+    // graph; at batch 8 the view is the faster, 5.2 against 7.4 us):
+    // docs/results/2026-12-01-h200-own-kernels/probe_small_batch.py.
+    return at::addmm(fc->bias, x, fc_weight_t_);
   }
   return fc->forward(x);
 }

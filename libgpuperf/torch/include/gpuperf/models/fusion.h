@@ -26,7 +26,7 @@ class FusableModel {
   virtual ~FusableModel() = default;
   /// Training-safe fusion, the same function and gradients in fewer kernels: convolution + bias +
   /// ReLU, channels_last inside (SimpleModel); BatchNorm (+ residual add) + ReLU, conv1 + shortcut
-  /// as one GEMM node, cuDNN's max pool (ResNet). Returns whether the model has anything to fuse
+  /// as one GEMM node, gpuperf's max-pool kernels (ResNet). Returns whether the model has anything to fuse
   /// this way.
   virtual bool set_training_fusion(bool on) = 0;
   /// What the training-safe fusion fused in the latest forward pass, e.g. "conv+bias+relu";
@@ -95,18 +95,13 @@ class FusableModel {
 [[nodiscard]] bool max_pool_kernels_apply(const torch::Tensor& x, std::int64_t kernel,
                                           std::int64_t stride, std::int64_t padding);
 
-/// Whether max_pool2d can run on cuDNN's pooling for `x`: gpuperf built with cuDNN, cuDNN enabled,
-/// `x` a CUDA fp16, bf16 or fp32 [N, C, H, W] tensor in channels_last, a window PyTorch accepts.
-[[nodiscard]] bool cudnn_max_pool_applies(const torch::Tensor& x, std::int64_t kernel,
-                                          std::int64_t stride, std::int64_t padding);
-
 /// max_pool2d(x, kernel, stride, padding) with a square window, no dilation, floor mode: PyTorch's
-/// function and gradient. With `use_cudnn` and where max_pool_kernels_apply, gpuperf's kernels:
+/// function and gradient. With `fused` and where max_pool_kernels_apply, gpuperf's kernels:
 /// the forward stores each window's maximum as a one-byte position (none when autograd does not
 /// record), chosen as ATen chooses it (the first largest value, or the last NaN), and the
 /// backward gathers each input's gradient through them. Otherwise ATen's max_pool2d.
 [[nodiscard]] torch::Tensor max_pool2d(const torch::Tensor& x, std::int64_t kernel,
-                                       std::int64_t stride, std::int64_t padding, bool use_cudnn);
+                                       std::int64_t stride, std::int64_t padding, bool fused);
 
 /// conv(x) + bias with the module's stride, padding, dilation and groups (the module's own bias
 /// is ignored: pass it, or a folded one, as `bias`).

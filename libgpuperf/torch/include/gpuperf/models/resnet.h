@@ -86,7 +86,7 @@ class ResNetImpl : public torch::nn::Module, public FusableModel {
   std::int64_t in_channels_ = 64;
   bool folded_ = false;
   torch::Tensor bias1_;  ///< the stem's folded bias (a registered buffer once folded)
-  torch::Tensor stem_weight4_;  // EXPERIMENT (call 1): the stem's weight padded to 4 channels
+  torch::Tensor fc_weight_t_;  ///< fc's weight transposed, for batch 1 (a buffer once folded)
   bool fused_bn_ = false;
   bool ran_fused_ = false;  ///< the stem's BatchNorm ran fused in the latest forward
 };
