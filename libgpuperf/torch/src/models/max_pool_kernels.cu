@@ -50,7 +50,9 @@ struct alignas(V) IndexPack {
 // The grid: blockIdx.y walks rows of the output (n, oh), blockIdx.x and the threads the row's
 // (ow, channel group) items, so that a thread needs one 32-bit division, not a chain of 64-bit
 // ones (which made the first version compute-bound: 0.64 ms for the ResNet-50 stem's backward).
-template <typename T, int V>
+// K: the window size where it is known when compiling (3, ResNet's), so that the window's loads
+// are unrolled and issued together; 0 reads it from the shape.
+template <typename T, int V, int K>
 __global__ void forward_kernel(const T* __restrict__ x, T* __restrict__ y,
                                std::uint8_t* __restrict__ index, PoolShape s) {
   const int groups = static_cast<int>(s.channels / V);
@@ -77,11 +79,16 @@ __global__ void forward_kernel(const T* __restrict__ x, T* __restrict__ y,
       where[v] = kh_begin * s.kernel + kw_begin;  // an all -inf window: its first element
     }
     const T* image = x + n * s.height * s.width * s.channels + group * V;
-    for (int kh = kh_begin; kh < kh_end; ++kh) {
-      for (int kw = kw_begin; kw < kw_end; ++kw) {
+    const int kernel = K > 0 ? K : s.kernel;
+#pragma unroll
+    for (int kh = 0; kh < kernel; ++kh) {
+#pragma unroll
+      for (int kw = 0; kw < kernel; ++kw) {
+        // Row-major over the window, the part inside x only: ATen's order.
+        if (kh < kh_begin || kh >= kh_end || kw < kw_begin || kw >= kw_end) continue;
         const Pack<T, V> p = *reinterpret_cast<const Pack<T, V>*>(
             image + ((h0 + kh) * s.width + (w0 + kw)) * s.channels);
-        const int position = kh * s.kernel + kw;
+        const int position = kh * kernel + kw;
 #pragma unroll
         for (int v = 0; v < V; ++v) {
           const float value = to_float(p.v[v]);
@@ -107,8 +114,23 @@ __global__ void forward_kernel(const T* __restrict__ x, T* __restrict__ y,
   }
 }
 
-// The grid as forward_kernel's, over rows (n, h) of the input.
+// Adds grad_y of window (oh, ow) where that window chose input position `position`.
 template <typename T, int V>
+__device__ __forceinline__ void gather(const T* __restrict__ grad_y,
+                                       const std::uint8_t* __restrict__ index, std::int64_t at,
+                                       int position, float (&sum)[V]) {
+  const IndexPack<V> chosen = *reinterpret_cast<const IndexPack<V>*>(index + at);
+  const Pack<T, V> g = *reinterpret_cast<const Pack<T, V>*>(grad_y + at);
+#pragma unroll
+  for (int v = 0; v < V; ++v) {
+    if (chosen.v[v] == position) sum[v] += to_float(g.v[v]);
+  }
+}
+
+// The grid as forward_kernel's, over rows (n, h) of the input. W: the most windows holding an
+// input element along each dimension (ceil(kernel / stride)) where it is known when compiling,
+// so that their loads are unrolled and issued together (ResNet's 3x3, stride 2: 2); 0 loops.
+template <typename T, int V, int W>
 __global__ void backward_kernel(const T* __restrict__ grad_y,
                                 const std::uint8_t* __restrict__ index, T* __restrict__ grad_x,
                                 PoolShape s) {
@@ -131,16 +153,25 @@ __global__ void backward_kernel(const T* __restrict__ grad_y,
     float sum[V];
 #pragma unroll
     for (int v = 0; v < V; ++v) sum[v] = 0.0f;
-    for (int oh = oh_begin; oh < oh_end; ++oh) {
-      for (int ow = ow_begin; ow < ow_end; ++ow) {
-        const int position = (hp - oh * s.stride) * s.kernel + (wp - ow * s.stride);
-        const std::int64_t at =
-            ((n * s.out_height + oh) * s.out_width + ow) * s.channels + group * V;
-        const IndexPack<V> chosen = *reinterpret_cast<const IndexPack<V>*>(index + at);
-        const Pack<T, V> g = *reinterpret_cast<const Pack<T, V>*>(grad_y + at);
+    const std::int64_t image = n * s.out_height;
+    if (W > 0) {
 #pragma unroll
-        for (int v = 0; v < V; ++v) {
-          if (chosen.v[v] == position) sum[v] += to_float(g.v[v]);
+      for (int i = 0; i < W; ++i) {
+#pragma unroll
+        for (int j = 0; j < W; ++j) {
+          const int oh = oh_begin + i;
+          const int ow = ow_begin + j;
+          if (oh < oh_end && ow < ow_end) {
+            gather<T, V>(grad_y, index, ((image + oh) * s.out_width + ow) * s.channels + group * V,
+                         (hp - oh * s.stride) * s.kernel + (wp - ow * s.stride), sum);
+          }
+        }
+      }
+    } else {
+      for (int oh = oh_begin; oh < oh_end; ++oh) {
+        for (int ow = ow_begin; ow < ow_end; ++ow) {
+          gather<T, V>(grad_y, index, ((image + oh) * s.out_width + ow) * s.channels + group * V,
+                       (hp - oh * s.stride) * s.kernel + (wp - ow * s.stride), sum);
         }
       }
     }
@@ -175,22 +206,59 @@ bool wide(std::int64_t channels, const void* a, const void* b, const void* index
          (index == nullptr || aligned(index, kWide<T>));
 }
 
+template <typename T, int V, int K>
+void launch_forward(const T* x, T* y, std::uint8_t* index, const PoolShape& s,
+                    cudaStream_t stream) {
+  forward_kernel<T, V, K>
+      <<<grid_for(s.out_width * s.channels / V, s.n * s.out_height), kThreads, 0, stream>>>(
+          x, y, index, s);
+}
+
+template <typename T, int V>
+void launch_forward(const T* x, T* y, std::uint8_t* index, const PoolShape& s,
+                    cudaStream_t stream) {
+  if (s.kernel == 3) {
+    launch_forward<T, V, 3>(x, y, index, s, stream);
+  } else {
+    launch_forward<T, V, 0>(x, y, index, s, stream);
+  }
+}
+
 template <typename T>
 cudaError_t forward_as(const void* x, void* y, std::uint8_t* index, const PoolShape& s,
                        cudaStream_t stream) {
   const auto* in = static_cast<const T*>(x);
   auto* out = static_cast<T*>(y);
-  const std::int64_t rows = s.n * s.out_height;
-  if (rows == 0 || s.out_width == 0 || s.channels == 0) return cudaSuccess;
+  if (s.n * s.out_height == 0 || s.out_width == 0 || s.channels == 0) return cudaSuccess;
   if (wide<T>(s.channels, x, y, index)) {
-    forward_kernel<T, kWide<T>>
-        <<<grid_for(s.out_width * s.channels / kWide<T>, rows), kThreads, 0, stream>>>(
-            in, out, index, s);
+    launch_forward<T, kWide<T>>(in, out, index, s, stream);
   } else {
-    forward_kernel<T, 1>
-        <<<grid_for(s.out_width * s.channels, rows), kThreads, 0, stream>>>(in, out, index, s);
+    launch_forward<T, 1>(in, out, index, s, stream);
   }
   return cudaGetLastError();
+}
+
+template <typename T, int V, int W>
+void launch_backward(const T* dy, const std::uint8_t* index, T* dx, const PoolShape& s,
+                     cudaStream_t stream) {
+  backward_kernel<T, V, W>
+      <<<grid_for(s.width * s.channels / V, s.n * s.height), kThreads, 0, stream>>>(dy, index, dx,
+                                                                                  s);
+}
+
+template <typename T, int V>
+void launch_backward(const T* dy, const std::uint8_t* index, T* dx, const PoolShape& s,
+                     cudaStream_t stream) {
+  switch ((s.kernel + s.stride - 1) / s.stride) {
+    case 1:
+      return launch_backward<T, V, 1>(dy, index, dx, s, stream);
+    case 2:
+      return launch_backward<T, V, 2>(dy, index, dx, s, stream);
+    case 3:
+      return launch_backward<T, V, 3>(dy, index, dx, s, stream);
+    default:
+      return launch_backward<T, V, 0>(dy, index, dx, s, stream);
+  }
 }
 
 template <typename T>
@@ -198,15 +266,11 @@ cudaError_t backward_as(const void* grad_y, const std::uint8_t* index, void* gra
                         const PoolShape& s, cudaStream_t stream) {
   const auto* dy = static_cast<const T*>(grad_y);
   auto* dx = static_cast<T*>(grad_x);
-  const std::int64_t rows = s.n * s.height;
-  if (rows == 0 || s.width == 0 || s.channels == 0) return cudaSuccess;
+  if (s.n * s.height == 0 || s.width == 0 || s.channels == 0) return cudaSuccess;
   if (wide<T>(s.channels, grad_y, grad_x, index)) {
-    backward_kernel<T, kWide<T>>
-        <<<grid_for(s.width * s.channels / kWide<T>, rows), kThreads, 0, stream>>>(dy, index, dx,
-                                                                                   s);
+    launch_backward<T, kWide<T>>(dy, index, dx, s, stream);
   } else {
-    backward_kernel<T, 1>
-        <<<grid_for(s.width * s.channels, rows), kThreads, 0, stream>>>(dy, index, dx, s);
+    launch_backward<T, 1>(dy, index, dx, s, stream);
   }
   return cudaGetLastError();
 }
