@@ -6,9 +6,13 @@
     quiet for a side whose latency grows with the batch size;
   - summarize_side_by_side.py sets each model and precision's best gpuperf row against the best
     PyTorch variant of the same call (bf16 seed: PyTorch's fused Adam in a CUDA graph, not eager);
-  - headline.py (docs/results/2026-12-01-h200-kernel-trace, the README's table): its medians and ratios equal the ones
+  - the README's headline table is, row for row, the headline.md of the results folder it names;
+  - headline.py (docs/results/2026-12-01-h200-kernel-trace): its medians and ratios equal the ones
     computed here from the raw runs, the best variant is the fastest one, the two folders of two
     device calls merge, and a batch size slower than a larger one is flagged;
+  - headline.py says which figures have fewer repeats than the table (the committed run of
+    docs/results/2026-12-01-h200-own-kernels/call5 was cut short in its third repeat), and says
+    nothing of the kind for complete runs;
   - compare_headlines.py flags a moved gpuperf figure and leaves host-bound peers unjudged.
 
   check_summaries.py <repository root>"""
@@ -83,6 +87,8 @@ def check_headline(root):
             failures.append(f"batch-1 latency row wrong: {row and (row['best_pytorch'], row['gpuperf_vs_best'])}")
         if "FLAG" in text:
             failures.append("the committed headline flags a latency inversion it does not have")
+        if "Fewer repeats" in text or table["meta"]["short"]:
+            failures.append("a complete headline reports figures with fewer repeats")
         # A batch 1 made slower than batch 8 in every repeat must be flagged.
         slow = os.path.join(tmp, "slow")
         shutil.copytree(folders[1], slow)
@@ -99,6 +105,39 @@ def check_headline(root):
         if "FLAG infer-resnet50 gpuperf: batch 1 p50" not in result[0]:
             failures.append("a batch 1 slower than batch 8 is not flagged:\n" + result[0])
     return failures
+
+
+def check_readme_headline(root):
+    """Every table row of the headline.md the README names is in the README, unchanged."""
+    readme = open(os.path.join(root, "README.md")).read()
+    marker = "is its `headline.md` (["
+    if marker not in readme:
+        return ["the README does not name the results folder of its headline"]
+    folder = readme.split(marker, 1)[1].split("]", 1)[0]
+    path = os.path.join(root, folder, "headline.md")
+    if not os.path.exists(path):
+        return [f"the README's headline names {folder}, which has no headline.md"]
+    rows = [line for line in open(path).read().splitlines() if line.startswith("| ")]
+    missing = [line for line in rows if line not in readme.splitlines()]
+    if not rows or missing:
+        return [f"README headline differs from {folder}headline.md in: {missing[:2]}"]
+    return []
+
+
+def check_short_repeats(root):
+    """The committed call-5 run stopped after gpuperf and eager in its third repeat: the compile
+    peers have 2 of 3 repeats, and the table must say so."""
+    folder = os.path.join(root, "docs", "results", "2026-12-01-h200-own-kernels", "call5",
+                          "headline")
+    with tempfile.TemporaryDirectory() as tmp:
+        result, error = headline(root, tmp, [folder])
+        if error:
+            return [error]
+        text, table = result
+    want = ["train-resnet50 compile: 2 of 3", "train-resnet50 compile-reduce-overhead: 2 of 3"]
+    if table["meta"]["short"] != want or "Fewer repeats than the table's" not in text:
+        return [f"short repeats reported as {table['meta']['short']}, expected {want}"]
+    return []
 
 
 def check_compare_headlines(root):
@@ -148,6 +187,8 @@ def main():
         failures.append("the bf16 seed is not set against PyTorch's best (graph) variant:\n" +
                         table)
     failures += check_headline(root)
+    failures += check_short_repeats(root)
+    failures += check_readme_headline(root)
     failures += check_compare_headlines(root)
     for f in failures:
         print("FAIL:", f)

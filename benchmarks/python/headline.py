@@ -179,6 +179,18 @@ def latency_flags(rows):
     return flags
 
 
+def short_sides(rows, repeats):
+    """'section [batch] side: n of repeats' for each figure with fewer repeats than the most any
+    gpuperf row has (a run cut short, or a peer that failed in some repeats)."""
+    short = []
+    for r in rows:
+        where = r["section"] + (f" batch {r['batch_size']}" if r["batch_size"] else "")
+        for side, s in [("gpuperf", r["gpuperf"])] + sorted(r["pytorch"].items()):
+            if s and len(s["values"]) < repeats:
+                short.append(f"{where} {side}: {len(s['values'])} of {repeats}")
+    return short
+
+
 def markdown(rows, meta):
     lines = [f"# gpuperf headline: {meta['gpu']}", "",
              f"{meta['date']}, commit {meta['commit']}, driver {meta['driver']}, "
@@ -212,6 +224,9 @@ def markdown(rows, meta):
                      "the shortest one from Inductor's cache): " + ", ".join(
                          f"{sec} {v} {s['max']:.0f} s / {s['min']:.0f} s"
                          for (sec, v), s in sorted(compiled.items())) + ".")
+    if meta.get("short"):
+        lines.append("- Fewer repeats than the table's (medians over what ran): " +
+                     ", ".join(meta["short"]) + ".")
     lines += latency_flags(rows)
     sensitive = sorted({f"{r['section']} {v}" for r in rows for v in r["pytorch"]
                         if (r["section"], v) in HOST_SENSITIVE})
@@ -240,7 +255,7 @@ def main(argv):
             "libtorch": device.get("libtorch_version", "-"),
             "cuda": device.get("cuda_runtime_version", "-"),
             "cudnn": device.get("cudnn_version", "-"), "pytorch": torch_versions,
-            "repeats": repeats, "folders": a.folders}
+            "repeats": repeats, "short": short_sides(rows, repeats), "folders": a.folders}
     text = markdown(rows, meta)
     out = a.out or a.folders[0]
     os.makedirs(out, exist_ok=True)
