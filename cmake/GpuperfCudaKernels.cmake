@@ -2,8 +2,9 @@
 # the LibTorch found has CUDA and a CUDA compiler is there (the PyTorch wheel's CMake package
 # needs nvcc anyway). Without them the library runs ATen's or cuDNN's kernels in their place.
 # Sets GPUPERF_WITH_CUDA_KERNELS and GPUPERF_CUDA_ARCHITECTURES (CMAKE_CUDA_ARCHITECTURES when
-# given, else the GPUs gpuperf compares that the compiler still targets: A100, A10 / RTX 30,
-# RTX 40 / L4, H100 / H200 and PTX for later ones; V100 where the compiler is older than CUDA 13).
+# given, else the GPUs gpuperf compares that the compiler still targets: T4 / RTX 20, A100,
+# A10 / RTX 30, RTX 40 / L4, H100 / H200 and PTX for later ones; V100 where the compiler is older
+# than CUDA 13, which dropped it).
 
 set(GPUPERF_WITH_CUDA_KERNELS OFF)
 if(GPUPERF_WITH_CUDA)
@@ -15,7 +16,7 @@ if(GPUPERF_WITH_CUDA)
     if(_gpuperf_user_cuda_architectures)
       set(GPUPERF_CUDA_ARCHITECTURES "${_gpuperf_user_cuda_architectures}")
     else()
-      set(GPUPERF_CUDA_ARCHITECTURES 80-real 86-real 89-real 90)
+      set(GPUPERF_CUDA_ARCHITECTURES 75-real 80-real 86-real 89-real 90)
       if(CMAKE_CUDA_COMPILER_VERSION VERSION_LESS 13)
         list(PREPEND GPUPERF_CUDA_ARCHITECTURES 70-real)
       endif()
