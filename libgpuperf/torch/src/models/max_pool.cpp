@@ -111,8 +111,8 @@ struct IndexedMaxPool : public torch::autograd::Function<IndexedMaxPool> {
 
 #endif  // GPUPERF_WITH_CUDA_KERNELS
 
-[[maybe_unused]] bool window_accepted(const torch::Tensor& x, std::int64_t kernel, std::int64_t stride,
-                     std::int64_t padding) {
+[[maybe_unused]] bool window_accepted(const torch::Tensor& x, std::int64_t kernel,
+                                      std::int64_t stride, std::int64_t padding) {
   // Windows as PyTorch allows them (padding at most half the window), each output non-empty.
   if (kernel < 1 || stride < 1 || padding < 0 || 2 * padding > kernel) return false;
   return pooled_size(x.size(2), kernel, stride, padding) >= 1 &&
