@@ -17,6 +17,7 @@
 
 #include "gpuperf/amp/autocast.h"
 #include "gpuperf/base/error.h"
+#include "gpuperf/device/torch_choices.h"
 #include "gpuperf/infer/inference.h"
 #include "gpuperf/models/fusion.h"
 #include "gpuperf/models/resnet.h"
@@ -511,6 +512,144 @@ TEST_CASE("gpuperf's max-pool kernels give ATen's fp64 values and gradients, tie
     const auto x = torch::randn({4, 64, 28, 28}).to(torch::kCUDA, torch::kHalf).contiguous(cl);
     const auto out = gpuperf::max_pool2d(x, 3, 2, 1, true);
     CHECK(torch::equal(out, torch::max_pool2d(x, {3, 3}, {2, 2}, {1, 1})));
+  }
+}
+
+TEST_CASE("pad_channels_to_4 appends zero channels in the dtype asked for, as ATen's pad does",
+          "[fusion]") {
+  torch::manual_seed(63);
+  const auto x = torch::randn({2, 3, 5, 7}).contiguous(torch::MemoryFormat::ChannelsLast);
+  // On the CPU the kernel does not apply: ATen's conversion and pad, gradient included.
+  CHECK_FALSE(gpuperf::pad_channels_kernel_applies(x, torch::kHalf));
+  const auto padded = gpuperf::pad_channels_to_4(x, torch::kBFloat16);
+  CHECK(padded.sizes() == torch::IntArrayRef({2, 4, 5, 7}));
+  CHECK(padded.scalar_type() == torch::kBFloat16);
+  CHECK(padded.is_contiguous(torch::MemoryFormat::ChannelsLast));
+  CHECK(torch::equal(padded.narrow(1, 0, 3), x.to(torch::kBFloat16)));
+  CHECK(torch::equal(padded.narrow(1, 3, 1), torch::zeros({2, 1, 5, 7}, torch::kBFloat16)));
+  CHECK_THROWS(gpuperf::pad_channels_to_4(torch::zeros({1, 5, 2, 2}), torch::kFloat));
+}
+
+TEST_CASE("global_average_pool is adaptive_avg_pool2d(x, 1) flattened where its kernel does not apply",
+          "[fusion]") {
+  torch::manual_seed(64);
+  const auto x = torch::randn({3, 16, 7, 7}).contiguous(torch::MemoryFormat::ChannelsLast);
+  CHECK_FALSE(gpuperf::average_pool_kernel_applies(x));
+  CHECK(torch::equal(gpuperf::global_average_pool(x, /*fused=*/true),
+                     torch::adaptive_avg_pool2d(x, {1, 1}).flatten(1)));
+}
+
+TEST_CASE("a BatchCountScope adds the deferred batch counts once, when the outermost scope ends",
+          "[fusion]") {
+  const auto a = torch::zeros({}, torch::kLong);
+  const auto b = torch::full({}, 5, torch::kLong);
+  CHECK_FALSE(gpuperf::BatchCountScope::defer(a));  // no scope open: the caller counts
+  {
+    const gpuperf::BatchCountScope outer;
+    CHECK(gpuperf::BatchCountScope::defer(a));
+    {
+      const gpuperf::BatchCountScope inner;
+      CHECK(gpuperf::BatchCountScope::defer(b));
+    }
+    CHECK(a.item<std::int64_t>() == 0);
+    CHECK(b.item<std::int64_t>() == 5);  // the inner scope handed its count to the outer one
+  }
+  CHECK(a.item<std::int64_t>() == 1);
+  CHECK(b.item<std::int64_t>() == 6);
+  // A forward pass that throws leaves the counts as they were.
+  try {
+    const gpuperf::BatchCountScope scope;
+    CHECK(gpuperf::BatchCountScope::defer(a));
+    throw std::runtime_error("forward failed");
+  } catch (const std::runtime_error&) {
+  }
+  CHECK(a.item<std::int64_t>() == 1);
+}
+
+TEST_CASE("gpuperf's channel padding and average pool kernels give ATen's values", "[fusion][gpu]") {
+  GPUPERF_REQUIRE_GPU();
+  const auto cl = torch::MemoryFormat::ChannelsLast;
+  const std::vector<torch::ScalarType> dtypes{torch::kFloat, torch::kHalf, torch::kBFloat16};
+  torch::manual_seed(65);
+  for (const std::int64_t channels : {1, 3, 4}) {
+    for (const auto in : dtypes) {
+      for (const auto out : dtypes) {
+        INFO(channels << " channels, " << in << " -> " << out);
+        const auto x = (torch::randn({3, channels, 9, 13}) * 100).to(torch::kCUDA, in).contiguous(cl);
+        REQUIRE(gpuperf::pad_channels_kernel_applies(x, out));
+        const auto padded = gpuperf::pad_channels_to_4(x, out);
+        CHECK(padded.is_contiguous(cl));
+        CHECK(padded.scalar_type() == out);
+        // The same rounding as ATen's conversion: equal, bit for bit.
+        const auto expected =
+            torch::constant_pad_nd(x.to(out), {0, 0, 0, 0, 0, 4 - channels});
+        CHECK(torch::equal(padded, expected));
+      }
+    }
+  }
+  // Autograd recording x: ATen's ops, so that a gradient reaches x.
+  const auto recorded = torch::randn({1, 3, 4, 4}, torch::kCUDA).contiguous(cl).requires_grad_();
+  CHECK_FALSE(gpuperf::pad_channels_kernel_applies(recorded, torch::kHalf));
+  gpuperf::pad_channels_to_4(recorded, torch::kFloat).sum().backward();
+  CHECK(torch::equal(recorded.grad(), torch::ones_like(recorded)));
+
+  // 2048 and 24 channels take the 16-byte vector path, 3 the one-channel path.
+  for (const auto& shape : std::vector<std::vector<std::int64_t>>{
+           {1, 2048, 7, 7}, {5, 24, 3, 5}, {2, 3, 1, 1}, {4, 3, 6, 6}}) {
+    for (const auto dtype : dtypes) {
+      INFO("shape " << torch::IntArrayRef(shape) << ", " << dtype);
+      const auto values = torch::randn(shape).to(dtype);
+      const auto x = values.to(torch::kCUDA).contiguous(cl);
+      c10::InferenceMode guard;
+      REQUIRE(gpuperf::average_pool_kernel_applies(x));
+      const auto pooled = gpuperf::global_average_pool(x, /*fused=*/true);
+      CHECK(pooled.scalar_type() == dtype);
+      const auto reference = values.to(torch::kDouble).mean({2, 3});
+      // fp32 accumulation, then one rounding to the dtype (ATen's mean rounds the same way).
+      const double tolerance = dtype == torch::kFloat ? 1e-6 : dtype == torch::kHalf ? 1e-3 : 8e-3;
+      CHECK(relative_error(pooled, reference) < tolerance);
+    }
+  }
+}
+
+TEST_CASE("ResNet's stem on its input padded to 4 channels gives the unpadded stem's output and gradients",
+          "[fusion][gpu]") {
+  GPUPERF_REQUIRE_GPU();
+  const auto cl = torch::MemoryFormat::ChannelsLast;
+  torch::manual_seed(66);
+  const auto x = torch::randn({8, 3, 64, 64});
+  gpuperf::ResNet reference(gpuperf::ResNetOptions{{1, 1, 1, 1}, 10});
+  gpuperf::ResNet fused(gpuperf::ResNetOptions{{1, 1, 1, 1}, 10});
+  gpuperf::ResNet separate(gpuperf::ResNetOptions{{1, 1, 1, 1}, 10});
+  copy_state(*reference, *fused);
+  copy_state(*reference, *separate);
+  reference->to(torch::kDouble);
+  const auto ref = reference(x.to(torch::kDouble));
+  ref.sum().backward();
+  std::vector<torch::Tensor> outputs, grads;
+  for (auto* model : {&fused, &separate}) {
+    (*model)->to(torch::kCUDA);
+    gpuperf::convert_memory_format(**model, gpuperf::MemoryFormat::kChannelsLast);
+    const bool fuse = model == &fused;
+    (*model)->set_training_fusion(fuse);
+    const auto input = x.to(torch::kCUDA).contiguous(cl);
+    if (fuse) REQUIRE(gpuperf::pad_channels_kernel_applies(input, torch::kHalf));
+    gpuperf::AutocastGuard autocast(torch::kCUDA, torch::kHalf, true);
+    const auto out = (*model)(input);
+    out.to(torch::kFloat).sum().backward();
+    outputs.push_back(out.detach());
+    grads.push_back((*model)->conv1->weight.grad().clone());
+  }
+  CHECK(fused->training_fusion() == "batchnorm+add+relu");
+  CHECK(grads[0].sizes() == reference->conv1->weight.sizes());
+  check_as_close_as_separate("logits", outputs[0], outputs[1], ref.detach(), 5e-2, 2e-3);
+  check_as_close_as_separate("stem weight gradient", grads[0], grads[1],
+                             reference->conv1->weight.grad(), 5e-2, 2e-3);
+  // The batch counts, deferred to the end of the forward pass, are those of the separate ops.
+  for (const auto& buffer : fused->named_buffers()) {
+    if (buffer.key().find("num_batches_tracked") == std::string::npos) continue;
+    INFO(buffer.key());
+    CHECK(buffer.value().item<std::int64_t>() == 1);
   }
 }
 

@@ -5,12 +5,15 @@
 
 #include <ATen/Context.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/_foreach_add.h>
 #include <ATen/ops/empty_like.h>
 #include <c10/core/GradMode.h>
 #include <torch/csrc/autograd/custom_function.h>
 
 #include <climits>
 #include <cstdint>
+#include <cstdlib>  // EXPERIMENT switch
+#include <exception>
 
 #include "gpuperf/models/fusion.h"
 
@@ -142,6 +145,35 @@ bool float_vector(const torch::Tensor& t, std::int64_t channels, const torch::Te
 
 }  // namespace
 
+namespace {
+thread_local BatchCountScope* open_scope = nullptr;
+}  // namespace
+
+BatchCountScope::BatchCountScope() : outer_(open_scope), exceptions_(std::uncaught_exceptions()) {
+  open_scope = this;
+}
+
+BatchCountScope::~BatchCountScope() noexcept(false) {
+  open_scope = outer_;
+  if (counters_.empty()) return;
+  if (outer_ != nullptr) {
+    outer_->counters_.insert(outer_->counters_.end(), counters_.begin(), counters_.end());
+    return;
+  }
+  // Unwinding from a failed forward pass: its counts do not matter, and throwing here would end
+  // the program.
+  if (std::uncaught_exceptions() > exceptions_) return;
+  torch::NoGradGuard no_grad;
+  at::_foreach_add_(counters_, 1);
+}
+
+bool BatchCountScope::defer(const torch::Tensor& counter) {
+  if (open_scope == nullptr || std::getenv("GPUPERF_EXPERIMENT_BASELINE") != nullptr)
+    return false;  // EXPERIMENT switch
+  open_scope->counters_.push_back(counter);
+  return true;
+}
+
 bool cudnn_batch_norm_fusion_applies(const torch::Tensor& x, const torch::nn::BatchNorm2dImpl& bn,
                                      const torch::Tensor& z) {
 #if GPUPERF_WITH_CUDNN
@@ -178,7 +210,7 @@ torch::Tensor batch_norm_add_relu(const torch::Tensor& x, torch::nn::BatchNorm2d
 #if GPUPERF_WITH_CUDNN
   if (ran_fused) *ran_fused = true;
   // As BatchNorm's forward: count the batch, then a running average with the momentum.
-  {
+  if (!BatchCountScope::defer(bn.num_batches_tracked)) {
     torch::NoGradGuard no_grad;
     bn.num_batches_tracked += 1;
   }

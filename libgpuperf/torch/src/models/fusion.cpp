@@ -195,10 +195,10 @@ torch::Tensor bias_or_zeros(const torch::Tensor& bias, const torch::Tensor& weig
 
 // Whether autograd records the call: a fused call that no gradient flows through skips the
 // autograd nodes and calls cuDNN directly.
-bool records_grad(const torch::Tensor& x, const torch::nn::Conv2dImpl& conv,
-                  const torch::Tensor& bias, const torch::Tensor& z = {}) {
+bool records_grad(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias,
+                  const torch::Tensor& z = {}) {
   return c10::GradMode::is_enabled() &&
-         (x.requires_grad() || conv.weight.requires_grad() ||
+         (x.requires_grad() || weight.requires_grad() ||
           (bias.defined() && bias.requires_grad()) || (z.defined() && z.requires_grad()));
 }
 
@@ -222,14 +222,34 @@ torch::Tensor conv2d_bias(const torch::Tensor& x, const torch::nn::Conv2dImpl& c
   return bias.defined() ? out + bias.view({1, -1, 1, 1}) : out;
 }
 
+bool explicit_zero_padding(const torch::nn::Conv2dImpl& conv) {
+  ConvGeometry unused;
+  return explicit_geometry(conv, &unused);
+}
+
+torch::Tensor conv2d_weight_bias(const torch::Tensor& x, const torch::nn::Conv2dImpl& conv,
+                                 const torch::Tensor& weight, const torch::Tensor& bias) {
+  ConvGeometry g;
+  TORCH_CHECK(explicit_geometry(conv, &g),
+              "conv2d_weight_bias: the convolution needs explicit zero padding");
+  return at::conv2d(x, weight, bias, g.stride, g.padding, g.dilation, g.groups);
+}
+
 torch::Tensor conv2d_bias_relu(const torch::Tensor& x, const torch::nn::Conv2dImpl& conv,
                                const torch::Tensor& bias, bool fused) {
+  if (!explicit_zero_padding(conv)) return torch::relu(conv2d_bias(x, conv, bias));
+  return conv2d_bias_relu(x, conv, conv.weight, bias, fused);
+}
+
+torch::Tensor conv2d_bias_relu(const torch::Tensor& x, const torch::nn::Conv2dImpl& conv,
+                               const torch::Tensor& conv_weight, const torch::Tensor& bias,
+                               bool fused) {
   ConvGeometry g;
   if (fused && fusion_geometry(x, conv, &g)) {
     const torch::Tensor input = autocast_operand(x);
-    const torch::Tensor weight = autocast_operand(conv.weight);
-    const torch::Tensor b = autocast_operand(bias_or_zeros(bias, conv.weight));
-    if (!records_grad(x, conv, bias)) {
+    const torch::Tensor weight = autocast_operand(conv_weight);
+    const torch::Tensor b = autocast_operand(bias_or_zeros(bias, conv_weight));
+    if (!records_grad(x, conv_weight, bias)) {
       // Not through the autograd nodes: ReluFromOutput hands its input back as a view, and a
       // view of an N=1 tensor gets a stride for the batch dimension from which the next op
       // reads NCHW, not channels_last. Measured on the H200: every following op then converted
@@ -239,7 +259,7 @@ torch::Tensor conv2d_bias_relu(const torch::Tensor& x, const torch::nn::Conv2dIm
     }
     return ReluFromOutput::apply(FusedConvBias::apply(input, weight, b, g, /*cudnn=*/true));
   }
-  return torch::relu(conv2d_bias(x, conv, bias));
+  return torch::relu(conv2d_weight_bias(x, conv, conv_weight, bias));
 }
 
 bool conv1x1_shortcut_applies(const torch::Tensor& x, const torch::nn::Conv2dImpl& conv) {
@@ -288,7 +308,7 @@ torch::Tensor conv2d_bias_relu_two_nodes(const torch::Tensor& x, const torch::nn
 torch::Tensor conv2d_bias_add_relu(const torch::Tensor& x, const torch::nn::Conv2dImpl& conv,
                                    const torch::Tensor& bias, const torch::Tensor& z, bool fused) {
   ConvGeometry g;
-  if (fused && !records_grad(x, conv, bias, z) && z.scalar_type() == x.scalar_type() &&
+  if (fused && !records_grad(x, conv.weight, bias, z) && z.scalar_type() == x.scalar_type() &&
       fusion_geometry(x, conv, &g)) {
     return at::cudnn_convolution_add_relu(x, conv.weight, z, /*alpha=*/1,
                                           bias_or_zeros(bias, conv.weight), g.stride, g.padding,

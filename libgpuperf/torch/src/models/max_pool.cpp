@@ -19,6 +19,7 @@
 #include <c10/cuda/CUDAException.h>
 
 #include "models/max_pool_kernels.h"
+#include "models/nhwc_kernels.h"
 #endif
 
 namespace gpuperf {
@@ -132,7 +133,8 @@ bool max_pool_kernels_apply(const torch::Tensor& x, std::int64_t kernel, std::in
                             std::int64_t padding) {
 #if GPUPERF_WITH_CUDA_KERNELS
   return cuda_channels_last(x) && window_accepted(x, kernel, stride, padding) &&
-         kernel * kernel <= detail::kMaxPoolWindowPositions;
+         kernel * kernel <= detail::kMaxPoolWindowPositions &&
+         detail::own_kernels_run_on(x.device().index());
 #else
   (void)x;
   (void)kernel;

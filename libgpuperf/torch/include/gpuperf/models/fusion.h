@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace gpuperf {
 
@@ -50,6 +51,24 @@ class FusableModel {
                                              const torch::nn::Conv2dImpl& conv,
                                              const torch::Tensor& bias, bool fused);
 
+/// As conv2d_bias_relu, with `weight` in place of the module's (e.g. one padded to more input
+/// channels), the module's geometry kept; it must have explicit zero padding.
+[[nodiscard]] torch::Tensor conv2d_bias_relu(const torch::Tensor& x,
+                                             const torch::nn::Conv2dImpl& conv,
+                                             const torch::Tensor& weight,
+                                             const torch::Tensor& bias, bool fused);
+
+/// Whether the module has explicit zero padding (not 'same', 'valid' or another padding mode):
+/// the geometry conv2d_bias_relu's `weight` form and conv2d_weight_bias need.
+[[nodiscard]] bool explicit_zero_padding(const torch::nn::Conv2dImpl& conv);
+
+/// conv(x, weight) + bias with the module's geometry (explicit zero padding; `bias` may be
+/// undefined).
+[[nodiscard]] torch::Tensor conv2d_weight_bias(const torch::Tensor& x,
+                                               const torch::nn::Conv2dImpl& conv,
+                                               const torch::Tensor& weight,
+                                               const torch::Tensor& bias);
+
 /// relu(conv(x) + bias + z) for inference (no gradient through the fused call: used only when
 /// autograd is off, e.g. under InferenceMode; otherwise the separate ops).
 [[nodiscard]] torch::Tensor conv2d_bias_add_relu(const torch::Tensor& x,
@@ -66,7 +85,8 @@ class FusableModel {
                                                    const torch::Tensor& z);
 
 /// relu(bn(x) + z), or relu(bn(x)) for an undefined `z`, with BatchNorm's training-mode side
-/// effects (running statistics, num_batches_tracked). With `fused` and where
+/// effects (running statistics, num_batches_tracked: at the end of the open BatchCountScope, if
+/// any, when fused). With `fused` and where
 /// cudnn_batch_norm_fusion_applies, one cuDNN call forward and one backward (dx, dweight, dbias,
 /// dz) instead of four kernels forward and three backward; otherwise bn.forward and the separate
 /// ops. `ran_fused`, when given, says which ran.
@@ -90,8 +110,9 @@ class FusableModel {
     const torch::Tensor& x, const torch::nn::Conv2dImpl& conv, bool fused);
 
 /// Whether max_pool2d can run on gpuperf's own max-pool kernels for `x`: gpuperf built with them
-/// (a CUDA LibTorch and a CUDA compiler), `x` a CUDA fp16, bf16 or fp32 [N, C, H, W] tensor in
-/// channels_last, a window PyTorch accepts of at most 15 x 15.
+/// (a CUDA LibTorch and a CUDA compiler) for an architecture that includes x's GPU, `x` a CUDA
+/// fp16, bf16 or fp32 [N, C, H, W] tensor in channels_last, a window PyTorch accepts of at most
+/// 15 x 15.
 [[nodiscard]] bool max_pool_kernels_apply(const torch::Tensor& x, std::int64_t kernel,
                                           std::int64_t stride, std::int64_t padding);
 
@@ -102,6 +123,46 @@ class FusableModel {
 /// backward gathers each input's gradient through them. Otherwise ATen's max_pool2d.
 [[nodiscard]] torch::Tensor max_pool2d(const torch::Tensor& x, std::int64_t kernel,
                                        std::int64_t stride, std::int64_t padding, bool fused);
+
+/// Whether pad_channels_to_4 runs on gpuperf's kernel: gpuperf built with its CUDA kernels and
+/// they run on x's GPU; `x` a CUDA fp32, fp16 or bf16 [N, C, H, W] tensor in channels_last with
+/// 1 <= C <= 4, which autograd does not record; `dtype` fp32, fp16 or bf16.
+[[nodiscard]] bool pad_channels_kernel_applies(const torch::Tensor& x, c10::ScalarType dtype);
+
+/// `x` [N, C, H, W] (C <= 4) with zero channels appended up to 4, in `dtype` and channels_last:
+/// the input of an image model's first convolution, whose fast cuDNN kernels take 4 channels
+/// (on 3, cuDNN pads the input itself in each forward and weight-gradient call). One kernel of
+/// gpuperf's where pad_channels_kernel_applies; ATen's conversion and pad otherwise.
+[[nodiscard]] torch::Tensor pad_channels_to_4(const torch::Tensor& x, c10::ScalarType dtype);
+
+/// Whether global_average_pool runs on gpuperf's kernel: as pad_channels_kernel_applies for `x`
+/// (any channel count), with H * W > 0.
+[[nodiscard]] bool average_pool_kernel_applies(const torch::Tensor& x);
+
+/// The mean over H x W of `x` [N, C, H, W]: [N, C]. With `fused` and where
+/// average_pool_kernel_applies, one kernel of gpuperf's (fp32 accumulation, as ATen's); otherwise
+/// adaptive_avg_pool2d(x, 1) flattened.
+[[nodiscard]] torch::Tensor global_average_pool(const torch::Tensor& x, bool fused);
+
+/// Counts the batch of every BatchNorm that batch_norm_add_relu runs fused on this thread while
+/// the scope lives, in one multi-tensor add when it ends (one kernel, not one per layer: 53 per
+/// ResNet-50 step). Scopes nest; the outermost one adds.
+class BatchCountScope {
+ public:
+  BatchCountScope();
+  /// Throws what the add throws, unless the scope ends by an exception.
+  ~BatchCountScope() noexcept(false);
+  BatchCountScope(const BatchCountScope&) = delete;
+  BatchCountScope& operator=(const BatchCountScope&) = delete;
+
+  /// Adds 1 to `counter` when the outermost scope ends; false when no scope is open.
+  static bool defer(const torch::Tensor& counter);
+
+ private:
+  BatchCountScope* outer_;
+  int exceptions_;  // std::uncaught_exceptions() when it opened
+  std::vector<torch::Tensor> counters_;
+};
 
 /// conv(x) + bias with the module's stride, padding, dilation and groups (the module's own bias
 /// is ignored: pass it, or a folded one, as `bias`).

@@ -86,6 +86,9 @@ class ResNetImpl : public torch::nn::Module, public FusableModel {
   std::int64_t in_channels_ = 64;
   bool folded_ = false;
   torch::Tensor bias1_;  ///< the stem's folded bias (a registered buffer once folded)
+  /// Whether the stem runs on `x` padded to 4 channels (pad_channels_to_4's kernel applies).
+  [[nodiscard]] bool stem_pads(const torch::Tensor& x) const;
+  torch::Tensor stem_weight4_;  ///< the folded stem weight padded to 4 input channels (a buffer)
   torch::Tensor fc_weight_t_;  ///< fc's weight transposed, for batch 1 (a buffer once folded)
   bool fused_bn_ = false;
   bool ran_fused_ = false;  ///< the stem's BatchNorm ran fused in the latest forward
