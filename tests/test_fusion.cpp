@@ -539,6 +539,19 @@ TEST_CASE("global_average_pool is adaptive_avg_pool2d(x, 1) flattened where its 
                      torch::adaptive_avg_pool2d(x, {1, 1}).flatten(1)));
 }
 
+TEST_CASE("cast_weights casts as .to() does, and gradients flow back to the weights", "[fusion]") {
+  torch::manual_seed(67);
+  std::vector<torch::Tensor> weights{torch::randn({4, 3, 3, 3}).requires_grad_(),
+                                     torch::randn({5}).requires_grad_()};
+  CHECK_FALSE(gpuperf::cast_kernel_applies(weights, torch::kBFloat16));  // on the CPU
+  const auto cast = gpuperf::cast_weights(weights, torch::kBFloat16);
+  REQUIRE(cast.size() == 2);
+  CHECK(torch::equal(cast[0], weights[0].to(torch::kBFloat16)));
+  (cast[0].sum() + 2 * cast[1].sum()).backward();
+  CHECK(torch::equal(weights[0].grad(), torch::ones({4, 3, 3, 3})));
+  CHECK(torch::equal(weights[1].grad(), torch::full({5}, 2.0)));
+}
+
 TEST_CASE("a BatchCountScope adds the deferred batch counts once, when the outermost scope ends",
           "[fusion]") {
   const auto a = torch::zeros({}, torch::kLong);
@@ -599,15 +612,73 @@ TEST_CASE("gpuperf's channel padding and average pool kernels give ATen's values
     for (const auto dtype : dtypes) {
       INFO("shape " << torch::IntArrayRef(shape) << ", " << dtype);
       const auto values = torch::randn(shape).to(dtype);
-      const auto x = values.to(torch::kCUDA).contiguous(cl);
-      c10::InferenceMode guard;
+      const auto x = values.to(torch::kCUDA).contiguous(cl).requires_grad_();
       REQUIRE(gpuperf::average_pool_kernel_applies(x));
       const auto pooled = gpuperf::global_average_pool(x, /*fused=*/true);
       CHECK(pooled.scalar_type() == dtype);
-      const auto reference = values.to(torch::kDouble).mean({2, 3});
+      const auto xd = values.to(torch::kDouble).requires_grad_();
+      const auto reference = xd.mean({2, 3});
       // fp32 accumulation, then one rounding to the dtype (ATen's mean rounds the same way).
       const double tolerance = dtype == torch::kFloat ? 1e-6 : dtype == torch::kHalf ? 1e-3 : 8e-3;
-      CHECK(relative_error(pooled, reference) < tolerance);
+      CHECK(relative_error(pooled.detach(), reference.detach()) < tolerance);
+      const auto upstream = torch::randn({shape[0], shape[1]}, torch::kDouble);
+      reference.backward(upstream);
+      pooled.backward(upstream.to(torch::kCUDA, dtype));
+      CHECK(x.grad().is_contiguous(cl));
+      CHECK(relative_error(x.grad(), xd.grad()) < 2 * tolerance);  // the upstream rounded too
+      {
+        c10::InferenceMode guard;  // without autograd: the forward kernel alone
+        CHECK(torch::equal(gpuperf::global_average_pool(x.detach(), true), pooled.detach()));
+      }
+    }
+  }
+}
+
+TEST_CASE("cast_weights on the GPU: one kernel's values and gradients are ATen's conversions",
+          "[fusion][gpu]") {
+  GPUPERF_REQUIRE_GPU();
+  torch::manual_seed(68);
+  const auto cl = torch::MemoryFormat::ChannelsLast;
+  // 50 weights: more than one launch's 48. Channels_last convolutions, vectors, an empty one;
+  // sizes that are not multiples of a block's chunk.
+  std::vector<torch::Tensor> weights;
+  for (int i = 0; i < 50; ++i) {
+    torch::Tensor w;
+    if (i % 3 == 0) {
+      w = torch::randn({8 + i, 3 + i % 5, 3, 3}).contiguous(cl);
+    } else if (i == 7) {
+      w = torch::randn({0});
+    } else {
+      w = torch::randn({1000 * i + 17});
+    }
+    weights.push_back((w * 50).to(torch::kCUDA).requires_grad_());
+  }
+  for (const auto dtype : {torch::kHalf, torch::kBFloat16}) {
+    INFO(dtype);
+    REQUIRE(gpuperf::cast_kernel_applies(weights, dtype));
+    for (auto& w : weights) w.mutable_grad() = torch::Tensor();
+    const auto cast = gpuperf::cast_weights(weights, dtype);
+    REQUIRE(cast.size() == weights.size());
+    torch::Tensor loss = torch::zeros({}, torch::dtype(torch::kFloat).device(torch::kCUDA));
+    std::vector<torch::Tensor> upstream;
+    for (std::size_t i = 0; i < cast.size(); ++i) {
+      CHECK(cast[i].scalar_type() == dtype);
+      CHECK(cast[i].strides() == weights[i].strides());
+      CHECK(torch::equal(cast[i], weights[i].detach().to(dtype)));
+      upstream.push_back(torch::randn_like(cast[i]));
+      // Weight 5 takes no part: its gradient stays undefined.
+      if (i != 5) loss = loss + (cast[i] * upstream[i]).sum().to(torch::kFloat);
+    }
+    loss.backward();
+    for (std::size_t i = 0; i < weights.size(); ++i) {
+      INFO("weight " << i);
+      if (i == 5) {
+        CHECK_FALSE(weights[i].grad().defined());
+        continue;
+      }
+      REQUIRE(weights[i].grad().defined());
+      CHECK(weights[i].grad().scalar_type() == torch::kFloat);
+      CHECK(torch::equal(weights[i].grad(), upstream[i].to(torch::kFloat)));
     }
   }
 }

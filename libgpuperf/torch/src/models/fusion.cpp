@@ -286,7 +286,17 @@ std::pair<torch::Tensor, torch::Tensor> conv1x1_and_shortcut(const torch::Tensor
   if (!fused || !conv1x1_shortcut_applies(x, conv) || !c10::GradMode::is_enabled()) {
     return {const_cast<torch::nn::Conv2dImpl&>(conv).forward(x), x};
   }
-  const torch::Tensor weight = x.is_cuda() ? autocast_operand(conv.weight) : conv.weight;
+  return conv1x1_and_shortcut(x, conv, conv.weight, fused);
+}
+
+std::pair<torch::Tensor, torch::Tensor> conv1x1_and_shortcut(const torch::Tensor& x,
+                                                             const torch::nn::Conv2dImpl& conv,
+                                                             const torch::Tensor& conv_weight,
+                                                             bool fused) {
+  if (!fused || !conv1x1_shortcut_applies(x, conv) || !c10::GradMode::is_enabled()) {
+    return {conv2d_weight_bias(x, conv, conv_weight, {}), x};
+  }
+  const torch::Tensor weight = x.is_cuda() ? autocast_operand(conv_weight) : conv_weight;
   auto outputs = Conv1x1AndShortcut::apply(x, weight);
   return {outputs[0], outputs[1]};
 }

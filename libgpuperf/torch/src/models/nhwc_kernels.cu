@@ -29,31 +29,75 @@ __global__ void pad_channels_kernel(const In* __restrict__ in, int in_channels,
   }
 }
 
-// One thread per (image, group of V channels): a warp reads a pixel's channels contiguously, and
-// the loop walks the pixels.
+// A block per (image, 32 groups of V channels): each of its 8 slices of threads sums every 8th
+// pixel, and the slices' sums meet in shared memory. At batch 1 (2048 channels, 7 x 7 pixels) a
+// thread per channel group alone left 256 threads each reading 49 pixels in turn: 7.8 us on the
+// H200, against 6.1 for ATen's mean.
+constexpr int kSlices = 8;
+constexpr int kGroupsPerBlock = kThreads / kSlices;
+
 template <typename T, int V>
 __global__ void average_pool_kernel(const T* __restrict__ x, T* __restrict__ out, std::int64_t n,
                                     std::int64_t pixels, std::int64_t channels) {
+  __shared__ float partial[kSlices][kGroupsPerBlock][V];
   const std::int64_t groups = channels / V;
-  const std::int64_t item = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (item >= n * groups) return;
-  const std::int64_t image = item / groups;
-  const std::int64_t group = item - image * groups;
-  const T* base = x + image * pixels * channels + group * V;
-  float sum[V];
-#pragma unroll
-  for (int v = 0; v < V; ++v) sum[v] = 0.0f;
-#pragma unroll 7
-  for (std::int64_t p = 0; p < pixels; ++p) {
-    const Pack<T, V> values = *reinterpret_cast<const Pack<T, V>*>(base + p * channels);
-#pragma unroll
-    for (int v = 0; v < V; ++v) sum[v] += to_float(values.v[v]);
-  }
-  Pack<T, V> result;
+  const int lane = static_cast<int>(threadIdx.x) % kGroupsPerBlock;
+  const int slice = static_cast<int>(threadIdx.x) / kGroupsPerBlock;
+  const std::int64_t group = static_cast<std::int64_t>(blockIdx.x) * kGroupsPerBlock + lane;
   const float scale = 1.0f / static_cast<float>(pixels);
+  for (std::int64_t image = blockIdx.y; image < n; image += gridDim.y) {
+    float sum[V];
 #pragma unroll
-  for (int v = 0; v < V; ++v) result.v[v] = from_float<T>(sum[v] * scale);
-  *reinterpret_cast<Pack<T, V>*>(out + image * channels + group * V) = result;
+    for (int v = 0; v < V; ++v) sum[v] = 0.0f;
+    if (group < groups) {
+      const T* base = x + image * pixels * channels + group * V;
+#pragma unroll 4
+      for (std::int64_t p = slice; p < pixels; p += kSlices) {
+        const Pack<T, V> values = *reinterpret_cast<const Pack<T, V>*>(base + p * channels);
+#pragma unroll
+        for (int v = 0; v < V; ++v) sum[v] += to_float(values.v[v]);
+      }
+    }
+#pragma unroll
+    for (int v = 0; v < V; ++v) partial[slice][lane][v] = sum[v];
+    __syncthreads();
+    if (slice == 0 && group < groups) {
+#pragma unroll
+      for (int other = 1; other < kSlices; ++other) {
+#pragma unroll
+        for (int v = 0; v < V; ++v) sum[v] += partial[other][lane][v];
+      }
+      Pack<T, V> result;
+#pragma unroll
+      for (int v = 0; v < V; ++v) result.v[v] = from_float<T>(sum[v] * scale);
+      *reinterpret_cast<Pack<T, V>*>(out + image * channels + group * V) = result;
+    }
+    __syncthreads();  // the next image's sums overwrite `partial`
+  }
+}
+
+// grad_x[n, p, c] = grad_y[n, c] / pixels, one thread per (image, pixel, group of V channels),
+// written in channels_last directly (ATen's backward writes NCHW, and the copy to channels_last
+// after it took 0.13 ms of a ResNet-50 training step at batch 256 on the H200).
+template <typename T, int V>
+__global__ void average_pool_backward_kernel(const T* __restrict__ grad_y, T* __restrict__ grad_x,
+                                             std::int64_t n, std::int64_t pixels,
+                                             std::int64_t channels) {
+  const std::int64_t groups = channels / V;
+  const std::int64_t items = n * pixels * groups;
+  const float scale = 1.0f / static_cast<float>(pixels);
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t item = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+       item < items; item += stride) {
+    const std::int64_t group = item % groups;
+    const std::int64_t image = item / (pixels * groups);
+    const Pack<T, V> g =
+        *reinterpret_cast<const Pack<T, V>*>(grad_y + image * channels + group * V);
+    Pack<T, V> result;
+#pragma unroll
+    for (int v = 0; v < V; ++v) result.v[v] = from_float<T>(to_float(g.v[v]) * scale);
+    reinterpret_cast<Pack<T, V>*>(grad_x)[item] = result;
+  }
 }
 
 unsigned int blocks_for(std::int64_t items) {
@@ -85,20 +129,51 @@ cudaError_t pad_from(const void* in, std::int64_t in_channels, NhwcDtype out_dty
 }
 
 template <typename T>
+constexpr int kWide = 16 / sizeof(T);
+
+template <typename T>
+bool wide(std::int64_t channels, const void* a, const void* b) {
+  return channels % kWide<T> == 0 && reinterpret_cast<std::uintptr_t>(a) % 16 == 0 &&
+         reinterpret_cast<std::uintptr_t>(b) % 16 == 0;
+}
+
+template <typename T, int V>
+void launch_average_pool(const T* x, T* out, std::int64_t n, std::int64_t pixels,
+                         std::int64_t channels, cudaStream_t stream) {
+  const auto group_blocks =
+      static_cast<unsigned int>((channels / V + kGroupsPerBlock - 1) / kGroupsPerBlock);
+  const dim3 grid(group_blocks, static_cast<unsigned int>(std::min<std::int64_t>(n, 65535)));
+  average_pool_kernel<T, V><<<grid, kThreads, 0, stream>>>(x, out, n, pixels, channels);
+}
+
+template <typename T>
 cudaError_t average_pool_as(const void* x, void* out, std::int64_t n, std::int64_t pixels,
                             std::int64_t channels, cudaStream_t stream) {
   if (n == 0 || channels == 0) return cudaSuccess;
-  constexpr int kWide = 16 / sizeof(T);
-  const bool wide = channels % kWide == 0 && reinterpret_cast<std::uintptr_t>(x) % 16 == 0 &&
-                    reinterpret_cast<std::uintptr_t>(out) % 16 == 0;
   const auto* in = static_cast<const T*>(x);
   auto* result = static_cast<T*>(out);
-  if (wide) {
-    average_pool_kernel<T, kWide><<<blocks_for(n * channels / kWide), kThreads, 0, stream>>>(
-        in, result, n, pixels, channels);
+  if (wide<T>(channels, x, out)) {
+    launch_average_pool<T, kWide<T>>(in, result, n, pixels, channels, stream);
   } else {
-    average_pool_kernel<T, 1>
-        <<<blocks_for(n * channels), kThreads, 0, stream>>>(in, result, n, pixels, channels);
+    launch_average_pool<T, 1>(in, result, n, pixels, channels, stream);
+  }
+  return cudaGetLastError();
+}
+
+template <typename T>
+cudaError_t average_pool_backward_as(const void* grad_y, void* grad_x, std::int64_t n,
+                                     std::int64_t pixels, std::int64_t channels,
+                                     cudaStream_t stream) {
+  if (n == 0 || pixels == 0 || channels == 0) return cudaSuccess;
+  const auto* dy = static_cast<const T*>(grad_y);
+  auto* dx = static_cast<T*>(grad_x);
+  if (wide<T>(channels, grad_y, grad_x)) {
+    average_pool_backward_kernel<T, kWide<T>>
+        <<<blocks_for(n * pixels * channels / kWide<T>), kThreads, 0, stream>>>(dy, dx, n, pixels,
+                                                                              channels);
+  } else {
+    average_pool_backward_kernel<T, 1>
+        <<<blocks_for(n * pixels * channels), kThreads, 0, stream>>>(dy, dx, n, pixels, channels);
   }
   return cudaGetLastError();
 }
@@ -151,6 +226,21 @@ cudaError_t global_average_pool(NhwcDtype dtype, const void* x, void* out, std::
       return average_pool_as<__nv_bfloat16>(x, out, n, pixels, channels, stream);
     case NhwcDtype::kFloat:
       return average_pool_as<float>(x, out, n, pixels, channels, stream);
+  }
+  return cudaErrorInvalidValue;
+}
+
+cudaError_t global_average_pool_backward(NhwcDtype dtype, const void* grad_y, void* grad_x,
+                                         std::int64_t n, std::int64_t pixels,
+                                         std::int64_t channels, cudaStream_t stream) {
+  switch (dtype) {
+    case NhwcDtype::kHalf:
+      return average_pool_backward_as<__half>(grad_y, grad_x, n, pixels, channels, stream);
+    case NhwcDtype::kBFloat16:
+      return average_pool_backward_as<__nv_bfloat16>(grad_y, grad_x, n, pixels, channels,
+                                                      stream);
+    case NhwcDtype::kFloat:
+      return average_pool_backward_as<float>(grad_y, grad_x, n, pixels, channels, stream);
   }
   return cudaErrorInvalidValue;
 }

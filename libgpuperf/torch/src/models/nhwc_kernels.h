@@ -5,7 +5,8 @@
 //   fast first-layer kernels take 4 channels and pad a 3-channel input themselves, once for the
 //   forward and once more for the weight gradient (0.12 ms each in a ResNet-50 training step at
 //   batch 256 on the H200), and at batch 1 cuDNN runs a slower kernel on 3 channels;
-// - global average pooling for inference, a mean over H x W per (image, channel).
+// - global average pooling, a mean over H x W per (image, channel), and its gradient written in
+//   channels_last.
 //
 // No LibTorch here: the launchers take raw pointers; models/nhwc_ops.cpp checks the tensors.
 
@@ -34,5 +35,10 @@ cudaError_t pad_channels_to_4(NhwcDtype in_dtype, const void* in, std::int64_t i
 /// x's dtype.
 cudaError_t global_average_pool(NhwcDtype dtype, const void* x, void* out, std::int64_t n,
                                 std::int64_t pixels, std::int64_t channels, cudaStream_t stream);
+
+/// grad_x[n, pixel, c] = grad_y[n, c] / pixels: global_average_pool's gradient, in NHWC.
+cudaError_t global_average_pool_backward(NhwcDtype dtype, const void* grad_y, void* grad_x,
+                                         std::int64_t n, std::int64_t pixels,
+                                         std::int64_t channels, cudaStream_t stream);
 
 }  // namespace gpuperf::detail

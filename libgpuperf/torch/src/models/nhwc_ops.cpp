@@ -1,13 +1,15 @@
-// Channel padding and global average pooling on gpuperf's kernels (nhwc_kernels.cu) where they
-// apply, ATen's ops elsewhere.
+// Channel padding and global average pooling (with its gradient) on gpuperf's kernels
+// (nhwc_kernels.cu) where they apply, ATen's ops elsewhere.
 
 #include <ATen/ops/adaptive_avg_pool2d.h>
 #include <ATen/ops/constant_pad_nd.h>
 #include <ATen/ops/empty.h>
 #include <c10/core/GradMode.h>
+#include <torch/csrc/autograd/custom_function.h>
 
 #include <cstdint>
 #include <cstdlib>  // EXPERIMENT switch
+#include <vector>
 
 #include "gpuperf/models/fusion.h"
 
@@ -27,13 +29,14 @@ constexpr std::int64_t kPaddedChannels = 4;
   return t == torch::kFloat || t == torch::kHalf || t == torch::kBFloat16;
 }
 
-// A CUDA fp32/fp16/bf16 [N, C, H, W] tensor in channels_last that autograd does not record, on a
-// GPU that gpuperf's kernels run on.
+bool recorded(const torch::Tensor& x) { return c10::GradMode::is_enabled() && x.requires_grad(); }
+
+// A CUDA fp32/fp16/bf16 [N, C, H, W] tensor in channels_last on a GPU that gpuperf's kernels run
+// on.
 [[maybe_unused]] bool kernel_input(const torch::Tensor& x) {
 #if GPUPERF_WITH_CUDA_KERNELS
   return x.defined() && x.is_cuda() && x.dim() == 4 && kernel_dtype(x.scalar_type()) &&
          x.is_contiguous(at::MemoryFormat::ChannelsLast) &&
-         !(c10::GradMode::is_enabled() && x.requires_grad()) &&
          detail::own_kernels_run_on(x.device().index());
 #else
   (void)x;
@@ -52,13 +55,39 @@ detail::NhwcDtype nhwc_dtype(c10::ScalarType t) {
       return detail::NhwcDtype::kFloat;
   }
 }
+
+torch::Tensor average_pool(const torch::Tensor& x) {
+  torch::Tensor out = at::empty({x.size(0), x.size(1)}, x.options());
+  C10_CUDA_CHECK(detail::global_average_pool(nhwc_dtype(x.scalar_type()), x.data_ptr(),
+                                             out.data_ptr(), x.size(0), x.size(2) * x.size(3),
+                                             x.size(1), at::cuda::getCurrentCUDAStream()));
+  return out;
+}
+
+struct GlobalAveragePool : public torch::autograd::Function<GlobalAveragePool> {
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x) {
+    ctx->saved_data["sizes"] = x.sizes().vec();
+    return average_pool(x);
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grad_outputs) {
+    const torch::Tensor grad_y = grad_outputs[0].contiguous();
+    const std::vector<std::int64_t> sizes = ctx->saved_data["sizes"].toIntVector();
+    torch::Tensor grad_x = at::empty(sizes, grad_y.options(), at::MemoryFormat::ChannelsLast);
+    C10_CUDA_CHECK(detail::global_average_pool_backward(
+        nhwc_dtype(grad_y.scalar_type()), grad_y.data_ptr(), grad_x.data_ptr(), sizes[0],
+        sizes[2] * sizes[3], sizes[1], at::cuda::getCurrentCUDAStream()));
+    return {grad_x};
+  }
+};
 #endif
 
 }  // namespace
 
 bool pad_channels_kernel_applies(const torch::Tensor& x, c10::ScalarType dtype) {
   return std::getenv("GPUPERF_EXPERIMENT_BASELINE") == nullptr &&  // EXPERIMENT switch
-         kernel_input(x) && kernel_dtype(dtype) && x.size(1) >= 1 &&
+         kernel_input(x) && !recorded(x) && kernel_dtype(dtype) && x.size(1) >= 1 &&
          x.size(1) <= kPaddedChannels;
 }
 
@@ -88,11 +117,7 @@ bool average_pool_kernel_applies(const torch::Tensor& x) {
 torch::Tensor global_average_pool(const torch::Tensor& x, bool fused) {
 #if GPUPERF_WITH_CUDA_KERNELS
   if (fused && average_pool_kernel_applies(x)) {
-    torch::Tensor out = at::empty({x.size(0), x.size(1)}, x.options());
-    C10_CUDA_CHECK(detail::global_average_pool(nhwc_dtype(x.scalar_type()), x.data_ptr(),
-                                               out.data_ptr(), x.size(0), x.size(2) * x.size(3),
-                                               x.size(1), at::cuda::getCurrentCUDAStream()));
-    return out;
+    return recorded(x) ? GlobalAveragePool::apply(x) : average_pool(x);
   }
 #endif
   (void)fused;

@@ -109,6 +109,12 @@ class FusableModel {
 [[nodiscard]] std::pair<torch::Tensor, torch::Tensor> conv1x1_and_shortcut(
     const torch::Tensor& x, const torch::nn::Conv2dImpl& conv, bool fused);
 
+/// As above, with `weight` (e.g. from cast_weights) in place of conv's own; the module's
+/// geometry must be explicit.
+[[nodiscard]] std::pair<torch::Tensor, torch::Tensor> conv1x1_and_shortcut(
+    const torch::Tensor& x, const torch::nn::Conv2dImpl& conv, const torch::Tensor& weight,
+    bool fused);
+
 /// Whether max_pool2d can run on gpuperf's own max-pool kernels for `x`: gpuperf built with them
 /// (a CUDA LibTorch and a CUDA compiler) for an architecture that includes x's GPU, `x` a CUDA
 /// fp16, bf16 or fp32 [N, C, H, W] tensor in channels_last, a window PyTorch accepts of at most
@@ -135,14 +141,29 @@ class FusableModel {
 /// gpuperf's where pad_channels_kernel_applies; ATen's conversion and pad otherwise.
 [[nodiscard]] torch::Tensor pad_channels_to_4(const torch::Tensor& x, c10::ScalarType dtype);
 
-/// Whether global_average_pool runs on gpuperf's kernel: as pad_channels_kernel_applies for `x`
-/// (any channel count), with H * W > 0.
+/// Whether global_average_pool runs on gpuperf's kernels: as pad_channels_kernel_applies for `x`
+/// (any channel count, recorded by autograd or not), with H * W > 0.
 [[nodiscard]] bool average_pool_kernel_applies(const torch::Tensor& x);
 
 /// The mean over H x W of `x` [N, C, H, W]: [N, C]. With `fused` and where
-/// average_pool_kernel_applies, one kernel of gpuperf's (fp32 accumulation, as ATen's); otherwise
-/// adaptive_avg_pool2d(x, 1) flattened.
+/// average_pool_kernel_applies, one kernel of gpuperf's (fp32 accumulation, as ATen's), and one
+/// for the gradient, which it writes in channels_last; otherwise adaptive_avg_pool2d(x, 1)
+/// flattened.
 [[nodiscard]] torch::Tensor global_average_pool(const torch::Tensor& x, bool fused);
+
+/// Whether cast_weights runs on gpuperf's kernel: gpuperf built with its CUDA kernels and they run
+/// on the weights' GPU; the weights defined, on one CUDA device, all fp32 (or all fp16 or bf16),
+/// each dense; `dtype` fp32, fp16 or bf16.
+[[nodiscard]] bool cast_kernel_applies(const std::vector<torch::Tensor>& weights,
+                                       c10::ScalarType dtype);
+
+/// `weights` converted to `dtype` (each keeping its strides), as autocast casts a weight for its
+/// op, with gradients flowing back to them. Where cast_kernel_applies, one autograd node whose
+/// forward is one kernel and whose backward casts the gradients back in one more (autocast casts
+/// each weight in its own kernel, both ways: 112 kernels in a ResNet-50 step); otherwise each
+/// weight's .to(dtype).
+[[nodiscard]] std::vector<torch::Tensor> cast_weights(const std::vector<torch::Tensor>& weights,
+                                                      c10::ScalarType dtype);
 
 /// Counts the batch of every BatchNorm that batch_norm_add_relu runs fused on this thread while
 /// the scope lives, in one multi-tensor add when it ends (one kernel, not one per layer: 53 per

@@ -47,6 +47,11 @@ class BottleneckImpl : public torch::nn::Module {
   void set_training_fusion(bool on) { fused_bn_ = on; }
   /// Whether the latest forward ran those fused calls.
   [[nodiscard]] bool ran_fused() const { return ran_fused_; }
+  /// The block's convolution weights: conv1, conv2, conv3 and the shortcut's, if any.
+  [[nodiscard]] std::vector<torch::Tensor> weights() const;
+  /// The training-fused forward (set_training_fusion), on `cast` (weights() cast by
+  /// cast_weights, in that order) in place of the module's weights where given.
+  torch::Tensor forward_fused(const torch::Tensor& x, const torch::Tensor* cast);
 
   torch::nn::Conv2d conv1{nullptr}, conv2{nullptr}, conv3{nullptr};
   torch::nn::BatchNorm2d bn1{nullptr}, bn2{nullptr}, bn3{nullptr};
@@ -88,6 +93,11 @@ class ResNetImpl : public torch::nn::Module, public FusableModel {
   torch::Tensor bias1_;  ///< the stem's folded bias (a registered buffer once folded)
   /// Whether the stem runs on `x` padded to 4 channels (pad_channels_to_4's kernel applies).
   [[nodiscard]] bool stem_pads(const torch::Tensor& x) const;
+  /// The training-fused forward (set_training_fusion).
+  torch::Tensor forward_fused(torch::Tensor x);
+  /// Every weight cast for one forward pass (cast_weights) where CUDA autocast is on and the cast
+  /// kernel applies; else none.
+  std::vector<torch::Tensor> cast_weights_for(const torch::Tensor& x);
   torch::Tensor stem_weight4_;  ///< the folded stem weight padded to 4 input channels (a buffer)
   torch::Tensor fc_weight_t_;  ///< fc's weight transposed, for batch 1 (a buffer once folded)
   bool fused_bn_ = false;
