@@ -61,13 +61,14 @@ void cast_all(const std::vector<torch::Tensor>& from, const std::vector<torch::T
 // backward, the gradients cast back to the weights' dtype in one kernel too. A gradient laid out
 // unlike its weight is cast on its own (ATen's conversion).
 struct CastWeights : public torch::autograd::Function<CastWeights> {
+  // A TensorList, not a vector: autograd takes each tensor of a TensorList argument as an input
+  // (and a vector as an opaque value, leaving the outputs without a gradient function).
   static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx,
-                                                const torch::autograd::variable_list& weights,
-                                                c10::ScalarType dtype) {
+                                                at::TensorList weights, c10::ScalarType dtype) {
     std::vector<torch::Tensor> cast;
     for (const auto& w : weights) cast.push_back(at::empty_like(w, w.options().dtype(dtype)));
-    cast_all(weights, cast);
-    ctx->save_for_backward(weights);
+    cast_all(weights.vec(), cast);
+    ctx->save_for_backward(weights.vec());
     ctx->saved_data["dtype"] = dtype;
     return cast;
   }
@@ -123,7 +124,9 @@ bool cast_kernel_applies(const std::vector<torch::Tensor>& weights, c10::ScalarT
 std::vector<torch::Tensor> cast_weights(const std::vector<torch::Tensor>& weights,
                                         c10::ScalarType dtype) {
 #if GPUPERF_WITH_CUDA_KERNELS
-  if (cast_kernel_applies(weights, dtype)) return CastWeights::apply(weights, dtype);
+  if (cast_kernel_applies(weights, dtype)) {
+    return CastWeights::apply(at::TensorList(weights), dtype);
+  }
 #endif
   std::vector<torch::Tensor> cast;
   for (const auto& w : weights) cast.push_back(w.to(dtype));
