@@ -70,6 +70,9 @@ struct CastWeights : public torch::autograd::Function<CastWeights> {
     cast_all(weights.vec(), cast);
     ctx->save_for_backward(weights.vec());
     ctx->saved_data["dtype"] = dtype;
+    // A weight whose cast took no part in the loss gets no gradient (as with autocast's own
+    // casts), not a cast of zeros.
+    ctx->set_materialize_grads(false);
     return cast;
   }
 
