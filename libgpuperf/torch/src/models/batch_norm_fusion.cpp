@@ -12,7 +12,6 @@
 
 #include <climits>
 #include <cstdint>
-#include <cstdlib>  // EXPERIMENT switch
 #include <exception>
 
 #include "gpuperf/models/fusion.h"
@@ -168,8 +167,7 @@ BatchCountScope::~BatchCountScope() noexcept(false) {
 }
 
 bool BatchCountScope::defer(const torch::Tensor& counter) {
-  if (open_scope == nullptr || std::getenv("GPUPERF_EXPERIMENT_BASELINE") != nullptr)
-    return false;  // EXPERIMENT switch
+  if (open_scope == nullptr) return false;
   open_scope->counters_.push_back(counter);
   return true;
 }

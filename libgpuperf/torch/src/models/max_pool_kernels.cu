@@ -11,7 +11,6 @@
 #include <algorithm>
 #include <cmath>  // INFINITY
 #include <cstdint>
-#include <cstdlib>  // EXPERIMENT switch
 
 namespace gpuperf::detail {
 namespace {
@@ -297,8 +296,7 @@ void launch_backward(const T* dy, const std::uint8_t* index, T* dx, const PoolSh
 template <typename T, int V>
 void launch_backward(const T* dy, const std::uint8_t* index, T* dx, const PoolShape& s,
                      cudaStream_t stream) {
-  if (s.kernel == 3 && s.stride == 2 && s.padding == 1 &&
-      std::getenv("GPUPERF_EXPERIMENT_BASELINE") == nullptr) {  // EXPERIMENT switch
+  if (s.kernel == 3 && s.stride == 2 && s.padding == 1) {
     backward_3x3_stride2_kernel<T, V>
         <<<grid_for((s.width + 1) / 2 * (s.channels / V), s.n * ((s.height + 1) / 2)), kThreads, 0,
            stream>>>(dy, index, dx, s);

@@ -8,7 +8,6 @@
 #include <torch/csrc/autograd/custom_function.h>
 
 #include <cstdint>
-#include <cstdlib>  // EXPERIMENT switch
 #include <vector>
 
 #include "gpuperf/models/fusion.h"
@@ -86,8 +85,7 @@ struct GlobalAveragePool : public torch::autograd::Function<GlobalAveragePool> {
 }  // namespace
 
 bool pad_channels_kernel_applies(const torch::Tensor& x, c10::ScalarType dtype) {
-  return std::getenv("GPUPERF_EXPERIMENT_BASELINE") == nullptr &&  // EXPERIMENT switch
-         kernel_input(x) && !recorded(x) && kernel_dtype(dtype) && x.size(1) >= 1 &&
+  return kernel_input(x) && !recorded(x) && kernel_dtype(dtype) && x.size(1) >= 1 &&
          x.size(1) <= kPaddedChannels;
 }
 
@@ -110,8 +108,7 @@ torch::Tensor pad_channels_to_4(const torch::Tensor& x, c10::ScalarType dtype) {
 }
 
 bool average_pool_kernel_applies(const torch::Tensor& x) {
-  return std::getenv("GPUPERF_EXPERIMENT_BASELINE") == nullptr &&  // EXPERIMENT switch
-         kernel_input(x) && x.size(2) * x.size(3) > 0;
+  return kernel_input(x) && x.size(2) * x.size(3) > 0;
 }
 
 torch::Tensor global_average_pool(const torch::Tensor& x, bool fused) {

@@ -6,7 +6,6 @@
 #include <torch/csrc/autograd/custom_function.h>
 
 #include <cstdint>
-#include <cstdlib>  // EXPERIMENT switch
 #include <vector>
 
 #include "gpuperf/models/fusion.h"
@@ -105,7 +104,6 @@ struct CastWeights : public torch::autograd::Function<CastWeights> {
 
 bool cast_kernel_applies(const std::vector<torch::Tensor>& weights, c10::ScalarType dtype) {
 #if GPUPERF_WITH_CUDA_KERNELS
-  if (std::getenv("GPUPERF_EXPERIMENT_BASELINE") != nullptr) return false;  // EXPERIMENT switch
   if (weights.empty() || !kernel_dtype(dtype)) return false;
   const torch::Tensor& first = weights[0];
   if (!first.defined() || !first.is_cuda() || !kernel_dtype(first.scalar_type()) ||
