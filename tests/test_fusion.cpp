@@ -639,13 +639,14 @@ TEST_CASE("cast_weights on the GPU: one kernel's values and gradients are ATen's
   GPUPERF_REQUIRE_GPU();
   torch::manual_seed(68);
   const auto cl = torch::MemoryFormat::ChannelsLast;
-  // 50 weights: more than one launch's 48. Channels_last convolutions, vectors, an empty one;
-  // sizes that are not multiples of a block's chunk.
+  // 50 weights: more than one launch's 48. Channels_last convolutions (3x3 and 1x1), vectors, an
+  // empty one; sizes that are not multiples of a block's chunk or of 4.
   std::vector<torch::Tensor> weights;
   for (int i = 0; i < 50; ++i) {
     torch::Tensor w;
     if (i % 3 == 0) {
-      w = torch::randn({8 + i, 3 + i % 5, 3, 3}).contiguous(cl);
+      const std::int64_t k = i % 2 == 0 ? 1 : 3;
+      w = torch::randn({8 + i, 3 + i % 5, k, k}).contiguous(cl);
     } else if (i == 7) {
       w = torch::randn({0});
     } else {
@@ -665,7 +666,11 @@ TEST_CASE("cast_weights on the GPU: one kernel's values and gradients are ATen's
       CHECK(cast[i].scalar_type() == dtype);
       CHECK(cast[i].strides() == weights[i].strides());
       CHECK(torch::equal(cast[i], weights[i].detach().to(dtype)));
-      upstream.push_back(torch::randn_like(cast[i]));
+      // A 1x1 weight's gradient in contiguous strides (as the GEMM of conv1x1_and_shortcut
+      // gives it): the same memory order as the channels_last weight's, so it is batched too.
+      upstream.push_back(cast[i].dim() == 4 && cast[i].size(2) == 1
+                             ? torch::randn(cast[i].sizes(), cast[i].options())
+                             : torch::randn_like(cast[i]));
       // Weight 5 takes no part: its gradient stays undefined.
       if (i != 5) loss = loss + (cast[i] * upstream[i]).sum().to(torch::kFloat);
     }

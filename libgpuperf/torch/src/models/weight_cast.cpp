@@ -27,6 +27,19 @@ namespace {
 
 #if GPUPERF_WITH_CUDA_KERNELS
 
+// Whether `a` and `b` (one shape) hold their elements in the same order in dense memory: the
+// same strides except along dimensions of size 1, whose stride never counts (a 1x1 convolution's
+// gradient from a GEMM is contiguous, its channels_last weight has other strides there).
+bool same_memory_order(const torch::Tensor& a, const torch::Tensor& b) {
+  if (a.sizes() != b.sizes() || !a.is_non_overlapping_and_dense() ||
+      !b.is_non_overlapping_and_dense())
+    return false;
+  for (std::int64_t d = 0; d < a.dim(); ++d) {
+    if (a.size(d) > 1 && a.stride(d) != b.stride(d)) return false;
+  }
+  return true;
+}
+
 detail::NhwcDtype cast_dtype(c10::ScalarType t) {
   switch (t) {
     case torch::kHalf:
@@ -57,8 +70,9 @@ void cast_all(const std::vector<torch::Tensor>& from, const std::vector<torch::T
 }
 
 // The cast as one autograd node: forward, the weights in `dtype` (each with its weight's strides);
-// backward, the gradients cast back to the weights' dtype in one kernel too. A gradient laid out
-// unlike its weight is cast on its own (ATen's conversion).
+// backward, the gradients cast back to the weights' dtype in one kernel too (each into its
+// weight's strides). A gradient laid out unlike its weight is cast on its own (ATen's
+// conversion).
 struct CastWeights : public torch::autograd::Function<CastWeights> {
   // A TensorList, not a vector: autograd takes each tensor of a TensorList argument as an input
   // (and a vector as an opaque value, leaving the outputs without a gradient function).
@@ -85,7 +99,7 @@ struct CastWeights : public torch::autograd::Function<CastWeights> {
       const torch::Tensor& g = grads[i];
       if (!g.defined() || !ctx->needs_input_grad(i)) continue;
       if (g.scalar_type() == dtype && g.device() == weights[i].device() &&
-          g.strides() == weights[i].strides() && g.is_non_overlapping_and_dense()) {
+          same_memory_order(g, weights[i])) {
         result[i] = at::empty_like(weights[i]);
         from.push_back(g);
         to.push_back(result[i]);
