@@ -212,8 +212,8 @@ torch::Tensor ResNetImpl::forward(torch::Tensor x) {
   // With the fused paths, the stem runs on its input padded to 4 channels by gpuperf's kernel
   // where that applies (pad_channels_to_4): cuDNN's first-layer kernels otherwise pad it
   // themselves in the forward and again in the weight gradient (measured on the H200: 2 x 0.12
-  // ms of a ResNet-50 training step at batch 256; at batch 1 cuDNN runs a 19.5 us kernel on 3
-  // channels).
+  // ms of a ResNet-50 training step at batch 256; at batch 1, 19.5 us on 3 channels against
+  // 13.8 + 1.7 for the pad: docs/results/2026-12-02-h200-stem-pad).
   if (folded_) {
     if (stem_weight4_.defined() && stem_pads(x)) {
       x = conv2d_bias_relu(pad_channels_to_4(x, stem_dtype(x)), *conv1, stem_weight4_, bias1_,

@@ -27,8 +27,8 @@ class FusableModel {
   virtual ~FusableModel() = default;
   /// Training-safe fusion, the same function and gradients in fewer kernels: convolution + bias +
   /// ReLU, channels_last inside (SimpleModel); BatchNorm (+ residual add) + ReLU, conv1 + shortcut
-  /// as one GEMM node, gpuperf's max-pool kernels (ResNet). Returns whether the model has anything to fuse
-  /// this way.
+  /// as one GEMM node, gpuperf's kernels for the pools, the stem's padded input and the weights'
+  /// casts (ResNet). Returns whether the model has anything to fuse this way.
   virtual bool set_training_fusion(bool on) = 0;
   /// What the training-safe fusion fused in the latest forward pass, e.g. "conv+bias+relu";
   /// "none" when it is off or cuDNN's fused kernels did not apply to those inputs.

@@ -73,7 +73,10 @@ class ResNetImpl : public torch::nn::Module, public FusableModel {
   torch::Tensor forward(torch::Tensor x);
 
   /// Training: BatchNorm + ReLU and BatchNorm + shortcut add + ReLU in one cuDNN call each, on
-  /// CUDA in fp16 channels_last (cudnn_batch_norm_fusion_applies). Returns true.
+  /// CUDA in fp16 channels_last (cudnn_batch_norm_fusion_applies); conv1 + shortcut as one GEMM
+  /// node; where gpuperf's CUDA kernels apply, the stem's input padded to 4 channels, the pools
+  /// on them, and under CUDA autocast every weight cast in one kernel (cast_weights). Returns
+  /// true.
   bool set_training_fusion(bool on) override;
   /// "batchnorm+add+relu" when the latest forward ran those fused calls, else "none".
   [[nodiscard]] std::string training_fusion() const override;
