@@ -11,12 +11,11 @@
 #include <vector>
 
 #include "gpuperf/models/fusion.h"
+#include "models/kernel_dtype.h"
 
 #if GPUPERF_WITH_CUDA_KERNELS
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAException.h>
-
-#include "models/nhwc_kernels.h"
 #endif
 
 namespace gpuperf {
@@ -24,17 +23,13 @@ namespace {
 
 constexpr std::int64_t kPaddedChannels = 4;
 
-[[maybe_unused]] bool kernel_dtype(c10::ScalarType t) {
-  return t == torch::kFloat || t == torch::kHalf || t == torch::kBFloat16;
-}
-
 bool recorded(const torch::Tensor& x) { return c10::GradMode::is_enabled() && x.requires_grad(); }
 
 // A CUDA fp32/fp16/bf16 [N, C, H, W] tensor in channels_last on a GPU that gpuperf's kernels run
 // on.
 [[maybe_unused]] bool kernel_input(const torch::Tensor& x) {
 #if GPUPERF_WITH_CUDA_KERNELS
-  return x.defined() && x.is_cuda() && x.dim() == 4 && kernel_dtype(x.scalar_type()) &&
+  return x.defined() && x.is_cuda() && x.dim() == 4 && detail::own_kernel_dtype(x.scalar_type()) &&
          x.is_contiguous(at::MemoryFormat::ChannelsLast) &&
          detail::own_kernels_run_on(x.device().index());
 #else
@@ -44,20 +39,9 @@ bool recorded(const torch::Tensor& x) { return c10::GradMode::is_enabled() && x.
 }
 
 #if GPUPERF_WITH_CUDA_KERNELS
-detail::NhwcDtype nhwc_dtype(c10::ScalarType t) {
-  switch (t) {
-    case torch::kHalf:
-      return detail::NhwcDtype::kHalf;
-    case torch::kBFloat16:
-      return detail::NhwcDtype::kBFloat16;
-    default:
-      return detail::NhwcDtype::kFloat;
-  }
-}
-
 torch::Tensor average_pool(const torch::Tensor& x) {
   torch::Tensor out = at::empty({x.size(0), x.size(1)}, x.options());
-  C10_CUDA_CHECK(detail::global_average_pool(nhwc_dtype(x.scalar_type()), x.data_ptr(),
+  C10_CUDA_CHECK(detail::global_average_pool(detail::nhwc_dtype(x.scalar_type()), x.data_ptr(),
                                              out.data_ptr(), x.size(0), x.size(2) * x.size(3),
                                              x.size(1), at::cuda::getCurrentCUDAStream()));
   return out;
@@ -75,7 +59,7 @@ struct GlobalAveragePool : public torch::autograd::Function<GlobalAveragePool> {
     const std::vector<std::int64_t> sizes = ctx->saved_data["sizes"].toIntVector();
     torch::Tensor grad_x = at::empty(sizes, grad_y.options(), at::MemoryFormat::ChannelsLast);
     C10_CUDA_CHECK(detail::global_average_pool_backward(
-        nhwc_dtype(grad_y.scalar_type()), grad_y.data_ptr(), grad_x.data_ptr(), sizes[0],
+        detail::nhwc_dtype(grad_y.scalar_type()), grad_y.data_ptr(), grad_x.data_ptr(), sizes[0],
         sizes[2] * sizes[3], sizes[1], at::cuda::getCurrentCUDAStream()));
     return {grad_x};
   }
@@ -85,7 +69,7 @@ struct GlobalAveragePool : public torch::autograd::Function<GlobalAveragePool> {
 }  // namespace
 
 bool pad_channels_kernel_applies(const torch::Tensor& x, c10::ScalarType dtype) {
-  return kernel_input(x) && !recorded(x) && kernel_dtype(dtype) && x.size(1) >= 1 &&
+  return kernel_input(x) && !recorded(x) && detail::own_kernel_dtype(dtype) && x.size(1) >= 1 &&
          x.size(1) <= kPaddedChannels;
 }
 
@@ -94,10 +78,9 @@ torch::Tensor pad_channels_to_4(const torch::Tensor& x, c10::ScalarType dtype) {
   if (pad_channels_kernel_applies(x, dtype)) {
     torch::Tensor out = at::empty({x.size(0), kPaddedChannels, x.size(2), x.size(3)},
                                   x.options().dtype(dtype), at::MemoryFormat::ChannelsLast);
-    C10_CUDA_CHECK(detail::pad_channels_to_4(nhwc_dtype(x.scalar_type()), x.data_ptr(), x.size(1),
-                                             nhwc_dtype(dtype), out.data_ptr(),
-                                             x.size(0) * x.size(2) * x.size(3),
-                                             at::cuda::getCurrentCUDAStream()));
+    C10_CUDA_CHECK(detail::pad_channels_to_4(
+        detail::nhwc_dtype(x.scalar_type()), x.data_ptr(), x.size(1), detail::nhwc_dtype(dtype),
+        out.data_ptr(), x.size(0) * x.size(2) * x.size(3), at::cuda::getCurrentCUDAStream()));
     return out;
   }
 #endif

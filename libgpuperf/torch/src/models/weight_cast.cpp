@@ -9,21 +9,17 @@
 #include <vector>
 
 #include "gpuperf/models/fusion.h"
+#include "models/kernel_dtype.h"
 
 #if GPUPERF_WITH_CUDA_KERNELS
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAException.h>
 
 #include "models/cast_kernels.h"
-#include "models/nhwc_kernels.h"
 #endif
 
 namespace gpuperf {
 namespace {
-
-[[maybe_unused]] bool kernel_dtype(c10::ScalarType t) {
-  return t == torch::kFloat || t == torch::kHalf || t == torch::kBFloat16;
-}
 
 #if GPUPERF_WITH_CUDA_KERNELS
 
@@ -40,17 +36,6 @@ bool same_memory_order(const torch::Tensor& a, const torch::Tensor& b) {
   return true;
 }
 
-detail::NhwcDtype cast_dtype(c10::ScalarType t) {
-  switch (t) {
-    case torch::kHalf:
-      return detail::NhwcDtype::kHalf;
-    case torch::kBFloat16:
-      return detail::NhwcDtype::kBFloat16;
-    default:
-      return detail::NhwcDtype::kFloat;
-  }
-}
-
 // `from` into `to` tensor by tensor, in one kernel per 48 (all of `from` in one dtype, all of
 // `to` in one, each pair dense with the same strides).
 void cast_all(const std::vector<torch::Tensor>& from, const std::vector<torch::Tensor>& to) {
@@ -63,10 +48,9 @@ void cast_all(const std::vector<torch::Tensor>& from, const std::vector<torch::T
     out.push_back(to[i].data_ptr());
     numel.push_back(from[i].numel());
   }
-  C10_CUDA_CHECK(detail::cast_tensors(cast_dtype(from[0].scalar_type()), in.data(),
-                                      cast_dtype(to[0].scalar_type()), out.data(), numel.data(),
-                                      static_cast<int>(from.size()),
-                                      at::cuda::getCurrentCUDAStream()));
+  C10_CUDA_CHECK(detail::cast_tensors(
+      detail::nhwc_dtype(from[0].scalar_type()), in.data(), detail::nhwc_dtype(to[0].scalar_type()),
+      out.data(), numel.data(), static_cast<int>(from.size()), at::cuda::getCurrentCUDAStream()));
 }
 
 // The cast as one autograd node: forward, the weights in `dtype` (each with its weight's strides);
@@ -118,9 +102,9 @@ struct CastWeights : public torch::autograd::Function<CastWeights> {
 
 bool cast_kernel_applies(const std::vector<torch::Tensor>& weights, c10::ScalarType dtype) {
 #if GPUPERF_WITH_CUDA_KERNELS
-  if (weights.empty() || !kernel_dtype(dtype)) return false;
+  if (weights.empty() || !detail::own_kernel_dtype(dtype)) return false;
   const torch::Tensor& first = weights[0];
-  if (!first.defined() || !first.is_cuda() || !kernel_dtype(first.scalar_type()) ||
+  if (!first.defined() || !first.is_cuda() || !detail::own_kernel_dtype(first.scalar_type()) ||
       !detail::own_kernels_run_on(first.device().index()))
     return false;
   for (const auto& w : weights) {
