@@ -72,6 +72,8 @@ torch::Tensor BottleneckImpl::forward(torch::Tensor x) {
   return torch::relu(out);
 }
 
+std::size_t BottleneckImpl::weight_count() const { return downsample ? 4 : 3; }
+
 std::vector<torch::Tensor> BottleneckImpl::weights() const {
   std::vector<torch::Tensor> w{conv1->weight, conv2->weight, conv3->weight};
   if (downsample) w.push_back(downsample->ptr(0)->as<torch::nn::Conv2dImpl>()->weight);
@@ -226,15 +228,15 @@ torch::Tensor ResNetImpl::forward(torch::Tensor x) {
   } else {
     x = torch::relu(bn1->forward(conv1->forward(x)));
   }
-  // gpuperf's max-pool kernels with the fused paths: one-byte indices, a gathered backward
-  // (measured on the H200: +3.1% training throughput over cuDNN's pooling, which had given +2%
-  // over ATen's).
-  x = max_pool2d(x, /*kernel=*/3, /*stride=*/2, /*padding=*/1, /*fused=*/folded_ || fused_bn_);
+  // gpuperf's pool kernels once folded for inference, as forward_fused runs them in training
+  // (the max pool's one-byte indices and gathered backward: +3.1% training throughput over
+  // cuDNN's pooling on the H200, which had given +2% over ATen's).
+  x = max_pool2d(x, /*kernel=*/3, /*stride=*/2, /*padding=*/1, /*fused=*/folded_);
   x = layer1->forward(x);
   x = layer2->forward(x);
   x = layer3->forward(x);
   x = layer4->forward(x);
-  x = global_average_pool(x, /*fused=*/folded_ || fused_bn_);
+  x = global_average_pool(x, /*fused=*/folded_);
   if (folded_ && x.size(0) == 1) {
     // Batch 1's product is a matrix-vector one, and cuBLAS runs it in 7.4 us with the weight
     // stored transposed against 12.5 us on linear's transposed view (H200, fp16, inside a CUDA
@@ -281,7 +283,7 @@ torch::Tensor ResNetImpl::forward_fused(torch::Tensor x) {
     for (const auto& module : (*stage)->children()) {
       auto* block = module->as<BottleneckImpl>();
       x = block->forward_fused(x, next);
-      if (next != nullptr) next += block->weights().size();
+      if (next != nullptr) next += block->weight_count();
     }
   }
   x = global_average_pool(x, /*fused=*/true);

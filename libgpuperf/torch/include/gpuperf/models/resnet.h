@@ -49,6 +49,8 @@ class BottleneckImpl : public torch::nn::Module {
   [[nodiscard]] bool ran_fused() const { return ran_fused_; }
   /// The block's convolution weights: conv1, conv2, conv3 and the shortcut's, if any.
   [[nodiscard]] std::vector<torch::Tensor> weights() const;
+  /// weights().size(), without building the list.
+  [[nodiscard]] std::size_t weight_count() const;
   /// The training-fused forward (set_training_fusion), on `cast` (weights() cast by
   /// cast_weights, in that order) in place of the module's weights where given.
   torch::Tensor forward_fused(const torch::Tensor& x, const torch::Tensor* cast);
