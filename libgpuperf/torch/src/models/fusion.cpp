@@ -51,9 +51,13 @@ bool explicit_geometry(const torch::nn::Conv2dImpl& conv, ConvGeometry* out) {
 
 // The geometry for cuDNN's fused calls when they apply to `x` and `conv` (see
 // cudnn_fusion_applies); false otherwise.
+// Whether cuDNN's fused calls can run on `x`: a CUDA tensor, cuDNN built in and enabled.
+bool cudnn_usable(const torch::Tensor& x) {
+  return x.is_cuda() && at::globalContext().userEnabledCuDNN() && at::Context::hasCuDNN();
+}
+
 bool fusion_geometry(const torch::Tensor& x, const torch::nn::Conv2dImpl& conv, ConvGeometry* out) {
-  return x.is_cuda() && at::globalContext().userEnabledCuDNN() && at::Context::hasCuDNN() &&
-         explicit_geometry(conv, out);
+  return cudnn_usable(x) && explicit_geometry(conv, out);
 }
 
 // A channels_last [N, C, H, W] tensor's memory as the [N*H*W, C] matrix it is (a view).
@@ -202,6 +206,27 @@ bool records_grad(const torch::Tensor& x, const torch::Tensor& weight, const tor
           (bias.defined() && bias.requires_grad()) || (z.defined() && z.requires_grad()));
 }
 
+// relu(conv(x, conv_weight) + bias) in geometry `g`: with `fused` and cuDNN usable for x, one
+// cuDNN call (under autocast on its operands cast as conv2d's are); otherwise the separate ops.
+torch::Tensor conv_bias_relu(const torch::Tensor& x, const torch::Tensor& conv_weight,
+                             const torch::Tensor& bias, const ConvGeometry& g, bool fused) {
+  if (fused && cudnn_usable(x)) {
+    const torch::Tensor input = autocast_operand(x);
+    const torch::Tensor weight = autocast_operand(conv_weight);
+    const torch::Tensor b = autocast_operand(bias_or_zeros(bias, conv_weight));
+    if (!records_grad(x, conv_weight, bias)) {
+      // Not through the autograd nodes: ReluFromOutput hands its input back as a view, and a
+      // view of an N=1 tensor gets a stride for the batch dimension from which the next op
+      // reads NCHW, not channels_last. Measured on the H200: every following op then converted
+      // layouts, and ResNet-50's batch-1 inference took 0.69 ms instead of about 0.38.
+      return at::cudnn_convolution_relu(input, weight, b, g.stride, g.padding, g.dilation,
+                                        g.groups);
+    }
+    return ReluFromOutput::apply(FusedConvBias::apply(input, weight, b, g, /*cudnn=*/true));
+  }
+  return torch::relu(at::conv2d(x, conv_weight, bias, g.stride, g.padding, g.dilation, g.groups));
+}
+
 }  // namespace
 
 bool cudnn_fusion_applies(const torch::Tensor& x, const torch::nn::Conv2dImpl& conv) {
@@ -237,29 +262,18 @@ torch::Tensor conv2d_weight_bias(const torch::Tensor& x, const torch::nn::Conv2d
 
 torch::Tensor conv2d_bias_relu(const torch::Tensor& x, const torch::nn::Conv2dImpl& conv,
                                const torch::Tensor& bias, bool fused) {
-  if (!explicit_zero_padding(conv)) return torch::relu(conv2d_bias(x, conv, bias));
-  return conv2d_bias_relu(x, conv, conv.weight, bias, fused);
+  ConvGeometry g;
+  if (!explicit_geometry(conv, &g)) return torch::relu(conv2d_bias(x, conv, bias));
+  return conv_bias_relu(x, conv.weight, bias, g, fused);
 }
 
 torch::Tensor conv2d_bias_relu(const torch::Tensor& x, const torch::nn::Conv2dImpl& conv,
-                               const torch::Tensor& conv_weight, const torch::Tensor& bias,
+                               const torch::Tensor& weight, const torch::Tensor& bias,
                                bool fused) {
   ConvGeometry g;
-  if (fused && fusion_geometry(x, conv, &g)) {
-    const torch::Tensor input = autocast_operand(x);
-    const torch::Tensor weight = autocast_operand(conv_weight);
-    const torch::Tensor b = autocast_operand(bias_or_zeros(bias, conv_weight));
-    if (!records_grad(x, conv_weight, bias)) {
-      // Not through the autograd nodes: ReluFromOutput hands its input back as a view, and a
-      // view of an N=1 tensor gets a stride for the batch dimension from which the next op
-      // reads NCHW, not channels_last. Measured on the H200: every following op then converted
-      // layouts, and ResNet-50's batch-1 inference took 0.69 ms instead of about 0.38.
-      return at::cudnn_convolution_relu(input, weight, b, g.stride, g.padding, g.dilation,
-                                        g.groups);
-    }
-    return ReluFromOutput::apply(FusedConvBias::apply(input, weight, b, g, /*cudnn=*/true));
-  }
-  return torch::relu(conv2d_weight_bias(x, conv, conv_weight, bias));
+  TORCH_CHECK(explicit_geometry(conv, &g),
+              "conv2d_bias_relu: a weight of its own needs explicit zero padding");
+  return conv_bias_relu(x, weight, bias, g, fused);
 }
 
 bool conv1x1_shortcut_applies(const torch::Tensor& x, const torch::nn::Conv2dImpl& conv) {
