@@ -203,6 +203,7 @@ TEST_CASE("training fusion falls back to the separate ops where cuDNN's kernels 
   const auto y = torch::randn({2, 8, 5, 5});
   const auto z = torch::randn({2, 8, 5, 5});
   CHECK_FALSE(gpuperf::cudnn_batch_norm_fusion_applies(y, *bn, z));
+  CHECK_FALSE(gpuperf::batch_norm_kernel_applies(y, *bn, z));
   bool ran_fused = true;
   const auto out = gpuperf::batch_norm_add_relu(y, *bn, z, /*fused=*/true, &ran_fused);
   CHECK_FALSE(ran_fused);
@@ -264,66 +265,104 @@ TEST_CASE("cuDNN's fused conv+bias+ReLU matches the separate ops and their gradi
   }
 }
 
-TEST_CASE("cuDNN's fused BatchNorm+add+ReLU matches fp64 in output, gradients and statistics",
+namespace {
+
+// batch_norm_add_relu(fused) and the separate ops on CUDA against fp64 on the CPU, for input of
+// `shape` in `dtype` (channels_last) with values `spread` * randn + `offset`: output, gradients
+// of x, weight, bias and z, running statistics. `own`: whether gpuperf's kernels should take it
+// (else cuDNN's fused batch norm).
+void check_fused_batch_norm(const std::vector<std::int64_t>& shape, torch::ScalarType dtype,
+                            bool add, bool own, double spread = 3, double offset = 1) {
+  INFO((add ? "batchnorm+add+relu " : "batchnorm+relu ")
+       << c10::toString(dtype) << " " << c10::IntArrayRef(shape) << " offset " << offset);
+  torch::manual_seed(51);
+  const auto cuda_cl = [dtype](const torch::Tensor& t) {
+    return t.to(torch::kCUDA, dtype).contiguous(torch::MemoryFormat::ChannelsLast);
+  };
+  const std::int64_t channels = shape[1];
+  auto x = cuda_cl(torch::randn(shape, torch::kDouble) * spread + offset).requires_grad_();
+  auto z = add ? cuda_cl(torch::randn(shape)).requires_grad_() : torch::Tensor();
+  const auto upstream = cuda_cl(torch::randn(shape));
+  // Three copies of one BatchNorm with non-trivial parameters and statistics: fused (CUDA),
+  // separate ops (CUDA, what PyTorch runs), reference (fp64 on the CPU).
+  torch::nn::BatchNorm2d fused_bn(channels), separate_bn(channels), reference_bn(channels);
+  randomize_batch_norms(*fused_bn, 52);
+  copy_state(*fused_bn, *separate_bn);
+  copy_state(*fused_bn, *reference_bn);
+  fused_bn->to(torch::kCUDA);
+  separate_bn->to(torch::kCUDA);
+  reference_bn->to(torch::kDouble);
+  REQUIRE(gpuperf::batch_norm_kernel_applies(x, *fused_bn, z) == own);
+  if (!own) REQUIRE(gpuperf::cudnn_batch_norm_fusion_applies(x, *fused_bn, z));
+
+  auto xd = x.detach().cpu().to(torch::kDouble).requires_grad_();
+  auto zd = add ? z.detach().cpu().to(torch::kDouble).requires_grad_() : torch::Tensor();
+  const auto ref = torch::relu(add ? reference_bn(xd) + zd : reference_bn(xd));
+  ref.backward(upstream.cpu().to(torch::kDouble));
+
+  const auto run = [&](torch::nn::BatchNorm2d& bn, bool fused) {
+    x.mutable_grad() = torch::Tensor();
+    if (add) z.mutable_grad() = torch::Tensor();
+    bool ran_fused = !fused;
+    const auto out = gpuperf::batch_norm_add_relu(x, *bn, z, fused, &ran_fused);
+    CHECK(ran_fused == fused);
+    CHECK(out.scalar_type() == dtype);
+    CHECK(out.is_contiguous(torch::MemoryFormat::ChannelsLast));
+    out.backward(upstream);
+    std::vector<torch::Tensor> r{out.detach(), x.grad().clone(), bn->weight.grad().clone(),
+                                 bn->bias.grad().clone(), bn->running_mean.clone(),
+                                 bn->running_var.clone()};
+    if (add) r.push_back(z.grad().clone());
+    return r;
+  };
+  const auto fused = run(fused_bn, true);
+  const auto separate = run(separate_bn, false);
+  std::vector<torch::Tensor> reference{ref.detach(),
+                                       xd.grad(),
+                                       reference_bn->weight.grad(),
+                                       reference_bn->bias.grad(),
+                                       reference_bn->running_mean,
+                                       reference_bn->running_var};
+  if (add) reference.push_back(zd.grad());
+  const char* names[] = {"output",       "input grad",  "weight grad", "bias grad",
+                         "running mean", "running var", "shortcut grad"};
+  // fp16 activations are ~1e-3 off fp64 (bf16 ~1e-2), more where a ReLU mask flips within
+  // rounding of 0; the fused call must be as good as the separate ops.
+  const double bound = dtype == torch::kFloat ? 1e-3 : dtype == torch::kHalf ? 5e-2 : 1e-1;
+  const double slack = dtype == torch::kFloat ? 1e-5 : dtype == torch::kHalf ? 1e-3 : 1e-2;
+  for (std::size_t i = 0; i < reference.size(); ++i) {
+    check_as_close_as_separate(names[i], fused[i], separate[i], reference[i], bound, slack);
+  }
+  CHECK(fused_bn->num_batches_tracked.item<std::int64_t>() == 1);
+}
+
+}  // namespace
+
+TEST_CASE("the fused BatchNorm+add+ReLU matches fp64 in output, gradients and statistics",
           "[fusion][gpu]") {
   GPUPERF_REQUIRE_GPU();
+  // gpuperf's kernels where built: shapes that take every path of their geometry (8 vectors of
+  // channels per pixel and 32 pixel rows per block; 3 vectors, a thread count they do not
+  // divide; 512 vectors, two blocks per row; enough pixels for the unrolled loops), three dtypes.
+  torch::nn::BatchNorm2d probe(8);
+  probe->to(torch::kCUDA);
+  const bool kernels = gpuperf::batch_norm_kernel_applies(
+      torch::empty({2, 8, 1, 1}, torch::TensorOptions(torch::kCUDA).dtype(torch::kHalf))
+          .contiguous(torch::MemoryFormat::ChannelsLast),
+      *probe, {});
   for (const bool add : {true, false}) {
-    INFO((add ? "batchnorm+add+relu" : "batchnorm+relu"));
-    torch::manual_seed(51);
-    const auto cuda_cl = [](const torch::Tensor& t) {
-      return t.to(torch::kCUDA, torch::kHalf).contiguous(torch::MemoryFormat::ChannelsLast);
-    };
-    auto x = cuda_cl(torch::randn({16, 64, 14, 14}) * 3 + 1).requires_grad_();
-    auto z = add ? cuda_cl(torch::randn({16, 64, 14, 14})).requires_grad_() : torch::Tensor();
-    const auto upstream = cuda_cl(torch::randn({16, 64, 14, 14}));
-    // Three copies of one BatchNorm with non-trivial parameters and statistics: fused (CUDA),
-    // separate ops (CUDA, what PyTorch runs), reference (fp64 on the CPU).
-    torch::nn::BatchNorm2d fused_bn(64), separate_bn(64), reference_bn(64);
-    randomize_batch_norms(*fused_bn, 52);
-    copy_state(*fused_bn, *separate_bn);
-    copy_state(*fused_bn, *reference_bn);
-    fused_bn->to(torch::kCUDA);
-    separate_bn->to(torch::kCUDA);
-    reference_bn->to(torch::kDouble);
-    REQUIRE(gpuperf::cudnn_batch_norm_fusion_applies(x, *fused_bn, z));
-
-    auto xd = x.detach().cpu().to(torch::kDouble).requires_grad_();
-    auto zd = add ? z.detach().cpu().to(torch::kDouble).requires_grad_() : torch::Tensor();
-    const auto ref = torch::relu(add ? reference_bn(xd) + zd : reference_bn(xd));
-    ref.backward(upstream.cpu().to(torch::kDouble));
-
-    const auto run = [&](torch::nn::BatchNorm2d& bn, bool fused) {
-      x.mutable_grad() = torch::Tensor();
-      if (add) z.mutable_grad() = torch::Tensor();
-      bool ran_fused = !fused;
-      const auto out = gpuperf::batch_norm_add_relu(x, *bn, z, fused, &ran_fused);
-      CHECK(ran_fused == fused);
-      CHECK(out.is_contiguous(torch::MemoryFormat::ChannelsLast));
-      out.backward(upstream);
-      std::vector<torch::Tensor> r{out.detach(), x.grad().clone(), bn->weight.grad().clone(),
-                                   bn->bias.grad().clone(), bn->running_mean.clone(),
-                                   bn->running_var.clone()};
-      if (add) r.push_back(z.grad().clone());
-      return r;
-    };
-    const auto fused = run(fused_bn, true);
-    const auto separate = run(separate_bn, false);
-    std::vector<torch::Tensor> reference{ref.detach(),
-                                         xd.grad(),
-                                         reference_bn->weight.grad(),
-                                         reference_bn->bias.grad(),
-                                         reference_bn->running_mean,
-                                         reference_bn->running_var};
-    if (add) reference.push_back(zd.grad());
-    const char* names[] = {"output",       "input grad",  "weight grad", "bias grad",
-                           "running mean", "running var", "shortcut grad"};
-    for (std::size_t i = 0; i < reference.size(); ++i) {
-      // fp16 activations: both are ~1e-3 off fp64, more where a ReLU mask flips within rounding
-      // of 0; the fused call must be as good as the separate ops.
-      check_as_close_as_separate(names[i], fused[i], separate[i], reference[i], 5e-2, 1e-3);
-    }
-    CHECK(fused_bn->num_batches_tracked.item<std::int64_t>() == 1);
+    check_fused_batch_norm({16, 64, 14, 14}, torch::kHalf, add, kernels);
+    if (!kernels) continue;
+    check_fused_batch_norm({16, 64, 14, 14}, torch::kBFloat16, add, true);
+    check_fused_batch_norm({8, 12, 9, 9}, torch::kFloat, add, true);
+    check_fused_batch_norm({8, 24, 7, 7}, torch::kHalf, add, true);
+    check_fused_batch_norm({4, 4096, 3, 3}, torch::kHalf, add, true);
+    check_fused_batch_norm({32, 256, 28, 28}, torch::kHalf, add, true);
+    // A mean far from 0 next to the spread: the statistics must not cancel.
+    check_fused_batch_norm({8, 64, 10, 10}, torch::kFloat, add, true, 0.1, 1000);
   }
+  // 12 fp16 channels are no whole 16-byte vector: cuDNN's fused kernels take them.
+  check_fused_batch_norm({8, 12, 7, 7}, torch::kHalf, true, false);
 }
 
 TEST_CASE("ResNet fp16 channels_last training with fused BatchNorm+add+ReLU tracks the separate ops",

@@ -1,5 +1,6 @@
-// relu(batch_norm(x) + z) in training mode as one cuDNN call each way: cuDNN's NHWC batch norm with
-// its add and ReLU epilogue (cudnnBatchNormalizationForwardTrainingEx / BackwardEx with
+// relu(batch_norm(x) + z) in training mode, fused each way: on gpuperf's own kernels
+// (batch_norm_kernels.cu) where they run, else as one cuDNN call each way: cuDNN's NHWC batch norm
+// with its add and ReLU epilogue (cudnnBatchNormalizationForwardTrainingEx / BackwardEx with
 // CUDNN_BATCHNORM_OPS_BN_ADD_ACTIVATION), the kernels PyTorch's own BatchNorm runs, less the
 // separate ReLU, residual add and ReLU-backward kernels.
 
@@ -12,9 +13,19 @@
 
 #include <climits>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <exception>
 
 #include "gpuperf/models/fusion.h"
+#include "models/kernel_dtype.h"
+
+#if GPUPERF_WITH_CUDA_KERNELS
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAException.h>
+
+#include "models/batch_norm_kernels.h"
+#endif
 
 #if GPUPERF_WITH_CUDNN
 #include <ATen/cuda/CUDAContext.h>
@@ -31,6 +42,118 @@ torch::Tensor separate_ops(const torch::Tensor& x, torch::nn::BatchNorm2dImpl& b
   torch::Tensor out = bn.forward(x);
   return torch::relu(z.defined() ? out + z : out);
 }
+
+[[maybe_unused]] bool float_vector(const torch::Tensor& t, std::int64_t channels, const torch::Tensor& x) {
+  return t.defined() && t.scalar_type() == torch::kFloat && t.dim() == 1 &&
+         t.size(0) == channels && t.is_contiguous() && t.device() == x.device();
+}
+
+// bn in training mode with affine fp32 parameters, running statistics and a momentum, for x's
+// channels on x's device.
+[[maybe_unused]] bool training_parameters(const torch::Tensor& x, const torch::nn::BatchNorm2dImpl& bn) {
+  const auto& o = bn.options;
+  if (!bn.is_training() || !o.affine() || !o.track_running_stats() || !o.momentum().has_value())
+    return false;
+  const std::int64_t channels = x.size(1);
+  return float_vector(bn.weight, channels, x) && float_vector(bn.bias, channels, x) &&
+         float_vector(bn.running_mean, channels, x) && float_vector(bn.running_var, channels, x);
+}
+
+// z (if defined) of x's shape, dtype, device and strides.
+[[maybe_unused]] bool same_layout(const torch::Tensor& x, const torch::Tensor& z) {
+  return !z.defined() || (z.sizes() == x.sizes() && z.scalar_type() == x.scalar_type() &&
+                          z.device() == x.device() && z.strides() == x.strides());
+}
+
+#if GPUPERF_WITH_CUDA_KERNELS
+
+bool aligned16(const torch::Tensor& t) {
+  return !t.defined() || reinterpret_cast<std::uintptr_t>(t.data_ptr()) % 16 == 0;
+}
+
+torch::Tensor floats(std::int64_t n, const torch::Tensor& like) {
+  return at::empty({n}, like.options().dtype(torch::kFloat));
+}
+
+struct OwnBatchNormAddRelu : public torch::autograd::Function<OwnBatchNormAddRelu> {
+  // As BatchNormAddRelu, on gpuperf's kernels: saves x, the ReLU mask and the batch's statistics.
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x,
+                               const torch::Tensor& weight, const torch::Tensor& bias,
+                               const torch::Tensor& z, bool add, torch::Tensor running_mean,
+                               torch::Tensor running_var, double momentum, double eps) {
+    const std::int64_t channels = x.size(1);
+    const std::int64_t pixels = x.numel() / channels;
+    const detail::NhwcDtype dtype = detail::nhwc_dtype(x.scalar_type());
+    const int device = x.device().index();
+    const detail::BatchNormWorkspace sizes =
+        detail::batch_norm_workspace(dtype, pixels, channels, device);
+    torch::Tensor y = at::empty_like(x);
+    torch::Tensor mask = at::empty({sizes.mask_bytes}, x.options().dtype(torch::kByte));
+    torch::Tensor partial = floats(sizes.partial_floats, x);
+    torch::Tensor save_mean = floats(channels, x);
+    torch::Tensor save_invstd = floats(channels, x);
+    torch::Tensor scale_shift = floats(2 * channels, x);
+    const detail::BatchNormChannels c{weight.data_ptr<float>(),       bias.data_ptr<float>(),
+                                      running_mean.data_ptr<float>(), running_var.data_ptr<float>(),
+                                      save_mean.data_ptr<float>(),    save_invstd.data_ptr<float>(),
+                                      scale_shift.data_ptr<float>(),
+                                      scale_shift.data_ptr<float>() + channels};
+    C10_CUDA_CHECK(detail::batch_norm_forward(
+        dtype, x.data_ptr(), add ? z.data_ptr() : nullptr, y.data_ptr(),
+        mask.data_ptr<std::uint8_t>(), partial.data_ptr<float>(), c, momentum, eps, pixels,
+        channels, device, at::cuda::getCurrentCUDAStream()));
+    ctx->save_for_backward({x, weight, mask, save_mean, save_invstd});
+    ctx->saved_data["add"] = add;
+    return y;
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grad_outputs) {
+    const auto saved = ctx->get_saved_variables();
+    const torch::Tensor& x = saved[0];
+    const torch::Tensor& weight = saved[1];
+    const torch::Tensor& mask = saved[2];
+    const bool add = ctx->saved_data["add"].toBool();
+    const torch::Tensor grad_y = grad_outputs[0].contiguous(at::MemoryFormat::ChannelsLast);
+    const std::int64_t channels = x.size(1);
+    const std::int64_t pixels = x.numel() / channels;
+    const detail::NhwcDtype dtype = detail::nhwc_dtype(x.scalar_type());
+    const int device = x.device().index();
+    torch::Tensor grad_x = at::empty_like(x);
+    torch::Tensor grad_z = add ? at::empty_like(x) : torch::Tensor();
+    torch::Tensor grad_weight = at::empty_like(weight);
+    torch::Tensor grad_bias = at::empty_like(weight);
+    torch::Tensor partial =
+        floats(detail::batch_norm_workspace(dtype, pixels, channels, device).partial_floats, x);
+    torch::Tensor coefficients = floats(3 * channels, x);
+    const detail::BatchNormChannels c{weight.data_ptr<float>(),
+                                      nullptr,
+                                      nullptr,
+                                      nullptr,
+                                      saved[3].data_ptr<float>(),
+                                      saved[4].data_ptr<float>(),
+                                      coefficients.data_ptr<float>(),
+                                      coefficients.data_ptr<float>() + channels};
+    C10_CUDA_CHECK(detail::batch_norm_backward(
+        dtype, grad_y.data_ptr(), x.data_ptr(), mask.data_ptr<std::uint8_t>(), grad_x.data_ptr(),
+        add ? grad_z.data_ptr() : nullptr, grad_weight.data_ptr<float>(),
+        grad_bias.data_ptr<float>(), partial.data_ptr<float>(), c, pixels, channels, device,
+        at::cuda::getCurrentCUDAStream()));
+    return {grad_x, grad_weight, grad_bias, grad_z, {}, {}, {}, {}, {}};
+  }
+};
+
+// A switch of this tree only, for the A/B runs on the H200 (removed once they decide):
+// GPUPERF_EXPERIMENT_BN=cudnn runs cuDNN's fused batch norm where gpuperf's kernels apply.
+bool experiment_cudnn_batch_norm() {
+  static const bool on = [] {
+    const char* v = std::getenv("GPUPERF_EXPERIMENT_BN");
+    return v != nullptr && std::strcmp(v, "cudnn") == 0;
+  }();
+  return on;
+}
+
+#endif  // GPUPERF_WITH_CUDA_KERNELS
 
 #if GPUPERF_WITH_CUDNN
 
@@ -135,11 +258,6 @@ struct BatchNormAddRelu : public torch::autograd::Function<BatchNormAddRelu> {
   }
 };
 
-bool float_vector(const torch::Tensor& t, std::int64_t channels, const torch::Tensor& x) {
-  return t.defined() && t.scalar_type() == torch::kFloat && t.dim() == 1 &&
-         t.size(0) == channels && t.is_contiguous() && t.device() == x.device();
-}
-
 #endif  // GPUPERF_WITH_CUDNN
 
 }  // namespace
@@ -175,24 +293,37 @@ bool BatchCountScope::defer(const torch::Tensor& counter) {
 bool cudnn_batch_norm_fusion_applies(const torch::Tensor& x, const torch::nn::BatchNorm2dImpl& bn,
                                      const torch::Tensor& z) {
 #if GPUPERF_WITH_CUDNN
-  const auto& o = bn.options;
   if (!x.defined() || !x.is_cuda() || !at::globalContext().userEnabledCuDNN() ||
       !at::Context::hasCuDNN())
     return false;
   if (x.dim() != 4 || x.scalar_type() != torch::kHalf || x.numel() >= INT_MAX) return false;
   if (!x.is_contiguous(at::MemoryFormat::ChannelsLast)) return false;
-  const std::int64_t channels = x.size(1);
   // cuDNN's fused NHWC kernels want the channels in groups of 4 (8-byte vectors of fp16).
-  if (channels % 4 != 0) return false;
-  if (!bn.is_training() || !o.affine() || !o.track_running_stats() || !o.momentum().has_value())
+  if (x.size(1) % 4 != 0) return false;
+  return training_parameters(x, bn) && same_layout(x, z);
+#else
+  (void)x;
+  (void)bn;
+  (void)z;
+  return false;
+#endif
+}
+
+bool batch_norm_kernel_applies(const torch::Tensor& x, const torch::nn::BatchNorm2dImpl& bn,
+                               const torch::Tensor& z) {
+#if GPUPERF_WITH_CUDA_KERNELS
+  if (!x.defined() || !x.is_cuda() || x.dim() != 4 || !detail::own_kernel_dtype(x.scalar_type()))
     return false;
-  if (!float_vector(bn.weight, channels, x) || !float_vector(bn.bias, channels, x) ||
-      !float_vector(bn.running_mean, channels, x) || !float_vector(bn.running_var, channels, x))
+  if (!x.is_contiguous(at::MemoryFormat::ChannelsLast) || !aligned16(x) || !aligned16(z))
     return false;
-  if (z.defined() && (z.sizes() != x.sizes() || z.scalar_type() != x.scalar_type() ||
-                      z.device() != x.device() || z.strides() != x.strides()))
+  const std::int64_t channels = x.size(1);
+  const int width = detail::batch_norm_vector_width(detail::nhwc_dtype(x.scalar_type()));
+  // More than one value per channel, as BatchNorm wants in training; int-sized channel counts.
+  if (channels == 0 || channels % width != 0 || channels > INT_MAX / width ||
+      x.numel() / channels < 2)
     return false;
-  return true;
+  return training_parameters(x, bn) && same_layout(x, z) &&
+         detail::own_kernels_run_on(x.device().index());
 #else
   (void)x;
   (void)bn;
@@ -204,8 +335,13 @@ bool cudnn_batch_norm_fusion_applies(const torch::Tensor& x, const torch::nn::Ba
 torch::Tensor batch_norm_add_relu(const torch::Tensor& x, torch::nn::BatchNorm2dImpl& bn,
                                   const torch::Tensor& z, bool fused, bool* ran_fused) {
   if (ran_fused) *ran_fused = false;
-  if (!fused || !cudnn_batch_norm_fusion_applies(x, bn, z)) return separate_ops(x, bn, z);
-#if GPUPERF_WITH_CUDNN
+  if (!fused) return separate_ops(x, bn, z);
+  bool own = batch_norm_kernel_applies(x, bn, z);
+#if GPUPERF_WITH_CUDA_KERNELS
+  if (own && experiment_cudnn_batch_norm() && cudnn_batch_norm_fusion_applies(x, bn, z))
+    own = false;
+#endif
+  if (!own && !cudnn_batch_norm_fusion_applies(x, bn, z)) return separate_ops(x, bn, z);
   if (ran_fused) *ran_fused = true;
   // As BatchNorm's forward: count the batch, then a running average with the momentum.
   if (!BatchCountScope::defer(bn.num_batches_tracked)) {
@@ -213,9 +349,16 @@ torch::Tensor batch_norm_add_relu(const torch::Tensor& x, torch::nn::BatchNorm2d
     bn.num_batches_tracked += 1;
   }
   const bool add = z.defined();
-  return BatchNormAddRelu::apply(x, bn.weight, bn.bias, add ? z : at::empty({0}, x.options()), add,
-                                 bn.running_mean, bn.running_var, *bn.options.momentum(),
-                                 bn.options.eps());
+  const torch::Tensor addend = add ? z : at::empty({0}, x.options());
+#if GPUPERF_WITH_CUDA_KERNELS
+  if (own) {
+    return OwnBatchNormAddRelu::apply(x, bn.weight, bn.bias, addend, add, bn.running_mean,
+                                      bn.running_var, *bn.options.momentum(), bn.options.eps());
+  }
+#endif
+#if GPUPERF_WITH_CUDNN
+  return BatchNormAddRelu::apply(x, bn.weight, bn.bias, addend, add, bn.running_mean,
+                                 bn.running_var, *bn.options.momentum(), bn.options.eps());
 #else
   return separate_ops(x, bn, z);
 #endif

@@ -84,12 +84,22 @@ class FusableModel {
                                                    const torch::nn::BatchNorm2dImpl& bn,
                                                    const torch::Tensor& z);
 
+/// Whether batch_norm_add_relu can run on gpuperf's own batch-norm kernels: gpuperf built with
+/// them and `x` a CUDA fp32/fp16/bf16 [N, C, H, W] tensor in channels_last, 16-byte aligned, on a
+/// GPU they run on, with C a multiple of 16 bytes' worth of channels (8 in fp16/bf16, 4 in fp32)
+/// and more than one value per channel; `bn` and `z` as for cudnn_batch_norm_fusion_applies.
+[[nodiscard]] bool batch_norm_kernel_applies(const torch::Tensor& x,
+                                             const torch::nn::BatchNorm2dImpl& bn,
+                                             const torch::Tensor& z);
+
 /// relu(bn(x) + z), or relu(bn(x)) for an undefined `z`, with BatchNorm's training-mode side
 /// effects (running statistics, num_batches_tracked: at the end of the open BatchCountScope, if
-/// any, when fused). With `fused` and where
-/// cudnn_batch_norm_fusion_applies, one cuDNN call forward and one backward (dx, dweight, dbias,
-/// dz) instead of four kernels forward and three backward; otherwise bn.forward and the separate
-/// ops. `ran_fused`, when given, says which ran.
+/// any, when fused). With `fused`: where batch_norm_kernel_applies, gpuperf's kernels (three
+/// launches each way: statistics, their totals, the elementwise pass; the backward keeps a
+/// one-bit ReLU mask, not the output); else where cudnn_batch_norm_fusion_applies, one cuDNN call
+/// forward and one backward (dx, dweight, dbias, dz) instead of four kernels forward and three
+/// backward; otherwise bn.forward and the separate ops. `ran_fused`, when given, says whether
+/// either fused form ran.
 [[nodiscard]] torch::Tensor batch_norm_add_relu(const torch::Tensor& x,
                                                 torch::nn::BatchNorm2dImpl& bn,
                                                 const torch::Tensor& z, bool fused,

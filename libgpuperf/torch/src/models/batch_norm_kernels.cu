@@ -1,0 +1,498 @@
+// Training-mode batch norm + ReLU (+ residual add) for NHWC images (batch_norm_kernels.h).
+
+#include "models/batch_norm_kernels.h"
+#include "models/kernel_types.cuh"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+
+namespace gpuperf::detail {
+namespace {
+
+constexpr int kThreads = 256;
+// Blocks per multiprocessor for the passes that reduce: 1,024 threads each holding up to four
+// 16-byte loads in flight keep HBM busy, and fewer blocks mean fewer partials to add up.
+constexpr int kReduceBlocksPerSm = 4;
+// Vectors per thread in the elementwise passes.
+constexpr int kUnroll = 4;
+// The finalize kernels: a block per 32 channels, 32 threads adding each channel's partials.
+constexpr int kFinalizeChannels = 32;
+constexpr int kFinalizeStripes = 32;
+
+template <typename T>
+constexpr int kWidth = 16 / sizeof(T);
+
+int multiprocessors(int device) {
+  constexpr int kDevices = 64;
+  static std::atomic<int> known[kDevices] = {};
+  if (device < 0 || device >= kDevices) return 1;
+  int count = known[device].load(std::memory_order_relaxed);
+  if (count > 0) return count;
+  if (cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
+      count < 1) {
+    (void)cudaGetLastError();
+    return 1;
+  }
+  known[device].store(count, std::memory_order_relaxed);
+  return count;
+}
+
+// How the reducing passes cover [pixels, channels]: `lanes` threads per pixel row, a vector of V
+// channels each, `rows` rows per block at a time; chunks of `lanes` vectors in blockIdx.y when one
+// row has more vectors than a block has threads.
+struct ReduceGeometry {
+  int groups;  // vectors per pixel
+  int lanes;
+  int rows;
+  unsigned int blocks;
+  unsigned int chunks;
+};
+
+ReduceGeometry reduce_geometry(std::int64_t pixels, std::int64_t channels, int width, int device) {
+  ReduceGeometry g{};
+  g.groups = static_cast<int>(channels / width);
+  g.lanes = std::min(g.groups, kThreads);
+  g.rows = kThreads / g.lanes;
+  g.chunks = static_cast<unsigned int>((g.groups + g.lanes - 1) / g.lanes);
+  const std::int64_t wanted = (pixels + g.rows - 1) / g.rows;
+  const std::int64_t cap = std::max<std::int64_t>(
+      1, std::int64_t{kReduceBlocksPerSm} * multiprocessors(device) / g.chunks);
+  g.blocks = static_cast<unsigned int>(std::max<std::int64_t>(1, std::min(wanted, cap)));
+  return g;
+}
+
+// Blocks for an elementwise pass over `vectors` with a thread count that `groups` divides, so
+// that a thread's vectors all have the same channels.
+unsigned int elementwise_blocks(std::int64_t vectors, int groups) {
+  std::int64_t blocks = (vectors + std::int64_t{kThreads} * kUnroll - 1) / (kThreads * kUnroll);
+  int a = groups, b = kThreads;
+  while (b != 0) {
+    const int t = a % b;
+    a = b;
+    b = t;
+  }
+  const std::int64_t multiple = groups / a;  // blocks * kThreads % groups == 0
+  blocks = std::max<std::int64_t>(1, (blocks + multiple - 1) / multiple * multiple);
+  return static_cast<unsigned int>(std::min<std::int64_t>(blocks, std::int64_t{1} << 30));
+}
+
+template <typename T, int V>
+__device__ __forceinline__ Pack<T, V> load(const T* p) {
+  return *reinterpret_cast<const Pack<T, V>*>(p);
+}
+
+// A block's partial sums of its rows, met in shared memory and written by its first row.
+template <int V>
+__device__ __forceinline__ void write_partial(float (&a)[V], float (&b)[V], int rows, int row,
+                                              int lanes, bool active, int channels, int group,
+                                              float2* __restrict__ partial) {
+  __shared__ float2 shared[kThreads * V];
+  if (rows > 1) {
+    if (active) {
+#pragma unroll
+      for (int v = 0; v < V; ++v) shared[threadIdx.x * V + v] = make_float2(a[v], b[v]);
+    }
+    __syncthreads();
+    if (row == 0 && active) {
+      for (int r = 1; r < rows; ++r) {
+#pragma unroll
+        for (int v = 0; v < V; ++v) {
+          const float2 other = shared[(r * lanes + threadIdx.x) * V + v];
+          a[v] += other.x;
+          b[v] += other.y;
+        }
+      }
+    }
+  }
+  if (row == 0 && active) {
+    float2* out = partial + static_cast<std::int64_t>(blockIdx.x) * channels + group * V;
+#pragma unroll
+    for (int v = 0; v < V; ++v) out[v] = make_float2(a[v], b[v]);
+  }
+}
+
+template <typename T, int V>
+__global__ void __launch_bounds__(kThreads)
+    statistics_kernel(const T* __restrict__ x, std::int64_t pixels, int channels, int lanes,
+                      int rows, float2* __restrict__ partial) {
+  const int lane = static_cast<int>(threadIdx.x) % lanes;
+  const int row = static_cast<int>(threadIdx.x) / lanes;
+  const int group = static_cast<int>(blockIdx.y) * lanes + lane;
+  const bool active = row < rows && group * V < channels;
+  float sum[V], squares[V], origin[V];
+#pragma unroll
+  for (int v = 0; v < V; ++v) sum[v] = squares[v] = origin[v] = 0.0f;
+  if (active) {
+    const T* base = x + group * V;
+    const Pack<T, V> first = load<T, V>(base);
+#pragma unroll
+    for (int v = 0; v < V; ++v) origin[v] = to_float(first.v[v]);
+    auto add = [&](const Pack<T, V>& values) {
+#pragma unroll
+      for (int v = 0; v < V; ++v) {
+        const float d = to_float(values.v[v]) - origin[v];
+        sum[v] += d;
+        squares[v] = fmaf(d, d, squares[v]);
+      }
+    };
+    const std::int64_t step = static_cast<std::int64_t>(gridDim.x) * rows;
+    std::int64_t p = static_cast<std::int64_t>(blockIdx.x) * rows + row;
+    for (; p + 3 * step < pixels; p += 4 * step) {
+      const Pack<T, V> a = load<T, V>(base + p * channels);
+      const Pack<T, V> b = load<T, V>(base + (p + step) * channels);
+      const Pack<T, V> c = load<T, V>(base + (p + 2 * step) * channels);
+      const Pack<T, V> d = load<T, V>(base + (p + 3 * step) * channels);
+      add(a);
+      add(b);
+      add(c);
+      add(d);
+    }
+    for (; p < pixels; p += step) add(load<T, V>(base + p * channels));
+  }
+  write_partial<V>(sum, squares, rows, row, lanes, active, channels, group, partial);
+}
+
+// Sums each channel's partials in fp64, in a fixed order: threadIdx.y's stripe of the blocks,
+// then the stripes in turn. Leaves the totals in sums/squares for threadIdx.y == 0.
+__device__ __forceinline__ void total_partials(const float2* __restrict__ partial, int parts,
+                                               int channels, int channel, double& sum,
+                                               double& squares) {
+  __shared__ double shared_sum[kFinalizeStripes][kFinalizeChannels + 1];
+  __shared__ double shared_squares[kFinalizeStripes][kFinalizeChannels + 1];
+  sum = 0;
+  squares = 0;
+  if (channel < channels) {
+    for (int b = static_cast<int>(threadIdx.y); b < parts; b += kFinalizeStripes) {
+      const float2 v = partial[static_cast<std::int64_t>(b) * channels + channel];
+      sum += v.x;
+      squares += v.y;
+    }
+  }
+  shared_sum[threadIdx.y][threadIdx.x] = sum;
+  shared_squares[threadIdx.y][threadIdx.x] = squares;
+  __syncthreads();
+  if (threadIdx.y == 0) {
+    for (int s = 1; s < kFinalizeStripes; ++s) {
+      sum += shared_sum[s][threadIdx.x];
+      squares += shared_squares[s][threadIdx.x];
+    }
+  }
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kFinalizeChannels* kFinalizeStripes)
+    finalize_kernel(const float2* __restrict__ partial, int parts, const T* __restrict__ x,
+                    int channels, std::int64_t count, BatchNormChannels c, float momentum,
+                    float eps) {
+  const int channel = static_cast<int>(blockIdx.x) * kFinalizeChannels + threadIdx.x;
+  double sum = 0, squares = 0;
+  total_partials(partial, parts, channels, channel, sum, squares);
+  if (threadIdx.y != 0 || channel >= channels) return;
+  const double n = static_cast<double>(count);
+  const double shifted_mean = sum / n;
+  const double variance = fmax(squares / n - shifted_mean * shifted_mean, 0.0);
+  const double mean = static_cast<double>(to_float(x[channel])) + shifted_mean;
+  const float invstd = static_cast<float>(1.0 / sqrt(variance + static_cast<double>(eps)));
+  const float scale = c.weight[channel] * invstd;
+  c.save_mean[channel] = static_cast<float>(mean);
+  c.save_invstd[channel] = invstd;
+  c.scale[channel] = scale;
+  c.shift[channel] = c.bias[channel] - static_cast<float>(mean) * scale;
+  const double unbiased = variance * n / (n - 1);
+  c.running_mean[channel] = static_cast<float>(momentum * mean + (1.0 - momentum) * c.running_mean[channel]);
+  c.running_var[channel] =
+      static_cast<float>(momentum * unbiased + (1.0 - momentum) * c.running_var[channel]);
+}
+
+// Vector i of the elementwise passes for the k-th item: from the end back (see the header).
+__device__ __forceinline__ std::int64_t reversed(std::int64_t vectors, std::int64_t k) {
+  return vectors - 1 - k;
+}
+
+template <typename T, int V, bool Add>
+__global__ void __launch_bounds__(kThreads)
+    apply_kernel(const T* __restrict__ x, const T* __restrict__ z, T* __restrict__ y,
+                 std::uint8_t* __restrict__ mask, const float* __restrict__ scale,
+                 const float* __restrict__ shift, std::int64_t vectors, int groups) {
+  const std::int64_t threads = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  const std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (first >= vectors) return;
+  const int group = static_cast<int>(reversed(vectors, first) % groups);
+  float a[V], b[V];
+#pragma unroll
+  for (int v = 0; v < V; ++v) {
+    a[v] = scale[group * V + v];
+    b[v] = shift[group * V + v];
+  }
+  for (std::int64_t k = first; k < vectors; k += kUnroll * threads) {
+    Pack<T, V> in[kUnroll], add[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const std::int64_t item = k + u * threads;
+      if (item < vectors) {
+        const std::int64_t i = reversed(vectors, item);
+        in[u] = load<T, V>(x + i * V);
+        if (Add) add[u] = load<T, V>(z + i * V);
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const std::int64_t item = k + u * threads;
+      if (item >= vectors) break;
+      const std::int64_t i = reversed(vectors, item);
+      Pack<T, V> out;
+      unsigned int bits = 0;
+#pragma unroll
+      for (int v = 0; v < V; ++v) {
+        float t = fmaf(to_float(in[u].v[v]), a[v], b[v]);
+        if (Add) t += to_float(add[u].v[v]);
+        bits |= (t > 0.0f ? 1u : 0u) << v;
+        out.v[v] = from_float<T>(t > 0.0f || t != t ? t : 0.0f);  // NaN propagates, as relu's
+      }
+      *reinterpret_cast<Pack<T, V>*>(y + i * V) = out;
+      mask[i] = static_cast<std::uint8_t>(bits);
+    }
+  }
+}
+
+template <typename T, int V, bool Add>
+__global__ void __launch_bounds__(kThreads)
+    backward_reduce_kernel(const T* __restrict__ dy, const T* __restrict__ x,
+                           const std::uint8_t* __restrict__ mask, const float* __restrict__ mean,
+                           T* __restrict__ dz, std::int64_t pixels, int channels, int lanes,
+                           int rows, float2* __restrict__ partial) {
+  const int lane = static_cast<int>(threadIdx.x) % lanes;
+  const int row = static_cast<int>(threadIdx.x) / lanes;
+  const int group = static_cast<int>(blockIdx.y) * lanes + lane;
+  const int groups = channels / V;
+  const bool active = row < rows && group < groups;
+  float sum[V], products[V], mu[V];
+#pragma unroll
+  for (int v = 0; v < V; ++v) sum[v] = products[v] = mu[v] = 0.0f;
+  if (active) {
+#pragma unroll
+    for (int v = 0; v < V; ++v) mu[v] = mean[group * V + v];
+    const std::int64_t offset = group * V;
+    auto add = [&](std::int64_t p, const Pack<T, V>& g, const Pack<T, V>& in, unsigned int bits) {
+      Pack<T, V> masked;
+#pragma unroll
+      for (int v = 0; v < V; ++v) {
+        const bool on = (bits >> v) & 1u;
+        const float d = on ? to_float(g.v[v]) : 0.0f;
+        sum[v] += d;
+        products[v] = fmaf(d, to_float(in.v[v]) - mu[v], products[v]);
+        masked.v[v] = on ? g.v[v] : from_float<T>(0.0f);
+      }
+      if (Add) *reinterpret_cast<Pack<T, V>*>(dz + p * channels + offset) = masked;
+    };
+    const std::int64_t step = static_cast<std::int64_t>(gridDim.x) * rows;
+    std::int64_t p = static_cast<std::int64_t>(blockIdx.x) * rows + row;
+    for (; p + step < pixels; p += 2 * step) {
+      const Pack<T, V> g0 = load<T, V>(dy + p * channels + offset);
+      const Pack<T, V> x0 = load<T, V>(x + p * channels + offset);
+      const unsigned int m0 = mask[p * groups + group];
+      const Pack<T, V> g1 = load<T, V>(dy + (p + step) * channels + offset);
+      const Pack<T, V> x1 = load<T, V>(x + (p + step) * channels + offset);
+      const unsigned int m1 = mask[(p + step) * groups + group];
+      add(p, g0, x0, m0);
+      add(p + step, g1, x1, m1);
+    }
+    for (; p < pixels; p += step) {
+      add(p, load<T, V>(dy + p * channels + offset), load<T, V>(x + p * channels + offset),
+          mask[p * groups + group]);
+    }
+  }
+  write_partial<V>(sum, products, rows, row, lanes, active, channels, group, partial);
+}
+
+__global__ void __launch_bounds__(kFinalizeChannels* kFinalizeStripes)
+    backward_finalize_kernel(const float2* __restrict__ partial, int parts, int channels,
+                             std::int64_t count, BatchNormChannels c, float* __restrict__ dweight,
+                             float* __restrict__ dbias) {
+  const int channel = static_cast<int>(blockIdx.x) * kFinalizeChannels + threadIdx.x;
+  double sum = 0, products = 0;
+  total_partials(partial, parts, channels, channel, sum, products);
+  if (threadIdx.y != 0 || channel >= channels) return;
+  const double n = static_cast<double>(count);
+  const double invstd = c.save_invstd[channel];
+  const double a = static_cast<double>(c.weight[channel]) * invstd;
+  const double b = a * invstd * invstd * products / n;
+  dbias[channel] = static_cast<float>(sum);
+  dweight[channel] = static_cast<float>(products * invstd);
+  c.scale[channel] = static_cast<float>(a);
+  c.shift[channel] = static_cast<float>(b);
+  c.shift[channels + channel] = static_cast<float>(b * c.save_mean[channel] - a * sum / n);
+}
+
+// dx = a dy' - b x + c, with dy' = dz (Add) or dy * mask.
+template <typename T, int V, bool Add>
+__global__ void __launch_bounds__(kThreads)
+    backward_apply_kernel(const T* __restrict__ grad, const std::uint8_t* __restrict__ mask,
+                          const T* __restrict__ x, const float* __restrict__ a_,
+                          const float* __restrict__ bc, T* __restrict__ dx, std::int64_t vectors,
+                          int groups) {
+  const std::int64_t threads = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  const std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (first >= vectors) return;
+  const int group = static_cast<int>(reversed(vectors, first) % groups);
+  const int channels = groups * V;
+  float a[V], b[V], c[V];
+#pragma unroll
+  for (int v = 0; v < V; ++v) {
+    a[v] = a_[group * V + v];
+    b[v] = bc[group * V + v];
+    c[v] = bc[channels + group * V + v];
+  }
+  for (std::int64_t k = first; k < vectors; k += kUnroll * threads) {
+    Pack<T, V> g[kUnroll], in[kUnroll];
+    unsigned int bits[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const std::int64_t item = k + u * threads;
+      bits[u] = 0xffu;
+      if (item < vectors) {
+        const std::int64_t i = reversed(vectors, item);
+        g[u] = load<T, V>(grad + i * V);
+        in[u] = load<T, V>(x + i * V);
+        if (!Add) bits[u] = mask[i];
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const std::int64_t item = k + u * threads;
+      if (item >= vectors) break;
+      const std::int64_t i = reversed(vectors, item);
+      Pack<T, V> out;
+#pragma unroll
+      for (int v = 0; v < V; ++v) {
+        const float d = (bits[u] >> v) & 1u ? to_float(g[u].v[v]) : 0.0f;
+        out.v[v] = from_float<T>(fmaf(a[v], d, fmaf(-b[v], to_float(in[u].v[v]), c[v])));
+      }
+      *reinterpret_cast<Pack<T, V>*>(dx + i * V) = out;
+    }
+  }
+}
+
+dim3 finalize_grid(std::int64_t channels) {
+  return dim3(static_cast<unsigned int>((channels + kFinalizeChannels - 1) / kFinalizeChannels));
+}
+
+template <typename T>
+cudaError_t forward_as(const void* x_, const void* z_, void* y_, std::uint8_t* mask,
+                       float* partial, const BatchNormChannels& c, double momentum, double eps,
+                       std::int64_t pixels, std::int64_t channels, int device,
+                       cudaStream_t stream) {
+  constexpr int V = kWidth<T>;
+  const auto* x = static_cast<const T*>(x_);
+  const auto* z = static_cast<const T*>(z_);
+  auto* y = static_cast<T*>(y_);
+  const ReduceGeometry g = reduce_geometry(pixels, channels, V, device);
+  auto* partials = reinterpret_cast<float2*>(partial);
+  statistics_kernel<T, V><<<dim3(g.blocks, g.chunks), kThreads, 0, stream>>>(
+      x, pixels, static_cast<int>(channels), g.lanes, g.rows, partials);
+  finalize_kernel<T><<<finalize_grid(channels), dim3(kFinalizeChannels, kFinalizeStripes), 0,
+                       stream>>>(partials, static_cast<int>(g.blocks), x,
+                                 static_cast<int>(channels), pixels, c,
+                                 static_cast<float>(momentum), static_cast<float>(eps));
+  const std::int64_t vectors = pixels * g.groups;
+  const unsigned int blocks = elementwise_blocks(vectors, g.groups);
+  if (z != nullptr) {
+    apply_kernel<T, V, true><<<blocks, kThreads, 0, stream>>>(x, z, y, mask, c.scale, c.shift,
+                                                              vectors, g.groups);
+  } else {
+    apply_kernel<T, V, false><<<blocks, kThreads, 0, stream>>>(x, z, y, mask, c.scale, c.shift,
+                                                               vectors, g.groups);
+  }
+  return cudaGetLastError();
+}
+
+template <typename T>
+cudaError_t backward_as(const void* dy_, const void* x_, const std::uint8_t* mask, void* dx_,
+                        void* dz_, float* dweight, float* dbias, float* partial,
+                        const BatchNormChannels& c, std::int64_t pixels, std::int64_t channels,
+                        int device, cudaStream_t stream) {
+  constexpr int V = kWidth<T>;
+  const auto* dy = static_cast<const T*>(dy_);
+  const auto* x = static_cast<const T*>(x_);
+  auto* dx = static_cast<T*>(dx_);
+  auto* dz = static_cast<T*>(dz_);
+  const ReduceGeometry g = reduce_geometry(pixels, channels, V, device);
+  auto* partials = reinterpret_cast<float2*>(partial);
+  const dim3 grid(g.blocks, g.chunks);
+  const int C = static_cast<int>(channels);
+  if (dz != nullptr) {
+    backward_reduce_kernel<T, V, true><<<grid, kThreads, 0, stream>>>(
+        dy, x, mask, c.save_mean, dz, pixels, C, g.lanes, g.rows, partials);
+  } else {
+    backward_reduce_kernel<T, V, false><<<grid, kThreads, 0, stream>>>(
+        dy, x, mask, c.save_mean, dz, pixels, C, g.lanes, g.rows, partials);
+  }
+  backward_finalize_kernel<<<finalize_grid(channels), dim3(kFinalizeChannels, kFinalizeStripes), 0,
+                             stream>>>(partials, static_cast<int>(g.blocks), C, pixels, c,
+                                       dweight, dbias);
+  const std::int64_t vectors = pixels * g.groups;
+  const unsigned int blocks = elementwise_blocks(vectors, g.groups);
+  if (dz != nullptr) {
+    backward_apply_kernel<T, V, true><<<blocks, kThreads, 0, stream>>>(
+        dz, mask, x, c.scale, c.shift, dx, vectors, g.groups);
+  } else {
+    backward_apply_kernel<T, V, false><<<blocks, kThreads, 0, stream>>>(
+        dy, mask, x, c.scale, c.shift, dx, vectors, g.groups);
+  }
+  return cudaGetLastError();
+}
+
+}  // namespace
+
+int batch_norm_vector_width(NhwcDtype dtype) { return dtype == NhwcDtype::kFloat ? 4 : 8; }
+
+BatchNormWorkspace batch_norm_workspace(NhwcDtype dtype, std::int64_t pixels,
+                                        std::int64_t channels, int device) {
+  const int width = batch_norm_vector_width(dtype);
+  const ReduceGeometry g = reduce_geometry(pixels, channels, width, device);
+  return {2 * static_cast<std::int64_t>(g.blocks) * channels, pixels * (channels / width)};
+}
+
+cudaError_t batch_norm_forward(NhwcDtype dtype, const void* x, const void* z, void* y,
+                               std::uint8_t* mask, float* partial, const BatchNormChannels& c,
+                               double momentum, double eps, std::int64_t pixels,
+                               std::int64_t channels, int device, cudaStream_t stream) {
+  if (pixels < 2 || channels < 1 || channels % batch_norm_vector_width(dtype) != 0)
+    return cudaErrorInvalidValue;
+  switch (dtype) {
+    case NhwcDtype::kHalf:
+      return forward_as<__half>(x, z, y, mask, partial, c, momentum, eps, pixels, channels,
+                                device, stream);
+    case NhwcDtype::kBFloat16:
+      return forward_as<__nv_bfloat16>(x, z, y, mask, partial, c, momentum, eps, pixels,
+                                       channels, device, stream);
+    case NhwcDtype::kFloat:
+      return forward_as<float>(x, z, y, mask, partial, c, momentum, eps, pixels, channels, device,
+                               stream);
+  }
+  return cudaErrorInvalidValue;
+}
+
+cudaError_t batch_norm_backward(NhwcDtype dtype, const void* dy, const void* x,
+                                const std::uint8_t* mask, void* dx, void* dz, float* dweight,
+                                float* dbias, float* partial, const BatchNormChannels& c,
+                                std::int64_t pixels, std::int64_t channels, int device,
+                                cudaStream_t stream) {
+  if (pixels < 2 || channels < 1 || channels % batch_norm_vector_width(dtype) != 0)
+    return cudaErrorInvalidValue;
+  switch (dtype) {
+    case NhwcDtype::kHalf:
+      return backward_as<__half>(dy, x, mask, dx, dz, dweight, dbias, partial, c, pixels,
+                                 channels, device, stream);
+    case NhwcDtype::kBFloat16:
+      return backward_as<__nv_bfloat16>(dy, x, mask, dx, dz, dweight, dbias, partial, c, pixels,
+                                        channels, device, stream);
+    case NhwcDtype::kFloat:
+      return backward_as<float>(dy, x, mask, dx, dz, dweight, dbias, partial, c, pixels, channels,
+                                device, stream);
+  }
+  return cudaErrorInvalidValue;
+}
+
+}  // namespace gpuperf::detail
