@@ -267,7 +267,8 @@ TEST_CASE("cuDNN's fused conv+bias+ReLU matches the separate ops and their gradi
 
 namespace {
 
-// batch_norm_add_relu(fused) and the separate ops on CUDA against fp64 on the CPU, for input of
+// batch_norm_add_relu(fused) (fused_batch_norm with `plain`: no ReLU, no add) and the separate ops
+// on CUDA against fp64 on the CPU, for input of
 // `shape` in `dtype` (channels_last) with values `spread` * randn + `offset`: output, gradients
 // of x, weight, bias and z, running statistics. `own`: whether gpuperf's kernels should take it
 // (else cuDNN's fused batch norm). With `statistics_only`, the output and running statistics
@@ -275,8 +276,8 @@ namespace {
 // moves the gradients of both the fused call and the separate ops.
 void check_fused_batch_norm(const std::vector<std::int64_t>& shape, torch::ScalarType dtype,
                             bool add, bool own, double spread = 3, double offset = 1,
-                            bool statistics_only = false) {
-  INFO((add ? "batchnorm+add+relu " : "batchnorm+relu ")
+                            bool statistics_only = false, bool plain = false) {
+  INFO((plain ? "batchnorm " : add ? "batchnorm+add+relu " : "batchnorm+relu ")
        << c10::toString(dtype) << " " << c10::IntArrayRef(shape) << " offset " << offset);
   torch::manual_seed(51);
   const auto cuda_cl = [dtype](const torch::Tensor& t) {
@@ -300,14 +301,16 @@ void check_fused_batch_norm(const std::vector<std::int64_t>& shape, torch::Scala
 
   auto xd = x.detach().cpu().to(torch::kDouble).requires_grad_();
   auto zd = add ? z.detach().cpu().to(torch::kDouble).requires_grad_() : torch::Tensor();
-  const auto ref = torch::relu(add ? reference_bn(xd) + zd : reference_bn(xd));
+  const auto ref =
+      plain ? reference_bn(xd) : torch::relu(add ? reference_bn(xd) + zd : reference_bn(xd));
   ref.backward(upstream.cpu().to(torch::kDouble));
 
   const auto run = [&](torch::nn::BatchNorm2d& bn, bool fused) {
     x.mutable_grad() = torch::Tensor();
     if (add) z.mutable_grad() = torch::Tensor();
     bool ran_fused = !fused;
-    const auto out = gpuperf::batch_norm_add_relu(x, *bn, z, fused, &ran_fused);
+    const auto out = plain ? gpuperf::fused_batch_norm(x, *bn, fused, &ran_fused)
+                           : gpuperf::batch_norm_add_relu(x, *bn, z, fused, &ran_fused);
     CHECK(ran_fused == fused);
     CHECK(out.scalar_type() == dtype);
     CHECK(out.is_contiguous(torch::MemoryFormat::ChannelsLast));
@@ -369,6 +372,12 @@ TEST_CASE("the fused BatchNorm+add+ReLU matches fp64 in output, gradients and st
   }
   // 12 fp16 channels are no whole 16-byte vector: cuDNN's fused kernels take them.
   check_fused_batch_norm({8, 12, 7, 7}, torch::kHalf, true, false);
+  if (!kernels) return;
+  // The batch norm alone (a ResNet's downsampling shortcut).
+  check_fused_batch_norm({16, 64, 14, 14}, torch::kHalf, false, true, 3, 1, false, true);
+  check_fused_batch_norm({8, 24, 7, 7}, torch::kBFloat16, false, true, 3, 1, false, true);
+  check_fused_batch_norm({8, 12, 9, 9}, torch::kFloat, false, true, 3, 1, false, true);
+  check_fused_batch_norm({32, 256, 28, 28}, torch::kHalf, false, true, 3, 1, false, true);
 }
 
 TEST_CASE("ResNet fp16 channels_last training with fused BatchNorm+add+ReLU tracks the separate ops",

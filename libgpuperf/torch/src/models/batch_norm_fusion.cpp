@@ -75,12 +75,14 @@ torch::Tensor floats(std::int64_t n, const torch::Tensor& like) {
   return at::empty({n}, like.options().dtype(torch::kFloat));
 }
 
-struct OwnBatchNormAddRelu : public torch::autograd::Function<OwnBatchNormAddRelu> {
-  // As BatchNormAddRelu, on gpuperf's kernels: saves x, the ReLU mask and the batch's statistics.
+struct OwnBatchNorm : public torch::autograd::Function<OwnBatchNorm> {
+  // As BatchNormAddRelu (and, without `relu`, BatchNorm alone), on gpuperf's kernels: saves x,
+  // the ReLU mask and the batch's statistics. `add` implies `relu`.
   static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x,
                                const torch::Tensor& weight, const torch::Tensor& bias,
-                               const torch::Tensor& z, bool add, torch::Tensor running_mean,
-                               torch::Tensor running_var, double momentum, double eps) {
+                               const torch::Tensor& z, bool add, bool relu,
+                               torch::Tensor running_mean, torch::Tensor running_var,
+                               double momentum, double eps) {
     const std::int64_t channels = x.size(1);
     const std::int64_t pixels = x.numel() / channels;
     const detail::NhwcDtype dtype = detail::nhwc_dtype(x.scalar_type());
@@ -88,7 +90,8 @@ struct OwnBatchNormAddRelu : public torch::autograd::Function<OwnBatchNormAddRel
     const detail::BatchNormWorkspace sizes =
         detail::batch_norm_workspace(dtype, pixels, channels, device);
     torch::Tensor y = at::empty_like(x);
-    torch::Tensor mask = at::empty({sizes.mask_bytes}, x.options().dtype(torch::kByte));
+    torch::Tensor mask =
+        at::empty({relu ? sizes.mask_bytes : 0}, x.options().dtype(torch::kByte));
     torch::Tensor partial = floats(sizes.partial_floats, x);
     torch::Tensor save_mean = floats(channels, x);
     torch::Tensor save_invstd = floats(channels, x);
@@ -100,10 +103,11 @@ struct OwnBatchNormAddRelu : public torch::autograd::Function<OwnBatchNormAddRel
                                       scale_shift.data_ptr<float>() + channels};
     C10_CUDA_CHECK(detail::batch_norm_forward(
         dtype, x.data_ptr(), add ? z.data_ptr() : nullptr, y.data_ptr(),
-        mask.data_ptr<std::uint8_t>(), partial.data_ptr<float>(), c, momentum, eps, pixels,
-        channels, device, at::cuda::getCurrentCUDAStream()));
+        relu ? mask.data_ptr<std::uint8_t>() : nullptr, partial.data_ptr<float>(), c, momentum,
+        eps, pixels, channels, device, at::cuda::getCurrentCUDAStream()));
     ctx->save_for_backward({x, weight, mask, save_mean, save_invstd});
     ctx->saved_data["add"] = add;
+    ctx->saved_data["relu"] = relu;
     return y;
   }
 
@@ -114,6 +118,7 @@ struct OwnBatchNormAddRelu : public torch::autograd::Function<OwnBatchNormAddRel
     const torch::Tensor& weight = saved[1];
     const torch::Tensor& mask = saved[2];
     const bool add = ctx->saved_data["add"].toBool();
+    const bool relu = ctx->saved_data["relu"].toBool();
     const torch::Tensor grad_y = grad_outputs[0].contiguous(at::MemoryFormat::ChannelsLast);
     const std::int64_t channels = x.size(1);
     const std::int64_t pixels = x.numel() / channels;
@@ -135,11 +140,12 @@ struct OwnBatchNormAddRelu : public torch::autograd::Function<OwnBatchNormAddRel
                                       coefficients.data_ptr<float>(),
                                       coefficients.data_ptr<float>() + channels};
     C10_CUDA_CHECK(detail::batch_norm_backward(
-        dtype, grad_y.data_ptr(), x.data_ptr(), mask.data_ptr<std::uint8_t>(), grad_x.data_ptr(),
+        dtype, grad_y.data_ptr(), x.data_ptr(), relu ? mask.data_ptr<std::uint8_t>() : nullptr,
+        grad_x.data_ptr(),
         add ? grad_z.data_ptr() : nullptr, grad_weight.data_ptr<float>(),
         grad_bias.data_ptr<float>(), partial.data_ptr<float>(), c, pixels, channels, device,
         at::cuda::getCurrentCUDAStream()));
-    return {grad_x, grad_weight, grad_bias, grad_z, {}, {}, {}, {}, {}};
+    return {grad_x, grad_weight, grad_bias, grad_z, {}, {}, {}, {}, {}, {}};
   }
 };
 
@@ -352,8 +358,8 @@ torch::Tensor batch_norm_add_relu(const torch::Tensor& x, torch::nn::BatchNorm2d
   const torch::Tensor addend = add ? z : at::empty({0}, x.options());
 #if GPUPERF_WITH_CUDA_KERNELS
   if (own) {
-    return OwnBatchNormAddRelu::apply(x, bn.weight, bn.bias, addend, add, bn.running_mean,
-                                      bn.running_var, *bn.options.momentum(), bn.options.eps());
+    return OwnBatchNorm::apply(x, bn.weight, bn.bias, addend, add, /*relu=*/true, bn.running_mean,
+                               bn.running_var, *bn.options.momentum(), bn.options.eps());
   }
 #endif
 #if GPUPERF_WITH_CUDNN
@@ -361,6 +367,25 @@ torch::Tensor batch_norm_add_relu(const torch::Tensor& x, torch::nn::BatchNorm2d
                                  bn.running_var, *bn.options.momentum(), bn.options.eps());
 #else
   return separate_ops(x, bn, z);
+#endif
+}
+
+torch::Tensor fused_batch_norm(const torch::Tensor& x, torch::nn::BatchNorm2dImpl& bn, bool fused,
+                               bool* ran_fused) {
+  if (ran_fused) *ran_fused = false;
+  if (!fused || !batch_norm_kernel_applies(x, bn, {})) return bn.forward(x);
+#if GPUPERF_WITH_CUDA_KERNELS
+  if (experiment_cudnn_batch_norm()) return bn.forward(x);
+  if (ran_fused) *ran_fused = true;
+  if (!BatchCountScope::defer(bn.num_batches_tracked)) {
+    torch::NoGradGuard no_grad;
+    bn.num_batches_tracked += 1;
+  }
+  return OwnBatchNorm::apply(x, bn.weight, bn.bias, at::empty({0}, x.options()), /*add=*/false,
+                             /*relu=*/false, bn.running_mean, bn.running_var,
+                             *bn.options.momentum(), bn.options.eps());
+#else
+  return bn.forward(x);
 #endif
 }
 

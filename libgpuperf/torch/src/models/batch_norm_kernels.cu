@@ -153,8 +153,9 @@ __global__ void __launch_bounds__(kThreads)
   write_partial<V>(sum, squares, rows, row, lanes, active, channels, group, partial);
 }
 
-// Sums each channel's partials in fp64, in a fixed order: threadIdx.y's stripe of the blocks,
-// then the stripes in turn. Leaves the totals in sums/squares for threadIdx.y == 0.
+// Sums each channel's partials in fp64 in a fixed order: threadIdx.y's stripe of the blocks (four
+// loads in flight: the loop is bound by L2 latency, not bandwidth), then the stripes pairwise in
+// shared memory. Leaves the totals in sum/squares for threadIdx.y == 0.
 __device__ __forceinline__ void total_partials(const float2* __restrict__ partial, int parts,
                                                int channels, int channel, double& sum,
                                                double& squares) {
@@ -163,21 +164,35 @@ __device__ __forceinline__ void total_partials(const float2* __restrict__ partia
   sum = 0;
   squares = 0;
   if (channel < channels) {
-    for (int b = static_cast<int>(threadIdx.y); b < parts; b += kFinalizeStripes) {
-      const float2 v = partial[static_cast<std::int64_t>(b) * channels + channel];
+    const float2* column = partial + channel;
+    const std::int64_t stride = static_cast<std::int64_t>(kFinalizeStripes) * channels;
+    int b = static_cast<int>(threadIdx.y);
+    for (; b + 3 * kFinalizeStripes < parts; b += 4 * kFinalizeStripes) {
+      const float2 v0 = column[b * static_cast<std::int64_t>(channels)];
+      const float2 v1 = column[b * static_cast<std::int64_t>(channels) + stride];
+      const float2 v2 = column[b * static_cast<std::int64_t>(channels) + 2 * stride];
+      const float2 v3 = column[b * static_cast<std::int64_t>(channels) + 3 * stride];
+      sum += (static_cast<double>(v0.x) + v1.x) + (static_cast<double>(v2.x) + v3.x);
+      squares += (static_cast<double>(v0.y) + v1.y) + (static_cast<double>(v2.y) + v3.y);
+    }
+    for (; b < parts; b += kFinalizeStripes) {
+      const float2 v = column[b * static_cast<std::int64_t>(channels)];
       sum += v.x;
       squares += v.y;
     }
   }
   shared_sum[threadIdx.y][threadIdx.x] = sum;
   shared_squares[threadIdx.y][threadIdx.x] = squares;
-  __syncthreads();
-  if (threadIdx.y == 0) {
-    for (int s = 1; s < kFinalizeStripes; ++s) {
-      sum += shared_sum[s][threadIdx.x];
-      squares += shared_squares[s][threadIdx.x];
+  for (int half = kFinalizeStripes / 2; half > 0; half /= 2) {
+    __syncthreads();
+    if (static_cast<int>(threadIdx.y) < half) {
+      shared_sum[threadIdx.y][threadIdx.x] += shared_sum[threadIdx.y + half][threadIdx.x];
+      shared_squares[threadIdx.y][threadIdx.x] += shared_squares[threadIdx.y + half][threadIdx.x];
     }
   }
+  __syncthreads();
+  sum = shared_sum[0][threadIdx.x];
+  squares = shared_squares[0][threadIdx.x];
 }
 
 template <typename T>
@@ -210,7 +225,8 @@ __device__ __forceinline__ std::int64_t reversed(std::int64_t vectors, std::int6
   return vectors - 1 - k;
 }
 
-template <typename T, int V, bool Add>
+// Add implies Relu; without Relu there is no mask.
+template <typename T, int V, bool Add, bool Relu>
 __global__ void __launch_bounds__(kThreads)
     apply_kernel(const T* __restrict__ x, const T* __restrict__ z, T* __restrict__ y,
                  std::uint8_t* __restrict__ mask, const float* __restrict__ scale,
@@ -247,16 +263,19 @@ __global__ void __launch_bounds__(kThreads)
       for (int v = 0; v < V; ++v) {
         float t = fmaf(to_float(in[u].v[v]), a[v], b[v]);
         if (Add) t += to_float(add[u].v[v]);
-        bits |= (t > 0.0f ? 1u : 0u) << v;
-        out.v[v] = from_float<T>(t > 0.0f || t != t ? t : 0.0f);  // NaN propagates, as relu's
+        if (Relu) {
+          bits |= (t > 0.0f ? 1u : 0u) << v;
+          t = t > 0.0f || t != t ? t : 0.0f;  // NaN propagates, as relu's
+        }
+        out.v[v] = from_float<T>(t);
       }
       *reinterpret_cast<Pack<T, V>*>(y + i * V) = out;
-      mask[i] = static_cast<std::uint8_t>(bits);
+      if (Relu) mask[i] = static_cast<std::uint8_t>(bits);
     }
   }
 }
 
-template <typename T, int V, bool Add>
+template <typename T, int V, bool Add, bool Relu>
 __global__ void __launch_bounds__(kThreads)
     backward_reduce_kernel(const T* __restrict__ dy, const T* __restrict__ x,
                            const std::uint8_t* __restrict__ mask, const float* __restrict__ mean,
@@ -291,16 +310,16 @@ __global__ void __launch_bounds__(kThreads)
     for (; p + step < pixels; p += 2 * step) {
       const Pack<T, V> g0 = load<T, V>(dy + p * channels + offset);
       const Pack<T, V> x0 = load<T, V>(x + p * channels + offset);
-      const unsigned int m0 = mask[p * groups + group];
+      const unsigned int m0 = Relu ? mask[p * groups + group] : 0xffu;
       const Pack<T, V> g1 = load<T, V>(dy + (p + step) * channels + offset);
       const Pack<T, V> x1 = load<T, V>(x + (p + step) * channels + offset);
-      const unsigned int m1 = mask[(p + step) * groups + group];
+      const unsigned int m1 = Relu ? mask[(p + step) * groups + group] : 0xffu;
       add(p, g0, x0, m0);
       add(p + step, g1, x1, m1);
     }
     for (; p < pixels; p += step) {
       add(p, load<T, V>(dy + p * channels + offset), load<T, V>(x + p * channels + offset),
-          mask[p * groups + group]);
+          Relu ? mask[p * groups + group] : 0xffu);
     }
   }
   write_partial<V>(sum, products, rows, row, lanes, active, channels, group, partial);
@@ -325,8 +344,8 @@ __global__ void __launch_bounds__(kFinalizeChannels* kFinalizeStripes)
   c.shift[channels + channel] = static_cast<float>(b * c.save_mean[channel] - a * sum / n);
 }
 
-// dx = a dy' - b x + c, with dy' = dz (Add) or dy * mask.
-template <typename T, int V, bool Add>
+// dx = a dy' - b x + c, with dy' = dz (Add), dy * mask (Relu) or dy.
+template <typename T, int V, bool Add, bool Relu>
 __global__ void __launch_bounds__(kThreads)
     backward_apply_kernel(const T* __restrict__ grad, const std::uint8_t* __restrict__ mask,
                           const T* __restrict__ x, const float* __restrict__ a_,
@@ -355,7 +374,7 @@ __global__ void __launch_bounds__(kThreads)
         const std::int64_t i = reversed(vectors, item);
         g[u] = load<T, V>(grad + i * V);
         in[u] = load<T, V>(x + i * V);
-        if (!Add) bits[u] = mask[i];
+        if (!Add && Relu) bits[u] = mask[i];
       }
     }
 #pragma unroll
@@ -398,11 +417,14 @@ cudaError_t forward_as(const void* x_, const void* z_, void* y_, std::uint8_t* m
   const std::int64_t vectors = pixels * g.groups;
   const unsigned int blocks = elementwise_blocks(vectors, g.groups);
   if (z != nullptr) {
-    apply_kernel<T, V, true><<<blocks, kThreads, 0, stream>>>(x, z, y, mask, c.scale, c.shift,
-                                                              vectors, g.groups);
+    apply_kernel<T, V, true, true><<<blocks, kThreads, 0, stream>>>(x, z, y, mask, c.scale,
+                                                                    c.shift, vectors, g.groups);
+  } else if (mask != nullptr) {
+    apply_kernel<T, V, false, true><<<blocks, kThreads, 0, stream>>>(x, z, y, mask, c.scale,
+                                                                     c.shift, vectors, g.groups);
   } else {
-    apply_kernel<T, V, false><<<blocks, kThreads, 0, stream>>>(x, z, y, mask, c.scale, c.shift,
-                                                               vectors, g.groups);
+    apply_kernel<T, V, false, false><<<blocks, kThreads, 0, stream>>>(x, z, y, mask, c.scale,
+                                                                      c.shift, vectors, g.groups);
   }
   return cudaGetLastError();
 }
@@ -422,10 +444,13 @@ cudaError_t backward_as(const void* dy_, const void* x_, const std::uint8_t* mas
   const dim3 grid(g.blocks, g.chunks);
   const int C = static_cast<int>(channels);
   if (dz != nullptr) {
-    backward_reduce_kernel<T, V, true><<<grid, kThreads, 0, stream>>>(
+    backward_reduce_kernel<T, V, true, true><<<grid, kThreads, 0, stream>>>(
+        dy, x, mask, c.save_mean, dz, pixels, C, g.lanes, g.rows, partials);
+  } else if (mask != nullptr) {
+    backward_reduce_kernel<T, V, false, true><<<grid, kThreads, 0, stream>>>(
         dy, x, mask, c.save_mean, dz, pixels, C, g.lanes, g.rows, partials);
   } else {
-    backward_reduce_kernel<T, V, false><<<grid, kThreads, 0, stream>>>(
+    backward_reduce_kernel<T, V, false, false><<<grid, kThreads, 0, stream>>>(
         dy, x, mask, c.save_mean, dz, pixels, C, g.lanes, g.rows, partials);
   }
   backward_finalize_kernel<<<finalize_grid(channels), dim3(kFinalizeChannels, kFinalizeStripes), 0,
@@ -434,10 +459,13 @@ cudaError_t backward_as(const void* dy_, const void* x_, const std::uint8_t* mas
   const std::int64_t vectors = pixels * g.groups;
   const unsigned int blocks = elementwise_blocks(vectors, g.groups);
   if (dz != nullptr) {
-    backward_apply_kernel<T, V, true><<<blocks, kThreads, 0, stream>>>(
+    backward_apply_kernel<T, V, true, true><<<blocks, kThreads, 0, stream>>>(
         dz, mask, x, c.scale, c.shift, dx, vectors, g.groups);
+  } else if (mask != nullptr) {
+    backward_apply_kernel<T, V, false, true><<<blocks, kThreads, 0, stream>>>(
+        dy, mask, x, c.scale, c.shift, dx, vectors, g.groups);
   } else {
-    backward_apply_kernel<T, V, false><<<blocks, kThreads, 0, stream>>>(
+    backward_apply_kernel<T, V, false, false><<<blocks, kThreads, 0, stream>>>(
         dy, mask, x, c.scale, c.shift, dx, vectors, g.groups);
   }
   return cudaGetLastError();

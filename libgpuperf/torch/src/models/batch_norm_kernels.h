@@ -61,7 +61,8 @@ struct BatchNormChannels {
 };
 
 /// The forward: y = relu(x * scale + shift + z) (`z` may be null), `mask` as above; updates the
-/// running statistics with `momentum`. `partial` and `mask` sized by batch_norm_workspace.
+/// running statistics with `momentum`. `partial` and `mask` sized by batch_norm_workspace. With a
+/// null `mask` (and `z`): y = x * scale + shift, the batch norm alone.
 cudaError_t batch_norm_forward(NhwcDtype dtype, const void* x, const void* z, void* y,
                                std::uint8_t* mask, float* partial, const BatchNormChannels& c,
                                double momentum, double eps, std::int64_t pixels,
@@ -69,7 +70,7 @@ cudaError_t batch_norm_forward(NhwcDtype dtype, const void* x, const void* z, vo
 
 /// The backward from the forward's x, mask and statistics (c.save_mean, c.save_invstd, c.weight):
 /// dx, dz (when `dz` is not null: the gradient reaching z, dy' itself), dweight and dbias. Uses
-/// c.scale and c.shift as scratch.
+/// c.scale and c.shift as scratch. A null `mask` (and `dz`): the batch norm alone's backward.
 cudaError_t batch_norm_backward(NhwcDtype dtype, const void* dy, const void* x,
                                 const std::uint8_t* mask, void* dx, void* dz, float* dweight,
                                 float* dbias, float* partial, const BatchNormChannels& c,

@@ -90,8 +90,9 @@ torch::Tensor BottleneckImpl::forward_fused(const torch::Tensor& x, const torch:
   torch::Tensor identity = shortcut;
   if (downsample) {
     auto& conv = *downsample->ptr(0)->as<torch::nn::Conv2dImpl>();
-    identity = downsample->ptr(1)->as<torch::nn::BatchNorm2dImpl>()->forward(
-        conv2d_weight_bias(shortcut, conv, weight(3, conv), {}));
+    identity = fused_batch_norm(conv2d_weight_bias(shortcut, conv, weight(3, conv), {}),
+                                *downsample->ptr(1)->as<torch::nn::BatchNorm2dImpl>(),
+                                /*fused=*/true);
   }
   bool fused1 = false, fused2 = false, fused3 = false;
   torch::Tensor out = batch_norm_add_relu(conv1_out, *bn1, {}, true, &fused1);

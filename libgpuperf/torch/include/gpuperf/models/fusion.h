@@ -105,6 +105,13 @@ class FusableModel {
                                                 const torch::Tensor& z, bool fused,
                                                 bool* ran_fused = nullptr);
 
+/// bn(x) with BatchNorm's training-mode side effects, as bn.forward(x): with `fused` and where
+/// batch_norm_kernel_applies, on gpuperf's batch-norm kernels (the batch count deferred to the open
+/// BatchCountScope, if any); otherwise bn.forward. `ran_fused`, when given, says which ran.
+[[nodiscard]] torch::Tensor fused_batch_norm(const torch::Tensor& x,
+                                             torch::nn::BatchNorm2dImpl& bn, bool fused,
+                                             bool* ran_fused = nullptr);
+
 /// Whether conv1x1_and_shortcut can run as one GEMM node: `conv` 1x1, stride 1, no padding,
 /// dilation or groups, no bias; `x` a floating [N, C, H, W] tensor in channels_last (in the
 /// autocast dtype under CUDA autocast; else in the weight's dtype, on its device).
