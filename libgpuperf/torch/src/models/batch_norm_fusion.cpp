@@ -13,8 +13,6 @@
 
 #include <climits>
 #include <cstdint>
-#include <cstdlib>
-#include <cstring>
 #include <exception>
 
 #include "gpuperf/models/fusion.h"
@@ -148,16 +146,6 @@ struct OwnBatchNorm : public torch::autograd::Function<OwnBatchNorm> {
     return {grad_x, grad_weight, grad_bias, grad_z, {}, {}, {}, {}, {}, {}};
   }
 };
-
-// A switch of this tree only, for the A/B runs on the H200 (removed once they decide):
-// GPUPERF_EXPERIMENT_BN=cudnn runs cuDNN's fused batch norm where gpuperf's kernels apply.
-bool experiment_cudnn_batch_norm() {
-  static const bool on = [] {
-    const char* v = std::getenv("GPUPERF_EXPERIMENT_BN");
-    return v != nullptr && std::strcmp(v, "cudnn") == 0;
-  }();
-  return on;
-}
 
 #endif  // GPUPERF_WITH_CUDA_KERNELS
 
@@ -342,11 +330,7 @@ torch::Tensor batch_norm_add_relu(const torch::Tensor& x, torch::nn::BatchNorm2d
                                   const torch::Tensor& z, bool fused, bool* ran_fused) {
   if (ran_fused) *ran_fused = false;
   if (!fused) return separate_ops(x, bn, z);
-  bool own = batch_norm_kernel_applies(x, bn, z);
-#if GPUPERF_WITH_CUDA_KERNELS
-  if (own && experiment_cudnn_batch_norm() && cudnn_batch_norm_fusion_applies(x, bn, z))
-    own = false;
-#endif
+  const bool own = batch_norm_kernel_applies(x, bn, z);
   if (!own && !cudnn_batch_norm_fusion_applies(x, bn, z)) return separate_ops(x, bn, z);
   if (ran_fused) *ran_fused = true;
   // As BatchNorm's forward: count the batch, then a running average with the momentum.
@@ -375,7 +359,6 @@ torch::Tensor fused_batch_norm(const torch::Tensor& x, torch::nn::BatchNorm2dImp
   if (ran_fused) *ran_fused = false;
   if (!fused || !batch_norm_kernel_applies(x, bn, {})) return bn.forward(x);
 #if GPUPERF_WITH_CUDA_KERNELS
-  if (experiment_cudnn_batch_norm()) return bn.forward(x);
   if (ran_fused) *ran_fused = true;
   if (!BatchCountScope::defer(bn.num_batches_tracked)) {
     torch::NoGradGuard no_grad;
