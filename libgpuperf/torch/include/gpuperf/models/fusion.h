@@ -1,9 +1,10 @@
 #pragma once
 // Fewer kernels for the same arithmetic: a convolution, its bias and a ReLU (and, for inference,
-// a residual add) in one cuDNN call; a training-mode BatchNorm, a residual add and a ReLU in one
-// cuDNN call; BatchNorm folded into the convolution before it for inference. The functions fall
-// back to the separate ATen ops wherever cuDNN's fused kernels do not apply (CPU tensors, cuDNN
-// disabled, asymmetric or non-zero padding modes; for BatchNorm: other than fp16 channels_last).
+// a residual add) in one cuDNN call; a training-mode BatchNorm, a residual add and a ReLU fused
+// on gpuperf's own kernels or in one cuDNN call; BatchNorm folded into the convolution before it
+// for inference. The functions fall back to the separate ATen ops wherever the fused kernels do
+// not apply (CPU tensors, cuDNN disabled, asymmetric or non-zero padding modes; for BatchNorm:
+// other than channels_last on CUDA).
 //
 //   x = gpuperf::conv2d_bias_relu(x, *conv1, conv1->bias, /*fused=*/true);   // training or not
 //   x = gpuperf::batch_norm_add_relu(conv3->forward(x), *bn3, shortcut, /*fused=*/true);

@@ -43,7 +43,8 @@ class BottleneckImpl : public torch::nn::Module {
   /// conv3's) and runs conv+bias+ReLU and conv+bias+shortcut+ReLU as single cuDNN calls.
   void fuse_for_inference();
   /// Training: each BatchNorm with the ReLU after it, and bn3 with the shortcut add and the ReLU,
-  /// in one cuDNN call (batch_norm_add_relu).
+  /// fused (batch_norm_add_relu); the shortcut's BatchNorm on gpuperf's kernels
+  /// (fused_batch_norm).
   void set_training_fusion(bool on) { fused_bn_ = on; }
   /// Whether the latest forward ran those fused calls.
   [[nodiscard]] bool ran_fused() const { return ran_fused_; }
@@ -74,11 +75,12 @@ class ResNetImpl : public torch::nn::Module, public FusableModel {
   /// Logits [N, num_classes] for inputs [N, 3, H, W] (H, W >= 32).
   torch::Tensor forward(torch::Tensor x);
 
-  /// Training: BatchNorm + ReLU and BatchNorm + shortcut add + ReLU in one cuDNN call each, on
-  /// CUDA in fp16 channels_last (cudnn_batch_norm_fusion_applies); conv1 + shortcut as one GEMM
-  /// node; where gpuperf's CUDA kernels apply, the stem's input padded to 4 channels, the pools
-  /// on them, and under CUDA autocast every weight cast in one kernel (cast_weights). Returns
-  /// true.
+  /// Training: BatchNorm + ReLU and BatchNorm + shortcut add + ReLU fused, on CUDA in
+  /// channels_last (batch_norm_add_relu: gpuperf's kernels where batch_norm_kernel_applies, else
+  /// cuDNN's in fp16), and the shortcut's BatchNorm on gpuperf's kernels; conv1 + shortcut as one
+  /// GEMM node; where gpuperf's CUDA kernels apply, the stem's input padded to 4 channels, the
+  /// pools on them, and under CUDA autocast every weight cast in one kernel (cast_weights).
+  /// Returns true.
   bool set_training_fusion(bool on) override;
   /// "batchnorm+add+relu" when the latest forward ran those fused calls, else "none".
   [[nodiscard]] std::string training_fusion() const override;
