@@ -41,14 +41,16 @@ torch::Tensor separate_ops(const torch::Tensor& x, torch::nn::BatchNorm2dImpl& b
   return torch::relu(z.defined() ? out + z : out);
 }
 
-[[maybe_unused]] bool float_vector(const torch::Tensor& t, std::int64_t channels, const torch::Tensor& x) {
-  return t.defined() && t.scalar_type() == torch::kFloat && t.dim() == 1 &&
-         t.size(0) == channels && t.is_contiguous() && t.device() == x.device();
+[[maybe_unused]] bool float_vector(const torch::Tensor& t, std::int64_t channels,
+                                   const torch::Tensor& x) {
+  return t.defined() && t.scalar_type() == torch::kFloat && t.dim() == 1 && t.size(0) == channels &&
+         t.is_contiguous() && t.device() == x.device();
 }
 
 // bn in training mode with affine fp32 parameters, running statistics and a momentum, for x's
 // channels on x's device.
-[[maybe_unused]] bool training_parameters(const torch::Tensor& x, const torch::nn::BatchNorm2dImpl& bn) {
+[[maybe_unused]] bool training_parameters(const torch::Tensor& x,
+                                          const torch::nn::BatchNorm2dImpl& bn) {
   const auto& o = bn.options;
   if (!bn.is_training() || !o.affine() || !o.track_running_stats() || !o.momentum().has_value())
     return false;
@@ -88,21 +90,20 @@ struct OwnBatchNorm : public torch::autograd::Function<OwnBatchNorm> {
     const detail::BatchNormWorkspace sizes =
         detail::batch_norm_workspace(dtype, pixels, channels, device);
     torch::Tensor y = at::empty_like(x);
-    torch::Tensor mask =
-        at::empty({relu ? sizes.mask_bytes : 0}, x.options().dtype(torch::kByte));
+    torch::Tensor mask = at::empty({relu ? sizes.mask_bytes : 0}, x.options().dtype(torch::kByte));
     torch::Tensor partial = floats(sizes.partial_floats, x);
     torch::Tensor save_mean = floats(channels, x);
     torch::Tensor save_invstd = floats(channels, x);
     torch::Tensor scale_shift = floats(2 * channels, x);
-    const detail::BatchNormChannels c{weight.data_ptr<float>(),       bias.data_ptr<float>(),
-                                      running_mean.data_ptr<float>(), running_var.data_ptr<float>(),
-                                      save_mean.data_ptr<float>(),    save_invstd.data_ptr<float>(),
-                                      scale_shift.data_ptr<float>(),
-                                      scale_shift.data_ptr<float>() + channels};
+    const detail::BatchNormChannels c{
+        weight.data_ptr<float>(),       bias.data_ptr<float>(),
+        running_mean.data_ptr<float>(), running_var.data_ptr<float>(),
+        save_mean.data_ptr<float>(),    save_invstd.data_ptr<float>(),
+        scale_shift.data_ptr<float>(),  scale_shift.data_ptr<float>() + channels};
     C10_CUDA_CHECK(detail::batch_norm_forward(
         dtype, x.data_ptr(), add ? z.data_ptr() : nullptr, y.data_ptr(),
-        relu ? mask.data_ptr<std::uint8_t>() : nullptr, partial.data_ptr<float>(), c, momentum,
-        eps, pixels, channels, device, at::cuda::getCurrentCUDAStream()));
+        relu ? mask.data_ptr<std::uint8_t>() : nullptr, partial.data_ptr<float>(), c, momentum, eps,
+        pixels, channels, device, at::cuda::getCurrentCUDAStream()));
     ctx->save_for_backward({x, weight, mask, save_mean, save_invstd});
     ctx->saved_data["add"] = add;
     ctx->saved_data["relu"] = relu;
@@ -139,8 +140,7 @@ struct OwnBatchNorm : public torch::autograd::Function<OwnBatchNorm> {
                                       coefficients.data_ptr<float>() + channels};
     C10_CUDA_CHECK(detail::batch_norm_backward(
         dtype, grad_y.data_ptr(), x.data_ptr(), relu ? mask.data_ptr<std::uint8_t>() : nullptr,
-        grad_x.data_ptr(),
-        add ? grad_z.data_ptr() : nullptr, grad_weight.data_ptr<float>(),
+        grad_x.data_ptr(), add ? grad_z.data_ptr() : nullptr, grad_weight.data_ptr<float>(),
         grad_bias.data_ptr<float>(), partial.data_ptr<float>(), c, pixels, channels, device,
         at::cuda::getCurrentCUDAStream()));
     return {grad_x, grad_weight, grad_bias, grad_z, {}, {}, {}, {}, {}, {}};
@@ -208,10 +208,10 @@ struct BatchNormAddRelu : public torch::autograd::Function<BatchNormAddRelu> {
     const float zero = 0;
     AT_CUDNN_CHECK(cudnnBatchNormalizationForwardTrainingEx(
         call.handle, kMode, call.ops, &one, &zero, call.data.desc(), x.data_ptr(), call.add_desc(),
-        add ? z.data_ptr() : nullptr, call.data.desc(), y.data_ptr(), call.params.desc(), weight.data_ptr(),
-        bias.data_ptr(), momentum, running_mean.data_ptr(), running_var.data_ptr(), eps,
-        save_mean.data_ptr(), save_inv_var.data_ptr(), call.relu.desc(), workspace.data_ptr(),
-        workspace_size, reserve.data_ptr(), reserve_size));
+        add ? z.data_ptr() : nullptr, call.data.desc(), y.data_ptr(), call.params.desc(),
+        weight.data_ptr(), bias.data_ptr(), momentum, running_mean.data_ptr(),
+        running_var.data_ptr(), eps, save_mean.data_ptr(), save_inv_var.data_ptr(),
+        call.relu.desc(), workspace.data_ptr(), workspace_size, reserve.data_ptr(), reserve_size));
     ctx->save_for_backward({x, y, weight, bias, save_mean, save_inv_var, reserve});
     ctx->saved_data["eps"] = eps;
     ctx->saved_data["add"] = add;

@@ -215,7 +215,8 @@ __global__ void __launch_bounds__(kFinalizeChannels* kFinalizeStripes)
   c.scale[channel] = scale;
   c.shift[channel] = c.bias[channel] - static_cast<float>(mean) * scale;
   const double unbiased = variance * n / (n - 1);
-  c.running_mean[channel] = static_cast<float>(momentum * mean + (1.0 - momentum) * c.running_mean[channel]);
+  c.running_mean[channel] =
+      static_cast<float>(momentum * mean + (1.0 - momentum) * c.running_mean[channel]);
   c.running_var[channel] =
       static_cast<float>(momentum * unbiased + (1.0 - momentum) * c.running_var[channel]);
 }
@@ -398,10 +399,9 @@ dim3 finalize_grid(std::int64_t channels) {
 }
 
 template <typename T>
-cudaError_t forward_as(const void* x_, const void* z_, void* y_, std::uint8_t* mask,
-                       float* partial, const BatchNormChannels& c, double momentum, double eps,
-                       std::int64_t pixels, std::int64_t channels, int device,
-                       cudaStream_t stream) {
+cudaError_t forward_as(const void* x_, const void* z_, void* y_, std::uint8_t* mask, float* partial,
+                       const BatchNormChannels& c, double momentum, double eps, std::int64_t pixels,
+                       std::int64_t channels, int device, cudaStream_t stream) {
   constexpr int V = kWidth<T>;
   const auto* x = static_cast<const T*>(x_);
   const auto* z = static_cast<const T*>(z_);
@@ -410,21 +410,21 @@ cudaError_t forward_as(const void* x_, const void* z_, void* y_, std::uint8_t* m
   auto* partials = reinterpret_cast<float2*>(partial);
   statistics_kernel<T, V><<<dim3(g.blocks, g.chunks), kThreads, 0, stream>>>(
       x, pixels, static_cast<int>(channels), g.lanes, g.rows, partials);
-  finalize_kernel<T><<<finalize_grid(channels), dim3(kFinalizeChannels, kFinalizeStripes), 0,
-                       stream>>>(partials, static_cast<int>(g.blocks), x,
-                                 static_cast<int>(channels), pixels, c,
-                                 static_cast<float>(momentum), static_cast<float>(eps));
+  finalize_kernel<T>
+      <<<finalize_grid(channels), dim3(kFinalizeChannels, kFinalizeStripes), 0, stream>>>(
+          partials, static_cast<int>(g.blocks), x, static_cast<int>(channels), pixels, c,
+          static_cast<float>(momentum), static_cast<float>(eps));
   const std::int64_t vectors = pixels * g.groups;
   const unsigned int blocks = elementwise_blocks(vectors, g.groups);
   if (z != nullptr) {
-    apply_kernel<T, V, true, true><<<blocks, kThreads, 0, stream>>>(x, z, y, mask, c.scale,
-                                                                    c.shift, vectors, g.groups);
+    apply_kernel<T, V, true, true>
+        <<<blocks, kThreads, 0, stream>>>(x, z, y, mask, c.scale, c.shift, vectors, g.groups);
   } else if (mask != nullptr) {
-    apply_kernel<T, V, false, true><<<blocks, kThreads, 0, stream>>>(x, z, y, mask, c.scale,
-                                                                     c.shift, vectors, g.groups);
+    apply_kernel<T, V, false, true>
+        <<<blocks, kThreads, 0, stream>>>(x, z, y, mask, c.scale, c.shift, vectors, g.groups);
   } else {
-    apply_kernel<T, V, false, false><<<blocks, kThreads, 0, stream>>>(x, z, y, mask, c.scale,
-                                                                      c.shift, vectors, g.groups);
+    apply_kernel<T, V, false, false>
+        <<<blocks, kThreads, 0, stream>>>(x, z, y, mask, c.scale, c.shift, vectors, g.groups);
   }
   return cudaGetLastError();
 }
@@ -454,19 +454,19 @@ cudaError_t backward_as(const void* dy_, const void* x_, const std::uint8_t* mas
         dy, x, mask, c.save_mean, dz, pixels, C, g.lanes, g.rows, partials);
   }
   backward_finalize_kernel<<<finalize_grid(channels), dim3(kFinalizeChannels, kFinalizeStripes), 0,
-                             stream>>>(partials, static_cast<int>(g.blocks), C, pixels, c,
-                                       dweight, dbias);
+                             stream>>>(partials, static_cast<int>(g.blocks), C, pixels, c, dweight,
+                                       dbias);
   const std::int64_t vectors = pixels * g.groups;
   const unsigned int blocks = elementwise_blocks(vectors, g.groups);
   if (dz != nullptr) {
-    backward_apply_kernel<T, V, true, true><<<blocks, kThreads, 0, stream>>>(
-        dz, mask, x, c.scale, c.shift, dx, vectors, g.groups);
+    backward_apply_kernel<T, V, true, true>
+        <<<blocks, kThreads, 0, stream>>>(dz, mask, x, c.scale, c.shift, dx, vectors, g.groups);
   } else if (mask != nullptr) {
-    backward_apply_kernel<T, V, false, true><<<blocks, kThreads, 0, stream>>>(
-        dy, mask, x, c.scale, c.shift, dx, vectors, g.groups);
+    backward_apply_kernel<T, V, false, true>
+        <<<blocks, kThreads, 0, stream>>>(dy, mask, x, c.scale, c.shift, dx, vectors, g.groups);
   } else {
-    backward_apply_kernel<T, V, false, false><<<blocks, kThreads, 0, stream>>>(
-        dy, mask, x, c.scale, c.shift, dx, vectors, g.groups);
+    backward_apply_kernel<T, V, false, false>
+        <<<blocks, kThreads, 0, stream>>>(dy, mask, x, c.scale, c.shift, dx, vectors, g.groups);
   }
   return cudaGetLastError();
 }
@@ -475,8 +475,8 @@ cudaError_t backward_as(const void* dy_, const void* x_, const std::uint8_t* mas
 
 int batch_norm_vector_width(NhwcDtype dtype) { return dtype == NhwcDtype::kFloat ? 4 : 8; }
 
-BatchNormWorkspace batch_norm_workspace(NhwcDtype dtype, std::int64_t pixels,
-                                        std::int64_t channels, int device) {
+BatchNormWorkspace batch_norm_workspace(NhwcDtype dtype, std::int64_t pixels, std::int64_t channels,
+                                        int device) {
   const int width = batch_norm_vector_width(dtype);
   const ReduceGeometry g = reduce_geometry(pixels, channels, width, device);
   return {2 * static_cast<std::int64_t>(g.blocks) * channels, pixels * (channels / width)};
@@ -490,11 +490,11 @@ cudaError_t batch_norm_forward(NhwcDtype dtype, const void* x, const void* z, vo
     return cudaErrorInvalidValue;
   switch (dtype) {
     case NhwcDtype::kHalf:
-      return forward_as<__half>(x, z, y, mask, partial, c, momentum, eps, pixels, channels,
-                                device, stream);
+      return forward_as<__half>(x, z, y, mask, partial, c, momentum, eps, pixels, channels, device,
+                                stream);
     case NhwcDtype::kBFloat16:
-      return forward_as<__nv_bfloat16>(x, z, y, mask, partial, c, momentum, eps, pixels,
-                                       channels, device, stream);
+      return forward_as<__nv_bfloat16>(x, z, y, mask, partial, c, momentum, eps, pixels, channels,
+                                       device, stream);
     case NhwcDtype::kFloat:
       return forward_as<float>(x, z, y, mask, partial, c, momentum, eps, pixels, channels, device,
                                stream);
@@ -511,8 +511,8 @@ cudaError_t batch_norm_backward(NhwcDtype dtype, const void* dy, const void* x,
     return cudaErrorInvalidValue;
   switch (dtype) {
     case NhwcDtype::kHalf:
-      return backward_as<__half>(dy, x, mask, dx, dz, dweight, dbias, partial, c, pixels,
-                                 channels, device, stream);
+      return backward_as<__half>(dy, x, mask, dx, dz, dweight, dbias, partial, c, pixels, channels,
+                                 device, stream);
     case NhwcDtype::kBFloat16:
       return backward_as<__nv_bfloat16>(dy, x, mask, dx, dz, dweight, dbias, partial, c, pixels,
                                         channels, device, stream);

@@ -4,21 +4,21 @@
 //
 // Forward: y = relu(x * scale + shift [+ z]) with scale = weight * invstd and shift = bias - mean *
 // scale, from the batch's mean and biased variance over N * H * W. Three launches:
-//   1. batch_norm_statistics: per block of pixels, each channel's sum and sum of squares of
+//   1. statistics_kernel: per block of pixels, each channel's sum and sum of squares of
 //      (x - x[pixel 0]): shifted by a value of the data itself, so that the variance loses no
 //      precision to a mean far from 0. Written per block, never added atomically: the result does
 //      not depend on the order blocks finish in.
-//   2. batch_norm_finalize: per channel, the blocks' partials summed in fp64 in a fixed order; mean,
-//      invstd, scale and shift; the running statistics updated as PyTorch's BatchNorm updates them
-//      (the unbiased variance, the momentum).
-//   3. batch_norm_apply: y and a ReLU mask, one byte per vector of V channels (bit v: channel v of
+//   2. finalize_kernel: per channel, the blocks' partials summed in fp64 in a fixed order; mean,
+//      invstd, scale and shift; the running statistics updated as PyTorch's BatchNorm updates
+//      them (the unbiased variance, the momentum).
+//   3. apply_kernel: y and a ReLU mask, one byte per vector of V channels (bit v: channel v of
 //      the vector was above 0), which is all the backward needs of the output.
 // Backward, with dy' = dy * mask (= dz, the residual's gradient, when there is an add):
-//   1. batch_norm_backward_reduce: per block, each channel's sum of dy' and of dy' * (x - mean);
+//   1. backward_reduce_kernel: per block, each channel's sum of dy' and of dy' * (x - mean);
 //      writes dz.
-//   2. batch_norm_backward_finalize: dbias = sum dy', dweight = invstd * sum dy' (x - mean), and
+//   2. backward_finalize_kernel: dbias = sum dy', dweight = invstd * sum dy' (x - mean), and
 //      dx's coefficients: dx = a dy' - b x + c.
-//   3. batch_norm_backward_apply: dx.
+//   3. backward_apply_kernel: dx.
 // The second pass over the data in each direction runs from the end of the tensor back, so that
 // what the first pass read last is still in the L2 cache.
 //
@@ -45,8 +45,8 @@ struct BatchNormWorkspace {
   std::int64_t partial_floats;  ///< per-block partial sums: 2 floats per (block, channel)
   std::int64_t mask_bytes;      ///< the ReLU mask: one byte per vector
 };
-BatchNormWorkspace batch_norm_workspace(NhwcDtype dtype, std::int64_t pixels,
-                                        std::int64_t channels, int device);
+BatchNormWorkspace batch_norm_workspace(NhwcDtype dtype, std::int64_t pixels, std::int64_t channels,
+                                        int device);
 
 /// Per-channel float vectors of one batch norm: parameters in, statistics out.
 struct BatchNormChannels {
