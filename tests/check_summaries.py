@@ -124,6 +124,26 @@ def check_readme_headline(root):
     return []
 
 
+def check_section_filter(root):
+    """FOLDER:SECTION takes that section alone, with the same figures as the whole folder's."""
+    folder = os.path.join(root, "docs", "results", "2026-12-01-h200-own-kernels", "call4",
+                          "headline")
+    with tempfile.TemporaryDirectory() as a, tempfile.TemporaryDirectory() as b:
+        whole, error = headline(root, a, [folder])
+        if error:
+            return [error]
+        part, error = headline(root, b, [folder + ":train-seed"])
+        if error:
+            return [error]
+    sections = {r["section"] for r in part[1]["rows"]}
+    if sections != {"train-seed"}:
+        return [f"{folder}:train-seed gave sections {sorted(sections)}"]
+    seed = [r for r in whole[1]["rows"] if r["section"] == "train-seed"]
+    if seed != part[1]["rows"]:
+        return ["the train-seed row differs between the whole folder and the filtered one"]
+    return []
+
+
 def check_short_repeats(root):
     """The committed call-5 run stopped after gpuperf and eager in its third repeat: the compile
     peers have 2 of 3 repeats, and the table must say so."""
@@ -190,6 +210,7 @@ def main():
     failures += check_short_repeats(root)
     failures += check_readme_headline(root)
     failures += check_compare_headlines(root)
+    failures += check_section_filter(root)
     for f in failures:
         print("FAIL:", f)
     return 1 if failures else 0

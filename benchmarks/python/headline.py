@@ -2,9 +2,11 @@
 """The headline table from benchmarks/headline.sh output folders: per workload, the median over
 repeats of gpuperf and of each PyTorch variant, the spread (min-max over repeats), the best
 PyTorch variant and the ratio of medians against it. Writes headline.md and headline.json into
---out (default: the first folder) and prints the Markdown.
+--out (default: the first folder) and prints the Markdown. A folder written FOLDER:SECTION[,...]
+gives only those sections (train-resnet50, train-seed, infer-resnet50), so that a table can take
+each row from another run.
 
-    python3 headline.py [--out DIR] <folder> [<folder> ...]
+    python3 headline.py [--out DIR] <folder>[:<section>,...] [<folder>[:<section>,...] ...]
 """
 import argparse
 import glob
@@ -38,14 +40,28 @@ def spread(values):
             "values": values}
 
 
+def parse_folder(spec):
+    """'FOLDER' or 'FOLDER:SECTION[,SECTION...]': (folder, the sections to take, or None for
+    all)."""
+    folder, sep, tail = spec.rpartition(":")
+    sections = tail.split(",")
+    if sep and folder and all(s.startswith(("train-", "infer-")) for s in sections):
+        return folder, set(sections)
+    return spec, None
+
+
 def collect(folders):
     """{(section, batch or None): {"gpuperf": [...], variant: [...]}}, values per repeat; peak
     memory and compile times per (section, side); the first gpuperf record's device; the peers'
     PyTorch versions."""
     rows, memory, compile_s, device, torch_versions = {}, {}, {}, None, set()
-    for folder in folders:
+    for spec in folders:
+        folder, wanted = parse_folder(spec)
+        taken = lambda section: wanted is None or section in wanted  # noqa: E731
         for path in sorted(glob.glob(os.path.join(folder, "train-*-gpuperf-*.json"))):
             section = os.path.basename(path).split("-gpuperf-")[0]
+            if not taken(section):
+                continue
             record = json.load(open(path))
             device = device or record.get("device")
             rows.setdefault((section, None), {}).setdefault("gpuperf", []).append(
@@ -53,6 +69,8 @@ def collect(folders):
             memory.setdefault((section, "gpuperf"), []).append(record.get("peak_memory_bytes"))
         for path in sorted(glob.glob(os.path.join(folder, "infer-*-gpuperf-*.json"))):
             section = os.path.basename(path).split("-gpuperf-")[0]
+            if not taken(section):
+                continue
             record = json.load(open(path))
             device = device or record.get("device")
             for b in record["batches"]:
@@ -66,6 +84,8 @@ def collect(folders):
                 continue
             r = json.loads(line)
             section, variant = r["section"], r["variant"]
+            if not taken(section):
+                continue
             if section.startswith("train-"):
                 rows.setdefault((section, None), {}).setdefault(variant, []).append(r["median"])
                 memory.setdefault((section, variant), []).append(r.get("peak_memory_bytes"))
@@ -138,8 +158,8 @@ def build(folders):
 def runs(folders):
     """Each folder's run.json (written by headline.sh): the commit and start time of the run."""
     found = []
-    for folder in folders:
-        path = os.path.join(folder, "run.json")
+    for spec in folders:
+        path = os.path.join(parse_folder(spec)[0], "run.json")
         if os.path.exists(path):
             found.append(json.load(open(path)))
     return found
