@@ -211,6 +211,15 @@ TEST_CASE("training fusion falls back to the separate ops where cuDNN's kernels 
   torch::nn::BatchNorm2d reference(8);
   CHECK(torch::allclose(out, torch::relu(reference(y) + z)));
   CHECK(torch::allclose(bn->running_var, reference->running_var));
+
+  // The batch norm alone: bn.forward, with its side effects.
+  torch::nn::BatchNorm2d alone(8), alone_reference(8);
+  ran_fused = true;
+  const auto alone_out = gpuperf::fused_batch_norm(y, *alone, /*fused=*/true, &ran_fused);
+  CHECK_FALSE(ran_fused);
+  CHECK(torch::equal(alone_out, alone_reference(y)));
+  CHECK(torch::equal(alone->running_mean, alone_reference->running_mean));
+  CHECK(alone->num_batches_tracked.item<std::int64_t>() == 1);
 }
 
 TEST_CASE("cuDNN's fused conv+bias+ReLU matches the separate ops and their gradients on CUDA",
