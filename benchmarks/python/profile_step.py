@@ -21,7 +21,12 @@ import sys
 
 CLASSES = [  # first match wins; matched against the lower-cased kernel name
     ("layout conversion (cuDNN NCHW<->NHWC)", ("nchwtonhwc", "nhwctonchw")),
-    ("batch norm", ("batch_norm", "bn_fw", "bn_bw", "batchnorm")),
+    # gpuperf's own batch norm kernels (libgpuperf/torch/src/models/batch_norm_kernels.cu)
+    # carry generic names inside gpuperf::detail.
+    ("batch norm", ("batch_norm", "bn_fw", "bn_bw", "batchnorm") + tuple(
+        f"gpuperf::detail::(anonymous namespace)::{k}<" for k in (
+            "statistics_kernel", "apply_kernel", "backward_reduce_kernel",
+            "backward_apply_kernel"))),
     ("pooling", ("pool",)),
     ("convolution (cuDNN/cutlass conv)", ("conv", "implicit", "xmma_fprop", "xmma_dgrad", "xmma_wgrad", "sm90_xmma", "cudnn")),
     ("matmul (gemm)", ("gemm", "cutlass", "sm90", "nvjet")),
