@@ -326,6 +326,18 @@ bool batch_norm_kernel_applies(const torch::Tensor& x, const torch::nn::BatchNor
 #endif
 }
 
+namespace {
+
+// As BatchNorm's forward does before the statistics it updates with the momentum: counts the
+// batch, at the end of the open BatchCountScope if there is one.
+void count_batch(torch::nn::BatchNorm2dImpl& bn) {
+  if (BatchCountScope::defer(bn.num_batches_tracked)) return;
+  torch::NoGradGuard no_grad;
+  bn.num_batches_tracked += 1;
+}
+
+}  // namespace
+
 torch::Tensor batch_norm_add_relu(const torch::Tensor& x, torch::nn::BatchNorm2dImpl& bn,
                                   const torch::Tensor& z, bool fused, bool* ran_fused) {
   if (ran_fused) *ran_fused = false;
@@ -333,11 +345,7 @@ torch::Tensor batch_norm_add_relu(const torch::Tensor& x, torch::nn::BatchNorm2d
   const bool own = batch_norm_kernel_applies(x, bn, z);
   if (!own && !cudnn_batch_norm_fusion_applies(x, bn, z)) return separate_ops(x, bn, z);
   if (ran_fused) *ran_fused = true;
-  // As BatchNorm's forward: count the batch, then a running average with the momentum.
-  if (!BatchCountScope::defer(bn.num_batches_tracked)) {
-    torch::NoGradGuard no_grad;
-    bn.num_batches_tracked += 1;
-  }
+  count_batch(bn);
   const bool add = z.defined();
   const torch::Tensor addend = add ? z : at::empty({0}, x.options());
 #if GPUPERF_WITH_CUDA_KERNELS
@@ -360,10 +368,7 @@ torch::Tensor fused_batch_norm(const torch::Tensor& x, torch::nn::BatchNorm2dImp
   if (!fused || !batch_norm_kernel_applies(x, bn, {})) return bn.forward(x);
 #if GPUPERF_WITH_CUDA_KERNELS
   if (ran_fused) *ran_fused = true;
-  if (!BatchCountScope::defer(bn.num_batches_tracked)) {
-    torch::NoGradGuard no_grad;
-    bn.num_batches_tracked += 1;
-  }
+  count_batch(bn);
   return OwnBatchNorm::apply(x, bn.weight, bn.bias, at::empty({0}, x.options()), /*add=*/false,
                              /*relu=*/false, bn.running_mean, bn.running_var,
                              *bn.options.momentum(), bn.options.eps());

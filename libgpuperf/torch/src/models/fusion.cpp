@@ -49,13 +49,13 @@ bool explicit_geometry(const torch::nn::Conv2dImpl& conv, ConvGeometry* out) {
   return true;
 }
 
-// The geometry for cuDNN's fused calls when they apply to `x` and `conv` (see
-// cudnn_fusion_applies); false otherwise.
 // Whether cuDNN's fused calls can run on `x`: a CUDA tensor, cuDNN built in and enabled.
 bool cudnn_usable(const torch::Tensor& x) {
   return x.is_cuda() && at::globalContext().userEnabledCuDNN() && at::Context::hasCuDNN();
 }
 
+// The geometry for cuDNN's fused calls when they apply to `x` and `conv` (see
+// cudnn_fusion_applies); false otherwise.
 bool fusion_geometry(const torch::Tensor& x, const torch::nn::Conv2dImpl& conv, ConvGeometry* out) {
   return cudnn_usable(x) && explicit_geometry(conv, out);
 }

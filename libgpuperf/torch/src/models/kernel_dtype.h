@@ -1,6 +1,6 @@
 #pragma once
 // The element types of gpuperf's own CUDA kernels, as LibTorch names them: for the .cpp files
-// that check tensors and call the kernels (nhwc_ops.cpp, weight_cast.cpp).
+// that check tensors and call the kernels (nhwc_ops.cpp, weight_cast.cpp, batch_norm_fusion.cpp).
 
 #include <c10/core/ScalarType.h>
 
