@@ -276,16 +276,21 @@ TEST_CASE("cuDNN's fused conv+bias+ReLU matches the separate ops and their gradi
 
 namespace {
 
-// batch_norm_add_relu(fused) (fused_batch_norm with `plain`: no ReLU, no add) and the separate ops
-// on CUDA against fp64 on the CPU, for input of
+// What the fused call computes: relu(bn(x)), relu(bn(x) + z) (batch_norm_add_relu) or bn(x) alone
+// (fused_batch_norm).
+enum class BatchNormForm { kRelu, kAddRelu, kAlone };
+
+// The fused call and the separate ops on CUDA against fp64 on the CPU, for input of
 // `shape` in `dtype` (channels_last) with values `spread` * randn + `offset`: output, gradients
 // of x, weight, bias and z, running statistics. `own`: whether gpuperf's kernels should take it
 // (else cuDNN's fused batch norm). With `statistics_only`, the output and running statistics
 // alone: for inputs where fp32 rounding flips ReLU masks next to fp64's (a mean far from 0), which
 // moves the gradients of both the fused call and the separate ops.
 void check_fused_batch_norm(const std::vector<std::int64_t>& shape, torch::ScalarType dtype,
-                            bool add, bool own, double spread = 3, double offset = 1,
-                            bool statistics_only = false, bool plain = false) {
+                            BatchNormForm form, bool own, double spread = 3, double offset = 1,
+                            bool statistics_only = false) {
+  const bool add = form == BatchNormForm::kAddRelu;
+  const bool plain = form == BatchNormForm::kAlone;
   INFO((plain ? "batchnorm " : add ? "batchnorm+add+relu " : "batchnorm+relu ")
        << c10::toString(dtype) << " " << c10::IntArrayRef(shape) << " offset " << offset);
   torch::manual_seed(51);
@@ -367,26 +372,28 @@ TEST_CASE("the fused BatchNorm+add+ReLU matches fp64 in output, gradients and st
       torch::empty({2, 8, 1, 1}, torch::TensorOptions(torch::kCUDA).dtype(torch::kHalf))
           .contiguous(torch::MemoryFormat::ChannelsLast),
       *probe, {});
-  for (const bool add : {true, false}) {
-    check_fused_batch_norm({16, 64, 14, 14}, torch::kHalf, add, kernels);
+  using Form = BatchNormForm;
+  for (const Form form : {Form::kAddRelu, Form::kRelu}) {
+    check_fused_batch_norm({16, 64, 14, 14}, torch::kHalf, form, kernels);
     if (!kernels) continue;
-    check_fused_batch_norm({16, 64, 14, 14}, torch::kBFloat16, add, true);
-    check_fused_batch_norm({8, 12, 9, 9}, torch::kFloat, add, true);
-    check_fused_batch_norm({8, 24, 7, 7}, torch::kHalf, add, true);
-    check_fused_batch_norm({4, 4096, 3, 3}, torch::kHalf, add, true);
-    check_fused_batch_norm({32, 256, 28, 28}, torch::kHalf, add, true);
+    check_fused_batch_norm({16, 64, 14, 14}, torch::kBFloat16, form, true);
+    check_fused_batch_norm({8, 12, 9, 9}, torch::kFloat, form, true);
+    check_fused_batch_norm({8, 24, 7, 7}, torch::kHalf, form, true);
+    check_fused_batch_norm({4, 4096, 3, 3}, torch::kHalf, form, true);
+    check_fused_batch_norm({32, 256, 28, 28}, torch::kHalf, form, true);
     // A mean far from 0 next to the spread: the statistics must not cancel (a sum of squares
     // without the shift would lose the variance entirely in fp32).
-    check_fused_batch_norm({8, 64, 10, 10}, torch::kFloat, add, true, 0.1, 1000, true);
+    check_fused_batch_norm({8, 64, 10, 10}, torch::kFloat, form, true, /*spread=*/0.1,
+                           /*offset=*/1000, /*statistics_only=*/true);
   }
   // 12 fp16 channels are no whole 16-byte vector: cuDNN's fused kernels take them.
-  check_fused_batch_norm({8, 12, 7, 7}, torch::kHalf, true, false);
+  check_fused_batch_norm({8, 12, 7, 7}, torch::kHalf, Form::kAddRelu, false);
   if (!kernels) return;
   // The batch norm alone (a ResNet's downsampling shortcut).
-  check_fused_batch_norm({16, 64, 14, 14}, torch::kHalf, false, true, 3, 1, false, true);
-  check_fused_batch_norm({8, 24, 7, 7}, torch::kBFloat16, false, true, 3, 1, false, true);
-  check_fused_batch_norm({8, 12, 9, 9}, torch::kFloat, false, true, 3, 1, false, true);
-  check_fused_batch_norm({32, 256, 28, 28}, torch::kHalf, false, true, 3, 1, false, true);
+  check_fused_batch_norm({16, 64, 14, 14}, torch::kHalf, Form::kAlone, true);
+  check_fused_batch_norm({8, 24, 7, 7}, torch::kBFloat16, Form::kAlone, true);
+  check_fused_batch_norm({8, 12, 9, 9}, torch::kFloat, Form::kAlone, true);
+  check_fused_batch_norm({32, 256, 28, 28}, torch::kHalf, Form::kAlone, true);
 }
 
 TEST_CASE("ResNet fp16 channels_last training with fused BatchNorm+add+ReLU tracks the separate ops",

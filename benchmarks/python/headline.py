@@ -57,7 +57,9 @@ def collect(folders):
     rows, memory, compile_s, device, torch_versions = {}, {}, {}, None, set()
     for spec in folders:
         folder, wanted = parse_folder(spec)
-        taken = lambda section: wanted is None or section in wanted  # noqa: E731
+
+        def taken(section, wanted=wanted):
+            return wanted is None or section in wanted
         for path in sorted(glob.glob(os.path.join(folder, "train-*-gpuperf-*.json"))):
             section = os.path.basename(path).split("-gpuperf-")[0]
             if not taken(section):
