@@ -363,9 +363,11 @@ void check_fused_batch_norm(const std::vector<std::int64_t>& shape, torch::Scala
 TEST_CASE("the fused BatchNorm+add+ReLU matches fp64 in output, gradients and statistics",
           "[fusion][gpu]") {
   GPUPERF_REQUIRE_GPU();
-  // gpuperf's kernels where built: shapes that take every path of their geometry (8 vectors of
-  // channels per pixel and 32 pixel rows per block; 3 vectors, a thread count they do not
-  // divide; 512 vectors, two blocks per row; enough pixels for the unrolled loops), three dtypes.
+  // gpuperf's kernels where built: shapes that take every path of their geometry (chunks of 32
+  // channels: 12, 24 and 40 channels fill one chunk or the last in part, 4096 make 128 chunks of
+  // one block each; 3 vectors per pixel, a thread count they do not divide; 64 channels of 100k
+  // pixels, 264 blocks per chunk on an H200, more than the 16 stripes its last block adds up;
+  // enough pixels for the unrolled loops), three dtypes.
   torch::nn::BatchNorm2d probe(8);
   probe->to(torch::kCUDA);
   const bool kernels = gpuperf::batch_norm_kernel_applies(
@@ -379,7 +381,9 @@ TEST_CASE("the fused BatchNorm+add+ReLU matches fp64 in output, gradients and st
     check_fused_batch_norm({16, 64, 14, 14}, torch::kBFloat16, form, true);
     check_fused_batch_norm({8, 12, 9, 9}, torch::kFloat, form, true);
     check_fused_batch_norm({8, 24, 7, 7}, torch::kHalf, form, true);
+    check_fused_batch_norm({8, 40, 9, 9}, torch::kHalf, form, true);
     check_fused_batch_norm({4, 4096, 3, 3}, torch::kHalf, form, true);
+    check_fused_batch_norm({32, 64, 56, 56}, torch::kHalf, form, true);
     check_fused_batch_norm({32, 256, 28, 28}, torch::kHalf, form, true);
     // A mean far from 0 next to the spread: the statistics must not cancel (a sum of squares
     // without the shift would lose the variance entirely in fp32).
@@ -921,5 +925,49 @@ TEST_CASE("the fused seed model (channels_last inside, fc on the (H, W, C) view)
       // cuDNN may run fp32 convolutions in TF32: both are then ~1e-3 off fp64.
       check_as_close_as_separate(names[i], f[i], s[i], r[i], 1e-2, 1e-4);
     }
+  }
+}
+
+TEST_CASE("gpuperf's kernels run on their tensors' GPU, whichever GPU is current",
+          "[fusion][gpu][gpu2]") {
+  GPUPERF_REQUIRE_TWO_GPUS();
+  // Device 0 is current (nothing here changes it); each op runs once on cuda:0 and once on
+  // cuda:1 from the same values. The kernels are deterministic: both give the same bits.
+  torch::manual_seed(73);
+  const auto cl = torch::MemoryFormat::ChannelsLast;
+  const auto x = torch::randn({8, 64, 14, 14}).to(torch::kHalf).contiguous(cl);
+  const auto z = torch::randn({8, 64, 14, 14}).to(torch::kHalf).contiguous(cl);
+  const auto upstream = torch::randn({8, 64, 14, 14}).to(torch::kHalf).contiguous(cl);
+  const auto image = torch::randn({2, 3, 16, 16}).contiguous(cl);
+  const auto weight = torch::randn({16, 3, 3, 3}).contiguous(cl);
+  std::vector<std::vector<torch::Tensor>> results;
+  for (const int index : {0, 1}) {
+    const torch::Device device(torch::kCUDA, static_cast<c10::DeviceIndex>(index));
+    const auto xi = x.to(device).requires_grad_();
+    const auto zi = z.to(device).requires_grad_();
+    torch::nn::BatchNorm2d bn(64);
+    randomize_batch_norms(*bn, 74);
+    bn->to(device);
+    REQUIRE(gpuperf::batch_norm_kernel_applies(xi, *bn, zi));
+    REQUIRE(gpuperf::max_pool_kernels_apply(xi, 3, 2, 1));
+    REQUIRE(gpuperf::average_pool_kernel_applies(xi));
+    const auto wi = weight.to(device).requires_grad_();
+    REQUIRE(gpuperf::cast_kernel_applies({wi}, torch::kHalf));
+    REQUIRE(gpuperf::pad_channels_kernel_applies(image.to(device), torch::kHalf));
+    const auto y = gpuperf::batch_norm_add_relu(xi, *bn, zi, /*fused=*/true);
+    const auto alone = gpuperf::fused_batch_norm(y, *bn, /*fused=*/true);
+    const auto pooled = gpuperf::max_pool2d(alone, 3, 2, 1, /*fused=*/true);
+    const auto averaged = gpuperf::global_average_pool(pooled, /*fused=*/true);
+    (averaged.sum() + (y * upstream.to(device)).sum()).backward();
+    const auto padded = gpuperf::pad_channels_to_4(image.to(device), torch::kHalf);
+    const auto cast = gpuperf::cast_weights({wi}, torch::kHalf);
+    cast[0].sum().backward();
+    results.push_back({y.cpu(), alone.cpu(), pooled.cpu(), averaged.cpu(), xi.grad().cpu(),
+                       zi.grad().cpu(), bn->weight.grad().cpu(), bn->running_var.cpu(),
+                       padded.cpu(), cast[0].cpu(), wi.grad().cpu()});
+  }
+  for (std::size_t i = 0; i < results[0].size(); ++i) {
+    INFO("result " << i);
+    CHECK(torch::equal(results[0][i], results[1][i]));
   }
 }

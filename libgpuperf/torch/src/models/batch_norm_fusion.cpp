@@ -21,6 +21,7 @@
 #if GPUPERF_WITH_CUDA_KERNELS
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAException.h>
+#include <c10/cuda/CUDAGuard.h>
 
 #include "models/batch_norm_kernels.h"
 #endif
@@ -28,6 +29,7 @@
 #if GPUPERF_WITH_CUDNN
 #include <ATen/cuda/CUDAContext.h>
 #include <ATen/cuda/Exceptions.h>
+#include <c10/cuda/CUDAGuard.h>
 #include <ATen/cudnn/Descriptors.h>
 #include <ATen/cudnn/Handle.h>
 #endif
@@ -75,6 +77,10 @@ torch::Tensor floats(std::int64_t n, const torch::Tensor& like) {
   return at::empty({n}, like.options().dtype(torch::kFloat));
 }
 
+unsigned int* counter_pointer(const torch::Tensor& counters) {
+  return reinterpret_cast<unsigned int*>(counters.data_ptr<std::int32_t>());
+}
+
 struct OwnBatchNorm : public torch::autograd::Function<OwnBatchNorm> {
   // As BatchNormAddRelu (and, without `relu`, BatchNorm alone), on gpuperf's kernels: saves x,
   // the ReLU mask and the batch's statistics. `add` implies `relu`.
@@ -83,6 +89,7 @@ struct OwnBatchNorm : public torch::autograd::Function<OwnBatchNorm> {
                                const torch::Tensor& z, bool add, bool relu,
                                torch::Tensor running_mean, torch::Tensor running_var,
                                double momentum, double eps) {
+    const c10::cuda::CUDAGuard guard(x.device());
     const std::int64_t channels = x.size(1);
     const std::int64_t pixels = x.numel() / channels;
     const detail::NhwcDtype dtype = detail::nhwc_dtype(x.scalar_type());
@@ -92,6 +99,10 @@ struct OwnBatchNorm : public torch::autograd::Function<OwnBatchNorm> {
     torch::Tensor y = at::empty_like(x);
     torch::Tensor mask = at::empty({relu ? sizes.mask_bytes : 0}, x.options().dtype(torch::kByte));
     torch::Tensor partial = floats(sizes.partial_floats, x);
+    // Zeroed once here; each launch leaves them zero, so the backward reuses them.
+    torch::Tensor counters = at::empty({sizes.counters}, x.options().dtype(torch::kInt));
+    const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+    C10_CUDA_CHECK(cudaMemsetAsync(counters.data_ptr(), 0, counters.nbytes(), stream));
     torch::Tensor save_mean = floats(channels, x);
     torch::Tensor save_invstd = floats(channels, x);
     torch::Tensor scale_shift = floats(2 * channels, x);
@@ -102,9 +113,9 @@ struct OwnBatchNorm : public torch::autograd::Function<OwnBatchNorm> {
         scale_shift.data_ptr<float>(),  scale_shift.data_ptr<float>() + channels};
     C10_CUDA_CHECK(detail::batch_norm_forward(
         dtype, x.data_ptr(), add ? z.data_ptr() : nullptr, y.data_ptr(),
-        relu ? mask.data_ptr<std::uint8_t>() : nullptr, partial.data_ptr<float>(), c, momentum, eps,
-        pixels, channels, device, at::cuda::getCurrentCUDAStream()));
-    ctx->save_for_backward({x, weight, mask, save_mean, save_invstd});
+        relu ? mask.data_ptr<std::uint8_t>() : nullptr, partial.data_ptr<float>(),
+        counter_pointer(counters), c, momentum, eps, pixels, channels, device, stream));
+    ctx->save_for_backward({x, weight, mask, save_mean, save_invstd, counters});
     ctx->saved_data["add"] = add;
     ctx->saved_data["relu"] = relu;
     return y;
@@ -114,6 +125,7 @@ struct OwnBatchNorm : public torch::autograd::Function<OwnBatchNorm> {
                                                  torch::autograd::variable_list grad_outputs) {
     const auto saved = ctx->get_saved_variables();
     const torch::Tensor& x = saved[0];
+    const c10::cuda::CUDAGuard guard(x.device());
     const torch::Tensor& weight = saved[1];
     const torch::Tensor& mask = saved[2];
     const bool add = ctx->saved_data["add"].toBool();
@@ -141,8 +153,8 @@ struct OwnBatchNorm : public torch::autograd::Function<OwnBatchNorm> {
     C10_CUDA_CHECK(detail::batch_norm_backward(
         dtype, grad_y.data_ptr(), x.data_ptr(), relu ? mask.data_ptr<std::uint8_t>() : nullptr,
         grad_x.data_ptr(), add ? grad_z.data_ptr() : nullptr, grad_weight.data_ptr<float>(),
-        grad_bias.data_ptr<float>(), partial.data_ptr<float>(), c, pixels, channels, device,
-        at::cuda::getCurrentCUDAStream()));
+        grad_bias.data_ptr<float>(), partial.data_ptr<float>(), counter_pointer(saved[5]), c,
+        pixels, channels, device, at::cuda::getCurrentCUDAStream()));
     return {grad_x, grad_weight, grad_bias, grad_z, {}, {}, {}, {}, {}, {}};
   }
 };
@@ -158,7 +170,8 @@ constexpr cudnnBatchNormMode_t kMode = CUDNN_BATCHNORM_SPATIAL_PERSISTENT;
 // Descriptors and handle for one call on `x` (NHWC) with per-channel parameters like `weight`.
 struct CudnnBatchNorm {
   CudnnBatchNorm(const torch::Tensor& x, const torch::Tensor& weight, bool add)
-      : handle(at::native::getCudnnHandle()),
+      : guard(x.device()),
+        handle(at::native::getCudnnHandle()),
         data(x, /*pad=*/4),
         params(weight.view({1, -1, 1, 1}), /*pad=*/4),
         ops(add ? CUDNN_BATCHNORM_OPS_BN_ADD_ACTIVATION : CUDNN_BATCHNORM_OPS_BN_ACTIVATION) {
@@ -171,6 +184,7 @@ struct CudnnBatchNorm {
     return ops == CUDNN_BATCHNORM_OPS_BN_ADD_ACTIVATION ? data.desc() : nullptr;
   }
 
+  c10::cuda::CUDAGuard guard;  // x's device current for the handle, the stream and the calls
   cudnnHandle_t handle;
   at::native::TensorDescriptor data;    // x, z, y and their gradients: one shape and layout
   at::native::TensorDescriptor params;  // weight, bias, running and saved statistics: [1, C, 1, 1]

@@ -17,6 +17,7 @@
 #if GPUPERF_WITH_CUDA_KERNELS
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAException.h>
+#include <c10/cuda/CUDAGuard.h>
 
 #include "models/max_pool_kernels.h"
 #include "models/nhwc_kernels.h"
@@ -69,6 +70,7 @@ torch::Tensor pooled_like(const torch::Tensor& x, std::int64_t kernel, std::int6
 // The output, and with `index` its window positions.
 torch::Tensor indexed_max_pool(const torch::Tensor& x, std::int64_t kernel, std::int64_t stride,
                                std::int64_t padding, torch::Tensor* index) {
+  const c10::cuda::CUDAGuard guard(x.device());
   torch::Tensor y = pooled_like(x, kernel, stride, padding, x.scalar_type());
   std::uint8_t* positions = nullptr;
   if (index != nullptr) {
@@ -99,6 +101,7 @@ struct IndexedMaxPool : public torch::autograd::Function<IndexedMaxPool> {
                                                  torch::autograd::variable_list grad_outputs) {
     const torch::Tensor index = ctx->get_saved_variables()[0];
     const torch::Tensor grad_y = grad_outputs[0].contiguous(at::MemoryFormat::ChannelsLast);
+    const c10::cuda::CUDAGuard guard(grad_y.device());
     const std::vector<std::int64_t> sizes = ctx->saved_data["sizes"].toIntVector();
     torch::Tensor grad_x = at::empty(sizes, grad_y.options(), at::MemoryFormat::ChannelsLast);
     C10_CUDA_CHECK(detail::max_pool_backward(

@@ -16,6 +16,7 @@
 #if GPUPERF_WITH_CUDA_KERNELS
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAException.h>
+#include <c10/cuda/CUDAGuard.h>
 #endif
 
 namespace gpuperf {
@@ -40,6 +41,7 @@ bool recorded(const torch::Tensor& x) { return c10::GradMode::is_enabled() && x.
 
 #if GPUPERF_WITH_CUDA_KERNELS
 torch::Tensor average_pool(const torch::Tensor& x) {
+  const c10::cuda::CUDAGuard guard(x.device());
   torch::Tensor out = at::empty({x.size(0), x.size(1)}, x.options());
   C10_CUDA_CHECK(detail::global_average_pool(detail::nhwc_dtype(x.scalar_type()), x.data_ptr(),
                                              out.data_ptr(), x.size(0), x.size(2) * x.size(3),
@@ -56,6 +58,7 @@ struct GlobalAveragePool : public torch::autograd::Function<GlobalAveragePool> {
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                  torch::autograd::variable_list grad_outputs) {
     const torch::Tensor grad_y = grad_outputs[0].contiguous();
+    const c10::cuda::CUDAGuard guard(grad_y.device());
     const std::vector<std::int64_t> sizes = ctx->saved_data["sizes"].toIntVector();
     torch::Tensor grad_x = at::empty(sizes, grad_y.options(), at::MemoryFormat::ChannelsLast);
     C10_CUDA_CHECK(detail::global_average_pool_backward(
@@ -76,6 +79,7 @@ bool pad_channels_kernel_applies(const torch::Tensor& x, c10::ScalarType dtype) 
 torch::Tensor pad_channels_to_4(const torch::Tensor& x, c10::ScalarType dtype) {
 #if GPUPERF_WITH_CUDA_KERNELS
   if (pad_channels_kernel_applies(x, dtype)) {
+    const c10::cuda::CUDAGuard guard(x.device());
     torch::Tensor out = at::empty({x.size(0), kPaddedChannels, x.size(2), x.size(3)},
                                   x.options().dtype(dtype), at::MemoryFormat::ChannelsLast);
     C10_CUDA_CHECK(detail::pad_channels_to_4(

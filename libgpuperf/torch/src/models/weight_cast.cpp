@@ -14,6 +14,7 @@
 #if GPUPERF_WITH_CUDA_KERNELS
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAException.h>
+#include <c10/cuda/CUDAGuard.h>
 
 #include "models/cast_kernels.h"
 #endif
@@ -40,6 +41,7 @@ bool same_memory_order(const torch::Tensor& a, const torch::Tensor& b) {
 // `to` in one, each pair dense with the same strides).
 void cast_all(const std::vector<torch::Tensor>& from, const std::vector<torch::Tensor>& to) {
   if (from.empty()) return;
+  const c10::cuda::CUDAGuard guard(from[0].device());
   std::vector<const void*> in;
   std::vector<void*> out;
   std::vector<std::int64_t> numel;
