@@ -363,11 +363,10 @@ void check_fused_batch_norm(const std::vector<std::int64_t>& shape, torch::Scala
 TEST_CASE("the fused BatchNorm+add+ReLU matches fp64 in output, gradients and statistics",
           "[fusion][gpu]") {
   GPUPERF_REQUIRE_GPU();
-  // gpuperf's kernels where built: shapes that take every path of their geometry (chunks of 32
-  // channels: 12, 24 and 40 channels fill one chunk or the last in part, 4096 make 128 chunks of
-  // one block each; 3 vectors per pixel, a thread count they do not divide; 64 channels of 100k
-  // pixels, 264 blocks per chunk on an H200, more than the 16 stripes its last block adds up;
-  // enough pixels for the unrolled loops), three dtypes.
+  // gpuperf's kernels where built: shapes that take every path of their geometry (8 vectors of
+  // channels per pixel and 32 pixel rows per block; 3 and 5 vectors, thread counts they do not
+  // divide; 512 vectors, two blocks per row; enough pixels for the unrolled loops, and 100k
+  // pixels of 64 channels, 528 blocks' partials to add up on an H200), three dtypes.
   torch::nn::BatchNorm2d probe(8);
   probe->to(torch::kCUDA);
   const bool kernels = gpuperf::batch_norm_kernel_applies(

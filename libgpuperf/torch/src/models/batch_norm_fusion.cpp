@@ -77,10 +77,6 @@ torch::Tensor floats(std::int64_t n, const torch::Tensor& like) {
   return at::empty({n}, like.options().dtype(torch::kFloat));
 }
 
-unsigned int* counter_pointer(const torch::Tensor& counters) {
-  return reinterpret_cast<unsigned int*>(counters.data_ptr<std::int32_t>());
-}
-
 struct OwnBatchNorm : public torch::autograd::Function<OwnBatchNorm> {
   // As BatchNormAddRelu (and, without `relu`, BatchNorm alone), on gpuperf's kernels: saves x,
   // the ReLU mask and the batch's statistics. `add` implies `relu`.
@@ -99,10 +95,6 @@ struct OwnBatchNorm : public torch::autograd::Function<OwnBatchNorm> {
     torch::Tensor y = at::empty_like(x);
     torch::Tensor mask = at::empty({relu ? sizes.mask_bytes : 0}, x.options().dtype(torch::kByte));
     torch::Tensor partial = floats(sizes.partial_floats, x);
-    // Zeroed once here; each launch leaves them zero, so the backward reuses them.
-    torch::Tensor counters = at::empty({sizes.counters}, x.options().dtype(torch::kInt));
-    const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
-    C10_CUDA_CHECK(cudaMemsetAsync(counters.data_ptr(), 0, counters.nbytes(), stream));
     torch::Tensor save_mean = floats(channels, x);
     torch::Tensor save_invstd = floats(channels, x);
     torch::Tensor scale_shift = floats(2 * channels, x);
@@ -113,9 +105,9 @@ struct OwnBatchNorm : public torch::autograd::Function<OwnBatchNorm> {
         scale_shift.data_ptr<float>(),  scale_shift.data_ptr<float>() + channels};
     C10_CUDA_CHECK(detail::batch_norm_forward(
         dtype, x.data_ptr(), add ? z.data_ptr() : nullptr, y.data_ptr(),
-        relu ? mask.data_ptr<std::uint8_t>() : nullptr, partial.data_ptr<float>(),
-        counter_pointer(counters), c, momentum, eps, pixels, channels, device, stream));
-    ctx->save_for_backward({x, weight, mask, save_mean, save_invstd, counters});
+        relu ? mask.data_ptr<std::uint8_t>() : nullptr, partial.data_ptr<float>(), c, momentum, eps,
+        pixels, channels, device, at::cuda::getCurrentCUDAStream()));
+    ctx->save_for_backward({x, weight, mask, save_mean, save_invstd});
     ctx->saved_data["add"] = add;
     ctx->saved_data["relu"] = relu;
     return y;
@@ -153,8 +145,8 @@ struct OwnBatchNorm : public torch::autograd::Function<OwnBatchNorm> {
     C10_CUDA_CHECK(detail::batch_norm_backward(
         dtype, grad_y.data_ptr(), x.data_ptr(), relu ? mask.data_ptr<std::uint8_t>() : nullptr,
         grad_x.data_ptr(), add ? grad_z.data_ptr() : nullptr, grad_weight.data_ptr<float>(),
-        grad_bias.data_ptr<float>(), partial.data_ptr<float>(), counter_pointer(saved[5]), c,
-        pixels, channels, device, at::cuda::getCurrentCUDAStream()));
+        grad_bias.data_ptr<float>(), partial.data_ptr<float>(), c, pixels, channels, device,
+        at::cuda::getCurrentCUDAStream()));
     return {grad_x, grad_weight, grad_bias, grad_z, {}, {}, {}, {}, {}, {}};
   }
 };

@@ -11,19 +11,14 @@ namespace gpuperf::detail {
 namespace {
 
 constexpr int kThreads = 256;
-constexpr int kWarps = kThreads / 32;
 // Blocks per multiprocessor for the passes that reduce: 1,024 threads each holding up to four
-// 16-byte loads in flight keep HBM busy.
+// 16-byte loads in flight keep HBM busy, and fewer blocks mean fewer partials to add up.
 constexpr int kReduceBlocksPerSm = 4;
 // Vectors per thread in the elementwise passes.
 constexpr int kUnroll = 4;
-// The reducing passes cover the channels in chunks of 32 (blockIdx.y): few enough that the last
-// block of a chunk adds up all the chunk's partials quickly.
-constexpr int kChunk = 32;
-// The last block of a chunk: 16 threads per stripe (two channels each, one float4 of partials),
-// 16 stripes of the chunk's blocks.
-constexpr int kPairs = kChunk / 2;
-constexpr int kStripes = kThreads / kPairs;
+// The finalize kernels: a block per 32 channels, 32 threads adding each channel's partials.
+constexpr int kFinalizeChannels = 32;
+constexpr int kFinalizeStripes = 32;
 
 template <typename T>
 constexpr int kWidth = 16 / sizeof(T);
@@ -43,8 +38,9 @@ int multiprocessors(int device) {
   return count;
 }
 
-// How the reducing passes cover [pixels, channels]: `lanes` threads per pixel row of a chunk, a
-// vector of V channels each, `rows` rows per block at a time; `blocks` blocks per chunk.
+// How the reducing passes cover [pixels, channels]: `lanes` threads per pixel row, a vector of V
+// channels each, `rows` rows per block at a time; chunks of `lanes` vectors in blockIdx.y when one
+// row has more vectors than a block has threads.
 struct ReduceGeometry {
   int groups;  // vectors per pixel
   int lanes;
@@ -56,12 +52,12 @@ struct ReduceGeometry {
 ReduceGeometry reduce_geometry(std::int64_t pixels, std::int64_t channels, int width, int device) {
   ReduceGeometry g{};
   g.groups = static_cast<int>(channels / width);
-  g.lanes = kChunk / width;
+  g.lanes = std::min(g.groups, kThreads);
   g.rows = kThreads / g.lanes;
-  g.chunks = static_cast<unsigned int>((channels + kChunk - 1) / kChunk);
+  g.chunks = static_cast<unsigned int>((g.groups + g.lanes - 1) / g.lanes);
   const std::int64_t wanted = (pixels + g.rows - 1) / g.rows;
   const std::int64_t cap = std::max<std::int64_t>(
-      1, (std::int64_t{kReduceBlocksPerSm} * multiprocessors(device) + g.chunks - 1) / g.chunks);
+      1, std::int64_t{kReduceBlocksPerSm} * multiprocessors(device) / g.chunks);
   g.blocks = static_cast<unsigned int>(std::max<std::int64_t>(1, std::min(wanted, cap)));
   return g;
 }
@@ -86,87 +82,44 @@ __device__ __forceinline__ Pack<T, V> load(const T* p) {
   return *reinterpret_cast<const Pack<T, V>*>(p);
 }
 
-// The block's two sums per channel of its chunk, written to its slot of `partial` (kChunk float2
-// per block, the chunk's blocks in a row); then the last block of the chunk to finish adds all
-// the chunk's slots in fp64 in a fixed order and calls finish(channel, first, second) for each of
-// its channels below `channels`. `counter` counts the chunk's finished blocks: zero on entry, and
-// the last block sets it back to zero. The totals do not depend on which block finishes last.
-template <int V, typename Finish>
-__device__ __forceinline__ void reduce_chunk(float (&a)[V], float (&b)[V], int lanes, int channels,
-                                             float2* __restrict__ partial,
-                                             unsigned int* __restrict__ counter, Finish finish) {
-  // The rows of a warp, by shuffles (lane is threadIdx.x % lanes, and lanes divides 32).
-  for (int offset = lanes; offset < 32; offset *= 2) {
+// A block's partial sums of its rows, met in shared memory and written by its first row.
+template <int V>
+__device__ __forceinline__ void write_partial(float (&a)[V], float (&b)[V], int rows, int row,
+                                              int lanes, bool active, int channels, int group,
+                                              float2* __restrict__ partial) {
+  __shared__ float2 shared[kThreads * V];
+  if (rows > 1) {
+    if (active) {
 #pragma unroll
-    for (int v = 0; v < V; ++v) {
-      a[v] += __shfl_xor_sync(0xffffffffu, a[v], offset);
-      b[v] += __shfl_xor_sync(0xffffffffu, b[v], offset);
+      for (int v = 0; v < V; ++v) shared[threadIdx.x * V + v] = make_float2(a[v], b[v]);
     }
-  }
-  __shared__ float2 warps[kWarps][kChunk];
-  __shared__ double stripes[kStripes][kPairs][4];
-  __shared__ bool last;
-  const int warp = static_cast<int>(threadIdx.x) / 32;
-  const int within = static_cast<int>(threadIdx.x) % 32;
-  if (within < lanes) {
-#pragma unroll
-    for (int v = 0; v < V; ++v) warps[warp][within * V + v] = make_float2(a[v], b[v]);
-  }
-  __syncthreads();
-  float2* chunk = partial + static_cast<std::int64_t>(blockIdx.y) * gridDim.x * kChunk;
-  if (threadIdx.x < kChunk) {
-    float2 total = warps[0][threadIdx.x];
-#pragma unroll
-    for (int w = 1; w < kWarps; ++w) {
-      total.x += warps[w][threadIdx.x].x;
-      total.y += warps[w][threadIdx.x].y;
-    }
-    chunk[static_cast<std::int64_t>(blockIdx.x) * kChunk + threadIdx.x] = total;
-    __threadfence();  // the slot is visible before the count says so
-  }
-  __syncthreads();
-  if (threadIdx.x == 0) last = atomicAdd(counter, 1u) == gridDim.x - 1;
-  __syncthreads();
-  if (!last) return;
-  __threadfence();
-  // Thread (pair, stripe): channels 2 pair and 2 pair + 1 of blocks stripe, stripe + kStripes, ...
-  const int pair = static_cast<int>(threadIdx.x) % kPairs;
-  const int stripe = static_cast<int>(threadIdx.x) / kPairs;
-  const auto* slots = reinterpret_cast<const float4*>(chunk);
-  double t[4] = {0, 0, 0, 0};
-#pragma unroll 4
-  for (int k = stripe; k < static_cast<int>(gridDim.x); k += kStripes) {
-    const float4 s = __ldcg(slots + static_cast<std::int64_t>(k) * kPairs + pair);
-    t[0] += s.x;
-    t[1] += s.y;
-    t[2] += s.z;
-    t[3] += s.w;
-  }
-#pragma unroll
-  for (int i = 0; i < 4; ++i) stripes[stripe][pair][i] = t[i];
-  for (int half = kStripes / 2; half > 0; half /= 2) {
     __syncthreads();
-    if (stripe < half) {
+    if (row == 0 && active) {
+      for (int r = 1; r < rows; ++r) {
 #pragma unroll
-      for (int i = 0; i < 4; ++i) stripes[stripe][pair][i] += stripes[stripe + half][pair][i];
+        for (int v = 0; v < V; ++v) {
+          const float2 other = shared[(r * lanes + threadIdx.x) * V + v];
+          a[v] += other.x;
+          b[v] += other.y;
+        }
+      }
     }
   }
-  if (stripe != 0) return;
-  if (pair == 0) *counter = 0;
-  const int channel = static_cast<int>(blockIdx.y) * kChunk + 2 * pair;
-  if (channel < channels) finish(channel, stripes[0][pair][0], stripes[0][pair][1]);
-  if (channel + 1 < channels) finish(channel + 1, stripes[0][pair][2], stripes[0][pair][3]);
+  if (row == 0 && active) {
+    float2* out = partial + static_cast<std::int64_t>(blockIdx.x) * channels + group * V;
+#pragma unroll
+    for (int v = 0; v < V; ++v) out[v] = make_float2(a[v], b[v]);
+  }
 }
 
 template <typename T, int V>
 __global__ void __launch_bounds__(kThreads)
     statistics_kernel(const T* __restrict__ x, std::int64_t pixels, int channels, int lanes,
-                      int rows, float2* __restrict__ partial, unsigned int* __restrict__ counters,
-                      BatchNormChannels c, float momentum, float eps) {
+                      int rows, float2* __restrict__ partial) {
   const int lane = static_cast<int>(threadIdx.x) % lanes;
   const int row = static_cast<int>(threadIdx.x) / lanes;
   const int group = static_cast<int>(blockIdx.y) * lanes + lane;
-  const bool active = group * V < channels;
+  const bool active = row < rows && group * V < channels;
   float sum[V], squares[V], origin[V];
 #pragma unroll
   for (int v = 0; v < V; ++v) sum[v] = squares[v] = origin[v] = 0.0f;
@@ -197,27 +150,75 @@ __global__ void __launch_bounds__(kThreads)
     }
     for (; p < pixels; p += step) add(load<T, V>(base + p * channels));
   }
-  // Per channel: mean, invstd, scale and shift; the running statistics updated as PyTorch's
-  // BatchNorm updates them (the unbiased variance, the momentum).
-  reduce_chunk<V>(
-      sum, squares, lanes, channels, partial, counters + blockIdx.y,
-      [&](int channel, double shifted_sum, double shifted_squares) {
-        const double n = static_cast<double>(pixels);
-        const double shifted_mean = shifted_sum / n;
-        const double variance = fmax(shifted_squares / n - shifted_mean * shifted_mean, 0.0);
-        const double mean = static_cast<double>(to_float(x[channel])) + shifted_mean;
-        const float invstd = static_cast<float>(1.0 / sqrt(variance + static_cast<double>(eps)));
-        const float scale = c.weight[channel] * invstd;
-        c.save_mean[channel] = static_cast<float>(mean);
-        c.save_invstd[channel] = invstd;
-        c.scale[channel] = scale;
-        c.shift[channel] = c.bias[channel] - static_cast<float>(mean) * scale;
-        const double unbiased = variance * n / (n - 1);
-        c.running_mean[channel] =
-            static_cast<float>(momentum * mean + (1.0 - momentum) * c.running_mean[channel]);
-        c.running_var[channel] =
-            static_cast<float>(momentum * unbiased + (1.0 - momentum) * c.running_var[channel]);
-      });
+  write_partial<V>(sum, squares, rows, row, lanes, active, channels, group, partial);
+}
+
+// Sums each channel's partials in fp64 in a fixed order: threadIdx.y's stripe of the blocks (four
+// loads in flight: the loop is bound by L2 latency, not bandwidth), then the stripes pairwise in
+// shared memory. Leaves the totals in sum/squares for threadIdx.y == 0.
+__device__ __forceinline__ void total_partials(const float2* __restrict__ partial, int parts,
+                                               int channels, int channel, double& sum,
+                                               double& squares) {
+  __shared__ double shared_sum[kFinalizeStripes][kFinalizeChannels + 1];
+  __shared__ double shared_squares[kFinalizeStripes][kFinalizeChannels + 1];
+  sum = 0;
+  squares = 0;
+  if (channel < channels) {
+    const float2* column = partial + channel;
+    const std::int64_t stride = static_cast<std::int64_t>(kFinalizeStripes) * channels;
+    int b = static_cast<int>(threadIdx.y);
+    for (; b + 3 * kFinalizeStripes < parts; b += 4 * kFinalizeStripes) {
+      const float2 v0 = column[b * static_cast<std::int64_t>(channels)];
+      const float2 v1 = column[b * static_cast<std::int64_t>(channels) + stride];
+      const float2 v2 = column[b * static_cast<std::int64_t>(channels) + 2 * stride];
+      const float2 v3 = column[b * static_cast<std::int64_t>(channels) + 3 * stride];
+      sum += (static_cast<double>(v0.x) + v1.x) + (static_cast<double>(v2.x) + v3.x);
+      squares += (static_cast<double>(v0.y) + v1.y) + (static_cast<double>(v2.y) + v3.y);
+    }
+    for (; b < parts; b += kFinalizeStripes) {
+      const float2 v = column[b * static_cast<std::int64_t>(channels)];
+      sum += v.x;
+      squares += v.y;
+    }
+  }
+  shared_sum[threadIdx.y][threadIdx.x] = sum;
+  shared_squares[threadIdx.y][threadIdx.x] = squares;
+  for (int half = kFinalizeStripes / 2; half > 0; half /= 2) {
+    __syncthreads();
+    if (static_cast<int>(threadIdx.y) < half) {
+      shared_sum[threadIdx.y][threadIdx.x] += shared_sum[threadIdx.y + half][threadIdx.x];
+      shared_squares[threadIdx.y][threadIdx.x] += shared_squares[threadIdx.y + half][threadIdx.x];
+    }
+  }
+  __syncthreads();
+  sum = shared_sum[0][threadIdx.x];
+  squares = shared_squares[0][threadIdx.x];
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kFinalizeChannels* kFinalizeStripes)
+    finalize_kernel(const float2* __restrict__ partial, int parts, const T* __restrict__ x,
+                    int channels, std::int64_t count, BatchNormChannels c, float momentum,
+                    float eps) {
+  const int channel = static_cast<int>(blockIdx.x) * kFinalizeChannels + threadIdx.x;
+  double sum = 0, squares = 0;
+  total_partials(partial, parts, channels, channel, sum, squares);
+  if (threadIdx.y != 0 || channel >= channels) return;
+  const double n = static_cast<double>(count);
+  const double shifted_mean = sum / n;
+  const double variance = fmax(squares / n - shifted_mean * shifted_mean, 0.0);
+  const double mean = static_cast<double>(to_float(x[channel])) + shifted_mean;
+  const float invstd = static_cast<float>(1.0 / sqrt(variance + static_cast<double>(eps)));
+  const float scale = c.weight[channel] * invstd;
+  c.save_mean[channel] = static_cast<float>(mean);
+  c.save_invstd[channel] = invstd;
+  c.scale[channel] = scale;
+  c.shift[channel] = c.bias[channel] - static_cast<float>(mean) * scale;
+  const double unbiased = variance * n / (n - 1);
+  c.running_mean[channel] =
+      static_cast<float>(momentum * mean + (1.0 - momentum) * c.running_mean[channel]);
+  c.running_var[channel] =
+      static_cast<float>(momentum * unbiased + (1.0 - momentum) * c.running_var[channel]);
 }
 
 // Vector i of the elementwise passes for the k-th item: from the end back (see the header).
@@ -280,14 +281,12 @@ __global__ void __launch_bounds__(kThreads)
     backward_reduce_kernel(const T* __restrict__ dy, const T* __restrict__ x,
                            const std::uint8_t* __restrict__ mask, const float* __restrict__ mean,
                            T* __restrict__ dz, std::int64_t pixels, int channels, int lanes,
-                           int rows, float2* __restrict__ partial,
-                           unsigned int* __restrict__ counters, BatchNormChannels c,
-                           float* __restrict__ dweight, float* __restrict__ dbias) {
+                           int rows, float2* __restrict__ partial) {
   const int lane = static_cast<int>(threadIdx.x) % lanes;
   const int row = static_cast<int>(threadIdx.x) / lanes;
   const int group = static_cast<int>(blockIdx.y) * lanes + lane;
   const int groups = channels / V;
-  const bool active = group < groups;
+  const bool active = row < rows && group < groups;
   float sum[V], products[V], mu[V];
 #pragma unroll
   for (int v = 0; v < V; ++v) sum[v] = products[v] = mu[v] = 0.0f;
@@ -324,21 +323,26 @@ __global__ void __launch_bounds__(kThreads)
           Relu ? mask[p * groups + group] : 0xffu);
     }
   }
-  // dbias = sum dy', dweight = invstd * sum dy' (x - mean), and dx's coefficients: dx = a dy' -
-  // b x + c.
-  reduce_chunk<V>(sum, products, lanes, channels, partial, counters + blockIdx.y,
-                  [&](int channel, double total, double total_products) {
-                    const double n = static_cast<double>(pixels);
-                    const double invstd = c.save_invstd[channel];
-                    const double a = static_cast<double>(c.weight[channel]) * invstd;
-                    const double b = a * invstd * invstd * total_products / n;
-                    dbias[channel] = static_cast<float>(total);
-                    dweight[channel] = static_cast<float>(total_products * invstd);
-                    c.scale[channel] = static_cast<float>(a);
-                    c.shift[channel] = static_cast<float>(b);
-                    c.shift[channels + channel] =
-                        static_cast<float>(b * c.save_mean[channel] - a * total / n);
-                  });
+  write_partial<V>(sum, products, rows, row, lanes, active, channels, group, partial);
+}
+
+__global__ void __launch_bounds__(kFinalizeChannels* kFinalizeStripes)
+    backward_finalize_kernel(const float2* __restrict__ partial, int parts, int channels,
+                             std::int64_t count, BatchNormChannels c, float* __restrict__ dweight,
+                             float* __restrict__ dbias) {
+  const int channel = static_cast<int>(blockIdx.x) * kFinalizeChannels + threadIdx.x;
+  double sum = 0, products = 0;
+  total_partials(partial, parts, channels, channel, sum, products);
+  if (threadIdx.y != 0 || channel >= channels) return;
+  const double n = static_cast<double>(count);
+  const double invstd = c.save_invstd[channel];
+  const double a = static_cast<double>(c.weight[channel]) * invstd;
+  const double b = a * invstd * invstd * products / n;
+  dbias[channel] = static_cast<float>(sum);
+  dweight[channel] = static_cast<float>(products * invstd);
+  c.scale[channel] = static_cast<float>(a);
+  c.shift[channel] = static_cast<float>(b);
+  c.shift[channels + channel] = static_cast<float>(b * c.save_mean[channel] - a * sum / n);
 }
 
 // dx = a dy' - b x + c, with dy' = dz (Add), dy * mask (Relu) or dy.
@@ -390,19 +394,26 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+dim3 finalize_grid(std::int64_t channels) {
+  return dim3(static_cast<unsigned int>((channels + kFinalizeChannels - 1) / kFinalizeChannels));
+}
+
 template <typename T>
 cudaError_t forward_as(const void* x_, const void* z_, void* y_, std::uint8_t* mask, float* partial,
-                       unsigned int* counters, const BatchNormChannels& c, double momentum,
-                       double eps, std::int64_t pixels, std::int64_t channels, int device,
-                       cudaStream_t stream) {
+                       const BatchNormChannels& c, double momentum, double eps, std::int64_t pixels,
+                       std::int64_t channels, int device, cudaStream_t stream) {
   constexpr int V = kWidth<T>;
   const auto* x = static_cast<const T*>(x_);
   const auto* z = static_cast<const T*>(z_);
   auto* y = static_cast<T*>(y_);
   const ReduceGeometry g = reduce_geometry(pixels, channels, V, device);
+  auto* partials = reinterpret_cast<float2*>(partial);
   statistics_kernel<T, V><<<dim3(g.blocks, g.chunks), kThreads, 0, stream>>>(
-      x, pixels, static_cast<int>(channels), g.lanes, g.rows, reinterpret_cast<float2*>(partial),
-      counters, c, static_cast<float>(momentum), static_cast<float>(eps));
+      x, pixels, static_cast<int>(channels), g.lanes, g.rows, partials);
+  finalize_kernel<T>
+      <<<finalize_grid(channels), dim3(kFinalizeChannels, kFinalizeStripes), 0, stream>>>(
+          partials, static_cast<int>(g.blocks), x, static_cast<int>(channels), pixels, c,
+          static_cast<float>(momentum), static_cast<float>(eps));
   const std::int64_t vectors = pixels * g.groups;
   const unsigned int blocks = elementwise_blocks(vectors, g.groups);
   if (z != nullptr) {
@@ -421,8 +432,8 @@ cudaError_t forward_as(const void* x_, const void* z_, void* y_, std::uint8_t* m
 template <typename T>
 cudaError_t backward_as(const void* dy_, const void* x_, const std::uint8_t* mask, void* dx_,
                         void* dz_, float* dweight, float* dbias, float* partial,
-                        unsigned int* counters, const BatchNormChannels& c, std::int64_t pixels,
-                        std::int64_t channels, int device, cudaStream_t stream) {
+                        const BatchNormChannels& c, std::int64_t pixels, std::int64_t channels,
+                        int device, cudaStream_t stream) {
   constexpr int V = kWidth<T>;
   const auto* dy = static_cast<const T*>(dy_);
   const auto* x = static_cast<const T*>(x_);
@@ -433,18 +444,18 @@ cudaError_t backward_as(const void* dy_, const void* x_, const std::uint8_t* mas
   const dim3 grid(g.blocks, g.chunks);
   const int C = static_cast<int>(channels);
   if (dz != nullptr) {
-    backward_reduce_kernel<T, V, true, true>
-        <<<grid, kThreads, 0, stream>>>(dy, x, mask, c.save_mean, dz, pixels, C, g.lanes, g.rows,
-                                        partials, counters, c, dweight, dbias);
+    backward_reduce_kernel<T, V, true, true><<<grid, kThreads, 0, stream>>>(
+        dy, x, mask, c.save_mean, dz, pixels, C, g.lanes, g.rows, partials);
   } else if (mask != nullptr) {
-    backward_reduce_kernel<T, V, false, true>
-        <<<grid, kThreads, 0, stream>>>(dy, x, mask, c.save_mean, dz, pixels, C, g.lanes, g.rows,
-                                        partials, counters, c, dweight, dbias);
+    backward_reduce_kernel<T, V, false, true><<<grid, kThreads, 0, stream>>>(
+        dy, x, mask, c.save_mean, dz, pixels, C, g.lanes, g.rows, partials);
   } else {
-    backward_reduce_kernel<T, V, false, false>
-        <<<grid, kThreads, 0, stream>>>(dy, x, mask, c.save_mean, dz, pixels, C, g.lanes, g.rows,
-                                        partials, counters, c, dweight, dbias);
+    backward_reduce_kernel<T, V, false, false><<<grid, kThreads, 0, stream>>>(
+        dy, x, mask, c.save_mean, dz, pixels, C, g.lanes, g.rows, partials);
   }
+  backward_finalize_kernel<<<finalize_grid(channels), dim3(kFinalizeChannels, kFinalizeStripes), 0,
+                             stream>>>(partials, static_cast<int>(g.blocks), C, pixels, c, dweight,
+                                       dbias);
   const std::int64_t vectors = pixels * g.groups;
   const unsigned int blocks = elementwise_blocks(vectors, g.groups);
   if (dz != nullptr) {
@@ -468,56 +479,48 @@ BatchNormWorkspace batch_norm_workspace(NhwcDtype dtype, std::int64_t pixels, st
                                         int device) {
   const int width = batch_norm_vector_width(dtype);
   const ReduceGeometry g = reduce_geometry(pixels, channels, width, device);
-  return {2 * std::int64_t{kChunk} * g.blocks * g.chunks, pixels * (channels / width),
-          static_cast<std::int64_t>(g.chunks)};
+  return {2 * static_cast<std::int64_t>(g.blocks) * channels, pixels * (channels / width)};
 }
 
-namespace {
-
-template <typename T>
-struct Type {
-  using type = T;
-};
-
-// f(Type<T>{}) for the element type T of `dtype`.
-template <typename F>
-cudaError_t by_dtype(NhwcDtype dtype, std::int64_t pixels, std::int64_t channels, F f) {
+cudaError_t batch_norm_forward(NhwcDtype dtype, const void* x, const void* z, void* y,
+                               std::uint8_t* mask, float* partial, const BatchNormChannels& c,
+                               double momentum, double eps, std::int64_t pixels,
+                               std::int64_t channels, int device, cudaStream_t stream) {
   if (pixels < 2 || channels < 1 || channels % batch_norm_vector_width(dtype) != 0)
     return cudaErrorInvalidValue;
   switch (dtype) {
     case NhwcDtype::kHalf:
-      return f(Type<__half>{});
+      return forward_as<__half>(x, z, y, mask, partial, c, momentum, eps, pixels, channels, device,
+                                stream);
     case NhwcDtype::kBFloat16:
-      return f(Type<__nv_bfloat16>{});
+      return forward_as<__nv_bfloat16>(x, z, y, mask, partial, c, momentum, eps, pixels, channels,
+                                       device, stream);
     case NhwcDtype::kFloat:
-      return f(Type<float>{});
+      return forward_as<float>(x, z, y, mask, partial, c, momentum, eps, pixels, channels, device,
+                               stream);
   }
   return cudaErrorInvalidValue;
 }
 
-}  // namespace
-
-cudaError_t batch_norm_forward(NhwcDtype dtype, const void* x, const void* z, void* y,
-                               std::uint8_t* mask, float* partial, unsigned int* counters,
-                               const BatchNormChannels& c, double momentum, double eps,
-                               std::int64_t pixels, std::int64_t channels, int device,
-                               cudaStream_t stream) {
-  return by_dtype(dtype, pixels, channels, [&](auto type) {
-    return forward_as<typename decltype(type)::type>(x, z, y, mask, partial, counters, c, momentum,
-                                                     eps, pixels, channels, device, stream);
-  });
-}
-
 cudaError_t batch_norm_backward(NhwcDtype dtype, const void* dy, const void* x,
                                 const std::uint8_t* mask, void* dx, void* dz, float* dweight,
-                                float* dbias, float* partial, unsigned int* counters,
-                                const BatchNormChannels& c, std::int64_t pixels,
-                                std::int64_t channels, int device, cudaStream_t stream) {
-  return by_dtype(dtype, pixels, channels, [&](auto type) {
-    return backward_as<typename decltype(type)::type>(dy, x, mask, dx, dz, dweight, dbias, partial,
-                                                      counters, c, pixels, channels, device,
-                                                      stream);
-  });
+                                float* dbias, float* partial, const BatchNormChannels& c,
+                                std::int64_t pixels, std::int64_t channels, int device,
+                                cudaStream_t stream) {
+  if (pixels < 2 || channels < 1 || channels % batch_norm_vector_width(dtype) != 0)
+    return cudaErrorInvalidValue;
+  switch (dtype) {
+    case NhwcDtype::kHalf:
+      return backward_as<__half>(dy, x, mask, dx, dz, dweight, dbias, partial, c, pixels, channels,
+                                 device, stream);
+    case NhwcDtype::kBFloat16:
+      return backward_as<__nv_bfloat16>(dy, x, mask, dx, dz, dweight, dbias, partial, c, pixels,
+                                        channels, device, stream);
+    case NhwcDtype::kFloat:
+      return backward_as<float>(dy, x, mask, dx, dz, dweight, dbias, partial, c, pixels, channels,
+                                device, stream);
+  }
+  return cudaErrorInvalidValue;
 }
 
 }  // namespace gpuperf::detail

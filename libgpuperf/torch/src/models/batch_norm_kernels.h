@@ -3,21 +3,22 @@
 // images, compiled by nvcc where the build has a CUDA compiler (GPUPERF_WITH_CUDA_KERNELS).
 //
 // Forward: y = relu(x * scale + shift [+ z]) with scale = weight * invstd and shift = bias - mean *
-// scale, from the batch's mean and biased variance over N * H * W. Two launches:
+// scale, from the batch's mean and biased variance over N * H * W. Three launches:
 //   1. statistics_kernel: per block of pixels, each channel's sum and sum of squares of
 //      (x - x[pixel 0]): shifted by a value of the data itself, so that the variance loses no
-//      precision to a mean far from 0. Written per block, never added atomically. The last block
-//      to finish (of each chunk of 32 channels) then sums the blocks' partials in fp64 in a fixed
-//      order, so the result does not depend on the order blocks finish in; computes mean, invstd,
-//      scale and shift; and updates the running statistics as PyTorch's BatchNorm does (the
-//      unbiased variance, the momentum).
-//   2. apply_kernel: y and a ReLU mask, one byte per vector of V channels (bit v: channel v of
+//      precision to a mean far from 0. Written per block, never added atomically: the result does
+//      not depend on the order blocks finish in.
+//   2. finalize_kernel: per channel, the blocks' partials summed in fp64 in a fixed order; mean,
+//      invstd, scale and shift; the running statistics updated as PyTorch's BatchNorm updates
+//      them (the unbiased variance, the momentum).
+//   3. apply_kernel: y and a ReLU mask, one byte per vector of V channels (bit v: channel v of
 //      the vector was above 0), which is all the backward needs of the output.
 // Backward, with dy' = dy * mask (= dz, the residual's gradient, when there is an add):
 //   1. backward_reduce_kernel: per block, each channel's sum of dy' and of dy' * (x - mean);
-//      writes dz. Its last block per chunk: dbias = sum dy', dweight = invstd * sum dy' (x -
-//      mean), and dx's coefficients: dx = a dy' - b x + c.
-//   2. backward_apply_kernel: dx.
+//      writes dz.
+//   2. backward_finalize_kernel: dbias = sum dy', dweight = invstd * sum dy' (x - mean), and
+//      dx's coefficients: dx = a dy' - b x + c.
+//   3. backward_apply_kernel: dx.
 // The second pass over the data in each direction runs from the end of the tensor back, so that
 // what the first pass read last is still in the L2 cache.
 //
@@ -43,7 +44,6 @@ int batch_norm_vector_width(NhwcDtype dtype);
 struct BatchNormWorkspace {
   std::int64_t partial_floats;  ///< per-block partial sums: 2 floats per (block, channel)
   std::int64_t mask_bytes;      ///< the ReLU mask: one byte per vector
-  std::int64_t counters;        ///< finished-block counters (unsigned int), zeroed before use
 };
 BatchNormWorkspace batch_norm_workspace(NhwcDtype dtype, std::int64_t pixels, std::int64_t channels,
                                         int device);
@@ -61,24 +61,20 @@ struct BatchNormChannels {
 };
 
 /// The forward: y = relu(x * scale + shift + z) (`z` may be null), `mask` as above; updates the
-/// running statistics with `momentum`. `partial`, `mask` and `counters` sized by
-/// batch_norm_workspace; `counters` must be zero and is zero again once the launches have run
-/// (the same counters serve the backward: keep them with the mask). With a null `mask` (and `z`):
-/// y = x * scale + shift, the batch norm alone.
+/// running statistics with `momentum`. `partial` and `mask` sized by batch_norm_workspace. With a
+/// null `mask` (and `z`): y = x * scale + shift, the batch norm alone.
 cudaError_t batch_norm_forward(NhwcDtype dtype, const void* x, const void* z, void* y,
-                               std::uint8_t* mask, float* partial, unsigned int* counters,
-                               const BatchNormChannels& c, double momentum, double eps,
-                               std::int64_t pixels, std::int64_t channels, int device,
-                               cudaStream_t stream);
+                               std::uint8_t* mask, float* partial, const BatchNormChannels& c,
+                               double momentum, double eps, std::int64_t pixels,
+                               std::int64_t channels, int device, cudaStream_t stream);
 
 /// The backward from the forward's x, mask and statistics (c.save_mean, c.save_invstd, c.weight):
 /// dx, dz (when `dz` is not null: the gradient reaching z, dy' itself), dweight and dbias. Uses
-/// c.scale and c.shift as scratch; `counters` as the forward's. A null `mask` (and `dz`): the
-/// batch norm alone's backward.
+/// c.scale and c.shift as scratch. A null `mask` (and `dz`): the batch norm alone's backward.
 cudaError_t batch_norm_backward(NhwcDtype dtype, const void* dy, const void* x,
                                 const std::uint8_t* mask, void* dx, void* dz, float* dweight,
-                                float* dbias, float* partial, unsigned int* counters,
-                                const BatchNormChannels& c, std::int64_t pixels,
-                                std::int64_t channels, int device, cudaStream_t stream);
+                                float* dbias, float* partial, const BatchNormChannels& c,
+                                std::int64_t pixels, std::int64_t channels, int device,
+                                cudaStream_t stream);
 
 }  // namespace gpuperf::detail
