@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
-# Device call 3 (one H200, right after call 2 on the same machine where it stayed warm): the same
-# tree; the headline's seed training and ResNet-50 inference sections (3 alternating repeats each
-# against eager, the manual CUDA graph and torch.compile).
+# Device call 3 (one H200, right after call 2): call 2's tree; the headline's ResNet-50 training
+# section (3 alternating repeats against eager and torch.compile default / reduce-overhead).
 set -uo pipefail
 source .deps/env.sh
 L=$OUT/logs; mkdir -p $L
@@ -9,6 +8,6 @@ L=$OUT/logs; mkdir -p $L
 cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release > $L/configure.txt 2>&1
 timeout 300 cmake --build build-gpu -j16 --target resnet50_benchmark seed_benchmark inference_benchmark > $L/build.txt 2>&1; echo "build rc=$? at ${SECONDS}s"
 echo "headline from ${SECONDS}s"
-timeout $(( 590 - SECONDS )) benchmarks/headline.sh build-gpu $L/headline 3 "train-seed infer-resnet50" > $L/headline.md 2> $L/headline.err; echo "headline rc=$? at ${SECONDS}s"
+timeout $(( 590 - SECONDS )) benchmarks/headline.sh build-gpu $L/headline 3 "${SECTIONS:-train-resnet50}" > $L/headline.md 2> $L/headline.err; echo "headline rc=$? at ${SECONDS}s"
 cat $L/headline.md; tail -3 $L/headline.err
 tar czf $OUT/logs.tgz -C $OUT logs && rm -rf $L

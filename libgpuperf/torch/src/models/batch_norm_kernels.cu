@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <cstdlib>  // EXPERIMENT
+#include <string>   // EXPERIMENT
 
 namespace gpuperf::detail {
 namespace {
@@ -16,26 +18,70 @@ constexpr int kThreads = 256;
 constexpr int kReduceBlocksPerSm = 4;
 // Vectors per thread in the elementwise passes.
 constexpr int kUnroll = 4;
-// The finalize kernels: a block per 32 channels, 32 threads adding each channel's partials.
-constexpr int kFinalizeChannels = 32;
-constexpr int kFinalizeStripes = 32;
+// The finalize kernels: a block per 8 channels, 128 threads adding each channel's partials (a few
+// loads each, all in flight: the kernels are bound by latency, not bandwidth).
+constexpr int kFinalizeChannels = 8;
+constexpr int kFinalizeStripes = 128;
 
 template <typename T>
 constexpr int kWidth = 16 / sizeof(T);
 
-int multiprocessors(int device) {
+// A device attribute, asked once per device; `fallback` where the runtime cannot say.
+template <cudaDeviceAttr Attribute>
+int device_attribute(int device, int fallback) {
   constexpr int kDevices = 64;
   static std::atomic<int> known[kDevices] = {};
-  if (device < 0 || device >= kDevices) return 1;
-  int count = known[device].load(std::memory_order_relaxed);
-  if (count > 0) return count;
-  if (cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
-      count < 1) {
+  if (device < 0 || device >= kDevices) return fallback;
+  int value = known[device].load(std::memory_order_relaxed);
+  if (value > 0) return value;
+  if (cudaDeviceGetAttribute(&value, Attribute, device) != cudaSuccess || value < 1) {
     (void)cudaGetLastError();
-    return 1;
+    return fallback;
   }
-  known[device].store(count, std::memory_order_relaxed);
-  return count;
+  known[device].store(value, std::memory_order_relaxed);
+  return value;
+}
+
+int multiprocessors(int device) {
+  return device_attribute<cudaDevAttrMultiProcessorCount>(device, 1);
+}
+
+// Programmatic dependent launch (compute capability 9.0 on): each kernel of a batch norm may be
+// launched before the kernel ahead of it in the stream has finished. It waits in
+// wait_for_previous() before it reads anything a kernel ahead of it wrote, then lets the next
+// kernel launch; so when a kernel starts, every kernel two or more ahead of it has finished,
+// and what it loads before waiting (parameters, running statistics, its input) is final. What
+// hides is the launch and block scheduling between two kernels.
+bool overlap_launches(int device) {
+  static const bool off = [] {  // EXPERIMENT (device call 2's A/B only; removed after)
+    const char* v = std::getenv("GPUPERF_EXPERIMENT_PDL");
+    return v != nullptr && std::string(v) == "off";
+  }();
+  if (off) return false;
+  return device_attribute<cudaDevAttrComputeCapabilityMajor>(device, 0) >= 9;
+}
+
+__device__ __forceinline__ void wait_for_previous() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
+// kernel<<<grid, block, 0, stream>>>(args...), launched early where overlap_launches(device).
+template <typename... Params, typename... Args>
+cudaError_t launch(void (*kernel)(Params...), dim3 grid, dim3 block, cudaStream_t stream,
+                   int device, Args... args) {
+  cudaLaunchAttribute attribute{};
+  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = grid;
+  config.blockDim = block;
+  config.stream = stream;
+  config.attrs = &attribute;
+  config.numAttrs = overlap_launches(device) ? 1 : 0;
+  return cudaLaunchKernelEx(&config, kernel, static_cast<Params>(args)...);
 }
 
 // How the reducing passes cover [pixels, channels]: `lanes` threads per pixel row, a vector of V
@@ -116,6 +162,7 @@ template <typename T, int V>
 __global__ void __launch_bounds__(kThreads)
     statistics_kernel(const T* __restrict__ x, std::int64_t pixels, int channels, int lanes,
                       int rows, float2* __restrict__ partial) {
+  wait_for_previous();
   const int lane = static_cast<int>(threadIdx.x) % lanes;
   const int row = static_cast<int>(threadIdx.x) / lanes;
   const int group = static_cast<int>(blockIdx.y) * lanes + lane;
@@ -201,24 +248,33 @@ __global__ void __launch_bounds__(kFinalizeChannels* kFinalizeStripes)
                     int channels, std::int64_t count, BatchNormChannels c, float momentum,
                     float eps) {
   const int channel = static_cast<int>(blockIdx.x) * kFinalizeChannels + threadIdx.x;
+  // The writing threads load what the statistics kernel does not write before they wait for it.
+  const bool writes = threadIdx.y == 0 && channel < channels;
+  float weight = 0, bias = 0, running_mean = 0, running_var = 0, origin = 0;
+  if (writes) {
+    weight = c.weight[channel];
+    bias = c.bias[channel];
+    running_mean = c.running_mean[channel];
+    running_var = c.running_var[channel];
+    origin = to_float(x[channel]);
+  }
+  wait_for_previous();
   double sum = 0, squares = 0;
   total_partials(partial, parts, channels, channel, sum, squares);
-  if (threadIdx.y != 0 || channel >= channels) return;
+  if (!writes) return;
   const double n = static_cast<double>(count);
   const double shifted_mean = sum / n;
   const double variance = fmax(squares / n - shifted_mean * shifted_mean, 0.0);
-  const double mean = static_cast<double>(to_float(x[channel])) + shifted_mean;
+  const double mean = static_cast<double>(origin) + shifted_mean;
   const float invstd = static_cast<float>(1.0 / sqrt(variance + static_cast<double>(eps)));
-  const float scale = c.weight[channel] * invstd;
+  const float scale = weight * invstd;
   c.save_mean[channel] = static_cast<float>(mean);
   c.save_invstd[channel] = invstd;
   c.scale[channel] = scale;
-  c.shift[channel] = c.bias[channel] - static_cast<float>(mean) * scale;
+  c.shift[channel] = bias - static_cast<float>(mean) * scale;
   const double unbiased = variance * n / (n - 1);
-  c.running_mean[channel] =
-      static_cast<float>(momentum * mean + (1.0 - momentum) * c.running_mean[channel]);
-  c.running_var[channel] =
-      static_cast<float>(momentum * unbiased + (1.0 - momentum) * c.running_var[channel]);
+  c.running_mean[channel] = static_cast<float>(momentum * mean + (1.0 - momentum) * running_mean);
+  c.running_var[channel] = static_cast<float>(momentum * unbiased + (1.0 - momentum) * running_var);
 }
 
 // Vector i of the elementwise passes for the k-th item: from the end back (see the header).
@@ -232,6 +288,7 @@ __global__ void __launch_bounds__(kThreads)
     apply_kernel(const T* __restrict__ x, const T* __restrict__ z, T* __restrict__ y,
                  std::uint8_t* __restrict__ mask, const float* __restrict__ scale,
                  const float* __restrict__ shift, std::int64_t vectors, int groups) {
+  wait_for_previous();
   const std::int64_t threads = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   const std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (first >= vectors) return;
@@ -282,6 +339,7 @@ __global__ void __launch_bounds__(kThreads)
                            const std::uint8_t* __restrict__ mask, const float* __restrict__ mean,
                            T* __restrict__ dz, std::int64_t pixels, int channels, int lanes,
                            int rows, float2* __restrict__ partial) {
+  wait_for_previous();
   const int lane = static_cast<int>(threadIdx.x) % lanes;
   const int row = static_cast<int>(threadIdx.x) / lanes;
   const int group = static_cast<int>(blockIdx.y) * lanes + lane;
@@ -331,18 +389,26 @@ __global__ void __launch_bounds__(kFinalizeChannels* kFinalizeStripes)
                              std::int64_t count, BatchNormChannels c, float* __restrict__ dweight,
                              float* __restrict__ dbias) {
   const int channel = static_cast<int>(blockIdx.x) * kFinalizeChannels + threadIdx.x;
+  // The forward's statistics and the weight, loaded before waiting for the reduce kernel.
+  const bool writes = threadIdx.y == 0 && channel < channels;
+  double invstd = 0, weight = 0, mean = 0;
+  if (writes) {
+    invstd = c.save_invstd[channel];
+    weight = c.weight[channel];
+    mean = c.save_mean[channel];
+  }
+  wait_for_previous();
   double sum = 0, products = 0;
   total_partials(partial, parts, channels, channel, sum, products);
-  if (threadIdx.y != 0 || channel >= channels) return;
+  if (!writes) return;
   const double n = static_cast<double>(count);
-  const double invstd = c.save_invstd[channel];
-  const double a = static_cast<double>(c.weight[channel]) * invstd;
+  const double a = weight * invstd;
   const double b = a * invstd * invstd * products / n;
   dbias[channel] = static_cast<float>(sum);
   dweight[channel] = static_cast<float>(products * invstd);
   c.scale[channel] = static_cast<float>(a);
   c.shift[channel] = static_cast<float>(b);
-  c.shift[channels + channel] = static_cast<float>(b * c.save_mean[channel] - a * sum / n);
+  c.shift[channels + channel] = static_cast<float>(b * mean - a * sum / n);
 }
 
 // dx = a dy' - b x + c, with dy' = dz (Add), dy * mask (Relu) or dy.
@@ -352,6 +418,7 @@ __global__ void __launch_bounds__(kThreads)
                           const T* __restrict__ x, const float* __restrict__ a_,
                           const float* __restrict__ bc, T* __restrict__ dx, std::int64_t vectors,
                           int groups) {
+  wait_for_previous();
   const std::int64_t threads = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   const std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (first >= vectors) return;
@@ -408,25 +475,23 @@ cudaError_t forward_as(const void* x_, const void* z_, void* y_, std::uint8_t* m
   auto* y = static_cast<T*>(y_);
   const ReduceGeometry g = reduce_geometry(pixels, channels, V, device);
   auto* partials = reinterpret_cast<float2*>(partial);
-  statistics_kernel<T, V><<<dim3(g.blocks, g.chunks), kThreads, 0, stream>>>(
-      x, pixels, static_cast<int>(channels), g.lanes, g.rows, partials);
-  finalize_kernel<T>
-      <<<finalize_grid(channels), dim3(kFinalizeChannels, kFinalizeStripes), 0, stream>>>(
-          partials, static_cast<int>(g.blocks), x, static_cast<int>(channels), pixels, c,
-          static_cast<float>(momentum), static_cast<float>(eps));
+  if (const cudaError_t e =
+          launch(statistics_kernel<T, V>, dim3(g.blocks, g.chunks), kThreads, stream, device, x,
+                 pixels, static_cast<int>(channels), g.lanes, g.rows, partials);
+      e != cudaSuccess)
+    return e;
+  if (const cudaError_t e = launch(
+          finalize_kernel<T>, finalize_grid(channels), dim3(kFinalizeChannels, kFinalizeStripes),
+          stream, device, partials, static_cast<int>(g.blocks), x, static_cast<int>(channels),
+          pixels, c, static_cast<float>(momentum), static_cast<float>(eps));
+      e != cudaSuccess)
+    return e;
   const std::int64_t vectors = pixels * g.groups;
-  const unsigned int blocks = elementwise_blocks(vectors, g.groups);
-  if (z != nullptr) {
-    apply_kernel<T, V, true, true>
-        <<<blocks, kThreads, 0, stream>>>(x, z, y, mask, c.scale, c.shift, vectors, g.groups);
-  } else if (mask != nullptr) {
-    apply_kernel<T, V, false, true>
-        <<<blocks, kThreads, 0, stream>>>(x, z, y, mask, c.scale, c.shift, vectors, g.groups);
-  } else {
-    apply_kernel<T, V, false, false>
-        <<<blocks, kThreads, 0, stream>>>(x, z, y, mask, c.scale, c.shift, vectors, g.groups);
-  }
-  return cudaGetLastError();
+  auto* apply = z != nullptr      ? apply_kernel<T, V, true, true>
+                : mask != nullptr ? apply_kernel<T, V, false, true>
+                                  : apply_kernel<T, V, false, false>;
+  return launch(apply, elementwise_blocks(vectors, g.groups), kThreads, stream, device, x, z, y,
+                mask, c.scale, c.shift, vectors, g.groups);
 }
 
 template <typename T>
@@ -441,34 +506,27 @@ cudaError_t backward_as(const void* dy_, const void* x_, const std::uint8_t* mas
   auto* dz = static_cast<T*>(dz_);
   const ReduceGeometry g = reduce_geometry(pixels, channels, V, device);
   auto* partials = reinterpret_cast<float2*>(partial);
-  const dim3 grid(g.blocks, g.chunks);
   const int C = static_cast<int>(channels);
-  if (dz != nullptr) {
-    backward_reduce_kernel<T, V, true, true><<<grid, kThreads, 0, stream>>>(
-        dy, x, mask, c.save_mean, dz, pixels, C, g.lanes, g.rows, partials);
-  } else if (mask != nullptr) {
-    backward_reduce_kernel<T, V, false, true><<<grid, kThreads, 0, stream>>>(
-        dy, x, mask, c.save_mean, dz, pixels, C, g.lanes, g.rows, partials);
-  } else {
-    backward_reduce_kernel<T, V, false, false><<<grid, kThreads, 0, stream>>>(
-        dy, x, mask, c.save_mean, dz, pixels, C, g.lanes, g.rows, partials);
-  }
-  backward_finalize_kernel<<<finalize_grid(channels), dim3(kFinalizeChannels, kFinalizeStripes), 0,
-                             stream>>>(partials, static_cast<int>(g.blocks), C, pixels, c, dweight,
-                                       dbias);
+  auto* reduce = dz != nullptr     ? backward_reduce_kernel<T, V, true, true>
+                 : mask != nullptr ? backward_reduce_kernel<T, V, false, true>
+                                   : backward_reduce_kernel<T, V, false, false>;
+  if (const cudaError_t e = launch(reduce, dim3(g.blocks, g.chunks), kThreads, stream, device, dy,
+                                   x, mask, c.save_mean, dz, pixels, C, g.lanes, g.rows, partials);
+      e != cudaSuccess)
+    return e;
+  if (const cudaError_t e =
+          launch(backward_finalize_kernel, finalize_grid(channels),
+                 dim3(kFinalizeChannels, kFinalizeStripes), stream, device, partials,
+                 static_cast<int>(g.blocks), C, pixels, c, dweight, dbias);
+      e != cudaSuccess)
+    return e;
   const std::int64_t vectors = pixels * g.groups;
-  const unsigned int blocks = elementwise_blocks(vectors, g.groups);
-  if (dz != nullptr) {
-    backward_apply_kernel<T, V, true, true>
-        <<<blocks, kThreads, 0, stream>>>(dz, mask, x, c.scale, c.shift, dx, vectors, g.groups);
-  } else if (mask != nullptr) {
-    backward_apply_kernel<T, V, false, true>
-        <<<blocks, kThreads, 0, stream>>>(dy, mask, x, c.scale, c.shift, dx, vectors, g.groups);
-  } else {
-    backward_apply_kernel<T, V, false, false>
-        <<<blocks, kThreads, 0, stream>>>(dy, mask, x, c.scale, c.shift, dx, vectors, g.groups);
-  }
-  return cudaGetLastError();
+  // dy' is dz where there is one, else dy (masked in the kernel where there is a mask).
+  auto* apply = dz != nullptr     ? backward_apply_kernel<T, V, true, true>
+                : mask != nullptr ? backward_apply_kernel<T, V, false, true>
+                                  : backward_apply_kernel<T, V, false, false>;
+  return launch(apply, elementwise_blocks(vectors, g.groups), kThreads, stream, device,
+                dz != nullptr ? dz : dy, mask, x, c.scale, c.shift, dx, vectors, g.groups);
 }
 
 }  // namespace

@@ -21,6 +21,9 @@
 //   3. backward_apply_kernel: dx.
 // The second pass over the data in each direction runs from the end of the tensor back, so that
 // what the first pass read last is still in the L2 cache.
+// From compute capability 9.0 on, each of these launches overlaps the end of the kernel before it
+// (programmatic dependent launch): it waits for that kernel on the GPU before it reads its
+// output, which hides the launch and block scheduling between two kernels.
 //
 // cuDNN's fused NHWC batch norm reads x twice and z once and writes y for the forward with an
 // add; its kernels reached 2.2-2.9 TB/s on the H200 in ResNet-50 (docs/results).
