@@ -6,8 +6,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
-#include <cstdlib>  // EXPERIMENT
-#include <string>   // EXPERIMENT
 
 namespace gpuperf::detail {
 namespace {
@@ -53,11 +51,6 @@ int multiprocessors(int device) {
 // and what it loads before waiting (parameters, running statistics, its input) is final. What
 // hides is the launch and block scheduling between two kernels.
 bool overlap_launches(int device) {
-  static const bool off = [] {  // EXPERIMENT (device call 2's A/B only; removed after)
-    const char* v = std::getenv("GPUPERF_EXPERIMENT_PDL");
-    return v != nullptr && std::string(v) == "off";
-  }();
-  if (off) return false;
   return device_attribute<cudaDevAttrComputeCapabilityMajor>(device, 0) >= 9;
 }
 
