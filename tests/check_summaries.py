@@ -13,7 +13,10 @@
   - headline.py says which figures have fewer repeats than the table (the committed run of
     docs/results/2026-12-01-h200-own-kernels/call5 was cut short in its third repeat), and says
     nothing of the kind for complete runs;
-  - compare_headlines.py flags a moved gpuperf figure and leaves host-bound peers unjudged.
+  - compare_headlines.py flags a moved gpuperf figure and leaves host-bound peers unjudged;
+  - profile_step.py --trace reports how long kernels overlapped in a trace taken with dependent
+    launches (docs/results/2026-12-02-h200-folded-totals/call2), the sum of their durations less
+    the time the GPU was busy, and reports no overlap in the trace without them.
 
   check_summaries.py <repository root>"""
 import glob
@@ -191,6 +194,47 @@ def check_compare_headlines(root):
     return failures
 
 
+def check_kernel_overlap(root):
+    import gzip
+    failures = []
+    folder = os.path.join(root, "docs", "results", "2026-12-02-h200-folded-totals", "call2")
+    for variant, dependent in (("new", True), ("previous", False)):
+        path = os.path.join(folder, f"trace-resnet50-{variant}.json.gz")
+        done = subprocess.run([sys.executable,
+                               os.path.join(root, "benchmarks", "python", "profile_step.py"),
+                               "--trace", path, "--steps", "5", "--batch-size", "256"],
+                              capture_output=True, text=True)
+        if done.returncode != 0:
+            failures.append(f"profile_step.py --trace {path}: exit {done.returncode}\n"
+                            + done.stderr)
+            continue
+        lines = [l for l in done.stdout.splitlines() if "kernels overlapped for" in l]
+        if not dependent:
+            if lines:
+                failures.append(f"an overlap reported where kernels ran one after another: {lines}")
+            continue
+        # The reference: the durations' sum less the union of the intervals, per step.
+        events = json.load(gzip.open(path, "rt"))["traceEvents"]
+        spans = sorted((float(e["ts"]), float(e["ts"]) + float(e.get("dur", 0))) for e in events
+                       if e.get("ph") == "X" and e.get("cat") in ("kernel", "gpu_memcpy",
+                                                                 "gpu_memset"))
+        busy, end = 0.0, spans[0][0]
+        for start, stop in spans:
+            start = max(start, end)
+            if stop > start:
+                busy += stop - start
+            end = max(end, stop)
+        expected = (sum(b - a for a, b in spans) - busy) / 5 / 1e3
+        if not lines:
+            failures.append("no overlap reported for the trace with dependent launches:\n"
+                            + done.stdout[-600:])
+            continue
+        reported = float(lines[0].split("kernels overlapped for", 1)[1].split("ms")[0])
+        if expected < 0.5 or abs(reported - expected) > 0.001:
+            failures.append(f"overlap {reported} ms per step reported, {expected:.4f} expected")
+    return failures
+
+
 def main():
     root = sys.argv[1]
     failures = []
@@ -211,6 +255,7 @@ def main():
     failures += check_readme_headline(root)
     failures += check_compare_headlines(root)
     failures += check_section_filter(root)
+    failures += check_kernel_overlap(root)
     for f in failures:
         print("FAIL:", f)
     return 1 if failures else 0

@@ -141,11 +141,14 @@ def print_classes(title, events, steps, top, batch_size=None):
 
 
 def classify_trace(path, steps, top, batch_size):
-    """The GPU kernels (and memory copies/sets) of a Chrome trace, by class, per step; and how
-    much of the span from the first kernel's start to the last one's end the GPU was busy."""
+    """The GPU kernels (and memory copies/sets) of a Chrome trace (.json or .json.gz), by class,
+    per step; how much of the span from the first kernel's start to the last one's end the GPU
+    was busy; and how long kernels overlapped, which makes their durations add up to more than
+    the busy time."""
+    import gzip
     import json
     try:
-        with open(path) as f:
+        with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
             trace = json.load(f)
     except (OSError, ValueError) as e:
         print(f"error: --trace {path}: {e}", file=sys.stderr)
@@ -172,6 +175,14 @@ def classify_trace(path, steps, top, batch_size):
     span = end - spans[0][0]
     print(f"  GPU busy {busy / steps / 1e3:.3f} of {span / steps / 1e3:.3f} ms per step "
           f"({100 * busy / span:.1f}%); idle between kernels {(span - busy) / steps / 1e3:.3f} ms")
+    # With programmatic dependent launch (or work on several streams) a kernel starts before the
+    # one ahead of it ends, and its duration includes the wait: durations then count the
+    # overlap twice, and the busy time is the step's GPU time.
+    overlap = sum(stop - start for start, stop in spans) - busy
+    if overlap > 0.005 * busy:
+        print(f"  kernels overlapped for {overlap / steps / 1e3:.3f} ms per step (dependent "
+              f"launches or concurrent streams): the durations above include waits for the "
+              f"kernel ahead; the step's GPU time is the busy time")
     return 0
 
 
