@@ -5,6 +5,8 @@
 // for inference. The functions fall back to the separate ATen ops wherever the fused kernels do
 // not apply (CPU tensors, cuDNN disabled, asymmetric or non-zero padding modes; for BatchNorm:
 // other than channels_last on CUDA).
+// On CUDA each makes its input's GPU current for its own launches, so the GPU the caller has
+// current does not matter.
 //
 //   x = gpuperf::conv2d_bias_relu(x, *conv1, conv1->bias, /*fused=*/true);   // training or not
 //   x = gpuperf::batch_norm_add_relu(conv3->forward(x), *bn3, shortcut, /*fused=*/true);
