@@ -18,7 +18,7 @@
   do {                                                                                    \
     const auto gpus_found = torch::cuda::device_count();                                  \
     if (gpus_found < (n)) {                                                               \
-      FAIL("SKIPPED: this test needs " << (n) << " CUDA GPU(s), found " << int{gpus_found}); \
+      FAIL("SKIPPED: this test needs " << (n) << " CUDA GPU(s), found " << static_cast<int>(gpus_found)); \
     }                                                                                     \
   } while (false)
 #define GPUPERF_REQUIRE_GPU() GPUPERF_REQUIRE_GPUS(1)
