@@ -17,7 +17,6 @@
 
 #include "gpuperf/amp/autocast.h"
 #include "gpuperf/base/error.h"
-#include "gpuperf/device/concurrent_branch.h"
 #include "gpuperf/device/torch_choices.h"
 #include "gpuperf/infer/inference.h"
 #include "gpuperf/models/fusion.h"
@@ -477,56 +476,6 @@ TEST_CASE("fused inference at batch 1 hands the next op a channels_last tensor",
       CHECK(relative_error(out, separate) < 1e-2);
     }
   }
-}
-
-TEST_CASE("A concurrent branch off CUDA runs in place and hands its result over at join",
-          "[fusion]") {
-  const auto x = torch::arange(6, torch::kFloat);
-  int calls = 0;
-  gpuperf::ConcurrentBranch branch(x, [&] {
-    ++calls;
-    return x * 2;
-  });
-  CHECK(calls == 1);
-  CHECK_FALSE(branch.forked());
-  CHECK(torch::equal(branch.join(), x * 2));
-  CHECK_THROWS_AS(gpuperf::ConcurrentBranch(x, []() -> torch::Tensor {
-                    throw std::runtime_error("branch failed");
-                  }),
-                  std::runtime_error);
-}
-
-TEST_CASE("A concurrent branch on CUDA starts after the main stream's work and is waited for",
-          "[fusion][gpu]") {
-  GPUPERF_REQUIRE_GPU();
-  // Each side holds a chain of large GEMMs (tens of milliseconds) before the value the other side
-  // reads, so a missing wait reads zeros, whatever the machine's speed: the host enqueues
-  // everything long before the GPU gets there. `* 0 + 1` makes the value depend on the chain.
-  const auto options = torch::dtype(torch::kFloat).device(torch::kCUDA);
-  const auto a = torch::randn({2048, 2048}, options) / 128;
-  const auto slow_one = [&] {
-    torch::Tensor t = a;
-    for (int i = 0; i < 40; ++i) t = t.mm(a);
-    return t.sum() * 0 + 1;
-  };
-  torch::NoGradGuard no_grad;
-  for (int round = 0; round < 3; ++round) {
-    INFO("round " << round);
-    torch::Tensor x = torch::zeros({1 << 20}, options);
-    x.add_(slow_one());  // the main stream's work the branch must wait for
-    gpuperf::ConcurrentBranch branch(x, [&] { return (x * 2) * slow_one(); });
-    CHECK(branch.forked());
-    const torch::Tensor y = branch.join() + 1;  // the branch's result, read on the main stream
-    CHECK(y.min().item<float>() == 3);
-    CHECK(y.max().item<float>() == 3);
-  }
-  // A branch that throws is joined before the exception leaves the constructor.
-  const auto x = torch::ones({4}, options);
-  CHECK_THROWS_AS(gpuperf::ConcurrentBranch(x, []() -> torch::Tensor {
-                    throw std::runtime_error("branch failed");
-                  }),
-                  std::runtime_error);
-  CHECK(torch::equal((x * 2).cpu(), torch::full({4}, 2.0F)));
 }
 
 TEST_CASE("ResNet-50 fused for fp16 inference on CUDA is as close to fp64 as unfused fp16",

@@ -3,7 +3,6 @@
 
 #include "gpuperf/core.h"
 
-#include "gpuperf/device/concurrent_branch.h"
 #include "gpuperf/device/cuda_timer.h"
 #include "gpuperf/device/device.h"
 #include "gpuperf/device/kernel_trace.h"

@@ -14,7 +14,6 @@
 
 #include "compat.h"
 #include "gpuperf/base/error.h"
-#include "gpuperf/device/concurrent_branch.h"
 
 namespace gpuperf {
 namespace {
@@ -58,18 +57,11 @@ BottleneckImpl::BottleneckImpl(std::int64_t in_channels, std::int64_t planes, st
 
 torch::Tensor BottleneckImpl::forward(torch::Tensor x) {
   if (folded_) {
-    if (!downsample) {
-      torch::Tensor out = conv2d_bias_relu(x, *conv1, bias1_, /*fused=*/true);
-      out = conv2d_bias_relu(out, *conv2, bias2_, /*fused=*/true);
-      return conv2d_bias_add_relu(out, *conv3, bias3_, x, /*fused=*/true);
-    }
-    // The shortcut's convolution beside conv1 and conv2 (on a second stream on CUDA): at batch
-    // 1 each of these convolutions occupies a few of the GPU's SMs.
-    ConcurrentBranch shortcut(
-        x, [&] { return conv2d_bias(x, *downsample->ptr(0)->as<torch::nn::Conv2dImpl>(), {}); });
     torch::Tensor out = conv2d_bias_relu(x, *conv1, bias1_, /*fused=*/true);
     out = conv2d_bias_relu(out, *conv2, bias2_, /*fused=*/true);
-    return conv2d_bias_add_relu(out, *conv3, bias3_, shortcut.join(), /*fused=*/true);
+    const torch::Tensor identity =
+        downsample ? conv2d_bias(x, *downsample->ptr(0)->as<torch::nn::Conv2dImpl>(), {}) : x;
+    return conv2d_bias_add_relu(out, *conv3, bias3_, identity, /*fused=*/true);
   }
   if (fused_bn_) return forward_fused(x, nullptr);
   const torch::Tensor identity = downsample ? downsample->forward(x) : x;
