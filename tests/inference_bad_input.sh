@@ -24,6 +24,7 @@ expect_usage_error "--batch-sizes: a batch size must be > 0, got 0" --batch-size
 expect_usage_error "--batch-sizes: '1,x' is not a comma-separated list of integers" --batch-sizes 1,x
 expect_usage_error "--batch-sizes: no batch sizes in ''" --batch-sizes ""
 expect_usage_error "--max-batch: must be >= 1, got 0" --max-batch 0
+expect_usage_error "--cudnn-benchmark-from: must be >= 1, got 0" --cudnn-benchmark-from 0 --max-batch 1
 expect_usage_error "--max-batch" --batch-sizes 1,2 --max-batch 4
 expect_usage_error "--precision: unknown value 'fp8'" --precision fp8
 expect_usage_error "--memory-format: unknown value 'nhwc'" --memory-format nhwc

@@ -395,6 +395,8 @@ TEST_CASE("An inference result reads back from its JSON with fingerprint and lat
   result.iterations = 5;
   result.input_shape = {3, 224, 224};
   result.seed = 7;
+  result.cudnn_benchmark = true;
+  result.cudnn_benchmark_from_batch = 16;
   result.kernel_fusion = "conv+bias+relu";
   result.command = "inference_benchmark --model resnet50";
   gpuperf::BatchSizeResult b;
@@ -418,6 +420,8 @@ TEST_CASE("An inference result reads back from its JSON with fingerprint and lat
   CHECK(back.fingerprint.libtorch_version == "2.11.0");
   CHECK(back.input_shape == std::vector<std::int64_t>{3, 224, 224});
   CHECK(back.seed == 7);
+  CHECK(back.cudnn_benchmark);
+  CHECK(back.cudnn_benchmark_from_batch == 16);
   CHECK(back.cuda_graph);
   CHECK(back.kernel_fusion == "conv+bias+relu");
   REQUIRE(back.batches.size() == 1);
@@ -442,12 +446,21 @@ TEST_CASE("An inference result reads back from its JSON with fingerprint and lat
   CHECK(old.device == "cuda:1");
   CHECK(old.fingerprint.sm_count == 132);
   CHECK(old.device_name == "NVIDIA H200");
+  // Files written before the autotuning threshold was stored: cuDNN timed every batch size.
+  auto before = nlohmann::json::parse(gpuperf::to_json(result));
+  before.erase("cudnn_benchmark_from_batch");
+  CHECK(gpuperf::from_json<gpuperf::InferenceResult>(before.dump()).cudnn_benchmark_from_batch ==
+        1);
 
   // Malformed files name the field.
   auto j = nlohmann::json::parse(gpuperf::to_json(result));
   j["batches"][0]["latency"]["p50_s"] = -1;
   CHECK_THROWS_WITH(gpuperf::from_json<gpuperf::InferenceResult>(j.dump()),
                     Catch::Contains("inference result: field 'batches[0].latency.p50_s'"));
+  j = nlohmann::json::parse(gpuperf::to_json(result));
+  j["cudnn_benchmark_from_batch"] = 0;
+  CHECK_THROWS_WITH(gpuperf::from_json<gpuperf::InferenceResult>(j.dump()),
+                    Catch::Contains("'cudnn_benchmark_from_batch' is 0"));
   j = nlohmann::json::parse(gpuperf::to_json(result));
   j["batches"][0]["latencies_s"].push_back(1e-3);  // 6 values for a count of 5
   CHECK_THROWS_WITH(gpuperf::from_json<gpuperf::InferenceResult>(j.dump()),

@@ -1,5 +1,6 @@
 #include "testing.h"
 
+#include <ATen/Context.h>
 #include <c10/core/InferenceMode.h>
 #include <torch/nn/module.h>
 #include <torch/nn/modules/linear.h>
@@ -19,6 +20,7 @@ struct Seen {
   bool inference_mode = false;
   bool grad_mode = true;
   bool training = true;
+  bool cudnn_benchmark = false;
 };
 Seen seen;
 
@@ -27,7 +29,8 @@ struct ProbeImpl : torch::nn::Module {
   explicit ProbeImpl(std::int64_t classes)
       : fc(register_module("fc", torch::nn::Linear(8, classes))) {}
   torch::Tensor forward(const torch::Tensor& x) {
-    seen = {c10::InferenceMode::is_enabled(), torch::GradMode::is_enabled(), is_training()};
+    seen = {c10::InferenceMode::is_enabled(), torch::GradMode::is_enabled(), is_training(),
+            at::globalContext().benchmarkCuDNN()};
     return fc(x.flatten(1));
   }
   torch::nn::Linear fc;
@@ -92,6 +95,39 @@ TEST_CASE("A user-registered model runs in eval mode under InferenceMode without
   CHECK_FALSE(torch::isnan(out).any().item<bool>());
   // The guard ends with the call.
   CHECK_FALSE(c10::InferenceMode::is_enabled());
+}
+
+TEST_CASE("cuDNN times its algorithms only for batch sizes from cudnn_benchmark_from_batch",
+          "[infer]") {
+  register_probe();
+  auto options = quick();
+  options.cudnn_benchmark_from_batch = 4;
+  gpuperf::InferenceSession session(gpuperf::ModelRegistry::global().create("probe"), {8},
+                                    torch::kCPU, options);
+  // The constructor sets the process-wide mode (as training does); each call sets it for its own
+  // batch size and puts it back.
+  CHECK(at::globalContext().benchmarkCuDNN());
+  for (const std::int64_t batch : {1, 3, 4, 9, 2}) {
+    INFO("batch " << batch);
+    (void)session(torch::randn({batch, 8}));
+    CHECK(seen.cudnn_benchmark == (batch >= 4));
+    CHECK(at::globalContext().benchmarkCuDNN());
+  }
+  const auto result = session.sweep({2, 4});
+  CHECK(result.cudnn_benchmark);
+  CHECK(result.cudnn_benchmark_from_batch == 4);
+
+  options.cudnn_benchmark = false;
+  gpuperf::InferenceSession untuned(gpuperf::ModelRegistry::global().create("probe"), {8},
+                                    torch::kCPU, options);
+  (void)untuned(torch::randn({8, 8}));
+  CHECK_FALSE(seen.cudnn_benchmark);
+  CHECK_FALSE(at::globalContext().benchmarkCuDNN());
+  at::globalContext().setBenchmarkCuDNN(true);
+
+  options.cudnn_benchmark_from_batch = 0;
+  CHECK_THROWS_WITH(options.validate(),
+                    Catch::Contains("--cudnn-benchmark-from") && Catch::Contains("0"));
 }
 
 TEST_CASE("The doubling sweep stops at the given maximum and names its headline", "[infer]") {

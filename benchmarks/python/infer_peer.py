@@ -9,7 +9,9 @@ mode, after a few eager calls on a side stream as PyTorch's CUDA-graph recipe do
 untimed calls, then `--iterations` timed calls, each bracketed by two CUDA events with no host
 sync in between; the events are read after the last call. In graph mode each call copies its
 input into the graph's static input, then replays. Percentiles interpolate linearly between
-closest ranks (numpy's default).
+closest ranks (numpy's default). cuDNN autotunes its algorithms (torch.backends.cudnn.benchmark)
+for batch sizes from --cudnn-benchmark-from (default 16) up; smaller ones take its heuristics,
+as gpuperf's inference does by default.
 
 Modes: eager, graph (CUDA graph of the eager model), frozen-graph (PyTorch's own inference
 optimisation, torch.jit.freeze + torch.jit.optimize_for_inference of a traced model, which folds
@@ -96,7 +98,8 @@ def result_writer(a, sample_shape):
         model=a.model, precision=a.precision, memory_format=a.memory_format, cuda_graph=graph,
         kernel_fusion=fusion.get(a.mode, "none"),
         warmup=1 + a.warmup + (a.graph_warmup if graph else 0), iterations=a.iterations,
-        input_shape=sample_shape, cudnn_benchmark=True, seed=a.seed, device="cuda",
+        input_shape=sample_shape, cudnn_benchmark=True,
+        cudnn_benchmark_from_batch=a.cudnn_benchmark_from, seed=a.seed, device="cuda",
         timer="cuda-event", torch_module=torch)
 
 
@@ -114,10 +117,16 @@ def main():
     p.add_argument("--iterations", type=int, default=200)
     p.add_argument("--graph-warmup", type=int, default=3)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--cudnn-benchmark-from", type=int, default=16, metavar="N",
+                   help="the smallest batch size cuDNN autotunes (torch.backends.cudnn.benchmark "
+                        "set before the batch size's first call); smaller ones take cuDNN's "
+                        "heuristics, as gpuperf's --cudnn-benchmark-from (default 16)")
     p.add_argument("--record", metavar="PATH",
                    help="also write the sweep as a gpuperf.inference/2 result "
                         "(for gpuperf_compare)")
     a = p.parse_args()
+    if a.cudnn_benchmark_from < 1:
+        p.error(f"--cudnn-benchmark-from: must be >= 1, got {a.cudnn_benchmark_from}")
 
     torch.manual_seed(a.seed)
     torch.backends.cudnn.benchmark = True
@@ -140,6 +149,9 @@ def main():
     for batch in (int(b) for b in a.batch_sizes.split(",")):
         x = torch.randn((batch, *sample_shape)).to("cuda", DTYPES[a.precision])
         x = x.contiguous(memory_format=memory_format)
+        # cuDNN chooses a shape's algorithms at its first call (compile and capture warm-ups
+        # included) and keeps them.
+        torch.backends.cudnn.benchmark = batch >= a.cudnn_benchmark_from
         runnable = frozen(model, x) if a.mode == "frozen-graph" else model
         with torch.inference_mode():
             # The first eager call of a compiled model compiles it for this shape: timed apart.

@@ -121,6 +121,8 @@ void add_sweep_options(CLI::App& app, InferenceOptionsText& o) {
   app.add_option("--warmup", r.warmup, "untimed calls per batch size");
   app.add_option("--iterations", r.iterations, "timed calls per batch size");
   add_switch(app, "cudnn-benchmark", r.cudnn_benchmark, "cuDNN autotuning");
+  app.add_option("--cudnn-benchmark-from", r.cudnn_benchmark_from_batch,
+                 "the smallest batch size cuDNN autotunes; smaller ones take cuDNN's heuristics");
 }
 
 void add_serving_options(CLI::App& app, InferenceOptionsText& o) {

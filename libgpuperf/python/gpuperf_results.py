@@ -707,7 +707,8 @@ class InferenceResultWriter:
 
     def __init__(self, *, model, precision, memory_format="contiguous", cuda_graph=False,
                  kernel_fusion="none", warmup=0, iterations=1, input_shape=(), cudnn_benchmark=True,
-                 seed=0, device=None, timer=None, command=None, torch_module=None):
+                 cudnn_benchmark_from_batch=1, seed=0, device=None, timer=None, command=None,
+                 torch_module=None):
         if not isinstance(model, str) or not model:
             raise ValueError(f"model: must be a non-empty name, got {model!r}")
         self.model = model
@@ -719,6 +720,7 @@ class InferenceResultWriter:
         self.iterations = _positive_int("iterations", iterations)
         self.input_shape = [_positive_int("input_shape", int(d)) for d in input_shape]
         self.cudnn_benchmark = bool(cudnn_benchmark)
+        self.cudnn_benchmark_from_batch = int(cudnn_benchmark_from_batch)
         self.seed = int(seed)
         self.device = _resolve_device(device, torch_module)
         self.timer = _choice("timer", timer or ("cuda-event" if self.device["kind"] == "cuda"
@@ -758,7 +760,8 @@ class InferenceResultWriter:
         return {
             "schema": INFERENCE_SCHEMA, "timestamp_utc": _utc_now(), "command": self.command,
             "model": self.model, "device": dict(self.device), "input_shape": self.input_shape,
-            "cudnn_benchmark": self.cudnn_benchmark, "seed": self.seed,
+            "cudnn_benchmark": self.cudnn_benchmark,
+            "cudnn_benchmark_from_batch": self.cudnn_benchmark_from_batch, "seed": self.seed,
             "precision": self.precision, "memory_format": self.memory_format,
             "cuda_graph": self.cuda_graph, "graph_fallback_reason": "",
             "kernel_fusion": self.kernel_fusion, "timer": self.timer, "warmup": self.warmup,

@@ -100,6 +100,13 @@ void read_run_fields(const detail::JsonReader& r, InferenceResult& out) {
     }
   }
   if (r.has("cudnn_benchmark")) out.cudnn_benchmark = r.boolean("cudnn_benchmark");
+  if (r.has("cudnn_benchmark_from_batch")) {
+    out.cudnn_benchmark_from_batch = r.integer("cudnn_benchmark_from_batch");
+    if (out.cudnn_benchmark_from_batch < 1) {
+      r.fail(r.field("cudnn_benchmark_from_batch"),
+             "is " + std::to_string(out.cudnn_benchmark_from_batch) + ", expected >= 1");
+    }
+  }
   if (r.has("seed")) out.seed = r.integer("seed");
   out.precision = r.string("precision");
   out.memory_format = r.string("memory_format");
@@ -308,6 +315,7 @@ std::string to_json(const InferenceResult& r) {
                       {"device", detail::device_json(r.fingerprint)},
                       {"input_shape", r.input_shape},
                       {"cudnn_benchmark", r.cudnn_benchmark},
+                      {"cudnn_benchmark_from_batch", r.cudnn_benchmark_from_batch},
                       {"seed", r.seed},
                       {"precision", r.precision},
                       {"memory_format", r.memory_format},

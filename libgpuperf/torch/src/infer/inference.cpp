@@ -1,6 +1,7 @@
 #include "gpuperf/infer/inference.h"
 
 #include <ATen/CPUGeneratorImpl.h>
+#include <ATen/Context.h>
 #include <c10/core/InferenceMode.h>
 #include <c10/util/Exception.h>
 #include <torch/types.h>
@@ -37,12 +38,30 @@ void convert_floating(torch::nn::Module& module, torch::ScalarType dtype) {
 
 std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
 
+// cuDNN's benchmark mode (process-wide) set for a scope, then put back.
+class CudnnBenchmarkScope {
+ public:
+  explicit CudnnBenchmarkScope(bool on) : previous_(at::globalContext().benchmarkCuDNN()) {
+    at::globalContext().setBenchmarkCuDNN(on);
+  }
+  ~CudnnBenchmarkScope() { at::globalContext().setBenchmarkCuDNN(previous_); }
+  CudnnBenchmarkScope(const CudnnBenchmarkScope&) = delete;
+  CudnnBenchmarkScope& operator=(const CudnnBenchmarkScope&) = delete;
+
+ private:
+  bool previous_;
+};
+
 }  // namespace
 
 void InferenceOptions::validate() const {
   if (warmup < 0) throw ConfigError("--warmup: must be >= 0, got " + std::to_string(warmup));
   if (iterations < 1) {
     throw ConfigError("--iterations: must be >= 1, got " + std::to_string(iterations));
+  }
+  if (cudnn_benchmark_from_batch < 1) {
+    throw ConfigError("--cudnn-benchmark-from: must be >= 1, got " +
+                      std::to_string(cudnn_benchmark_from_batch));
   }
   if (graph_warmup < 1) {
     throw ConfigError("graph_warmup: must be >= 1, got " + std::to_string(graph_warmup));
@@ -116,6 +135,11 @@ torch::Tensor InferenceSession::operator()(const torch::Tensor& input) {
   // only allowed inside it.
   c10::InferenceMode guard;
   const torch::Tensor x = prepare(input);
+  // cuDNN chooses a shape's algorithms at its first call (a capture's warm-up included) and
+  // keeps them: whether it times them depends on the batch size.
+  const CudnnBenchmarkScope cudnn_benchmark(
+      options_.cudnn_benchmark &&
+      (x.dim() == 0 || x.size(0) >= options_.cudnn_benchmark_from_batch));
   if (options_.cuda_graph && graph_fallback_reason_.empty()) return replay_or_capture(x);
   return forward_eager(x);
 }
@@ -220,6 +244,7 @@ InferenceResult InferenceSession::sweep(
   result.iterations = options_.iterations;
   result.input_shape = sample_shape_;
   result.cudnn_benchmark = options_.cudnn_benchmark;
+  result.cudnn_benchmark_from_batch = options_.cudnn_benchmark_from_batch;
   result.seed = static_cast<std::int64_t>(options_.seed);
   for (const std::int64_t b : batch_sizes) {
     try {

@@ -57,6 +57,8 @@ void InferenceRun::validate() const {
   require_option(num_classes >= 0, "num-classes", num_classes, ">= 0 (0: the model's default)");
   require_option(warmup >= 0, "warmup", warmup, ">= 0");
   require_option(iterations >= 1, "iterations", iterations, ">= 1");
+  require_option(cudnn_benchmark_from_batch >= 1, "cudnn-benchmark-from",
+                 cudnn_benchmark_from_batch, ">= 1");
   require_option(max_batch_delay_ms >= 0 && std::isfinite(max_batch_delay_ms), "max-batch-delay-ms",
           max_batch_delay_ms, ">= 0");
   require_option(serve_max_batch >= 0, "serve-max-batch", serve_max_batch,
@@ -165,6 +167,7 @@ InferenceOptions resolve(const InferenceRun& run, const torch::Device& device) {
   options.warmup = run.warmup;
   options.iterations = run.iterations;
   options.cudnn_benchmark = run.cudnn_benchmark;
+  options.cudnn_benchmark_from_batch = run.cudnn_benchmark_from_batch;
   options.seed = static_cast<std::uint64_t>(run.seed);
   return options;
 }

@@ -44,6 +44,10 @@ struct BatchSizeResult {
   std::vector<double> latencies;
 };
 
+/// The default smallest batch size for which inference lets cuDNN time its algorithms
+/// (InferenceOptions::cudnn_benchmark_from_batch).
+inline constexpr std::int64_t kDefaultCudnnBenchmarkFromBatch = 16;
+
 /// The result of an inference benchmark run.
 struct InferenceResult {
   std::string model;
@@ -62,6 +66,9 @@ struct InferenceResult {
   int iterations = 0;                     ///< timed calls per batch size
   std::vector<std::int64_t> input_shape;  ///< one sample, e.g. {3, 224, 224}; empty: not stored
   bool cudnn_benchmark = false;
+  /// With cudnn_benchmark, the smallest batch size cuDNN timed its algorithms for; smaller ones
+  /// took its heuristics. Files written before it was stored read back as 1.
+  std::int64_t cudnn_benchmark_from_batch = 1;
   std::int64_t seed = 0;
   std::vector<BatchSizeResult> batches;  ///< in the order measured
   std::string stop_reason;     ///< why the sweep ended ("all batch sizes measured", OOM, ...)

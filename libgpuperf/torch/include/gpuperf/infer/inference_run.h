@@ -47,6 +47,8 @@ struct InferenceRun {
   int warmup = 10;                        ///< untimed calls per batch size
   int iterations = 100;                   ///< timed calls per batch size
   bool cudnn_benchmark = true;
+  /// The smallest batch size cuDNN times its algorithms for (InferenceOptions).
+  std::int64_t cudnn_benchmark_from_batch = kDefaultCudnnBenchmarkFromBatch;
   std::vector<double> serve_rates;      ///< offered rates (requests/s); empty: no serving sweep
   double max_batch_delay_ms = 1.0;      ///< serving: longest wait for a fuller batch, ms
   std::int64_t serve_max_batch = 0;     ///< serving: largest batch; 0: the largest measured
