@@ -41,7 +41,7 @@ resnet=(--model resnet50 --batch-size 256 --precision fp16 --memory-format chann
         --optimizer sgd --lr 0.1 --warmup 15 --steps-per-window 10 --windows 8)
 seed=(--model simple --batch-size 256 --precision bf16 --optimizer adam --lr 1e-3)
 infer=(--model resnet50 --precision fp16 --memory-format channels_last --batch-sizes 1,8,256
-       --warmup 20 --iterations 200 --cudnn-benchmark-from 16)
+       --warmup 20 --iterations 200 --cudnn-benchmark-from 128)
 
 # peer <section> <variant> <repeat> <script> <args...>: one PyTorch run, its JSON line tagged.
 peer() {

@@ -10,7 +10,7 @@ untimed calls, then `--iterations` timed calls, each bracketed by two CUDA event
 sync in between; the events are read after the last call. In graph mode each call copies its
 input into the graph's static input, then replays. Percentiles interpolate linearly between
 closest ranks (numpy's default). cuDNN autotunes its algorithms (torch.backends.cudnn.benchmark)
-for batch sizes from --cudnn-benchmark-from (default 16) up; smaller ones take its heuristics,
+for batch sizes from --cudnn-benchmark-from (default 128) up; smaller ones take its heuristics,
 as gpuperf's inference does by default.
 
 Modes: eager, graph (CUDA graph of the eager model), frozen-graph (PyTorch's own inference
@@ -117,10 +117,10 @@ def main():
     p.add_argument("--iterations", type=int, default=200)
     p.add_argument("--graph-warmup", type=int, default=3)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--cudnn-benchmark-from", type=int, default=16, metavar="N",
+    p.add_argument("--cudnn-benchmark-from", type=int, default=128, metavar="N",
                    help="the smallest batch size cuDNN autotunes (torch.backends.cudnn.benchmark "
                         "set before the batch size's first call); smaller ones take cuDNN's "
-                        "heuristics, as gpuperf's --cudnn-benchmark-from (default 16)")
+                        "heuristics, as gpuperf's --cudnn-benchmark-from (default 128)")
     p.add_argument("--record", metavar="PATH",
                    help="also write the sweep as a gpuperf.inference/2 result "
                         "(for gpuperf_compare)")

@@ -46,7 +46,7 @@ struct BatchSizeResult {
 
 /// The default smallest batch size for which inference lets cuDNN time its algorithms
 /// (InferenceOptions::cudnn_benchmark_from_batch).
-inline constexpr std::int64_t kDefaultCudnnBenchmarkFromBatch = 16;
+inline constexpr std::int64_t kDefaultCudnnBenchmarkFromBatch = 128;
 
 /// The result of an inference benchmark run.
 struct InferenceResult {

@@ -40,10 +40,11 @@ struct InferenceOptions {
   int iterations = 100;         ///< timed calls per batch size (>= 1)
   bool cudnn_benchmark = true;  ///< let cuDNN time its algorithms for each new shape
   /// With cudnn_benchmark, the smallest batch size whose shapes cuDNN times (>= 1); smaller
-  /// batches take cuDNN's heuristic choice. At batch 1 a convolution runs in 5-15 us, and
-  /// cuDNN's timing of its candidates picked different kernels in each process: ResNet-50's
-  /// batch-1 latency varied 0.351-0.371 ms over three processes on an H200, where the heuristics
-  /// gave 0.331 ms in every process (docs/results/2026-12-02-h200-shortcut-stream).
+  /// batches take cuDNN's heuristic choice, the same in every process. At small batches a
+  /// convolution runs in 5-15 us, and cuDNN's timing of its candidates picked other kernels in
+  /// each process. ResNet-50 fp16 on an H200, 3 processes each: batch 1 0.347-0.353 ms autotuned
+  /// against 0.327 with the heuristics; the heuristics were faster up to batch 64, autotuning
+  /// from 128 (docs/results/2026-12-02-h200-shortcut-stream).
   std::int64_t cudnn_benchmark_from_batch = kDefaultCudnnBenchmarkFromBatch;
   /// Ask a FusableModel to fuse for inference (fold BatchNorm, conv+bias(+add)+ReLU in one cuDNN
   /// call). Same function up to rounding; kernel_fusion() says what was fused.
