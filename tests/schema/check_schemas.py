@@ -391,9 +391,12 @@ def delete(path):
 
 
 def inference_v2_to_v1(doc):
-    """An inference/2 document as version 1 wrote it (device string, device_name, fingerprint)."""
+    """An inference/2 document as version 1 wrote it (device string, device_name, fingerprint;
+    no cudnn_benchmark_from_batch, which came with version 2)."""
     v1 = {}
     for k, v in doc.items():
+        if k == "cudnn_benchmark_from_batch":
+            continue
         if k == "device":
             v1["device"] = v["kind"] if v["kind"] == "cpu" else f"{v['kind']}:{v['index']}"
             v1["device_name"] = v["name"]
