@@ -70,7 +70,8 @@ class InferenceSession {
   /// One forward under InferenceMode. The input is moved to the device, dtype and memory format.
   /// With cuda_graph, the first call of a batch shape captures it and later calls replay; the
   /// returned tensor is then the graph's output buffer, overwritten by the next call of that
-  /// shape: clone it to keep it.
+  /// shape: clone it to keep it. cuDNN's process-wide benchmark mode is set for the call by the
+  /// batch size (cudnn_benchmark_from_batch) and put back after it.
   torch::Tensor operator()(const torch::Tensor& input);
 
   /// Warm-up, then `iterations` calls on a synthetic batch, each timed on the device.
