@@ -14,12 +14,13 @@
 // and CTest reports it SKIPPED (the SKIP_REGULAR_EXPRESSION of tests/CMakeLists.txt matches the
 // message), not failed and not passed: a CUDA build on a machine without a GPU, or with one GPU
 // for the gpu2 tests.
-#define GPUPERF_REQUIRE_GPUS(n)                                                           \
-  do {                                                                                    \
-    const auto gpus_found = torch::cuda::device_count();                                  \
-    if (gpus_found < (n)) {                                                               \
-      FAIL("SKIPPED: this test needs " << (n) << " CUDA GPU(s), found " << static_cast<int>(gpus_found)); \
-    }                                                                                     \
+#define GPUPERF_REQUIRE_GPUS(n)                                          \
+  do {                                                                   \
+    const auto gpus_found = torch::cuda::device_count();                 \
+    if (gpus_found < (n)) {                                              \
+      FAIL("SKIPPED: this test needs " << (n) << " CUDA GPU(s), found "  \
+                                       << static_cast<int>(gpus_found)); \
+    }                                                                    \
   } while (false)
 #define GPUPERF_REQUIRE_GPU() GPUPERF_REQUIRE_GPUS(1)
 #define GPUPERF_REQUIRE_TWO_GPUS() GPUPERF_REQUIRE_GPUS(2)

@@ -68,7 +68,7 @@ struct Reference {
   std::int64_t batch_size = 0;  // inference: the batch size quoted
   double p50 = kNaN;            // inference: its per-call latency, seconds
   double p99 = kNaN;
-  std::string precision;  // of the measurement or publication ("" when unknown)
+  std::string precision{};  // of the measurement or publication ("" when unknown)
 };
 
 // Whether `a` is a better reference than `b` (null) for a request in `precision`: the exact

@@ -46,7 +46,7 @@ struct WorkloadKey {
   long long batch_size = 0;
   std::string kernel_fusion = "none";  ///< "none" or what was fused, e.g. "conv+bias+relu"
   int world_size = 1;                  ///< data-parallel ranks (batch_size is per rank)
-  std::string interconnect;            ///< what carried the all-reduce (world_size > 1)
+  std::string interconnect{};          ///< what carried the all-reduce (world_size > 1)
 
   /// "train resnet50 bs256 fp16 channels_last sgd eager" (plus " fused conv+bias+relu" when
   /// kernels were fused, and " x2 GPUs over <interconnect>" for data-parallel runs).
