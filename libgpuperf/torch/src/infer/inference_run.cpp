@@ -15,6 +15,7 @@
 #include "gpuperf/amp/autocast.h"
 #include "gpuperf/base/error.h"
 #include "gpuperf/base/format.h"
+#include "gpuperf/report/console.h"
 #include "gpuperf/base/log.h"
 #include "gpuperf/base/timestamp.h"
 #include "gpuperf/device/device.h"
@@ -219,7 +220,7 @@ InferenceResult measure_inference(const InferenceRun& run, const torch::Device& 
     log::info(log::cat("batch ", b.batch_size, " (", done, "/", total, "): p50 ",
                        format_number(b.latency.p50 * 1e3), " ms, ",
                        format_number(b.throughput_median, 5), " samples/s",
-                       done < total ? "; at least " + format_number(left, 2) + " s left" : ""));
+                       done < total ? "; at least " + format_duration(left) + " left" : ""));
   };
   InferenceResult result = session.sweep(sizes, progress);
   result.model = run.model;

@@ -223,7 +223,7 @@ std::string measure_training(const TrainingRun& run, const ResolvedTraining& r,
                        static_cast<long long>(std::llround(p.window_throughput)), " samples/s",
                        p.window < p.planned_windows
                            ? std::string(run.measure.adaptive ? "; at most " : "; about ") +
-                                 format_number(left, 2) + " s left"
+                                 format_duration(left) + " left"
                            : std::string()));
   };
   StepResult last;
