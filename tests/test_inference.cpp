@@ -100,6 +100,11 @@ TEST_CASE("A user-registered model runs in eval mode under InferenceMode without
 TEST_CASE("cuDNN times its algorithms only for batch sizes from cudnn_benchmark_from_batch",
           "[infer]") {
   register_probe();
+  // The sessions below set the process-wide mode: the other tests get back what they had.
+  struct Restore {
+    bool mode = at::globalContext().benchmarkCuDNN();
+    ~Restore() { at::globalContext().setBenchmarkCuDNN(mode); }
+  } restore;
   auto options = quick();
   options.cudnn_benchmark_from_batch = 4;
   gpuperf::InferenceSession session(gpuperf::ModelRegistry::global().create("probe"), {8},
@@ -123,7 +128,6 @@ TEST_CASE("cuDNN times its algorithms only for batch sizes from cudnn_benchmark_
   (void)untuned(torch::randn({8, 8}));
   CHECK_FALSE(seen.cudnn_benchmark);
   CHECK_FALSE(at::globalContext().benchmarkCuDNN());
-  at::globalContext().setBenchmarkCuDNN(true);
 
   options.cudnn_benchmark_from_batch = 0;
   CHECK_THROWS_WITH(options.validate(),
