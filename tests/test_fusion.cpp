@@ -9,10 +9,12 @@
 #include <torch/nn/modules/conv.h>
 #include <torch/utils.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "gpuperf/amp/autocast.h"
@@ -397,6 +399,194 @@ TEST_CASE("the fused BatchNorm+add+ReLU matches fp64 in output, gradients and st
   check_fused_batch_norm({8, 24, 7, 7}, torch::kBFloat16, Form::kAlone, true);
   check_fused_batch_norm({8, 12, 9, 9}, torch::kFloat, Form::kAlone, true);
   check_fused_batch_norm({32, 256, 28, 28}, torch::kHalf, Form::kAlone, true);
+}
+
+namespace {
+
+// conv2d_batch_norm(_relu) on CUDA in `dtype` (the statistics from the convolution's epilogue)
+// and the separate ops on CUDA (ATen's convolution, BatchNorm, add, ReLU: what PyTorch runs)
+// against fp64 on the CPU: output, the gradients of x, of the convolution's weight, of the batch
+// norm's weight and bias and of z, the running statistics.
+void check_conv_batch_norm(std::int64_t channels, std::int64_t out_channels, std::int64_t kernel,
+                           std::int64_t stride, torch::ScalarType dtype, BatchNormForm form) {
+  const bool add = form == BatchNormForm::kAddRelu;
+  const bool plain = form == BatchNormForm::kAlone;
+  INFO((plain ? "conv+batchnorm " : add ? "conv+batchnorm+add+relu " : "conv+batchnorm+relu ")
+       << c10::toString(dtype) << " " << channels << "->" << out_channels << " " << kernel << "x"
+       << kernel << " stride " << stride);
+  torch::manual_seed(81);
+  const auto cl = torch::MemoryFormat::ChannelsLast;
+  const auto cuda_cl = [&](const torch::Tensor& t) {
+    return t.to(torch::kCUDA, dtype).contiguous(cl);
+  };
+  torch::nn::Conv2d conv(torch::nn::Conv2dOptions(channels, out_channels, kernel)
+                             .stride(stride)
+                             .padding(kernel / 2)
+                             .bias(false));
+  torch::nn::BatchNorm2d fused_bn(out_channels), separate_bn(out_channels),
+      reference_bn(out_channels);
+  randomize_batch_norms(*fused_bn, 82);
+  copy_state(*fused_bn, *separate_bn);
+  copy_state(*fused_bn, *reference_bn);
+  fused_bn->to(torch::kCUDA);
+  separate_bn->to(torch::kCUDA);
+  reference_bn->to(torch::kDouble);
+  const std::int64_t side = (14 + 2 * (kernel / 2) - kernel) / stride + 1;
+  const std::vector<std::int64_t> out_shape{8, out_channels, side, side};
+  // A mean away from 0 in the input, so that the outputs' mean is not 0 either.
+  auto x = cuda_cl(torch::randn({8, channels, 14, 14}) * 2 + 0.5).requires_grad_();
+  auto w = cuda_cl(conv->weight.detach()).requires_grad_();
+  auto z = add ? cuda_cl(torch::randn(out_shape)).requires_grad_() : torch::Tensor();
+  const auto upstream = cuda_cl(torch::randn(out_shape));
+  REQUIRE(gpuperf::conv_statistics_fusion_applies(x, *conv, w));
+
+  const auto to64 = [](const torch::Tensor& t) {
+    return t.detach().to(torch::kCPU, torch::kDouble).contiguous();
+  };
+  auto xd = to64(x).requires_grad_();
+  auto wd = to64(w).requires_grad_();
+  auto zd = add ? to64(z).requires_grad_() : torch::Tensor();
+  const auto yd = reference_bn(
+      F::conv2d(xd, wd, F::Conv2dFuncOptions().stride(stride).padding(kernel / 2)));
+  const auto ref = plain ? yd : torch::relu(add ? yd + zd : yd);
+  ref.backward(to64(upstream));
+
+  const auto run = [&](torch::nn::BatchNorm2d& bn, bool fused) {
+    x.mutable_grad() = torch::Tensor();
+    w.mutable_grad() = torch::Tensor();
+    if (add) z.mutable_grad() = torch::Tensor();
+    bool ran_fused = !fused;
+    const auto out = plain ? gpuperf::conv2d_batch_norm(x, *conv, w, *bn, fused, &ran_fused)
+                           : gpuperf::conv2d_batch_norm_relu(x, *conv, w, *bn, z, fused,
+                                                             &ran_fused);
+    CHECK(ran_fused == fused);
+    CHECK(out.scalar_type() == dtype);
+    CHECK(out.is_contiguous(cl));
+    out.backward(upstream);
+    std::vector<torch::Tensor> r{out.detach(),           x.grad().clone(),
+                                 w.grad().clone(),       bn->weight.grad().clone(),
+                                 bn->bias.grad().clone(), bn->running_mean.clone(),
+                                 bn->running_var.clone()};
+    if (add) r.push_back(z.grad().clone());
+    return r;
+  };
+  const auto fused = run(fused_bn, true);
+  const auto separate = run(separate_bn, false);
+  std::vector<torch::Tensor> reference{ref.detach(),
+                                       xd.grad(),
+                                       wd.grad(),
+                                       reference_bn->weight.grad(),
+                                       reference_bn->bias.grad(),
+                                       reference_bn->running_mean,
+                                       reference_bn->running_var};
+  if (add) reference.push_back(zd.grad());
+  const char* names[] = {"output",       "input grad",   "conv weight grad", "weight grad",
+                         "bias grad",    "running mean", "running var",      "shortcut grad"};
+  const double bound = dtype == torch::kHalf ? 5e-2 : 1e-1;
+  const double slack = dtype == torch::kHalf ? 1e-3 : 1e-2;
+  for (std::size_t i = 0; i < reference.size(); ++i) {
+    check_as_close_as_separate(names[i], fused[i], separate[i], reference[i], bound, slack);
+  }
+  CHECK(fused_bn->num_batches_tracked.item<std::int64_t>() == 1);
+}
+
+}  // namespace
+
+TEST_CASE("a convolution's epilogue gives the batch norm its statistics: fp64's output, "
+          "gradients and running statistics",
+          "[fusion][gpu]") {
+  GPUPERF_REQUIRE_GPU();
+  using Form = BatchNormForm;
+  for (const auto dtype : {torch::kHalf, torch::kBFloat16}) {
+    // ResNet-50's bottleneck: conv3 (1x1, + shortcut), conv2 (3x3, strided in a stage's first
+    // block), the downsampling shortcut (1x1 strided, no ReLU).
+    check_conv_batch_norm(64, 256, 1, 1, dtype, Form::kAddRelu);
+    check_conv_batch_norm(64, 64, 3, 1, dtype, Form::kRelu);
+    check_conv_batch_norm(128, 128, 3, 2, dtype, Form::kRelu);
+    check_conv_batch_norm(64, 128, 1, 2, dtype, Form::kAlone);
+  }
+
+  // A bottleneck's first 1x1 convolution with its shortcut (one autograd node), under autocast as
+  // in ResNet's training step: the output's and the shortcut's gradients both reach x.
+  {
+    INFO("conv1x1 + batchnorm + relu, and the shortcut");
+    torch::manual_seed(84);
+    const auto cl = torch::MemoryFormat::ChannelsLast;
+    torch::nn::Conv2d conv(torch::nn::Conv2dOptions(64, 32, 1).bias(false));
+    torch::nn::BatchNorm2d fused_bn(32), separate_bn(32), reference_bn(32);
+    randomize_batch_norms(*fused_bn, 85);
+    copy_state(*fused_bn, *separate_bn);
+    copy_state(*fused_bn, *reference_bn);
+    conv->to(torch::kCUDA);
+    fused_bn->to(torch::kCUDA);
+    separate_bn->to(torch::kCUDA);
+    reference_bn->to(torch::kDouble);
+    auto x = (torch::randn({8, 64, 14, 14}) + 0.5)
+                 .to(torch::kCUDA, torch::kHalf)
+                 .contiguous(cl)
+                 .requires_grad_();
+    auto w = conv->weight.detach().to(torch::kHalf).contiguous(cl).requires_grad_();
+    const auto g1 = torch::randn({8, 32, 14, 14}).to(torch::kCUDA, torch::kHalf).contiguous(cl);
+    const auto g2 = torch::randn({8, 64, 14, 14}).to(torch::kCUDA, torch::kHalf).contiguous(cl);
+    const auto to64 = [](const torch::Tensor& t) {
+      return t.detach().to(torch::kCPU, torch::kDouble).contiguous();
+    };
+    auto xd = to64(x).requires_grad_();
+    auto wd = to64(w).requires_grad_();
+    const auto ref = torch::relu(reference_bn(F::conv2d(xd, wd)));
+    ((ref * to64(g1)).sum() + (xd * to64(g2)).sum()).backward();
+    const auto run = [&](torch::nn::BatchNorm2d& bn, bool fused) {
+      x.mutable_grad() = torch::Tensor();
+      w.mutable_grad() = torch::Tensor();
+      bool ran_fused = !fused;
+      torch::Tensor out, shortcut;
+      {
+        gpuperf::AutocastGuard autocast(torch::kCUDA, torch::kHalf, true);
+        if (fused) REQUIRE(gpuperf::conv_statistics_fusion_applies(x, *conv, w));
+        std::tie(out, shortcut) =
+            gpuperf::conv1x1_batch_norm_relu_and_shortcut(x, *conv, w, *bn, fused, &ran_fused);
+      }
+      CHECK(ran_fused == fused);
+      CHECK(torch::equal(shortcut, x));
+      ((out * g1).sum() + (shortcut * g2).sum()).backward();
+      return std::vector<torch::Tensor>{out.detach(), x.grad().clone(), w.grad().clone(),
+                                        bn->weight.grad().clone(), bn->running_var.clone()};
+    };
+    const auto fused = run(fused_bn, true);
+    const auto separate = run(separate_bn, false);
+    const std::vector<torch::Tensor> reference{ref.detach(), xd.grad(), wd.grad(),
+                                               reference_bn->weight.grad(),
+                                               reference_bn->running_var};
+    const char* names[] = {"output", "input grad", "conv weight grad", "weight grad",
+                           "running var"};
+    for (std::size_t i = 0; i < reference.size(); ++i) {
+      check_as_close_as_separate(names[i], fused[i], separate[i], reference[i], 5e-2, 1e-3);
+    }
+  }
+
+  // The sums themselves against fp64 sums of the output the graph wrote; and whether cuDNN's
+  // GenStats overwrites its outputs (else the implementation's zeroing is what keeps them right).
+  torch::manual_seed(83);
+  torch::nn::Conv2d conv(torch::nn::Conv2dOptions(64, 128, 3).padding(1).bias(false));
+  const auto cl = torch::MemoryFormat::ChannelsLast;
+  const auto x =
+      (torch::randn({16, 64, 28, 28}) + 1).to(torch::kCUDA, torch::kHalf).contiguous(cl);
+  const auto w = conv->weight.detach().to(torch::kCUDA, torch::kHalf).contiguous(cl);
+  REQUIRE(gpuperf::conv_statistics_fusion_applies(x, *conv, w));
+  const auto sums = torch::full({2, 128}, 1000.0, x.options().dtype(torch::kFloat));
+  const auto y = gpuperf::detail::conv2d_statistics_into(x, *conv, w, sums);
+  const auto y64 = y.to(torch::kCPU, torch::kDouble);
+  const auto expected = torch::stack({y64.sum({0, 2, 3}), (y64 * y64).sum({0, 2, 3})});
+  const auto got = sums.to(torch::kCPU, torch::kDouble);
+  const double overwritten = relative_error(got[0], expected[0]) + relative_error(got[1], expected[1]);
+  const auto added = got - 1000.0;
+  const double accumulated =
+      relative_error(added[0], expected[0]) + relative_error(added[1], expected[1]);
+  WARN("cuDNN's GenStats " << (overwritten < accumulated ? "overwrites" : "adds to")
+                           << " its outputs: error " << overwritten << " as overwritten, "
+                           << accumulated << " as added");
+  // fp32 sums of 12,544 fp16 values a channel: far within 1e-4 of fp64's either way.
+  CHECK(std::min(overwritten, accumulated) < 1e-4);
 }
 
 TEST_CASE("ResNet fp16 channels_last training with fused BatchNorm+add+ReLU tracks the separate ops",

@@ -16,6 +16,7 @@
 #include <exception>
 
 #include "gpuperf/models/fusion.h"
+#include "models/conv_statistics.h"
 #include "models/kernel_dtype.h"
 
 #if GPUPERF_WITH_CUDA_KERNELS
@@ -79,12 +80,15 @@ torch::Tensor floats(std::int64_t n, const torch::Tensor& like) {
 
 struct OwnBatchNorm : public torch::autograd::Function<OwnBatchNorm> {
   // As BatchNormAddRelu (and, without `relu`, BatchNorm alone), on gpuperf's kernels: saves x,
-  // the ReLU mask and the batch's statistics. `add` implies `relu`.
+  // the ReLU mask and the batch's statistics. `add` implies `relu`. `sums` (fp32 [2, C], or
+  // empty): x's per-channel sums and sums of squares from the convolution that wrote x; no
+  // gradient flows to them (the backward's formula already counts the statistics' dependence on
+  // x).
   static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x,
                                const torch::Tensor& weight, const torch::Tensor& bias,
                                const torch::Tensor& z, bool add, bool relu,
                                torch::Tensor running_mean, torch::Tensor running_var,
-                               double momentum, double eps) {
+                               double momentum, double eps, const torch::Tensor& sums) {
     const c10::cuda::CUDAGuard guard(x.device());
     const std::int64_t channels = x.size(1);
     const std::int64_t pixels = x.numel() / channels;
@@ -94,7 +98,8 @@ struct OwnBatchNorm : public torch::autograd::Function<OwnBatchNorm> {
         detail::batch_norm_workspace(dtype, pixels, channels, device);
     torch::Tensor y = at::empty_like(x);
     torch::Tensor mask = at::empty({relu ? sizes.mask_bytes : 0}, x.options().dtype(torch::kByte));
-    torch::Tensor partial = floats(sizes.partial_floats, x);
+    const bool given = sums.numel() > 0;
+    torch::Tensor partial = floats(given ? 0 : sizes.partial_floats, x);
     torch::Tensor save_mean = floats(channels, x);
     torch::Tensor save_invstd = floats(channels, x);
     torch::Tensor scale_shift = floats(2 * channels, x);
@@ -105,8 +110,9 @@ struct OwnBatchNorm : public torch::autograd::Function<OwnBatchNorm> {
         scale_shift.data_ptr<float>(),  scale_shift.data_ptr<float>() + channels};
     C10_CUDA_CHECK(detail::batch_norm_forward(
         dtype, x.data_ptr(), add ? z.data_ptr() : nullptr, y.data_ptr(),
-        relu ? mask.data_ptr<std::uint8_t>() : nullptr, partial.data_ptr<float>(), c, momentum, eps,
-        pixels, channels, device, at::cuda::getCurrentCUDAStream()));
+        relu ? mask.data_ptr<std::uint8_t>() : nullptr, partial.data_ptr<float>(),
+        given ? sums.data_ptr<float>() : nullptr, c, momentum, eps, pixels, channels, device,
+        at::cuda::getCurrentCUDAStream()));
     ctx->save_for_backward({x, weight, mask, save_mean, save_invstd});
     ctx->saved_data["add"] = add;
     ctx->saved_data["relu"] = relu;
@@ -147,7 +153,7 @@ struct OwnBatchNorm : public torch::autograd::Function<OwnBatchNorm> {
         grad_x.data_ptr(), add ? grad_z.data_ptr() : nullptr, grad_weight.data_ptr<float>(),
         grad_bias.data_ptr<float>(), partial.data_ptr<float>(), c, pixels, channels, device,
         at::cuda::getCurrentCUDAStream()));
-    return {grad_x, grad_weight, grad_bias, grad_z, {}, {}, {}, {}, {}, {}};
+    return {grad_x, grad_weight, grad_bias, grad_z, {}, {}, {}, {}, {}, {}, {}};
   }
 };
 
@@ -357,7 +363,8 @@ torch::Tensor batch_norm_add_relu(const torch::Tensor& x, torch::nn::BatchNorm2d
 #if GPUPERF_WITH_CUDA_KERNELS
   if (own) {
     return OwnBatchNorm::apply(x, bn.weight, bn.bias, addend, add, /*relu=*/true, bn.running_mean,
-                               bn.running_var, *bn.options.momentum(), bn.options.eps());
+                               bn.running_var, *bn.options.momentum(), bn.options.eps(),
+                               at::empty({0}, x.options().dtype(torch::kFloat)));
   }
 #endif
 #if GPUPERF_WITH_CUDNN
@@ -377,10 +384,80 @@ torch::Tensor fused_batch_norm(const torch::Tensor& x, torch::nn::BatchNorm2dImp
   count_batch(bn);
   return OwnBatchNorm::apply(x, bn.weight, bn.bias, at::empty({0}, x.options()), /*add=*/false,
                              /*relu=*/false, bn.running_mean, bn.running_var,
-                             *bn.options.momentum(), bn.options.eps());
+                             *bn.options.momentum(), bn.options.eps(),
+                             at::empty({0}, x.options().dtype(torch::kFloat)));
 #else
   return bn.forward(x);
 #endif
+}
+
+namespace {
+
+// bn(conv(x, weight)), with `relu` relu(bn(...) + z): the statistics from the convolution's
+// epilogue where conv2d_with_statistics applies and the batch norm runs on gpuperf's kernels;
+// else the convolution, then batch_norm_add_relu or fused_batch_norm.
+torch::Tensor conv_then_batch_norm(const torch::Tensor& x, const torch::nn::Conv2dImpl& conv,
+                                   const torch::Tensor& weight, torch::nn::BatchNorm2dImpl& bn,
+                                   const torch::Tensor& z, bool relu, bool fused,
+                                   bool* ran_fused) {
+#if GPUPERF_WITH_CUDA_KERNELS
+  if (fused && bn.is_training()) {
+    auto [y, sums] = detail::conv2d_with_statistics(x, conv, weight);
+    if (y.defined() && batch_norm_kernel_applies(y, bn, z)) {
+      if (ran_fused) *ran_fused = true;
+      count_batch(bn);
+      const bool add = z.defined();
+      return OwnBatchNorm::apply(y, bn.weight, bn.bias, add ? z : at::empty({0}, y.options()), add,
+                                 relu, bn.running_mean, bn.running_var, *bn.options.momentum(),
+                                 bn.options.eps(), sums);
+    }
+    if (y.defined()) {
+      return relu ? batch_norm_add_relu(y, bn, z, fused, ran_fused)
+                  : fused_batch_norm(y, bn, fused, ran_fused);
+    }
+  }
+#endif
+  const torch::Tensor y = conv2d_weight_bias(x, conv, weight, {});
+  return relu ? batch_norm_add_relu(y, bn, z, fused, ran_fused)
+              : fused_batch_norm(y, bn, fused, ran_fused);
+}
+
+}  // namespace
+
+torch::Tensor conv2d_batch_norm_relu(const torch::Tensor& x, const torch::nn::Conv2dImpl& conv,
+                                     const torch::Tensor& weight, torch::nn::BatchNorm2dImpl& bn,
+                                     const torch::Tensor& z, bool fused, bool* ran_fused) {
+  if (ran_fused) *ran_fused = false;
+  return conv_then_batch_norm(x, conv, weight, bn, z, /*relu=*/true, fused, ran_fused);
+}
+
+torch::Tensor conv2d_batch_norm(const torch::Tensor& x, const torch::nn::Conv2dImpl& conv,
+                                const torch::Tensor& weight, torch::nn::BatchNorm2dImpl& bn,
+                                bool fused, bool* ran_fused) {
+  if (ran_fused) *ran_fused = false;
+  return conv_then_batch_norm(x, conv, weight, bn, {}, /*relu=*/false, fused, ran_fused);
+}
+
+std::pair<torch::Tensor, torch::Tensor> conv1x1_batch_norm_relu_and_shortcut(
+    const torch::Tensor& x, const torch::nn::Conv2dImpl& conv, const torch::Tensor& weight,
+    torch::nn::BatchNorm2dImpl& bn, bool fused, bool* ran_fused) {
+  if (ran_fused) *ran_fused = false;
+#if GPUPERF_WITH_CUDA_KERNELS
+  if (fused && bn.is_training()) {
+    auto [y, shortcut, sums] = detail::conv1x1_and_shortcut_with_statistics(x, conv, weight);
+    if (y.defined() && batch_norm_kernel_applies(y, bn, {})) {
+      if (ran_fused) *ran_fused = true;
+      count_batch(bn);
+      return {OwnBatchNorm::apply(y, bn.weight, bn.bias, at::empty({0}, y.options()),
+                                  /*add=*/false, /*relu=*/true, bn.running_mean, bn.running_var,
+                                  *bn.options.momentum(), bn.options.eps(), sums),
+              shortcut};
+    }
+    if (y.defined()) return {batch_norm_add_relu(y, bn, {}, fused, ran_fused), shortcut};
+  }
+#endif
+  auto [y, shortcut] = conv1x1_and_shortcut(x, conv, weight, fused);
+  return {batch_norm_add_relu(y, bn, {}, fused, ran_fused), shortcut};
 }
 
 }  // namespace gpuperf

@@ -235,6 +235,28 @@ __device__ __forceinline__ void total_partials(const float2* __restrict__ partia
   squares = shared_squares[0][threadIdx.x];
 }
 
+// One channel's statistics from the sum and sum of squares of (x - origin) over its `n` values:
+// mean, invstd, the apply pass's scale and shift, and the running statistics updated as
+// PyTorch's BatchNorm updates them (the unbiased variance, the momentum).
+__device__ __forceinline__ void write_statistics(int channel, double sum, double squares,
+                                                 double origin, double n, float weight,
+                                                 float bias, float running_mean,
+                                                 float running_var, const BatchNormChannels& c,
+                                                 float momentum, float eps) {
+  const double shifted_mean = sum / n;
+  const double variance = fmax(squares / n - shifted_mean * shifted_mean, 0.0);
+  const double mean = origin + shifted_mean;
+  const float invstd = static_cast<float>(1.0 / sqrt(variance + static_cast<double>(eps)));
+  const float scale = weight * invstd;
+  c.save_mean[channel] = static_cast<float>(mean);
+  c.save_invstd[channel] = invstd;
+  c.scale[channel] = scale;
+  c.shift[channel] = bias - static_cast<float>(mean) * scale;
+  const double unbiased = variance * n / (n - 1);
+  c.running_mean[channel] = static_cast<float>(momentum * mean + (1.0 - momentum) * running_mean);
+  c.running_var[channel] = static_cast<float>(momentum * unbiased + (1.0 - momentum) * running_var);
+}
+
 template <typename T>
 __global__ void __launch_bounds__(kFinalizeChannels* kFinalizeStripes)
     finalize_kernel(const float2* __restrict__ partial, int parts, const T* __restrict__ x,
@@ -255,19 +277,29 @@ __global__ void __launch_bounds__(kFinalizeChannels* kFinalizeStripes)
   double sum = 0, squares = 0;
   total_partials(partial, parts, channels, channel, sum, squares);
   if (!writes) return;
-  const double n = static_cast<double>(count);
-  const double shifted_mean = sum / n;
-  const double variance = fmax(squares / n - shifted_mean * shifted_mean, 0.0);
-  const double mean = static_cast<double>(origin) + shifted_mean;
-  const float invstd = static_cast<float>(1.0 / sqrt(variance + static_cast<double>(eps)));
-  const float scale = weight * invstd;
-  c.save_mean[channel] = static_cast<float>(mean);
-  c.save_invstd[channel] = invstd;
-  c.scale[channel] = scale;
-  c.shift[channel] = bias - static_cast<float>(mean) * scale;
-  const double unbiased = variance * n / (n - 1);
-  c.running_mean[channel] = static_cast<float>(momentum * mean + (1.0 - momentum) * running_mean);
-  c.running_var[channel] = static_cast<float>(momentum * unbiased + (1.0 - momentum) * running_var);
+  write_statistics(channel, sum, squares, origin, static_cast<double>(count), weight, bias,
+                   running_mean, running_var, c, momentum, eps);
+}
+
+// The statistics from sums computed before (a convolution's epilogue): sums[channel] and
+// sums[channels + channel], of x itself (no shift).
+__global__ void __launch_bounds__(kThreads)
+    finalize_sums_kernel(const float* __restrict__ sums, int channels, std::int64_t count,
+                         BatchNormChannels c, float momentum, float eps) {
+  const int channel = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  const bool writes = channel < channels;
+  float weight = 0, bias = 0, running_mean = 0, running_var = 0;
+  if (writes) {
+    weight = c.weight[channel];
+    bias = c.bias[channel];
+    running_mean = c.running_mean[channel];
+    running_var = c.running_var[channel];
+  }
+  wait_for_previous();
+  if (!writes) return;
+  write_statistics(channel, sums[channel], sums[channels + channel], 0.0,
+                   static_cast<double>(count), weight, bias, running_mean, running_var, c,
+                   momentum, eps);
 }
 
 // Vector i of the elementwise passes for the k-th item: from the end back (see the header).
@@ -460,25 +492,32 @@ dim3 finalize_grid(std::int64_t channels) {
 
 template <typename T>
 cudaError_t forward_as(const void* x_, const void* z_, void* y_, std::uint8_t* mask, float* partial,
-                       const BatchNormChannels& c, double momentum, double eps, std::int64_t pixels,
-                       std::int64_t channels, int device, cudaStream_t stream) {
+                       const float* sums, const BatchNormChannels& c, double momentum, double eps,
+                       std::int64_t pixels, std::int64_t channels, int device,
+                       cudaStream_t stream) {
   constexpr int V = kWidth<T>;
   const auto* x = static_cast<const T*>(x_);
   const auto* z = static_cast<const T*>(z_);
   auto* y = static_cast<T*>(y_);
   const ReduceGeometry g = reduce_geometry(pixels, channels, V, device);
   auto* partials = reinterpret_cast<float2*>(partial);
-  if (const cudaError_t e =
-          launch(statistics_kernel<T, V>, dim3(g.blocks, g.chunks), kThreads, stream, device, x,
-                 pixels, static_cast<int>(channels), g.lanes, g.rows, partials);
-      e != cudaSuccess)
-    return e;
-  if (const cudaError_t e = launch(
-          finalize_kernel<T>, finalize_grid(channels), dim3(kFinalizeChannels, kFinalizeStripes),
-          stream, device, partials, static_cast<int>(g.blocks), x, static_cast<int>(channels),
-          pixels, c, static_cast<float>(momentum), static_cast<float>(eps));
-      e != cudaSuccess)
-    return e;
+  cudaError_t e = cudaSuccess;
+  if (sums != nullptr) {
+    const unsigned int blocks = static_cast<unsigned int>((channels + kThreads - 1) / kThreads);
+    e = launch(finalize_sums_kernel, blocks, kThreads, stream, device, sums,
+               static_cast<int>(channels), pixels, c, static_cast<float>(momentum),
+               static_cast<float>(eps));
+  } else {
+    e = launch(statistics_kernel<T, V>, dim3(g.blocks, g.chunks), kThreads, stream, device, x,
+               pixels, static_cast<int>(channels), g.lanes, g.rows, partials);
+    if (e == cudaSuccess) {
+      e = launch(finalize_kernel<T>, finalize_grid(channels),
+                 dim3(kFinalizeChannels, kFinalizeStripes), stream, device, partials,
+                 static_cast<int>(g.blocks), x, static_cast<int>(channels), pixels, c,
+                 static_cast<float>(momentum), static_cast<float>(eps));
+    }
+  }
+  if (e != cudaSuccess) return e;
   const std::int64_t vectors = pixels * g.groups;
   auto* apply = z != nullptr      ? apply_kernel<T, V, true, true>
                 : mask != nullptr ? apply_kernel<T, V, false, true>
@@ -534,20 +573,21 @@ BatchNormWorkspace batch_norm_workspace(NhwcDtype dtype, std::int64_t pixels, st
 }
 
 cudaError_t batch_norm_forward(NhwcDtype dtype, const void* x, const void* z, void* y,
-                               std::uint8_t* mask, float* partial, const BatchNormChannels& c,
-                               double momentum, double eps, std::int64_t pixels,
-                               std::int64_t channels, int device, cudaStream_t stream) {
+                               std::uint8_t* mask, float* partial, const float* sums,
+                               const BatchNormChannels& c, double momentum, double eps,
+                               std::int64_t pixels, std::int64_t channels, int device,
+                               cudaStream_t stream) {
   if (pixels < 2 || channels < 1 || channels % batch_norm_vector_width(dtype) != 0)
     return cudaErrorInvalidValue;
   switch (dtype) {
     case NhwcDtype::kHalf:
-      return forward_as<__half>(x, z, y, mask, partial, c, momentum, eps, pixels, channels, device,
+      return forward_as<__half>(x, z, y, mask, partial, sums, c, momentum, eps, pixels, channels, device,
                                 stream);
     case NhwcDtype::kBFloat16:
-      return forward_as<__nv_bfloat16>(x, z, y, mask, partial, c, momentum, eps, pixels, channels,
+      return forward_as<__nv_bfloat16>(x, z, y, mask, partial, sums, c, momentum, eps, pixels, channels,
                                        device, stream);
     case NhwcDtype::kFloat:
-      return forward_as<float>(x, z, y, mask, partial, c, momentum, eps, pixels, channels, device,
+      return forward_as<float>(x, z, y, mask, partial, sums, c, momentum, eps, pixels, channels, device,
                                stream);
   }
   return cudaErrorInvalidValue;

@@ -13,6 +13,8 @@
 //      them (the unbiased variance, the momentum).
 //   3. apply_kernel: y and a ReLU mask, one byte per vector of V channels (bit v: channel v of
 //      the vector was above 0), which is all the backward needs of the output.
+// Given the sums of x and of its squares from the convolution that wrote x (cuDNN's GenStats
+// epilogue, models/conv_statistics.cpp), finalize_sums_kernel replaces 1 and 2: no pass over x.
 // Backward, with dy' = dy * mask (= dz, the residual's gradient, when there is an add):
 //   1. backward_reduce_kernel: per block, each channel's sum of dy' and of dy' * (x - mean);
 //      writes dz.
@@ -65,11 +67,15 @@ struct BatchNormChannels {
 
 /// The forward: y = relu(x * scale + shift + z) (`z` may be null), `mask` as above; updates the
 /// running statistics with `momentum`. `partial` and `mask` sized by batch_norm_workspace. With a
-/// null `mask` (and `z`): y = x * scale + shift, the batch norm alone.
+/// null `mask` (and `z`): y = x * scale + shift, the batch norm alone. With `sums` (2 * channels
+/// floats: each channel's sum of x, then each one's sum of squares, computed where x was made, as
+/// a convolution's epilogue does), no statistics pass: one launch of a few threads per channel
+/// turns them into the statistics (in fp64), and `partial` is not used.
 cudaError_t batch_norm_forward(NhwcDtype dtype, const void* x, const void* z, void* y,
-                               std::uint8_t* mask, float* partial, const BatchNormChannels& c,
-                               double momentum, double eps, std::int64_t pixels,
-                               std::int64_t channels, int device, cudaStream_t stream);
+                               std::uint8_t* mask, float* partial, const float* sums,
+                               const BatchNormChannels& c, double momentum, double eps,
+                               std::int64_t pixels, std::int64_t channels, int device,
+                               cudaStream_t stream);
 
 /// The backward from the forward's x, mask and statistics (c.save_mean, c.save_invstd, c.weight):
 /// dx, dz (when `dz` is not null: the gradient reaching z, dy' itself), dweight and dbias. Uses

@@ -14,12 +14,16 @@
 #include <torch/csrc/autograd/custom_function.h>
 
 #include <array>
+#include <cstdlib>
+#include <string>
 #include <cstdint>
 #include <stdexcept>
 #include <utility>
 #include <vector>
 
 #include "compat.h"
+#include "gpuperf/base/error.h"
+#include "models/conv_statistics.h"
 
 namespace gpuperf {
 namespace {
@@ -146,13 +150,20 @@ struct ReluFromOutput : public torch::autograd::Function<ReluFromOutput> {
 // conv1x1(x) and x itself as one autograd node. Forward: one GEMM, [N*H*W, C] x [C, K]. Backward:
 // the gradient reaching x from both outputs in one GEMM, dx = dshortcut + dy W (cuBLAS adds the
 // shortcut's gradient in its epilogue), and dW = dy^T x.
+// With `statistics`, the forward is cuDNN's convolution + statistics graph instead of the GEMM
+// (conv_statistics.h), and a third output holds the sums (no gradient reaches them).
 struct Conv1x1AndShortcut : public torch::autograd::Function<Conv1x1AndShortcut> {
   static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx,
                                                 const torch::Tensor& x,
-                                                const torch::Tensor& weight) {
+                                                const torch::Tensor& weight, bool statistics) {
+    ctx->save_for_backward({x, weight});
+    if (statistics) {
+      auto [y, sums] = detail::conv_with_statistics(x, weight, {1, 1}, {0, 0}, {1, 1});
+      ctx->mark_non_differentiable({sums});
+      return {y, x, sums};
+    }
     const torch::Tensor w = weight.view({weight.size(0), weight.size(1)});
     const torch::Tensor y = as_channels_last(at::mm(as_pixel_rows(x), w.t()), x);
-    ctx->save_for_backward({x, weight});
     return {y, x};  // autograd returns x as a view carrying this node
   }
 
@@ -189,7 +200,38 @@ struct Conv1x1AndShortcut : public torch::autograd::Function<Conv1x1AndShortcut>
     } else {
       grad_x = grad_shortcut;
     }
-    return {grad_x, grad_weight};
+    return {grad_x, grad_weight, torch::Tensor()};
+  }
+};
+
+// conv(x, weight) and its output's per-channel sums from one cuDNN graph (conv_statistics.h).
+// The sums take no gradient: the batch norm that reads them computes x's full gradient itself.
+struct ConvWithStatistics : public torch::autograd::Function<ConvWithStatistics> {
+  static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx,
+                                                const torch::Tensor& x,
+                                                const torch::Tensor& weight,
+                                                const ConvGeometry& g) {
+    auto [y, sums] = detail::conv_with_statistics(x, weight, g.stride, g.padding, g.dilation);
+    ctx->save_for_backward({x, weight});
+    ctx->saved_data["stride"] = g.stride;
+    ctx->saved_data["padding"] = g.padding;
+    ctx->saved_data["dilation"] = g.dilation;
+    ctx->mark_non_differentiable({sums});
+    return {y, sums};
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grad_outputs) {
+    const auto saved = ctx->get_saved_variables();
+    const torch::Tensor& weight = saved[1];
+    if (!grad_outputs[0].defined()) return {torch::Tensor(), torch::Tensor(), torch::Tensor()};
+    const std::vector<std::int64_t> output_padding(weight.dim() - 2, 0);
+    auto [grad_x, grad_weight, unused] = at::convolution_backward(
+        grad_outputs[0], saved[0], weight, c10::nullopt, ctx->saved_data["stride"].toIntVector(),
+        ctx->saved_data["padding"].toIntVector(), ctx->saved_data["dilation"].toIntVector(),
+        /*transposed=*/false, output_padding, /*groups=*/1,
+        {ctx->needs_input_grad(0), ctx->needs_input_grad(1), false});
+    return {grad_x, grad_weight, torch::Tensor()};
   }
 };
 
@@ -311,11 +353,72 @@ std::pair<torch::Tensor, torch::Tensor> conv1x1_and_shortcut(const torch::Tensor
     return {conv2d_weight_bias(x, conv, conv_weight, {}), x};
   }
   const torch::Tensor weight = x.is_cuda() ? autocast_operand(conv_weight) : conv_weight;
-  auto outputs = Conv1x1AndShortcut::apply(x, weight);
+  auto outputs = Conv1x1AndShortcut::apply(x, weight, /*statistics=*/false);
   return {outputs[0], outputs[1]};
 }
 
+namespace {
+
+// EXPERIMENT (removed after the A/B run): GPUPERF_EXPERIMENT_CONV_STATS=off|noconv1.
+const std::string& experiment() {
+  static const std::string value = [] {
+    const char* v = std::getenv("GPUPERF_EXPERIMENT_CONV_STATS");
+    return std::string(v != nullptr ? v : "");
+  }();
+  return value;
+}
+
+// The geometry for the fused convolution + statistics graph where it applies (see
+// conv_statistics_fusion_applies); false otherwise.
+bool statistics_geometry(const torch::Tensor& x, const torch::nn::Conv2dImpl& conv,
+                         const torch::Tensor& weight, ConvGeometry* g) {
+  if (experiment() == "off") return false;
+  return explicit_geometry(conv, g) && g->groups == 1 &&
+         detail::conv_statistics_applies(x, weight) &&
+         detail::conv_statistics_ready(x, weight, g->stride, g->padding, g->dilation);
+}
+
+}  // namespace
+
+bool conv_statistics_fusion_applies(const torch::Tensor& x, const torch::nn::Conv2dImpl& conv,
+                                    const torch::Tensor& weight) {
+  ConvGeometry g;
+  return statistics_geometry(x, conv, weight, &g);
+}
+
 namespace detail {
+
+torch::Tensor conv2d_statistics_into(const torch::Tensor& x, const torch::nn::Conv2dImpl& conv,
+                                     const torch::Tensor& weight, const torch::Tensor& sums) {
+  ConvGeometry g;
+  if (!statistics_geometry(x, conv, weight, &g) || !sums.defined()) {
+    throw Error("conv2d_statistics_into: the fused convolution + statistics does not apply");
+  }
+  return conv_with_statistics(x, weight, g.stride, g.padding, g.dilation, sums).first;
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> conv1x1_and_shortcut_with_statistics(
+    const at::Tensor& x, const torch::nn::Conv2dImpl& conv, const at::Tensor& conv_weight) {
+  if (experiment() == "noconv1") return {};
+  if (!conv1x1_shortcut_applies(x, conv) || !c10::GradMode::is_enabled()) return {};
+  const torch::Tensor weight = autocast_operand(conv_weight);
+  ConvGeometry g;
+  if (!statistics_geometry(x, conv, weight, &g)) return {};
+  auto outputs = Conv1x1AndShortcut::apply(x, weight, /*statistics=*/true);
+  return {outputs[0], outputs[1], outputs[2]};
+}
+
+std::pair<at::Tensor, at::Tensor> conv2d_with_statistics(const at::Tensor& x,
+                                                         const torch::nn::Conv2dImpl& conv,
+                                                         const at::Tensor& weight) {
+  ConvGeometry g;
+  if (!statistics_geometry(x, conv, weight, &g)) return {};
+  if (!records_grad(x, weight, {})) {
+    return conv_with_statistics(x, weight, g.stride, g.padding, g.dilation);
+  }
+  const auto outputs = ConvWithStatistics::apply(x, weight, g);
+  return {outputs[0], outputs[1]};
+}
 
 torch::Tensor conv2d_bias_relu_two_nodes(const torch::Tensor& x, const torch::nn::Conv2dImpl& conv,
                                          const torch::Tensor& bias) {

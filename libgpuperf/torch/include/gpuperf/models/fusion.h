@@ -115,6 +115,37 @@ class FusableModel {
                                              torch::nn::BatchNorm2dImpl& bn, bool fused,
                                              bool* ran_fused = nullptr);
 
+/// Whether conv2d_batch_norm_relu and conv2d_batch_norm take the batch norm's statistics from
+/// the convolution's epilogue for these operands (see there): the first call per shape asks cuDNN
+/// for an engine (and, in cuDNN's benchmark mode, times its plans), later calls look it up.
+[[nodiscard]] bool conv_statistics_fusion_applies(const torch::Tensor& x,
+                                                  const torch::nn::Conv2dImpl& conv,
+                                                  const torch::Tensor& weight);
+
+/// relu(bn(conv(x, weight)) + z), or relu(bn(conv(x, weight))) for an undefined `z`, in training
+/// mode, with the module's geometry (explicit zero padding). With `fused`, where cuDNN has an
+/// engine for it and the batch norm runs on gpuperf's kernels (batch_norm_kernel_applies): the
+/// convolution computes each output channel's sum and sum of squares in its epilogue (cuDNN's
+/// graph API: convolution + GenStats, fp16/bf16 in channels_last, C and K multiples of 8, one
+/// group), and the batch norm makes no statistics pass of its own; its backward is the
+/// convolution's usual one. The sums are added in fp32 by cuDNN (not in a fixed order, unlike
+/// gpuperf's statistics pass) and turned into mean and variance in fp64. Otherwise
+/// conv2d_weight_bias, then batch_norm_add_relu. `ran_fused` as for batch_norm_add_relu.
+[[nodiscard]] torch::Tensor conv2d_batch_norm_relu(const torch::Tensor& x,
+                                                   const torch::nn::Conv2dImpl& conv,
+                                                   const torch::Tensor& weight,
+                                                   torch::nn::BatchNorm2dImpl& bn,
+                                                   const torch::Tensor& z, bool fused,
+                                                   bool* ran_fused = nullptr);
+
+/// bn(conv(x, weight)) in training mode, as conv2d_batch_norm_relu without the ReLU (the
+/// fallback: conv2d_weight_bias, then fused_batch_norm).
+[[nodiscard]] torch::Tensor conv2d_batch_norm(const torch::Tensor& x,
+                                              const torch::nn::Conv2dImpl& conv,
+                                              const torch::Tensor& weight,
+                                              torch::nn::BatchNorm2dImpl& bn, bool fused,
+                                              bool* ran_fused = nullptr);
+
 /// Whether conv1x1_and_shortcut can run as one GEMM node: `conv` 1x1, stride 1, no padding,
 /// dilation or groups, no bias; `x` a floating [N, C, H, W] tensor in channels_last (in the
 /// autocast dtype under CUDA autocast; else in the weight's dtype, on its device).
@@ -134,6 +165,16 @@ class FusableModel {
 [[nodiscard]] std::pair<torch::Tensor, torch::Tensor> conv1x1_and_shortcut(
     const torch::Tensor& x, const torch::nn::Conv2dImpl& conv, const torch::Tensor& weight,
     bool fused);
+
+/// {relu(bn(conv(x, weight))), x} for a bottleneck's first 1x1 convolution, its batch norm in
+/// training mode and the residual shortcut: with `fused`, where conv1x1_shortcut_applies, autograd
+/// records and conv_statistics_fusion_applies, the convolution runs as cuDNN's convolution +
+/// statistics graph and the batch norm takes its sums (as conv2d_batch_norm_relu), inside
+/// conv1x1_and_shortcut's one autograd node (its backward unchanged). Otherwise
+/// conv1x1_and_shortcut, then batch_norm_add_relu. `ran_fused` as for batch_norm_add_relu.
+[[nodiscard]] std::pair<torch::Tensor, torch::Tensor> conv1x1_batch_norm_relu_and_shortcut(
+    const torch::Tensor& x, const torch::nn::Conv2dImpl& conv, const torch::Tensor& weight,
+    torch::nn::BatchNorm2dImpl& bn, bool fused, bool* ran_fused = nullptr);
 
 /// Whether max_pool2d can run on gpuperf's own max-pool kernels for `x`: gpuperf built with them
 /// (a CUDA LibTorch and a CUDA compiler) for an architecture that includes x's GPU, `x` a CUDA
@@ -225,6 +266,15 @@ namespace detail {
 [[nodiscard]] torch::Tensor conv2d_bias_relu_two_nodes(const torch::Tensor& x,
                                                        const torch::nn::Conv2dImpl& conv,
                                                        const torch::Tensor& bias);
+
+/// conv(x, weight) with the module's geometry through the fused cuDNN graph, its per-channel sums
+/// written into `sums` (fp32 [2, K], contiguous, on x's device) as given, not zeroed first: lets
+/// the tests compare the sums with fp64 and see whether cuDNN's GenStats overwrites its outputs.
+/// Needs conv_statistics_fusion_applies (throws gpuperf::Error otherwise). No autograd.
+[[nodiscard]] torch::Tensor conv2d_statistics_into(const torch::Tensor& x,
+                                                   const torch::nn::Conv2dImpl& conv,
+                                                   const torch::Tensor& weight,
+                                                   const torch::Tensor& sums);
 }  // namespace detail
 
 }  // namespace gpuperf
