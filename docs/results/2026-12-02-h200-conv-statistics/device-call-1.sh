@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Device call 1 (one H200): batch norm statistics from the convolution's epilogue (cuDNN's graph
 # API, convolution + GenStats; tree $GPUPERF_COMMIT). GPUPERF_EXPERIMENT_CONV_STATS=off (a switch
-# of this tree only) gives the previous path: ATen's convolution, then gpuperf's statistics pass.
+# of this tree only) gives the previous path: ATen's convolution, then gpuperf's statistics pass;
+# =noconv1 leaves each bottleneck's first 1x1 convolution (a GEMM) on the previous path.
 # Builds; the [gpu] tests of test_fusion, test_train and test_inference (all run, failures
-# listed); ResNet-50 training fp16 alternating off / on (3 runs each); a kernel trace of each.
+# listed); ResNet-50 training fp16 alternating off / noconv1 / on (3 runs each); a kernel trace of
+# off and on.
 set -uo pipefail
 source .deps/env.sh
 L=$OUT/logs; mkdir -p $L
@@ -19,6 +21,7 @@ timeout 60 build-gpu/tests/test_fusion "a convolution's epilogue*" -s 2>&1 | gre
 R=(--model resnet50 --batch-size 256 --memory-format channels_last --optimizer sgd --lr 0.1 --warmup 15 --steps-per-window 10 --windows 5 --quiet --no-telemetry --precision fp16)
 for r in 1 2 3; do
   S=$SECONDS; GPUPERF_EXPERIMENT_CONV_STATS=off timeout 150 build-gpu/examples/resnet50_benchmark "${R[@]}" --json $L/train-previous-$r.json > /dev/null; echo "off run $r: $((SECONDS-S)) s"
+  S=$SECONDS; GPUPERF_EXPERIMENT_CONV_STATS=noconv1 timeout 150 build-gpu/examples/resnet50_benchmark "${R[@]}" --json $L/train-noconv1-$r.json > /dev/null; echo "noconv1 run $r: $((SECONDS-S)) s"
   S=$SECONDS; timeout 150 build-gpu/examples/resnet50_benchmark "${R[@]}" --json $L/train-new-$r.json > /dev/null; echo "on run $r: $((SECONDS-S)) s"
 done
 T=(--model resnet50 --batch-size 256 --precision fp16 --memory-format channels_last --optimizer sgd --lr 0.1 --warmup 15 --steps-per-window 5 --windows 1 --quiet --no-telemetry --json '')
