@@ -482,10 +482,18 @@ void check_conv_batch_norm(std::int64_t channels, std::int64_t out_channels, std
   if (add) reference.push_back(zd.grad());
   const char* names[] = {"output",       "input grad",   "conv weight grad", "weight grad",
                          "bias grad",    "running mean", "running var",      "shortcut grad"};
+  // The output and the running statistics within fp16's (bf16's) rounding of fp64. The gradients
+  // behind a ReLU are further off for both: the convolution's output rounded to fp16 flips the
+  // masks of values within rounding of 0, and one flip moves an element by the whole upstream
+  // gradient (the separate ops were 0.06-0.6 off fp64 in the max norm on the H200). There the
+  // fused call must be as good as the separate ops.
   const double bound = dtype == torch::kHalf ? 5e-2 : 1e-1;
   const double slack = dtype == torch::kHalf ? 1e-3 : 1e-2;
   for (std::size_t i = 0; i < reference.size(); ++i) {
-    check_as_close_as_separate(names[i], fused[i], separate[i], reference[i], bound, slack);
+    const bool gradient = i >= 1 && i <= 4;
+    const bool masked = !plain && (gradient || i == 7);
+    check_as_close_as_separate(names[i], fused[i], separate[i], reference[i],
+                               masked ? 1.0 : bound, slack);
   }
   CHECK(fused_bn->num_batches_tracked.item<std::int64_t>() == 1);
 }
@@ -560,7 +568,9 @@ TEST_CASE("a convolution's epilogue gives the batch norm its statistics: fp64's 
     const char* names[] = {"output", "input grad", "conv weight grad", "weight grad",
                            "running var"};
     for (std::size_t i = 0; i < reference.size(); ++i) {
-      check_as_close_as_separate(names[i], fused[i], separate[i], reference[i], 5e-2, 1e-3);
+      const bool masked = i == 1 || i == 2 || i == 3;  // behind the ReLU, as above
+      check_as_close_as_separate(names[i], fused[i], separate[i], reference[i],
+                                 masked ? 1.0 : 5e-2, 1e-3);
     }
   }
 
@@ -582,11 +592,10 @@ TEST_CASE("a convolution's epilogue gives the batch norm its statistics: fp64's 
   const auto added = got - 1000.0;
   const double accumulated =
       relative_error(added[0], expected[0]) + relative_error(added[1], expected[1]);
-  WARN("cuDNN's GenStats " << (overwritten < accumulated ? "overwrites" : "adds to")
-                           << " its outputs: error " << overwritten << " as overwritten, "
-                           << accumulated << " as added");
-  // fp32 sums of 12,544 fp16 values a channel: far within 1e-4 of fp64's either way.
-  CHECK(std::min(overwritten, accumulated) < 1e-4);
+  INFO("error " << overwritten << " as overwritten, " << accumulated << " as added to");
+  // The implementation leaves the sums' buffer unzeroed: GenStats must overwrite it. fp32 sums
+  // of 12,544 fp16 values a channel are far within 1e-4 of fp64's.
+  CHECK(overwritten < 1e-4);
 }
 
 TEST_CASE("ResNet fp16 channels_last training with fused BatchNorm+add+ReLU tracks the separate ops",
@@ -620,6 +629,7 @@ TEST_CASE("ResNet fp16 channels_last training with fused BatchNorm+add+ReLU trac
   // One call is one step in both modes: graph call i is eager step i.
   const auto separate = trajectory(false, false, 12);
   const auto fused = trajectory(true, false, 12);
+  const auto fused_again = trajectory(true, false, 12);
   const auto fused_graph = trajectory(true, true, 12);
   // Same arithmetic, different fp16 roundings: step 0's loss is the forward pass alone, steps 1-2
   // add the gradients and updates; later steps drift apart (on the H200 step 3 differed by 2.8%,
@@ -630,9 +640,37 @@ TEST_CASE("ResNet fp16 channels_last training with fused BatchNorm+add+ReLU trac
   }
   CHECK(fused.back() < 0.5f * fused.front());
   CHECK(separate.back() < 0.5f * separate.front());
+  // The graph replays what the eager steps run. Where those are deterministic, it must give
+  // their losses step for step. cuDNN's GenStats engines may add the batch norm statistics with
+  // atomics (eager runs then differ from each other too, as on the H200): a difference of
+  // rounding, which this chaotic fp16 training amplifies like the one above; the graph's forward
+  // (step 0) and first two updates must still match within it.
+  const bool deterministic = fused_again == fused;
+  INFO((deterministic ? "deterministic" : "nondeterministic") << " eager steps");
   for (std::size_t i = 0; i < fused_graph.size(); ++i) {
     INFO("graph step " << i);
-    CHECK(fused_graph[i] == Approx(fused[i]).epsilon(1e-3).margin(1e-5));
+    if (deterministic || i == 0) {
+      CHECK(fused_graph[i] == Approx(fused[i]).epsilon(1e-3).margin(1e-5));
+    } else if (i < 3) {
+      CHECK(fused_graph[i] == Approx(fused[i]).epsilon(2e-2));
+    }
+  }
+  CHECK(fused_graph.back() < 0.5f * fused_graph.front());
+
+  // With cuDNN's determinism asked for, only deterministic engines (or the separate passes) run:
+  // two eager runs give the same losses, and the graph gives them too.
+  struct DeterministicCudnn {
+    bool before = at::globalContext().deterministicCuDNN();
+    DeterministicCudnn() { at::globalContext().setDeterministicCuDNN(true); }
+    ~DeterministicCudnn() { at::globalContext().setDeterministicCuDNN(before); }
+  } deterministic_cudnn;
+  const auto first = trajectory(true, false, 6);
+  const auto second = trajectory(true, false, 6);
+  const auto replayed = trajectory(true, true, 6);
+  for (std::size_t i = 0; i < first.size(); ++i) {
+    INFO("deterministic cuDNN, step " << i);
+    CHECK(second[i] == first[i]);
+    CHECK(replayed[i] == Approx(first[i]).epsilon(1e-3).margin(1e-5));
   }
 }
 

@@ -6,7 +6,6 @@
 
 #include <ATen/Context.h>
 #include <ATen/ops/empty.h>
-#include <ATen/ops/zeros.h>
 
 #include <cstdint>
 #include <string>
@@ -212,8 +211,30 @@ std::unique_ptr<Descriptor> build_graph(cudnnHandle_t handle, Descriptors& keep,
   return graph;
 }
 
-// The engine configurations the heuristics offer, best first (mode A, then the fallback list).
+// Whether cuDNN notes the configuration's engine as nondeterministic (GenStats engines may add
+// the sums with atomics, in no fixed order).
+bool nondeterministic(const Descriptor& config) {
+  Descriptor engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
+  cudnnBackendDescriptor_t raw = engine.get();
+  std::int64_t count = 0;
+  if (cudnnBackendGetAttribute(config.get(), CUDNN_ATTR_ENGINECFG_ENGINE,
+                               CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &count,
+                               &raw) != CUDNN_STATUS_SUCCESS)
+    return true;  // cannot tell
+  cudnnBackendNumericalNote_t notes[CUDNN_NUMERICAL_NOTE_TYPE_COUNT];
+  count = 0;
+  if (cudnnBackendGetAttribute(raw, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, CUDNN_TYPE_NUMERICAL_NOTE,
+                               CUDNN_NUMERICAL_NOTE_TYPE_COUNT, &count,
+                               notes) != CUDNN_STATUS_SUCCESS)
+    return true;
+  return std::find(notes, notes + count, CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC) != notes + count;
+}
+
+// The engine configurations the heuristics offer, best first (mode A, then the fallback list);
+// only deterministic ones where PyTorch asks cuDNN for determinism.
 Descriptors engine_configs(const Descriptor& graph, Descriptors& keep) {
+  const bool deterministic = at::globalContext().deterministicCuDNN() ||
+                             at::globalContext().deterministicAlgorithms();
   Descriptors configs;
   for (const cudnnBackendHeurMode_t mode : {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK}) {
     keep.push_back(std::make_unique<Descriptor>(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR));
@@ -238,7 +259,9 @@ Descriptors engine_configs(const Descriptor& graph, Descriptors& keep) {
                                  CUDNN_TYPE_BACKEND_DESCRIPTOR, count, &got,
                                  raw.data()) != CUDNN_STATUS_SUCCESS)
       continue;
-    for (std::int64_t i = 0; i < got; ++i) configs.push_back(std::move(found[i]));
+    for (std::int64_t i = 0; i < got; ++i) {
+      if (!deterministic || !nondeterministic(*found[i])) configs.push_back(std::move(found[i]));
+    }
   }
   return configs;
 }
@@ -309,8 +332,10 @@ std::shared_ptr<Plan> plan_for(cudnnHandle_t handle, const at::Tensor& x,
                                at::IntArrayRef padding, at::IntArrayRef dilation) {
   // Per thread, as ATen keeps its cuDNN handles and its convolutions' plan cache.
   thread_local std::map<std::vector<std::int64_t>, std::shared_ptr<Plan>> cache;
+  const bool deterministic = at::globalContext().deterministicCuDNN() ||
+                             at::globalContext().deterministicAlgorithms();
   std::vector<std::int64_t> key{reinterpret_cast<std::int64_t>(handle), x.device().index(),
-                                static_cast<std::int64_t>(x.scalar_type())};
+                                static_cast<std::int64_t>(x.scalar_type()), deterministic};
   for (const auto& part : {x.sizes(), weight.sizes(), stride, padding, dilation}) {
     key.insert(key.end(), part.begin(), part.end());
   }
@@ -404,8 +429,10 @@ std::pair<at::Tensor, at::Tensor> conv_with_statistics(const at::Tensor& x,
   const std::int64_t channels = weight.size(0);
   at::Tensor y = at::empty(output_sizes(x, weight, stride, padding, dilation),
                            x.options().memory_format(at::MemoryFormat::ChannelsLast));
+  // GenStats overwrites its outputs (tests/test_fusion.cpp checks it on a buffer full of 1000s):
+  // no zeroing.
   at::Tensor sums = sums_into;
-  if (!sums.defined()) sums = at::zeros({2, channels}, x.options().dtype(at::kFloat));
+  if (!sums.defined()) sums = at::empty({2, channels}, x.options().dtype(at::kFloat));
   if (sums.scalar_type() != at::kFloat || !sums.is_contiguous() || sums.numel() != 2 * channels ||
       sums.device() != x.device()) {
     throw Error("conv_with_statistics: sums_into must be a contiguous fp32 [2, K] tensor on x's "

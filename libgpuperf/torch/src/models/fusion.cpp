@@ -14,10 +14,9 @@
 #include <torch/csrc/autograd/custom_function.h>
 
 #include <array>
-#include <cstdlib>
-#include <string>
 #include <cstdint>
 #include <stdexcept>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -160,6 +159,7 @@ struct Conv1x1AndShortcut : public torch::autograd::Function<Conv1x1AndShortcut>
     if (statistics) {
       auto [y, sums] = detail::conv_with_statistics(x, weight, {1, 1}, {0, 0}, {1, 1});
       ctx->mark_non_differentiable({sums});
+      ctx->set_materialize_grads(false);  // the backward checks which gradients it got
       return {y, x, sums};
     }
     const torch::Tensor w = weight.view({weight.size(0), weight.size(1)});
@@ -217,6 +217,8 @@ struct ConvWithStatistics : public torch::autograd::Function<ConvWithStatistics>
     ctx->saved_data["padding"] = g.padding;
     ctx->saved_data["dilation"] = g.dilation;
     ctx->mark_non_differentiable({sums});
+    // No zeros made up for the sums' gradient, which the backward never reads.
+    ctx->set_materialize_grads(false);
     return {y, sums};
   }
 
@@ -359,20 +361,10 @@ std::pair<torch::Tensor, torch::Tensor> conv1x1_and_shortcut(const torch::Tensor
 
 namespace {
 
-// EXPERIMENT (removed after the A/B run): GPUPERF_EXPERIMENT_CONV_STATS=off|noconv1.
-const std::string& experiment() {
-  static const std::string value = [] {
-    const char* v = std::getenv("GPUPERF_EXPERIMENT_CONV_STATS");
-    return std::string(v != nullptr ? v : "");
-  }();
-  return value;
-}
-
 // The geometry for the fused convolution + statistics graph where it applies (see
 // conv_statistics_fusion_applies); false otherwise.
 bool statistics_geometry(const torch::Tensor& x, const torch::nn::Conv2dImpl& conv,
                          const torch::Tensor& weight, ConvGeometry* g) {
-  if (experiment() == "off") return false;
   return explicit_geometry(conv, g) && g->groups == 1 &&
          detail::conv_statistics_applies(x, weight) &&
          detail::conv_statistics_ready(x, weight, g->stride, g->padding, g->dilation);
@@ -399,7 +391,6 @@ torch::Tensor conv2d_statistics_into(const torch::Tensor& x, const torch::nn::Co
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> conv1x1_and_shortcut_with_statistics(
     const at::Tensor& x, const torch::nn::Conv2dImpl& conv, const at::Tensor& conv_weight) {
-  if (experiment() == "noconv1") return {};
   if (!conv1x1_shortcut_applies(x, conv) || !c10::GradMode::is_enabled()) return {};
   const torch::Tensor weight = autocast_operand(conv_weight);
   ConvGeometry g;
