@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Device call 2 (one H200): the final tree (call 1's code with the GPUPERF_EXPERIMENT_CONV_STATS
 # switch removed, the sums no longer zeroed, no zero gradients made up for them, deterministic
-# engines only where cuDNN determinism is asked for). Build, the [gpu] tests of test_fusion, test_train and test_inference (the call stops
-# if one fails), then the headline's ResNet-50 training section (3 alternating repeats against
-# eager and torch.compile default / reduce-overhead).
+# engines only where cuDNN determinism is asked for). Build, the [gpu] tests of test_fusion,
+# test_train and test_inference (failures listed, the call goes on), then the headline's
+# ResNet-50 training section (3 alternating repeats against eager and torch.compile default /
+# reduce-overhead).
 set -uo pipefail
 source .deps/env.sh
 L=$OUT/logs; mkdir -p $L
@@ -13,7 +14,7 @@ timeout 300 cmake --build build-gpu -j16 --target resnet50_benchmark seed_benchm
 grep -E "error|FAILED" $L/build.txt | head -20
 for t in test_fusion test_train test_inference; do
   timeout 150 build-gpu/tests/$t "[gpu]~[gpu2]" > $L/$t-gpu.txt 2>&1; rc=$?; echo "$t [gpu] rc=$rc at ${SECONDS}s"; tail -2 $L/$t-gpu.txt
-  if [ $rc -ne 0 ]; then grep -B3 -A16 FAILED $L/$t-gpu.txt | head -80; tar czf $OUT/logs.tgz -C $OUT logs; exit 1; fi
+  if [ $rc -ne 0 ]; then grep -B3 -A16 FAILED $L/$t-gpu.txt | head -60; fi
 done
 echo "headline from ${SECONDS}s"
 timeout $(( 590 - SECONDS )) benchmarks/headline.sh build-gpu $L/headline 3 "train-resnet50" > $L/headline.md 2> $L/headline.err; echo "headline rc=$? at ${SECONDS}s"
