@@ -411,7 +411,9 @@ void check_conv_batch_norm(std::int64_t channels, std::int64_t out_channels, std
                            std::int64_t stride, torch::ScalarType dtype, BatchNormForm form) {
   const bool add = form == BatchNormForm::kAddRelu;
   const bool plain = form == BatchNormForm::kAlone;
-  INFO((plain ? "conv+batchnorm " : add ? "conv+batchnorm+add+relu " : "conv+batchnorm+relu ")
+  INFO((plain ? "conv+batchnorm "
+        : add ? "conv+batchnorm+add+relu "
+              : "conv+batchnorm+relu ")
        << c10::toString(dtype) << " " << channels << "->" << out_channels << " " << kernel << "x"
        << kernel << " stride " << stride);
   torch::manual_seed(81);
@@ -446,8 +448,8 @@ void check_conv_batch_norm(std::int64_t channels, std::int64_t out_channels, std
   auto xd = to64(x).requires_grad_();
   auto wd = to64(w).requires_grad_();
   auto zd = add ? to64(z).requires_grad_() : torch::Tensor();
-  const auto yd = reference_bn(
-      F::conv2d(xd, wd, F::Conv2dFuncOptions().stride(stride).padding(kernel / 2)));
+  const auto yd =
+      reference_bn(F::conv2d(xd, wd, F::Conv2dFuncOptions().stride(stride).padding(kernel / 2)));
   const auto ref = plain ? yd : torch::relu(add ? yd + zd : yd);
   ref.backward(to64(upstream));
 
@@ -456,16 +458,19 @@ void check_conv_batch_norm(std::int64_t channels, std::int64_t out_channels, std
     w.mutable_grad() = torch::Tensor();
     if (add) z.mutable_grad() = torch::Tensor();
     bool ran_fused = !fused;
-    const auto out = plain ? gpuperf::conv2d_batch_norm(x, *conv, w, *bn, fused, &ran_fused)
-                           : gpuperf::conv2d_batch_norm_relu(x, *conv, w, *bn, z, fused,
-                                                             &ran_fused);
+    const auto out = plain
+                         ? gpuperf::conv2d_batch_norm(x, *conv, w, *bn, fused, &ran_fused)
+                         : gpuperf::conv2d_batch_norm_relu(x, *conv, w, *bn, z, fused, &ran_fused);
     CHECK(ran_fused == fused);
     CHECK(out.scalar_type() == dtype);
     CHECK(out.is_contiguous(cl));
     out.backward(upstream);
-    std::vector<torch::Tensor> r{out.detach(),           x.grad().clone(),
-                                 w.grad().clone(),       bn->weight.grad().clone(),
-                                 bn->bias.grad().clone(), bn->running_mean.clone(),
+    std::vector<torch::Tensor> r{out.detach(),
+                                 x.grad().clone(),
+                                 w.grad().clone(),
+                                 bn->weight.grad().clone(),
+                                 bn->bias.grad().clone(),
+                                 bn->running_mean.clone(),
                                  bn->running_var.clone()};
     if (add) r.push_back(z.grad().clone());
     return r;
@@ -480,8 +485,8 @@ void check_conv_batch_norm(std::int64_t channels, std::int64_t out_channels, std
                                        reference_bn->running_mean,
                                        reference_bn->running_var};
   if (add) reference.push_back(zd.grad());
-  const char* names[] = {"output",       "input grad",   "conv weight grad", "weight grad",
-                         "bias grad",    "running mean", "running var",      "shortcut grad"};
+  const char* names[] = {"output",    "input grad",   "conv weight grad", "weight grad",
+                         "bias grad", "running mean", "running var",      "shortcut grad"};
   // The output and the running statistics within fp16's (bf16's) rounding of fp64. The gradients
   // behind a ReLU are further off for both: the convolution's output rounded to fp16 flips the
   // masks of values within rounding of 0, and one flip moves an element by the whole upstream
@@ -492,17 +497,18 @@ void check_conv_batch_norm(std::int64_t channels, std::int64_t out_channels, std
   for (std::size_t i = 0; i < reference.size(); ++i) {
     const bool gradient = i >= 1 && i <= 4;
     const bool masked = !plain && (gradient || i == 7);
-    check_as_close_as_separate(names[i], fused[i], separate[i], reference[i],
-                               masked ? 1.0 : bound, slack);
+    check_as_close_as_separate(names[i], fused[i], separate[i], reference[i], masked ? 1.0 : bound,
+                               slack);
   }
   CHECK(fused_bn->num_batches_tracked.item<std::int64_t>() == 1);
 }
 
 }  // namespace
 
-TEST_CASE("a convolution's epilogue gives the batch norm its statistics: fp64's output, "
-          "gradients and running statistics",
-          "[fusion][gpu]") {
+TEST_CASE(
+    "a convolution's epilogue gives the batch norm its statistics: fp64's output, "
+    "gradients and running statistics",
+    "[fusion][gpu]") {
   GPUPERF_REQUIRE_GPU();
   using Form = BatchNormForm;
   for (const auto dtype : {torch::kHalf, torch::kBFloat16}) {
@@ -562,15 +568,14 @@ TEST_CASE("a convolution's epilogue gives the batch norm its statistics: fp64's 
     };
     const auto fused = run(fused_bn, true);
     const auto separate = run(separate_bn, false);
-    const std::vector<torch::Tensor> reference{ref.detach(), xd.grad(), wd.grad(),
-                                               reference_bn->weight.grad(),
-                                               reference_bn->running_var};
+    const std::vector<torch::Tensor> reference{
+        ref.detach(), xd.grad(), wd.grad(), reference_bn->weight.grad(), reference_bn->running_var};
     const char* names[] = {"output", "input grad", "conv weight grad", "weight grad",
                            "running var"};
     for (std::size_t i = 0; i < reference.size(); ++i) {
       const bool masked = i == 1 || i == 2 || i == 3;  // behind the ReLU, as above
-      check_as_close_as_separate(names[i], fused[i], separate[i], reference[i],
-                                 masked ? 1.0 : 5e-2, 1e-3);
+      check_as_close_as_separate(names[i], fused[i], separate[i], reference[i], masked ? 1.0 : 5e-2,
+                                 1e-3);
     }
   }
 
@@ -579,8 +584,7 @@ TEST_CASE("a convolution's epilogue gives the batch norm its statistics: fp64's 
   torch::manual_seed(83);
   torch::nn::Conv2d conv(torch::nn::Conv2dOptions(64, 128, 3).padding(1).bias(false));
   const auto cl = torch::MemoryFormat::ChannelsLast;
-  const auto x =
-      (torch::randn({16, 64, 28, 28}) + 1).to(torch::kCUDA, torch::kHalf).contiguous(cl);
+  const auto x = (torch::randn({16, 64, 28, 28}) + 1).to(torch::kCUDA, torch::kHalf).contiguous(cl);
   const auto w = conv->weight.detach().to(torch::kCUDA, torch::kHalf).contiguous(cl);
   REQUIRE(gpuperf::conv_statistics_fusion_applies(x, *conv, w));
   const auto sums = torch::full({2, 128}, 1000.0, x.options().dtype(torch::kFloat));
@@ -588,7 +592,8 @@ TEST_CASE("a convolution's epilogue gives the batch norm its statistics: fp64's 
   const auto y64 = y.to(torch::kCPU, torch::kDouble);
   const auto expected = torch::stack({y64.sum({0, 2, 3}), (y64 * y64).sum({0, 2, 3})});
   const auto got = sums.to(torch::kCPU, torch::kDouble);
-  const double overwritten = relative_error(got[0], expected[0]) + relative_error(got[1], expected[1]);
+  const double overwritten =
+      relative_error(got[0], expected[0]) + relative_error(got[1], expected[1]);
   const auto added = got - 1000.0;
   const double accumulated =
       relative_error(added[0], expected[0]) + relative_error(added[1], expected[1]);

@@ -398,8 +398,7 @@ namespace {
 // else the convolution, then batch_norm_add_relu or fused_batch_norm.
 torch::Tensor conv_then_batch_norm(const torch::Tensor& x, const torch::nn::Conv2dImpl& conv,
                                    const torch::Tensor& weight, torch::nn::BatchNorm2dImpl& bn,
-                                   const torch::Tensor& z, bool relu, bool fused,
-                                   bool* ran_fused) {
+                                   const torch::Tensor& z, bool relu, bool fused, bool* ran_fused) {
 #if GPUPERF_WITH_CUDA_KERNELS
   if (fused && bn.is_training()) {
     auto [y, sums] = detail::conv2d_with_statistics(x, conv, weight);

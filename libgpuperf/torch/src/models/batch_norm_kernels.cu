@@ -239,10 +239,10 @@ __device__ __forceinline__ void total_partials(const float2* __restrict__ partia
 // mean, invstd, the apply pass's scale and shift, and the running statistics updated as
 // PyTorch's BatchNorm updates them (the unbiased variance, the momentum).
 __device__ __forceinline__ void write_statistics(int channel, double sum, double squares,
-                                                 double origin, double n, float weight,
-                                                 float bias, float running_mean,
-                                                 float running_var, const BatchNormChannels& c,
-                                                 float momentum, float eps) {
+                                                 double origin, double n, float weight, float bias,
+                                                 float running_mean, float running_var,
+                                                 const BatchNormChannels& c, float momentum,
+                                                 float eps) {
   const double shifted_mean = sum / n;
   const double variance = fmax(squares / n - shifted_mean * shifted_mean, 0.0);
   const double mean = origin + shifted_mean;
@@ -298,8 +298,8 @@ __global__ void __launch_bounds__(kThreads)
   wait_for_previous();
   if (!writes) return;
   write_statistics(channel, sums[channel], sums[channels + channel], 0.0,
-                   static_cast<double>(count), weight, bias, running_mean, running_var, c,
-                   momentum, eps);
+                   static_cast<double>(count), weight, bias, running_mean, running_var, c, momentum,
+                   eps);
 }
 
 // Vector i of the elementwise passes for the k-th item: from the end back (see the header).
@@ -581,14 +581,14 @@ cudaError_t batch_norm_forward(NhwcDtype dtype, const void* x, const void* z, vo
     return cudaErrorInvalidValue;
   switch (dtype) {
     case NhwcDtype::kHalf:
-      return forward_as<__half>(x, z, y, mask, partial, sums, c, momentum, eps, pixels, channels, device,
-                                stream);
+      return forward_as<__half>(x, z, y, mask, partial, sums, c, momentum, eps, pixels, channels,
+                                device, stream);
     case NhwcDtype::kBFloat16:
-      return forward_as<__nv_bfloat16>(x, z, y, mask, partial, sums, c, momentum, eps, pixels, channels,
-                                       device, stream);
+      return forward_as<__nv_bfloat16>(x, z, y, mask, partial, sums, c, momentum, eps, pixels,
+                                       channels, device, stream);
     case NhwcDtype::kFloat:
-      return forward_as<float>(x, z, y, mask, partial, sums, c, momentum, eps, pixels, channels, device,
-                               stream);
+      return forward_as<float>(x, z, y, mask, partial, sums, c, momentum, eps, pixels, channels,
+                               device, stream);
   }
   return cudaErrorInvalidValue;
 }

@@ -153,15 +153,14 @@ std::unique_ptr<Descriptor> build_graph(cudnnHandle_t handle, Descriptors& keep,
                                         const at::Tensor& x, const at::Tensor& weight,
                                         at::IntArrayRef stride, at::IntArrayRef padding,
                                         at::IntArrayRef dilation) {
-  const cudnnDataType_t type =
-      x.scalar_type() == at::kHalf ? CUDNN_DATA_HALF : CUDNN_DATA_BFLOAT16;
+  const cudnnDataType_t type = x.scalar_type() == at::kHalf ? CUDNN_DATA_HALF : CUDNN_DATA_BFLOAT16;
   const std::vector<std::int64_t> y_sizes = output_sizes(x, weight, stride, padding, dilation);
   const std::vector<std::int64_t> per_channel{1, weight.size(0), 1, 1};
   // channels_last strides as ATen gives them for dense tensors (conv_statistics_applies holds
   // both in that layout), whatever strides a dimension of size 1 happens to have.
   Descriptor& xd = tensor(keep, kX, type, x.sizes().vec(), channels_last_strides(x.sizes().vec()));
-  Descriptor& wd = tensor(keep, kW, type, weight.sizes().vec(),
-                          channels_last_strides(weight.sizes().vec()));
+  Descriptor& wd =
+      tensor(keep, kW, type, weight.sizes().vec(), channels_last_strides(weight.sizes().vec()));
   Descriptor& yd = tensor(keep, kY, type, y_sizes, channels_last_strides(y_sizes));
   Descriptor& sum = tensor(keep, kSum, CUDNN_DATA_FLOAT, per_channel, {per_channel[1], 1, 1, 1});
   Descriptor& squares =
@@ -233,8 +232,8 @@ bool nondeterministic(const Descriptor& config) {
 // The engine configurations the heuristics offer, best first (mode A, then the fallback list);
 // only deterministic ones where PyTorch asks cuDNN for determinism.
 Descriptors engine_configs(const Descriptor& graph, Descriptors& keep) {
-  const bool deterministic = at::globalContext().deterministicCuDNN() ||
-                             at::globalContext().deterministicAlgorithms();
+  const bool deterministic =
+      at::globalContext().deterministicCuDNN() || at::globalContext().deterministicAlgorithms();
   Descriptors configs;
   for (const cudnnBackendHeurMode_t mode : {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK}) {
     keep.push_back(std::make_unique<Descriptor>(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR));
@@ -275,8 +274,8 @@ void execute(cudnnHandle_t handle, const Plan& plan, void* x, void* w, void* y, 
   Descriptor pack(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
   pack.set(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, uids);
   check(cudnnBackendSetAttribute(pack.get(), CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS,
-                                 CUDNN_TYPE_VOID_PTR,
-                                 static_cast<std::int64_t>(pointers.size()), pointers.data()),
+                                 CUDNN_TYPE_VOID_PTR, static_cast<std::int64_t>(pointers.size()),
+                                 pointers.data()),
         "set data pointers");
   void* space = workspace.data_ptr();
   pack.set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, space);
@@ -327,13 +326,13 @@ constexpr std::size_t kTimedPlans = 4;
 
 // The plan for these operands: built on the first call per shape and handle (null when no
 // engine runs the graph), then looked up.
-std::shared_ptr<Plan> plan_for(cudnnHandle_t handle, const at::Tensor& x,
-                               const at::Tensor& weight, at::IntArrayRef stride,
-                               at::IntArrayRef padding, at::IntArrayRef dilation) {
+std::shared_ptr<Plan> plan_for(cudnnHandle_t handle, const at::Tensor& x, const at::Tensor& weight,
+                               at::IntArrayRef stride, at::IntArrayRef padding,
+                               at::IntArrayRef dilation) {
   // Per thread, as ATen keeps its cuDNN handles and its convolutions' plan cache.
   thread_local std::map<std::vector<std::int64_t>, std::shared_ptr<Plan>> cache;
-  const bool deterministic = at::globalContext().deterministicCuDNN() ||
-                             at::globalContext().deterministicAlgorithms();
+  const bool deterministic =
+      at::globalContext().deterministicCuDNN() || at::globalContext().deterministicAlgorithms();
   std::vector<std::int64_t> key{reinterpret_cast<std::int64_t>(handle), x.device().index(),
                                 static_cast<std::int64_t>(x.scalar_type()), deterministic};
   for (const auto& part : {x.sizes(), weight.sizes(), stride, padding, dilation}) {
@@ -413,18 +412,16 @@ bool conv_statistics_ready(const at::Tensor& x, const at::Tensor& weight, at::In
   return plan_for(current_handle(), x, weight, stride, padding, dilation) != nullptr;
 }
 
-std::pair<at::Tensor, at::Tensor> conv_with_statistics(const at::Tensor& x,
-                                                       const at::Tensor& weight,
-                                                       at::IntArrayRef stride,
-                                                       at::IntArrayRef padding,
-                                                       at::IntArrayRef dilation,
-                                                       const at::Tensor& sums_into) {
+std::pair<at::Tensor, at::Tensor> conv_with_statistics(
+    const at::Tensor& x, const at::Tensor& weight, at::IntArrayRef stride, at::IntArrayRef padding,
+    at::IntArrayRef dilation, const at::Tensor& sums_into) {
   const c10::cuda::CUDAGuard guard(x.device());
   const cudnnHandle_t handle = current_handle();
   const std::shared_ptr<Plan> plan = plan_for(handle, x, weight, stride, padding, dilation);
   if (!plan) {
-    throw Error("conv_with_statistics: cuDNN has no engine for these shapes; ask "
-                "conv_statistics_ready first");
+    throw Error(
+        "conv_with_statistics: cuDNN has no engine for these shapes; ask "
+        "conv_statistics_ready first");
   }
   const std::int64_t channels = weight.size(0);
   at::Tensor y = at::empty(output_sizes(x, weight, stride, padding, dilation),
@@ -435,8 +432,9 @@ std::pair<at::Tensor, at::Tensor> conv_with_statistics(const at::Tensor& x,
   if (!sums.defined()) sums = at::empty({2, channels}, x.options().dtype(at::kFloat));
   if (sums.scalar_type() != at::kFloat || !sums.is_contiguous() || sums.numel() != 2 * channels ||
       sums.device() != x.device()) {
-    throw Error("conv_with_statistics: sums_into must be a contiguous fp32 [2, K] tensor on x's "
-                "device");
+    throw Error(
+        "conv_with_statistics: sums_into must be a contiguous fp32 [2, K] tensor on x's "
+        "device");
   }
   execute(handle, *plan, x.data_ptr(), weight.data_ptr(), y.data_ptr(), sums.data_ptr<float>(),
           channels, x);
@@ -445,8 +443,8 @@ std::pair<at::Tensor, at::Tensor> conv_with_statistics(const at::Tensor& x,
 
 #else  // no cuDNN
 
-bool conv_statistics_ready(const at::Tensor&, const at::Tensor&, at::IntArrayRef,
-                           at::IntArrayRef, at::IntArrayRef) {
+bool conv_statistics_ready(const at::Tensor&, const at::Tensor&, at::IntArrayRef, at::IntArrayRef,
+                           at::IntArrayRef) {
   return false;
 }
 

@@ -37,8 +37,8 @@ namespace gpuperf::detail {
 /// [2, K], contiguous), the sums are written there as it is, without zeroing it first: for the
 /// tests that check whether cuDNN's GenStats overwrites or adds.
 [[nodiscard]] std::pair<at::Tensor, at::Tensor> conv_with_statistics(
-    const at::Tensor& x, const at::Tensor& weight, at::IntArrayRef stride,
-    at::IntArrayRef padding, at::IntArrayRef dilation, const at::Tensor& sums_into = {});
+    const at::Tensor& x, const at::Tensor& weight, at::IntArrayRef stride, at::IntArrayRef padding,
+    at::IntArrayRef dilation, const at::Tensor& sums_into = {});
 
 /// conv(x, weight) with the module's geometry and its output's statistics, as one autograd node
 /// whose backward is the convolution's (input and weight gradients; none reach the sums):

@@ -153,8 +153,8 @@ struct ReluFromOutput : public torch::autograd::Function<ReluFromOutput> {
 // (conv_statistics.h), and a third output holds the sums (no gradient reaches them).
 struct Conv1x1AndShortcut : public torch::autograd::Function<Conv1x1AndShortcut> {
   static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx,
-                                                const torch::Tensor& x,
-                                                const torch::Tensor& weight, bool statistics) {
+                                                const torch::Tensor& x, const torch::Tensor& weight,
+                                                bool statistics) {
     ctx->save_for_backward({x, weight});
     if (statistics) {
       auto [y, sums] = detail::conv_with_statistics(x, weight, {1, 1}, {0, 0}, {1, 1});
@@ -208,8 +208,7 @@ struct Conv1x1AndShortcut : public torch::autograd::Function<Conv1x1AndShortcut>
 // The sums take no gradient: the batch norm that reads them computes x's full gradient itself.
 struct ConvWithStatistics : public torch::autograd::Function<ConvWithStatistics> {
   static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx,
-                                                const torch::Tensor& x,
-                                                const torch::Tensor& weight,
+                                                const torch::Tensor& x, const torch::Tensor& weight,
                                                 const ConvGeometry& g) {
     auto [y, sums] = detail::conv_with_statistics(x, weight, g.stride, g.padding, g.dilation);
     ctx->save_for_backward({x, weight});

@@ -131,12 +131,9 @@ class FusableModel {
 /// convolution's usual one. The sums are added in fp32 by cuDNN (not in a fixed order, unlike
 /// gpuperf's statistics pass) and turned into mean and variance in fp64. Otherwise
 /// conv2d_weight_bias, then batch_norm_add_relu. `ran_fused` as for batch_norm_add_relu.
-[[nodiscard]] torch::Tensor conv2d_batch_norm_relu(const torch::Tensor& x,
-                                                   const torch::nn::Conv2dImpl& conv,
-                                                   const torch::Tensor& weight,
-                                                   torch::nn::BatchNorm2dImpl& bn,
-                                                   const torch::Tensor& z, bool fused,
-                                                   bool* ran_fused = nullptr);
+[[nodiscard]] torch::Tensor conv2d_batch_norm_relu(
+    const torch::Tensor& x, const torch::nn::Conv2dImpl& conv, const torch::Tensor& weight,
+    torch::nn::BatchNorm2dImpl& bn, const torch::Tensor& z, bool fused, bool* ran_fused = nullptr);
 
 /// bn(conv(x, weight)) in training mode, as conv2d_batch_norm_relu without the ReLU (the
 /// fallback: conv2d_weight_bias, then fused_batch_norm).
