@@ -662,13 +662,20 @@ TEST_CASE("ResNet fp16 channels_last training with fused BatchNorm+add+ReLU trac
   }
   CHECK(fused_graph.back() < 0.5f * fused_graph.front());
 
-  // With cuDNN's determinism asked for, only deterministic engines (or the separate passes) run:
-  // two eager runs give the same losses, and the graph gives them too.
+  // With cuDNN's determinism asked for, the batch norm makes its own statistics pass (fixed
+  // order): two eager runs give the same losses, and the graph gives them too.
   struct DeterministicCudnn {
     bool before = at::globalContext().deterministicCuDNN();
     DeterministicCudnn() { at::globalContext().setDeterministicCuDNN(true); }
     ~DeterministicCudnn() { at::globalContext().setDeterministicCuDNN(before); }
   } deterministic_cudnn;
+  {
+    const auto cl = torch::MemoryFormat::ChannelsLast;
+    torch::nn::Conv2d conv(torch::nn::Conv2dOptions(64, 64, 3).padding(1).bias(false));
+    const auto x = torch::randn({2, 64, 8, 8}).to(torch::kCUDA, torch::kHalf).contiguous(cl);
+    const auto w = conv->weight.detach().to(torch::kCUDA, torch::kHalf).contiguous(cl);
+    CHECK_FALSE(gpuperf::conv_statistics_fusion_applies(x, *conv, w));
+  }
   const auto first = trajectory(true, false, 6);
   const auto second = trajectory(true, false, 6);
   const auto replayed = trajectory(true, true, 6);

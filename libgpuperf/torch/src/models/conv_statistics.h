@@ -17,7 +17,8 @@
 
 namespace gpuperf::detail {
 
-/// Whether conv_with_statistics may be tried: gpuperf built with cuDNN, cuDNN enabled; `x` a
+/// Whether conv_with_statistics may be tried: gpuperf built with cuDNN, cuDNN enabled and not
+/// asked for deterministic results (GenStats adds the sums in no fixed order); `x` a
 /// CUDA fp16 or bf16 [N, C, H, W] tensor in channels_last, 16-byte aligned; `weight` [K, C, R, S]
 /// of x's dtype and device in channels_last; C and K multiples of 8 (16 bytes).
 [[nodiscard]] bool conv_statistics_applies(const at::Tensor& x, const at::Tensor& weight);

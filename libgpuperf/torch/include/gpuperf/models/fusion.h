@@ -128,9 +128,11 @@ class FusableModel {
 /// convolution computes each output channel's sum and sum of squares in its epilogue (cuDNN's
 /// graph API: convolution + GenStats, fp16/bf16 in channels_last, C and K multiples of 8, one
 /// group), and the batch norm makes no statistics pass of its own; its backward is the
-/// convolution's usual one. The sums are added in fp32 by cuDNN (not in a fixed order, unlike
-/// gpuperf's statistics pass) and turned into mean and variance in fp64. Otherwise
-/// conv2d_weight_bias, then batch_norm_add_relu. `ran_fused` as for batch_norm_add_relu.
+/// convolution's usual one. cuDNN adds the sums in fp32 in no fixed order (two runs differ in the
+/// last bits, unlike gpuperf's statistics pass), so not where PyTorch is asked for determinism
+/// (at::globalContext().deterministicCuDNN() or deterministicAlgorithms()); they are turned into
+/// mean and variance in fp64. Otherwise conv2d_weight_bias, then batch_norm_add_relu.
+/// `ran_fused` as for batch_norm_add_relu.
 [[nodiscard]] torch::Tensor conv2d_batch_norm_relu(
     const torch::Tensor& x, const torch::nn::Conv2dImpl& conv, const torch::Tensor& weight,
     torch::nn::BatchNorm2dImpl& bn, const torch::Tensor& z, bool fused, bool* ran_fused = nullptr);
