@@ -73,6 +73,30 @@ void check_as_close_as_separate(const std::string& what, const torch::Tensor& fu
   CHECK(e_fused <= 2 * e_separate + slack);
 }
 
+// Three copies of one BatchNorm with non-trivial parameters and statistics: `fused` and
+// `separate` (the separate ops: what PyTorch runs) on CUDA, `reference` in fp64 on the CPU.
+struct BatchNormCopies {
+  BatchNormCopies(std::int64_t channels, std::uint64_t seed)
+      : fused(channels), separate(channels), reference(channels) {
+    randomize_batch_norms(*fused, seed);
+    copy_state(*fused, *separate);
+    copy_state(*fused, *reference);
+    fused->to(torch::kCUDA);
+    separate->to(torch::kCUDA);
+    reference->to(torch::kDouble);
+  }
+  torch::nn::BatchNorm2d fused, separate, reference;
+};
+
+// `results` followed by a BatchNorm's weight and bias gradients and running statistics.
+std::vector<torch::Tensor> with_batch_norm_state(std::vector<torch::Tensor> results,
+                                                 const torch::nn::BatchNorm2d& bn) {
+  for (const auto& t : {bn->weight.grad(), bn->bias.grad(), bn->running_mean, bn->running_var}) {
+    results.push_back(t.clone());
+  }
+  return results;
+}
+
 // A ResNet-50 in eval mode with random BatchNorm statistics; the same weights for a seed.
 gpuperf::ResNet eval_resnet(std::uint64_t seed) {
   torch::manual_seed(seed);
@@ -303,15 +327,8 @@ void check_fused_batch_norm(const std::vector<std::int64_t>& shape, torch::Scala
   auto x = cuda_cl(torch::randn(shape, torch::kDouble) * spread + offset).requires_grad_();
   auto z = add ? cuda_cl(torch::randn(shape)).requires_grad_() : torch::Tensor();
   const auto upstream = cuda_cl(torch::randn(shape));
-  // Three copies of one BatchNorm with non-trivial parameters and statistics: fused (CUDA),
-  // separate ops (CUDA, what PyTorch runs), reference (fp64 on the CPU).
-  torch::nn::BatchNorm2d fused_bn(channels), separate_bn(channels), reference_bn(channels);
-  randomize_batch_norms(*fused_bn, 52);
-  copy_state(*fused_bn, *separate_bn);
-  copy_state(*fused_bn, *reference_bn);
-  fused_bn->to(torch::kCUDA);
-  separate_bn->to(torch::kCUDA);
-  reference_bn->to(torch::kDouble);
+  const BatchNormCopies copies(channels, 52);
+  auto fused_bn = copies.fused, separate_bn = copies.separate, reference_bn = copies.reference;
   REQUIRE(gpuperf::batch_norm_kernel_applies(x, *fused_bn, z) == own);
   if (!own) REQUIRE(gpuperf::cudnn_batch_norm_fusion_applies(x, *fused_bn, z));
 
@@ -331,20 +348,13 @@ void check_fused_batch_norm(const std::vector<std::int64_t>& shape, torch::Scala
     CHECK(out.scalar_type() == dtype);
     CHECK(out.is_contiguous(torch::MemoryFormat::ChannelsLast));
     out.backward(upstream);
-    std::vector<torch::Tensor> r{out.detach(), x.grad().clone(), bn->weight.grad().clone(),
-                                 bn->bias.grad().clone(), bn->running_mean.clone(),
-                                 bn->running_var.clone()};
+    auto r = with_batch_norm_state({out.detach(), x.grad().clone()}, bn);
     if (add) r.push_back(z.grad().clone());
     return r;
   };
   const auto fused = run(fused_bn, true);
   const auto separate = run(separate_bn, false);
-  std::vector<torch::Tensor> reference{ref.detach(),
-                                       xd.grad(),
-                                       reference_bn->weight.grad(),
-                                       reference_bn->bias.grad(),
-                                       reference_bn->running_mean,
-                                       reference_bn->running_var};
+  auto reference = with_batch_norm_state({ref.detach(), xd.grad()}, reference_bn);
   if (add) reference.push_back(zd.grad());
   const char* names[] = {"output",       "input grad",  "weight grad", "bias grad",
                          "running mean", "running var", "shortcut grad"};
@@ -425,14 +435,8 @@ void check_conv_batch_norm(std::int64_t channels, std::int64_t out_channels, std
                              .stride(stride)
                              .padding(kernel / 2)
                              .bias(false));
-  torch::nn::BatchNorm2d fused_bn(out_channels), separate_bn(out_channels),
-      reference_bn(out_channels);
-  randomize_batch_norms(*fused_bn, 82);
-  copy_state(*fused_bn, *separate_bn);
-  copy_state(*fused_bn, *reference_bn);
-  fused_bn->to(torch::kCUDA);
-  separate_bn->to(torch::kCUDA);
-  reference_bn->to(torch::kDouble);
+  const BatchNormCopies copies(out_channels, 82);
+  auto fused_bn = copies.fused, separate_bn = copies.separate, reference_bn = copies.reference;
   const std::int64_t side = (14 + 2 * (kernel / 2) - kernel) / stride + 1;
   const std::vector<std::int64_t> out_shape{8, out_channels, side, side};
   // A mean away from 0 in the input, so that the outputs' mean is not 0 either.
@@ -465,25 +469,13 @@ void check_conv_batch_norm(std::int64_t channels, std::int64_t out_channels, std
     CHECK(out.scalar_type() == dtype);
     CHECK(out.is_contiguous(cl));
     out.backward(upstream);
-    std::vector<torch::Tensor> r{out.detach(),
-                                 x.grad().clone(),
-                                 w.grad().clone(),
-                                 bn->weight.grad().clone(),
-                                 bn->bias.grad().clone(),
-                                 bn->running_mean.clone(),
-                                 bn->running_var.clone()};
+    auto r = with_batch_norm_state({out.detach(), x.grad().clone(), w.grad().clone()}, bn);
     if (add) r.push_back(z.grad().clone());
     return r;
   };
   const auto fused = run(fused_bn, true);
   const auto separate = run(separate_bn, false);
-  std::vector<torch::Tensor> reference{ref.detach(),
-                                       xd.grad(),
-                                       wd.grad(),
-                                       reference_bn->weight.grad(),
-                                       reference_bn->bias.grad(),
-                                       reference_bn->running_mean,
-                                       reference_bn->running_var};
+  auto reference = with_batch_norm_state({ref.detach(), xd.grad(), wd.grad()}, reference_bn);
   if (add) reference.push_back(zd.grad());
   const char* names[] = {"output",    "input grad",   "conv weight grad", "weight grad",
                          "bias grad", "running mean", "running var",      "shortcut grad"};
@@ -527,14 +519,9 @@ TEST_CASE(
     torch::manual_seed(84);
     const auto cl = torch::MemoryFormat::ChannelsLast;
     torch::nn::Conv2d conv(torch::nn::Conv2dOptions(64, 32, 1).bias(false));
-    torch::nn::BatchNorm2d fused_bn(32), separate_bn(32), reference_bn(32);
-    randomize_batch_norms(*fused_bn, 85);
-    copy_state(*fused_bn, *separate_bn);
-    copy_state(*fused_bn, *reference_bn);
+    const BatchNormCopies copies(32, 85);
+    auto fused_bn = copies.fused, separate_bn = copies.separate, reference_bn = copies.reference;
     conv->to(torch::kCUDA);
-    fused_bn->to(torch::kCUDA);
-    separate_bn->to(torch::kCUDA);
-    reference_bn->to(torch::kDouble);
     auto x = (torch::randn({8, 64, 14, 14}) + 0.5)
                  .to(torch::kCUDA, torch::kHalf)
                  .contiguous(cl)
