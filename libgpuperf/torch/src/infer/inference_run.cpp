@@ -15,13 +15,13 @@
 #include "gpuperf/amp/autocast.h"
 #include "gpuperf/base/error.h"
 #include "gpuperf/base/format.h"
-#include "gpuperf/report/console.h"
 #include "gpuperf/base/log.h"
 #include "gpuperf/base/timestamp.h"
 #include "gpuperf/device/device.h"
 #include "gpuperf/device/kernel_trace.h"
 #include "gpuperf/infer/inference.h"
 #include "gpuperf/models/registry.h"
+#include "gpuperf/report/console.h"
 #include "gpuperf/serving/serving.h"
 
 namespace gpuperf {

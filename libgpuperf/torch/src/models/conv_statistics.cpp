@@ -16,6 +16,7 @@
 #if GPUPERF_WITH_CUDNN
 #include <ATen/cuda/CUDAContext.h>
 #include <ATen/cudnn/Handle.h>
+#include <ATen/native/ConvUtils.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <cuda_runtime_api.h>
 #include <cudnn.h>
@@ -129,15 +130,11 @@ Descriptor& tensor(Descriptors& keep, std::int64_t uid, cudnnDataType_t type,
   return t;
 }
 
+// conv(x, weight)'s [N, K, P, Q] (ATen's formula).
 std::vector<std::int64_t> output_sizes(const at::Tensor& x, const at::Tensor& weight,
                                        at::IntArrayRef stride, at::IntArrayRef padding,
                                        at::IntArrayRef dilation) {
-  std::vector<std::int64_t> sizes{x.size(0), weight.size(0)};
-  for (int d = 0; d < 2; ++d) {
-    const std::int64_t window = dilation[d] * (weight.size(2 + d) - 1) + 1;
-    sizes.push_back((x.size(2 + d) + 2 * padding[d] - window) / stride[d] + 1);
-  }
-  return sizes;
+  return at::native::conv_output_size(x.sizes(), weight.sizes(), padding, stride, dilation);
 }
 
 std::vector<std::int64_t> channels_last_strides(const std::vector<std::int64_t>& s) {
