@@ -9,7 +9,8 @@
   - the README's headline table is, row for row, the headline.md of the results folder it names;
   - headline.py (docs/results/2026-12-01-h200-kernel-trace): its medians and ratios equal the ones
     computed here from the raw runs, the best variant is the fastest one, the two folders of two
-    device calls merge, and a batch size slower than a larger one is flagged;
+    device calls merge, a batch size slower than a larger one is flagged, and each inference
+    batch size's peak memory is the largest over the repeats, beside the best variant's;
   - headline.py says which figures have fewer repeats than the table (the committed run of
     docs/results/2026-12-01-h200-own-kernels/call5 was cut short in its third repeat), and says
     nothing of the kind for complete runs;
@@ -93,20 +94,39 @@ def check_headline(root):
         if "Fewer repeats" in text or table["meta"]["short"]:
             failures.append("a complete headline reports figures with fewer repeats")
         # A batch 1 made slower than batch 8 in every repeat must be flagged.
+        # The same copy gains peak memory per batch size: gpuperf batch GiB plus the repeat's
+        # index in MiB, each peer half a GiB per sample; a row shows the largest over repeats.
         slow = os.path.join(tmp, "slow")
         shutil.copytree(folders[1], slow)
-        for p in glob.glob(os.path.join(slow, "infer-*-gpuperf-*.json")):
+        gpuperf_files = sorted(glob.glob(os.path.join(slow, "infer-*-gpuperf-*.json")))
+        for i, p in enumerate(gpuperf_files):
             record = json.load(open(p))
             eight = [b for b in record["batches"] if b["batch_size"] == 8][0]["latency"]["p50_s"]
             for b in record["batches"]:
                 if b["batch_size"] == 1:
                     b["latency"]["p50_s"] = 2 * eight
+                b["peak_memory_bytes"] = (b["batch_size"] << 30) + (i << 20)
             json.dump(record, open(p, "w"))
+        lines = [json.loads(line) for line in open(os.path.join(slow, "peer.jsonl"))]
+        with open(os.path.join(slow, "peer.jsonl"), "w") as f:
+            for r in lines:
+                if r["section"] == "infer-resnet50":
+                    r["peak_memory_bytes"] = r["batch_size"] << 29
+                f.write(json.dumps(r) + "\n")
         result, error = headline(root, os.path.join(tmp, "out"), [slow])
         if error:
             return failures + [error]
         if "FLAG infer-resnet50 gpuperf: batch 1 p50" not in result[0]:
             failures.append("a batch 1 slower than batch 8 is not flagged:\n" + result[0])
+        row = {(r["section"], r["batch_size"]): r for r in result[1]["rows"]}[("infer-resnet50", 8)]
+        want = {"gpuperf": (8 << 30) + ((len(gpuperf_files) - 1) << 20),
+                row["best_pytorch"]: 8 << 29}
+        if row["peak_memory_bytes"] != want:
+            failures.append(f"batch-8 peak memory {row['peak_memory_bytes']}, expected {want}")
+        line = (f"- Peak memory, infer-resnet50 batch 8: gpuperf 8.00 GiB, {row['best_pytorch']} "
+                f"4.00 GiB (2.00x).")
+        if line not in result[0]:
+            failures.append(f"no line '{line}' in:\n" + result[0])
     return failures
 
 

@@ -405,6 +405,7 @@ TEST_CASE("An inference result reads back from its JSON with fingerprint and lat
   b.latency = gpuperf::summarize_latency(b.latencies);
   b.iterations = 5;
   b.throughput_median = 4 / b.latency.p50;
+  b.peak_memory_bytes = 123456789;
   result.batches.push_back(b);
   gpuperf::ServingOptions serving;
   serving.max_batch = 4;
@@ -428,6 +429,7 @@ TEST_CASE("An inference result reads back from its JSON with fingerprint and lat
   CHECK(back.batches[0].latencies == b.latencies);
   CHECK(back.batches[0].latency.p50 == Approx(1e-3));
   CHECK(back.batches[0].latency.p99 == Approx(b.latency.p99));
+  CHECK(back.batches[0].peak_memory_bytes == 123456789);
   REQUIRE(back.serving.points.size() == 1);
   CHECK(back.serving.points[0].offered_rate == 100);
   CHECK(back.serving_options.requests == 200);
@@ -451,6 +453,16 @@ TEST_CASE("An inference result reads back from its JSON with fingerprint and lat
   before.erase("cudnn_benchmark_from_batch");
   CHECK(gpuperf::from_json<gpuperf::InferenceResult>(before.dump()).cudnn_benchmark_from_batch ==
         1);
+  // Files written before the peak memory was stored, and the CPU's null: not available.
+  before["batches"][0].erase("peak_memory_bytes");
+  CHECK(std::isnan(
+      gpuperf::from_json<gpuperf::InferenceResult>(before.dump()).batches[0].peak_memory_bytes));
+  before["batches"][0]["peak_memory_bytes"] = nullptr;
+  CHECK(std::isnan(
+      gpuperf::from_json<gpuperf::InferenceResult>(before.dump()).batches[0].peak_memory_bytes));
+  std::ostringstream printed;
+  gpuperf::write_text(printed, result);
+  CHECK_THAT(printed.str(), Catch::Contains("| peak memory MiB |") && Catch::Contains("| 117.7 |"));
 
   // Malformed files name the field.
   auto j = nlohmann::json::parse(gpuperf::to_json(result));
@@ -531,6 +543,10 @@ TEST_CASE("Every number of an inference result is range-checked, the error namin
   refused([](auto& j) { j["batches"][0]["throughput_overall"] = -5; },
           "batches[0].throughput_overall");
   refused([](auto& j) { j["batches"][0]["total_seconds"] = -1; }, "batches[0].total_seconds");
+  refused([](auto& j) { j["batches"][0]["peak_memory_bytes"] = -1; },
+          "batches[0].peak_memory_bytes");
+  refused([](auto& j) { j["batches"][0]["peak_memory_bytes"] = "1 GiB"; },
+          "batches[0].peak_memory_bytes");
   refused([](auto& j) { j["batches"][0]["iterations"] = 0; }, "batches[0].iterations");
   refused([](auto& j) { j["batches"][0]["batch_size"] = 4294967296ll; }, "batches[0].batch_size");
   refused([](auto& j) { j["batches"][0]["latency"]["p90_s"] = 0.5e-3; },

@@ -5,6 +5,7 @@
 #include <torch/nn/module.h>
 #include <torch/nn/modules/linear.h>
 
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -78,6 +79,7 @@ TEST_CASE("The simple model runs inference on the CPU with ordered percentiles a
   CHECK(result.latency.count == 12);
   CHECK(result.throughput_median == Approx(4 / result.latency.p50));
   CHECK(result.throughput_overall == Approx(4 * 12 / result.total_seconds));
+  CHECK(std::isnan(result.peak_memory_bytes));  // the CPU has no allocator statistics
 }
 
 TEST_CASE("A user-registered model runs in eval mode under InferenceMode without grad", "[infer]") {
@@ -241,6 +243,21 @@ TEST_CASE("CUDA-graph replay matches eager outputs and times every batch size", 
   CHECK(result.timer == "cuda-event");
   REQUIRE(result.batches.size() == 2);
   for (const auto& b : result.batches) check_ordered(b.latency);
+
+  // Each batch size's peak memory counts from its own start: the small batch after the large one
+  // peaks lower, and each holds at least the weights and its input.
+  double weights = 0;
+  for (const auto& p : graphed.module().parameters()) {
+    weights += static_cast<double>(p.numel() * p.element_size());
+  }
+  const auto sample = static_cast<double>(graphed.make_batch(1).nbytes());
+  const auto large_then_small = graphed.sweep({256, 1});
+  REQUIRE(large_then_small.batches.size() == 2);
+  const double large = large_then_small.batches[0].peak_memory_bytes;
+  const double small = large_then_small.batches[1].peak_memory_bytes;
+  CHECK(large >= weights + 256 * sample);
+  CHECK(small >= weights + sample);
+  CHECK(small < large);
 }
 
 TEST_CASE("An inference run from C++ sweeps the listed batch sizes and names a bad option",

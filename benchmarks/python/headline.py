@@ -52,8 +52,8 @@ def parse_folder(spec):
 
 def collect(folders):
     """{(section, batch or None): {"gpuperf": [...], variant: [...]}}, values per repeat; peak
-    memory and compile times per (section, side); the first gpuperf record's device; the peers'
-    PyTorch versions."""
+    memory per (section, batch or None, side) and compile times per (section, side); the first
+    gpuperf record's device; the peers' PyTorch versions."""
     rows, memory, compile_s, device, torch_versions = {}, {}, {}, None, set()
     for spec in folders:
         folder, wanted = parse_folder(spec)
@@ -68,7 +68,8 @@ def collect(folders):
             device = device or record.get("device")
             rows.setdefault((section, None), {}).setdefault("gpuperf", []).append(
                 record["throughput"]["median"])
-            memory.setdefault((section, "gpuperf"), []).append(record.get("peak_memory_bytes"))
+            memory.setdefault((section, None, "gpuperf"), []).append(
+                record.get("peak_memory_bytes"))
         for path in sorted(glob.glob(os.path.join(folder, "infer-*-gpuperf-*.json"))):
             section = os.path.basename(path).split("-gpuperf-")[0]
             if not taken(section):
@@ -78,6 +79,8 @@ def collect(folders):
             for b in record["batches"]:
                 rows.setdefault((section, b["batch_size"]), {}).setdefault("gpuperf", []).append(
                     b["latency"]["p50_s"])
+                memory.setdefault((section, b["batch_size"], "gpuperf"), []).append(
+                    b.get("peak_memory_bytes"))
         peer_log = os.path.join(folder, "peer.jsonl")
         if not os.path.exists(peer_log):
             continue
@@ -90,10 +93,12 @@ def collect(folders):
                 continue
             if section.startswith("train-"):
                 rows.setdefault((section, None), {}).setdefault(variant, []).append(r["median"])
-                memory.setdefault((section, variant), []).append(r.get("peak_memory_bytes"))
+                memory.setdefault((section, None, variant), []).append(r.get("peak_memory_bytes"))
             else:
                 rows.setdefault((section, r["batch_size"]), {}).setdefault(variant, []).append(
                     r["p50_s"])
+                memory.setdefault((section, r["batch_size"], variant), []).append(
+                    r.get("peak_memory_bytes"))
             if r.get("compile_s"):
                 compile_s.setdefault((section, variant), []).append(r["compile_s"])
             if "torch" in r:
@@ -130,13 +135,13 @@ def build(folders):
                "best_pytorch": best, "gpuperf_vs_best": ratio,
                "ratio_meaning": ("gpuperf / best PyTorch throughput" if higher
                                  else "best PyTorch latency / gpuperf latency")}
-        if training:
-            mem = {}
-            for side in ["gpuperf"] + ([best] if best else []):
-                values = [m for m in memory.get((section, side), []) if m]
-                if values:
-                    mem[side] = max(values)
-            row["peak_memory_bytes"] = mem
+        # The largest peak over the repeats, of gpuperf and of the best PyTorch variant.
+        mem = {}
+        for side in ["gpuperf"] + ([best] if best else []):
+            values = [m for m in memory.get((section, batch, side), []) if m]
+            if values:
+                mem[side] = max(values)
+        row["peak_memory_bytes"] = mem
         # The first compile of a run is cold unless Inductor's on-disk cache holds it from an
         # earlier repeat: both ends are shown.
         row["compile_s"] = {v: {"max": max(s), "min": min(s)} for (sec, v), s in compile_s.items()
@@ -213,6 +218,21 @@ def short_sides(rows, repeats):
     return short
 
 
+def memory_lines(rows):
+    """A line per row whose peak memory both gpuperf and the best PyTorch variant recorded."""
+    def size(b):
+        return f"{b / 2**30:.2f} GiB" if b >= 2**30 else f"{b / 2**20:.0f} MiB"
+    lines = []
+    for r in rows:
+        m = r.get("peak_memory_bytes") or {}
+        if "gpuperf" in m and r["best_pytorch"] in m:
+            where = r["section"] + (f" batch {r['batch_size']}" if r["batch_size"] else "")
+            lines.append(f"- Peak memory, {where}: gpuperf {size(m['gpuperf'])}, "
+                         f"{r['best_pytorch']} {size(m[r['best_pytorch']])} "
+                         f"({m['gpuperf'] / m[r['best_pytorch']]:.2f}x).")
+    return lines
+
+
 def markdown(rows, meta):
     lines = [f"# gpuperf headline: {meta['gpu']}", "",
              f"{meta['date']}, commit {meta['commit']}, driver {meta['driver']}, "
@@ -233,13 +253,7 @@ def markdown(rows, meta):
             lines.append(f"| {r['workload']} | {cell(r['gpuperf'], unit)} | {peers} | {ratio} |")
     lines += ["", "Ratios: throughput rows gpuperf / best PyTorch; latency rows best PyTorch "
               "latency / gpuperf latency (above 1: gpuperf is faster)."]
-    mem = [r for r in rows if r.get("peak_memory_bytes")]
-    for r in mem:
-        m = r["peak_memory_bytes"]
-        if "gpuperf" in m and r["best_pytorch"] in m:
-            lines.append(f"- Peak memory, {r['section']}: gpuperf {m['gpuperf'] / 2**30:.2f} GiB, "
-                         f"{r['best_pytorch']} {m[r['best_pytorch']] / 2**30:.2f} GiB "
-                         f"({m['gpuperf'] / m[r['best_pytorch']]:.2f}x).")
+    lines += memory_lines(rows)
     compiled = {(r["section"], v): s for r in rows for v, s in r["compile_s"].items()}
     if compiled:
         lines.append("- Compile time (not in the figures; the longest is the first, cold compile, "

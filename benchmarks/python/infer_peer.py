@@ -26,7 +26,9 @@ compile time (the first call of each batch size, which compiles for that shape) 
     python3 infer_peer.py --model resnet50 --precision fp16 --memory-format channels_last \
         --batch-sizes 1,64,256 --mode graph
 
-Prints one JSON line per batch size: {"mode": ..., "batch_size": ..., "p50_s": ..., ...}. With
+Prints one JSON line per batch size: {"mode": ..., "batch_size": ..., "p50_s": ...,
+"peak_memory_bytes": ..., ...}, the peak being torch.cuda.max_memory_allocated() from just before
+the batch size's first call to its last timed one. With
 --record PATH it also writes the sweep as a gpuperf.inference/2 result
 (libgpuperf/python/gpuperf_results.py) for gpuperf_compare, gpuperf_report and gpuperf_advise.
 """
@@ -153,6 +155,9 @@ def main():
         # included) and keeps them.
         torch.backends.cudnn.benchmark = batch >= a.cudnn_benchmark_from
         runnable = frozen(model, x) if a.mode == "frozen-graph" else model
+        # The peak covers the first call (compile, capture and its warm-up calls) to the last
+        # timed one, over what is already held (the model, the input), as gpuperf's.
+        torch.cuda.reset_peak_memory_stats()
         with torch.inference_mode():
             # The first eager call of a compiled model compiles it for this shape: timed apart.
             started = time.perf_counter()
@@ -170,10 +175,11 @@ def main():
                 call()
                 events[2 * i + 1].record()
             torch.cuda.synchronize()
+        peak_memory_bytes = torch.cuda.max_memory_allocated()
         in_order = [events[2 * i].elapsed_time(events[2 * i + 1]) / 1e3
                     for i in range(a.iterations)]
         if writer is not None:
-            writer.add_batch(batch, in_order)
+            writer.add_batch(batch, in_order, peak_memory_bytes=peak_memory_bytes)
         seconds = sorted(in_order)
         p50 = percentile(seconds, 50)
         print(json.dumps({
@@ -183,6 +189,7 @@ def main():
             "p99_s": percentile(seconds, 99), "max_s": seconds[-1],
             "throughput_median": batch / p50,
             "throughput_overall": batch * a.iterations / sum(seconds), "compile_s": compile_s,
+            "peak_memory_bytes": peak_memory_bytes,
             "torch": torch.__version__, "gpu": torch.cuda.get_device_name()}), flush=True)
         del call
         torch.cuda.empty_cache()

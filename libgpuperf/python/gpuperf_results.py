@@ -210,6 +210,7 @@ def _inference_rows(record, source):
             "throughput_overall_samples_per_s": _nan(b["throughput_overall"]),
             "latency_p50_s": _nan(latency["p50_s"]), "latency_p90_s": _nan(latency["p90_s"]),
             "latency_p99_s": _nan(latency["p99_s"]), "latency_max_s": _nan(latency["max_s"]),
+            "peak_memory_bytes": _nan(b.get("peak_memory_bytes")),
         })
         rows.append(row)
     return rows
@@ -729,11 +730,17 @@ class InferenceResultWriter:
             shlex.quote(a) for a in [os.path.basename(sys.executable)] + sys.argv)
         self.batches = []
 
-    def add_batch(self, batch_size, latencies_s, keep_latencies=True):
-        """The timed calls of one batch size, in call order (seconds each)."""
+    def add_batch(self, batch_size, latencies_s, keep_latencies=True, peak_memory_bytes=None):
+        """The timed calls of one batch size, in call order (seconds each). peak_memory_bytes:
+        the most the allocator held from the batch size's first call to its last
+        (torch.cuda.max_memory_allocated() after reset_peak_memory_stats()); None or NaN where not
+        measured."""
         batch_size = _positive_int("batch_size", batch_size)
         if any(b["batch_size"] == batch_size for b in self.batches):
             raise ValueError(f"batch_size: {batch_size} appears twice")
+        if peak_memory_bytes is not None and (not _number(peak_memory_bytes) or
+                                              peak_memory_bytes < 0):  # NaN: not measured
+            raise ValueError(f"peak_memory_bytes: must be a number >= 0, got {peak_memory_bytes!r}")
         calls = [float(s) for s in latencies_s]
         latency = latency_summary(calls)
         total = sum(calls)
@@ -741,7 +748,9 @@ class InferenceResultWriter:
                  "throughput_median":
                      batch_size / latency["p50_s"] if latency["p50_s"] > 0 else None,
                  "throughput_overall": batch_size * len(calls) / total if total > 0 else None,
-                 "iterations": len(calls), "total_seconds": total}
+                 "iterations": len(calls), "total_seconds": total,
+                 "peak_memory_bytes": _json_value(
+                     None if peak_memory_bytes is None else float(peak_memory_bytes))}
         if keep_latencies:  # at most _MAX_STORED_LATENCIES, spread as evenly_spaced() does
             n, count = len(calls), min(len(calls), _MAX_STORED_LATENCIES)
             batch["latencies_s"] = [calls[i * n // count] for i in range(count)]

@@ -392,12 +392,14 @@ def delete(path):
 
 def inference_v2_to_v1(doc):
     """An inference/2 document as version 1 wrote it (device string, device_name, fingerprint;
-    no cudnn_benchmark_from_batch, which came with version 2)."""
+    no cudnn_benchmark_from_batch or per-batch peak_memory_bytes, which came with version 2)."""
     v1 = {}
     for k, v in doc.items():
         if k == "cudnn_benchmark_from_batch":
             continue
-        if k == "device":
+        if k == "batches":
+            v1[k] = [{bk: bv for bk, bv in b.items() if bk != "peak_memory_bytes"} for b in v]
+        elif k == "device":
             v1["device"] = v["kind"] if v["kind"] == "cpu" else f"{v['kind']}:{v['index']}"
             v1["device_name"] = v["name"]
             v1["fingerprint"] = v
@@ -486,6 +488,8 @@ def self_test_cases(root):
             ("a missing field of the device object", delete("device.sm_count")),
             ("a string where a number belongs", set_value(f"batches.{b1}.latency.p50_s", "fast")),
             ("a negative latency", set_value(f"batches.{b1}.latency.p99_s", -1.0)),
+            ("a negative peak memory", set_value(f"batches.{b1}.peak_memory_bytes", -1.0)),
+            ("a peak memory that is a string", set_value(f"batches.{b1}.peak_memory_bytes", "1 GiB")),
             ("no batch size measured", set_value("batches", [])),
             ("batch 1 measured but no batch-1 headline", delete("headline.batch1_p50_s")),
             ("out_of_memory with an 'all measured' stop reason", set_value("out_of_memory", True)),

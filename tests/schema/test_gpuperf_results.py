@@ -179,14 +179,24 @@ def main():
         # An inference result from per-call latencies, beside the golden one.
         infer = gr.InferenceResultWriter(model="simple", precision="fp32", warmup=1, iterations=5,
                                          input_shape=(3, 32, 32), device="cpu", command="test")
-        infer.add_batch(1, [0.0025, 0.0024, 0.0026, 0.0023, 0.0025])
+        infer.add_batch(1, [0.0025, 0.0024, 0.0026, 0.0023, 0.0025],
+                        peak_memory_bytes=123456789)
         infer.add_batch(2, [0.0045, 0.0046, 0.0044, 0.0047, 0.0045], keep_latencies=False)
+        t.raises(ValueError, lambda: infer.add_batch(4, [0.01], peak_memory_bytes=-1),
+                 "a negative peak memory")
+        t.raises(ValueError, lambda: infer.add_batch(4, [0.01], peak_memory_bytes="1 GiB"),
+                 "a peak memory that is not a number")
         result_path = os.path.join(work, "infer.json")
         result = infer.write(result_path)
         errors = schemas.errors(gr.load(result_path), "inference-2", strict=True)
         t.that(not errors, f"the module's inference result validates (strict): {errors[:3]}")
         t.that(result["headline"]["best_batch_size"] == 2 and "batch1_p50_s" in result["headline"],
                "the inference headline")
+        t.that([b["peak_memory_bytes"] for b in result["batches"]] == [123456789.0, None],
+               "peak memory per batch size, null where not given")
+        peaks = [r["peak_memory_bytes"] for r in gr.to_rows([result])]
+        t.that(peaks[0] == 123456789.0 and math.isnan(peaks[1]),
+               f"to_rows(): an inference row's peak memory, NaN where not measured: {peaks}")
         code, out = run([args.compare, os.path.join(golden, "inference.json"), result_path])
         print(out)
         row = compare_row(out, result_path)

@@ -30,7 +30,7 @@ TRAIN_KEYS = {"peer", "torch", "model", "batch_size", "precision", "memory_forma
               "final_loss", "time"}
 INFER_KEYS = {"model", "precision", "memory_format", "mode", "batch_size", "iterations", "p50_s",
               "p90_s", "p95_s", "p99_s", "max_s", "throughput_median", "throughput_overall",
-              "compile_s", "torch", "gpu"}
+              "compile_s", "peak_memory_bytes", "torch", "gpu"}
 
 
 def peer(root, script, args, cwd, cuda=False):
@@ -128,6 +128,12 @@ def main():
                    all(math.isclose(b["latency"]["p50_s"], line["p50_s"], rel_tol=1e-12)
                        for b, line in zip(doc["batches"], lines)),
                    "the result holds the printed p50s")
+            # The stub's peak grows by 1 MiB a reset: one reset per batch size, read after it.
+            peaks = [line["peak_memory_bytes"] for line in lines]
+            t.that(peaks == [(1 << 30) + (1 << 20), (1 << 30) + (2 << 20)] and
+                   [b["peak_memory_bytes"] for b in doc["batches"]] == peaks,
+                   f"each batch size's peak memory, after its own reset, printed and recorded: "
+                   f"{peaks}")
             t.that((doc["cuda_graph"], doc["warmup"], doc["iterations"], doc["timer"]) ==
                    (True, 1 + 1 + 3, 5, "cuda-event"), "the result's settings are the run's")
             code, out = run([args.compare, os.path.join(golden, "inference.json"), record])

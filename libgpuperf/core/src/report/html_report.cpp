@@ -94,6 +94,7 @@ RunRecord as_run_record(const InferenceResult& r, const BatchSizeResult& b) {
   record.config.graph_mode = r.cuda_graph ? "cuda-graph" : "eager";
   record.config.kernel_fusion = r.kernel_fusion;
   record.overall_throughput = b.throughput_median;  // no windows: efficiency reads this
+  record.peak_memory_bytes = b.peak_memory_bytes;
   return record;
 }
 
@@ -169,11 +170,11 @@ void write_inference_latency_table(std::ostream& out,
                                    const SpecDatabase* specs, const HtmlReportOptions& options) {
   out << "<table><tr><th>batch</th><th>p50 ms</th><th>p90 ms</th><th>p95 ms</th><th>p99 "
          "ms</th><th>max ms</th><th>p99/p50</th><th>samples/s (batch/p50)</th><th>samples/s "
-         "(total)</th><th>% of peak</th><th>samples/J</th></tr>\n";
+         "(total)</th><th>peak memory MiB</th><th>% of peak</th><th>samples/J</th></tr>\n";
   for (const LoadedInference* file : files) {
     const InferenceResult& r = file->result;
     const GpuSpec* spec = spec_of(r, specs, nullptr);
-    out << "<tr><th colspan=\"11\">" << html_escape(inference_label(r)) << " — "
+    out << "<tr><th colspan=\"12\">" << html_escape(inference_label(r)) << " — "
         << html_escape(file->path) << "</th></tr>\n";
     for (const auto& b : r.batches) {
       const Efficiency e = compute_efficiency(as_run_record(r, b), spec, options.efficiency);
@@ -185,6 +186,7 @@ void write_inference_latency_table(std::ostream& out,
       out << "</td><td class=\"n\">" << num(l.tail_ratio(), 3) << "</td><td class=\"n\">"
           << grouped(b.throughput_median) << "</td><td class=\"n\">"
           << grouped(b.throughput_overall) << "</td><td class=\"n\">"
+          << num(b.peak_memory_bytes / (1024.0 * 1024.0), 1) << "</td><td class=\"n\">"
           << num(e.fraction_of_peak * 100, 1) << "</td><td class=\"n\">"
           << num(e.samples_per_joule, 2)
           << (e.power_basis.empty() ? "" : " (" + html_escape(e.power_basis) + ")")
@@ -217,7 +219,8 @@ void write_inference_files_table(std::ostream& out, const std::vector<LoadedInfe
         << "</td><td><code>" << html_escape(r.command) << "</code></td></tr>\n";
   }
   out << "</table>\n<p class=\"note\">Inference: per-call latency between two device events "
-         "after warm-up; throughput = batch / p50; % of peak counts forward FLOPs against the "
+         "after warm-up; throughput = batch / p50; peak memory: the most LibTorch's allocator held "
+         "during the batch size's calls (model, input and activations; n/a on the CPU); % of peak counts forward FLOPs against the "
          "dense datasheet peak of the precision used; samples/J uses the TDP (no telemetry during "
          "inference runs), a lower bound.</p>\n";
 }

@@ -64,6 +64,14 @@ LatencySummary read_latency(const detail::JsonReader& r) {
   return s;
 }
 
+// Bytes in MiB to one decimal, or "n/a" where not measured.
+std::string mib(double bytes) {
+  if (!std::isfinite(bytes)) return "n/a";
+  std::ostringstream out;
+  out << std::fixed << std::setprecision(1) << bytes / (1024.0 * 1024.0);
+  return out.str();
+}
+
 std::string ms(double seconds) {
   std::ostringstream out;
   out << std::fixed << std::setprecision(3) << seconds * 1e3;
@@ -142,6 +150,8 @@ BatchSizeResult read_batch(const detail::JsonReader& b,
   batch.throughput_overall = b.non_negative("throughput_overall", /*nullable=*/false);
   batch.iterations = b.integer_in("iterations", 1, kMaxCount);
   batch.total_seconds = b.non_negative("total_seconds", /*nullable=*/false);
+  // Null where not measured (the CPU); absent in files written before it was stored.
+  if (b.has("peak_memory_bytes")) batch.peak_memory_bytes = b.non_negative("peak_memory_bytes");
   if (b.has("latencies_s")) {
     batch.latencies = b.numbers("latencies_s");
     if (batch.latencies.size() > std::min(batch.latency.count, kMaxStoredLatencies)) {
@@ -248,14 +258,14 @@ void write_text(std::ostream& out, const InferenceResult& r) {
   if (!r.graph_fallback_reason.empty()) out << "Note: " << r.graph_fallback_reason << "\n";
   out << "Kernel fusion: " << r.kernel_fusion << "\n";
   out << "| batch | p50 ms | p90 ms | p95 ms | p99 ms | max ms | p99/p50 | samples/s (batch/p50) "
-         "| samples/s (total) |\n";
-  out << "|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+         "| samples/s (total) | peak memory MiB |\n";
+  out << "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   for (const auto& b : r.batches) {
     const auto& l = b.latency;
     out << "| " << b.batch_size << " | " << ms(l.p50) << " | " << ms(l.p90) << " | " << ms(l.p95)
         << " | " << ms(l.p99) << " | " << ms(l.max) << " | " << std::fixed << std::setprecision(3)
         << l.tail_ratio() << " | " << std::setprecision(1) << b.throughput_median << " | "
-        << b.throughput_overall << " |\n";
+        << b.throughput_overall << " | " << mib(b.peak_memory_bytes) << " |\n";
   }
   out << "Sweep: " << r.stop_reason << "\n";
   const InferenceHeadline h = inference_headline(r);
@@ -296,7 +306,8 @@ std::string to_json(const InferenceResult& r) {
                             {"throughput_median", b.throughput_median},
                             {"throughput_overall", b.throughput_overall},
                             {"iterations", b.iterations},
-                            {"total_seconds", b.total_seconds}};
+                            {"total_seconds", b.total_seconds},
+                            {"peak_memory_bytes", detail::json_number(b.peak_memory_bytes)}};
     if (!b.latencies.empty())
       batch["latencies_s"] = evenly_spaced(b.latencies, kMaxStoredLatencies);
     batches.push_back(std::move(batch));

@@ -13,6 +13,7 @@
 #include "gpuperf/base/log.h"
 #include "gpuperf/models/fusion.h"
 #include "gpuperf/device/cuda_timer.h"
+#include "gpuperf/device/device.h"
 #include "gpuperf/device/torch_choices.h"
 
 #if GPUPERF_WITH_CUDA
@@ -186,6 +187,9 @@ std::vector<std::int64_t> InferenceSession::captured_batch_sizes() const {
 
 BatchSizeResult InferenceSession::measure(std::int64_t batch_size) {
   const torch::Tensor x = make_batch(batch_size);
+  // The peak covers the first call (a graph's capture and its warm-up calls) to the last timed
+  // one, over what is already held: the model and the input.
+  reset_peak_memory(device_);
   // The first call captures the graph (if any) and is the first to meet the precision's kernels:
   // a dtype the device has no kernel for fails here, and is reported as the option that chose it.
   const bool reduced = dtype_ != torch::kFloat;
@@ -224,6 +228,7 @@ BatchSizeResult InferenceSession::measure(std::int64_t batch_size) {
   out.iterations = options_.iterations;
   for (double s : recorder.samples()) out.total_seconds += s;
   out.latencies = recorder.samples();
+  out.peak_memory_bytes = device_memory(device_).peak_allocated;
   const auto samples = static_cast<double>(batch_size);
   out.throughput_median = out.latency.p50 > 0 ? samples / out.latency.p50 : 0;
   out.throughput_overall =

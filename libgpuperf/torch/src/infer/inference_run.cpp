@@ -220,6 +220,9 @@ InferenceResult measure_inference(const InferenceRun& run, const torch::Device& 
     log::info(log::cat("batch ", b.batch_size, " (", done, "/", total, "): p50 ",
                        format_number(b.latency.p50 * 1e3), " ms, ",
                        format_number(b.throughput_median, 5), " samples/s",
+                       std::isfinite(b.peak_memory_bytes)
+                           ? ", peak memory " + format_bytes(b.peak_memory_bytes)
+                           : std::string(),
                        done < total ? "; at least " + format_duration(left) + " left" : ""));
   };
   InferenceResult result = session.sweep(sizes, progress);

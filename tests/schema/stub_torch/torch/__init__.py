@@ -133,12 +133,22 @@ backends = types.SimpleNamespace(
     cudnn=types.SimpleNamespace(benchmark=False, allow_tf32=True, is_available=lambda: _CUDA,
                                 version=lambda: 91900 if _CUDA else None),
     cuda=types.SimpleNamespace(matmul=types.SimpleNamespace(allow_tf32=False)))
+# The peak grows by 1 MiB with each reset_peak_memory_stats(), so a test can tell which
+# reset a reading followed.
+_peak_resets = [0]
+
+
+def _reset_peak_memory_stats(device=None):
+    _peak_resets[0] += 1
+
+
 cuda = types.SimpleNamespace(
     is_available=lambda: _CUDA, current_device=lambda: 0, device_count=lambda: int(_CUDA),
     get_device_name=lambda device=None: "Stub GPU",
     get_device_properties=lambda index=0: types.SimpleNamespace(
         name="Stub GPU", multi_processor_count=132, major=9, minor=0, total_memory=150 << 30),
-    max_memory_allocated=lambda device=None: (1 << 30) if _CUDA else 0,
+    max_memory_allocated=lambda device=None: ((1 << 30) + (_peak_resets[0] << 20)) if _CUDA else 0,
+    reset_peak_memory_stats=_reset_peak_memory_stats,
     Event=_Event, Stream=lambda *args, **kwargs: Tensor(), current_stream=lambda *args: Tensor(),
     stream=_context, graph=_context, CUDAGraph=_Graph, synchronize=lambda *args: None,
     empty_cache=lambda: None, amp=types.SimpleNamespace(GradScaler=_GradScaler))

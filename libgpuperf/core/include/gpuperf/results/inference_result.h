@@ -38,6 +38,11 @@ struct BatchSizeResult {
   double throughput_overall = 0;  ///< all timed samples / sum of call times, samples/s
   std::int64_t iterations = 0;    ///< timed calls
   double total_seconds = 0;       ///< sum of the timed calls
+  /// Peak bytes allocated by LibTorch's caching allocator from just before this batch size's
+  /// first call (a graph's capture included) to its last timed call: the model, the input and
+  /// everything the calls allocated. kNotAvailable (NaN) on the CPU and in files written before
+  /// it was stored.
+  double peak_memory_bytes = kNotAvailable;
   /// Per-call latencies in seconds, in call order (every timed call after a measurement; at most
   /// kMaxStoredLatencies, spread evenly over the run, once written to a file). Empty when not
   /// kept: files written before they were stored, or `--keep-latencies 0`.

@@ -74,7 +74,8 @@ class InferenceSession {
   /// batch size (cudnn_benchmark_from_batch) and put back after it.
   torch::Tensor operator()(const torch::Tensor& input);
 
-  /// Warm-up, then `iterations` calls on a synthetic batch, each timed on the device.
+  /// Warm-up, then `iterations` calls on a synthetic batch, each timed on the device; on CUDA,
+  /// the peak memory allocated from the first call to the last (BatchSizeResult).
   /// Throws c10::OutOfMemoryError when the batch does not fit.
   [[nodiscard]] BatchSizeResult measure(std::int64_t batch_size);
 
