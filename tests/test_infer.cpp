@@ -11,10 +11,12 @@
 #include <limits>
 #include <map>
 #include <sstream>
+#include <string>
 #include <utility>
 #include <vector>
 
 #include "gpuperf/base/error.h"
+#include "gpuperf/results/export.h"
 #include "gpuperf/results/inference_result.h"
 #include "gpuperf/timing/latency.h"
 #include "gpuperf/serving/serving.h"
@@ -463,6 +465,19 @@ TEST_CASE("An inference result reads back from its JSON with fingerprint and lat
   std::ostringstream printed;
   gpuperf::write_text(printed, result);
   CHECK_THAT(printed.str(), Catch::Contains("| peak memory MiB |") && Catch::Contains("| 117.7 |"));
+  // The CSV's last column: the batch size's peak, empty for the serving point.
+  std::ostringstream csv;
+  gpuperf::write_csv(csv, result);
+  std::vector<std::string> lines;
+  std::istringstream written(csv.str());
+  for (std::string line; std::getline(written, line);) {
+    lines.push_back(line.substr(0, line.find('\r')));  // rows end in CRLF (RFC 4180)
+  }
+  REQUIRE(lines.size() == 3);
+  CHECK_THAT(lines[0], Catch::EndsWith(",saturated,peak_memory_bytes"));
+  CHECK_THAT(lines[1], Catch::StartsWith(",resnet50,NVIDIA H200,fp16") &&
+                           Catch::EndsWith(",123456789"));
+  CHECK_THAT(lines[2], Catch::EndsWith(","));
 
   // Malformed files name the field.
   auto j = nlohmann::json::parse(gpuperf::to_json(result));

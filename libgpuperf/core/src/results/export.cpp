@@ -117,7 +117,7 @@ void write_csv(std::ostream& out, const InferenceResult& result) {
                "kernel_fusion", "kind", "batch_size", "offered_rate_per_s", "calls",
                "latency_mean_s", "latency_min_s", "latency_p50_s", "latency_p90_s",
                "latency_p95_s", "latency_p99_s", "latency_max_s", "throughput_samples_per_s",
-               "mean_batch_size", "saturated"});
+               "mean_batch_size", "saturated", "peak_memory_bytes"});
   auto settings = [&](CsvRow& row) {
     row << result.timestamp_utc << result.model << result.fingerprint.name << result.precision
         << result.memory_format << result.cuda_graph << result.kernel_fusion;
@@ -130,7 +130,8 @@ void write_csv(std::ostream& out, const InferenceResult& result) {
     settings(row);
     row << "batch" << b.batch_size << kNotAvailable << b.iterations;
     latency(row, b.latency);
-    row << b.throughput_median << static_cast<double>(b.batch_size) << false;
+    row << b.throughput_median << static_cast<double>(b.batch_size) << false
+        << b.peak_memory_bytes;
     row.end(out);
   }
   for (const auto& p : result.serving.points) {
@@ -138,7 +139,7 @@ void write_csv(std::ostream& out, const InferenceResult& result) {
     settings(row);
     row << "serving" << result.serving_options.max_batch << p.offered_rate << p.requests;
     latency(row, p.latency);
-    row << p.achieved_rate << p.mean_batch_size << p.saturated;
+    row << p.achieved_rate << p.mean_batch_size << p.saturated << kNotAvailable;
     row.end(out);
   }
 }
