@@ -398,12 +398,14 @@ namespace {
 // else the convolution, then batch_norm_add_relu or fused_batch_norm.
 torch::Tensor conv_then_batch_norm(const torch::Tensor& x, const torch::nn::Conv2dImpl& conv,
                                    const torch::Tensor& weight, torch::nn::BatchNorm2dImpl& bn,
-                                   const torch::Tensor& z, bool relu, bool fused, bool* ran_fused) {
+                                   const torch::Tensor& z, bool relu, bool fused, bool* ran_fused,
+                                   bool* statistics_from_conv) {
 #if GPUPERF_WITH_CUDA_KERNELS
   if (fused && bn.is_training()) {
     auto [y, sums] = detail::conv2d_with_statistics(x, conv, weight);
     if (y.defined() && batch_norm_kernel_applies(y, bn, z)) {
       if (ran_fused) *ran_fused = true;
+      if (statistics_from_conv) *statistics_from_conv = true;
       count_batch(bn);
       const bool add = z.defined();
       return OwnBatchNorm::apply(y, bn.weight, bn.bias, add ? z : at::empty({0}, y.options()), add,
@@ -415,6 +417,8 @@ torch::Tensor conv_then_batch_norm(const torch::Tensor& x, const torch::nn::Conv
                   : fused_batch_norm(y, bn, fused, ran_fused);
     }
   }
+#else
+  (void)statistics_from_conv;  // never: no kernels to take the sums
 #endif
   const torch::Tensor y = conv2d_weight_bias(x, conv, weight, {});
   return relu ? batch_norm_add_relu(y, bn, z, fused, ran_fused)
@@ -425,27 +429,34 @@ torch::Tensor conv_then_batch_norm(const torch::Tensor& x, const torch::nn::Conv
 
 torch::Tensor conv2d_batch_norm_relu(const torch::Tensor& x, const torch::nn::Conv2dImpl& conv,
                                      const torch::Tensor& weight, torch::nn::BatchNorm2dImpl& bn,
-                                     const torch::Tensor& z, bool fused, bool* ran_fused) {
+                                     const torch::Tensor& z, bool fused, bool* ran_fused,
+                                     bool* statistics_from_conv) {
   if (ran_fused) *ran_fused = false;
-  return conv_then_batch_norm(x, conv, weight, bn, z, /*relu=*/true, fused, ran_fused);
+  if (statistics_from_conv) *statistics_from_conv = false;
+  return conv_then_batch_norm(x, conv, weight, bn, z, /*relu=*/true, fused, ran_fused,
+                              statistics_from_conv);
 }
 
 torch::Tensor conv2d_batch_norm(const torch::Tensor& x, const torch::nn::Conv2dImpl& conv,
                                 const torch::Tensor& weight, torch::nn::BatchNorm2dImpl& bn,
-                                bool fused, bool* ran_fused) {
+                                bool fused, bool* ran_fused, bool* statistics_from_conv) {
   if (ran_fused) *ran_fused = false;
-  return conv_then_batch_norm(x, conv, weight, bn, {}, /*relu=*/false, fused, ran_fused);
+  if (statistics_from_conv) *statistics_from_conv = false;
+  return conv_then_batch_norm(x, conv, weight, bn, {}, /*relu=*/false, fused, ran_fused,
+                              statistics_from_conv);
 }
 
 std::pair<torch::Tensor, torch::Tensor> conv1x1_batch_norm_relu_and_shortcut(
     const torch::Tensor& x, const torch::nn::Conv2dImpl& conv, const torch::Tensor& weight,
-    torch::nn::BatchNorm2dImpl& bn, bool fused, bool* ran_fused) {
+    torch::nn::BatchNorm2dImpl& bn, bool fused, bool* ran_fused, bool* statistics_from_conv) {
   if (ran_fused) *ran_fused = false;
+  if (statistics_from_conv) *statistics_from_conv = false;
 #if GPUPERF_WITH_CUDA_KERNELS
   if (fused && bn.is_training()) {
     auto [y, shortcut, sums] = detail::conv1x1_and_shortcut_with_statistics(x, conv, weight);
     if (y.defined() && batch_norm_kernel_applies(y, bn, {})) {
       if (ran_fused) *ran_fused = true;
+      if (statistics_from_conv) *statistics_from_conv = true;
       count_batch(bn);
       return {OwnBatchNorm::apply(y, bn.weight, bn.bias, at::empty({0}, y.options()),
                                   /*add=*/false, /*relu=*/true, bn.running_mean, bn.running_var,

@@ -64,6 +64,7 @@ torch::Tensor BottleneckImpl::forward(torch::Tensor x) {
     return conv2d_bias_add_relu(out, *conv3, bias3_, identity, /*fused=*/true);
   }
   if (fused_bn_) return forward_fused(x, nullptr);
+  ran_fused_ = ran_conv_statistics_ = false;
   const torch::Tensor identity = downsample ? downsample->forward(x) : x;
   torch::Tensor out = torch::relu(bn1->forward(conv1->forward(x)));
   out = torch::relu(bn2->forward(conv2->forward(out)));
@@ -87,18 +88,21 @@ torch::Tensor BottleneckImpl::forward_fused(const torch::Tensor& x, const torch:
   // conv1 and the shortcut from one node: x's gradient from both in one GEMM, not a data
   // gradient and an add (measured on the H200: +2.5% ResNet-50 training throughput).
   bool fused1 = false, fused2 = false, fused3 = false;
+  bool sums1 = false, sums2 = false, sums3 = false, shortcut_sums = true;
   auto [out, shortcut] = conv1x1_batch_norm_relu_and_shortcut(x, *conv1, weight(0, *conv1), *bn1,
-                                                              /*fused=*/true, &fused1);
+                                                              /*fused=*/true, &fused1, &sums1);
   torch::Tensor identity = shortcut;
   if (downsample) {
     auto& conv = *downsample->ptr(0)->as<torch::nn::Conv2dImpl>();
     identity = conv2d_batch_norm(shortcut, conv, weight(3, conv),
                                  *downsample->ptr(1)->as<torch::nn::BatchNorm2dImpl>(),
-                                 /*fused=*/true);
+                                 /*fused=*/true, nullptr, &shortcut_sums);
   }
-  out = conv2d_batch_norm_relu(out, *conv2, weight(1, *conv2), *bn2, {}, true, &fused2);
-  out = conv2d_batch_norm_relu(out, *conv3, weight(2, *conv3), *bn3, identity, true, &fused3);
+  out = conv2d_batch_norm_relu(out, *conv2, weight(1, *conv2), *bn2, {}, true, &fused2, &sums2);
+  out = conv2d_batch_norm_relu(out, *conv3, weight(2, *conv3), *bn3, identity, true, &fused3,
+                               &sums3);
   ran_fused_ = fused1 && fused2 && fused3;
+  ran_conv_statistics_ = sums1 && sums2 && sums3 && shortcut_sums;
   return out;
 }
 
@@ -176,10 +180,15 @@ bool ResNetImpl::set_training_fusion(bool on) {
 
 std::string ResNetImpl::training_fusion() const {
   bool all = ran_fused_;
+  bool sums = true;
   for (const auto& module : modules(/*include_self=*/false)) {
-    if (const auto* block = module->as<BottleneckImpl>()) all = all && block->ran_fused();
+    if (const auto* block = module->as<BottleneckImpl>()) {
+      all = all && block->ran_fused();
+      sums = sums && block->ran_conv_statistics();
+    }
   }
-  return all ? "batchnorm+add+relu" : "none";
+  if (!all) return "none";
+  return sums ? "conv-statistics+batchnorm+add+relu" : "batchnorm+add+relu";
 }
 
 std::string ResNetImpl::fuse_for_inference() {
@@ -210,6 +219,7 @@ bool ResNetImpl::stem_pads(const torch::Tensor& x) const {
 torch::Tensor ResNetImpl::forward(torch::Tensor x) {
   // The fused BatchNorms' batch counts in one add kernel at the end, not 53.
   const BatchCountScope batch_counts;
+  ran_fused_ = false;  // forward_fused says otherwise
   // With the fused paths, the stem runs on its input padded to 4 channels by gpuperf's kernel
   // where that applies (pad_channels_to_4): cuDNN's first-layer kernels otherwise pad it
   // themselves in the forward and again in the weight gradient (measured on the H200: 2 x 0.12

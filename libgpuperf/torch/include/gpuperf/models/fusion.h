@@ -132,10 +132,12 @@ class FusableModel {
 /// last bits, unlike gpuperf's statistics pass), so not where PyTorch is asked for determinism
 /// (at::globalContext().deterministicCuDNN() or deterministicAlgorithms()); they are turned into
 /// mean and variance in fp64. Otherwise conv2d_weight_bias, then batch_norm_add_relu.
-/// `ran_fused` as for batch_norm_add_relu.
+/// `ran_fused` as for batch_norm_add_relu; `statistics_from_conv`, when given, says whether the
+/// batch norm took its statistics from the convolution's epilogue.
 [[nodiscard]] torch::Tensor conv2d_batch_norm_relu(
     const torch::Tensor& x, const torch::nn::Conv2dImpl& conv, const torch::Tensor& weight,
-    torch::nn::BatchNorm2dImpl& bn, const torch::Tensor& z, bool fused, bool* ran_fused = nullptr);
+    torch::nn::BatchNorm2dImpl& bn, const torch::Tensor& z, bool fused, bool* ran_fused = nullptr,
+    bool* statistics_from_conv = nullptr);
 
 /// bn(conv(x, weight)) in training mode, as conv2d_batch_norm_relu without the ReLU (the
 /// fallback: conv2d_weight_bias, then fused_batch_norm).
@@ -143,7 +145,8 @@ class FusableModel {
                                               const torch::nn::Conv2dImpl& conv,
                                               const torch::Tensor& weight,
                                               torch::nn::BatchNorm2dImpl& bn, bool fused,
-                                              bool* ran_fused = nullptr);
+                                              bool* ran_fused = nullptr,
+                                              bool* statistics_from_conv = nullptr);
 
 /// Whether conv1x1_and_shortcut can run as one GEMM node: `conv` 1x1, stride 1, no padding,
 /// dilation or groups, no bias; `x` a floating [N, C, H, W] tensor in channels_last (in the
@@ -170,10 +173,12 @@ class FusableModel {
 /// records and conv_statistics_fusion_applies, the convolution runs as cuDNN's convolution +
 /// statistics graph and the batch norm takes its sums (as conv2d_batch_norm_relu), inside
 /// conv1x1_and_shortcut's one autograd node (its backward unchanged). Otherwise
-/// conv1x1_and_shortcut, then batch_norm_add_relu. `ran_fused` as for batch_norm_add_relu.
+/// conv1x1_and_shortcut, then batch_norm_add_relu. `ran_fused` and `statistics_from_conv` as for
+/// conv2d_batch_norm_relu.
 [[nodiscard]] std::pair<torch::Tensor, torch::Tensor> conv1x1_batch_norm_relu_and_shortcut(
     const torch::Tensor& x, const torch::nn::Conv2dImpl& conv, const torch::Tensor& weight,
-    torch::nn::BatchNorm2dImpl& bn, bool fused, bool* ran_fused = nullptr);
+    torch::nn::BatchNorm2dImpl& bn, bool fused, bool* ran_fused = nullptr,
+    bool* statistics_from_conv = nullptr);
 
 /// Whether max_pool2d can run on gpuperf's own max-pool kernels for `x`: gpuperf built with them
 /// (a CUDA LibTorch and a CUDA compiler) for an architecture that includes x's GPU, `x` a CUDA

@@ -43,11 +43,14 @@ class BottleneckImpl : public torch::nn::Module {
   /// conv3's) and runs conv+bias+ReLU and conv+bias+shortcut+ReLU as single cuDNN calls.
   void fuse_for_inference();
   /// Training: each BatchNorm with the ReLU after it, and bn3 with the shortcut add and the ReLU,
-  /// fused (batch_norm_add_relu); the shortcut's BatchNorm on gpuperf's kernels
-  /// (fused_batch_norm).
+  /// fused; the shortcut's BatchNorm on gpuperf's kernels; each BatchNorm's statistics from its
+  /// convolution's epilogue where that applies (conv2d_batch_norm_relu, conv2d_batch_norm,
+  /// conv1x1_batch_norm_relu_and_shortcut).
   void set_training_fusion(bool on) { fused_bn_ = on; }
   /// Whether the latest forward ran those fused calls.
   [[nodiscard]] bool ran_fused() const { return ran_fused_; }
+  /// Whether every BatchNorm of the latest forward took its statistics from its convolution.
+  [[nodiscard]] bool ran_conv_statistics() const { return ran_conv_statistics_; }
   /// The block's convolution weights: conv1, conv2, conv3 and the shortcut's, if any.
   [[nodiscard]] std::vector<torch::Tensor> weights() const;
   /// weights().size(), without building the list.
@@ -65,6 +68,7 @@ class BottleneckImpl : public torch::nn::Module {
   torch::Tensor bias1_, bias2_, bias3_;  ///< folded biases (registered buffers once folded)
   bool fused_bn_ = false;
   bool ran_fused_ = false;
+  bool ran_conv_statistics_ = false;
 };
 TORCH_MODULE(Bottleneck);
 
@@ -82,7 +86,11 @@ class ResNetImpl : public torch::nn::Module, public FusableModel {
   /// pools on them, and under CUDA autocast every weight cast in one kernel (cast_weights).
   /// Returns true.
   bool set_training_fusion(bool on) override;
-  /// "batchnorm+add+relu" when the latest forward ran those fused calls, else "none".
+  /// What the latest forward fused: "conv-statistics+batchnorm+add+relu" when it ran the fused
+  /// calls and every bottleneck BatchNorm took its statistics from its convolution's epilogue
+  /// (the stem's makes its own pass), "batchnorm+add+relu" when it ran the fused calls with
+  /// statistics passes (cuDNN determinism asked for, or no cuDNN engine for a shape), else
+  /// "none".
   [[nodiscard]] std::string training_fusion() const override;
   /// Folds every BatchNorm into its convolution (eval statistics) and fuses bias, shortcut add
   /// and ReLU into the convolutions' cuDNN calls. Inference only; irreversible.
