@@ -14,6 +14,7 @@
 #include <climits>
 #include <cstdint>
 #include <exception>
+#include <tuple>
 
 #include "gpuperf/models/fusion.h"
 #include "models/conv_statistics.h"
@@ -393,36 +394,44 @@ torch::Tensor fused_batch_norm(const torch::Tensor& x, torch::nn::BatchNorm2dImp
 
 namespace {
 
-// bn(conv(x, weight)), with `relu` relu(bn(...) + z): the statistics from the convolution's
-// epilogue where conv2d_with_statistics applies and the batch norm runs on gpuperf's kernels;
-// else the convolution, then batch_norm_add_relu or fused_batch_norm.
+// bn(y), with `relu` relu(bn(y) + z), for a convolution's output `y`: where `sums` holds y's
+// statistics from the convolution's epilogue (else undefined) and the batch norm runs on
+// gpuperf's kernels, they take the sums and make no statistics pass; otherwise
+// batch_norm_add_relu or fused_batch_norm.
+torch::Tensor batch_norm_of_conv(const torch::Tensor& y, const torch::Tensor& sums,
+                                 torch::nn::BatchNorm2dImpl& bn, const torch::Tensor& z, bool relu,
+                                 bool fused, bool* ran_fused, bool* statistics_from_conv) {
+#if GPUPERF_WITH_CUDA_KERNELS
+  if (sums.defined() && batch_norm_kernel_applies(y, bn, z)) {
+    if (ran_fused) *ran_fused = true;
+    if (statistics_from_conv) *statistics_from_conv = true;
+    count_batch(bn);
+    const bool add = z.defined();
+    return OwnBatchNorm::apply(y, bn.weight, bn.bias, add ? z : at::empty({0}, y.options()), add,
+                               relu, bn.running_mean, bn.running_var, *bn.options.momentum(),
+                               bn.options.eps(), sums);
+  }
+#else
+  (void)sums;  // never defined: no kernels to take them
+  (void)statistics_from_conv;
+#endif
+  return relu ? batch_norm_add_relu(y, bn, z, fused, ran_fused)
+              : fused_batch_norm(y, bn, fused, ran_fused);
+}
+
+// bn(conv(x, weight)), with `relu` relu(bn(...) + z): the convolution with its statistics where
+// conv2d_with_statistics applies, else alone; then batch_norm_of_conv.
 torch::Tensor conv_then_batch_norm(const torch::Tensor& x, const torch::nn::Conv2dImpl& conv,
                                    const torch::Tensor& weight, torch::nn::BatchNorm2dImpl& bn,
                                    const torch::Tensor& z, bool relu, bool fused, bool* ran_fused,
                                    bool* statistics_from_conv) {
+  torch::Tensor y, sums;
 #if GPUPERF_WITH_CUDA_KERNELS
-  if (fused && bn.is_training()) {
-    auto [y, sums] = detail::conv2d_with_statistics(x, conv, weight);
-    if (y.defined() && batch_norm_kernel_applies(y, bn, z)) {
-      if (ran_fused) *ran_fused = true;
-      if (statistics_from_conv) *statistics_from_conv = true;
-      count_batch(bn);
-      const bool add = z.defined();
-      return OwnBatchNorm::apply(y, bn.weight, bn.bias, add ? z : at::empty({0}, y.options()), add,
-                                 relu, bn.running_mean, bn.running_var, *bn.options.momentum(),
-                                 bn.options.eps(), sums);
-    }
-    if (y.defined()) {
-      return relu ? batch_norm_add_relu(y, bn, z, fused, ran_fused)
-                  : fused_batch_norm(y, bn, fused, ran_fused);
-    }
-  }
-#else
-  (void)statistics_from_conv;  // never: no kernels to take the sums
+  if (fused && bn.is_training())
+    std::tie(y, sums) = detail::conv2d_with_statistics(x, conv, weight);
 #endif
-  const torch::Tensor y = conv2d_weight_bias(x, conv, weight, {});
-  return relu ? batch_norm_add_relu(y, bn, z, fused, ran_fused)
-              : fused_batch_norm(y, bn, fused, ran_fused);
+  if (!y.defined()) y = conv2d_weight_bias(x, conv, weight, {});
+  return batch_norm_of_conv(y, sums, bn, z, relu, fused, ran_fused, statistics_from_conv);
 }
 
 }  // namespace
@@ -454,16 +463,11 @@ std::pair<torch::Tensor, torch::Tensor> conv1x1_batch_norm_relu_and_shortcut(
 #if GPUPERF_WITH_CUDA_KERNELS
   if (fused && bn.is_training()) {
     auto [y, shortcut, sums] = detail::conv1x1_and_shortcut_with_statistics(x, conv, weight);
-    if (y.defined() && batch_norm_kernel_applies(y, bn, {})) {
-      if (ran_fused) *ran_fused = true;
-      if (statistics_from_conv) *statistics_from_conv = true;
-      count_batch(bn);
-      return {OwnBatchNorm::apply(y, bn.weight, bn.bias, at::empty({0}, y.options()),
-                                  /*add=*/false, /*relu=*/true, bn.running_mean, bn.running_var,
-                                  *bn.options.momentum(), bn.options.eps(), sums),
+    if (y.defined()) {
+      return {batch_norm_of_conv(y, sums, bn, {}, /*relu=*/true, fused, ran_fused,
+                                 statistics_from_conv),
               shortcut};
     }
-    if (y.defined()) return {batch_norm_add_relu(y, bn, {}, fused, ran_fused), shortcut};
   }
 #endif
   auto [y, shortcut] = conv1x1_and_shortcut(x, conv, weight, fused);

@@ -141,13 +141,21 @@ std::vector<std::int64_t> channels_last_strides(const std::vector<std::int64_t>&
   return {s[1] * s[2] * s[3], 1, s[3] * s[1], s[1]};
 }
 
-// One shape's graph and the plan chosen for it; the descriptors the plan was built from live as
-// long as it does.
-struct Plan {
+}  // namespace
+
+// One shape's graph and the plan chosen for it, on `handle`; the descriptors the plan was built
+// from live as long as it does.
+struct ConvStatisticsPlan {
   Descriptors keep;
   std::unique_ptr<Descriptor> plan;
   std::int64_t workspace = 0;
+  cudnnHandle_t handle = nullptr;
+  std::vector<std::int64_t> output_sizes;  ///< y's [N, K, P, Q]
 };
+
+namespace {
+
+using Plan = ConvStatisticsPlan;
 
 // The operation graph for these operands, or null when cuDNN cannot describe it.
 std::unique_ptr<Descriptor> build_graph(cudnnHandle_t handle, Descriptors& keep,
@@ -316,6 +324,8 @@ std::shared_ptr<Plan> plan_for(cudnnHandle_t handle, const at::Tensor& x, const 
   if (auto found = cache.find(key); found != cache.end()) return found->second;
 
   auto plan = std::make_shared<Plan>();
+  plan->handle = handle;
+  plan->output_sizes = output_sizes(x, weight, stride, padding, dilation);
   std::unique_ptr<Descriptor> graph =
       build_graph(handle, plan->keep, x, weight, stride, padding, dilation);
   Descriptors candidates;
@@ -351,8 +361,8 @@ std::shared_ptr<Plan> plan_for(cudnnHandle_t handle, const at::Tensor& x, const 
   std::size_t best = 0;
   if (candidates.size() > 1) {
     const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
-    const at::Tensor y = at::empty(output_sizes(x, weight, stride, padding, dilation),
-                                   x.options().memory_format(at::MemoryFormat::ChannelsLast));
+    const at::Tensor y =
+        at::empty(plan->output_sizes, x.options().memory_format(at::MemoryFormat::ChannelsLast));
     const at::Tensor sums = at::empty({2, weight.size(0)}, x.options().dtype(at::kFloat));
     float fastest = std::numeric_limits<float>::infinity();
     for (std::size_t i = 0; i < candidates.size(); ++i) {
@@ -381,26 +391,22 @@ cudnnHandle_t current_handle() {
 
 }  // namespace
 
-bool conv_statistics_ready(const at::Tensor& x, const at::Tensor& weight, at::IntArrayRef stride,
-                           at::IntArrayRef padding, at::IntArrayRef dilation) {
+const ConvStatisticsPlan* conv_statistics_plan(const at::Tensor& x, const at::Tensor& weight,
+                                               at::IntArrayRef stride, at::IntArrayRef padding,
+                                               at::IntArrayRef dilation) {
   const c10::cuda::CUDAGuard guard(x.device());
-  return plan_for(current_handle(), x, weight, stride, padding, dilation) != nullptr;
+  return plan_for(current_handle(), x, weight, stride, padding, dilation).get();
 }
 
-std::pair<at::Tensor, at::Tensor> conv_with_statistics(
-    const at::Tensor& x, const at::Tensor& weight, at::IntArrayRef stride, at::IntArrayRef padding,
-    at::IntArrayRef dilation, const at::Tensor& sums_into) {
+std::pair<at::Tensor, at::Tensor> conv_with_statistics(const ConvStatisticsPlan& plan,
+                                                       const at::Tensor& x,
+                                                       const at::Tensor& weight,
+                                                       const at::Tensor& sums_into) {
   const c10::cuda::CUDAGuard guard(x.device());
-  const cudnnHandle_t handle = current_handle();
-  const std::shared_ptr<Plan> plan = plan_for(handle, x, weight, stride, padding, dilation);
-  if (!plan) {
-    throw Error(
-        "conv_with_statistics: cuDNN has no engine for these shapes; ask "
-        "conv_statistics_ready first");
-  }
+  check(cudnnSetStream(plan.handle, at::cuda::getCurrentCUDAStream()), "set stream");
   const std::int64_t channels = weight.size(0);
-  at::Tensor y = at::empty(output_sizes(x, weight, stride, padding, dilation),
-                           x.options().memory_format(at::MemoryFormat::ChannelsLast));
+  at::Tensor y =
+      at::empty(plan.output_sizes, x.options().memory_format(at::MemoryFormat::ChannelsLast));
   // GenStats overwrites its outputs (tests/test_fusion.cpp checks it on a buffer full of 1000s):
   // no zeroing.
   at::Tensor sums = sums_into;
@@ -411,21 +417,20 @@ std::pair<at::Tensor, at::Tensor> conv_with_statistics(
         "conv_with_statistics: sums_into must be a contiguous fp32 [2, K] tensor on x's "
         "device");
   }
-  execute(handle, *plan, x.data_ptr(), weight.data_ptr(), y.data_ptr(), sums.data_ptr<float>(),
+  execute(plan.handle, plan, x.data_ptr(), weight.data_ptr(), y.data_ptr(), sums.data_ptr<float>(),
           channels, x);
   return {y, sums};
 }
 
 #else  // no cuDNN
 
-bool conv_statistics_ready(const at::Tensor&, const at::Tensor&, at::IntArrayRef, at::IntArrayRef,
-                           at::IntArrayRef) {
-  return false;
+const ConvStatisticsPlan* conv_statistics_plan(const at::Tensor&, const at::Tensor&,
+                                               at::IntArrayRef, at::IntArrayRef, at::IntArrayRef) {
+  return nullptr;
 }
 
-std::pair<at::Tensor, at::Tensor> conv_with_statistics(const at::Tensor&, const at::Tensor&,
-                                                       at::IntArrayRef, at::IntArrayRef,
-                                                       at::IntArrayRef, const at::Tensor&) {
+std::pair<at::Tensor, at::Tensor> conv_with_statistics(const ConvStatisticsPlan&, const at::Tensor&,
+                                                       const at::Tensor&, const at::Tensor&) {
   throw Error("conv_with_statistics: gpuperf was built without cuDNN");
 }
 

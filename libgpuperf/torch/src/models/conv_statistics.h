@@ -23,23 +23,30 @@ namespace gpuperf::detail {
 /// of x's dtype and device in channels_last; C and K multiples of 8 (16 bytes).
 [[nodiscard]] bool conv_statistics_applies(const at::Tensor& x, const at::Tensor& weight);
 
-/// Whether a cuDNN engine runs the fused graph for these shapes: the first call per shape (and
-/// thread, as cuDNN's handles are) builds the plans the heuristics offer and, where cuDNN's
-/// benchmark mode is on and the stream is not capturing a CUDA graph, times up to four of them
-/// on scratch outputs and keeps the fastest; later calls look it up. Needs
+/// One shape's execution plan for the fused graph, on one thread's cuDNN handle (defined in
+/// conv_statistics.cpp).
+struct ConvStatisticsPlan;
+
+/// The plan that runs the fused graph for these operands, or null where no cuDNN engine does: the
+/// first call per shape (and thread, as cuDNN's handles are) builds the plans the heuristics offer
+/// and, where cuDNN's benchmark mode is on and the stream is not capturing a CUDA graph, times up
+/// to four of them on scratch outputs and keeps the fastest; later calls look it up. The plan
+/// belongs to the calling thread's cache and lives as long as the thread. Needs
 /// conv_statistics_applies.
-[[nodiscard]] bool conv_statistics_ready(const at::Tensor& x, const at::Tensor& weight,
-                                         at::IntArrayRef stride, at::IntArrayRef padding,
-                                         at::IntArrayRef dilation);
+[[nodiscard]] const ConvStatisticsPlan* conv_statistics_plan(const at::Tensor& x,
+                                                             const at::Tensor& weight,
+                                                             at::IntArrayRef stride,
+                                                             at::IntArrayRef padding,
+                                                             at::IntArrayRef dilation);
 
 /// {conv(x, weight), sums}: y in channels_last, sums fp32 [2, K] (row 0 each output channel's
-/// sum over N, H and W, row 1 its sum of squares), both computed by the plan that
-/// conv_statistics_ready chose (it must have returned true). With `sums_into` defined (fp32
+/// sum over N, H and W, row 1 its sum of squares), both computed by `plan`, which
+/// conv_statistics_plan gave for these operands on this thread. With `sums_into` defined (fp32
 /// [2, K], contiguous), the sums are written there as it is, without zeroing it first: for the
 /// tests that check whether cuDNN's GenStats overwrites or adds.
 [[nodiscard]] std::pair<at::Tensor, at::Tensor> conv_with_statistics(
-    const at::Tensor& x, const at::Tensor& weight, at::IntArrayRef stride, at::IntArrayRef padding,
-    at::IntArrayRef dilation, const at::Tensor& sums_into = {});
+    const ConvStatisticsPlan& plan, const at::Tensor& x, const at::Tensor& weight,
+    const at::Tensor& sums_into = {});
 
 /// conv(x, weight) with the module's geometry and its output's statistics, as one autograd node
 /// whose backward is the convolution's (input and weight gradients; none reach the sums):

@@ -149,15 +149,15 @@ struct ReluFromOutput : public torch::autograd::Function<ReluFromOutput> {
 // conv1x1(x) and x itself as one autograd node. Forward: one GEMM, [N*H*W, C] x [C, K]. Backward:
 // the gradient reaching x from both outputs in one GEMM, dx = dshortcut + dy W (cuBLAS adds the
 // shortcut's gradient in its epilogue), and dW = dy^T x.
-// With `statistics`, the forward is cuDNN's convolution + statistics graph instead of the GEMM
-// (conv_statistics.h), and a third output holds the sums (no gradient reaches them).
+// With a `statistics` plan, the forward is cuDNN's convolution + statistics graph instead of the
+// GEMM (conv_statistics.h), and a third output holds the sums (no gradient reaches them).
 struct Conv1x1AndShortcut : public torch::autograd::Function<Conv1x1AndShortcut> {
   static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx,
                                                 const torch::Tensor& x, const torch::Tensor& weight,
-                                                bool statistics) {
+                                                const detail::ConvStatisticsPlan* statistics) {
     ctx->save_for_backward({x, weight});
-    if (statistics) {
-      auto [y, sums] = detail::conv_with_statistics(x, weight, {1, 1}, {0, 0}, {1, 1});
+    if (statistics != nullptr) {
+      auto [y, sums] = detail::conv_with_statistics(*statistics, x, weight);
       ctx->mark_non_differentiable({sums});
       ctx->set_materialize_grads(false);  // the backward checks which gradients it got
       return {y, x, sums};
@@ -209,8 +209,9 @@ struct Conv1x1AndShortcut : public torch::autograd::Function<Conv1x1AndShortcut>
 struct ConvWithStatistics : public torch::autograd::Function<ConvWithStatistics> {
   static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx,
                                                 const torch::Tensor& x, const torch::Tensor& weight,
-                                                const ConvGeometry& g) {
-    auto [y, sums] = detail::conv_with_statistics(x, weight, g.stride, g.padding, g.dilation);
+                                                const ConvGeometry& g,
+                                                const detail::ConvStatisticsPlan* plan) {
+    auto [y, sums] = detail::conv_with_statistics(*plan, x, weight);
     ctx->save_for_backward({x, weight});
     ctx->saved_data["stride"] = g.stride;
     ctx->saved_data["padding"] = g.padding;
@@ -225,14 +226,14 @@ struct ConvWithStatistics : public torch::autograd::Function<ConvWithStatistics>
                                                  torch::autograd::variable_list grad_outputs) {
     const auto saved = ctx->get_saved_variables();
     const torch::Tensor& weight = saved[1];
-    if (!grad_outputs[0].defined()) return {torch::Tensor(), torch::Tensor(), torch::Tensor()};
+    if (!grad_outputs[0].defined()) return {torch::Tensor(), torch::Tensor(), {}, {}};
     const std::vector<std::int64_t> output_padding(weight.dim() - 2, 0);
     auto [grad_x, grad_weight, unused] = at::convolution_backward(
         grad_outputs[0], saved[0], weight, c10::nullopt, ctx->saved_data["stride"].toIntVector(),
         ctx->saved_data["padding"].toIntVector(), ctx->saved_data["dilation"].toIntVector(),
         /*transposed=*/false, output_padding, /*groups=*/1,
         {ctx->needs_input_grad(0), ctx->needs_input_grad(1), false});
-    return {grad_x, grad_weight, torch::Tensor()};
+    return {grad_x, grad_weight, {}, {}};
   }
 };
 
@@ -354,19 +355,21 @@ std::pair<torch::Tensor, torch::Tensor> conv1x1_and_shortcut(const torch::Tensor
     return {conv2d_weight_bias(x, conv, conv_weight, {}), x};
   }
   const torch::Tensor weight = x.is_cuda() ? autocast_operand(conv_weight) : conv_weight;
-  auto outputs = Conv1x1AndShortcut::apply(x, weight, /*statistics=*/false);
+  const detail::ConvStatisticsPlan* no_statistics = nullptr;  // the GEMM
+  auto outputs = Conv1x1AndShortcut::apply(x, weight, no_statistics);
   return {outputs[0], outputs[1]};
 }
 
 namespace {
 
-// The geometry for the fused convolution + statistics graph where it applies (see
-// conv_statistics_fusion_applies); false otherwise.
-bool statistics_geometry(const torch::Tensor& x, const torch::nn::Conv2dImpl& conv,
-                         const torch::Tensor& weight, ConvGeometry* g) {
-  return explicit_geometry(conv, g) && g->groups == 1 &&
-         detail::conv_statistics_applies(x, weight) &&
-         detail::conv_statistics_ready(x, weight, g->stride, g->padding, g->dilation);
+// The geometry and the plan for the fused convolution + statistics graph where it applies (see
+// conv_statistics_fusion_applies); null otherwise.
+const detail::ConvStatisticsPlan* statistics_plan(const torch::Tensor& x,
+                                                  const torch::nn::Conv2dImpl& conv,
+                                                  const torch::Tensor& weight, ConvGeometry* g) {
+  if (!explicit_geometry(conv, g) || g->groups != 1 || !detail::conv_statistics_applies(x, weight))
+    return nullptr;
+  return detail::conv_statistics_plan(x, weight, g->stride, g->padding, g->dilation);
 }
 
 }  // namespace
@@ -374,7 +377,7 @@ bool statistics_geometry(const torch::Tensor& x, const torch::nn::Conv2dImpl& co
 bool conv_statistics_fusion_applies(const torch::Tensor& x, const torch::nn::Conv2dImpl& conv,
                                     const torch::Tensor& weight) {
   ConvGeometry g;
-  return statistics_geometry(x, conv, weight, &g);
+  return statistics_plan(x, conv, weight, &g) != nullptr;
 }
 
 namespace detail {
@@ -382,10 +385,11 @@ namespace detail {
 torch::Tensor conv2d_statistics_into(const torch::Tensor& x, const torch::nn::Conv2dImpl& conv,
                                      const torch::Tensor& weight, const torch::Tensor& sums) {
   ConvGeometry g;
-  if (!statistics_geometry(x, conv, weight, &g) || !sums.defined()) {
+  const ConvStatisticsPlan* plan = statistics_plan(x, conv, weight, &g);
+  if (plan == nullptr || !sums.defined()) {
     throw Error("conv2d_statistics_into: the fused convolution + statistics does not apply");
   }
-  return conv_with_statistics(x, weight, g.stride, g.padding, g.dilation, sums).first;
+  return conv_with_statistics(*plan, x, weight, sums).first;
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> conv1x1_and_shortcut_with_statistics(
@@ -393,8 +397,9 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> conv1x1_and_shortcut_with_statist
   if (!conv1x1_shortcut_applies(x, conv) || !c10::GradMode::is_enabled()) return {};
   const torch::Tensor weight = autocast_operand(conv_weight);
   ConvGeometry g;
-  if (!statistics_geometry(x, conv, weight, &g)) return {};
-  auto outputs = Conv1x1AndShortcut::apply(x, weight, /*statistics=*/true);
+  const ConvStatisticsPlan* plan = statistics_plan(x, conv, weight, &g);
+  if (plan == nullptr) return {};
+  auto outputs = Conv1x1AndShortcut::apply(x, weight, plan);
   return {outputs[0], outputs[1], outputs[2]};
 }
 
@@ -402,11 +407,10 @@ std::pair<at::Tensor, at::Tensor> conv2d_with_statistics(const at::Tensor& x,
                                                          const torch::nn::Conv2dImpl& conv,
                                                          const at::Tensor& weight) {
   ConvGeometry g;
-  if (!statistics_geometry(x, conv, weight, &g)) return {};
-  if (!records_grad(x, weight, {})) {
-    return conv_with_statistics(x, weight, g.stride, g.padding, g.dilation);
-  }
-  const auto outputs = ConvWithStatistics::apply(x, weight, g);
+  const ConvStatisticsPlan* plan = statistics_plan(x, conv, weight, &g);
+  if (plan == nullptr) return {};
+  if (!records_grad(x, weight, {})) return conv_with_statistics(*plan, x, weight);
+  const auto outputs = ConvWithStatistics::apply(x, weight, g, plan);
   return {outputs[0], outputs[1]};
 }
 
