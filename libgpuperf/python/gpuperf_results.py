@@ -189,6 +189,9 @@ def _train_rows(record, source):
         "global_throughput_samples_per_s":
             _nan(record.get("distributed", {}).get("global_throughput")),
         "peak_memory_bytes": _nan(record["peak_memory_bytes"]),
+        # Records written before first_loss was kept have none: NaN, as for a null.
+        "first_loss": _nan(record.get("first_loss")),
+        "final_loss": _nan(record.get("final_loss")),
         "power_mean_w": _nan(tele.get("power_mean_watts")),
         "energy_per_sample_j": _nan(tele.get("energy_per_sample_joules")),
     })
@@ -592,6 +595,7 @@ class RunRecordWriter:
         self.window_seconds = []
         self.window_steps = []
         self.peak_memory_bytes = None
+        self.first_loss = None
         self.final_loss = None
         self.final_loss_scale = None
         self.skipped_steps = None
@@ -621,10 +625,13 @@ class RunRecordWriter:
         self.window_steps.append(steps)
 
     def finish(self, *, peak_memory_bytes=None, final_loss=None, final_loss_scale=None,
-               skipped_steps=None, metrics=None, warnings=()):
+               skipped_steps=None, metrics=None, warnings=(), first_loss=None):
         """What the run ended with; None is "not available" (null). skipped_steps None: not
-        counted (written as 0 with a warning saying so)."""
+        counted (written as 0 with a warning saying so). first_loss: the loss of the very first
+        step, warm-up included, so a reader can tell that the run trained (a finite final loss
+        below it)."""
         self.peak_memory_bytes = peak_memory_bytes
+        self.first_loss = first_loss
         self.final_loss = final_loss
         self.final_loss_scale = final_loss_scale
         self.skipped_steps = skipped_steps
@@ -672,6 +679,7 @@ class RunRecordWriter:
             "peak_memory_bytes": _json_value(self.peak_memory_bytes),
             "skipped_steps": int(skipped),
             "total_steps": self.config["warmup_steps"] + timed_steps,
+            "first_loss": _json_value(self.first_loss),
             "final_loss": _json_value(self.final_loss),
             "final_loss_scale": _json_value(self.final_loss_scale),
             "telemetry": _telemetry_unavailable("not sampled by the Python peer"),
@@ -691,8 +699,8 @@ def write_run_record(path, *, window_throughput, **settings):
     """One call: a gpuperf.run/1 record at `path` from the windows' samples/s and the settings of
     RunRecordWriter (model, batch_size, precision, ... steps_per_window), plus those of finish()
     (peak_memory_bytes, final_loss, ...). Returns the record."""
-    finish_keys = ("peak_memory_bytes", "final_loss", "final_loss_scale", "skipped_steps",
-                   "metrics", "warnings")
+    finish_keys = ("peak_memory_bytes", "first_loss", "final_loss", "final_loss_scale",
+                   "skipped_steps", "metrics", "warnings")
     ending = {k: settings.pop(k) for k in finish_keys if k in settings}
     writer = RunRecordWriter(**settings)
     for rate in window_throughput:

@@ -139,11 +139,20 @@ def main():
             command="test_gpuperf_results.py")
         for seconds in (0.0160, 0.0166, 0.0158, 0.0171):
             writer.add_window(seconds)
-        writer.finish(final_loss=0.5, final_loss_scale=1.0, peak_memory_bytes=float("nan"))
+        writer.finish(first_loss=2.3, final_loss=0.5, final_loss_scale=1.0,
+                      peak_memory_bytes=float("nan"))
         peer = os.path.join(work, "peer.json")
         record = writer.write(peer)
         errors = schemas.errors(gr.load(peer), "run-1", strict=True)
         t.that(not errors, f"the module's run record validates (strict): {errors[:3]}")
+        keys = list(record)
+        t.that(record["first_loss"] == 2.3 and keys.index("first_loss") + 1 ==
+               keys.index("final_loss"), "first_loss is written, right before final_loss")
+        older = dict(record)
+        del older["first_loss"]
+        row = gr.to_rows([older])[0]
+        t.that(math.isnan(row["first_loss"]) and row["final_loss"] == 0.5,
+               "a record written before first_loss was kept reads, its first loss NaN")
         t.that(record["peak_memory_bytes"] is None, "NaN is written as null")
         t.that(close(record["overall_throughput"], 4 * 4 / (0.0160 + 0.0166 + 0.0158 + 0.0171)),
                "overall throughput: all samples / all seconds")

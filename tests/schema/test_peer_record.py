@@ -24,10 +24,11 @@ import check_schemas  # noqa: E402 - exits 77 without jsonschema
 from test_gpuperf_results import Checks, compare_row, run  # noqa: E402
 
 # What train_peer.py printed before --record existed, plus the torch.compile fields (compile,
-# compile_s): the line's keys must stay these, whatever --record does.
-TRAIN_KEYS = {"peer", "torch", "model", "batch_size", "precision", "memory_format", "optimizer",
-              "fused", "graph", "compile", "compile_s", "median", "windows", "peak_memory_bytes",
-              "final_loss", "time"}
+# compile_s), the proof that it trained (first_loss, skipped_steps) and --rewrite: the line's keys
+# must stay these, whatever --record does.
+TRAIN_KEYS = {"peer", "torch", "model", "batch_size", "precision", "memory_format", "rewrite",
+              "optimizer", "fused", "graph", "compile", "compile_s", "median", "windows",
+              "peak_memory_bytes", "first_loss", "final_loss", "skipped_steps", "time"}
 INFER_KEYS = {"model", "precision", "memory_format", "mode", "batch_size", "iterations", "p50_s",
               "p90_s", "p95_s", "p99_s", "max_s", "throughput_median", "throughput_overall",
               "compile_s", "peak_memory_bytes", "torch", "gpu"}
@@ -83,6 +84,11 @@ def main():
                 c["warmup_steps"], c["steps_per_window"], doc["timer"], doc["total_steps"]) ==
                ("simple", 4, "bf16", "torch.optim", "eager", 1, 2, "steady-clock", 7),
                f"the record's settings are the run's: {c}")
+        t.that(lines and (doc["first_loss"], doc["final_loss"], doc["skipped_steps"]) ==
+               (lines[0]["first_loss"], lines[0]["final_loss"], 0) == (0.25, 0.25, 0),
+               "the record holds the printed first and final losses; bf16 skips no step")
+        code, _ = peer(args.root, "train_peer.py", ["--model", "resnet50", "--rewrite", "on"], work)
+        t.that(code == 2, f"--rewrite on with another model than the seed's: exit 2, got {code}")
         code, out = run([args.compare, os.path.join(golden, "seed.json"), record])
         row = compare_row(out, record)
         t.that(code == 0 and row is not None and row[-1] in ("faster", "slower", "same"),

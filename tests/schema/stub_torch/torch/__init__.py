@@ -83,8 +83,10 @@ class _Optimizer:
 
 
 class _GradScaler:
-    def __init__(self, device_type="cuda", enabled=True):
+    def __init__(self, device_type="cuda", enabled=True, init_scale=65536.0,
+                 growth_interval=2000):
         self.enabled = enabled
+        self.init_scale = init_scale
 
     def scale(self, loss):
         return loss
@@ -96,7 +98,7 @@ class _GradScaler:
         return None
 
     def get_scale(self):
-        return 65536.0 if self.enabled else 1.0
+        return self.init_scale if self.enabled else 1.0
 
 
 optim = types.SimpleNamespace(SGD=_Optimizer, Adam=_Optimizer, AdamW=_Optimizer)
