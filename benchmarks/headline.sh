@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # The headline table in one command: gpuperf against every PyTorch variant of the same workload
-# (eager, manual CUDA graph, torch.compile default and reduce-overhead), alternating within each
-# repeat, then the medians over repeats, their spread and the ratios, as Markdown and JSON
-# (benchmarks/python/headline.py writes <out>/headline.md and <out>/headline.json).
+# (eager, manual CUDA graph, torch.compile default and reduce-overhead; for the seed model also
+# its hand rewrite, eager-graphed and compiled), alternating within each repeat, then the medians
+# over repeats, their spread and the ratios, as Markdown and JSON
+# (benchmarks/python/headline.py writes <out>/headline.md and <out>/headline.json). A training
+# run must prove it trained (a finite final loss below its first): headline.py marks any other
+# INVALID, leaves it out of the medians and exits 1 when a whole variant is INVALID.
 #
 # Usage: benchmarks/headline.sh <gpuperf build dir> <output dir> [repeats] [sections]
 #   sections: any of train-resnet50 train-seed infer-resnet50 (default: all three)
-#   INFER_PEER_MODES: the PyTorch inference variants (default: eager graph compile-graph; add
-#   compile-max-autotune where its compile, minutes per batch size, fits the time)
+#   INFER_PEER_MODES: the PyTorch inference variants (default: eager graph compile-graph
+#   compile-freeze-graph; add compile-max-autotune where its compile, minutes per batch size,
+#   fits the time)
 # The sections can run in separate calls into separate folders; headline.py merges folders:
 #   python3 benchmarks/python/headline.py <folder> [<folder> ...]
 set -euo pipefail
@@ -67,14 +71,21 @@ for r in $(seq 1 "$repeats"); do
     peer train-seed graph "$r" train_peer.py "${seed[@]}" --fused on --graph on
     peer train-seed compile "$r" train_peer.py "${seed[@]}" --compile default --fused on
     peer train-seed compile-reduce-overhead "$r" train_peer.py "${seed[@]}" --compile reduce-overhead --fused on
+    # The rewrite gpuperf's seed model runs inside (channels_last, fc on the (H, W, C) flatten),
+    # by hand: with fused capturable Adam and the whole step in a CUDA graph, and compiled.
+    peer train-seed hand-tuned "$r" train_peer.py "${seed[@]}" --rewrite on --fused on --graph on
+    peer train-seed compile-rewrite "$r" train_peer.py "${seed[@]}" --rewrite on --compile reduce-overhead --fused on
     progress "$r" train-seed
   fi
   if [[ " $sections " == *" infer-resnet50 "* ]]; then
     "$build/examples/inference_benchmark" "${infer[@]}" --quiet --json "$out/infer-resnet50-gpuperf-$r.json" >/dev/null
-    for mode in ${INFER_PEER_MODES:-eager graph compile-graph}; do
+    for mode in ${INFER_PEER_MODES:-eager graph compile-graph compile-freeze-graph}; do
       peer infer-resnet50 "$mode" "$r" infer_peer.py "${infer[@]}" --mode "$mode"
     done
     progress "$r" infer-resnet50
   fi
 done
+# headline.py writes the table, and exits 1 when every run of a variant is INVALID (it says which
+# on stderr): that exit is the script's, without the failed-run message.
+trap - ERR
 python3 "$here/python/headline.py" "$out"

@@ -18,8 +18,11 @@ optimisation, torch.jit.freeze + torch.jit.optimize_for_inference of a traced mo
 BatchNorm into the convolutions and, on CUDA with cuDNN, fuses conv + add + ReLU; then captured in
 a CUDA graph): PyTorch's best without compiling kernels. With torch.compile (PyTorch >= 2.0):
 compile (mode "default", Inductor's kernels, run eagerly), compile-graph (the compiled model
-captured in a CUDA graph as in graph mode: PyTorch's fastest batch-1 recipe) and
-compile-max-autotune (mode "max-autotune": autotuned kernels and Inductor's own CUDA graphs). The
+captured in a CUDA graph as in graph mode: PyTorch's fastest batch-1 recipe),
+compile-freeze-graph (compile-graph with Inductor's freezing, torch._inductor.config.freezing:
+the weights become constants, BatchNorm is folded into the convolutions and what depends on
+weights alone is computed once) and compile-max-autotune (mode "max-autotune" with freezing:
+autotuned kernels and Inductor's own CUDA graphs). The
 compile time (the first call of each batch size, which compiles for that shape) is printed as
 "compile_s" beside the latencies; it is not in them.
 
@@ -42,6 +45,10 @@ import torch
 
 from train_peer import build, import_gpuperf_results
 
+# The modes whose model this script captures in a CUDA graph (max-autotune's are Inductor's
+# own), and those compiled with Inductor's freezing.
+CAPTURED = ("graph", "frozen-graph", "compile-graph", "compile-freeze-graph")
+FREEZING = ("compile-freeze-graph", "compile-max-autotune")
 DTYPES = {"fp32": torch.float32, "tf32": torch.float32, "fp16": torch.float16,
           "bf16": torch.bfloat16}
 
@@ -95,7 +102,8 @@ def result_writer(a, sample_shape):
     fusion = {"frozen-graph": "torch.jit.freeze+optimize_for_inference",
               "compile": "torch.compile default (Inductor)",
               "compile-graph": "torch.compile default (Inductor)",
-              "compile-max-autotune": "torch.compile max-autotune (Inductor)"}
+              "compile-freeze-graph": "torch.compile default (Inductor, freezing)",
+              "compile-max-autotune": "torch.compile max-autotune (Inductor, freezing)"}
     return gpuperf_results.InferenceResultWriter(
         model=a.model, precision=a.precision, memory_format=a.memory_format, cuda_graph=graph,
         kernel_fusion=fusion.get(a.mode, "none"),
@@ -113,7 +121,7 @@ def main():
                    choices=["contiguous", "channels_last"])
     p.add_argument("--mode", default="graph",
                    choices=["eager", "graph", "frozen-graph", "compile", "compile-graph",
-                            "compile-max-autotune"])
+                            "compile-freeze-graph", "compile-max-autotune"])
     p.add_argument("--batch-sizes", default="1,8,64,256")
     p.add_argument("--warmup", type=int, default=20)
     p.add_argument("--iterations", type=int, default=200)
@@ -144,6 +152,10 @@ def main():
             print(f"error: --mode {a.mode}: torch.compile needs PyTorch >= 2.0, this is "
                   f"{torch.__version__}", file=sys.stderr)
             return 2
+        if a.mode in FREEZING:
+            # Read when the model compiles (its first call), in inference mode as here.
+            from torch._inductor import config as inductor_config
+            inductor_config.freezing = True
         model = torch.compile(model, mode="max-autotune" if a.mode == "compile-max-autotune"
                               else None)
     writer = result_writer(a, sample_shape) if a.record else None
@@ -165,7 +177,7 @@ def main():
                 runnable(x)
                 torch.cuda.synchronize()
             compile_s = time.perf_counter() - started if a.mode.startswith("compile") else 0.0
-            graph_mode = "graph" if a.mode in ("graph", "frozen-graph", "compile-graph") else "eager"
+            graph_mode = "graph" if a.mode in CAPTURED else "eager"
             call = make_call(runnable, x, graph_mode, a.graph_warmup)
             for _ in range(1 + a.warmup):
                 call()
