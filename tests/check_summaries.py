@@ -14,6 +14,13 @@
   - headline.py says which figures have fewer repeats than the table (the committed run of
     docs/results/2026-12-01-h200-own-kernels/call5 was cut short in its third repeat), and says
     nothing of the kind for complete runs;
+  - headline.py's proof of training (issue #30): the committed ResNet-50 compile peers, which
+    ended with a NaN loss, are INVALID and never the best, and the table exits 1; in a copy of a
+    valid table (which exits 0), a planted NaN-loss run is listed and left out of its variant's
+    median, a variant whose every loss did not fall is INVALID (exit 1), and so is a gpuperf
+    run whose loss rose;
+  - train_peer.py --rewrite's model computes the stock seed model's function from the same
+    weights (SKIPPED where torch does not import);
   - compare_headlines.py flags a moved gpuperf figure and leaves host-bound peers unjudged;
   - profile_step.py --trace reports how long kernels overlapped in a trace taken with dependent
     launches (docs/results/2026-12-02-h200-folded-totals/call2), the sum of their durations less
@@ -22,6 +29,7 @@
   check_summaries.py <repository root>"""
 import glob
 import json
+import math
 import os
 import shutil
 import statistics
@@ -40,12 +48,18 @@ def run(root, script, folder):
     return done.stdout
 
 
-def headline(root, out, folders):
+def headline(root, out, folders, expect=0):
+    """headline.py's (Markdown, headline.json) on `folders`, or an error unless it exits
+    `expect` (1: a table with a side whose every run is INVALID)."""
     done = subprocess.run([sys.executable, os.path.join(root, "benchmarks", "python", "headline.py"),
                            "--out", out] + folders, capture_output=True, text=True)
-    if done.returncode != 0:
-        return None, f"headline.py exit {done.returncode}: {done.stderr}"
+    if done.returncode != expect:
+        return None, f"headline.py exit {done.returncode}, expected {expect}: {done.stderr}"
     return (done.stdout, json.load(open(os.path.join(out, "headline.json")))), None
+
+
+def finite(value):
+    return isinstance(value, (int, float)) and math.isfinite(value)
 
 
 def check_headline(root):
@@ -53,23 +67,32 @@ def check_headline(root):
     base = os.path.join(root, "docs", "results", "2026-12-01-h200-kernel-trace")
     folders = [os.path.join(base, "call3", "headline"), os.path.join(base, "call4", "headline")]
     with tempfile.TemporaryDirectory() as tmp:
-        result, error = headline(root, tmp, folders)
+        # call3's compile peers (fused SGD, PyTorch 2.11) ended every run with a NaN loss: those
+        # variants are INVALID, and so the table exits 1.
+        result, error = headline(root, tmp, folders, expect=1)
         if error:
             return [error]
         text, table = result
         rows = {(r["section"], r["batch_size"]): r for r in table["rows"]}
-        # The reference: medians over repeats straight from the raw files.
+        # The reference: medians over repeats straight from the raw files, of the runs whose
+        # loss is finite.
         ours = statistics.median(json.load(open(p))["throughput"]["median"] for p in
                                  glob.glob(os.path.join(folders[0], "train-resnet50-gpuperf-*.json")))
         peers = {}
         for line in open(os.path.join(folders[0], "peer.jsonl")):
             r = json.loads(line)
-            peers.setdefault(r["variant"], []).append(r["median"])
+            if finite(r["final_loss"]):
+                peers.setdefault(r["variant"], []).append(r["median"])
         best = max(peers, key=lambda v: statistics.median(peers[v]))
         row = rows.get(("train-resnet50", None))
         if row is None:
             failures.append("no ResNet-50 training row in the merged headline")
         else:
+            if row["invalid"] != ["compile", "compile-reduce-overhead"] or best != "eager":
+                failures.append(f"the NaN-loss compile peers are not INVALID: {row['invalid']}, "
+                                f"the finite runs' best {best}")
+            if "| INVALID | INVALID |" not in text or len(row["invalid_runs"]) != 6:
+                failures.append("the NaN-loss runs are not shown INVALID:\n" + text)
             if row["best_pytorch"] != best:
                 failures.append(f"best ResNet-50 variant {row['best_pytorch']}, expected {best}")
             want = ours / statistics.median(peers[best])
@@ -173,13 +196,105 @@ def check_short_repeats(root):
     folder = os.path.join(root, "docs", "results", "2026-12-01-h200-own-kernels", "call5",
                           "headline")
     with tempfile.TemporaryDirectory() as tmp:
-        result, error = headline(root, tmp, [folder])
+        # Its compile peers ended with NaN losses too (exit 1); INVALID runs still count as run.
+        result, error = headline(root, tmp, [folder], expect=1)
         if error:
             return [error]
         text, table = result
     want = ["train-resnet50 compile: 2 of 3", "train-resnet50 compile-reduce-overhead: 2 of 3"]
     if table["meta"]["short"] != want or "Fewer repeats than the table's" not in text:
         return [f"short repeats reported as {table['meta']['short']}, expected {want}"]
+    return []
+
+
+def check_loss_validity(root):
+    """A copy of a valid committed table (train-seed, no first losses recorded then) exits 0 with
+    nothing INVALID; planted runs that did not train are listed and left out."""
+    failures = []
+    folder = os.path.join(root, "docs", "results", "2026-12-01-h200-own-kernels", "call4",
+                          "headline")
+    with tempfile.TemporaryDirectory() as tmp:
+        result, error = headline(root, os.path.join(tmp, "valid"), [folder])
+        if error:
+            return [f"a valid table: {error}"]
+        if "INVALID" in result[0] or any(r["invalid_runs"] for r in result[1]["rows"]):
+            failures.append("a valid table lists INVALID runs:\n" + result[0])
+        seed = {r["section"]: r for r in result[1]["rows"]}["train-seed"]
+        best = seed["best_pytorch"]
+
+        # Planted: eager's repeat 1 a hundred times faster with a NaN loss (listed, left out of
+        # eager's median, not the best); every compile run's loss flat at its first (compile
+        # INVALID, exit 1); gpuperf's repeat 2 with a loss that rose (listed, left out).
+        planted = os.path.join(tmp, "planted")
+        shutil.copytree(folder, planted)
+        lines = [json.loads(line) for line in open(os.path.join(planted, "peer.jsonl"))]
+        eager = []
+        with open(os.path.join(planted, "peer.jsonl"), "w") as f:
+            for r in lines:
+                if r["section"] == "train-seed" and r["variant"] == "eager":
+                    if r["repeat"] == 1:
+                        r["median"] *= 100
+                        r["first_loss"], r["final_loss"] = 2.3, float("nan")
+                    else:
+                        eager.append(r["median"])
+                if r["section"] == "train-seed" and r["variant"] == "compile":
+                    r["first_loss"] = r["final_loss"]
+                f.write(json.dumps(r) + "\n")
+        path = os.path.join(planted, "train-seed-gpuperf-2.json")
+        record = json.load(open(path))
+        record["first_loss"] = record["final_loss"] / 2
+        json.dump(record, open(path, "w"))
+        result, error = headline(root, os.path.join(tmp, "out"), [planted], expect=1)
+        if error:
+            return failures + [f"a table with an all-INVALID variant: {error}"]
+        text, table = result
+        seed = {r["section"]: r for r in table["rows"]}["train-seed"]
+        listed = sorted((r["side"], r["repeat"]) for r in seed["invalid_runs"])
+        want = [("compile", 1), ("compile", 2), ("compile", 3), ("eager", 1), ("gpuperf", 2)]
+        if listed != want:
+            failures.append(f"INVALID runs {listed}, expected {want}")
+        if "  - INVALID train-seed eager, repeat 1: first loss 2.3, final loss nan: the final " \
+                "loss is not finite." not in text:
+            failures.append("the NaN-loss run's line is missing:\n" + text)
+        if seed["best_pytorch"] != best or seed["pytorch"]["eager"]["values"] != eager:
+            failures.append(f"the NaN-loss run counted: best {seed['best_pytorch']} (expected "
+                            f"{best}), eager {seed['pytorch']['eager']['values']}")
+        if seed["invalid"] != ["compile"] or "compile" in seed["pytorch"] or \
+                "did not fall" not in text:
+            failures.append(f"a variant whose loss never fell is not INVALID: {seed['invalid']}")
+        cells = [line for line in text.splitlines() if line.startswith("| Seed")]
+        if not cells or cells[0].count("| INVALID |") != 1:
+            failures.append(f"compile's cell is not INVALID: {cells}")
+        if len(seed["gpuperf"]["values"]) != 2:
+            failures.append(f"gpuperf's run with a rising loss counted: {seed['gpuperf']}")
+    return failures
+
+
+def check_rewrite_equivalence(root):
+    """train_peer.py --rewrite's model (channels_last, fc on the (H, W, C) flatten with its
+    weight permuted) gives the stock seed model's outputs from the same weights."""
+    try:
+        import torch
+    except ImportError:
+        print("SKIPPED: the rewrite equivalence check (torch does not import)")
+        return []
+    sys.path.insert(0, os.path.join(root, "benchmarks", "python"))
+    sys.dont_write_bytecode = True
+    import train_peer
+    torch.manual_seed(0)
+    stock = train_peer.SimpleModel().eval()
+    rewritten = train_peer.rewrite_simple(stock).to(memory_format=torch.channels_last).eval()
+    x = torch.randn(4, 3, 32, 32)
+    with torch.no_grad():
+        want = stock(x)
+        got = rewritten(x.contiguous(memory_format=torch.channels_last))
+    if not torch.allclose(got, want, rtol=1e-4, atol=1e-5):
+        return [f"the rewritten seed model differs from the stock one by "
+                f"{(got - want).abs().max().item()}"]
+    if rewritten.fc.weight.equal(stock.fc.weight) or not stock.conv2.weight.equal(
+            rewritten.conv2.weight):
+        return ["rewrite_simple() did not permute fc's weight alone"]
+    print("ok: the rewritten seed model computes the stock one's outputs")
     return []
 
 
@@ -272,6 +387,8 @@ def main():
                         table)
     failures += check_headline(root)
     failures += check_short_repeats(root)
+    failures += check_loss_validity(root)
+    failures += check_rewrite_equivalence(root)
     failures += check_readme_headline(root)
     failures += check_compare_headlines(root)
     failures += check_section_filter(root)

@@ -52,7 +52,10 @@ def main(argv):
     for key in [k for k in first if k in second]:
         r1, r2 = first[key], second[key]
         unit = r1["unit"]
-        cells = [("gpuperf", r1["gpuperf"]["median"], r2["gpuperf"]["median"], False)]
+        # A side headline.py marked INVALID (no run proved it trained) has no figure: null
+        # gpuperf and ratio, a variant left out of "pytorch". It is listed, not compared.
+        cells = [("gpuperf", r1["gpuperf"] and r1["gpuperf"]["median"],
+                  r2["gpuperf"] and r2["gpuperf"]["median"], False)]
         for variant in r1["pytorch"]:
             if variant in r2["pytorch"]:
                 cells.append((variant, r1["pytorch"][variant]["median"],
@@ -61,6 +64,11 @@ def main(argv):
         cells.append(("gpuperf vs best", r1["gpuperf_vs_best"], r2["gpuperf_vs_best"], False))
         for i, (side, v1, v2, host_bound) in enumerate(cells):
             shown = "ratio" if i == len(cells) - 1 else unit
+            if v1 is None or v2 is None:
+                print(f"| {r1['workload']} | {side} | "
+                      f"{'INVALID' if v1 is None else figure(v1, shown)} | "
+                      f"{'INVALID' if v2 is None else figure(v2, shown)} | - | not compared |")
+                continue
             change = v2 / v1 - 1
             if host_bound:
                 verdict = "host-bound, not judged"

@@ -6,11 +6,18 @@ PyTorch variant and the ratio of medians against it. Writes headline.md and head
 gives only those sections (train-resnet50, train-seed, infer-resnet50), so that a table can take
 each row from another run.
 
+A training run must prove it trained: its final loss finite and below its first loss (gpuperf's
+record: the top-level first_loss and final_loss; a peer's JSON line: the same names). Any other
+run is INVALID: listed with its losses, left out of the medians, never the best. A side all of
+whose runs in a section are INVALID shows INVALID in its cell; the tables are written and the
+exit status is 1. Inference has no loss and is not judged.
+
     python3 headline.py [--out DIR] <folder>[:<section>,...] [<folder>[:<section>,...] ...]
 """
 import argparse
 import glob
 import json
+import math
 import os
 import statistics
 import sys
@@ -20,8 +27,11 @@ PEER_COLUMNS = [  # (variant, column title)
     ("graph", "PyTorch manual CUDA graph"),
     ("compile", "torch.compile default"),
     ("compile-reduce-overhead", "torch.compile reduce-overhead"),
+    ("hand-tuned", "PyTorch hand-tuned (channels_last, HWC fc, fused Adam, CUDA graph)"),
+    ("compile-rewrite", "torch.compile reduce-overhead, hand-rewritten model"),
     ("compile-graph", "torch.compile default + CUDA graph"),
-    ("compile-max-autotune", "torch.compile max-autotune"),
+    ("compile-freeze-graph", "torch.compile default + freezing + CUDA graph"),
+    ("compile-max-autotune", "torch.compile max-autotune + freezing"),
 ]
 TRAINING = {
     "train-resnet50": "ResNet-50 training, fp16 AMP, channels_last, SGD, batch 256 (img/s)",
@@ -30,9 +40,29 @@ TRAINING = {
 INFERENCE = "ResNet-50 inference, fp16, channels_last"
 # Peers whose figures follow the host CPU: eager loops and compile-default's unsaved launches;
 # the seed's reduce-overhead step left the GPU idle 35% of the time in its kernel trace
-# (docs/results/2026-12-01-h200-kernel-trace) and moved 7% between two machines.
+# (docs/results/2026-12-01-h200-kernel-trace) and moved 7% between two machines; compile-rewrite
+# is the same mode on the rewritten model, presumed alike until measured.
 HOST_SENSITIVE = {("train-seed", "eager"), ("train-seed", "compile"),
-                  ("train-seed", "compile-reduce-overhead"), ("infer-resnet50", "eager")}
+                  ("train-seed", "compile-reduce-overhead"), ("train-seed", "compile-rewrite"),
+                  ("infer-resnet50", "eager")}
+
+
+def invalid_reason(first_loss, final_loss):
+    """Why a training run did not prove it trained, or None when it did: its final loss must be
+    finite and below its first. Records and peer lines written before the first loss was kept
+    have none; those are judged on their final loss alone (a NaN or null one is still caught)."""
+    if not isinstance(final_loss, (int, float)) or not math.isfinite(final_loss):
+        return "the final loss is not finite"
+    if first_loss is not None and not final_loss < first_loss:
+        return "the loss did not fall below the first step's"
+    return None
+
+
+def training_run(repeat, value, memory, first_loss, final_loss):
+    """One training run of one side: its figure, peak memory, losses and verdict."""
+    return {"repeat": repeat, "value": value, "peak_memory_bytes": memory,
+            "first_loss": first_loss, "final_loss": final_loss,
+            "invalid": invalid_reason(first_loss, final_loss)}
 
 
 def spread(values):
@@ -50,11 +80,18 @@ def parse_folder(spec):
     return spec, None
 
 
+def repeat_of(path):
+    """The repeat a gpuperf file belongs to (<section>-gpuperf-<repeat>.json), None if unnamed."""
+    tail = os.path.basename(path).rsplit("-", 1)[-1].split(".")[0]
+    return int(tail) if tail.isdigit() else None
+
+
 def collect(folders):
-    """{(section, batch or None): {"gpuperf": [...], variant: [...]}}, values per repeat; peak
-    memory per (section, batch or None, side) and compile times per (section, side); the first
-    gpuperf record's device; the peers' PyTorch versions."""
-    rows, memory, compile_s, device, torch_versions = {}, {}, {}, None, set()
+    """{(section, batch or None): {"gpuperf": [run, ...], variant: [run, ...]}}, a run per
+    repeat (training_run(): figure, peak memory, losses; inference runs have no loss and are
+    valid); compile times per (section, side); the first gpuperf record's device; the peers'
+    PyTorch versions."""
+    rows, compile_s, device, torch_versions = {}, {}, None, set()
     for spec in folders:
         folder, wanted = parse_folder(spec)
 
@@ -66,10 +103,9 @@ def collect(folders):
                 continue
             record = json.load(open(path))
             device = device or record.get("device")
-            rows.setdefault((section, None), {}).setdefault("gpuperf", []).append(
-                record["throughput"]["median"])
-            memory.setdefault((section, None, "gpuperf"), []).append(
-                record.get("peak_memory_bytes"))
+            rows.setdefault((section, None), {}).setdefault("gpuperf", []).append(training_run(
+                repeat_of(path), record["throughput"]["median"], record.get("peak_memory_bytes"),
+                record.get("first_loss"), record.get("final_loss")))
         for path in sorted(glob.glob(os.path.join(folder, "infer-*-gpuperf-*.json"))):
             section = os.path.basename(path).split("-gpuperf-")[0]
             if not taken(section):
@@ -78,9 +114,8 @@ def collect(folders):
             device = device or record.get("device")
             for b in record["batches"]:
                 rows.setdefault((section, b["batch_size"]), {}).setdefault("gpuperf", []).append(
-                    b["latency"]["p50_s"])
-                memory.setdefault((section, b["batch_size"], "gpuperf"), []).append(
-                    b.get("peak_memory_bytes"))
+                    {"repeat": repeat_of(path), "value": b["latency"]["p50_s"],
+                     "peak_memory_bytes": b.get("peak_memory_bytes"), "invalid": None})
         peer_log = os.path.join(folder, "peer.jsonl")
         if not os.path.exists(peer_log):
             continue
@@ -92,22 +127,22 @@ def collect(folders):
             if not taken(section):
                 continue
             if section.startswith("train-"):
-                rows.setdefault((section, None), {}).setdefault(variant, []).append(r["median"])
-                memory.setdefault((section, None, variant), []).append(r.get("peak_memory_bytes"))
+                rows.setdefault((section, None), {}).setdefault(variant, []).append(training_run(
+                    r.get("repeat"), r["median"], r.get("peak_memory_bytes"),
+                    r.get("first_loss"), r.get("final_loss")))
             else:
                 rows.setdefault((section, r["batch_size"]), {}).setdefault(variant, []).append(
-                    r["p50_s"])
-                memory.setdefault((section, r["batch_size"], variant), []).append(
-                    r.get("peak_memory_bytes"))
+                    {"repeat": r.get("repeat"), "value": r["p50_s"],
+                     "peak_memory_bytes": r.get("peak_memory_bytes"), "invalid": None})
             if r.get("compile_s"):
                 compile_s.setdefault((section, variant), []).append(r["compile_s"])
             if "torch" in r:
                 torch_versions.add(r["torch"])
-    return rows, memory, compile_s, device, sorted(torch_versions)
+    return rows, compile_s, device, sorted(torch_versions)
 
 
 def build(folders):
-    rows, memory, compile_s, device, torch_versions = collect(folders)
+    rows, compile_s, device, torch_versions = collect(folders)
     out_rows = []
     order = ["train-resnet50", "train-seed", "infer-resnet50"]
     for (section, batch), sides in sorted(rows.items(), key=lambda kv: (
@@ -115,8 +150,16 @@ def build(folders):
         if "gpuperf" not in sides:
             continue
         training = batch is None
-        peers = {v: spread(vals) for v, vals in sides.items() if v != "gpuperf"}
-        ours = spread(sides["gpuperf"])
+        valid = {side: [run for run in runs if not run["invalid"]] for side, runs in sides.items()}
+        # A side with no valid run has no figure: INVALID in its cell, never the best.
+        invalid = sorted((side for side, runs in valid.items() if not runs),
+                         key=lambda side: (side != "gpuperf", side))
+        invalid_runs = [{"side": side, "repeat": run["repeat"], "first_loss": run["first_loss"],
+                         "final_loss": run["final_loss"], "why": run["invalid"]}
+                        for side, runs in sides.items() for run in runs if run["invalid"]]
+        peers = {v: spread([run["value"] for run in runs]) for v, runs in valid.items()
+                 if v != "gpuperf" and runs}
+        ours = spread([run["value"] for run in valid["gpuperf"]]) if valid["gpuperf"] else None
         if training:
             name, unit, higher = TRAINING.get(section, section), "samples/s", True
         else:
@@ -127,18 +170,20 @@ def build(folders):
             pick = max if higher else min
             best = pick(peers, key=lambda v: peers[v]["median"])
         ratio = None
-        if best is not None:
+        if best is not None and ours is not None:
             ratio = (ours["median"] / peers[best]["median"] if higher
                      else peers[best]["median"] / ours["median"])
         row = {"section": section, "workload": name, "batch_size": batch, "unit": unit,
                "higher_is_better": higher, "gpuperf": ours, "pytorch": peers,
                "best_pytorch": best, "gpuperf_vs_best": ratio,
                "ratio_meaning": ("gpuperf / best PyTorch throughput" if higher
-                                 else "best PyTorch latency / gpuperf latency")}
-        # The largest peak over the repeats, of gpuperf and of the best PyTorch variant.
+                                 else "best PyTorch latency / gpuperf latency"),
+               "runs": {side: len(runs) for side, runs in sides.items()},
+               "invalid": invalid, "invalid_runs": invalid_runs}
+        # The largest peak over the valid repeats, of gpuperf and of the best PyTorch variant.
         mem = {}
         for side in ["gpuperf"] + ([best] if best else []):
-            values = [m for m in memory.get((section, batch, side), []) if m]
+            values = [run["peak_memory_bytes"] for run in valid[side] if run["peak_memory_bytes"]]
             if values:
                 mem[side] = max(values)
         row["peak_memory_bytes"] = mem
@@ -207,15 +252,46 @@ def latency_flags(rows):
 
 
 def short_sides(rows, repeats):
-    """'section [batch] side: n of repeats' for each figure with fewer repeats than the most any
-    gpuperf row has (a run cut short, or a peer that failed in some repeats)."""
+    """'section [batch] side: n of repeats' for each side that ran fewer repeats than the most any
+    gpuperf row has (a run cut short, or a peer that failed in some repeats). INVALID runs ran:
+    they are counted here and listed apart."""
     short = []
     for r in rows:
         where = r["section"] + (f" batch {r['batch_size']}" if r["batch_size"] else "")
-        for side, s in [("gpuperf", r["gpuperf"])] + sorted(r["pytorch"].items()):
-            if s and len(s["values"]) < repeats:
-                short.append(f"{where} {side}: {len(s['values'])} of {repeats}")
+        ran = r["runs"]
+        for side in ["gpuperf"] + sorted(v for v in ran if v != "gpuperf"):
+            if ran.get(side, 0) < repeats:
+                short.append(f"{where} {side}: {ran.get(side, 0)} of {repeats}")
     return short
+
+
+def loss_text(value):
+    return f"{value:.4g}" if isinstance(value, (int, float)) else "not recorded"
+
+
+def invalid_lines(rows):
+    """A line per INVALID training run: where, which side and repeat, its losses and why."""
+    lines = []
+    for r in rows:
+        for run in r.get("invalid_runs", []):
+            lines.append(f"  - INVALID {r['section']} {run['side']}, repeat {run['repeat']}: "
+                         f"first loss {loss_text(run['first_loss'])}, final loss "
+                         f"{loss_text(run['final_loss'])}: {run['why']}.")
+    if lines:
+        lines.insert(0, "- Training runs that did not prove they trained (a finite final loss "
+                        "below the first), left out of the medians and never the best:")
+    return lines
+
+
+def json_safe(value):
+    """`value` with NaN and infinities as null, as gpuperf's JSON writes them."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [json_safe(v) for v in value]
+    return value
 
 
 def memory_lines(rows):
@@ -239,7 +315,8 @@ def markdown(rows, meta):
              f"LibTorch {meta['libtorch']}, CUDA {meta['cuda']}, cuDNN {meta['cudnn']}; "
              f"peers: PyTorch {', '.join(meta['pytorch']) or '-'}. Median over "
              f"{meta['repeats']} alternating repeats (min-max).", ""]
-    columns = [c for c in PEER_COLUMNS if any(c[0] in r["pytorch"] for r in rows)]
+    columns = [c for c in PEER_COLUMNS
+               if any(c[0] in r["pytorch"] or c[0] in r["invalid"] for r in rows)]
     lines.append("| workload | gpuperf | " + " | ".join(t for _, t in columns) +
                  " | gpuperf vs best PyTorch |")
     lines.append("|---" * (3 + len(columns)) + "|")
@@ -248,11 +325,17 @@ def markdown(rows, meta):
         for r in [row] + ([row["throughput"]] if row.get("throughput") and
                           row["batch_size"] == largest else []):
             unit = r["unit"]
-            peers = " | ".join(cell(r["pytorch"].get(v), unit) for v, _ in columns)
-            ratio = f"**{r['gpuperf_vs_best']:.3f}x** ({r['best_pytorch']})" if r["best_pytorch"] else "-"
-            lines.append(f"| {r['workload']} | {cell(r['gpuperf'], unit)} | {peers} | {ratio} |")
+
+            def shown(side, figure, r=r, unit=unit):
+                return "INVALID" if side in r["invalid"] else cell(figure, unit)
+            peers = " | ".join(shown(v, r["pytorch"].get(v)) for v, _ in columns)
+            ratio = (f"**{r['gpuperf_vs_best']:.3f}x** ({r['best_pytorch']})"
+                     if r["gpuperf_vs_best"] is not None else "-")
+            lines.append(f"| {r['workload']} | {shown('gpuperf', r['gpuperf'])} | {peers} | "
+                         f"{ratio} |")
     lines += ["", "Ratios: throughput rows gpuperf / best PyTorch; latency rows best PyTorch "
               "latency / gpuperf latency (above 1: gpuperf is faster)."]
+    lines += invalid_lines(rows)
     lines += memory_lines(rows)
     compiled = {(r["section"], v): s for r in rows for v, s in r["compile_s"].items()}
     if compiled:
@@ -282,7 +365,7 @@ def main(argv):
         print(f"headline.py: no gpuperf results in {', '.join(a.folders)}", file=sys.stderr)
         return 1
     device = device or {}
-    repeats = max(len(r["gpuperf"]["values"]) for r in rows)
+    repeats = max(r["runs"]["gpuperf"] for r in rows)
     ran = runs(a.folders)
     meta = {"date": ", ".join(sorted({r["started_utc"] for r in ran})) or "date unknown",
             "commit": ", ".join(sorted({r["commit"] for r in ran})) or "unknown",
@@ -298,8 +381,14 @@ def main(argv):
     with open(os.path.join(out, "headline.md"), "w") as f:
         f.write(text)
     with open(os.path.join(out, "headline.json"), "w") as f:
-        json.dump({"schema": "gpuperf.headline/1", "meta": meta, "rows": rows}, f, indent=1)
+        json.dump(json_safe({"schema": "gpuperf.headline/1", "meta": meta, "rows": rows}), f,
+                  indent=1)
     print(text, end="")
+    invalid = [f"{r['section']} {side}" for r in rows for side in r["invalid"]]
+    if invalid:
+        print(f"headline.py: INVALID (no run proved it trained: a finite final loss below the "
+              f"first): {', '.join(invalid)}", file=sys.stderr)
+        return 1
     return 0
 
 
