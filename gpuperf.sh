@@ -19,9 +19,11 @@ packages=(cmake ninja-build g++ libtorch-dev libspdlog-dev libfmt-dev catch2 nlo
 # python3-jsonschema: the checks of every output format against docs/schema; libbenchmark-tools
 # and python3-scipy: Google Benchmark's compare.py, reading the --benchmark-json output; clang-14
 # and libclang-rt-14-dev (libFuzzer and clang's ASan/UBSan runtimes, which clang-14 only
-# recommends): the fuzz tests (tests/fuzz), SKIPPED without them.
+# recommends): the fuzz tests (tests/fuzz), SKIPPED without them. python3-torch and
+# python3-torchvision: gpuperf's ResNet-50 against PyTorch's from torchvision's weights on the CPU
+# (benchmarks/python/equivalence.py --device cpu), SKIPPED without them.
 test_packages=(chromium procps python3-jsonschema libbenchmark-tools python3-scipy clang-14
-               libclang-rt-14-dev)
+               libclang-rt-14-dev python3-torch python3-torchvision)
 
 # Whether python3 imports a torch that carries its LibTorch's CMake package (the PyTorch wheel).
 python_torch() {

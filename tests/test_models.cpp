@@ -3,6 +3,10 @@
 #include <torch/nn/modules/linear.h>
 
 #include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
 #include <set>
 #include <string>
 
@@ -10,6 +14,7 @@
 #include "gpuperf/models/registry.h"
 #include "gpuperf/models/resnet.h"
 #include "gpuperf/models/simple_model.h"
+#include "gpuperf/models/weights_file.h"
 
 TEST_CASE("ResNet-50 has torchvision's 25,557,032 parameters and 161 parameter tensors",
           "[models]") {
@@ -123,4 +128,136 @@ TEST_CASE("the registry builds built-in and user-defined models by name", "[mode
   auto wider = registry.create("tiny_mlp", 7);
   CHECK(wider.forward(torch::randn({5, 8})).sizes() == std::vector<std::int64_t>{5, 7});
   CHECK_THROWS_AS(registry.add({"", "", {1}, 1, nullptr}), gpuperf::ConfigError);
+}
+
+namespace {
+
+std::string scratch_file(const std::string& name) {
+  char pattern[] = "/tmp/gpuperf-weights-XXXXXX";
+  const char* dir = ::mkdtemp(pattern);
+  REQUIRE(dir != nullptr);
+  return std::string(dir) + "/" + name;
+}
+
+void write_bytes(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary) << bytes;
+}
+
+// A safetensors file by hand: the header length (little-endian), the header, the data.
+std::string safetensors_bytes(const std::string& header, const std::string& data) {
+  std::string bytes(8, '\0');
+  for (int i = 0; i < 8; ++i) bytes[i] = static_cast<char>((header.size() >> (8 * i)) & 0xff);
+  return bytes + header + data;
+}
+
+}  // namespace
+
+TEST_CASE("safetensors files round-trip every dtype, shape and value", "[models][weights]") {
+  torch::manual_seed(5);
+  const gpuperf::NamedTensors tensors = {
+      {"a.weight", torch::randn({3, 4})},
+      {"b", torch::randn({2, 2}).to(torch::kDouble)},
+      {"c.half", torch::randn({5}).to(torch::kHalf)},
+      {"d.bf16", torch::randn({1, 3}).to(torch::kBFloat16)},
+      {"e.count", torch::tensor({7}, torch::kLong)},
+      {"f.empty", torch::empty({0, 3})},
+      {"g.scalar", torch::tensor(2.5)}};
+  const std::string path = scratch_file("t.safetensors");
+  gpuperf::write_safetensors(tensors, path);
+  const auto back = gpuperf::read_safetensors(path);
+  REQUIRE(back.size() == tensors.size());
+  for (const auto& [name, t] : tensors) {
+    INFO(name);
+    REQUIRE(back.count(name) == 1);
+    CHECK(back.at(name).scalar_type() == t.scalar_type());
+    CHECK(back.at(name).sizes() == t.sizes());
+    CHECK(torch::equal(back.at(name), t));
+  }
+}
+
+TEST_CASE("safetensors written by hand (the format's own layout) read as their header says",
+          "[models][weights]") {
+  // Two float32 values and one int64, at the offsets the header gives; __metadata__ is skipped.
+  std::string data(16, '\0');
+  const float values[2] = {1.5F, -2.0F};
+  std::memcpy(data.data(), values, 8);
+  const std::int64_t label = 42;
+  std::memcpy(data.data() + 8, &label, 8);
+  const std::string path = scratch_file("hand.safetensors");
+  write_bytes(path, safetensors_bytes(
+                        R"({"__metadata__":{"format":"pt"},"x":{"dtype":"F32","shape":[2],)"
+                        R"("data_offsets":[0,8]},"y":{"dtype":"I64","shape":[],"data_offsets":[8,16]}})",
+                        data));
+  const auto t = gpuperf::read_safetensors(path);
+  REQUIRE(t.size() == 2);
+  CHECK(t.at("x")[0].item<float>() == 1.5F);
+  CHECK(t.at("x")[1].item<float>() == -2.0F);
+  CHECK(t.at("y").dim() == 0);
+  CHECK(t.at("y").item<std::int64_t>() == 42);
+}
+
+TEST_CASE("a safetensors file that does not hold what its header says is refused, naming it",
+          "[models][weights]") {
+  using Catch::Matchers::Contains;
+  const std::string ok_entry = R"("x":{"dtype":"F32","shape":[2],"data_offsets":[0,8]})";
+  const struct {
+    const char* what;
+    std::string bytes;
+    const char* message;
+  } cases[] = {
+      {"too short", std::string(5, '\0'), "shorter than"},
+      {"header longer than the file", safetensors_bytes("{}", "").substr(0, 8) + "{", "larger than the file"},
+      {"header not JSON", safetensors_bytes("{nope", ""), "not JSON"},
+      {"header not an object", safetensors_bytes("[1]", ""), "not a JSON object"},
+      {"unknown dtype", safetensors_bytes(R"({"x":{"dtype":"F8","shape":[2],"data_offsets":[0,2]}})", "ab"),
+       "unknown dtype"},
+      {"offsets past the data", safetensors_bytes("{" + ok_entry + "}", "abcd"), "outside"},
+      {"size not the shape's", safetensors_bytes(R"({"x":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})",
+                                                 std::string(8, 'a')),
+       "need 12"},
+      {"negative dimension", safetensors_bytes(R"({"x":{"dtype":"F32","shape":[-1],"data_offsets":[0,0]}})", ""),
+       "bad dimension"},
+      {"entry without offsets", safetensors_bytes(R"({"x":{"dtype":"F32","shape":[1]}})", "abcd"),
+       "needs dtype"},
+  };
+  for (const auto& c : cases) {
+    INFO(c.what);
+    const std::string path = scratch_file("bad.safetensors");
+    write_bytes(path, c.bytes);
+    CHECK_THROWS_AS(gpuperf::read_safetensors(path), gpuperf::IoError);
+    CHECK_THROWS_WITH(gpuperf::read_safetensors(path), Contains(c.message) && Contains(path));
+  }
+  CHECK_THROWS_AS(gpuperf::read_safetensors("/nonexistent/x.safetensors"), gpuperf::IoError);
+  CHECK_THROWS_WITH(gpuperf::read_safetensors("/tmp"), Contains("not a regular file"));
+}
+
+TEST_CASE("load_named_tensors copies a model's state by name and refuses another model's",
+          "[models][weights]") {
+  using Catch::Matchers::Contains;
+  torch::manual_seed(1);
+  gpuperf::ResNet source(gpuperf::ResNetOptions::resnet50());
+  torch::manual_seed(2);
+  gpuperf::ResNet target(gpuperf::ResNetOptions::resnet50());
+  const std::string path = scratch_file("resnet50.safetensors");
+  gpuperf::write_safetensors(gpuperf::named_tensors(*source), path);
+  const auto tensors = gpuperf::read_safetensors(path);
+  gpuperf::load_named_tensors(*target, tensors);
+  for (const auto& [name, t] : gpuperf::named_tensors(*target)) {
+    INFO(name);
+    CHECK(torch::equal(t, tensors.at(name)));
+  }
+  auto missing = tensors;
+  missing.erase("layer2.1.bn2.running_var");
+  CHECK_THROWS_WITH(gpuperf::load_named_tensors(*target, missing),
+                    Contains("no tensor for 'layer2.1.bn2.running_var'"));
+  auto extra = tensors;
+  extra.emplace("layer5.0.conv1.weight", torch::zeros({1}));
+  CHECK_THROWS_WITH(gpuperf::load_named_tensors(*target, extra),
+                    Contains("no parameter or buffer 'layer5.0.conv1.weight'"));
+  auto reshaped = tensors;
+  reshaped["fc.weight"] = torch::zeros({10, 2048});
+  CHECK_THROWS_AS(gpuperf::load_named_tensors(*target, reshaped), gpuperf::ConfigError);
+  CHECK_THROWS_WITH(gpuperf::load_named_tensors(*target, reshaped), Contains("'fc.weight' has shape"));
+  // Nothing was copied by a refused load: the parameters are still the file's.
+  CHECK(torch::equal(target->fc->weight, tensors.at("fc.weight")));
 }

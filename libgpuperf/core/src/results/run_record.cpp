@@ -223,6 +223,7 @@ std::string to_json(const RunRecord& record) {
       {"peak_memory_bytes", number(record.peak_memory_bytes)},
       {"skipped_steps", record.skipped_steps},
       {"total_steps", record.total_steps},
+      {"first_loss", number(record.first_loss)},
       {"final_loss", number(record.final_loss)},
       {"final_loss_scale", number(record.final_loss_scale)},
       {"telemetry", telemetry_json(record.telemetry)},
@@ -292,6 +293,8 @@ RunRecord from_json<RunRecord>(const std::string& text) {
   record.peak_memory_bytes = r.non_negative("peak_memory_bytes");
   record.skipped_steps = r.integer_in("skipped_steps", 0, kMaxSteps);
   record.total_steps = r.integer_in("total_steps", 0, kMaxSteps);
+  // Records written before the first step's loss was kept have none: not available.
+  if (r.has("first_loss")) record.first_loss = r.number_in("first_loss", -kMaxQuantity, kMaxQuantity);
   record.final_loss = r.number_in("final_loss", -kMaxQuantity, kMaxQuantity);
   // GradScaler's scale is a float.
   record.final_loss_scale = r.number_in("final_loss_scale", 0, std::numeric_limits<float>::max());

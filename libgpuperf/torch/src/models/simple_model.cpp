@@ -28,6 +28,7 @@ SimpleModelImpl::SimpleModelImpl(SimpleModelOptions options) {
 
 torch::Tensor SimpleModelImpl::forward(torch::Tensor x) {
   ran_fused_ = fused_conv_ && cudnn_fusion_applies(x, *conv1);
+  ran_channels_last_ = ran_fused_ && x.dim() == 4;
   if (ran_fused_ && x.dim() == 4) {
     // channels_last inside, whatever the input's layout: cuDNN's kernels are NHWC, and with
     // NCHW tensors it converted layouts around every call (a third of the step on the H200).

@@ -162,6 +162,10 @@ torch::optim::Optimizer& TrainStep::optimizer() {
   return *optimizer_;
 }
 
+bool TrainStep::model_ran_channels_last() const {
+  return fusable_ != nullptr && fusable_->ran_channels_last();
+}
+
 std::string TrainStep::kernel_fusion() const {
   return fusable_ ? fusable_->training_fusion() : "none";
 }

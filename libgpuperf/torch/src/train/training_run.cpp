@@ -227,9 +227,15 @@ std::string measure_training(const TrainingRun& run, const ResolvedTraining& r,
                            : std::string()));
   };
   StepResult last;
-  const Measurement m =
-      measure([&] { last = step(batches.next()); }, static_cast<double>(run.batch_size), *timer,
-              run.measure, progress, before_timing);
+  // The first step's loss, copied on the device (a captured step overwrites its loss tensor)
+  // and read after the run, so that no step waits for the host.
+  torch::Tensor first_loss;
+  const Measurement m = measure(
+      [&] {
+        last = step(batches.next());
+        if (!first_loss.defined()) first_loss = last.loss.detach().clone();
+      },
+      static_cast<double>(run.batch_size), *timer, run.measure, progress, before_timing);
   synchronize(r.device);
   if (telemetry.sampling()) telemetry.stop(static_cast<double>(run.batch_size) * m.timed_steps,
                                            record);
@@ -247,7 +253,10 @@ std::string measure_training(const TrainingRun& run, const ResolvedTraining& r,
   record.total_steps = step.steps();
   record.config.graph_mode = step.graph_captured() ? "cuda-graph" : "eager";
   record.config.kernel_fusion = step.kernel_fusion();
+  // What ran inside: the fused seed model converts its input to channels_last itself.
+  if (step.model_ran_channels_last()) record.config.memory_format = to_string(MemoryFormat::kChannelsLast);
   record.skipped_steps = step.skipped_steps();
+  if (first_loss.defined()) record.first_loss = first_loss.item<double>();
   record.final_loss = last.loss.item<double>();
   record.final_loss_scale = step.scaler().get_scale();
   record.peak_memory_bytes = device_memory(r.device).peak_allocated;
@@ -311,6 +320,10 @@ void enrich(const TrainingRun& run, const ResolvedTraining& r, const std::string
   if (!std::isfinite(record.final_loss)) {
     record.warnings.push_back("the final loss is not finite (" +
                               std::to_string(record.final_loss) + ")");
+  } else if (std::isfinite(record.first_loss) && !(record.final_loss < record.first_loss)) {
+    record.warnings.push_back("the loss did not fall (first " + format_number(record.first_loss, 4) +
+                              ", final " + format_number(record.final_loss, 4) +
+                              "): the run did not train");
   }
   if (record.skipped_steps > 0) {
     record.warnings.push_back(std::to_string(record.skipped_steps) +

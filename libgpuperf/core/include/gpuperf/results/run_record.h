@@ -86,6 +86,9 @@ struct RunRecord {
   double peak_memory_bytes = kNotAvailable;  ///< peak allocated by LibTorch's caching allocator
   std::int64_t skipped_steps = 0;            ///< optimizer steps skipped for inf/NaN gradients
   std::int64_t total_steps = 0;              ///< warm-up and timed steps
+  /// The loss of the first step (warm-up included) and of the last: a run that trained ends
+  /// with a finite loss below its first (benchmarks/python/headline.py refuses one that did not).
+  double first_loss = kNotAvailable;
   double final_loss = kNotAvailable;
   double final_loss_scale = kNotAvailable;
 

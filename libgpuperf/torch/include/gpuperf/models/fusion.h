@@ -36,6 +36,9 @@ class FusableModel {
   /// What the training-safe fusion fused in the latest forward pass, e.g. "conv+bias+relu";
   /// "none" when it is off or cuDNN's fused kernels did not apply to those inputs.
   [[nodiscard]] virtual std::string training_fusion() const = 0;
+  /// Whether the latest forward pass ran its convolutions channels_last whatever the input's
+  /// layout (so that a record says what ran inside, not what it was given).
+  [[nodiscard]] virtual bool ran_channels_last() const { return false; }
   /// Inference only, irreversible: folds each BatchNorm's running statistics into the convolution
   /// before it and fuses bias, residual add and ReLU. Call on an eval-mode model in fp32, before
   /// any conversion to fp16/bf16. Returns what was fused, e.g. "conv+bias+relu".

@@ -33,6 +33,8 @@ class SimpleModelImpl : public torch::nn::Module, public FusableModel {
   bool set_training_fusion(bool on) override;
   /// "conv+bias+relu" when the latest forward ran the fused calls, else "none".
   [[nodiscard]] std::string training_fusion() const override;
+  /// True when the latest forward ran the fused calls on 4-D input: channels_last inside.
+  [[nodiscard]] bool ran_channels_last() const override { return ran_channels_last_; }
   /// The same fusion (the model has no BatchNorm to fold).
   std::string fuse_for_inference() override;
 
@@ -43,6 +45,7 @@ class SimpleModelImpl : public torch::nn::Module, public FusableModel {
  private:
   bool fused_conv_ = false;
   bool ran_fused_ = false;  ///< whether the latest forward ran cuDNN's fused calls
+  bool ran_channels_last_ = false;
 };
 TORCH_MODULE(SimpleModel);
 

@@ -157,6 +157,9 @@ class TrainStep {
   /// "none" when fuse_kernels is off, the model has nothing to fuse or cuDNN's kernels did not
   /// apply.
   [[nodiscard]] std::string kernel_fusion() const;
+  /// Whether the model ran its convolutions channels_last inside in the latest step, whatever
+  /// options().memory_format gave it (the fused SimpleModel does).
+  [[nodiscard]] bool model_ran_channels_last() const;
   [[nodiscard]] GradScaler& scaler() { return scaler_; }
   [[nodiscard]] const TrainStepOptions& options() const { return options_; }
   [[nodiscard]] const torch::Device& device() const { return device_; }

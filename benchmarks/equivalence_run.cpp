@@ -1,0 +1,145 @@
+// gpuperf's side of benchmarks/python/equivalence.py: ResNet-50 started from weights another
+// framework wrote (a safetensors file with torchvision's names), trained on one fixed batch
+// through TrainStep exactly as the headline trains (AMP, channels_last, fused SGD, kernel
+// fusion, the whole step in a CUDA graph), so that its losses, skipped steps, BatchNorm
+// statistics and first-step gradients can be held against PyTorch's from the same start.
+//
+//   equivalence_run --weights w.safetensors --batch b.safetensors --mode steps --steps 200 \
+//       --precision fp16 --lr 0.02 --json losses.json --tensors after.safetensors
+//   equivalence_run ... --mode gradients --precision bf16 --tensors grads.safetensors
+//
+// steps: --json gets {"losses": [...], "skipped_steps": N, "final_loss_scale": S, ...} and
+// --tensors every parameter and buffer after the last step. gradients: one step's gradients,
+// unscaled (divided by the loss scale the step used), taken right after backward, before the
+// optimizer, in --tensors.
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+#include <torch/nn/modules/container/any.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gpuperf/base/choices.h"
+#include "gpuperf/base/error.h"
+#include "gpuperf/base/files.h"
+#include "gpuperf/models/resnet.h"
+#include "gpuperf/models/weights_file.h"
+#include "gpuperf/train/gradient_sync.h"
+#include "gpuperf/train/train_step.h"
+#include "program.h"
+
+namespace {
+
+// Keeps a copy of every parameter's gradient as backward left it (still scaled).
+class GradientSnapshot final : public gpuperf::GradientSync {
+ public:
+  explicit GradientSnapshot(torch::nn::Module& module) : module_(module) {}
+  void after_backward() override {
+    for (const auto& p : module_.named_parameters()) {
+      if (p.value().grad().defined()) grads_[p.key()] = p.value().grad().detach().clone();
+    }
+  }
+  [[nodiscard]] std::string capture_unsupported_reason() const override {
+    return "the gradient snapshot copies gradients after backward";
+  }
+  [[nodiscard]] const gpuperf::NamedTensors& grads() const { return grads_; }
+
+ private:
+  torch::nn::Module& module_;
+  gpuperf::NamedTensors grads_;
+};
+
+torch::Tensor tensor_named(const gpuperf::NamedTensors& tensors, const std::string& name,
+                           const std::string& path) {
+  const auto found = tensors.find(name);
+  if (found == tensors.end()) {
+    throw gpuperf::ConfigError("--batch: '" + path + "' has no tensor named '" + name + "'");
+  }
+  return found->second;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app("ResNet-50 from given weights on one given batch: losses, statistics, gradients",
+               "equivalence_run");
+  std::string weights, batch_path, mode = "steps", precision = "fp16", json_path, tensors_path;
+  std::string fuse = "on", graph = "on", device_name = "cuda";
+  std::int64_t steps = 200;
+  double lr = 0.02, init_scale = 65536.0;
+  app.add_option("--weights", weights, "safetensors file of the model's parameters and buffers")
+      ->required();
+  app.add_option("--batch", batch_path, "safetensors file holding 'input' (N,3,H,W) and 'target' (N)")
+      ->required();
+  app.add_option("--mode", mode, "steps or gradients")->check(CLI::IsMember({"steps", "gradients"}));
+  app.add_option("--steps", steps, "optimizer steps (mode steps)")->check(CLI::Range(1, 100000));
+  app.add_option("--precision", precision, "fp32, fp16 or bf16")
+      ->check(CLI::IsMember({"fp32", "fp16", "bf16"}));
+  app.add_option("--lr", lr, "SGD learning rate (momentum 0.9)")->check(CLI::PositiveNumber);
+  app.add_option("--init-scale", init_scale, "the GradScaler's first scale (fp16)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--fuse", fuse, "gpuperf's training kernel fusion")->check(CLI::IsMember({"on", "off"}));
+  app.add_option("--graph", graph, "the whole step in a CUDA graph (mode steps)")
+      ->check(CLI::IsMember({"on", "off"}));
+  app.add_option("--device", device_name, "cuda or cpu");
+  app.add_option("--json", json_path, "the losses and counts (mode steps)");
+  app.add_option("--tensors", tensors_path, "safetensors output: the state after the run, or the gradients")
+      ->required();
+  return gpuperf::program::run_program(app, argc, argv, [&] {
+    gpuperf::check_writable(tensors_path, "tensors");
+    if (!json_path.empty()) gpuperf::check_writable(json_path, "json");
+    const torch::Device device(device_name);
+    const auto batch = gpuperf::read_safetensors(batch_path);
+    const torch::Tensor input = tensor_named(batch, "input", batch_path).to(torch::kFloat);
+    const torch::Tensor target = tensor_named(batch, "target", batch_path).to(torch::kLong);
+
+    gpuperf::ResNet model(gpuperf::ResNetOptions::resnet50());
+    gpuperf::load_named_tensors(*model, gpuperf::read_safetensors(weights));
+
+    gpuperf::TrainStepOptions options;
+    options.precision = gpuperf::parse_precision(precision, "precision");
+    options.memory_format = gpuperf::MemoryFormat::kChannelsLast;
+    options.optimizer = gpuperf::OptimizerKind::kSgd;
+    options.learning_rate = lr;
+    options.momentum = 0.9;
+    options.fused_optimizer = device.is_cuda();
+    options.cuda_graph = mode == "steps" && graph == "on" && device.is_cuda();
+    options.fuse_kernels = fuse == "on";
+    options.grad_scaler.init_scale(init_scale);
+    gpuperf::TrainStep step(torch::nn::AnyModule(model), device, options);
+    const torch::Tensor x = input.to(device).contiguous(at::MemoryFormat::ChannelsLast);
+    const torch::Tensor y = target.to(device);
+
+    if (mode == "gradients") {
+      auto snapshot = std::make_shared<GradientSnapshot>(*model);
+      step.set_gradient_sync(snapshot);
+      const double scale = options.precision == gpuperf::Precision::kFp16 ? init_scale : 1.0;
+      (void)step(x, y);
+      if (step.skipped_steps() > 0) {
+        throw gpuperf::Error("the step overflowed at loss scale " + std::to_string(scale) +
+                             ": choose a smaller --init-scale");
+      }
+      gpuperf::NamedTensors unscaled;
+      for (const auto& [name, g] : snapshot->grads()) {
+        unscaled[name] = (g.to(torch::kDouble) / scale).to(torch::kFloat).cpu();
+      }
+      gpuperf::write_safetensors(unscaled, tensors_path);
+      return 0;
+    }
+    std::vector<torch::Tensor> losses;
+    for (std::int64_t i = 0; i < steps; ++i) losses.push_back(step(x, y).loss.clone());
+    const torch::Tensor all = torch::stack(losses).to(torch::kDouble).cpu();
+    nlohmann::json out = {
+        {"losses", std::vector<double>(all.data_ptr<double>(), all.data_ptr<double>() + all.numel())},
+        {"skipped_steps", step.skipped_steps()},
+        {"final_loss_scale", step.scaler().get_scale()},
+        {"kernel_fusion", step.kernel_fusion()},
+        {"graph_mode", step.graph_captured() ? "cuda-graph" : "eager"},
+        {"precision", precision}, {"lr", lr}, {"steps", steps}};
+    gpuperf::write_safetensors(gpuperf::named_tensors(*model), tensors_path);
+    if (!json_path.empty()) gpuperf::write_text_file_atomically(out.dump(1) + "\n", json_path);
+    return 0;
+  });
+}
