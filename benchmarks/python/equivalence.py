@@ -11,11 +11,15 @@ gpuperf's `equivalence_run` (benchmarks/equivalence_run.cpp) loads them by name.
     max|g - g_ref| / max|g_ref| is shown). gpuperf fused must be within 2x PyTorch AMP's error.
 (b) --steps optimizer steps of the headline's path (fp16 GradScaler, fused SGD momentum 0.9,
     kernel fusion, the whole step in a CUDA graph, channels_last, --batch-size at 224x224) against
-    PyTorch eager from the same weights and batch. Two PyTorch runs that may differ only in
-    their kernels (A: channels_last, B: NCHW contiguous; both eager AMP with PyTorch's default
-    foreach SGD) set the spread: gpuperf's largest per-step loss difference from A must be
-    within 2x the largest A-B difference (plus 1e-3), its skipped steps within A's and B's,
-    and its BatchNorm running statistics within 2x B's relative distance from A's.
+    PyTorch eager from the same weights and batch. PyTorch runs that differ only in their
+    kernels (A: channels_last with cuDNN's autotuning, B: NCHW contiguous, C: channels_last
+    with cuDNN's heuristics; eager AMP with PyTorch's default foreach SGD) set the spread:
+    gpuperf's largest per-step loss difference from A must be within 2x the largest of B's and
+    C's (plus 1e-3), its skipped steps within theirs, and its BatchNorm running statistics
+    within 2x the larger relative distance of B's and C's from A's. The default rate (0.002)
+    keeps 200 steps before the loss's fall to ~0 (memorising the batch), whose start each
+    implementation's rounding moves by several steps: at 0.01, where it falls around step 80-100,
+    the largest per-step difference measures when the fall starts, not the implementation.
 
     python3 equivalence.py --build build-gpu --out DIR [--steps 200] [--batch-size 256]
 
@@ -118,13 +122,14 @@ def pytorch_gradients(model_state, x, y, precision, scale):
     return {n: (p.grad.detach().double() / s).float().cpu() for n, p in model.named_parameters()}
 
 
-def pytorch_trajectory(model_state, x, y, steps, lr, memory_format):
+def pytorch_trajectory(model_state, x, y, steps, lr, memory_format, autotune=True):
     """`steps` eager AMP fp16 steps (GradScaler, SGD momentum 0.9, PyTorch's default foreach
     implementation) on the one batch: per-step losses, skipped steps (a step is skipped when
     the scale backs off), the final scale and the state after the run."""
     import torch
     import torch.nn.functional as F
     import torchvision
+    torch.backends.cudnn.benchmark = autotune
     fmt = torch.channels_last if memory_format == "channels_last" else torch.contiguous_format
     model = torchvision.models.resnet50()
     model.load_state_dict(model_state)
@@ -143,8 +148,9 @@ def pytorch_trajectory(model_state, x, y, steps, lr, memory_format):
         scaler.step(opt)
         scaler.update()
         skipped += scaler.get_scale() < before
-        losses.append(float(loss))
+        losses.append(float(loss.detach()))
     state = {k: v.detach().cpu() for k, v in model.state_dict().items()}
+    torch.backends.cudnn.benchmark = True
     return {"losses": losses, "skipped_steps": skipped, "final_loss_scale": scaler.get_scale()}, state
 
 
@@ -220,7 +226,7 @@ def main(argv):
     p.add_argument("--device", choices=["cuda", "cpu"], default="cuda")
     p.add_argument("--steps", type=int)
     p.add_argument("--batch-size", type=int, default=256)
-    p.add_argument("--lr", type=float, default=0.01)
+    p.add_argument("--lr", type=float, default=0.002)
     p.add_argument("--grad-batch", type=int, default=64)
     p.add_argument("--grad-scale", type=float, default=1024.0)
     p.add_argument("--seed", type=int, default=0)
@@ -294,8 +300,10 @@ def main(argv):
 
     # (b) trajectories from the same weights and batch.
     runs = {}
-    for name, fmt in (("pytorch_a", "channels_last"), ("pytorch_b", "contiguous")):
-        runs[name], end_state = pytorch_trajectory(state, x, y, a.steps, a.lr, fmt)
+    for name, fmt, autotune in (("pytorch_a", "channels_last", True),
+                                ("pytorch_b", "contiguous", True),
+                                ("pytorch_c", "channels_last", False)):
+        runs[name], end_state = pytorch_trajectory(state, x, y, a.steps, a.lr, fmt, autotune)
         runs[name]["bn"] = batch_norm_statistics(end_state)
         torch.cuda.empty_cache()
     for name, fuse, graph in (("gpuperf", "on", "on"), ("gpuperf_unfused", "off", "off")):
@@ -312,8 +320,8 @@ def main(argv):
     def max_diff(r):
         return max(abs(u - v) for u, v in zip(r["losses"], A["losses"]))
 
-    spread = max_diff(runs["pytorch_b"])
-    bn_spread = relative_l2(runs["pytorch_b"]["bn"], A["bn"])[0]
+    spread = max(max_diff(runs["pytorch_b"]), max_diff(runs["pytorch_c"]))
+    bn_spread = max(relative_l2(runs[n]["bn"], A["bn"])[0] for n in ("pytorch_b", "pytorch_c"))
     summary = {}
     for name, r in runs.items():
         losses = r["losses"]
@@ -328,17 +336,17 @@ def main(argv):
           all(math.isfinite(s["final_loss"]) and s["final_loss"] < s["first_loss"]
               for s in summary.values()),
           ", ".join(f"{n} {s['first_loss']:.3f} -> {s['final_loss']:.4f}" for n, s in summary.items()))
-    check("gpuperf's losses within the spread of two PyTorch runs (2x, +1e-3)",
+    check("gpuperf's losses within the spread of the PyTorch runs (2x, +1e-3)",
           g["max_loss_difference_from_a"] <= 2 * spread + 1e-3,
-          f"max |gpuperf - A| {g['max_loss_difference_from_a']:.3e}, max |B - A| {spread:.3e}")
-    skipped = sorted([runs["pytorch_a"]["skipped_steps"], runs["pytorch_b"]["skipped_steps"]])
+          f"max |gpuperf - A| {g['max_loss_difference_from_a']:.3e}, max |B or C - A| {spread:.3e}")
+    theirs = [runs[n]["skipped_steps"] for n in ("pytorch_a", "pytorch_b", "pytorch_c")]
     check("gpuperf's skipped steps within PyTorch's",
-          skipped[0] <= g["skipped_steps"] <= skipped[1],
-          f"gpuperf {g['skipped_steps']}, PyTorch A/B {runs['pytorch_a']['skipped_steps']}/"
-          f"{runs['pytorch_b']['skipped_steps']}")
+          min(theirs) <= g["skipped_steps"] <= max(theirs),
+          f"gpuperf {g['skipped_steps']}, PyTorch A/B/C {'/'.join(map(str, theirs))}")
     check("gpuperf's BatchNorm running statistics within 2x PyTorch's spread",
           g["bn_statistics_distance_from_a"] <= 2 * bn_spread + 1e-6,
-          f"gpuperf {g['bn_statistics_distance_from_a']:.3e}, B {bn_spread:.3e} (relative L2 from A)")
+          f"gpuperf {g['bn_statistics_distance_from_a']:.3e}, B or C {bn_spread:.3e} "
+          "(relative L2 from A)")
     result["trajectories"] = summary
     for path in (weights, batch, grad_batch):
         os.remove(path)

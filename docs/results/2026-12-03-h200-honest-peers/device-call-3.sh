@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Device call 3 (one H200, warm: the build is reused), tree $GPUPERF_COMMIT: the headline's seed
-# section (3 alternating repeats: gpuperf, PyTorch eager, manual CUDA graph, compile default and
-# reduce-overhead, the hand-tuned rewrite with fused Adam in a CUDA graph, the rewrite compiled),
-# then one ResNet-50 inference run of torch.compile max-autotune + freezing (tagged as repeat 1
-# of its own folder), then further single inference repeats while the time lasts.
+# Device call 3 (one H200, warm from call 2: the build is reused), tree $GPUPERF_COMMIT: the
+# headline's ResNet-50 training section (benchmarks/headline.sh, 3 alternating repeats: gpuperf,
+# PyTorch eager, torch.compile default and reduce-overhead with the zero-buffer fused SGD), then
+# single inference repeats (gpuperf, eager, graph, compile-graph, compile-freeze-graph) into
+# infer-N folders while the time lasts.
 set -uo pipefail
 source .deps/env.sh
 L=$OUT/logs; mkdir -p $L
@@ -11,14 +11,11 @@ L=$OUT/logs; mkdir -p $L
 cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release > $L/configure.txt 2>&1
 timeout 330 cmake --build build-gpu -j16 --target resnet50_benchmark seed_benchmark inference_benchmark > $L/build.txt 2>&1; echo "build rc=$? at ${SECONDS}s"
 export GPUPERF_COMMIT
-timeout $(( 575 - SECONDS )) benchmarks/headline.sh build-gpu $L/train-seed 3 train-seed > $L/train-seed.md 2> $L/train-seed.err; echo "train-seed rc=$? at ${SECONDS}s"
-tail -4 $L/train-seed.err; grep -E "^\| Seed|INVALID" $L/train-seed.md | cut -c1-500
-M=$L/max-autotune; mkdir -p $M
-printf '{"commit": "%s", "started_utc": "%s", "sections": "infer-resnet50 (compile-max-autotune only)", "repeats": 1}\n' "${GPUPERF_COMMIT:-?}" "$(date -u +%Y-%m-%dT%H:%MZ)" > $M/run.json
-PYTHONUNBUFFERED=1 timeout $(( 575 - SECONDS )) python3 benchmarks/python/infer_peer.py --model resnet50 --precision fp16 --memory-format channels_last --batch-sizes 1,8,256 --warmup 20 --iterations 200 --cudnn-benchmark-from 128 --mode compile-max-autotune 2> $M/peer.err | sed 's/^{/{"section": "infer-resnet50", "variant": "compile-max-autotune", "repeat": 1, /' > $M/peer.jsonl
-echo "max-autotune rc=${PIPESTATUS[0]} at ${SECONDS}s"; cut -c1-300 $M/peer.jsonl; tail -3 $M/peer.err
-for r in 4 5; do
+timeout $(( 575 - SECONDS )) benchmarks/headline.sh build-gpu $L/train-resnet50 3 train-resnet50 > $L/train-resnet50.md 2> $L/train-resnet50.err; echo "train-resnet50 rc=$? at ${SECONDS}s"
+tail -4 $L/train-resnet50.err; grep -E "^\| ResNet-50 training|INVALID" $L/train-resnet50.md | cut -c1-400
+for r in 1 2 3; do
   [ $(( 575 - SECONDS )) -lt 120 ] && break
   timeout $(( 575 - SECONDS )) benchmarks/headline.sh build-gpu $L/infer-$r 1 infer-resnet50 > $L/infer-$r.md 2> $L/infer-$r.err; echo "infer repeat $r rc=$? at ${SECONDS}s"
 done
+python3 benchmarks/python/headline.py --out $L/merged $L/train-resnet50 $L/infer-* 2>&1 | grep -E "^\|" | cut -c1-300
 tar czf $OUT/logs.tgz -C $OUT logs && rm -rf $L

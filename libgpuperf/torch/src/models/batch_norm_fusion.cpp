@@ -16,6 +16,7 @@
 #include <exception>
 #include <tuple>
 
+#include "gpuperf/base/error.h"
 #include "gpuperf/models/fusion.h"
 #include "models/conv_statistics.h"
 #include "models/kernel_dtype.h"
@@ -100,7 +101,9 @@ struct OwnBatchNorm : public torch::autograd::Function<OwnBatchNorm> {
     torch::Tensor y = at::empty_like(x);
     torch::Tensor mask = at::empty({relu ? sizes.mask_bytes : 0}, x.options().dtype(torch::kByte));
     const bool given = sums.numel() > 0;
-    torch::Tensor partial = floats(given ? 0 : sizes.partial_floats, x);
+    // With the convolution's sums, the partials serve the recheck of ill-conditioned channels.
+    torch::Tensor partial = floats(sizes.partial_floats, x);
+    torch::Tensor recheck = at::empty({given ? channels : 0}, x.options().dtype(torch::kInt));
     torch::Tensor save_mean = floats(channels, x);
     torch::Tensor save_invstd = floats(channels, x);
     torch::Tensor scale_shift = floats(2 * channels, x);
@@ -112,7 +115,8 @@ struct OwnBatchNorm : public torch::autograd::Function<OwnBatchNorm> {
     C10_CUDA_CHECK(detail::batch_norm_forward(
         dtype, x.data_ptr(), add ? z.data_ptr() : nullptr, y.data_ptr(),
         relu ? mask.data_ptr<std::uint8_t>() : nullptr, partial.data_ptr<float>(),
-        given ? sums.data_ptr<float>() : nullptr, c, momentum, eps, pixels, channels, device,
+        given ? sums.data_ptr<float>() : nullptr, given ? recheck.data_ptr<int>() : nullptr, c,
+        momentum, eps, pixels, channels, device,
         at::cuda::getCurrentCUDAStream()));
     ctx->save_for_backward({x, weight, mask, save_mean, save_invstd});
     ctx->saved_data["add"] = add;
@@ -474,4 +478,19 @@ std::pair<torch::Tensor, torch::Tensor> conv1x1_batch_norm_relu_and_shortcut(
   return {batch_norm_add_relu(y, bn, {}, fused, ran_fused), shortcut};
 }
 
+namespace detail {
+
+torch::Tensor batch_norm_from_sums(const torch::Tensor& y, const torch::Tensor& sums,
+                                   torch::nn::BatchNorm2dImpl& bn) {
+  if (!batch_norm_kernel_applies(y, bn, {})) {
+    throw Error("batch_norm_from_sums: gpuperf's batch norm kernels do not apply to this tensor");
+  }
+  bool from_sums = false;
+  const torch::Tensor out = batch_norm_of_conv(y, sums, bn, {}, /*relu=*/false, /*fused=*/true,
+                                               nullptr, &from_sums);
+  if (!from_sums) throw Error("batch_norm_from_sums: the batch norm did not take the sums");
+  return out;
+}
+
+}  // namespace detail
 }  // namespace gpuperf

@@ -154,12 +154,19 @@ __device__ __forceinline__ void write_partial(float (&a)[V], float (&b)[V], int 
 template <typename T, int V>
 __global__ void __launch_bounds__(kThreads)
     statistics_kernel(const T* __restrict__ x, std::int64_t pixels, int channels, int lanes,
-                      int rows, float2* __restrict__ partial) {
+                      int rows, float2* __restrict__ partial, const int* __restrict__ only) {
   wait_for_previous();
   const int lane = static_cast<int>(threadIdx.x) % lanes;
   const int row = static_cast<int>(threadIdx.x) / lanes;
   const int group = static_cast<int>(blockIdx.y) * lanes + lane;
-  const bool active = row < rows && group * V < channels;
+  bool active = row < rows && group * V < channels;
+  if (active && only != nullptr) {
+    // The recheck after a convolution's sums: only the vectors with a flagged channel.
+    bool flagged = false;
+#pragma unroll
+    for (int v = 0; v < V; ++v) flagged |= only[group * V + v] != 0;
+    active = flagged;
+  }
   float sum[V], squares[V], origin[V];
 #pragma unroll
   for (int v = 0; v < V; ++v) sum[v] = squares[v] = origin[v] = 0.0f;
@@ -261,10 +268,13 @@ template <typename T>
 __global__ void __launch_bounds__(kFinalizeChannels* kFinalizeStripes)
     finalize_kernel(const float2* __restrict__ partial, int parts, const T* __restrict__ x,
                     int channels, std::int64_t count, BatchNormChannels c, float momentum,
-                    float eps) {
+                    float eps, const int* __restrict__ only) {
   const int channel = static_cast<int>(blockIdx.x) * kFinalizeChannels + threadIdx.x;
-  // The writing threads load what the statistics kernel does not write before they wait for it.
-  const bool writes = threadIdx.y == 0 && channel < channels;
+  // The writing threads load what the statistics kernel does not write before they wait for it
+  // (`only`, written by finalize_sums_kernel two launches ahead, has finished too). With `only`,
+  // the channels finalize_sums_kernel left to this recheck; it wrote the others.
+  const bool writes =
+      threadIdx.y == 0 && channel < channels && (only == nullptr || only[channel] != 0);
   float weight = 0, bias = 0, running_mean = 0, running_var = 0, origin = 0;
   if (writes) {
     weight = c.weight[channel];
@@ -281,11 +291,23 @@ __global__ void __launch_bounds__(kFinalizeChannels* kFinalizeStripes)
                    running_mean, running_var, c, momentum, eps);
 }
 
+// A channel's sums from the convolution are recomputed (shifted, by the statistics pass) when its
+// variance is below this fraction of its mean square, E[x^2] - E[x]^2 < E[x^2] / 64, i.e. |mean|
+// above about 8 standard deviations: the unshifted fp32 sums lose E[x^2] / variance times their
+// own relative error to the subtraction. cuDNN's GenStats sums of layer1's 802,816 values a
+// channel were 4e-6 off fp64 on the H200, so the recheck keeps the standard deviation within
+// 64 * 4e-6 / 2 = 1.3e-4, below fp16's rounding (4.9e-4); past |mean|/std of 16 it was not.
+constexpr double kRecheckMeanSquareOverVariance = 64.0;
+
 // The statistics from sums computed before (a convolution's epilogue): sums[channel] and
-// sums[channels + channel], of x itself (no shift).
+// sums[channels + channel], of x itself (no shift). A channel whose sums cannot give its
+// variance to fp16's precision (kRecheckMeanSquareOverVariance) is left unwritten and flagged in
+// `recheck` for the statistics pass that follows (statistics_kernel and finalize_kernel with
+// `only`); the others get 0 there.
 __global__ void __launch_bounds__(kThreads)
     finalize_sums_kernel(const float* __restrict__ sums, int channels, std::int64_t count,
-                         BatchNormChannels c, float momentum, float eps) {
+                         BatchNormChannels c, float momentum, float eps,
+                         int* __restrict__ recheck) {
   const int channel = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
   const bool writes = channel < channels;
   float weight = 0, bias = 0, running_mean = 0, running_var = 0;
@@ -297,6 +319,14 @@ __global__ void __launch_bounds__(kThreads)
   }
   wait_for_previous();
   if (!writes) return;
+  const double n = static_cast<double>(count);
+  const double mean = sums[channel] / n;
+  const double mean_square = sums[channels + channel] / n;
+  const bool ill_conditioned =
+      !(mean_square - mean * mean > mean_square / kRecheckMeanSquareOverVariance);
+  // A constant channel (variance 0) is rechecked too: its sums cannot tell 0 from rounding.
+  recheck[channel] = ill_conditioned && mean_square > 0 ? 1 : 0;
+  if (recheck[channel] != 0) return;
   write_statistics(channel, sums[channel], sums[channels + channel], 0.0,
                    static_cast<double>(count), weight, bias, running_mean, running_var, c, momentum,
                    eps);
@@ -492,9 +522,9 @@ dim3 finalize_grid(std::int64_t channels) {
 
 template <typename T>
 cudaError_t forward_as(const void* x_, const void* z_, void* y_, std::uint8_t* mask, float* partial,
-                       const float* sums, const BatchNormChannels& c, double momentum, double eps,
-                       std::int64_t pixels, std::int64_t channels, int device,
-                       cudaStream_t stream) {
+                       const float* sums, int* recheck, const BatchNormChannels& c,
+                       double momentum, double eps, std::int64_t pixels, std::int64_t channels,
+                       int device, cudaStream_t stream) {
   constexpr int V = kWidth<T>;
   const auto* x = static_cast<const T*>(x_);
   const auto* z = static_cast<const T*>(z_);
@@ -506,16 +536,20 @@ cudaError_t forward_as(const void* x_, const void* z_, void* y_, std::uint8_t* m
     const unsigned int blocks = static_cast<unsigned int>((channels + kThreads - 1) / kThreads);
     e = launch(finalize_sums_kernel, blocks, kThreads, stream, device, sums,
                static_cast<int>(channels), pixels, c, static_cast<float>(momentum),
-               static_cast<float>(eps));
-  } else {
+               static_cast<float>(eps), recheck);
+  }
+  // Without sums, every channel's statistics; with them, the flagged channels' only (the two
+  // launches then read only what finalize_sums_kernel flagged: usually nothing).
+  const int* only = sums != nullptr ? recheck : nullptr;
+  if (e == cudaSuccess) {
     e = launch(statistics_kernel<T, V>, dim3(g.blocks, g.chunks), kThreads, stream, device, x,
-               pixels, static_cast<int>(channels), g.lanes, g.rows, partials);
-    if (e == cudaSuccess) {
-      e = launch(finalize_kernel<T>, finalize_grid(channels),
-                 dim3(kFinalizeChannels, kFinalizeStripes), stream, device, partials,
-                 static_cast<int>(g.blocks), x, static_cast<int>(channels), pixels, c,
-                 static_cast<float>(momentum), static_cast<float>(eps));
-    }
+               pixels, static_cast<int>(channels), g.lanes, g.rows, partials, only);
+  }
+  if (e == cudaSuccess) {
+    e = launch(finalize_kernel<T>, finalize_grid(channels),
+               dim3(kFinalizeChannels, kFinalizeStripes), stream, device, partials,
+               static_cast<int>(g.blocks), x, static_cast<int>(channels), pixels, c,
+               static_cast<float>(momentum), static_cast<float>(eps), only);
   }
   if (e != cudaSuccess) return e;
   const std::int64_t vectors = pixels * g.groups;
@@ -573,21 +607,22 @@ BatchNormWorkspace batch_norm_workspace(NhwcDtype dtype, std::int64_t pixels, st
 }
 
 cudaError_t batch_norm_forward(NhwcDtype dtype, const void* x, const void* z, void* y,
-                               std::uint8_t* mask, float* partial, const float* sums,
+                               std::uint8_t* mask, float* partial, const float* sums, int* recheck,
                                const BatchNormChannels& c, double momentum, double eps,
                                std::int64_t pixels, std::int64_t channels, int device,
                                cudaStream_t stream) {
   if (pixels < 2 || channels < 1 || channels % batch_norm_vector_width(dtype) != 0)
     return cudaErrorInvalidValue;
+  if (sums != nullptr && recheck == nullptr) return cudaErrorInvalidValue;
   switch (dtype) {
     case NhwcDtype::kHalf:
-      return forward_as<__half>(x, z, y, mask, partial, sums, c, momentum, eps, pixels, channels,
+      return forward_as<__half>(x, z, y, mask, partial, sums, recheck, c, momentum, eps, pixels, channels,
                                 device, stream);
     case NhwcDtype::kBFloat16:
-      return forward_as<__nv_bfloat16>(x, z, y, mask, partial, sums, c, momentum, eps, pixels,
+      return forward_as<__nv_bfloat16>(x, z, y, mask, partial, sums, recheck, c, momentum, eps, pixels,
                                        channels, device, stream);
     case NhwcDtype::kFloat:
-      return forward_as<float>(x, z, y, mask, partial, sums, c, momentum, eps, pixels, channels,
+      return forward_as<float>(x, z, y, mask, partial, sums, recheck, c, momentum, eps, pixels, channels,
                                device, stream);
   }
   return cudaErrorInvalidValue;

@@ -14,7 +14,10 @@
 //   3. apply_kernel: y and a ReLU mask, one byte per vector of V channels (bit v: channel v of
 //      the vector was above 0), which is all the backward needs of the output.
 // Given the sums of x and of its squares from the convolution that wrote x (cuDNN's GenStats
-// epilogue, models/conv_statistics.cpp), finalize_sums_kernel replaces 1 and 2: no pass over x.
+// epilogue, models/conv_statistics.cpp), finalize_sums_kernel computes the statistics from them:
+// no pass over x. Those sums are not shifted; a channel whose mean is so far from 0 that they
+// cannot give its variance to fp16's precision is flagged instead, and 1 and 2 then run for the
+// flagged channels only (for none, two launches that read nothing but the flags).
 // Backward, with dy' = dy * mask (= dz, the residual's gradient, when there is an add):
 //   1. backward_reduce_kernel: per block, each channel's sum of dy' and of dy' * (x - mean);
 //      writes dz.
@@ -70,9 +73,10 @@ struct BatchNormChannels {
 /// null `mask` (and `z`): y = x * scale + shift, the batch norm alone. With `sums` (2 * channels
 /// floats: each channel's sum of x, then each one's sum of squares, computed where x was made, as
 /// a convolution's epilogue does), no statistics pass: one launch of a few threads per channel
-/// turns them into the statistics (in fp64), and `partial` is not used.
+/// turns them into the statistics (in fp64), except for the channels it flags in `recheck`
+/// (`channels` ints, needed with `sums`) whose statistics come from the shifted pass over x.
 cudaError_t batch_norm_forward(NhwcDtype dtype, const void* x, const void* z, void* y,
-                               std::uint8_t* mask, float* partial, const float* sums,
+                               std::uint8_t* mask, float* partial, const float* sums, int* recheck,
                                const BatchNormChannels& c, double momentum, double eps,
                                std::int64_t pixels, std::int64_t channels, int device,
                                cudaStream_t stream);

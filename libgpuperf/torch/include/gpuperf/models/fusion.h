@@ -282,6 +282,14 @@ namespace detail {
                                                    const torch::nn::Conv2dImpl& conv,
                                                    const torch::Tensor& weight,
                                                    const torch::Tensor& sums);
+
+/// bn(y) in training mode on gpuperf's batch norm kernels with the statistics taken from `sums`
+/// (fp32 [2, C]: y's per-channel sums and sums of squares, as conv2d_statistics_into gives them),
+/// as the fused convolution + batch norm takes them: lets the tests hold the statistics the batch
+/// norm ends with (running statistics, output) against fp64 for given sums. Needs
+/// batch_norm_kernel_applies (throws gpuperf::Error otherwise).
+[[nodiscard]] torch::Tensor batch_norm_from_sums(const torch::Tensor& y, const torch::Tensor& sums,
+                                                 torch::nn::BatchNorm2dImpl& bn);
 }  // namespace detail
 
 }  // namespace gpuperf
