@@ -174,8 +174,8 @@ TEST_CASE("torchrun's, Open MPI's and Slurm's variables give the rank and the re
 
 TEST_CASE("Under torchrun's agent store every rank joins as a client under the attempt's prefix",
           "[dist]") {
-  std::map<std::string, std::string> vars{{"RANK", "0"}, {"WORLD_SIZE", "2"},
-                                          {"LOCAL_WORLD_SIZE", "2"}, {"MASTER_PORT", "1234"}};
+  std::map<std::string, std::string> vars{
+      {"RANK", "0"}, {"WORLD_SIZE", "2"}, {"LOCAL_WORLD_SIZE", "2"}, {"MASTER_PORT", "1234"}};
   const auto own = read(vars);  // --standalone, --rdzv-backend c10d: rank 0 serves the store
   REQUIRE(own.has_value());
   CHECK((!own->agent_store && own->store_prefix.empty()));

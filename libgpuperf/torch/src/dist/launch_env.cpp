@@ -76,8 +76,7 @@ void read_agent_store(const Environment& env, LaunchEnv& out) {
     throw ConfigError(std::string(kUseAgentStore) + " is True but " + kRestartCount +
                       " is not set (launcher torchrun)");
   }
-  out.store_prefix =
-      "/worker/attempt_" + std::to_string(env.integer(kRestartCount, 0, 1L << 30));
+  out.store_prefix = "/worker/attempt_" + std::to_string(env.integer(kRestartCount, 0, 1L << 30));
 }
 
 LaunchEnv read_launcher(const Environment& env, const LauncherVariables& v) {
