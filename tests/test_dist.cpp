@@ -11,6 +11,9 @@
 #include <torch/cuda.h>
 #include <torch/nn/modules/container/any.h>
 #include <torch/nn/modules/linear.h>
+#if GPUPERF_TEST_GLOO
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#endif
 
 #include <functional>
 #include <map>
@@ -169,6 +172,30 @@ TEST_CASE("torchrun's, Open MPI's and Slurm's variables give the rank and the re
   CHECK((nested->launcher == "torchrun" && nested->rank == 2));
 }
 
+TEST_CASE("Under torchrun's agent store every rank joins as a client under the attempt's prefix",
+          "[dist]") {
+  std::map<std::string, std::string> vars{
+      {"RANK", "0"}, {"WORLD_SIZE", "2"}, {"LOCAL_WORLD_SIZE", "2"}, {"MASTER_PORT", "1234"}};
+  const auto own = read(vars);  // --standalone, --rdzv-backend c10d: rank 0 serves the store
+  REQUIRE(own.has_value());
+  CHECK((!own->agent_store && own->store_prefix.empty()));
+  vars["TORCHELASTIC_USE_AGENT_STORE"] = "False";
+  vars["TORCHELASTIC_RESTART_COUNT"] = "0";
+  CHECK_FALSE(read(vars)->agent_store);
+
+  vars["TORCHELASTIC_USE_AGENT_STORE"] = "True";  // plain torchrun (static rendezvous)
+  vars["TORCHELASTIC_RESTART_COUNT"] = "2";
+  const auto agent = read(vars);
+  REQUIRE(agent.has_value());
+  CHECK((agent->launcher == "torchrun" && agent->agent_store));
+  CHECK(agent->store_prefix == "/worker/attempt_2");
+  CHECK((agent->master_addr == "127.0.0.1" && agent->master_port == 1234));
+
+  // gpuperf's own launcher serves its store itself whatever it inherited.
+  vars["GPUPERF_LAUNCHER"] = "gpuperf";
+  CHECK_FALSE(read(vars)->agent_store);
+}
+
 TEST_CASE("Missing or contradictory launcher variables are refused by name", "[dist]") {
   CHECK_THROWS_WITH(read({{"RANK", "0"}}), Contains("WORLD_SIZE"));
   CHECK_THROWS_WITH(read({{"RANK", "4"}, {"WORLD_SIZE", "4"}}), Contains("RANK='4'"));
@@ -180,6 +207,16 @@ TEST_CASE("Missing or contradictory launcher variables are refused by name", "[d
                     Contains("MASTER_ADDR is not set"));
   CHECK_THROWS_WITH(read({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"MASTER_PORT", "70000"}}),
                     Contains("MASTER_PORT='70000'"));
+  CHECK_THROWS_WITH(read({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"LOCAL_WORLD_SIZE", "2"},
+                          {"TORCHELASTIC_USE_AGENT_STORE", "yes"}}),
+                    Contains("TORCHELASTIC_USE_AGENT_STORE='yes'"));
+  CHECK_THROWS_WITH(read({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"LOCAL_WORLD_SIZE", "2"},
+                          {"TORCHELASTIC_USE_AGENT_STORE", "True"}}),
+                    Contains("TORCHELASTIC_RESTART_COUNT is not set"));
+  CHECK_THROWS_WITH(read({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"LOCAL_WORLD_SIZE", "2"},
+                          {"TORCHELASTIC_USE_AGENT_STORE", "True"},
+                          {"TORCHELASTIC_RESTART_COUNT", "-1"}}),
+                    Contains("TORCHELASTIC_RESTART_COUNT='-1'"));
 }
 
 #if GPUPERF_TEST_GLOO
@@ -205,6 +242,31 @@ TEST_CASE("A data-parallel sync removes its gradient hooks when it goes", "[dist
   model->weight.mutable_grad().zero_();
   model(x).sum().backward();  // no sync any more: the hooks must be gone, not dangling
   CHECK(torch::allclose(model->weight.grad(), first));
+}
+
+TEST_CASE("Two ranks meet in a store that torchrun's agent already serves on their port",
+          "[dist]") {
+  const int port = free_port();
+  c10d::TCPStoreOptions agent_options;  // the agent's server, as torchrun's static rendezvous
+  agent_options.port = static_cast<std::uint16_t>(port);
+  agent_options.isServer = true;
+  agent_options.waitWorkers = false;
+  const auto agent = c10::make_intrusive<c10d::TCPStore>("127.0.0.1", agent_options);
+  std::vector<double> sums(2);
+  const auto errors = run_two_ranks([&](int rank) {
+    gpuperf::LaunchEnv env = two_rank_env(rank, port);
+    env.agent_store = true;
+    env.store_prefix = "/worker/attempt_1";
+    gpuperf::ProcessGroupOptions options;
+    options.timeout_seconds = 30;
+    gpuperf::ProcessGroup group(env, torch::kCPU, options);
+    torch::Tensor value = torch::full({1}, rank + 1.0, torch::kFloat64);
+    group.allreduce_sum(value);
+    sums[rank] = value.item<double>();
+  });
+  INFO(errors[0] << " / " << errors[1]);
+  REQUIRE((errors[0].empty() && errors[1].empty()));
+  CHECK((sums[0] == 3.0 && sums[1] == 3.0));
 }
 
 TEST_CASE("Two ranks accumulating micro-batches take the full-batch SGD step (fp64 reference)",

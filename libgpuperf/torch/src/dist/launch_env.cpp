@@ -59,6 +59,26 @@ class Environment {
 
 constexpr long kMaxRanks = 1 << 20;
 
+// torchrun's static rendezvous (its default, without --standalone or --rdzv-backend c10d): the
+// agent already serves the TCPStore at MASTER_ADDR:MASTER_PORT, and its workers share it under a
+// prefix per restart (torch/distributed/rendezvous.py, _create_c10d_store).
+constexpr const char* kUseAgentStore = "TORCHELASTIC_USE_AGENT_STORE";
+constexpr const char* kRestartCount = "TORCHELASTIC_RESTART_COUNT";
+
+void read_agent_store(const Environment& env, LaunchEnv& out) {
+  const std::string use = env.string_or(kUseAgentStore, "False");
+  if (use != "True" && use != "False") {
+    throw ConfigError(std::string(kUseAgentStore) + "='" + use + "': expected True or False");
+  }
+  out.agent_store = use == "True";
+  if (!out.agent_store) return;
+  if (!env.has(kRestartCount)) {
+    throw ConfigError(std::string(kUseAgentStore) + " is True but " + kRestartCount +
+                      " is not set (launcher torchrun)");
+  }
+  out.store_prefix = "/worker/attempt_" + std::to_string(env.integer(kRestartCount, 0, 1L << 30));
+}
+
 LaunchEnv read_launcher(const Environment& env, const LauncherVariables& v) {
   LaunchEnv out;
   out.launcher = v.launcher;
@@ -112,6 +132,7 @@ std::optional<LaunchEnv> read_launch_env(const EnvironmentReader& getenv) {
     if (e.world_size == 1) return std::nullopt;  // a one-task job is a single process
     // gpuperf's own --nproc-per-node sets torchrun's variables and says so.
     if (v == &kTorchrun && env.string_or("GPUPERF_LAUNCHER", "") == "gpuperf") e.launcher = "gpuperf";
+    if (e.launcher == "torchrun") read_agent_store(env, e);
     return e;
   }
   return std::nullopt;

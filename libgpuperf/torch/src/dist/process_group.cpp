@@ -11,6 +11,7 @@
 #include "gpuperf/base/error.h"
 
 #if GPUPERF_WITH_GLOO || GPUPERF_WITH_NCCL
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #include <torch/csrc/distributed/c10d/Types.hpp>
 #include <torch/csrc/distributed/c10d/Work.hpp>
@@ -55,18 +56,23 @@ bool is_loopback(const std::string& address) {
   return address == "localhost" || address.rfind("127.", 0) == 0 || address == "::1";
 }
 
+// Rank 0 serves the TCPStore, unless torchrun's agent already does (then every rank is a client
+// under the agent's prefix, as in torch.distributed's env:// rendezvous).
 c10::intrusive_ptr<c10d::Store> join_store(const LaunchEnv& env, std::chrono::milliseconds timeout) {
   c10d::TCPStoreOptions options;
   options.port = static_cast<std::uint16_t>(env.master_port);
-  options.isServer = env.rank == 0;
+  options.isServer = env.rank == 0 && !env.agent_store;
   options.numWorkers = static_cast<std::size_t>(env.world_size);
   options.waitWorkers = true;
   options.timeout = timeout;
   try {
-    return c10::make_intrusive<c10d::TCPStore>(env.master_addr, options);
+    auto store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, options);
+    if (!env.agent_store) return store;
+    return c10::make_intrusive<c10d::PrefixStore>(env.store_prefix, std::move(store));
   } catch (const std::exception& e) {
+    const std::string where = env.agent_store ? " (torchrun's agent store)" : "";
     throw Error("rank " + std::to_string(env.rank) + ": rendezvous at " + env.master_addr + ":" +
-                std::to_string(env.master_port) + " failed: " + e.what());
+                std::to_string(env.master_port) + where + " failed: " + e.what());
   }
 }
 

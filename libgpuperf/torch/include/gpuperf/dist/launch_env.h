@@ -1,6 +1,8 @@
 #pragma once
 // Where this process sits in a data-parallel job, read from the launcher's environment:
-//   torchrun      RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT
+//   torchrun      RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT;
+//                 TORCHELASTIC_USE_AGENT_STORE=True (its static rendezvous, the default: the
+//                 agent serves the TCPStore) with TORCHELASTIC_RESTART_COUNT
 //   Open MPI      OMPI_COMM_WORLD_RANK, _SIZE, _LOCAL_RANK, _LOCAL_SIZE (+ MASTER_ADDR/PORT,
 //                 e.g. mpirun -x MASTER_ADDR=node0 -x MASTER_PORT=29500)
 //   Slurm (srun)  SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID, SLURM_NTASKS_PER_NODE (+ MASTER_ADDR,
@@ -23,8 +25,14 @@ struct LaunchEnv {
   int world_size = 1;
   int local_rank = 0;        ///< index on this machine: the GPU it uses
   int local_world_size = 1;  ///< processes on this machine; 0 when the launcher does not say
-  std::string master_addr;   ///< where rank 0's TCPStore listens
+  std::string master_addr;   ///< where rank 0's TCPStore listens (or torchrun's agent's)
   int master_port = 29500;
+  /// torchrun's agent serves the TCPStore at master_addr:master_port: every rank, rank 0 too,
+  /// joins it as a client, under store_prefix.
+  bool agent_store = false;
+  /// The agent store's key prefix for this attempt ("/worker/attempt_<restart count>", as
+  /// torch.distributed's env:// rendezvous uses it); empty without the agent store.
+  std::string store_prefix;
 };
 
 /// Reads a variable; nullptr when unset. The default reads the process environment.
