@@ -690,12 +690,18 @@ TEST_CASE("ResNet fp16 channels_last training with fused BatchNorm+add+ReLU trac
   const auto fused = trajectory(true, false, 12);
   const auto fused_again = trajectory(true, false, 12);
   const auto fused_graph = trajectory(true, true, 12);
+  // The fused path's own run-to-run difference at step i (GenStats adds its sums in no fixed
+  // order): a tolerance never tighter than what two fused runs show. On the H200 two fused eager
+  // runs (or eager and graph) once differed by 2.3% at step 2.
+  const auto own_spread = [&](std::size_t i) {
+    return std::abs(fused[i] - fused_again[i]) / std::abs(fused[i]);
+  };
   // Same arithmetic, different fp16 roundings: step 0's loss is the forward pass alone, steps 1-2
   // add the gradients and updates; later steps drift apart (on the H200 step 3 differed by 2.8%,
   // as chaotic fp16 training does) and only have to learn.
   for (std::size_t i = 0; i < 3; ++i) {
-    INFO("step " << i);
-    CHECK(fused[i] == Approx(separate[i]).epsilon(2e-2));
+    INFO("step " << i << ", fused runs " << own_spread(i) << " apart");
+    CHECK(fused[i] == Approx(separate[i]).epsilon(std::max(2e-2, 2 * own_spread(i))));
   }
   CHECK(fused.back() < 0.5f * fused.front());
   CHECK(separate.back() < 0.5f * separate.front());
@@ -711,7 +717,7 @@ TEST_CASE("ResNet fp16 channels_last training with fused BatchNorm+add+ReLU trac
     if (deterministic || i == 0) {
       CHECK(fused_graph[i] == Approx(fused[i]).epsilon(1e-3).margin(1e-5));
     } else if (i < 3) {
-      CHECK(fused_graph[i] == Approx(fused[i]).epsilon(2e-2));
+      CHECK(fused_graph[i] == Approx(fused[i]).epsilon(std::max(2e-2, 2 * own_spread(i))));
     }
   }
   CHECK(fused_graph.back() < 0.5f * fused_graph.front());
