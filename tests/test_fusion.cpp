@@ -694,7 +694,7 @@ TEST_CASE("ResNet fp16 channels_last training with fused BatchNorm+add+ReLU trac
   // order): a tolerance never tighter than what two fused runs show. On the H200 two fused eager
   // runs (or eager and graph) once differed by 2.3% at step 2.
   const auto own_spread = [&](std::size_t i) {
-    return std::abs(fused[i] - fused_again[i]) / std::abs(fused[i]);
+    return static_cast<double>(std::abs(fused[i] - fused_again[i]) / std::abs(fused[i]));
   };
   // Same arithmetic, different fp16 roundings: step 0's loss is the forward pass alone, steps 1-2
   // add the gradients and updates; later steps drift apart (on the H200 step 3 differed by 2.8%,
