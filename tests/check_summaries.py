@@ -156,7 +156,7 @@ def check_headline(root):
 def check_readme_headline(root):
     """Every table row of the headline.md the README names is in the README, unchanged."""
     readme = open(os.path.join(root, "README.md")).read()
-    marker = "is its `headline.md` (["
+    marker = "its `headline.md` (["
     if marker not in readme:
         return ["the README does not name the results folder of its headline"]
     folder = readme.split(marker, 1)[1].split("]", 1)[0]

@@ -9,6 +9,8 @@ import os
 import statistics
 import sys
 
+from headline import invalid_reason
+
 
 def best_variant_table(ours, peer):
     """Per model and precision: gpuperf's best row against the best PyTorch variant measured in
@@ -43,17 +45,40 @@ def best_variant_table(ours, peer):
 
 
 def main(folder):
+    """Prints the tables; returns 1 when a row's gpuperf or PyTorch side has no run that trained
+    (a final loss finite and below the first, as headline.py judges it), else 0. Runs that did
+    not train are listed and left out of every figure."""
+    invalid = []
     peer = {}
     with open(os.path.join(folder, "peer.jsonl")) as f:
         for line in f:
             if line.strip():
                 row = json.loads(line)
+                why = invalid_reason(row.get("first_loss"), row.get("final_loss"))
+                if why:
+                    invalid.append(f"{row['label']} PyTorch: {why} (first {row.get('first_loss')}, "
+                                   f"final {row.get('final_loss')})")
+                    peer.setdefault(row["label"], [])
+                    continue
                 peer.setdefault(row["label"], []).append(row)
     ours = {}
     for path in sorted(glob.glob(os.path.join(folder, "*-gpuperf-*.json"))):
         label = os.path.basename(path).split("-gpuperf-")[0]
         with open(path) as f:
-            ours.setdefault(label, []).append(json.load(f))
+            record = json.load(f)
+        why = invalid_reason(record.get("first_loss"), record.get("final_loss"))
+        if why:
+            invalid.append(f"{os.path.basename(path)}: {why} (first {record.get('first_loss')}, "
+                           f"final {record.get('final_loss')})")
+            ours.setdefault(label, [])
+            continue
+        ours.setdefault(label, []).append(record)
+    for line in invalid:
+        print(f"INVALID {line}")
+    empty = sorted([f"{label} gpuperf" for label, runs in ours.items() if not runs] +
+                   [f"{label} PyTorch" for label, runs in peer.items() if not runs])
+    ours = {label: runs for label, runs in ours.items() if runs}
+    peer = {label: runs for label, runs in peer.items() if runs}
     print("| row | gpuperf (optimizer, mode) | gpuperf median (min-max) | PyTorch (fused, graph) | PyTorch median (min-max) | ratio | peak mem gpuperf / PyTorch |")
     print("|---|---|---|---|---|---|---|")
     for label in sorted(ours):
@@ -72,6 +97,8 @@ def main(folder):
               f"{p_range} | {gm / pm:.3f} | {gmem:.2f} / {pmem:.2f} GiB |")
 
     best_variant_table(ours, peer)
+    if empty:
+        print(f"\nNo run that trained: {', '.join(empty)}", file=sys.stderr)
 
     print()
     print("| gpuperf run | mean power W | energy J (counter) | mean power x time J | difference | samples/J | % of datasheet peak |")
@@ -88,7 +115,8 @@ def main(folder):
             print(f"| {label} #{i} | {t['power_mean_watts']:.0f} | {t['energy_joules']:.1f} "
                   f"({t['energy_source']}) | {product:.1f} | {100 * (t['energy_joules'] / product - 1):+.2f}% "
                   f"| {t['samples_per_joule']:.1f} | {peak_text} |")
+    return 1 if empty else 0
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    sys.exit(main(sys.argv[1]))
