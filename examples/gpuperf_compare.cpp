@@ -5,6 +5,7 @@
 //   gpuperf_compare a100.json h100.json h200.json --baseline a100.json --format md
 //   gpuperf_compare results/*.json --baseline "H100 SXM5 80GB" --format csv -o table.csv
 //   gpuperf_compare h200-infer-eager.json h200-infer-graph.json
+//   gpuperf_compare base.json new.json --fail-on slower   # exit 1 when a row is slower (CI)
 
 #include <CLI/CLI.hpp>
 
@@ -25,6 +26,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> files;
   std::string baseline, format = "md", output, specs_path;
   std::vector<std::string> specs_extra;
+  std::string fail_on = "never";
   gpuperf::CompareOptions options;
   app.add_option("files", files, "result files (gpuperf.run/1 or gpuperf.inference/2 JSON)")
       ->required();
@@ -42,6 +44,11 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(
           gpuperf::program::number_rule([](double v) { return v >= 0 && v < 1; }, ">= 0 and < 1"));
+  app.add_option("--fail-on", fail_on,
+                 "exit 1 (after writing the table) when a row's verdict is 'slower' (slower), "
+                 "'slower' or 'faster' (any), or never")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"never", "slower", "any"}));
   app.add_option("--specs", specs_path, "spec database file (default: shipped one)");
   app.add_option("--specs-extra", specs_extra, "user spec files adding or overriding entries");
 
@@ -65,6 +72,28 @@ int main(int argc, char** argv) {
     std::ostringstream text;
     gpuperf::write_comparison(text, comparison, table_format);
     gpuperf::write_text_file_atomically(text.str(), output);
+    // The gate of a CI job: the verdicts the test found significant, against the baseline.
+    std::vector<std::string> flagged;
+    const auto judge = [&](const std::string& verdict, const std::string& what) {
+      if (verdict == "slower" || (fail_on == "any" && verdict == "faster")) {
+        flagged.push_back(what + " (" + verdict + ")");
+      }
+    };
+    if (fail_on != "never") {
+      for (const auto& row : comparison.training.rows) {
+        judge(row.significance.verdict, row.key.label() + " in " + row.path);
+      }
+      for (const auto& row : comparison.inference.rows) {
+        judge(row.significance.verdict, row.key.label() + " in " + row.path);
+      }
+    }
+    if (!flagged.empty()) {
+      std::cerr << "gpuperf_compare: --fail-on " << fail_on << ": " << flagged.size()
+                << " row(s) differ from the baseline: " << flagged.front()
+                << (flagged.size() > 1 ? " and " + std::to_string(flagged.size() - 1) + " more" : "")
+                << "\n";
+      return gpuperf::program::kExitFailure;
+    }
     return gpuperf::program::kExitOk;
   });
 }

@@ -13,6 +13,7 @@ Tiny CPU runs; exit 1 with the failures listed."""
 import csv
 import io
 import json
+import math
 import os
 import subprocess
 import sys
@@ -142,6 +143,12 @@ def check_gbench(examples):
                 continue
             with open(paths[0]) as f:
                 doc = json.load(f)
+            context = doc.get("context", {})
+            if not (isinstance(context.get("num_cpus"), int) and context["num_cpus"] > 0 and
+                    isinstance(context.get("mhz_per_cpu"), int) and
+                    isinstance(context.get("load_avg"), list) and len(context["load_avg"]) in (0, 3)):
+                fail(f"{name}: the context lacks the host's CPU count, MHz or load average: "
+                     f"{context}")
             iterations = [b for b in doc["benchmarks"] if b["run_type"] == "iteration"]
             medians = [b for b in doc["benchmarks"] if b.get("aggregate_name") == "median"]
             if not iterations or not medians:
@@ -149,6 +156,16 @@ def check_gbench(examples):
             for b in iterations:
                 if not (b["real_time"] > 0 and b["time_unit"] in ("ns", "us", "ms", "s")):
                     fail(f"{name}: {b['name']} has real_time {b['real_time']} {b['time_unit']}")
+            # Training and inference families: microseconds below a 10 ms median, so that a
+            # sub-millisecond call never reads 0 ms.
+            for b in medians:
+                if b["name"].startswith("micro/"):
+                    continue
+                seconds = b["real_time"] * {"us": 1e-6, "ms": 1e-3}.get(b["time_unit"], math.nan)
+                want = "us" if seconds < 10e-3 else "ms"
+                if b["time_unit"] != want:
+                    fail(f"{name}: {b['name']} median {b['real_time']} {b['time_unit']}, "
+                         f"want {want}")
             compared = run([sys.executable, COMPARE_PY, "-d", os.path.join(work, name + ".cmp"),
                             "benchmarks", *paths])
             try:

@@ -28,6 +28,10 @@ if not d["parameters_identical"]: problems.append("parameters differ across rank
 if not d["global_throughput"] > 0: problems.append(f"global throughput {d['global_throughput']}")
 if len(d["rank_throughput"]) != world or min(d["rank_throughput"]) <= 0:
     problems.append(f"rank throughput {d['rank_throughput']}")
+# The record re-runs the job: gpuperf's own launcher's command keeps --nproc-per-node.
+command = json.load(open(path))["command"]
+if launcher == "gpuperf" and f"--nproc-per-node {world}" not in command:
+    problems.append(f"command {command!r} lost --nproc-per-node")
 if problems: print("; ".join(problems)); sys.exit(1)
 PY
 }

@@ -44,6 +44,25 @@ printf '{"schema": "gpuperf.run/1"' > "${tmp}/broken.json"
 
 expect 0 "baseline" "${bin}/gpuperf_compare" "${tmp}/a.json" "${ex}/h200-resnet50-fp16-cl-repeat.json"
 expect 2 "required" "${bin}/gpuperf_compare"
+# --fail-on: a CI gate. slow.json is the example run with every window 25% longer (rates x0.8).
+python3 - "${ex}/h200-resnet50-fp16-cl.json" "${tmp}/slow.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+r["window_throughput"] = [v * 0.8 for v in r["window_throughput"]]
+r["window_seconds"] = [v * 1.25 for v in r["window_seconds"]]
+for k in ("mean", "median", "min", "max", "q1", "q3", "ci95_low", "ci95_high", "stdev", "iqr"):
+    if isinstance(r["throughput"].get(k), (int, float)):
+        r["throughput"][k] *= 0.8
+r["overall_throughput"] *= 0.8
+r["timed_seconds"] *= 1.25
+json.dump(r, open(sys.argv[2], "w"))
+PY
+base="${ex}/h200-resnet50-fp16-cl.json"
+expect 0 "faster" "${bin}/gpuperf_compare" "${tmp}/slow.json" "${base}" --fail-on slower
+expect 1 "--fail-on any:" "${bin}/gpuperf_compare" "${tmp}/slow.json" "${base}" --fail-on any
+expect 1 "(slower)" "${bin}/gpuperf_compare" "${base}" "${tmp}/slow.json" --fail-on slower
+expect 0 "slower" "${bin}/gpuperf_compare" "${base}" "${tmp}/slow.json"
+expect 2 "--fail-on" "${bin}/gpuperf_compare" "${base}" --fail-on sometimes
 expect 2 "broken.json: run record: not valid JSON" "${bin}/gpuperf_compare" "${tmp}/broken.json"
 expect 2 "empty.json' is empty" "${bin}/gpuperf_compare" "${tmp}/empty.json"
 expect 2 "gpu_specs.json: field 'schema' is 'gpuperf.specs/1', expected 'gpuperf.run/1'" \

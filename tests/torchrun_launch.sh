@@ -41,6 +41,10 @@ if d["launcher"] != "torchrun": problems.append(f"launcher {d['launcher']}")
 if not d["parameters_identical"]: problems.append("parameters differ across ranks")
 if len(d["rank_throughput"]) != world or min(d["rank_throughput"]) <= 0:
     problems.append(f"rank throughput {d['rank_throughput']}")
+# The record re-runs the job: torchrun's command (its agent's command line), not a rank's.
+command = json.load(open(path))["command"]
+if "torch.distributed.run" not in command or "nproc_per_node" not in command:
+    problems.append(f"command {command!r} is not torchrun's")
 if problems: print("; ".join(problems)); sys.exit(1)
 PY
 }

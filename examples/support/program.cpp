@@ -365,7 +365,7 @@ int run_program(CLI::App& app, int argc, const char* const* argv, const std::fun
 }
 
 std::string version_text(const std::string& program, const std::string& software) {
-  return program + " (gpuperf " + std::string(kVersion) + ")\n" + software;
+  return program + " (gpuperf " + std::string(kBuildVersion) + ")\n" + software;
 }
 
 std::string join_command_line(int argc, const char* const* argv) {

@@ -1,9 +1,15 @@
 #include "training_program.h"
 
+#include <unistd.h>
+
 #include <cmath>
+#include <cstdlib>
+#include <fstream>
 #include <iostream>
+#include <iterator>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "gpuperf/base/files.h"
 #include "gpuperf/dist/data_parallel_run.h"
@@ -18,6 +24,40 @@
 
 namespace gpuperf::program {
 namespace {
+
+// The variable through which --nproc-per-node hands its own command line to the ranks it starts.
+constexpr const char* kLaunchCommandVariable = "GPUPERF_LAUNCH_COMMAND";
+
+// The command that re-runs this job: the launcher's, where a launcher started this process, so
+// that a rank's record does not read as a single-process run. --nproc-per-node passes its command
+// line in GPUPERF_LAUNCH_COMMAND; torchrun's agent (TORCHELASTIC_RUN_ID set) is the parent
+// process, whose command line /proc gives. Otherwise, or where that cannot be read, `own`.
+std::string launcher_command_line(const std::string& own) {
+  const char* launcher = std::getenv("GPUPERF_LAUNCHER");
+  const char* handed = std::getenv(kLaunchCommandVariable);
+  if (launcher != nullptr && std::string(launcher) == "gpuperf" && handed != nullptr &&
+      *handed != '\0') {
+    return handed;
+  }
+  if (std::getenv("TORCHELASTIC_RUN_ID") != nullptr) {
+    std::ifstream in("/proc/" + std::to_string(::getppid()) + "/cmdline", std::ios::binary);
+    const std::string raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::vector<std::string> args;
+    std::string::size_type start = 0;
+    while (start < raw.size()) {
+      const auto end = raw.find('\0', start);
+      args.push_back(raw.substr(start, end == std::string::npos ? std::string::npos : end - start));
+      if (end == std::string::npos) break;
+      start = end + 1;
+    }
+    if (!args.empty()) {
+      std::vector<const char*> argv;
+      for (const auto& a : args) argv.push_back(a.c_str());
+      return join_command_line(static_cast<int>(argv.size()), argv.data());
+    }
+  }
+  return own;
+}
 
 // Limits of values the run would otherwise overflow on their way (seconds to a clock's integer
 // ticks, MiB to bytes) or that would start a process per unit.
@@ -152,7 +192,7 @@ TrainingRun typed_run(const TrainingOptions& o) {
 int run_training_program(int argc, const char* const* argv, const TrainingDefaults& defaults) {
   TrainingOptions o;
   o.run = defaults.run;
-  o.run.command_line = join_command_line(argc, argv);
+  o.run.command_line = launcher_command_line(join_command_line(argc, argv));
   if (defaults.run.precision) o.precision = to_string(*defaults.run.precision);
   o.memory_format = to_string(defaults.run.memory_format);
   o.optimizer = to_string(defaults.run.optimizer);
@@ -186,6 +226,8 @@ int run_training_program(int argc, const char* const* argv, const TrainingDefaul
       check_kernel_trace(run.kernel_trace);
     }
     if (o.nproc_per_node > 1 && !env) {
+      // Each rank's record keeps the command that re-runs the whole job, --nproc-per-node in it.
+      ::setenv(kLaunchCommandVariable, o.run.command_line.c_str(), 1);
       return launch_local_ranks(strip_option(argc, argv, "--nproc-per-node"), o.nproc_per_node,
                                 std::cerr);
     }

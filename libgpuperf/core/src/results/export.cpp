@@ -1,8 +1,13 @@
 #include "gpuperf/results/export.h"
 
+#include <stdlib.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -62,6 +67,28 @@ nlohmann::json gbench_aggregate(const GbenchFamily& f, int family_index, const s
           {"time_unit", f.time_unit}};
 }
 
+// Google Benchmark's machine fields, read when the file is written (the programs write it right
+// after their run): CPU count, the first CPU's clock in MHz from /proc/cpuinfo (0 where it has
+// none), and the 1, 5 and 15-minute load averages (empty where getloadavg() fails), so that a
+// reader can tell a busy host from a quiet one.
+void add_host_context(nlohmann::json& context) {
+  context["num_cpus"] = static_cast<std::int64_t>(::sysconf(_SC_NPROCESSORS_ONLN));
+  double mhz = 0;
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  for (std::string line; std::getline(cpuinfo, line);) {
+    if (line.rfind("cpu MHz", 0) == 0) {
+      const auto colon = line.find(':');
+      if (colon != std::string::npos) mhz = std::strtod(line.c_str() + colon + 1, nullptr);
+      break;
+    }
+  }
+  context["mhz_per_cpu"] = static_cast<std::int64_t>(std::llround(mhz));
+  double load[3];
+  context["load_avg"] = ::getloadavg(load, 3) == 3
+                            ? nlohmann::json::array({load[0], load[1], load[2]})
+                            : nlohmann::json::array();
+}
+
 void write_gbench(std::ostream& out, const std::vector<GbenchFamily>& families,
                   const std::string& date, const std::string& command,
                   const DeviceFingerprint& device) {
@@ -79,7 +106,7 @@ void write_gbench(std::ostream& out, const std::vector<GbenchFamily>& families,
     benchmarks.push_back(gbench_aggregate(f, index, "cv", s.mean > 0 ? s.stdev / s.mean : 0));
     ++index;
   }
-  const nlohmann::json context = {{"date", date},
+  nlohmann::json context = {{"date", date},
                                   {"host_name", device.host},
                                   {"executable", command.substr(0, command.find(' '))},
                                   {"command", command},
@@ -88,6 +115,7 @@ void write_gbench(std::ostream& out, const std::vector<GbenchFamily>& families,
                                   {"gpuperf_version", device.gpuperf_version},
                                   {"caches", nlohmann::json::array()},
                                   {"library_build_type", "release"}};
+  add_host_context(context);
   out << nlohmann::json{{"context", context}, {"benchmarks", benchmarks}}.dump(
              2, ' ', false, nlohmann::json::error_handler_t::replace)
       << "\n";
@@ -164,6 +192,18 @@ void write_csv(std::ostream& out, const MicroReport& report) {
   }
 }
 
+// Sets f.times from per-iteration `seconds` in the unit Google Benchmark's readers show best:
+// microseconds when the median is below 10 ms (a 0.33 ms inference call printed as 0 ms
+// otherwise), else milliseconds.
+void set_times(GbenchFamily& f, const std::vector<double>& seconds) {
+  std::vector<double> sorted = seconds;
+  std::sort(sorted.begin(), sorted.end());
+  const bool micro = !sorted.empty() && sorted[sorted.size() / 2] < 10e-3;
+  f.time_unit = micro ? "us" : "ms";
+  f.times.clear();
+  for (double s : seconds) f.times.push_back(s * (micro ? 1e6 : 1e3));
+}
+
 void write_gbench_json(std::ostream& out, const RunRecord& record) {
   const RunConfig& c = record.config;
   GbenchFamily f;
@@ -177,10 +217,12 @@ void write_gbench_json(std::ostream& out, const RunRecord& record) {
   const std::size_t n = c.steps_per_window > 0 ? std::min(record.window_seconds.size(),
                                                           record.window_throughput.size())
                                                : 0;
+  std::vector<double> step_seconds;
   for (std::size_t i = 0; i < n; ++i) {
-    f.times.push_back(record.window_seconds[i] / static_cast<double>(c.steps_per_window) * 1e3);
+    step_seconds.push_back(record.window_seconds[i] / static_cast<double>(c.steps_per_window));
     f.rates.push_back(record.window_throughput[i]);
   }
+  set_times(f, step_seconds);
   write_gbench(out, {f}, record.timestamp_utc, record.command, record.device);
 }
 
@@ -193,10 +235,8 @@ void write_gbench_json(std::ostream& out, const InferenceResult& result) {
     f.rate_field = "items_per_second";
     const std::vector<double> seconds =
         b.latencies.empty() ? std::vector<double>{b.latency.p50} : b.latencies;
-    for (double s : seconds) {
-      f.times.push_back(s * 1e3);
-      f.rates.push_back(s > 0 ? static_cast<double>(b.batch_size) / s : 0);
-    }
+    for (double s : seconds) f.rates.push_back(s > 0 ? static_cast<double>(b.batch_size) / s : 0);
+    set_times(f, seconds);
     families.push_back(std::move(f));
   }
   write_gbench(out, families, result.timestamp_utc, result.command, result.fingerprint);

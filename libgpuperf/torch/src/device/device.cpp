@@ -80,7 +80,7 @@ void fill_cuda_software(DeviceFingerprint& f) {
 
 void fill_common(DeviceFingerprint& f) {
   f.libtorch_version = TORCH_VERSION;
-  f.gpuperf_version = kVersion;
+  f.gpuperf_version = kBuildVersion;
   f.intra_op_threads = at::get_num_threads();
   f.host = host_name();
 }

@@ -217,8 +217,10 @@ std::string measure_training(const TrainingRun& run, const ResolvedTraining& r,
   };
   auto progress = [&](const WindowProgress& p) {
     if (run.quiet) return;
-    // Time left at the pace so far; in adaptive mode the run may stop earlier.
-    const double left = p.elapsed_seconds / p.window * (p.planned_windows - p.window);
+    // Time left at the pace so far; in adaptive mode the run may stop earlier, and stops at
+    // --max-seconds of timed time at the latest.
+    double left = p.elapsed_seconds / p.window * (p.planned_windows - p.window);
+    if (run.measure.adaptive) left = std::min(left, std::max(0.0, run.measure.max_seconds - p.elapsed_seconds));
     log::info(log::cat("window ", p.window, "/", p.planned_windows, ": ",
                        static_cast<long long>(std::llround(p.window_throughput)), " samples/s",
                        p.window < p.planned_windows
