@@ -474,17 +474,52 @@ TEST_CASE("Charts tick at round numbers, put batch sizes on a log2 axis and neve
 
   // Two files whose bars would read the same get their file names; a repeat within one file is
   // numbered.
-  std::vector<gpuperf::ChartBar> bars = {{"H200 · fp16", 1, "measured", "", 0},
-                                         {"H200 · fp16", 2, "measured", "", 0},
-                                         {"A100 · fp16", 3, "measured", "", 0}};
+  std::vector<gpuperf::ChartBar> bars = {{"H200 · fp16", 1, "measured", ""},
+                                         {"H200 · fp16", 2, "measured", ""},
+                                         {"A100 · fp16", 3, "measured", ""}};
   gpuperf::distinguish_labels(bars, {"results/a.json", "b.json", "c.json"});
   CHECK(bars[0].label == "H200 · fp16 (a.json)");
   CHECK(bars[1].label == "H200 · fp16 (b.json)");
   CHECK(bars[2].label == "A100 · fp16");
-  std::vector<gpuperf::ChartBar> same = {{"x", 1, "measured", "", 0}, {"x", 2, "measured", "", 0}};
+  std::vector<gpuperf::ChartBar> same = {{"x", 1, "measured", ""}, {"x", 2, "measured", ""}};
   gpuperf::distinguish_labels(same, {"a.json", "a.json"});
   CHECK(same[0].label != same[1].label);
   CHECK_THROWS_AS(gpuperf::distinguish_labels(same, {"a.json"}), gpuperf::Error);
+}
+
+TEST_CASE("A bar's whisker spans its interval clamped to the axis, and its value reads past it",
+          "[report][html]") {
+  // A skewed record: median 50 with an interval from -15 to 192 (a mean's CI half-width of 103
+  // around the median once drew from -15 to 192, across the origin and over the label).
+  std::vector<gpuperf::ChartBar> bars = {{"skewed", 50, "measured", ""},
+                                         {"slow", 0.334, "measured", ""}};
+  bars[0].low = -15;
+  bars[0].high = 192;
+  const std::string svg = gpuperf::svg_bar_chart("t", "img/s", bars);
+  // Labels of 6 characters: the label column is its minimum, 160 px, and the plot 470 px wide.
+  const double plot_begin = 160, plot_end = 160 + 470;
+  const auto number_after = [&](const std::string& key, std::size_t from) {
+    const auto at = svg.find(key, from);
+    REQUIRE(at != std::string::npos);
+    return std::strtod(svg.c_str() + at + key.size(), nullptr);
+  };
+  const auto whisker = svg.find("class=\"whisker\"");
+  REQUIRE(whisker != std::string::npos);
+  const double x1 = number_after("x1=\"", whisker), x2 = number_after("x2=\"", whisker);
+  CHECK(x1 == Approx(plot_begin));  // clamped at 0, not left of the axis
+  CHECK(x2 <= plot_end);
+  CHECK(x2 > x1);
+  // The axis ends at or above the interval's end: 192 fits, so the whisker ends inside.
+  CHECK(x2 < plot_end + 1e-9);
+  // Its value label starts past the whisker's end.
+  const auto label = svg.find(">50.0</text>");
+  REQUIRE(label != std::string::npos);
+  const auto text_x = svg.rfind("<text x=\"", label);
+  CHECK(std::strtod(svg.c_str() + text_x + 9, nullptr) > x2);
+  // Below 100, three significant digits: 0.334, never 0.
+  CHECK_THAT(svg, Catch::Contains(">0.334</text>"));
+  // Only the bar with an interval has a whisker.
+  CHECK(svg.find("class=\"whisker\"", whisker + 1) == std::string::npos);
 }
 
 TEST_CASE("The report draws data-parallel scaling only when a record ran on several ranks",

@@ -32,6 +32,24 @@ std::string grouped(double v) {
   return (v < 0 ? "-" : "") + digits;
 }
 
+// "LibTorch 2.11.0, CUDA 13.0, driver 580.159.04", leaving out what the record does not have (a
+// CPU run has no CUDA and no driver).
+std::string software_text(const DeviceFingerprint& d) {
+  std::string text = "LibTorch " + (d.libtorch_version.empty() ? "?" : d.libtorch_version);
+  if (!d.cuda_runtime_version.empty()) text += ", CUDA " + d.cuda_runtime_version;
+  if (!d.driver_version.empty()) text += ", driver " + d.driver_version;
+  return text;
+}
+
+// A chart's value label: whole numbers grouped from 100 up, else three significant digits
+// (0.334 img/s reads 0.334, never 0).
+std::string significant(double v) {
+  if (v >= 100) return grouped(v);
+  if (v <= 0) return num(0, 0);
+  const int decimals = std::max(0, 2 - static_cast<int>(std::floor(std::log10(v))));
+  return num(v, decimals);
+}
+
 // A tick label: grouped thousands from 100, else up to three significant digits without
 // trailing zeros ("0.25", "2.5", "40").
 std::string tick(double v) {
@@ -131,8 +149,7 @@ void write_inference_charts(std::ostream& out, const std::vector<const LoadedInf
         batch1.push_back({inference_label(r), b.latency.p50 * 1e3, "measured",
                           label + ": p50 " + ms_cell(b.latency.p50) + " ms, p99 " +
                               ms_cell(b.latency.p99) + " ms over " +
-                              std::to_string(b.latency.count) + " calls",
-                          0});
+                              std::to_string(b.latency.count) + " calls"});
       }
     }
     curve.push_back(series);
@@ -214,8 +231,7 @@ void write_inference_files_table(std::ostream& out, const std::vector<LoadedInfe
         << (r.out_of_memory ? "; " + html_escape(r.stop_reason) : "") << "</td><td>"
         << html_escape(d.libtorch_version.empty()
                            ? std::string("not recorded (file predates device fingerprints)")
-                           : "LibTorch " + d.libtorch_version + ", CUDA " + d.cuda_runtime_version +
-                                 ", driver " + d.driver_version)
+                           : software_text(d))
         << "</td><td><code>" << html_escape(r.command) << "</code></td></tr>\n";
   }
   out << "</table>\n<p class=\"note\">Inference: per-call latency between two device events "
@@ -316,7 +332,8 @@ std::string svg_bar_chart(const std::string& title, const std::string& unit,
   }
   double max_value = 0;
   for (const auto& b : bars) {
-    max_value = std::max(max_value, b.value + (std::isfinite(b.error) ? b.error : 0));
+    max_value = std::max(max_value, b.value);
+    if (std::isfinite(b.high)) max_value = std::max(max_value, b.high);
   }
   // The axis ends on a nice tick at or above the longest bar.
   const std::vector<double> ticks = nice_ticks(max_value);
@@ -351,17 +368,17 @@ std::string svg_bar_chart(const std::string& title, const std::string& unit,
     s << "<rect class=\"bar\" x=\"" << label_width << "\" y=\"" << y + 4 << "\" width=\""
       << num(std::max(w, 1.0), 1) << "\" height=\"" << row - 8 << "\" fill=\"" << colour(b.series)
       << "\"/>";
-    if (b.error > 0 && std::isfinite(b.error)) {
-      const double x0 = label_width + (b.value - b.error) / max_value * plot_width;
-      const double x1 = label_width + (b.value + b.error) / max_value * plot_width;
-      s << "<line x1=\"" << num(x0, 1) << "\" x2=\"" << num(x1, 1) << "\" y1=\"" << y + 12
-        << "\" y2=\"" << y + 12 << "\" stroke=\"#000\" stroke-width=\"1.5\"/>";
+    // The value's label starts past the bar and past its whisker, never under either.
+    double label_x = label_width + std::max(w, 1.0);
+    if (std::isfinite(b.low) && std::isfinite(b.high) && b.high > b.low) {
+      const double x0 = label_width + std::clamp(b.low, 0.0, max_value) / max_value * plot_width;
+      const double x1 = label_width + std::clamp(b.high, 0.0, max_value) / max_value * plot_width;
+      s << "<line class=\"whisker\" x1=\"" << num(x0, 1) << "\" x2=\"" << num(x1, 1) << "\" y1=\""
+        << y + 12 << "\" y2=\"" << y + 12 << "\" stroke=\"#000\" stroke-width=\"1.5\"/>";
+      label_x = std::max(label_x, x1);
     }
-    const double text_value = b.value;
-    s << "<text x=\"" << num(label_width + std::max(w, 1.0) + 6, 1) << "\" y=\"" << y + 16
-      << "\" font-size=\"12\">"
-      << (text_value >= 100 ? grouped(text_value) : num(text_value, text_value >= 10 ? 1 : 3))
-      << "</text></g>\n";
+    s << "<text x=\"" << num(label_x + 6, 1) << "\" y=\"" << y + 16 << "\" font-size=\"12\">"
+      << significant(b.value) << "</text></g>\n";
   }
   const int axis_y = top + row * static_cast<int>(bars.size()) + 4;
   s << "<line x1=\"" << label_width << "\" x2=\"" << label_width + plot_width << "\" y1=\""
@@ -620,18 +637,23 @@ void write_training_charts(std::ostream& out, const std::vector<RunRow>& rows) {
       const std::string label = run_label(r);
       throughput.push_back({label, median_of(r), "measured",
                             label + ": median of " + std::to_string(r.window_throughput.size()) +
-                                " windows, " + row->run->path,
-                            r.throughput.count > 1 ? r.throughput.ci95_half_width() : 0});
+                                " windows (IQR " + grouped(r.throughput.q1) + "-" +
+                                grouped(r.throughput.q3) + "), " + row->run->path});
+      // The whisker is the windows' interquartile range, around the median the bar shows.
+      if (r.throughput.count > 1) {
+        throughput.back().low = r.throughput.q1;
+        throughput.back().high = r.throughput.q3;
+      }
       fraction.push_back({label + " (" + row->eff.peak_key + ")", row->eff.fraction_of_peak * 100,
-                          "measured", label + " vs datasheet " + row->eff.peak_key + " peak", 0});
+                          "measured", label + " vs datasheet " + row->eff.peak_key + " peak"});
       per_joule.push_back({label + " (" + row->eff.power_basis + ")", row->eff.samples_per_joule,
-                           "measured", label + ", power: " + row->eff.power_basis, 0});
+                           "measured", label + ", power: " + row->eff.power_basis});
     }
     for (auto* bars : {&throughput, &fraction, &per_joule}) distinguish_labels(*bars, paths);
     out << "<h2>" << html_escape(model) << " ("
         << html_escape(members.front()->run->record.config.workload) << ")</h2>\n";
-    out << svg_bar_chart("Throughput per GPU and precision", "samples/s, median window, ±95% CI",
-                         throughput);
+    out << svg_bar_chart("Throughput per device and precision",
+                         "samples/s, median window, whisker: interquartile range", throughput);
     out << svg_bar_chart("Fraction of datasheet dense peak", "% of peak", fraction);
     out << svg_bar_chart("Samples per joule", "samples/J; TDP-based where not measured", per_joule);
   }
@@ -645,7 +667,7 @@ void write_resnet50_beside_published(std::ostream& out, const std::vector<RunRow
   for (const auto& row : rows) {
     const RunRecord& r = row.run->record;
     if (r.config.model == "resnet50" && r.config.workload == "train") {
-      beside.push_back({"measured: " + run_label(r), median_of(r), "measured", row.run->path, 0});
+      beside.push_back({"measured: " + run_label(r), median_of(r), "measured", row.run->path});
       paths.push_back(row.run->path);
     }
   }
@@ -653,7 +675,7 @@ void write_resnet50_beside_published(std::ostream& out, const std::vector<RunRow
     if (p.model != "resnet50") continue;
     std::string label = "published: " + p.gpu + " · " + p.precision;
     if (p.gpu_count > 1) label += " (per GPU of " + std::to_string(p.gpu_count) + ")";
-    beside.push_back({label, p.per_gpu(), "published", p.setup + " — " + p.source, 0});
+    beside.push_back({label, p.per_gpu(), "published", p.setup + " — " + p.source});
     paths.push_back("");  // published figures of one GPU and precision are numbered
   }
   distinguish_labels(beside, paths);
@@ -839,8 +861,7 @@ void write_runs_table(std::ostream& out, const std::vector<RunRow>& rows) {
                 ? num(e.imagenet_90_epochs_seconds / 3600, 1) + " h"
                 : "n/a")
         << "</td><td>"
-        << html_escape("LibTorch " + r.device.libtorch_version + ", CUDA " +
-                       r.device.cuda_runtime_version + ", driver " + r.device.driver_version)
+        << html_escape(software_text(r.device))
         << "</td></tr>\n";
   }
   out << "</table>\n";

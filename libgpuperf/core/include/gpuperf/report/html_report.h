@@ -13,6 +13,7 @@
 //   gpuperf::write_results_report(html, gpuperf::load_results(paths), &db, published);
 
 #include <ostream>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -38,7 +39,11 @@ struct ChartBar {
   double value = 0;
   std::string series;  ///< "measured" or "published": picks the colour and the legend entry
   std::string tooltip;
-  double error = 0;  ///< half-width of an error bar; 0 for none
+  /// A whisker from `low` to `high` (the same unit as `value`, e.g. a median's interquartile
+  /// range); NaN for none. Drawn clamped to the axis, so that a wide interval never crosses
+  /// the origin or the labels.
+  double low = std::numeric_limits<double>::quiet_NaN();
+  double high = std::numeric_limits<double>::quiet_NaN();
 };
 
 /// Renders a horizontal bar chart as an inline <svg> element. Bars with non-finite or negative
