@@ -20,6 +20,7 @@
 #include "gpuperf/report/html_report.h"
 #include "gpuperf/report/result_files.h"
 #include "gpuperf/results/csv.h"
+#include "gpuperf/results/export.h"
 #include "gpuperf/specs/specs.h"
 
 namespace {
@@ -520,6 +521,30 @@ TEST_CASE("A bar's whisker spans its interval clamped to the axis, and its value
   CHECK_THAT(svg, Catch::Contains(">0.334</text>"));
   // Only the bar with an interval has a whisker.
   CHECK(svg.find("class=\"whisker\"", whisker + 1) == std::string::npos);
+}
+
+TEST_CASE("A training CSV row carries the whole job's throughput beside its own window's",
+          "[report][csv]") {
+  gpuperf::RunRecord r = run("NVIDIA H200", {990, 1000, 1010});
+  r.window_seconds = {1, 1, 1};
+  const auto last_cells = [](const gpuperf::RunRecord& record) {
+    std::ostringstream out;
+    gpuperf::write_csv(out, record);
+    std::istringstream lines(out.str());
+    std::string header, first;
+    std::getline(lines, header);
+    std::getline(lines, first);
+    for (auto* line : {&header, &first}) {
+      if (!line->empty() && line->back() == '\r') line->pop_back();  // CSV's CRLF
+    }
+    return std::make_pair(header.substr(header.rfind(',') + 1), first.substr(first.rfind(',') + 1));
+  };
+  auto [column, single] = last_cells(r);
+  CHECK(column == "job_throughput_samples_per_s");
+  CHECK(std::stod(single) == Approx(r.throughput.median));
+  r.distributed.world_size = 2;
+  r.distributed.global_throughput = 1900;
+  CHECK(std::stod(last_cells(r).second) == Approx(1900));
 }
 
 TEST_CASE("The report draws data-parallel scaling only when a record ran on several ranks",

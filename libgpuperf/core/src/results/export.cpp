@@ -126,8 +126,13 @@ void write_gbench(std::ostream& out, const std::vector<GbenchFamily>& families,
 void write_csv(std::ostream& out, const RunRecord& record) {
   write_csv_header(out, {"timestamp_utc", "model", "device", "precision", "memory_format", "optimizer",
                "graph_mode", "kernel_fusion", "batch_size", "world_size", "window",
-               "steps", "window_s", "throughput_samples_per_s", "peak_memory_bytes"});
+               "steps", "window_s", "throughput_samples_per_s", "peak_memory_bytes",
+               "job_throughput_samples_per_s"});
   const RunConfig& c = record.config;
+  // The window rows are this process's (rank 0's in a data-parallel run); the last column is the
+  // whole job's median: all ranks together where there are several.
+  const double job = record.distributed.world_size > 1 ? record.distributed.global_throughput
+                                                       : record.throughput.median;
   for (std::size_t i = 0; i < record.window_throughput.size(); ++i) {
     CsvRow row;
     row << record.timestamp_utc << c.model << record.device.name << c.precision
@@ -135,7 +140,7 @@ void write_csv(std::ostream& out, const RunRecord& record) {
         << record.distributed.world_size << static_cast<std::int64_t>(i + 1)
         << c.steps_per_window
         << (i < record.window_seconds.size() ? record.window_seconds[i] : kNotAvailable)
-        << record.window_throughput[i] << record.peak_memory_bytes;
+        << record.window_throughput[i] << record.peak_memory_bytes << job;
     row.end(out);
   }
 }
