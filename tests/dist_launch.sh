@@ -116,6 +116,8 @@ fi
 outputs=("$work/bad.json")
 RANK=0 check_usage_error "WORLD_SIZE" "$program" "${tiny[@]}" --json "$work/bad.json"
 RANK=2 WORLD_SIZE=2 check_usage_error "RANK='2'" "$program" "${tiny[@]}" --json "$work/bad.json"
+WORLD_SIZE=2 check_usage_error "WORLD_SIZE='2' is set but RANK is not" "$program" "${tiny[@]}" --json "$work/bad.json"
+RANK=0 WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 MASTER_PORT=1 check_usage_error "--nproc-per-node: 4 inside a job" "$program" "${tiny[@]}" --nproc-per-node 4 --json "$work/bad.json"
 check_usage_error "--dist-backend: unknown value 'mpi'" "$program" "${tiny[@]}" --dist-backend mpi --json "$work/bad.json"
 check_usage_error "--dist-timeout: must be > 0" "$program" "${tiny[@]}" --dist-timeout 0 --json "$work/bad.json"
 RANK=0 WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 MASTER_PORT=1 check_usage_error "--adaptive: not available in a data-parallel run" "$program" "${tiny[@]}" --adaptive --json "$work/bad.json"

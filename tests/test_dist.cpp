@@ -200,6 +200,18 @@ TEST_CASE("Missing or contradictory launcher variables are refused by name", "[d
   CHECK_THROWS_WITH(read({{"RANK", "0"}}), Contains("WORLD_SIZE"));
   CHECK_THROWS_WITH(read({{"RANK", "4"}, {"WORLD_SIZE", "4"}}), Contains("RANK='4'"));
   CHECK_THROWS_WITH(read({{"RANK", "x"}, {"WORLD_SIZE", "4"}}), Contains("RANK='x'"));
+  // Digits only: what strtol would have read as a number is refused.
+  for (const char* odd : {" +0", "+0", "0x1", " 1", "1 ", "-0", ""}) {
+    INFO("RANK='" << odd << "'");
+    CHECK_THROWS_WITH(read({{"RANK", odd}, {"WORLD_SIZE", "2"}, {"LOCAL_WORLD_SIZE", "2"}}),
+                      Contains("RANK='" + std::string(odd) + "'"));
+  }
+  // A world without this process's rank is refused, not run as one process.
+  CHECK_THROWS_WITH(read({{"WORLD_SIZE", "2"}}),
+                    Contains("WORLD_SIZE='2' is set but RANK is not"));
+  CHECK_THROWS_WITH(read({{"OMPI_COMM_WORLD_SIZE", "4"}}),
+                    Contains("OMPI_COMM_WORLD_SIZE='4' is set but OMPI_COMM_WORLD_RANK is not"));
+  CHECK_FALSE(read({{"WORLD_SIZE", "1"}}).has_value());  // one process, as it says
   CHECK_THROWS_WITH(read({{"RANK", "0"}, {"WORLD_SIZE", "4"}, {"LOCAL_RANK", "2"},
                           {"LOCAL_WORLD_SIZE", "2"}}),
                     Contains("LOCAL_RANK=2") && Contains("LOCAL_WORLD_SIZE"));

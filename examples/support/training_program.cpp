@@ -217,6 +217,12 @@ int run_training_program(int argc, const char* const* argv, const TrainingDefaul
     // Refuse a bad output path before a long run, not after it; run_training() validates the
     // rest before anything runs.
     const ResultOutputs outputs = result_outputs(o.results);
+    if (env && o.nproc_per_node > 1) {
+      throw ConfigError("--nproc-per-node: " + std::to_string(o.nproc_per_node) +
+                        " inside a job that " + env->launcher + " started (rank " +
+                        std::to_string(env->rank) + " of " + std::to_string(env->world_size) +
+                        "): the launcher already chose the processes");
+    }
     if (!run.kernel_trace.empty() && (env || o.nproc_per_node > 1)) {
       throw ConfigError("--kernel-trace: single-process runs only, got '" + run.kernel_trace +
                         "' in a data-parallel run");

@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <string>
+#include <string_view>
 
 #include "gpuperf/base/error.h"
 
@@ -35,9 +36,13 @@ class Environment {
   [[nodiscard]] int integer(const char* name, long low, long high) const {
     const char* text = getenv_(name);
     if (text == nullptr) throw ConfigError(std::string(name) + " is not set");
+    // Digits only: strtol would take " +0" or "0x1" as numbers no launcher writes.
+    const std::string_view digits(text);
+    const bool plain = !digits.empty() && digits.size() <= 18 &&
+                       digits.find_first_not_of("0123456789") == std::string_view::npos;
     char* end = nullptr;
-    const long value = std::strtol(text, &end, 10);
-    if (*text == '\0' || *end != '\0' || value < low || value > high) {
+    const long value = plain ? std::strtol(text, &end, 10) : -1;
+    if (!plain || value < low || value > high) {
       throw ConfigError(std::string(name) + "='" + text + "': expected an integer in " +
                         std::to_string(low) + ".." + std::to_string(high));
     }
@@ -127,6 +132,13 @@ std::optional<LaunchEnv> read_launch_env(const EnvironmentReader& getenv) {
   // The innermost launcher wins: torchrun inside an srun or mpirun step sets RANK for its own
   // workers, and mpirun inside an sbatch allocation inherits the batch step's SLURM_PROCID.
   for (const LauncherVariables* v : {&kTorchrun, &kMpi, &kSlurm}) {
+    // A world of several processes without this one's rank is a launch gone wrong, never a
+    // single-process run (Slurm's allocation sets SLURM_NTASKS for the batch script too).
+    if (!env.has(v->rank) && v != &kSlurm && env.has(v->world_size) &&
+        env.string_or(v->world_size, "1") != "1") {
+      throw ConfigError(std::string(v->world_size) + "='" + env.string_or(v->world_size, "") +
+                        "' is set but " + v->rank + " is not (launcher " + v->launcher + ")");
+    }
     if (!env.has(v->rank)) continue;
     LaunchEnv e = read_launcher(env, *v);
     if (e.world_size == 1) return std::nullopt;  // a one-task job is a single process
