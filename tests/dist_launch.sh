@@ -100,6 +100,32 @@ else
   fi
 fi
 
+# The launcher killed by SIGKILL: its ranks end with it (parent-death signal) and write nothing.
+"$program" --device cpu --batch-size 8 --warmup 1 --steps-per-window 1 --windows 100000 --threads 1 \
+  --quiet --nproc-per-node 2 --json "$work/orphan.json" >"$work/orphan.out" 2>&1 &
+launcher=$!
+ranks=""
+for _ in $(seq 1 300); do
+  ranks=$(pgrep -P $launcher | tr '\n' ' ')
+  [ "$(echo $ranks | wc -w)" -eq 2 ] && break
+  sleep 0.1
+done
+sleep 1
+kill -9 $launcher; wait $launcher 2>/dev/null
+alive=""
+for _ in $(seq 1 300); do
+  alive=""
+  for r in $ranks; do kill -0 "$r" 2>/dev/null && alive="$alive $r"; done
+  [ -z "$alive" ] && break
+  sleep 0.1
+done
+if [ -n "$ranks" ] && [ -z "$alive" ] && [ ! -e "$work/orphan.json" ]; then
+  echo "ok: the ranks ($ranks) ended with their SIGKILLed launcher; no result"
+else
+  for r in $alive; do kill -9 "$r" 2>/dev/null; done
+  fail "SIGKILLed launcher: ranks '$ranks', still alive after 30 s: '$alive'"
+fi
+
 # A peer that never comes: rank 0 gives up after --dist-timeout with an error, not a hang.
 port=$(free_port)
 start=$SECONDS

@@ -1,5 +1,7 @@
 #include "local_launcher.h"
 
+#include <sys/prctl.h>
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -42,7 +44,14 @@ int free_port() {
   return ntohs(address.sin_port);
 }
 
-[[noreturn]] void exec_rank(const std::vector<std::string>& args, int rank, int nproc, int port) {
+[[noreturn]] void exec_rank(const std::vector<std::string>& args, int rank, int nproc, int port,
+                            pid_t launcher) {
+  // A rank ends with its launcher, however the launcher ends (SIGKILL included): SIGTERM, whose
+  // handler removes the rank's temporary files, so that no rank runs on, or writes a result,
+  // after the job is gone. The setting survives execv; a launcher that died before it took
+  // effect is seen by the parent check.
+  ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+  if (::getppid() != launcher) ::_exit(128 + SIGTERM);
   const std::string world = std::to_string(nproc);
   ::setenv("RANK", std::to_string(rank).c_str(), 1);
   ::setenv("LOCAL_RANK", std::to_string(rank).c_str(), 1);
@@ -105,13 +114,14 @@ int launch_local_ranks(const std::vector<std::string>& args, int nproc, std::ost
   }
   std::vector<pid_t> pids;
   std::vector<bool> running;
+  const pid_t parent = ::getpid();
   for (int rank = 0; rank < nproc; ++rank) {
     const pid_t pid = ::fork();
     if (pid < 0) {
       stop_all(pids, running);
       throw Error("--nproc-per-node: fork failed for rank " + std::to_string(rank));
     }
-    if (pid == 0) exec_rank(args, rank, nproc, port);
+    if (pid == 0) exec_rank(args, rank, nproc, port, parent);
     pids.push_back(pid);
     running.push_back(true);
   }
