@@ -144,7 +144,8 @@ void add_distributed_options(CLI::App& app, TrainingOptions& o) {
   app.add_option("--dist-backend", o.dist_backend, "auto|nccl|gloo (auto: NCCL on GPUs)");
   app.add_option("--dist-timeout", o.data_parallel.group.timeout_seconds,
                  "seconds a rank waits for the others before failing")
-      ->check(number_rule([](double v) { return v > 0 && v <= kDay; }, "> 0 and <= 86400 (a day)"));
+      ->check(number_rule([](double v) { return v >= 1e-3 && v <= kDay; },
+                          ">= 0.001 and <= 86400 (a day)"));
   app.add_option("--bucket-mib", o.bucket_mib, "gradient bucket size for the all-reduce, MiB")
       ->check(
           number_rule([](double v) { return v > 0 && v <= 65536; }, "> 0 and <= 65536 (64 GiB)"));

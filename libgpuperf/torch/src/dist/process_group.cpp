@@ -2,13 +2,16 @@
 // which compile only with USE_C10D_GLOO / USE_C10D_NCCL defined (libgpuperf/CMakeLists.txt).
 #include "gpuperf/dist/process_group.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "compat.h"
 #include "gpuperf/base/error.h"
+#include "gpuperf/base/format.h"
 
 #if GPUPERF_WITH_GLOO || GPUPERF_WITH_NCCL
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
@@ -52,6 +55,21 @@ struct ProcessGroup::Impl {
 
 namespace {
 
+// The one error of a rendezvous that failed: which rank, where, the timeout, and the first line
+// of c10d's own words (Gloo's run to several lines).
+[[noreturn]] void rendezvous_failed(const LaunchEnv& env, double timeout_seconds,
+                                    const std::string& step, const std::exception& e) {
+  std::string what = e.what();
+  what = what.substr(0, what.find('\n'));
+  throw Error("rank " + std::to_string(env.rank) + " of " + std::to_string(env.world_size) +
+              ": " + step + " at " + env.master_addr + ":" + std::to_string(env.master_port) +
+              " failed (timeout " + format_number(timeout_seconds, 3) + " s): " + what);
+}
+
+}  // namespace
+
+namespace {
+
 bool is_loopback(const std::string& address) {
   return address == "localhost" || address.rfind("127.", 0) == 0 || address == "::1";
 }
@@ -70,36 +88,52 @@ c10::intrusive_ptr<c10d::Store> join_store(const LaunchEnv& env, std::chrono::mi
     if (!env.agent_store) return store;
     return c10::make_intrusive<c10d::PrefixStore>(env.store_prefix, std::move(store));
   } catch (const std::exception& e) {
-    const std::string where = env.agent_store ? " (torchrun's agent store)" : "";
-    throw Error("rank " + std::to_string(env.rank) + ": rendezvous at " + env.master_addr + ":" +
-                std::to_string(env.master_port) + where + " failed: " + e.what());
+    rendezvous_failed(env, static_cast<double>(timeout.count()) / 1e3,
+                      env.agent_store ? "joining torchrun's agent store" : "joining the store", e);
   }
 }
 
 }  // namespace
 
+void ProcessGroupOptions::validate() const {
+  if (!(timeout_seconds >= 1e-3 && timeout_seconds <= 86400)) {
+    throw ConfigError("ProcessGroupOptions::timeout_seconds must be >= 0.001 and <= 86400 (a "
+                      "day), got " + std::to_string(timeout_seconds));
+  }
+}
+
+
 ProcessGroup::ProcessGroup(const LaunchEnv& env, const torch::Device& device,
                            ProcessGroupOptions options)
     : impl_(std::make_unique<Impl>()) {
+  options.validate();
   impl_->env = env;
   DistBackend backend = options.backend;
   if (backend == DistBackend::kAuto) backend = device.is_cuda() ? DistBackend::kNccl : DistBackend::kGloo;
   if (backend == DistBackend::kNccl && !device.is_cuda()) {
     throw ConfigError("--dist-backend nccl: NCCL needs CUDA devices; device is " + device.str());
   }
-  const auto timeout =
-      std::chrono::milliseconds(static_cast<long long>(options.timeout_seconds * 1e3));
+  const auto timeout = std::max(
+      std::chrono::milliseconds(std::llround(options.timeout_seconds * 1e3)),
+      std::chrono::milliseconds(1));
   if (backend == DistBackend::kGloo) {
 #if GPUPERF_WITH_GLOO
     impl_->store = join_store(env, timeout);
+    // Gloo's contexts keep the timeout they were connected with for every later collective, so
+    // the connection gets the whole timeout too: a rendezvous waits at most twice it (the store,
+    // then the connections) and fails with one error naming the rank.
     auto gloo = c10d::ProcessGroupGloo::Options::create(timeout);
     // By address on one machine: createDefaultDevice() resolves the host name, which fails in
     // chroots and containers without one.
     gloo->devices.push_back(is_loopback(env.master_addr)
                                 ? c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1")
                                 : c10d::ProcessGroupGloo::createDefaultDevice());
-    impl_->group = c10::make_intrusive<c10d::ProcessGroupGloo>(impl_->store, env.rank,
-                                                               env.world_size, gloo);
+    try {
+      impl_->group = c10::make_intrusive<c10d::ProcessGroupGloo>(impl_->store, env.rank,
+                                                                 env.world_size, gloo);
+    } catch (const std::exception& e) {
+      rendezvous_failed(env, options.timeout_seconds, "connecting the Gloo group", e);
+    }
     impl_->backend_name = "gloo";
     return;
 #else

@@ -31,9 +31,13 @@ enum class DistBackend {
 /// How a process joins the job.
 struct ProcessGroupOptions {
   DistBackend backend = DistBackend::kAuto;
-  /// Longest wait for the other ranks, at the rendezvous and in any collective: a rank that died
-  /// or hangs makes the others fail with an error after this long instead of waiting forever.
+  /// Longest wait for the other ranks, at the rendezvous (joining the store and connecting the
+  /// group together) and in any collective: a rank that died or hangs makes the others fail
+  /// with an error after this long instead of waiting forever. From 1 ms to a day.
   double timeout_seconds = 120;
+
+  /// Throws ConfigError naming the field (ProcessGroupOptions::timeout_seconds) and the value.
+  void validate() const;
 };
 
 /// Waits for an asynchronous collective: on a GPU the current stream waits for it (no host
