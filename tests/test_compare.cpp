@@ -178,6 +178,22 @@ TEST_CASE("result files are read without being changed, errors name file and fie
   std::ofstream(dir + "/bad.json") << text;
   CHECK_THROWS_WITH(gpuperf::load_result_file(dir + "/bad.json"),
                     Catch::Contains(dir + "/bad.json: ") && Catch::Contains("config.batch_size"));
+  // A second "name" in the device: nlohmann would keep the last and read another GPU.
+  text = before;
+  text.replace(text.find("\"name\": \"NVIDIA H200\""), 21,
+               "\"name\": \"NVIDIA H200\", \"name\": \"Tesla V100-SXM2-16GB\"");
+  std::ofstream(dir + "/twice.json") << text;
+  CHECK_THROWS_WITH(gpuperf::load_result_file(dir + "/twice.json"),
+                    Catch::Contains(dir + "/twice.json: run record: field 'device.name' appears "
+                                          "twice"));
+  CHECK_THROWS_WITH(gpuperf::load_results({dir + "/twice.json"}),
+                    Catch::Contains(dir + "/twice.json: ") && Catch::Contains("'device.name'"));
+  // A summary that is no summary of its windows ({1, 2, 3}), as one line naming file and field.
+  text = before;
+  text.replace(text.find("\"median\": 2.0"), 13, "\"median\": 9e14");
+  std::ofstream(dir + "/median.json") << text;
+  CHECK_THROWS_WITH(gpuperf::load_results({dir + "/median.json"}),
+                    Catch::Contains(dir + "/median.json: run record: field 'throughput.median'"));
   std::ofstream(dir + "/empty.json") << "";
   CHECK_THROWS_WITH(gpuperf::load_result_file(dir + "/empty.json"), Catch::Contains("is empty"));
   CHECK_THROWS_WITH(gpuperf::load_result_file(kData + "/gpu_specs.json"),
