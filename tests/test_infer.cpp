@@ -589,8 +589,11 @@ TEST_CASE("Every number of an inference result is range-checked, the error namin
           "batches[0].throughput_median");  // calls of a millisecond
   refused([](auto& j) { j["batches"][0]["throughput_median"] = 1; },
           "batches[0].throughput_median");
-  refused([](auto& j) { j["batches"][0]["latencies_s"] = {1e-3, 1.1e-3, 2e-3}; },
-          "batches[0].latencies_s");  // 2 ms, above max_s
+  refused(
+      [](auto& j) {
+        j["batches"][0]["latencies_s"] = {1e-3, 1.1e-3, 2e-3};
+      },
+      "batches[0].latencies_s");  // 2 ms, above max_s
   refused([](auto& j) { j["serving"]["points"][0]["latency"]["mean_s"] = 0; },
           "serving.points[0].latency.mean_s");
   // A key twice in one object: nlohmann would keep the last.

@@ -279,18 +279,15 @@ TEST_CASE("A run record that contradicts itself is refused, naming the field", "
           "field 'throughput.median' is 105, above max 104");
   refused([](auto& j) { j["throughput"]["q1"] = 108; }, "field 'throughput.q1' is 108, above q3");
   refused([](auto& j) { j["throughput"]["mean"] = 1000; }, "field 'throughput.mean' is 1000");
-  refused(
-      [](auto& j) {
-        std::swap(j["throughput"]["ci95_low"], j["throughput"]["ci95_high"]);
-      },
-      "field 'throughput.ci95_low'");
+  refused([](auto& j) { std::swap(j["throughput"]["ci95_low"], j["throughput"]["ci95_high"]); },
+          "field 'throughput.ci95_low'");
   refused([](auto& j) { j["throughput"]["median"] = 0; },
           "field 'throughput.median' is 0 with 3 windows");
   // A summary consistent in itself, but not of these windows.
   refused(
       [](auto& j) {
-        for (const char* key : {"median", "mean", "min", "max", "q1", "q3", "ci95_low",
-                                "ci95_high"}) {
+        for (const char* key :
+             {"median", "mean", "min", "max", "q1", "q3", "ci95_low", "ci95_high"}) {
           j["throughput"][key] = 9e14;
         }
       },
@@ -310,7 +307,8 @@ TEST_CASE("A run record that contradicts itself is refused, naming the field", "
         j["throughput"]["count"] = 10;
       },
       "field 'throughput.count' is 10, but 0 windows are given");
-  refused([](auto& j) { j["timed_steps"] = 50; }, "field 'timed_steps' is 50, above total_steps 40");
+  refused([](auto& j) { j["timed_steps"] = 50; },
+          "field 'timed_steps' is 50, above total_steps 40");
   // A data-parallel job is its ranks together, and scales at most 1.5 times linearly.
   auto distributed = good;
   distributed["distributed"] = {{"world_size", 2},
@@ -348,9 +346,9 @@ TEST_CASE("A run record that contradicts itself is refused, naming the field", "
   for (const double efficiency : {1.6, 5e14}) {
     bad = distributed;
     bad["distributed"]["scaling_efficiency"] = efficiency;
-    CHECK_THROWS_WITH(gpuperf::from_json<gpuperf::RunRecord>(bad.dump()),
-                      Catch::Contains("field 'distributed.scaling_efficiency'") &&
-                          Catch::Contains("above 1.5"));
+    CHECK_THROWS_WITH(
+        gpuperf::from_json<gpuperf::RunRecord>(bad.dump()),
+        Catch::Contains("field 'distributed.scaling_efficiency'") && Catch::Contains("above 1.5"));
   }
 }
 

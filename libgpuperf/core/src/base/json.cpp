@@ -299,30 +299,30 @@ nlohmann::json parse_json(const std::string& text, const std::string& what) {
   // `depth` counts the containers around the one that starts, so the outermost one is 0.
   DuplicateKeys keys(what);
   using Event = nlohmann::json::parse_event_t;
-  const nlohmann::json::parser_callback_t check =
-      [&what, &keys](int depth, Event event, nlohmann::json& parsed) {
-        switch (event) {
-          case Event::object_start:
-          case Event::array_start:
-            if (depth >= kMaxJsonDepth) {
-              throw IoError(what + ": nested deeper than " + std::to_string(kMaxJsonDepth) +
-                            " levels, the limit of a JSON document");
-            }
-            keys.open(event == Event::object_start);
-            break;
-          case Event::key:
-            keys.key(parsed.get_ref<const std::string&>());
-            break;
-          case Event::value:
-            keys.value();
-            break;
-          case Event::object_end:
-          case Event::array_end:
-            keys.close();
-            break;
+  const nlohmann::json::parser_callback_t check = [&what, &keys](int depth, Event event,
+                                                                 nlohmann::json& parsed) {
+    switch (event) {
+      case Event::object_start:
+      case Event::array_start:
+        if (depth >= kMaxJsonDepth) {
+          throw IoError(what + ": nested deeper than " + std::to_string(kMaxJsonDepth) +
+                        " levels, the limit of a JSON document");
         }
-        return true;
-      };
+        keys.open(event == Event::object_start);
+        break;
+      case Event::key:
+        keys.key(parsed.get_ref<const std::string&>());
+        break;
+      case Event::value:
+        keys.value();
+        break;
+      case Event::object_end:
+      case Event::array_end:
+        keys.close();
+        break;
+    }
+    return true;
+  };
   try {
     return nlohmann::json::parse(text, check);
   } catch (const nlohmann::json::exception& e) {

@@ -186,8 +186,8 @@ BatchSizeResult read_batch(const detail::JsonReader& b,
       if (!(v >= 0) || !std::isfinite(v)) b.fail(b.field("latencies_s"), "holds a bad duration");
       // A subset of the calls that latency summarizes.
       if (detail::exceeds(batch.latency.min, v) || detail::exceeds(v, batch.latency.max)) {
-        b.fail(b.field("latencies_s"), "holds " + detail::JsonReader::num(v) +
-                                           ", outside [latency.min_s, latency.max_s]");
+        b.fail(b.field("latencies_s"),
+               "holds " + detail::JsonReader::num(v) + ", outside [latency.min_s, latency.max_s]");
       }
     }
   }

@@ -86,8 +86,8 @@ void check_summary(const Reader& r, const Summary& s) {
                                 Reader::num(s.min) + ", " + Reader::num(s.max) + "]");
   }
   if (detail::exceeds(s.ci95_low, s.ci95_high)) {
-    r.fail(r.field("ci95_low"), "is " + Reader::num(s.ci95_low) + ", above ci95_high " +
-                                    Reader::num(s.ci95_high));
+    r.fail(r.field("ci95_low"),
+           "is " + Reader::num(s.ci95_low) + ", above ci95_high " + Reader::num(s.ci95_high));
   }
 }
 
@@ -370,8 +370,7 @@ RunRecord from_json<RunRecord>(const std::string& text) {
   // Timed steps are among all steps (warm-up + timed).
   if (record.timed_steps > record.total_steps) {
     r.fail(r.field("timed_steps"), "is " + std::to_string(record.timed_steps) +
-                                       ", above total_steps " +
-                                       std::to_string(record.total_steps));
+                                       ", above total_steps " + std::to_string(record.total_steps));
   }
   // Records written before the first step's loss was kept have none: not available.
   if (r.has("first_loss")) record.first_loss = r.number_in("first_loss", -kMaxQuantity, kMaxQuantity);
