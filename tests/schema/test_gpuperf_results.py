@@ -10,6 +10,7 @@ with the golden one). The golden records load, tabulate and match the module's s
 load() and the writers refuse what gpuperf's readers refuse. Exit 1 listing the failed checks,
 77 when jsonschema is missing (checks against the schemas cannot run)."""
 import argparse
+import glob
 import json
 import math
 import os
@@ -315,6 +316,29 @@ def main():
             expected = f"field '{case['field']}'" if "field" in case else case["error"]
             t.raises_only(gr.FormatError, lambda: gr.load(path), f"shared fixture: {case['what']}",
                           lambda e: str(e).startswith(path + ": ") and expected in str(e))
+
+        # Every committed record still reads, with the module and with gpuperf's readers (the
+        # consistency checks must never refuse a real measurement).
+        committed = []
+        for pattern in (("tests", "golden", "*.json"), ("docs", "examples", "*.json"),
+                        ("docs", "results", "**", "*.json")):
+            for path in sorted(glob.glob(os.path.join(args.root, *pattern), recursive=True)):
+                with open(path, encoding="utf-8") as f:
+                    tag = json.load(f).get("schema")
+                if tag in gr.KINDS:
+                    committed.append((path, gr.KINDS[tag]))
+        refused = []
+        for path, _ in committed:
+            try:
+                gr.load(path)
+            except gr.FormatError as e:
+                refused.append(str(e))
+        t.that(len(committed) > 300 and not refused,
+               f"{len(committed)} committed documents load: {refused[:3]}")
+        measured = [path for path, kind in committed if kind in ("train", "inference")]
+        code, out = run([args.report, *measured, "-o", os.path.join(work, "committed.html")])
+        t.that(code == 0, f"gpuperf_report reads the {len(measured)} committed training records "
+                          f"and inference results (exit {code}): {out.strip()[-300:]}")
 
         # Whatever a malformed record holds, FormatError is the only error: every field of the
         # golden records (and of their first array elements) replaced by values of other types,
