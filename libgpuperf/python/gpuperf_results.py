@@ -1022,7 +1022,7 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 def _text(value):
     """`value` with lone surrogates (bytes of sys.argv that are not UTF-8) as U+FFFD: JSON cannot
     hold them, and gpuperf's reader refuses their escapes."""
-    return _SURROGATE.sub("\ufffd", value)
+    return _SURROGATE.sub("\ufffd", value) if isinstance(value, str) else value
 
 
 def write_json(document, path):
@@ -1071,8 +1071,9 @@ def _seed(value):
 
 
 def _optional_number(name, value, low=-_MAX_QUANTITY, high=_MAX_QUANTITY):
-    """None, NaN (not available) or a number in [low, high]."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
+    """None, a number that is not finite (written as null: not available, or a loss that
+    diverged) or a number in [low, high]."""
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return value
     if not _number(value) or not low <= value <= high:
         raise ValueError(f"{name}: must be a number >= {_num(low)} and <= {_num(high)} or None, "

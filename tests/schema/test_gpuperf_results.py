@@ -418,6 +418,12 @@ def main():
         t.raises(ValueError, lambda: writer_with().add_window_throughput(1e-20),
                  "a window of 1e-20 samples/s (over 1e15 s)")
         t.raises(ValueError, lambda: writer_with().finish(final_loss=1e300), "a final loss of 1e300")
+        diverged = writer_with(command="diverged")
+        diverged.add_window(0.01)
+        diverged.finish(final_loss=float("inf"), first_loss=2.3)
+        t.that(diverged.record()["final_loss"] is None and
+               any("not finite" in w for w in diverged.record()["warnings"]),
+               "a loss that diverged is written as null, with a warning")
         t.raises(ValueError, lambda: writer_with().finish(peak_memory_bytes=-1),
                  "a negative peak memory")
         t.raises(ValueError, lambda: writer_with().finish(metrics={"x": "fast"}),
