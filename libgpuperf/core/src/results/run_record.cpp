@@ -201,7 +201,8 @@ DistributedSummary read_distributed(const Reader& r) {
   }
   // The median of the per-window sums over the ranks is not the sum of the ranks' medians: the
   // two differ by the ranks' window-to-window noise (+0.4% in the committed 8-rank CPU run,
-  // docs/results/2026-12-01-cpu-gloo-ranks/dp8.json), never by more than a tenth.
+  // docs/results/2026-12-01-cpu-gloo-ranks/dp8.json). A job 10% faster than its ranks together
+  // measured something else.
   double rank_sum = 0;
   for (const double rate : d.rank_throughput) rank_sum += rate;
   if (detail::exceeds(d.global_throughput, 1.1 * rank_sum)) {
