@@ -2,6 +2,8 @@
 // where it is installed).
 #include <catch2/catch.hpp>
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -27,6 +29,7 @@ namespace {
 
 const std::string kData = GPUPERF_TEST_DATA_DIR;
 const std::string kExamples = GPUPERF_TEST_EXAMPLES_DIR;
+const std::string kSource = GPUPERF_TEST_SOURCE_DIR;
 
 // An inference result of one batch size whose calls took `latencies` seconds.
 gpuperf::InferenceResult inference(const std::string& gpu, std::int64_t batch,
@@ -179,6 +182,22 @@ TEST_CASE("result files are read without being changed, errors name file and fie
   std::ofstream(dir + "/bad.json") << text;
   CHECK_THROWS_WITH(gpuperf::load_result_file(dir + "/bad.json"),
                     Catch::Contains(dir + "/bad.json: ") && Catch::Contains("config.batch_size"));
+  // A second "name" in the device: nlohmann would keep the last and read another GPU.
+  text = before;
+  text.replace(text.find("\"name\": \"NVIDIA H200\""), 21,
+               "\"name\": \"NVIDIA H200\", \"name\": \"Tesla V100-SXM2-16GB\"");
+  std::ofstream(dir + "/twice.json") << text;
+  CHECK_THROWS_WITH(gpuperf::load_result_file(dir + "/twice.json"),
+                    Catch::Contains(dir + "/twice.json: run record: field 'device.name' appears "
+                                          "twice"));
+  CHECK_THROWS_WITH(gpuperf::load_results({dir + "/twice.json"}),
+                    Catch::Contains(dir + "/twice.json: ") && Catch::Contains("'device.name'"));
+  // A summary that is no summary of its windows ({1, 2, 3}), as one line naming file and field.
+  text = before;
+  text.replace(text.find("\"median\": 2.0"), 13, "\"median\": 9e14");
+  std::ofstream(dir + "/median.json") << text;
+  CHECK_THROWS_WITH(gpuperf::load_results({dir + "/median.json"}),
+                    Catch::Contains(dir + "/median.json: run record: field 'throughput.median'"));
   std::ofstream(dir + "/empty.json") << "";
   CHECK_THROWS_WITH(gpuperf::load_result_file(dir + "/empty.json"), Catch::Contains("is empty"));
   CHECK_THROWS_WITH(gpuperf::load_result_file(kData + "/gpu_specs.json"),
@@ -189,6 +208,53 @@ TEST_CASE("result files are read without being changed, errors name file and fie
   CHECK_THROWS_WITH(gpuperf::load_result_file(dir + "/huge.json"),
                     Catch::Contains("huge.json") && Catch::Contains("number overflow"));
   CHECK_THROWS_AS(gpuperf::load_result_files({}), gpuperf::ConfigError);
+  std::system(("rm -rf " + dir).c_str());
+}
+
+TEST_CASE("Both readers refuse the shared bad records, naming file and field in one line",
+          "[compare]") {
+  // tests/fixtures/refused_records.json: the Python module's test loads the same cases.
+  const auto fixtures =
+      nlohmann::json::parse(slurp(kSource + "/tests/fixtures/refused_records.json"));
+  const std::string dir = temp_dir();
+  for (const auto& c : fixtures.at("cases")) {
+    const std::string what = c.at("what").get<std::string>();
+    INFO(what);
+    std::string text = slurp(kSource + "/" + c.at("base").get<std::string>());
+    REQUIRE_NOTHROW(gpuperf::load_results({kSource + "/" + c.at("base").get<std::string>()}));
+    if (c.contains("set") || c.contains("remove")) {
+      auto edited = nlohmann::json::parse(text);
+      const auto set = c.value("set", nlohmann::json::object());
+      for (const auto& [pointer, value] : set.items()) {
+        edited[nlohmann::json::json_pointer(pointer)] = value;
+      }
+      const auto remove = c.value("remove", nlohmann::json::array());
+      for (const auto& pointer : remove) {
+        const nlohmann::json::json_pointer at(pointer.get<std::string>());
+        edited[at.parent_pointer()].erase(at.back());
+      }
+      text = edited.dump(2);
+    }
+    if (c.contains("replace")) {
+      const std::string from = c.at("replace").at(0).get<std::string>();
+      const auto where = text.find(from);
+      REQUIRE(where != std::string::npos);
+      text.replace(where, from.size(), c.at("replace").at(1).get<std::string>());
+    }
+    const std::string path = dir + "/bad.json";
+    std::ofstream(path, std::ios::trunc) << text;
+    const std::string expected = c.contains("field")
+                                     ? "field '" + c.at("field").get<std::string>() + "'"
+                                     : c.at("error").get<std::string>();
+    try {
+      (void)gpuperf::load_results({path});
+      FAIL_CHECK("accepted: " << what);
+    } catch (const gpuperf::IoError& e) {
+      const std::string message = e.what();
+      CHECK_THAT(message, Catch::StartsWith(path + ": ") && Catch::Contains(expected));
+      CHECK(message.find('\n') == std::string::npos);
+    }
+  }
   std::system(("rm -rf " + dir).c_str());
 }
 

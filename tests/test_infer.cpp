@@ -580,6 +580,31 @@ TEST_CASE("Every number of an inference result is range-checked, the error namin
   refused([](auto& j) { j["serving"]["points"][0]["mean_batch_size"] = 3; },
           "serving.points[0].mean_batch_size");  // above max_batch 2
   refused([](auto& j) { j["serving"]["points"][0]["batches"] = -1; }, "serving.points[0].batches");
+  // ... and the numbers must agree with each other: order statistics, counts, batch / p50.
+  refused([](auto& j) { j["batches"][0]["latency"]["mean_s"] = 5e-3; },
+          "batches[0].latency.mean_s");  // above max_s
+  refused([](auto& j) { j["batches"][0]["latency"]["count"] = 10; },
+          "batches[0].latency.count");  // 3 iterations
+  refused([](auto& j) { j["batches"][0]["throughput_median"] = 9e14; },
+          "batches[0].throughput_median");  // calls of a millisecond
+  refused([](auto& j) { j["batches"][0]["throughput_median"] = 1; },
+          "batches[0].throughput_median");
+  refused(
+      [](auto& j) {
+        j["batches"][0]["latencies_s"] = {1e-3, 1.1e-3, 2e-3};
+      },
+      "batches[0].latencies_s");  // 2 ms, above max_s
+  refused([](auto& j) { j["serving"]["points"][0]["latency"]["mean_s"] = 0; },
+          "serving.points[0].latency.mean_s");
+  // A key twice in one object: nlohmann would keep the last.
+  {
+    std::string twice = good.dump();
+    const std::string key = "\"batch_size\":2";
+    REQUIRE(twice.find(key) != std::string::npos);
+    twice.replace(twice.find(key), key.size(), key + ",\"batch_size\":4");
+    CHECK_THROWS_WITH(gpuperf::from_json<gpuperf::InferenceResult>(twice),
+                      Catch::Contains("field 'batches[0].batch_size' appears twice"));
+  }
 }
 
 TEST_CASE("An inference result nested too deep or over 64 MiB is refused, not a crash", "[infer]") {

@@ -7,6 +7,8 @@
 #include <fstream>
 #include <functional>
 #include <sstream>
+#include <string>
+#include <utility>
 
 #include <unistd.h>
 
@@ -257,6 +259,118 @@ TEST_CASE("Every number of a run record is range-checked, the error naming the f
   bad["distributed"]["buckets"] = -1;
   CHECK_THROWS_WITH(gpuperf::from_json<gpuperf::RunRecord>(bad.dump()),
                     Catch::Contains("'distributed.buckets'"));
+}
+
+TEST_CASE("A run record that contradicts itself is refused, naming the field", "[report]") {
+  gpuperf::RunRecord r = sample_record();
+  r.timed_steps = 30;
+  r.total_steps = 40;
+  const auto good = nlohmann::json::parse(gpuperf::to_json(r));
+  REQUIRE_NOTHROW(gpuperf::from_json<gpuperf::RunRecord>(good.dump()));
+  auto refused = [&](const std::function<void(nlohmann::json&)>& edit, const std::string& what) {
+    auto bad = good;
+    edit(bad);
+    CHECK_THROWS_WITH(gpuperf::from_json<gpuperf::RunRecord>(bad.dump()), Catch::Contains(what));
+  };
+  // Order statistics of windows {100, 105, 110}.
+  refused([](auto& j) { j["throughput"]["min"] = 106; },
+          "field 'throughput.median' is 105, below min 106");
+  refused([](auto& j) { j["throughput"]["max"] = 104; },
+          "field 'throughput.median' is 105, above max 104");
+  refused([](auto& j) { j["throughput"]["q1"] = 108; }, "field 'throughput.q1' is 108, above q3");
+  refused([](auto& j) { j["throughput"]["mean"] = 1000; }, "field 'throughput.mean' is 1000");
+  refused([](auto& j) { std::swap(j["throughput"]["ci95_low"], j["throughput"]["ci95_high"]); },
+          "field 'throughput.ci95_low'");
+  refused([](auto& j) { j["throughput"]["median"] = 0; },
+          "field 'throughput.median' is 0 with 3 windows");
+  // A summary consistent in itself, but not of these windows.
+  refused(
+      [](auto& j) {
+        for (const char* key :
+             {"median", "mean", "min", "max", "q1", "q3", "ci95_low", "ci95_high"}) {
+          j["throughput"][key] = 9e14;
+        }
+      },
+      "field 'throughput.median' is 9e+14, outside the windows' range [100, 110]");
+  // Counts: no windows with a median, an empty window list with count 10.
+  refused(
+      [](auto& j) {
+        j["window_throughput"] = nlohmann::json::array();
+        j["window_seconds"] = nlohmann::json::array();
+        j["throughput"]["count"] = 0;
+      },
+      "field 'throughput.median' is 105, but count is 0");
+  refused(
+      [](auto& j) {
+        j["window_throughput"] = nlohmann::json::array();
+        j["window_seconds"] = nlohmann::json::array();
+        j["throughput"]["count"] = 10;
+      },
+      "field 'throughput.count' is 10, but 0 windows are given");
+  refused([](auto& j) { j["timed_steps"] = 50; },
+          "field 'timed_steps' is 50, above total_steps 40");
+  // A data-parallel job is its ranks together, and scales at most 1.5 times linearly.
+  auto distributed = good;
+  distributed["distributed"] = {{"world_size", 2},
+                                {"backend", "gloo"},
+                                {"launcher", "self"},
+                                {"interconnect", "loopback"},
+                                {"global_throughput", 210},
+                                {"rank_throughput", {100, 105}},
+                                {"baseline_throughput", 105},
+                                {"scaling_efficiency", 1},
+                                {"gradient_bytes", 1e6},
+                                {"buckets", 1},
+                                {"allreduce_bus_gbps", 1.5},
+                                {"allreduce_share_of_step", 0.2},
+                                {"parameters_identical", true}};
+  auto accepted = [&](const std::function<void(nlohmann::json&)>& edit) {
+    auto changed = distributed;
+    edit(changed);
+    CHECK_NOTHROW(gpuperf::from_json<gpuperf::RunRecord>(changed.dump()));
+  };
+  accepted([](auto&) {});
+  // The median of per-window sums is not the sum of the ranks' medians.
+  accepted([](auto& j) { j["distributed"]["global_throughput"] = 215; });
+  accepted([](auto& j) { j["distributed"]["scaling_efficiency"] = 1.5; });
+  auto bad = distributed;
+  bad["distributed"]["global_throughput"] = 9e14;
+  bad["distributed"]["rank_throughput"] = {1.0, 1.0};
+  CHECK_THROWS_WITH(gpuperf::from_json<gpuperf::RunRecord>(bad.dump()),
+                    Catch::Contains("field 'distributed.global_throughput' is 9e+14, above the sum "
+                                    "of rank_throughput (2)"));
+  bad = distributed;
+  bad["distributed"]["global_throughput"] = 240;
+  CHECK_THROWS_WITH(gpuperf::from_json<gpuperf::RunRecord>(bad.dump()),
+                    Catch::Contains("field 'distributed.global_throughput'"));
+  for (const double efficiency : {1.6, 5e14}) {
+    bad = distributed;
+    bad["distributed"]["scaling_efficiency"] = efficiency;
+    CHECK_THROWS_WITH(
+        gpuperf::from_json<gpuperf::RunRecord>(bad.dump()),
+        Catch::Contains("field 'distributed.scaling_efficiency'") && Catch::Contains("above 1.5"));
+  }
+}
+
+TEST_CASE("A key that appears twice in one object is refused, naming its path", "[report]") {
+  const std::string text = gpuperf::to_json(sample_record());
+  const std::string name = "\"name\": \"NVIDIA H200\"";
+  REQUIRE(text.find(name) != std::string::npos);
+  // nlohmann keeps the last: a second "name" would make the H200 record a V100's.
+  std::string twice = text;
+  twice.replace(twice.find(name), name.size(), name + ", \"name\": \"Tesla V100-SXM2-16GB\"");
+  CHECK_THROWS_WITH(gpuperf::from_json<gpuperf::RunRecord>(twice),
+                    Catch::Contains("run record: field 'device.name' appears twice"));
+  twice = text;
+  twice.replace(twice.find("{"), 1, "{\"schema\": \"gpuperf.run/1\",");
+  CHECK_THROWS_WITH(gpuperf::from_json<gpuperf::RunRecord>(twice),
+                    Catch::Contains("field 'schema' appears twice"));
+  // Inside arrays the path counts elements, containers and plain values alike.
+  CHECK_THROWS_WITH(
+      gpuperf::from_json<gpuperf::RunRecord>(R"({"a": [1, {"b": 1}, [2, {}], {"c": 1, "c": 2}]})"),
+      Catch::Contains("field 'a[3].c' appears twice"));
+  // One key in different objects is fine ("warnings" at the top and in "telemetry").
+  CHECK_NOTHROW(gpuperf::from_json<gpuperf::RunRecord>(text));
 }
 
 TEST_CASE("A run record or result file over 64 MiB is refused before it is parsed", "[report]") {

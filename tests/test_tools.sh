@@ -103,6 +103,18 @@ expect 2 "bad-infer.json: inference result: field 'batches[0].latency.p50_s' is 
 sed 's/"gpuperf.inference\/1"/"gpuperf.inference\/9"/' "${tmp}/i.json" > "${tmp}/future.json"
 expect 2 "future.json: field 'schema' is 'gpuperf.inference/9'" \
   "${bin}/gpuperf_report" "${tmp}/future.json" -o "${tmp}/r.html"
+# Records that contradict themselves: a second device name (a reader would keep the last and
+# read another GPU), a median far from its windows. Every program refuses them in one line.
+sed 's/"name": "NVIDIA H200"/"name": "NVIDIA H200", "name": "Tesla V100-SXM2-16GB"/' \
+  "${tmp}/a.json" > "${tmp}/twice.json"
+sed 's/"median": [0-9.e+-]*/"median": 9e14/' "${tmp}/a.json" > "${tmp}/median.json"
+for bad in "twice.json: run record: field 'device.name' appears twice" \
+           "median.json: run record: field 'throughput.median' is 9e+14"; do
+  file="${tmp}/${bad%%:*}"
+  expect 2 "${bad}" "${bin}/gpuperf_compare" "${file}"
+  expect 2 "${bad}" "${bin}/gpuperf_report" "${file}" -o "${tmp}/r.html"
+  expect 2 "${bad}" "${bin}/gpuperf_advise" --model resnet50 --batch-size 256 --results "${file}"
+done
 if [[ "$(sha256sum "${tmp}/i.json")" != "${inf_before}" ]]; then
   echo "FAIL: an inference result changed after being read"; fail=1
 fi

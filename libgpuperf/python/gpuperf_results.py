@@ -19,6 +19,7 @@ The formats are described by the JSON Schemas in docs/schema/ (installed to
         writer.add_window(seconds=window_seconds)    # one timed window of steps_per_window steps
     writer.write("peer-fp16.json")                   # a valid gpuperf.run/1 record
 """
+import itertools
 import json
 import math
 import os
@@ -26,6 +27,7 @@ import platform
 import re
 import shlex
 import socket
+import stat
 import sys
 import tempfile
 import time
@@ -49,8 +51,16 @@ OPTIMIZER_IMPLS = ("torch.optim", "fused", "torch::optim")
 GRAPH_MODES = ("eager", "cuda-graph")
 TIMERS = ("cuda-event", "steady-clock")
 
-# The readers refuse throughputs at or above this (run_record.cpp, check_measured()).
-_MAX_THROUGHPUT = 1e15
+# The limits of gpuperf's readers (base/json.h, base/files.h, inference_result.h).
+_MAX_QUANTITY = 1e15      # kMaxQuantity: the largest measured quantity, in base units
+_MAX_COUNT = 2147483647   # kMaxCount: batch sizes, iterations, ranks... fit an int
+_MAX_STEPS = 2 ** 63 - 1  # steps are counted in int64
+_MAX_METRIC = 1e18        # run_record.cpp: the largest derived figure in "metrics"
+_MAX_FLOAT = 3.4028234663852886e38  # GradScaler's scale is a float
+_MAX_SCALING_EFFICIENCY = 1.5
+_MAX_JSON_DEPTH = 256
+_MAX_INPUT_BYTES = 64 << 20
+_MAX_THROUGHPUT = _MAX_QUANTITY
 _IMAGENET_1K_TRAIN_IMAGES = 1281167
 _IMAGENET_EPOCHS = 90
 _MAX_STORED_LATENCIES = 100000  # inference_result.h, kMaxStoredLatencies
@@ -62,11 +72,6 @@ class FormatError(ValueError):
 
 
 # ---- reading ---------------------------------------------------------------------------------
-def _refuse_constant(name):
-    # Python's json reads NaN and Infinity, which are not JSON: gpuperf writes null for them.
-    raise ValueError(f"{name} is not JSON (gpuperf writes null for 'not available')")
-
-
 def _fail(origin, field, problem):
     raise FormatError(f"{origin}: field '{field or '(top level)'}' {problem}")
 
@@ -75,12 +80,518 @@ def _number(value):
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+def _num(value):
+    """A number as the C++ messages print it (6 significant digits)."""
+    return f"{value:g}"
+
+
+def _exceeds(value, bound):
+    """base/json.h exceeds(): `value` above `bound` by more than rounding; False for NaN."""
+    return value - bound > 1e-9 * max(abs(value), abs(bound))
+
+
+class _Duplicate(dict):
+    """An object in which a key appeared twice (the first such key in `duplicate`)."""
+    duplicate = None
+
+
+def _pairs(pairs):
+    record = {}
+    for key, value in pairs:
+        if key in record:
+            twice = _Duplicate(record)
+            twice.duplicate = key
+            return twice
+        record[key] = value
+    return record
+
+
+def _refuse_constant(name):
+    # Python's json reads NaN and Infinity, which are not JSON: gpuperf writes null for them.
+    raise ValueError(f"{name} is not JSON (gpuperf writes null for 'not available')")
+
+
+def _parse_float(text):
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"number overflow parsing '{text[:40]}'")
+    return value
+
+
+def _parse_int(text):
+    # As nlohmann reads it: an integer beyond 64 bits is a double, and one beyond a double's range
+    # is an error (int() refuses more than 4300 digits).
+    value = int(text)
+    if -2 ** 63 <= value < 2 ** 64:
+        return value
+    return _parse_float(text)
+
+
+# Strings, so that brackets inside them are not counted as nesting.
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_DEPTH_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
+
+
+def _depth(text):
+    """How deep containers nest in JSON text (without recursion: json's parser would recurse)."""
+    brackets = _NOT_BRACKET.sub("", _STRING.sub("", text))
+    return max(itertools.accumulate(map(_DEPTH_STEP.__getitem__, brackets)), default=0)
+
+
+def _first_duplicate(document):
+    """The path of the first key that appeared twice in one object, or None."""
+    pending = [(document, "")]
+    while pending:
+        value, path = pending.pop()
+        if isinstance(value, dict):
+            if isinstance(value, _Duplicate):
+                return f"{path}.{value.duplicate}" if path else value.duplicate
+            children = [(v, f"{path}.{k}" if path else k) for k, v in value.items()]
+        elif isinstance(value, list):
+            children = [(v, f"{path}[{i}]") for i, v in enumerate(value)]
+        else:
+            continue
+        pending.extend(reversed(children))
+    return None
+
+
+def parse(text, origin="document"):
+    """A JSON document as gpuperf's reader parses it (base/json.cpp parse_json()): FormatError
+    naming `origin` for text that is not JSON, nests deeper than 256 levels, is longer than
+    64 MiB, holds a key twice in one object (json would keep the last), NaN or Infinity, or a
+    number beyond a double."""
+    if not isinstance(text, str):
+        raise FormatError(f"{origin}: not JSON text ({type(text).__name__})")
+    if len(text) > _MAX_INPUT_BYTES:
+        raise FormatError(f"{origin}: over the 64 MiB limit of a JSON document")
+    if _depth(text) > _MAX_JSON_DEPTH:
+        raise FormatError(f"{origin}: nested deeper than {_MAX_JSON_DEPTH} levels, the limit of "
+                          "a JSON document")
+    try:
+        document = json.loads(text, parse_constant=_refuse_constant, parse_float=_parse_float,
+                              parse_int=_parse_int, object_pairs_hook=_pairs)
+    except (ValueError, RecursionError) as e:
+        raise FormatError(f"{origin}: not valid JSON: {e}") from None
+    twice = _first_duplicate(document)
+    if twice is not None:
+        raise FormatError(f"{origin}: field '{twice}' appears twice in one object (a reader "
+                          "would keep only the last)")
+    return document
+
+
+class _Reader:
+    """base/json.h JsonReader: one object of a document, every error FormatError naming the
+    origin and the field's full path."""
+
+    def __init__(self, value, origin, path=""):
+        self.origin, self.path = origin, path
+        if not isinstance(value, dict):
+            self.fail("", "is not an object")
+        self.object = value
+
+    def field(self, key):
+        if not key:
+            return self.path
+        return f"{self.path}.{key}" if self.path else key
+
+    def fail(self, key, problem):
+        _fail(self.origin, self.field(key), problem)
+
+    def has(self, key):
+        return key in self.object
+
+    def at(self, key):
+        if key not in self.object:
+            self.fail(key, "is missing")
+        return self.object[key]
+
+    def number(self, key):
+        value = self.at(key)
+        if value is None:
+            return math.nan
+        if not _number(value):
+            self.fail(key, "is not a number")
+        return float(value)
+
+    def integer(self, key):
+        value = self.at(key)
+        if not isinstance(value, int) or isinstance(value, bool):
+            self.fail(key, "is not an integer")
+        return value
+
+    def integer_in(self, key, low, high):
+        value = self.integer(key)
+        if not low <= value <= high:
+            self.fail(key, f"is {value}, expected >= {low} and <= {high}")
+        return value
+
+    def string(self, key):
+        value = self.at(key)
+        if not isinstance(value, str):
+            self.fail(key, "is not a string")
+        return value
+
+    def boolean(self, key):
+        value = self.at(key)
+        if not isinstance(value, bool):
+            self.fail(key, "is not a boolean")
+        return value
+
+    def number_in(self, key, low, high, nullable=True, exclusive_low=False):
+        value = self.at(key)
+        if value is None:
+            if not nullable:
+                self.fail(key, "is null, expected a number")
+            return math.nan
+        if not _number(value):
+            self.fail(key, "is not a number")
+        value = float(value)
+        if not (value > low if exclusive_low else value >= low) or not value <= high:
+            self.fail(key, f"is {_num(value)}, expected {'>' if exclusive_low else '>='} "
+                           f"{_num(low)} and <= {_num(high)}")
+        return value
+
+    def non_negative(self, key, nullable=True):
+        return self.number_in(key, 0, _MAX_QUANTITY, nullable)
+
+    def positive(self, key, nullable=True):
+        return self.number_in(key, 0, _MAX_QUANTITY, nullable, exclusive_low=True)
+
+    def array(self, key):
+        value = self.at(key)
+        if not isinstance(value, list):
+            self.fail(key, "is not an array")
+        return value
+
+    def numbers_in(self, key, low, high, exclusive_low=False):
+        out = []
+        for i, v in enumerate(self.array(key)):
+            if not _number(v):
+                self.fail(key, "holds a non-number")
+            v = float(v)
+            if not (v > low if exclusive_low else v >= low) or not v <= high:
+                self.fail(f"{key}[{i}]", f"is {_num(v)}, expected {'>' if exclusive_low else '>='} "
+                                         f"{_num(low)} and <= {_num(high)}")
+            out.append(v)
+        return out
+
+    def extents(self, key):
+        """A shape: integers in [1, kMaxCount]."""
+        out = self.array(key)
+        for v in out:
+            if not isinstance(v, int) or isinstance(v, bool):
+                self.fail(key, "holds a non-integer")
+            if not 1 <= v <= _MAX_COUNT:
+                self.fail(key, f"holds {v}, expected >= 1")
+        return out
+
+    def strings(self, key, required=True):
+        if not required and not self.has(key):
+            return []
+        out = self.array(key)
+        if not all(isinstance(v, str) for v in out):
+            self.fail(key, "holds a non-string")
+        return out
+
+    def child(self, key):
+        return _Reader(self.at(key), self.origin, self.field(key))
+
+    def element(self, key, index):
+        return _Reader(self.array(key)[index], self.origin, f"{self.field(key)}[{index}]")
+
+
+def _read_device(d):
+    for key in ("kind", "name", "compute_capability", "driver_version", "cuda_driver_api_version",
+                "cuda_runtime_version", "cudnn_version", "libtorch_version", "gpuperf_version",
+                "host"):
+        d.string(key)
+    for key in ("index", "sm_count", "intra_op_threads"):
+        d.integer_in(key, 0, _MAX_COUNT)
+    for key in ("memory_bytes", "sm_clock_max_hz", "memory_clock_max_hz", "power_limit_watts"):
+        d.non_negative(key)
+
+
+def _bounded(r, field, value, bound_name, bound, low):
+    if _exceeds(bound, value) if low else _exceeds(value, bound):
+        r.fail(field, f"is {_num(value)}, {'below' if low else 'above'} {bound_name} "
+                      f"{_num(bound)}")
+
+
+def _read_summary(r):
+    """run_record.cpp read_summary() and check_summary()."""
+    s = {"count": r.integer_in("count", 0, _MAX_COUNT)}
+    for key in ("median", "mean", "stdev", "min", "max", "q1", "q3", "iqr"):
+        s[key] = r.non_negative(key)
+    for key in ("ci95_low", "ci95_high"):
+        s[key] = r.number_in(key, -_MAX_QUANTITY, _MAX_QUANTITY)
+    if s["count"] == 0 and math.isfinite(s["median"]) and s["median"] != 0:
+        r.fail("median", f"is {_num(s['median'])}, but count is 0 (no windows)")
+    if s["count"] > 0 and not s["median"] > 0:
+        r.fail("median", f"is {'null' if math.isnan(s['median']) else '0'} with {s['count']} "
+                         "windows, whose throughputs are > 0")
+    for field, bound, low in (("median", "min", True), ("median", "max", False),
+                              ("q1", "q3", False), ("q1", "min", True), ("q1", "median", False),
+                              ("q3", "median", True), ("q3", "max", False)):
+        _bounded(r, field, s[field], bound, s[bound], low)
+    if _exceeds(s["min"], s["mean"]) or _exceeds(s["mean"], s["max"]):
+        r.fail("mean", f"is {_num(s['mean'])}, outside [min, max] = [{_num(s['min'])}, "
+                       f"{_num(s['max'])}]")
+    _bounded(r, "ci95_low", s["ci95_low"], "ci95_high", s["ci95_high"], False)
+    return s
+
+
+def _read_telemetry(t):
+    t.boolean("available")
+    t.string("unavailable_reason")
+    t.integer_in("sample_count", 0, _MAX_COUNT)
+    for key in ("duration_seconds", "processed_samples", "power_mean_watts", "power_max_watts",
+                "energy_joules", "energy_per_sample_joules", "samples_per_joule",
+                "sm_clock_mean_hz", "sm_clock_min_hz", "sm_clock_max_hz", "memory_used_max_bytes"):
+        t.non_negative(key)
+    t.string("energy_source")
+    t.number_in("temperature_max_celsius", -273.15, 1000)
+    t.number_in("gpu_utilization_mean_percent", 0, 100)
+    bits = t.at("clock_event_reasons")
+    if not isinstance(bits, int) or isinstance(bits, bool) or not -2 ** 63 <= bits < 2 ** 64:
+        t.fail("clock_event_reasons", "is not an integer")
+    t.strings("warnings")
+
+
+def _read_distributed(d):
+    world = d.integer_in("world_size", 2, _MAX_COUNT)
+    for key in ("backend", "launcher", "interconnect"):
+        d.string(key)
+    global_rate = d.positive("global_throughput")
+    ranks = d.numbers_in("rank_throughput", 0, _MAX_QUANTITY, exclusive_low=True)
+    if len(ranks) != world:
+        d.fail("rank_throughput", f"has {len(ranks)} values, world_size {world}")
+    # The median of per-window sums is not the sum of the ranks' medians (run_record.cpp).
+    if _exceeds(global_rate, 1.1 * sum(ranks)):
+        d.fail("global_throughput", f"is {_num(global_rate)}, above the sum of rank_throughput "
+                                    f"({_num(sum(ranks))}) by more than 10%: the job is its "
+                                    "ranks together")
+    d.positive("baseline_throughput")
+    efficiency = d.non_negative("scaling_efficiency")
+    if efficiency > _MAX_SCALING_EFFICIENCY:
+        d.fail("scaling_efficiency", f"is {_num(efficiency)}, above {_MAX_SCALING_EFFICIENCY:g}: "
+                                     "ranks cannot each outrun a single process by half again")
+    d.non_negative("gradient_bytes")
+    d.integer_in("buckets", 0, _MAX_COUNT)
+    d.non_negative("allreduce_bus_gbps")
+    d.non_negative("allreduce_share_of_step")
+    d.boolean("parameters_identical")
+
+
+def _check_run(r):
+    """run_record.cpp from_json<RunRecord>(): every field gpuperf_compare reads, range-checked and
+    consistent."""
+    for key in ("timestamp_utc", "command"):
+        r.string(key)
+    _read_device(r.child("device"))
+    c = r.child("config")
+    for key in ("workload", "model", "precision", "memory_format", "optimizer", "graph_mode",
+                "data_source"):
+        c.string(key)
+    for key in ("optimizer_impl", "kernel_fusion"):  # added later: absent in older records
+        if c.has(key):
+            c.string(key)
+    c.integer_in("batch_size", 1, _MAX_COUNT)
+    c.extents("input_shape")
+    c.integer_in("num_classes", 0, _MAX_COUNT)
+    c.non_negative("learning_rate")
+    for key in ("cudnn_benchmark", "grad_scaler", "adaptive"):
+        c.boolean(key)
+    c.integer_in("warmup_steps", 0, _MAX_STEPS)
+    c.integer_in("steps_per_window", 0, _MAX_STEPS)
+    c.integer_in("seed", -2 ** 63, 2 ** 64 - 1)
+    summary = _read_summary(r.child("throughput"))
+    windows = r.numbers_in("window_throughput", 0, _MAX_QUANTITY, exclusive_low=True)
+    seconds = r.numbers_in("window_seconds", 0, _MAX_QUANTITY, exclusive_low=True)
+    r.non_negative("overall_throughput", nullable=False)
+    timed_steps = r.integer_in("timed_steps", 0, _MAX_STEPS)
+    r.non_negative("timed_seconds")
+    r.string("stop_reason")
+    r.string("timer")
+    r.non_negative("peak_memory_bytes")
+    r.integer_in("skipped_steps", 0, _MAX_STEPS)
+    total_steps = r.integer_in("total_steps", 0, _MAX_STEPS)
+    if timed_steps > total_steps:
+        r.fail("timed_steps", f"is {timed_steps}, above total_steps {total_steps}")
+    if r.has("first_loss"):
+        r.number_in("first_loss", -_MAX_QUANTITY, _MAX_QUANTITY)
+    r.number_in("final_loss", -_MAX_QUANTITY, _MAX_QUANTITY)
+    r.number_in("final_loss_scale", 0, _MAX_FLOAT)
+    if r.has("telemetry"):
+        _read_telemetry(r.child("telemetry"))
+    m = r.child("metrics")
+    for key in m.object:
+        m.number_in(key, -_MAX_METRIC, _MAX_METRIC)
+    r.strings("warnings")
+    # check_windows(): the arrays agree, and the summary is of the windows.
+    if seconds and len(seconds) != len(windows):
+        r.fail("window_seconds", f"has {len(seconds)} windows, window_throughput {len(windows)}")
+    if summary["count"] != len(windows):
+        r.fail("throughput.count", f"is {summary['count']}, but {len(windows)} windows are given")
+    if windows:
+        low, high = min(windows), max(windows)
+        for key in ("median", "min", "max"):
+            if _exceeds(low, summary[key]) or _exceeds(summary[key], high):
+                r.fail(f"throughput.{key}", f"is {_num(summary[key])}, outside the windows' "
+                                            f"range [{_num(low)}, {_num(high)}]")
+    if r.has("distributed"):
+        _read_distributed(r.child("distributed"))
+
+
+def _seconds(r, key):
+    value = r.number(key)
+    if not 0 <= value <= _MAX_QUANTITY:  # NaN (null) fails too
+        r.fail(key, f"is not a duration >= 0 s and <= {_num(_MAX_QUANTITY)}")
+    return value
+
+
+def _read_latency(r):
+    """inference_result.cpp read_latency()."""
+    count = r.integer("count")
+    if count < 1:
+        r.fail("count", f"must be >= 1, got {count}")
+    r.integer_in("count", 1, _MAX_COUNT)
+    s = {key: _seconds(r, key) for key in ("mean_s", "min_s", "p50_s", "p90_s", "p95_s", "p99_s",
+                                          "max_s")}
+    order = ("min_s", "p50_s", "p90_s", "p95_s", "p99_s", "max_s")
+    for below, key in zip(order, order[1:]):
+        if s[key] < s[below]:
+            r.fail(key, f"is {_num(s[key])}, below {below} {_num(s[below])}")
+    if _exceeds(s["min_s"], s["mean_s"]) or _exceeds(s["mean_s"], s["max_s"]):
+        r.fail("mean_s", f"is {_num(s['mean_s'])}, outside [min_s, max_s] = "
+                         f"[{_num(s['min_s'])}, {_num(s['max_s'])}]")
+    s["count"] = count
+    return s
+
+
+def _read_batch(b, earlier):
+    size = b.integer("batch_size")
+    if size < 1:
+        b.fail("batch_size", f"must be >= 1, got {size}")
+    size = b.integer_in("batch_size", 1, _MAX_COUNT)
+    if size in earlier:
+        b.fail("batch_size", f"{size} appears twice")
+    latency = _read_latency(b.child("latency"))
+    median = b.positive("throughput_median", nullable=False)
+    b.non_negative("throughput_overall", nullable=False)
+    iterations = b.integer_in("iterations", 1, _MAX_COUNT)
+    if latency["count"] != iterations:
+        b.fail("latency.count", f"is {latency['count']}, but {iterations} iterations were timed")
+    fastest = size / latency["min_s"] if latency["min_s"] > 0 else math.inf
+    slowest = size / latency["max_s"] if latency["max_s"] > 0 else math.inf
+    if _exceeds(slowest, median) or _exceeds(median, fastest):
+        b.fail("throughput_median", f"is {_num(median)}, outside the calls' range [batch_size / "
+                                    f"max_s, batch_size / min_s] = [{_num(slowest)}, "
+                                    f"{_num(fastest)}]")
+    b.non_negative("total_seconds", nullable=False)
+    if b.has("peak_memory_bytes"):
+        b.non_negative("peak_memory_bytes")
+    if b.has("latencies_s"):
+        values = b.array("latencies_s")
+        if len(values) > min(latency["count"], _MAX_STORED_LATENCIES):
+            b.fail("latencies_s", f"holds {len(values)} values, more than latency.count "
+                                  f"({latency['count']}) or {_MAX_STORED_LATENCIES}")
+        for v in values:
+            if not _number(v):
+                b.fail("latencies_s", "holds a non-number")
+            if not 0 <= v <= _MAX_QUANTITY:
+                b.fail("latencies_s", "holds a bad duration")
+            if _exceeds(latency["min_s"], v) or _exceeds(v, latency["max_s"]):
+                b.fail("latencies_s", f"holds {_num(v)}, outside [latency.min_s, latency.max_s]")
+    return size
+
+
+def _read_serving(s):
+    if s.has("simulated"):
+        s.boolean("simulated")
+    max_batch = s.integer_in("max_batch", 1, _MAX_COUNT)
+    s.non_negative("max_queue_delay_s", nullable=False)
+    s.integer_in("requests", 1, _MAX_COUNT)
+    s.integer("seed")
+    s.boolean("reached_saturation")
+    for i in range(len(s.array("points"))):
+        p = s.element("points", i)
+        for key in ("offered_rate", "arrival_rate", "achieved_rate", "capacity", "mean_wait_s",
+                    "mean_service_s"):
+            p.non_negative(key)
+        _read_latency(p.child("latency"))
+        p.number_in("mean_batch_size", 0, max_batch)
+        p.integer_in("batches", 0, _MAX_COUNT)
+        p.boolean("saturated")
+        p.string("saturation_reason")
+        if p.has("requests"):
+            p.integer_in("requests", 0, _MAX_COUNT)
+
+
+def _check_inference(r, tag):
+    """inference_result.cpp from_json<InferenceResult>()."""
+    for key in ("timestamp_utc", "command", "model"):
+        r.string(key)
+    if tag == INFERENCE_SCHEMA_V1:
+        r.string("device")
+        r.string("device_name")
+        if r.has("fingerprint"):
+            _read_device(r.child("fingerprint"))
+    else:
+        if not isinstance(r.at("device"), dict):
+            r.fail("device", "is not an object (a gpuperf.inference/1 device string?)")
+        _read_device(r.child("device"))
+    if r.has("input_shape"):
+        r.extents("input_shape")
+    if r.has("cudnn_benchmark"):
+        r.boolean("cudnn_benchmark")
+    if r.has("cudnn_benchmark_from_batch"):
+        first = r.integer("cudnn_benchmark_from_batch")
+        if first < 1:
+            r.fail("cudnn_benchmark_from_batch", f"is {first}, expected >= 1")
+    if r.has("seed"):
+        r.integer("seed")
+    for key in ("precision", "memory_format", "graph_fallback_reason", "timer", "stop_reason"):
+        r.string(key)
+    if r.has("kernel_fusion"):
+        r.string("kernel_fusion")
+    r.boolean("cuda_graph")
+    r.integer_in("warmup", 0, _MAX_COUNT)
+    r.integer_in("iterations", 1, _MAX_COUNT)
+    r.boolean("out_of_memory")
+    batches = r.array("batches")
+    if not batches:
+        r.fail("batches", "is empty: no batch size was measured")
+    sizes = set()
+    for i in range(len(batches)):
+        sizes.add(_read_batch(r.element("batches", i), sizes))
+    if r.has("serving"):
+        _read_serving(r.child("serving"))
+
+
+def _check_micro(r):
+    """What to_rows() reads of a microbenchmark report (gpuperf has no C++ reader of it)."""
+    results = r.array("results")
+    for i in range(len(results)):
+        e = r.element("results", i)
+        for key in ("name", "status", "unit"):
+            e.string(key)
+        e.number_in("median", -_MAX_METRIC, _MAX_METRIC)
+        if e.has("windows"):
+            e.array("windows")
+        if e.has("percent_of_datasheet") and e.at("percent_of_datasheet") is not None:
+            e.number("percent_of_datasheet")
+
+
 def check(record, origin="document"):
-    """Raises FormatError where a gpuperf reader would refuse `record` for what load() can see
-    without the schemas: the tag, the fields the readers need, and check_measured()'s limits on a
-    training record. Returns the record's kind ("train", "inference", "micro", ...)."""
-    if not isinstance(record, dict):
-        _fail(origin, "", "is not an object")
+    """Raises FormatError where a gpuperf reader would refuse `record`: the tag, and for a
+    training record or an inference result every field gpuperf_compare reads, range-checked as
+    its reader checks them (measured quantities in [0, 1e15], counts within an int) and
+    consistent with each other (order statistics, counts, steps, a summary of its windows, a
+    data-parallel job's rates). A microbenchmark report's results are checked for what to_rows()
+    reads; a datasheet or published-results file for its tag only (gpuperf_advise reads them).
+    Returns the record's kind ("train", "inference", "micro", ...)."""
+    r = _Reader(record, origin)
     tag = record.get("schema")
     if not isinstance(tag, str):
         _fail(origin, "schema", "is missing" if tag is None else "is not a string")
@@ -88,47 +599,46 @@ def check(record, origin="document"):
         _fail(origin, "schema", f"is '{tag}', expected one of {', '.join(sorted(KINDS))}")
     kind = KINDS[tag]
     if kind == "train":
-        for key in ("device", "config", "throughput", "window_throughput", "window_seconds",
-                    "overall_throughput"):
-            if key not in record:
-                _fail(origin, key, "is missing")
-        batch = record["config"].get("batch_size")
-        if not isinstance(batch, int) or isinstance(batch, bool) or batch <= 0:
-            _fail(origin, "config.batch_size", "must be > 0")
-        windows, seconds = record["window_throughput"], record["window_seconds"]
-        if seconds and len(seconds) != len(windows):
-            _fail(origin, "window_seconds",
-                  f"has {len(seconds)} windows, window_throughput {len(windows)}")
-        for v in windows:
-            if not _number(v) or not 0 < v < _MAX_THROUGHPUT:
-                _fail(origin, "window_throughput", f"holds {v!r}")
-        overall = record["overall_throughput"]
-        if not _number(overall) or not 0 <= overall < _MAX_THROUGHPUT:
-            _fail(origin, "overall_throughput", f"is {overall!r}")
+        _check_run(r)
     elif kind == "inference":
-        device_key = "device" if tag == INFERENCE_SCHEMA else "device_name"
-        for key in ("model", device_key, "precision", "batches"):
-            if key not in record:
-                _fail(origin, key, "is missing")
-        if tag == INFERENCE_SCHEMA and not isinstance(record["device"], dict):
-            _fail(origin, "device", "is not an object (a gpuperf.inference/1 device string?)")
-        if not isinstance(record["batches"], list) or not record["batches"]:
-            _fail(origin, "batches", "is empty: no batch size was measured")
+        _check_inference(r, tag)
     elif kind == "micro":
-        if not isinstance(record.get("results"), list):
-            _fail(origin, "results", "is not an array")
+        _check_micro(r)
     return kind
+
+
+def read_text(path):
+    """The text of the file at `path` as gpuperf's readers take it (base/files.cpp): a regular
+    file (FormatError for a directory, FIFO or device: a FIFO is never opened for reading, so it
+    cannot hang), at most 64 MiB, UTF-8. OSError where it cannot be read."""
+    info = os.stat(path)
+    if not stat.S_ISREG(info.st_mode):
+        raise FormatError(f"{path}: not a regular file")
+    if info.st_size > _MAX_INPUT_BYTES:
+        raise FormatError(f"{path}: larger than 64 MiB, the limit of an input file")
+    # O_NONBLOCK: should a FIFO replace the file after stat(), opening it does not wait for a
+    # writer, and fstat() below refuses it.
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise FormatError(f"{path}: not a regular file")
+        data = f.read(_MAX_INPUT_BYTES + 1)
+    if len(data) > _MAX_INPUT_BYTES:
+        raise FormatError(f"{path}: larger than 64 MiB, the limit of an input file")
+    if not data:
+        raise FormatError(f"{path}: is empty")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise FormatError(f"{path}: not valid JSON: not UTF-8 ({e})") from None
 
 
 def load(path, kinds=None):
     """The document at `path` as a dict, after check(); `kinds` (e.g. {"train", "inference"})
-    limits what is accepted. Raises FormatError naming the file and field, OSError when
-    unreadable."""
-    with open(path, encoding="utf-8") as f:
-        try:
-            record = json.load(f, parse_constant=_refuse_constant)
-        except ValueError as e:
-            raise FormatError(f"{path}: not valid JSON: {e}") from None
+    limits what is accepted. Raises FormatError naming the file and field (a file that is not a
+    regular file, not JSON, or one gpuperf's readers would refuse), OSError when it cannot be
+    read; nothing else."""
+    record = parse(read_text(path), path)
     kind = check(record, path)
     if kinds is not None and kind not in kinds:
         _fail(path, "schema", f"is '{record['schema']}', a {kind} document; expected "
@@ -143,17 +653,21 @@ def load_many(paths, kinds=None):
 
 def kind_of(record):
     """"train", "inference", "micro", "specs" or "published"; None for another document."""
-    return KINDS.get(record.get("schema")) if isinstance(record, dict) else None
+    tag = record.get("schema") if isinstance(record, dict) else None
+    return KINDS.get(tag) if isinstance(tag, str) else None
 
 
 def device_of(record):
     """The device object of a result (gpuperf.inference/1 files hold it under "fingerprint", or,
     the oldest, only a device string and name)."""
+    if not isinstance(record, dict):
+        return {}
     if record.get("schema") == INFERENCE_SCHEMA_V1:
-        if "fingerprint" in record:
+        if isinstance(record.get("fingerprint"), dict):
             return record["fingerprint"]
-        device = record.get("device", "")
-        return {"kind": device.split(":")[0], "name": record.get("device_name", "")}
+        device, name = record.get("device"), record.get("device_name")
+        return {"kind": device.split(":")[0] if isinstance(device, str) else "",
+                "name": name if isinstance(name, str) else ""}
     device = record.get("device")
     return device if isinstance(device, dict) else {}
 
@@ -244,7 +758,8 @@ def to_rows(records, sources=None):
     one row per batch size, a microbenchmark report one row per measurement. Numbers are in base
     units, named in the column ("throughput_median_samples_per_s", "latency_p99_s",
     "bandwidth_bytes_per_s", ...); NaN where not available. `records` is a list of documents or a
-    {source: document} mapping; `sources` labels a list (default: its index)."""
+    {source: document} mapping; `sources` labels a list (default: its index). Each document is
+    check()ed first: FormatError naming its source where gpuperf would refuse it."""
     if isinstance(records, dict) and "schema" not in records:
         sources, records = list(records.keys()), list(records.values())
     elif isinstance(records, dict):
@@ -253,7 +768,7 @@ def to_rows(records, sources=None):
         sources = list(range(len(records)))
     rows = []
     for record, source in zip(records, sources):
-        kind = kind_of(record)
+        kind = check(record, str(source))
         if kind == "train":
             rows.extend(_train_rows(record, source))
         elif kind == "inference":
@@ -367,8 +882,8 @@ def summarize(values):
 def latency_summary(seconds):
     """The "latency" object of an inference batch from per-call seconds (timing/latency.cpp)."""
     values = sorted(float(v) for v in seconds)
-    if not values or not all(math.isfinite(v) and v >= 0 for v in values):
-        raise ValueError("latency: needs finite durations >= 0")
+    if not values or not all(0 <= v <= _MAX_QUANTITY for v in values):
+        raise ValueError("latency: needs durations >= 0 and <= 1e15 s")
     p50, p99 = quantile(values, 0.5), quantile(values, 0.99)
     return {"count": len(values), "mean_s": sum(values) / len(values), "min_s": values[0],
             "p50_s": p50, "p90_s": quantile(values, 0.9), "p95_s": quantile(values, 0.95),
@@ -392,11 +907,15 @@ def _resolve_device(device, torch_module):
     if not isinstance(device, dict):
         return device_info(device, torch_module)
     info = _device_template()
-    unknown = sorted(set(device) - set(info))
+    unknown = sorted(str(k) for k in set(device) - set(info))
     if unknown:
         raise ValueError(f"device: unknown field(s) {', '.join(unknown)}")
     info.update(device)
     _choice("device.kind", info["kind"], ("cuda", "cpu"))
+    try:  # as gpuperf's reader will take it: strings, counts, quantities in range
+        _read_device(_Reader(info, "device argument", "device"))
+    except FormatError as e:
+        raise ValueError(str(e)) from None
     return info
 
 
@@ -497,14 +1016,25 @@ def _json_value(value):
     return value
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _text(value):
+    """`value` with lone surrogates (bytes of sys.argv that are not UTF-8) as U+FFFD: JSON cannot
+    hold them, and gpuperf's reader refuses their escapes."""
+    return _SURROGATE.sub("\ufffd", value) if isinstance(value, str) else value
+
+
 def write_json(document, path):
     """Writes `document` atomically (a temporary file beside `path`, then renamed), indented as
     gpuperf writes it; NaN and infinities become null."""
     def clean(v):
         if isinstance(v, dict):
-            return {k: clean(x) for k, x in v.items()}
+            return {_text(k): clean(x) for k, x in v.items()}
         if isinstance(v, (list, tuple)):
             return [clean(x) for x in v]
+        if isinstance(v, str):
+            return _text(v)
         return _json_value(v)
 
     text = json.dumps(clean(document), indent=2, sort_keys=True, allow_nan=False) + "\n"
@@ -526,9 +1056,28 @@ def _choice(name, value, choices):
     return value
 
 
-def _positive_int(name, value, minimum=1):
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ValueError(f"{name}: must be an integer >= {minimum}, got {value!r}")
+def _positive_int(name, value, minimum=1, maximum=_MAX_COUNT):
+    """An int in [minimum, maximum] (default: what gpuperf's readers take as a count)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= maximum:
+        raise ValueError(f"{name}: must be an integer >= {minimum} and <= {maximum}, "
+                         f"got {value!r}")
+    return value
+
+
+def _seed(value):
+    if isinstance(value, bool) or not isinstance(value, int) or not -2 ** 63 <= value < 2 ** 63:
+        raise ValueError(f"seed: must be a 64-bit integer, got {value!r}")
+    return value
+
+
+def _optional_number(name, value, low=-_MAX_QUANTITY, high=_MAX_QUANTITY):
+    """None, a number that is not finite (written as null: not available, or a loss that
+    diverged) or a number in [low, high]."""
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return value
+    if not _number(value) or not low <= value <= high:
+        raise ValueError(f"{name}: must be a number >= {_num(low)} and <= {_num(high)} or None, "
+                         f"got {value!r}")
     return value
 
 
@@ -564,9 +1113,9 @@ class RunRecordWriter:
                  torch_module=None):
         if not isinstance(model, str) or not model:
             raise ValueError(f"model: must be a non-empty name, got {model!r}")
-        if not (isinstance(learning_rate, (int, float)) and math.isfinite(learning_rate)
-                and learning_rate >= 0):
-            raise ValueError(f"learning_rate: must be a finite number >= 0, got {learning_rate!r}")
+        if not (_number(learning_rate) and 0 <= learning_rate <= _MAX_QUANTITY):
+            raise ValueError(f"learning_rate: must be a number >= 0 and <= 1e15, "
+                             f"got {learning_rate!r}")
         self.config = {
             "workload": "train", "model": model,
             "batch_size": _positive_int("batch_size", batch_size),
@@ -584,11 +1133,13 @@ class RunRecordWriter:
             "warmup_steps": _positive_int("warmup_steps", warmup_steps, 0),
             "steps_per_window": _positive_int("steps_per_window", steps_per_window),
             "adaptive": False,
-            "seed": int(seed),
+            "seed": _seed(seed),
         }
         self.device = _resolve_device(device, torch_module)
         self.timer = _choice("timer", timer or ("cuda-event" if self.device["kind"] == "cuda"
                                                   else "steady-clock"), TIMERS)
+        if command is not None and not isinstance(command, str):
+            raise ValueError(f"command: must be a string, got {command!r}")
         self.command = command if command is not None else " ".join(
             shlex.quote(a) for a in [os.path.basename(sys.executable)] + sys.argv)
         self.window_throughput = []
@@ -605,21 +1156,22 @@ class RunRecordWriter:
     def add_window(self, seconds, steps=None):
         """One timed window: `steps` steps (default steps_per_window) in `seconds`."""
         steps = self.config["steps_per_window"] if steps is None else _positive_int("steps", steps)
-        if not (isinstance(seconds, (int, float)) and math.isfinite(seconds) and seconds > 0):
-            raise ValueError(f"seconds: a window must take a finite time > 0, got {seconds!r}")
+        if not (_number(seconds) and 0 < seconds <= _MAX_QUANTITY):
+            raise ValueError(f"seconds: a window must take a time > 0 and <= 1e15 s, "
+                             f"got {seconds!r}")
         self._add(self.config["batch_size"] * steps / seconds, float(seconds), steps)
 
     def add_window_throughput(self, samples_per_s, steps=None):
         """One timed window given as samples/s (its seconds follow from the batch size)."""
         steps = self.config["steps_per_window"] if steps is None else _positive_int("steps", steps)
-        if not (isinstance(samples_per_s, (int, float)) and math.isfinite(samples_per_s)
-                and samples_per_s > 0):
+        if not (_number(samples_per_s) and math.isfinite(samples_per_s) and samples_per_s > 0):
             raise ValueError(f"samples_per_s: must be a finite rate > 0, got {samples_per_s!r}")
         self._add(float(samples_per_s), self.config["batch_size"] * steps / samples_per_s, steps)
 
     def _add(self, rate, seconds, steps):
-        if rate >= _MAX_THROUGHPUT:
-            raise ValueError(f"window throughput {rate} samples/s is not a measurement")
+        if rate >= _MAX_THROUGHPUT or seconds > _MAX_QUANTITY:
+            raise ValueError(f"window throughput {rate} samples/s ({seconds} s) is not a "
+                             "measurement")
         self.window_throughput.append(rate)
         self.window_seconds.append(seconds)
         self.window_steps.append(steps)
@@ -630,7 +1182,19 @@ class RunRecordWriter:
         counted (written as 0 with a warning saying so). first_loss: the loss of the very first
         step, warm-up included, so a reader can tell that the run trained (a finite final loss
         below it)."""
-        self.peak_memory_bytes = peak_memory_bytes
+        self.peak_memory_bytes = _optional_number("peak_memory_bytes", peak_memory_bytes, 0)
+        for name, value in (("first_loss", first_loss), ("final_loss", final_loss)):
+            _optional_number(name, value)
+        _optional_number("final_loss_scale", final_loss_scale, 0, _MAX_FLOAT)
+        if skipped_steps is not None:
+            _positive_int("skipped_steps", skipped_steps, 0, _MAX_STEPS)
+        for name, value in dict(metrics or {}).items():
+            if not isinstance(name, str):
+                raise ValueError(f"metrics: a name must be a string, got {name!r}")
+            _optional_number(f"metrics[{name!r}]", value, -_MAX_METRIC, _MAX_METRIC)
+        warnings = list(warnings)
+        if not all(isinstance(w, str) for w in warnings):
+            raise ValueError(f"warnings: must be strings, got {warnings!r}")
         self.first_loss = first_loss
         self.final_loss = final_loss
         self.final_loss_scale = final_loss_scale
@@ -729,11 +1293,14 @@ class InferenceResultWriter:
         self.iterations = _positive_int("iterations", iterations)
         self.input_shape = [_positive_int("input_shape", int(d)) for d in input_shape]
         self.cudnn_benchmark = bool(cudnn_benchmark)
-        self.cudnn_benchmark_from_batch = int(cudnn_benchmark_from_batch)
-        self.seed = int(seed)
+        self.cudnn_benchmark_from_batch = _positive_int("cudnn_benchmark_from_batch",
+                                                        cudnn_benchmark_from_batch)
+        self.seed = _seed(seed)
         self.device = _resolve_device(device, torch_module)
         self.timer = _choice("timer", timer or ("cuda-event" if self.device["kind"] == "cuda"
                                                   else "steady-clock"), TIMERS)
+        if command is not None and not isinstance(command, str):
+            raise ValueError(f"command: must be a string, got {command!r}")
         self.command = command if command is not None else " ".join(
             shlex.quote(a) for a in [os.path.basename(sys.executable)] + sys.argv)
         self.batches = []
@@ -751,6 +1318,8 @@ class InferenceResultWriter:
             raise ValueError(f"peak_memory_bytes: must be a number >= 0, got {peak_memory_bytes!r}")
         calls = [float(s) for s in latencies_s]
         latency = latency_summary(calls)
+        if not latency["p50_s"] > 0:
+            raise ValueError("latencies_s: the median call took 0 s; no throughput follows")
         total = sum(calls)
         batch = {"batch_size": batch_size, "latency": latency,
                  "throughput_median":

@@ -10,10 +10,12 @@ with the golden one). The golden records load, tabulate and match the module's s
 load() and the writers refuse what gpuperf's readers refuse. Exit 1 listing the failed checks,
 77 when jsonschema is missing (checks against the schemas cannot run)."""
 import argparse
+import glob
 import json
 import math
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -36,6 +38,25 @@ class Checks:
             self.failed.append(what)
             print(f"FAIL: {what}")
 
+    def raises_only(self, error, call, what, message_ok=lambda e: True):
+        """`call` raises `error` (with a message message_ok() likes), and nothing else."""
+        try:
+            call()
+        except error as e:
+            if message_ok(e):
+                self.passed += 1
+                print(f"ok: {what}: {e}")
+            else:
+                self.failed.append(what)
+                print(f"FAIL: {what}: message '{e}'")
+            return
+        except Exception as e:  # noqa: BLE001 - exactly what is checked
+            self.failed.append(what)
+            print(f"FAIL: {what}: {type(e).__name__} instead of {error.__name__}: {e}")
+            return
+        self.failed.append(what)
+        print(f"FAIL: {what}: no {error.__name__}")
+
     def raises(self, error, call, what):
         try:
             call()
@@ -45,6 +66,57 @@ class Checks:
             return
         self.failed.append(what)
         print(f"FAIL: {what}: no {error.__name__}")
+
+
+DELETE = object()  # set_pointer(): remove the field
+
+
+def on_alarm(signum, frame):
+    raise TimeoutError("gave up after 20 s")
+
+
+def set_pointer(document, pointer, value):
+    """Sets (or, with DELETE, removes) the field at a JSON pointer ("/batches/0/latency")."""
+    parts = [p.replace("~1", "/").replace("~0", "~") for p in pointer.split("/")[1:]]
+    for part in parts[:-1]:
+        document = document[int(part)] if isinstance(document, list) else document[part]
+    last = int(parts[-1]) if isinstance(document, list) else parts[-1]
+    if value is DELETE:
+        del document[last]
+    else:
+        document[last] = value
+
+
+def pointers(document, prefix=""):
+    """JSON pointers of every field of `document` and of the first element of each array."""
+    if isinstance(document, dict):
+        items = document.items()
+    elif isinstance(document, list):
+        items = [(0, document[0])] if document else []
+    else:
+        return
+    for key, value in items:
+        pointer = f"{prefix}/{str(key).replace('~', '~0').replace('/', '~1')}"
+        yield pointer
+        yield from pointers(value, pointer)
+
+
+def edited_text(root, case):
+    """The text of a case of tests/fixtures/refused_records.json: its base record edited."""
+    with open(os.path.join(root, case["base"]), encoding="utf-8") as f:
+        text = f.read()
+    if "set" in case or "remove" in case:
+        document = json.loads(text)
+        for pointer, value in case.get("set", {}).items():
+            set_pointer(document, pointer, value)
+        for pointer in case.get("remove", []):
+            set_pointer(document, pointer, DELETE)
+        text = json.dumps(document, indent=2)
+    if "replace" in case:
+        old, new = case["replace"]
+        assert old in text, f"{case['what']}: '{old}' is not in {case['base']}"
+        text = text.replace(old, new, 1)
+    return text
 
 
 def close(a, b):
@@ -234,6 +306,95 @@ def main():
                  "an inference/2 result with a version 1 device string")
         t.raises(gr.FormatError, lambda: gr.load(peer, kinds={"inference"}), "a kind not asked for")
 
+        # The bad records of the C++ readers' test (test_compare), refused alike: FormatError
+        # naming the file and the field.
+        with open(os.path.join(args.root, "tests", "fixtures", "refused_records.json"),
+                  encoding="utf-8") as f:
+            fixtures = json.load(f)["cases"]
+        for case in fixtures:
+            path = write("shared.json", None, edited_text(args.root, case))
+            expected = f"field '{case['field']}'" if "field" in case else case["error"]
+            t.raises_only(gr.FormatError, lambda: gr.load(path), f"shared fixture: {case['what']}",
+                          lambda e: str(e).startswith(path + ": ") and expected in str(e))
+
+        # Every committed record still reads, with the module and with gpuperf's readers (the
+        # consistency checks must never refuse a real measurement).
+        committed = []
+        for pattern in (("tests", "golden", "*.json"), ("docs", "examples", "*.json"),
+                        ("docs", "results", "**", "*.json")):
+            for path in sorted(glob.glob(os.path.join(args.root, *pattern), recursive=True)):
+                with open(path, encoding="utf-8") as f:
+                    tag = json.load(f).get("schema")
+                if tag in gr.KINDS:
+                    committed.append((path, gr.KINDS[tag]))
+        refused = []
+        for path, _ in committed:
+            try:
+                gr.load(path)
+            except gr.FormatError as e:
+                refused.append(str(e))
+        t.that(len(committed) > 300 and not refused,
+               f"{len(committed)} committed documents load: {refused[:3]}")
+        measured = [path for path, kind in committed if kind in ("train", "inference")]
+        code, out = run([args.report, *measured, "-o", os.path.join(work, "committed.html")])
+        t.that(code == 0, f"gpuperf_report reads the {len(measured)} committed training records "
+                          f"and inference results (exit {code}): {out.strip()[-300:]}")
+
+        # Whatever a malformed record holds, FormatError is the only error: every field of the
+        # golden records (and of their first array elements) replaced by values of other types,
+        # or deleted, through check() and to_rows() (what load() and tables do).
+        strangers = (None, [], {}, "x", -1, 2 ** 70, 1e300, True, [[]], {"a": {}})
+        tried = 0
+        unexpected = []
+        dp4 = os.path.join(args.root, "docs", "results", "2026-12-01-cpu-gloo-ranks", "dp4.json")
+        for base in (seed, inference, micro, gr.load(dp4), v1):
+            for pointer in pointers(base):
+                for value in strangers + (DELETE,):
+                    document = json.loads(json.dumps(base))
+                    set_pointer(document, pointer, value)
+                    tried += 1
+                    try:
+                        gr.to_rows([document])
+                    except gr.FormatError:
+                        pass
+                    except Exception as e:  # noqa: BLE001 - exactly what is checked
+                        unexpected.append(f"{pointer} = {value!r}: {type(e).__name__}: {e}")
+        t.that(not unexpected, f"{tried} malformed records raise FormatError only: "
+                               f"{unexpected[:5]}")
+        for name, raw in (("deep.json", "[" * 100000 + "]" * 100000),
+                          ("deep-object.json", '{"a":' * 300 + "1" + "}" * 300),
+                          ("latin1.json", None), ("digits.json", '{"schema": ' + "9" * 5000 + "}"),
+                          ("text.json", '"gpuperf.run/1"'), ("list.json", "[1, 2]"),
+                          ("schema-list.json", '{"schema": ["gpuperf.run/1"]}')):
+            path = write(name, None, raw if raw is not None else "")
+            if raw is None:
+                with open(path, "wb") as f:
+                    f.write(b'{"schema": "gpuperf.run/1", "command": "\xff"}')
+            t.raises_only(gr.FormatError, lambda: gr.load(path), f"{name} is a FormatError")
+        t.raises_only(gr.FormatError, lambda: gr.check([1]), "check() of a list")
+        t.raises_only(gr.FormatError, lambda: gr.to_rows([{"schema": []}]), "to_rows() of junk")
+        t.that(gr.device_of("junk") == {} and gr.kind_of({"schema": []}) is None,
+               "device_of() and kind_of() of junk")
+
+        # Files that are not regular: FormatError at once (a FIFO must not wait for a writer),
+        # never a hang; a missing file is an OSError.
+        fifo = os.path.join(work, "fifo.json")
+        os.mkfifo(fifo)
+        signal.signal(signal.SIGALRM, on_alarm)
+        signal.alarm(20)
+        try:
+            t.raises_only(gr.FormatError, lambda: gr.load(fifo), "a FIFO")
+        finally:
+            signal.alarm(0)
+        t.raises_only(gr.FormatError, lambda: gr.load(work), "a directory")
+        t.raises_only(OSError, lambda: gr.load(os.path.join(work, "missing.json")),
+                      "a missing file")
+        sparse = os.path.join(work, "sparse.json")
+        with open(sparse, "wb") as f:
+            f.truncate((64 << 20) + 1)
+        t.raises_only(gr.FormatError, lambda: gr.load(sparse), "a file over 64 MiB",
+                      lambda e: "64 MiB" in str(e))
+
         # The writers refuse settings gpuperf refuses, naming them.
         def writer_with(**changes):
             settings = dict(model="simple", batch_size=4, precision="fp32", device="cpu")
@@ -245,6 +406,53 @@ def main():
         t.raises(ValueError, lambda: writer_with(device={"gpu": "H200"}), "an unknown device field")
         t.raises(ValueError, lambda: writer_with().record(), "a record without windows")
         t.raises(ValueError, lambda: writer.add_window(0.0), "a window of 0 s")
+        # ... and never write what gpuperf_compare refuses.
+        t.raises(ValueError, lambda: writer_with(batch_size=2 ** 31), "a batch size beyond an int")
+        t.raises(ValueError, lambda: writer_with(seed=2 ** 70), "a seed beyond 64 bits")
+        t.raises(ValueError, lambda: writer_with(learning_rate=1e300), "a learning rate of 1e300")
+        t.raises(ValueError, lambda: writer_with(input_shape=(3, 2 ** 31)), "an extent of 2^31")
+        t.raises(ValueError, lambda: writer_with(device={"kind": "cpu", "memory_bytes": 1e300}),
+                 "a device memory of 1e300 bytes")
+        t.raises(ValueError, lambda: writer_with(device={"kind": "cpu", "name": 7}),
+                 "a device name that is not a string")
+        t.raises(ValueError, lambda: writer_with().add_window_throughput(1e-20),
+                 "a window of 1e-20 samples/s (over 1e15 s)")
+        t.raises(ValueError, lambda: writer_with().finish(final_loss=1e300), "a final loss of 1e300")
+        diverged = writer_with(command="diverged")
+        diverged.add_window(0.01)
+        diverged.finish(final_loss=float("inf"), first_loss=2.3)
+        t.that(diverged.record()["final_loss"] is None and
+               any("not finite" in w for w in diverged.record()["warnings"]),
+               "a loss that diverged is written as null, with a warning")
+        t.raises(ValueError, lambda: writer_with().finish(peak_memory_bytes=-1),
+                 "a negative peak memory")
+        t.raises(ValueError, lambda: writer_with().finish(metrics={"x": "fast"}),
+                 "a metric that is not a number")
+        t.raises(ValueError, lambda: gr.InferenceResultWriter(
+            model="m", precision="fp32", device="cpu", cudnn_benchmark_from_batch=0),
+            "cuDNN benchmark from batch 0")
+        t.raises(ValueError, lambda: gr.InferenceResultWriter(
+            model="m", precision="fp32", device="cpu").add_batch(1, [0.0, 0.0, 0.0]),
+            "calls of 0 s (no median throughput)")
+        # Limits reached but not passed, and a command line that is not UTF-8 (its bytes arrive
+        # as lone surrogates, which JSON cannot hold): written, and gpuperf_compare reads it.
+        edge = writer_with(batch_size=2 ** 31 - 1, learning_rate=1e15, seed=-2 ** 63,
+                           command="peer --json r\udcff.json")
+        edge.add_window_throughput(9.0e14)
+        edge.add_window_throughput(8.99e14)
+        edge.finish(final_loss=-1e15, final_loss_scale=3.4e38, metrics={"m\udcfe": 1e18})
+        edge_path = os.path.join(work, "edge.json")
+        edge.write(edge_path)
+        # Windows so far apart that the interval leaves [-1e15, 1e15]: refused, nothing written.
+        wild = writer_with()
+        wild.add_window_throughput(9.9e14)
+        wild.add_window_throughput(1e-3)
+        wild_path = os.path.join(work, "wild.json")
+        t.raises(ValueError, lambda: wild.write(wild_path), "an interval beyond 1e15 samples/s")
+        t.that(not os.path.exists(wild_path), "a refused record is not written")
+        code, out = run([args.compare, edge_path])
+        t.that(code == 0, f"gpuperf_compare reads a record at the writer's limits (exit {code}): "
+                          f"{out.strip()[-300:]}")
 
     print(f"{t.passed} checks passed, {len(t.failed)} failed")
     return 1 if t.failed else 0

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <sstream>
 #include <string>
+#include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "gpuperf/base/error.h"
@@ -236,6 +238,57 @@ DeviceFingerprint read_device(const JsonReader& d) {
   return device;
 }
 
+namespace {
+
+// What parse_json() knows of the containers open around the parser: enough to refuse a key that
+// appears twice in one object (nlohmann keeps only the last, so a second "name" would silently
+// turn one device into another) and to name it by its full field path.
+class DuplicateKeys {
+ public:
+  explicit DuplicateKeys(const std::string& what) : what_(what) {}
+
+  void open(bool object) {
+    std::string path;
+    if (!open_.empty()) path = open_.back().child_path();
+    open_.push_back({object, std::move(path), 0, {}, {}});
+  }
+  void key(const std::string& key) {
+    Container& c = open_.back();
+    if (!c.keys.insert(key).second) {
+      throw IoError(what_ + ": field '" + c.join(key) +
+                    "' appears twice in one object (a reader would keep only the last)");
+    }
+    c.key = key;
+  }
+  // A value ends: a number, string... or a whole container (after close()).
+  void value() {
+    if (!open_.empty() && !open_.back().object) ++open_.back().index;
+  }
+  void close() {
+    open_.pop_back();
+    value();
+  }
+
+ private:
+  struct Container {
+    bool object;
+    std::string path;   // "" at the top, as JsonReader's paths
+    std::size_t index;  // of the next element, in an array
+    std::unordered_set<std::string> keys;
+    std::string key;  // the last key, in an object
+    [[nodiscard]] std::string join(const std::string& name) const {
+      return path.empty() ? name : path + "." + name;
+    }
+    [[nodiscard]] std::string child_path() const {
+      return object ? join(key) : path + "[" + std::to_string(index) + "]";
+    }
+  };
+  const std::string& what_;
+  std::vector<Container> open_;
+};
+
+}  // namespace
+
 nlohmann::json parse_json(const std::string& text, const std::string& what) {
   if (text.size() > kMaxJsonBytes) {
     throw IoError(what + ": " + std::to_string(text.size()) + " bytes, over the " +
@@ -244,18 +297,34 @@ nlohmann::json parse_json(const std::string& text, const std::string& what) {
   // The parser itself is iterative, but a hostile nesting (100k levels) would crash whatever
   // walks the tree recursively afterwards (dump(), comparisons): refuse it while parsing.
   // `depth` counts the containers around the one that starts, so the outermost one is 0.
-  const nlohmann::json::parser_callback_t limit_depth =
-      [&what](int depth, nlohmann::json::parse_event_t event, nlohmann::json& /*parsed*/) {
-        if ((event == nlohmann::json::parse_event_t::object_start ||
-             event == nlohmann::json::parse_event_t::array_start) &&
-            depth >= kMaxJsonDepth) {
+  DuplicateKeys keys(what);
+  using Event = nlohmann::json::parse_event_t;
+  const nlohmann::json::parser_callback_t check = [&what, &keys](int depth, Event event,
+                                                                 nlohmann::json& parsed) {
+    switch (event) {
+      case Event::object_start:
+      case Event::array_start:
+        if (depth >= kMaxJsonDepth) {
           throw IoError(what + ": nested deeper than " + std::to_string(kMaxJsonDepth) +
                         " levels, the limit of a JSON document");
         }
-        return true;
-      };
+        keys.open(event == Event::object_start);
+        break;
+      case Event::key:
+        keys.key(parsed.get_ref<const std::string&>());
+        break;
+      case Event::value:
+        keys.value();
+        break;
+      case Event::object_end:
+      case Event::array_end:
+        keys.close();
+        break;
+    }
+    return true;
+  };
   try {
-    return nlohmann::json::parse(text, limit_depth);
+    return nlohmann::json::parse(text, check);
   } catch (const nlohmann::json::exception& e) {
     // Not only parse_error: a number too large for a double throws out_of_range (found by
     // the fuzz tests, tests/fuzz).

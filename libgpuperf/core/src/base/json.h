@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -108,6 +109,12 @@ class JsonReader {
   std::string path_;
 };
 
+/// Whether `value` is above `bound` by more than the rounding of statistics computed in double (an
+/// interpolated quantile, the mean of equal values: a few ulps); false when either is NaN.
+[[nodiscard]] inline bool exceeds(double value, double bound) {
+  return value - bound > 1e-9 * std::max(std::fabs(value), std::fabs(bound));
+}
+
 /// Reads a "device" object written by device_json().
 [[nodiscard]] DeviceFingerprint read_device(const JsonReader& reader);
 
@@ -117,7 +124,8 @@ inline constexpr int kMaxJsonDepth = 256;
 inline constexpr std::size_t kMaxJsonBytes = std::size_t{64} << 20;
 
 /// Parses JSON text; IoError naming `what` when it is not valid JSON ("<what>: not valid JSON:
-/// ..."), nests deeper than kMaxJsonDepth levels or is longer than kMaxJsonBytes.
+/// ..."), nests deeper than kMaxJsonDepth levels, is longer than kMaxJsonBytes or holds a key twice
+/// in one object ("<what>: field '<path>' appears twice ...").
 [[nodiscard]] nlohmann::json parse_json(const std::string& text, const std::string& what);
 
 }  // namespace gpuperf::detail

@@ -61,6 +61,11 @@ LatencySummary read_latency(const detail::JsonReader& r) {
                                           detail::JsonReader::num(order[i - 1].second));
     }
   }
+  if (detail::exceeds(s.min, s.mean) || detail::exceeds(s.mean, s.max)) {
+    r.fail(r.field("mean_s"), "is " + detail::JsonReader::num(s.mean) +
+                                  ", outside [min_s, max_s] = [" + detail::JsonReader::num(s.min) +
+                                  ", " + detail::JsonReader::num(s.max) + "]");
+  }
   return s;
 }
 
@@ -149,6 +154,23 @@ BatchSizeResult read_batch(const detail::JsonReader& b,
   batch.throughput_median = b.positive("throughput_median", /*nullable=*/false);
   batch.throughput_overall = b.non_negative("throughput_overall", /*nullable=*/false);
   batch.iterations = b.integer_in("iterations", 1, kMaxCount);
+  // One latency per timed call; the median throughput is batch / p50, so it lies between batch /
+  // max_s and batch / min_s (a median of 9e14 against calls of a millisecond is no measurement).
+  if (batch.latency.count != static_cast<std::size_t>(batch.iterations)) {
+    b.fail(b.field("latency.count"), "is " + std::to_string(batch.latency.count) + ", but " +
+                                         std::to_string(batch.iterations) +
+                                         " iterations were timed");
+  }
+  const double size = static_cast<double>(batch.batch_size);
+  const double fastest = size / batch.latency.min;  // inf where a call took 0 s
+  const double slowest = size / batch.latency.max;
+  if (detail::exceeds(slowest, batch.throughput_median) ||
+      detail::exceeds(batch.throughput_median, fastest)) {
+    b.fail(b.field("throughput_median"),
+           "is " + detail::JsonReader::num(batch.throughput_median) +
+               ", outside the calls' range [batch_size / max_s, batch_size / min_s] = [" +
+               detail::JsonReader::num(slowest) + ", " + detail::JsonReader::num(fastest) + "]");
+  }
   batch.total_seconds = b.non_negative("total_seconds", /*nullable=*/false);
   // Null where not measured (the CPU); absent in files written before it was stored.
   if (b.has("peak_memory_bytes")) batch.peak_memory_bytes = b.non_negative("peak_memory_bytes");
@@ -162,6 +184,11 @@ BatchSizeResult read_batch(const detail::JsonReader& b,
     }
     for (double v : batch.latencies) {
       if (!(v >= 0) || !std::isfinite(v)) b.fail(b.field("latencies_s"), "holds a bad duration");
+      // A subset of the calls that latency summarizes.
+      if (detail::exceeds(batch.latency.min, v) || detail::exceeds(v, batch.latency.max)) {
+        b.fail(b.field("latencies_s"),
+               "holds " + detail::JsonReader::num(v) + ", outside [latency.min_s, latency.max_s]");
+      }
     }
   }
   return batch;

@@ -1,6 +1,7 @@
 // RunRecord <-> JSON. NaN ("not available") is written as null and read back as NaN.
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -10,6 +11,8 @@
 #include <fstream>
 #include <limits>
 #include <string>
+#include <utility>
+#include <vector>
 #include <unistd.h>
 
 #include "gpuperf/base/error.h"
@@ -46,6 +49,47 @@ using detail::kMaxQuantity;
 constexpr std::int64_t kMaxSteps = std::numeric_limits<std::int64_t>::max();
 // The largest derived figure in "metrics" (FLOP/s of a datasheet peak are ~1e15).
 constexpr double kMaxMetric = 1e18;
+// The largest global / (ranks x single-process) rate a reader accepts (read_distributed()).
+constexpr double kMaxScalingEfficiency = 1.5;
+
+// Order statistics of one set of windows: min <= q1 <= median <= q3 <= max, the mean between min
+// and max, the interval's low bound below its high one (null fields are not compared). A record
+// that breaks one (a median of 9e14 against a max of 1e5) is no summary of any windows.
+void check_summary(const Reader& r, const Summary& s) {
+  // `field` (`value`) must not be above `bound_name` (`bound`), or below it when `low`.
+  const auto bounded = [&r](const char* field, double value, const char* bound_name, double bound,
+                            bool low) {
+    if (low ? detail::exceeds(bound, value) : detail::exceeds(value, bound)) {
+      r.fail(r.field(field), "is " + Reader::num(value) + (low ? ", below " : ", above ") +
+                                 bound_name + " " + Reader::num(bound));
+    }
+  };
+  // No windows, no median: a writer leaves it 0 (or null).
+  if (s.count == 0 && std::isfinite(s.median) && s.median != 0) {
+    r.fail(r.field("median"), "is " + Reader::num(s.median) + ", but count is 0 (no windows)");
+  }
+  // Every window processed samples (window throughputs are > 0), so their median is > 0.
+  if (s.count > 0 && !(s.median > 0)) {
+    r.fail(r.field("median"), std::string("is ") + (std::isnan(s.median) ? "null" : "0") +
+                                  " with " + std::to_string(s.count) +
+                                  " windows, whose throughputs are > 0");
+  }
+  bounded("median", s.median, "min", s.min, /*low=*/true);
+  bounded("median", s.median, "max", s.max, /*low=*/false);
+  bounded("q1", s.q1, "q3", s.q3, /*low=*/false);
+  bounded("q1", s.q1, "min", s.min, /*low=*/true);
+  bounded("q1", s.q1, "median", s.median, /*low=*/false);
+  bounded("q3", s.q3, "median", s.median, /*low=*/true);
+  bounded("q3", s.q3, "max", s.max, /*low=*/false);
+  if (detail::exceeds(s.min, s.mean) || detail::exceeds(s.mean, s.max)) {
+    r.fail(r.field("mean"), "is " + Reader::num(s.mean) + ", outside [min, max] = [" +
+                                Reader::num(s.min) + ", " + Reader::num(s.max) + "]");
+  }
+  if (detail::exceeds(s.ci95_low, s.ci95_high)) {
+    r.fail(r.field("ci95_low"),
+           "is " + Reader::num(s.ci95_low) + ", above ci95_high " + Reader::num(s.ci95_high));
+  }
+}
 
 // The statistics of the window throughputs (samples/s). Only the bounds of the confidence interval
 // may be negative: few windows far apart give a low bound below zero.
@@ -62,6 +106,7 @@ Summary read_summary(const Reader& r) {
   s.iqr = r.non_negative("iqr");
   s.ci95_low = r.number_in("ci95_low", -kMaxQuantity, kMaxQuantity);
   s.ci95_high = r.number_in("ci95_high", -kMaxQuantity, kMaxQuantity);
+  check_summary(r, s);
   return s;
 }
 
@@ -154,8 +199,27 @@ DistributedSummary read_distributed(const Reader& r) {
     r.fail(r.field("rank_throughput"), "has " + std::to_string(d.rank_throughput.size()) +
                                            " values, world_size " + std::to_string(d.world_size));
   }
+  // The median of the per-window sums over the ranks is not the sum of the ranks' medians: the
+  // two differ by the ranks' window-to-window noise (+0.4% in the committed 8-rank CPU run,
+  // docs/results/2026-12-01-cpu-gloo-ranks/dp8.json). A job 10% faster than its ranks together
+  // measured something else.
+  double rank_sum = 0;
+  for (const double rate : d.rank_throughput) rank_sum += rate;
+  if (detail::exceeds(d.global_throughput, 1.1 * rank_sum)) {
+    r.fail(r.field("global_throughput"),
+           "is " + Reader::num(d.global_throughput) + ", above the sum of rank_throughput (" +
+               Reader::num(rank_sum) + ") by more than 10%: the job is its ranks together");
+  }
   d.baseline_throughput = r.positive("baseline_throughput");
   d.scaling_efficiency = r.non_negative("scaling_efficiency");
+  // Caches shared by fewer ranks can make scaling a little superlinear; 1.5 times linear is
+  // beyond anything data-parallel training measures, and a ratio that large is a broken record.
+  if (d.scaling_efficiency > kMaxScalingEfficiency) {
+    r.fail(r.field("scaling_efficiency"),
+           "is " + Reader::num(d.scaling_efficiency) + ", above " +
+               Reader::num(kMaxScalingEfficiency) +
+               ": ranks cannot each outrun a single process by half again");
+  }
   d.gradient_bytes = r.non_negative("gradient_bytes");
   d.buckets = r.integer_in("buckets", 0, kMaxCount);
   d.allreduce_bus_gbps = r.non_negative("allreduce_bus_gbps");
@@ -174,12 +238,23 @@ void check_windows(const Reader& r, const RunRecord& record) {
                                  " windows, window_throughput " +
                                  std::to_string(record.window_throughput.size()));
   }
-  // The summary is of the windows, when there are any.
-  if (!record.window_throughput.empty() &&
-      record.throughput.count != record.window_throughput.size()) {
-    r.fail("throughput.count", "is " + std::to_string(record.throughput.count) + ", but " +
-                                   std::to_string(record.window_throughput.size()) +
-                                   " windows are given");
+  // The summary is of the windows: as many, and its median, min and max among them (an empty
+  // window_throughput with count 10, a median of 9e14 against windows near 1e5).
+  const std::vector<double>& windows = record.window_throughput;
+  const Summary& s = record.throughput;
+  if (s.count != windows.size()) {
+    r.fail("throughput.count", "is " + std::to_string(s.count) + ", but " +
+                                   std::to_string(windows.size()) + " windows are given");
+  }
+  if (windows.empty()) return;
+  const auto [low, high] = std::minmax_element(windows.begin(), windows.end());
+  const std::pair<const char*, double> within[] = {
+      {"throughput.median", s.median}, {"throughput.min", s.min}, {"throughput.max", s.max}};
+  for (const auto& [field, value] : within) {
+    if (detail::exceeds(*low, value) || detail::exceeds(value, *high)) {
+      r.fail(field, "is " + Reader::num(value) + ", outside the windows' range [" +
+                        Reader::num(*low) + ", " + Reader::num(*high) + "]");
+    }
   }
 }
 
@@ -293,6 +368,11 @@ RunRecord from_json<RunRecord>(const std::string& text) {
   record.peak_memory_bytes = r.non_negative("peak_memory_bytes");
   record.skipped_steps = r.integer_in("skipped_steps", 0, kMaxSteps);
   record.total_steps = r.integer_in("total_steps", 0, kMaxSteps);
+  // Timed steps are among all steps (warm-up + timed).
+  if (record.timed_steps > record.total_steps) {
+    r.fail(r.field("timed_steps"), "is " + std::to_string(record.timed_steps) +
+                                       ", above total_steps " + std::to_string(record.total_steps));
+  }
   // Records written before the first step's loss was kept have none: not available.
   if (r.has("first_loss")) record.first_loss = r.number_in("first_loss", -kMaxQuantity, kMaxQuantity);
   record.final_loss = r.number_in("final_loss", -kMaxQuantity, kMaxQuantity);
