@@ -37,6 +37,19 @@ expect() {  # expect <code> <text in stderr/stdout> <command...>
   fi
 }
 
+# Output that cannot arrive is a failure: --version, --help and gpu_info's report into /dev/full
+# exit 1 and say so on stderr (they exited 0 with nothing written).
+for args in "gpu_info --version" "gpu_info --help" "gpu_info" "gpuperf_compare --version"; do
+  read -r -a argv <<< "${args}"
+  "${bin}/${argv[0]}" "${argv[@]:1}" > /dev/full 2> "${tmp}/full.err"; rc=$?
+  if [[ ${rc} -eq 1 ]] && grep -q "cannot write to standard output" "${tmp}/full.err"; then
+    echo "ok: exit 1: ${args} > /dev/full"
+  else
+    echo "FAIL: ${args} > /dev/full -> exit ${rc}: $(cat "${tmp}/full.err")"; fail=1
+  fi
+done
+rm -f "${tmp}/full.err"
+
 cp "${ex}/h200-resnet50-fp16-cl.json" "${tmp}/a.json"
 sum_before="$(sha256sum "${tmp}/a.json")"
 printf '{"schema": "gpuperf.run/1"' > "${tmp}/broken.json"

@@ -337,22 +337,33 @@ int run_program(CLI::App& app, int argc, const char* const* argv, const std::fun
   } catch (const ConfigError& e) {
     return fail(err, app, e.what(), kExitUsage);
   }
+  // --help and --version succeed only if their text arrived: a full disk (/dev/full) or a closed
+  // standard output is a failure, said on stderr, not exit 0 with nothing written.
+  const auto answered = [&](const std::string& text) {
+    out << text << std::flush;
+    if (out) return kExitOk;
+    return fail(err, app, "cannot write to standard output", kExitFailure);
+  };
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
-    out << app.help();
-    return kExitOk;
+    return answered(app.help());
   } catch (const CLI::CallForAllHelp&) {
-    out << app.help("", CLI::AppFormatMode::All);
-    return kExitOk;
+    return answered(app.help("", CLI::AppFormatMode::All));
   } catch (const CLI::CallForVersion& e) {
-    out << e.what() << "\n";
-    return kExitOk;
+    return answered(std::string(e.what()) + "\n");
   } catch (const CLI::ParseError& e) {
     return fail(err, app, e.what(), kExitUsage);
   }
   try {
-    return body();
+    const int code = body();
+    // What the program printed must have arrived (a table, gpu_info's report): a full disk or
+    // a closed standard output turns a success into a failure that says so.
+    std::cout.flush();
+    if (code == kExitOk && !std::cout) {
+      return fail(err, app, "cannot write to standard output", kExitFailure);
+    }
+    return code;
   } catch (const ConfigError& e) {
     return fail(err, app, e.what(), kExitUsage);
   } catch (const IoError& e) {
