@@ -59,11 +59,12 @@ class HeaderReader {
     const std::string_view text = field(name);
     std::uint64_t value = 0;
     for (char c : text) {
-      if (c < '0' || c > '9' || value > (max - static_cast<unsigned>(c - '0')) / 10) {
+      const auto digit = static_cast<std::uint64_t>(c - '0');
+      if (c < '0' || c > '9' || value > max / 10 || digit > max - value * 10) {
         fail(std::string(name) + ": must be a decimal integer <= " + std::to_string(max) +
              ", got '" + printable(text) + "'");
       }
-      value = value * 10 + static_cast<unsigned>(c - '0');
+      value = value * 10 + digit;
     }
     return value;
   }

@@ -128,7 +128,8 @@ TemporaryFile::TemporaryFile(const std::string& target, const std::string& suffi
     throw IoError("cannot write '" + target + "': it is not a regular file");
   }
   if (const std::string place = system_place(target); !place.empty()) {
-    throw IoError("cannot write '" + target + "': it leads into " + place);
+    throw IoError("cannot write '" + target + "': it is or leads to " + place +
+                  ", in /dev, /proc or /sys");
   }
   ignore_file_size_signal();
   // Registered before it exists, so that a signal between open() and registration cannot leave
@@ -273,8 +274,12 @@ void check_writable(const std::string& path, const std::string& option) {
   // /dev/stdout with standard output redirected to a file resolves to that regular file; run as
   // root, the rename would then replace the /dev/stdout link itself.
   if (const std::string place = system_place(path); !place.empty()) {
-    throw ConfigError("--" + option + ": '" + path + "' leads into " + place +
-                      ", not to a file of yours; give a file name ('-': standard output)");
+    const std::string where =
+        place == std::filesystem::absolute(path, error).lexically_normal().string()
+            ? "is in /dev, /proc or /sys"
+            : "leads to " + place + ", in /dev, /proc or /sys";
+    throw ConfigError("--" + option + ": '" + path + "' " + where +
+                      ": not a file of yours; give a file name ('-': standard output)");
   }
   try {
     TemporaryFile probe(path, ".probe-");  // created, then removed again when it goes
