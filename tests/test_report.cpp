@@ -244,9 +244,9 @@ TEST_CASE("One file has one identity however it is spelled", "[report][files]") 
   CHECK(gpuperf::file_identity("test_files_dir/../test_files_new.csv") == x);
   CHECK(gpuperf::file_identity("test_files_new.json") != x);
   CHECK(gpuperf::file_identity("test_files_dir/test_files_new.csv") != x);
-  CHECK_THROWS_WITH(gpuperf::check_not_an_input("test_files_dir/../in.json", {"./in.json"},
-                                                "--output"),
-                    Catch::Contains("is one of the input files"));
+  CHECK_THROWS_WITH(
+      gpuperf::check_not_an_input("test_files_dir/../in.json", {"./in.json"}, "--output"),
+      Catch::Contains("is one of the input files"));
   std::filesystem::remove_all("test_files_dir");
 }
 
@@ -264,8 +264,8 @@ TEST_CASE("A write past the file-size limit is an IoError with the reason, leavi
       gpuperf::write_text_file_atomically(std::string(100000, 'x'), out);
     } catch (const gpuperf::IoError& e) {
       const std::string what = e.what();
-      ::_exit(what.find("File too large") != std::string::npos && what.find(out) !=
-              std::string::npos ? 0 : 3);
+      const bool named = what.find(out) != std::string::npos;
+      ::_exit(what.find("File too large") != std::string::npos && named ? 0 : 3);
     } catch (...) {
       ::_exit(4);
     }

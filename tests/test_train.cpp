@@ -615,10 +615,9 @@ TEST_CASE("Training resumed from a checkpoint continues as uninterrupted trainin
 namespace {
 
 // A small SimpleModel step on the CPU (#33's checkpoint tests).
-std::unique_ptr<gpuperf::TrainStep> small_step(std::int64_t image_size = 8,
-                                               std::int64_t classes = 10,
-                                               gpuperf::OptimizerKind optimizer =
-                                                   gpuperf::OptimizerKind::kAdam) {
+std::unique_ptr<gpuperf::TrainStep> small_step(
+    std::int64_t image_size = 8, std::int64_t classes = 10,
+    gpuperf::OptimizerKind optimizer = gpuperf::OptimizerKind::kAdam) {
   gpuperf::SimpleModelOptions model_options;
   model_options.image_size = image_size;
   model_options.num_classes = classes;
@@ -707,9 +706,9 @@ TEST_CASE("A cut, padded or corrupt checkpoint is refused before anything is loa
   auto good = small_step();
   REQUIRE_NOTHROW(good->load(path));
   CHECK(good->steps() == 2);
-  for (const std::size_t cut : {std::size_t{0}, std::size_t{10}, std::size_t{40}, std::size_t{200},
-                                bytes.size() / 4, bytes.size() / 2, bytes.size() * 3 / 4,
-                                bytes.size() - 100, bytes.size() - 1}) {
+  for (const std::size_t cut :
+       {std::size_t{0}, std::size_t{10}, std::size_t{40}, std::size_t{200}, bytes.size() / 4,
+        bytes.size() / 2, bytes.size() * 3 / 4, bytes.size() - 100, bytes.size() - 1}) {
     INFO("cut at " << cut << " of " << bytes.size());
     write_bytes(bad, bytes.substr(0, cut));
     refused<gpuperf::IoError>(bad, bad);

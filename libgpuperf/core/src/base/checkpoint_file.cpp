@@ -160,9 +160,10 @@ CheckpointFile decode_checkpoint(std::string_view bytes, const std::string& what
   HeaderReader in(bytes, what);
   if (bytes.compare(0, kMagic.size(), kMagic) != 0) {
     if (bytes.size() >= 4 && bytes.compare(0, 4, std::string_view("PK\x03\x04", 4)) == 0) {
-      in.fail("is a checkpoint of format 1 (a bare LibTorch archive without checksums), which "
-              "cannot be checked before it is parsed; this gpuperf reads format " +
-              std::to_string(kCheckpointFormat) + ": save it again");
+      in.fail(
+          "is a checkpoint of format 1 (a bare LibTorch archive without checksums), which "
+          "cannot be checked before it is parsed; this gpuperf reads format " +
+          std::to_string(kCheckpointFormat) + ": save it again");
     }
     in.fail("is not a gpuperf checkpoint (it does not start with 'gpuperf.checkpoint/')");
   }

@@ -75,8 +75,10 @@ std::string random_hex() {
   while (got < sizeof bytes) {
     const ssize_t n = ::getrandom(bytes + got, sizeof bytes - got, 0);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) throw IoError(std::string("cannot name a temporary file: getrandom: ") +
-                              std::strerror(errno));
+    if (n <= 0) {
+      throw IoError(std::string("cannot name a temporary file: getrandom: ") +
+                    std::strerror(errno));
+    }
     got += static_cast<std::size_t>(n);
   }
   static const char kDigits[] = "0123456789abcdef";
@@ -307,8 +309,8 @@ std::string file_identity(const std::string& path) {
     // The folder exists: the new file would have the folder's identity and this name.
     struct stat folder_stat {};
     if (::stat(canonical.c_str(), &folder_stat) == 0) {
-      return "in " + std::to_string(folder_stat.st_dev) + ":" +
-             std::to_string(folder_stat.st_ino) + " " + name.string();
+      return "in " + std::to_string(folder_stat.st_dev) + ":" + std::to_string(folder_stat.st_ino) +
+             " " + name.string();
     }
     return "path " + (canonical / name).string();
   }

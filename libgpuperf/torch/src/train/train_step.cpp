@@ -333,8 +333,7 @@ void check_payload_tensors(std::string_view payload, const std::string& path) {
   for (const auto& attribute : module.named_attributes(/*recurse=*/true)) {
     if (attribute.value.isTensor() && !within_storage(attribute.value.toTensor())) {
       throw IoError("TrainStep::load: '" + path + "' is corrupt: tensor '" + attribute.name +
-                    "' (" + describe(attribute.value.toTensor()) +
-                    ") is larger than its record");
+                    "' (" + describe(attribute.value.toTensor()) + ") is larger than its record");
     }
   }
 }
@@ -482,9 +481,9 @@ void TrainStep::load(const std::string& path) {
   for (const auto& t : model_tensors(*module_)) {
     const torch::Tensor& read = tensors.at(t.key);
     if (read.scalar_type() != t.tensor.scalar_type() || read.sizes() != t.tensor.sizes()) {
-      throw ConfigError("TrainStep::load: '" + path + "' is a checkpoint of another model: " +
-                        t.key + " is " + describe(read) + " in the checkpoint, " +
-                        describe(t.tensor) + " here");
+      throw ConfigError("TrainStep::load: '" + path +
+                        "' is a checkpoint of another model: " + t.key + " is " + describe(read) +
+                        " in the checkpoint, " + describe(t.tensor) + " here");
     }
     add_tensor(checksum, t.key, read);
   }
@@ -503,8 +502,8 @@ void TrainStep::load(const std::string& path) {
   try {
     GradScaler(GradScalerOptions(options_.grad_scaler)).load_state_dict(scaler);  // validates
   } catch (const ConfigError& e) {
-    throw ConfigError("TrainStep::load: '" + path + "' has an impossible scaler state: " +
-                      e.what());
+    throw ConfigError("TrainStep::load: '" + path +
+                      "' has an impossible scaler state: " + e.what());
   }
   // Checked: now the step's state changes. The optimizer first (its loader may still refuse a
   // crafted file), the parameters last.
