@@ -9,14 +9,26 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <functional>
+#include <memory>
 #include <iterator>
 #include <limits>
 #include <regex>
 #include <string>
 
+#include <torch/csrc/jit/serialization/import.h>
+
+#include <filesystem>
+#include <sstream>
+
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include "gpuperf/base/checkpoint_file.h"
 #include "gpuperf/base/error.h"
+#include "gpuperf/models/simple_model.h"
 #include "gpuperf/models/registry.h"
 #include "gpuperf/timing/measure.h"
 #include "gpuperf/device/cuda_timer.h"
@@ -598,6 +610,219 @@ TEST_CASE("Training resumed from a checkpoint continues as uninterrupted trainin
   (void)continue_training(step, torch::kCPU, 1);
   CHECK_THROWS_WITH(step.load(path), Catch::Contains("before the first step"));
   std::remove(path.c_str());
+}
+
+namespace {
+
+// A small SimpleModel step on the CPU (#33's checkpoint tests).
+std::unique_ptr<gpuperf::TrainStep> small_step(
+    std::int64_t image_size = 8, std::int64_t classes = 10,
+    gpuperf::OptimizerKind optimizer = gpuperf::OptimizerKind::kAdam) {
+  gpuperf::SimpleModelOptions model_options;
+  model_options.image_size = image_size;
+  model_options.num_classes = classes;
+  gpuperf::TrainStepOptions options;
+  options.optimizer = optimizer;
+  return std::make_unique<gpuperf::TrainStep>(
+      torch::nn::AnyModule(gpuperf::SimpleModel(model_options)), torch::kCPU, options);
+}
+
+std::string read_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void write_bytes(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+}
+
+std::vector<torch::Tensor> weights_of(gpuperf::TrainStep& step) {
+  std::vector<torch::Tensor> out;
+  for (const auto& p : step.module().parameters()) out.push_back(p.detach().clone());
+  return out;
+}
+
+// Loading `path` into a fresh small step fails with an error whose text contains `text`, and
+// leaves the step exactly as it was.
+template <typename E>
+void refused(const std::string& path, const std::string& text,
+             std::unique_ptr<gpuperf::TrainStep> step = small_step()) {
+  const auto before = weights_of(*step);
+  const auto shapes = [&] {
+    std::vector<std::vector<std::int64_t>> out;
+    for (const auto& p : step->module().parameters()) out.push_back(p.sizes().vec());
+    return out;
+  }();
+  CHECK_THROWS_AS(step->load(path), E);
+  CHECK_THROWS_WITH(step->load(path), Catch::Contains(text));
+  try {
+    step->load(path);
+  } catch (const std::exception& e) {
+    const std::string what = e.what();
+    CHECK(what.find('\n') == std::string::npos);  // one line
+  }
+  CHECK(step->steps() == 0);
+  const auto after = weights_of(*step);
+  REQUIRE(after.size() == before.size());
+  for (std::size_t i = 0; i < after.size(); ++i) {
+    CHECK(after[i].sizes().vec() == shapes[i]);
+    CHECK(torch::equal(after[i], before[i]));
+  }
+}
+
+// A saved small step that has taken two steps (optimizer state exists).
+std::string saved_checkpoint(const std::string& path) {
+  torch::manual_seed(5);
+  auto step = small_step();
+  const auto x = torch::randn({4, 3, 8, 8});
+  const auto y = torch::randint(0, 10, {4});
+  (void)(*step)(x, y);
+  (void)(*step)(x, y);
+  step->save(path);
+  return read_bytes(path);
+}
+
+// The checkpoint with its LibTorch payload edited (and its payload checksum recomputed, as a
+// crafted file would have it): `edit` changes the payload's archive as a TorchScript module.
+std::string edited_checkpoint(const std::string& bytes,
+                              const std::function<void(torch::jit::Module&)>& edit) {
+  const auto file = gpuperf::decode_checkpoint(bytes, "edited");
+  std::istringstream in(std::string(file.payload), std::ios::binary);
+  torch::jit::Module module = torch::jit::load(in);
+  edit(module);
+  std::ostringstream out(std::ios::binary);
+  module.save(out);
+  return gpuperf::encode_checkpoint(file.header, out.str());
+}
+
+}  // namespace
+
+TEST_CASE("A cut, padded or corrupt checkpoint is refused before anything is loaded",
+          "[train][checkpoint]") {
+  // #33: a cut record gave heap corruption (SIGABRT) or read heap bytes as the version.
+  const std::string path = "test_train_bad.ckpt", bad = "test_train_bad_copy.ckpt";
+  const std::string bytes = saved_checkpoint(path);
+  REQUIRE(bytes.size() > 1000);
+  auto good = small_step();
+  REQUIRE_NOTHROW(good->load(path));
+  CHECK(good->steps() == 2);
+  for (const std::size_t cut :
+       {std::size_t{0}, std::size_t{10}, std::size_t{40}, std::size_t{200}, bytes.size() / 4,
+        bytes.size() / 2, bytes.size() * 3 / 4, bytes.size() - 100, bytes.size() - 1}) {
+    INFO("cut at " << cut << " of " << bytes.size());
+    write_bytes(bad, bytes.substr(0, cut));
+    refused<gpuperf::IoError>(bad, bad);
+  }
+  write_bytes(bad, bytes + std::string(7, '\0'));
+  refused<gpuperf::IoError>(bad, "bytes after its payload");
+  // A flipped byte anywhere in the payload, a weight's bytes included (the zip's own CRC is
+  // not checked by LibTorch: that loaded).
+  for (std::size_t at = bytes.size() - 1; at > bytes.size() / 2; at -= bytes.size() / 7) {
+    INFO("flipped byte " << at);
+    std::string flipped = bytes;
+    flipped[at] = static_cast<char>(flipped[at] ^ 0x10);
+    write_bytes(bad, flipped);
+    refused<gpuperf::IoError>(bad, "is corrupt");
+  }
+  // A weight's byte flipped with the payload checksum made to match: the tensors' own checksum.
+  write_bytes(bad, edited_checkpoint(bytes, [](torch::jit::Module& archive) {
+    auto model = archive.attr("model").toModule();
+    auto fc = model.attr("fc").toModule();
+    torch::Tensor bias = fc.attr("bias").toTensor();
+    torch::NoGradGuard no_grad;
+    bias.view(torch::kInt)[0].bitwise_xor_(1);
+  }));
+  refused<gpuperf::IoError>(bad, "do not match their checksum");
+  // A record shorter than its tensor (a crafted file): never read past.
+  write_bytes(bad, edited_checkpoint(bytes, [](torch::jit::Module& archive) {
+    torch::Tensor version = torch::empty({0}, torch::kLong);
+    version.unsafeGetTensorImpl()->set_sizes_contiguous({1 << 20});
+    archive.setattr("gpuperf.checkpoint", version);
+  }));
+  refused<gpuperf::IoError>(bad, "larger than its record");
+  // Negative step counts.
+  write_bytes(bad, edited_checkpoint(bytes, [](torch::jit::Module& archive) {
+    archive.setattr("steps", torch::tensor(std::int64_t{-3}));
+  }));
+  refused<gpuperf::ConfigError>(bad, "impossible step counts: steps -3");
+  write_bytes(bad, edited_checkpoint(bytes, [](torch::jit::Module& archive) {
+    archive.setattr("skipped_steps", torch::tensor(std::int64_t{-1}));
+  }));
+  refused<gpuperf::ConfigError>(bad, "skipped_steps -1");
+  std::remove(bad.c_str());
+  std::remove(path.c_str());
+}
+
+TEST_CASE("A checkpoint of another model or optimizer is refused, naming the first difference",
+          "[train][checkpoint]") {
+  // #33: another vocabulary resumed silently with the file's shapes; another width failed inside
+  // LibTorch ("INTERNAL ASSERT FAILED").
+  const std::string path = "test_train_other.ckpt";
+  (void)saved_checkpoint(path);
+  refused<gpuperf::ConfigError>(
+      path, "param fc.weight is Float [10, 8192] in the checkpoint, Float [10, 32768] here",
+      small_step(16));
+  refused<gpuperf::ConfigError>(path, "param fc.weight", small_step(8, 5));
+  refused<gpuperf::ConfigError>(path, "optimizer is adam (torch::optim) in the checkpoint",
+                                small_step(8, 10, gpuperf::OptimizerKind::kSgd));
+  std::remove(path.c_str());
+  // A checkpoint of format 1 (a bare LibTorch archive) cannot be checked: refused.
+  torch::serialize::OutputArchive old;
+  old.write("gpuperf.checkpoint", torch::tensor(std::int64_t{1}));
+  old.save_to(path);
+  refused<gpuperf::IoError>(path, "format 1");
+  std::remove(path.c_str());
+}
+
+TEST_CASE("A checkpoint is read only from a regular file: a FIFO is refused at once",
+          "[train][checkpoint]") {
+  // #33: a FIFO at the path hung the load.
+  const std::string fifo = "test_train_fifo.ckpt";
+  std::remove(fifo.c_str());
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  refused<gpuperf::IoError>(fifo, "not a regular file");
+  std::remove(fifo.c_str());
+  refused<gpuperf::IoError>(".", "not a regular file");
+}
+
+TEST_CASE("A save that cannot be written is an IoError with the reason, and leaves no file",
+          "[train][checkpoint]") {
+  // #33: past the file-size limit (SIGXFSZ) or on a full disk an exception escaped LibTorch's
+  // writer's destructor: std::terminate, and "<ckpt>.tmp-<pid>" left behind.
+  const std::string path = "test_train_limit.ckpt";
+  std::remove(path.c_str());
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    const rlimit limit{4096, 4096};
+    ::setrlimit(RLIMIT_FSIZE, &limit);
+    try {
+      small_step()->save(path);
+    } catch (const gpuperf::IoError& e) {
+      const std::string what = e.what();
+      ::_exit(what.find("TrainStep::save") != std::string::npos &&
+                      what.find("File too large") != std::string::npos
+                  ? 0
+                  : 3);
+    } catch (...) {
+      ::_exit(4);
+    }
+    ::_exit(5);  // written past the limit
+  }
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  CHECK_FALSE(std::filesystem::exists(path));
+  for (const auto& entry : std::filesystem::directory_iterator(".")) {
+    CHECK(entry.path().filename().string().rfind(path + ".", 0) != 0);
+  }
+  // A device is never a checkpoint's target: as root the rename would replace /dev/full.
+  CHECK_THROWS_AS(small_step()->save("/dev/full"), gpuperf::IoError);
+  struct stat st {};
+  REQUIRE(::stat("/dev/full", &st) == 0);
+  CHECK(S_ISCHR(st.st_mode));
+  CHECK_THROWS_AS(small_step()->save("/nonexistent-dir/x.ckpt"), gpuperf::IoError);
 }
 
 TEST_CASE("A fused fp16 step resumed in graph mode continues as uninterrupted training",

@@ -429,9 +429,8 @@ void ResultOutputs::check(const std::vector<std::string>& inputs) const {
     for (std::size_t j = 0; j < i; ++j) {
       const Output& earlier = outputs_[j];
       if (earlier.path.empty() || is_stdout_path(earlier.path)) continue;
-      std::error_code error;
-      if (std::filesystem::weakly_canonical(o.path, error) ==
-          std::filesystem::weakly_canonical(earlier.path, error)) {
+      // One identity for every spelling (x.csv, ./x.csv, /abs/x.csv, d/../x.csv, a link).
+      if (o.path == earlier.path || file_identity(o.path) == file_identity(earlier.path)) {
         throw ConfigError("--" + o.option + ": '" + o.path + "' is also the --" +
                           earlier.option + " file; give each output its own file");
       }

@@ -5,6 +5,10 @@
   regressions.py memory     <bin dir>  allocations no machine can make end with exit 1 and one
                                        line naming the setting, and no result (SKIPPED, 77,
                                        where vm.overcommit_memory=1 would let them start)
+  regressions.py outputs    <bin dir>  (#33) links planted at the old predictable temporary and
+                                       probe names truncate nothing; --json /dev/stdout (and a
+                                       link to it) with standard output a file is refused, and
+                                       /dev/stdout stays a link
 """
 import os
 import subprocess
@@ -80,8 +84,50 @@ def memory(bin_dir):
               "microbench: an impossible GEMM is exit 1 naming --gemm-size, no result", done)
 
 
+SEED_QUICK = ["--device", "cpu", "--batch-size", "2", "--warmup", "0", "--windows", "1",
+              "--steps-per-window", "1", "--threads", "1", "--quiet"]
+
+
+def outputs(bin_dir):
+    seed = os.path.join(bin_dir, "seed_benchmark")
+    with tempfile.TemporaryDirectory() as work:
+        # Before #33 the temporary and probe files were "<target>.tmp-<pid>" and
+        # "<target>.probe-<pid>", opened with O_TRUNC and following links: links planted there
+        # (the pid is known: the shell waits for a line, then becomes the program) truncated and
+        # overwrote the victim.
+        victim = os.path.join(work, "victim.txt")
+        with open(victim, "w") as f:
+            f.write("precious\n")
+        target = os.path.join(work, "result.json")
+        proc = subprocess.Popen(["sh", "-c", 'read _ && exec "$0" "$@"', seed] + SEED_QUICK +
+                                ["--json", target], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=work)
+        for suffix in (".tmp-", ".probe-"):
+            os.symlink(victim, f"{target}{suffix}{proc.pid}")
+        out, err = proc.communicate(b"go\n", timeout=GIVE_UP_SECONDS)
+        with open(victim) as f:
+            intact = f.read() == "precious\n"
+        check(proc.returncode == 0 and intact and os.path.isfile(target) and
+              not os.path.islink(target),
+              "links planted at predictable temporary names: the victim is intact, the result a "
+              f"file of its own (exit {proc.returncode}, {err.decode(errors='replace')[-300:]!r})")
+        # --json /dev/stdout with standard output redirected to a file: /dev/stdout resolves to
+        # that regular file, and (as root) the rename replaced the /dev/stdout link itself.
+        os.symlink("/dev/stdout", os.path.join(work, "out-link.json"))
+        for path in ("/dev/stdout", "/proc/self/fd/1", "out-link.json"):
+            with open(os.path.join(work, "stdout.txt"), "w") as stdout_file:
+                done = subprocess.run([seed] + SEED_QUICK + ["--json", path], cwd=work,
+                                      stdin=subprocess.DEVNULL, stdout=stdout_file,
+                                      stderr=subprocess.PIPE, text=True, timeout=GIVE_UP_SECONDS)
+            lines = done.stderr.splitlines()
+            check(done.returncode == 2 and len(lines) == 1 and "--json" in lines[0] and
+                  path in lines[0] and os.path.islink("/dev/stdout"),
+                  f"--json {path} with standard output a file is refused, one line (exit "
+                  f"{done.returncode}, {lines[-2:]!r})")
+
+
 def main():
-    modes = {"long-names": long_names, "memory": memory}
+    modes = {"long-names": long_names, "memory": memory, "outputs": outputs}
     if len(sys.argv) != 3 or sys.argv[1] not in modes:
         sys.exit(__doc__)
     modes[sys.argv[1]](sys.argv[2])

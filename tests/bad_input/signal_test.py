@@ -8,9 +8,10 @@ Each case checks the exit status (130, 143, 129), that the last line on stderr i
 "seed_benchmark: interrupted by SIGxxx; no result written", that no "<target>.tmp-<pid>" (or
 ".probe-") file is left, and that the target is absent, or unchanged where it existed before.
 
-'write' holds the program inside its atomic write: before the program starts, a FIFO is made at
-the temporary path it will use ("<target>.tmp-<pid>": the pid is known in advance because the
-program is exec'd by a shell whose pid it keeps), so the program blocks opening it; the signal
+'write' holds the program inside its atomic write. The temporary file has an unpredictable name
+and is created O_EXCL|O_NOFOLLOW (a FIFO planted at a guessed name is never opened), so the hold
+is the writer's test seam: with GPUPERF_TEST_HOLD_WRITE naming a FIFO, the writer opens that FIFO
+after writing its registered temporary file and before the rename, and blocks there; the signal
 then lands with the temporary file registered, and the handler must remove it. Whether the
 program is blocked there is read from /proc/<pid>/wchan; where /proc does not say, that mode
 exits 77 (SKIPPED).
@@ -147,16 +148,12 @@ def write_mode(program, sig, existing):
         args = [program, "--device", "cpu", "--batch-size", "2", "--warmup", "0",
                 "--steps-per-window", "1", "--windows", "2", "--threads", "1", "--quiet",
                 "--json", target]
-        # The shell waits for a line, then becomes the program: same pid, so the FIFO can be
-        # made at "<target>.tmp-<pid>" before the program runs.
+        hold = os.path.join(work, "hold.fifo")
+        os.mkfifo(hold)
+        env = dict(os.environ, GPUPERF_TEST_HOLD_WRITE=hold)
         with open(err_path, "wb") as err:
-            proc = subprocess.Popen(["sh", "-c", 'read _ && exec "$0" "$@"'] + args,
-                                    stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                                    stderr=err, cwd=work, preexec_fn=default_signals)
-        fifo = f"{target}.tmp-{proc.pid}"
-        os.mkfifo(fifo)
-        proc.stdin.write(b"go\n")
-        proc.stdin.close()
+            proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=err, cwd=work,
+                                    env=env, preexec_fn=default_signals)
         state = {"unknown": False}
 
         def blocked():
@@ -181,8 +178,10 @@ def write_mode(program, sig, existing):
             failures.append(f"{case}: the program ended (exit {proc.returncode}) before opening "
                             f"its temporary file: {read(err_path)[-500:]}")
             return
-        if not os.path.exists(fifo):
-            failures.append(f"{case}: the temporary FIFO is gone before the signal")
+        temporaries = [n for n in os.listdir(work) if n.startswith("result.json.tmp-")]
+        if len(temporaries) != 1:
+            failures.append(f"{case}: expected one temporary file while held, found {temporaries}")
+        os.unlink(hold)  # not a leftover of the program's
         finish(proc, sig, work, target, before, err_path, case)
 
 

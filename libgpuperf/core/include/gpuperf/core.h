@@ -1,6 +1,7 @@
 #pragma once
 // Umbrella header of gpuperf::core (no LibTorch): every public header of the library, in one.
 
+#include "gpuperf/base/checkpoint_file.h"
 #include "gpuperf/base/choices.h"
 #include "gpuperf/base/error.h"
 #include "gpuperf/base/files.h"

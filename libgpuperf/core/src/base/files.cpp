@@ -1,6 +1,7 @@
 #include "gpuperf/base/files.h"
 
 #include <atomic>
+#include <cstdlib>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -9,6 +10,11 @@
 #include <iostream>
 #include <optional>
 #include <string>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/random.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "gpuperf/base/error.h"
@@ -56,16 +62,39 @@ int claim_slot(const std::string& path) {
 }
 
 void release_slot(int i) {
+  if (i < 0) return;
   TemporarySlot& slot = g_temporary_slots[i];
   slot.word.store(next_word(slot.word.load(std::memory_order_relaxed), kFree),
                   std::memory_order_release);
 }
 
-// "<target><suffix><pid>", its file name cut to NAME_MAX (255 bytes) where the target's own name
-// is long: a valid target name must not fail for its temporary's.
+// 16 hex digits from the kernel's random source: a temporary name nobody can plant in advance.
+std::string random_hex() {
+  unsigned char bytes[8];
+  std::size_t got = 0;
+  while (got < sizeof bytes) {
+    const ssize_t n = ::getrandom(bytes + got, sizeof bytes - got, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      throw IoError(std::string("cannot name a temporary file: getrandom: ") +
+                    std::strerror(errno));
+    }
+    got += static_cast<std::size_t>(n);
+  }
+  static const char kDigits[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char b : bytes) {
+    out += kDigits[b >> 4];
+    out += kDigits[b & 15];
+  }
+  return out;
+}
+
+// "<target><suffix><random>", its file name cut to NAME_MAX (255 bytes) where the target's own
+// name is long: a valid target name must not fail for its temporary's.
 std::string temporary_path(const std::string& target, const std::string& suffix) {
   constexpr std::size_t kMaxName = 255;
-  const std::string tail = suffix + std::to_string(::getpid());
+  const std::string tail = suffix + random_hex();
   const std::size_t slash = target.rfind('/');
   const std::size_t name_start = slash == std::string::npos ? 0 : slash + 1;
   const std::size_t name_bytes = target.size() - name_start;
@@ -73,20 +102,84 @@ std::string temporary_path(const std::string& target, const std::string& suffix)
   return target.substr(0, name_start + (kMaxName - tail.size())) + tail;
 }
 
+// A write past RLIMIT_FSZ raises SIGXFSZ, whose default ends the process with a core dump: with it
+// ignored, write() fails with EFBIG and the writer reports it. A disposition someone chose stays.
+void ignore_file_size_signal() {
+  static const bool done = [] {
+    struct sigaction current {};
+    if (::sigaction(SIGXFSZ, nullptr, &current) == 0 && current.sa_handler == SIG_DFL) {
+      ::signal(SIGXFSZ, SIG_IGN);
+    }
+    return true;
+  }();
+  (void)done;
+}
+
+std::string errno_text(int error) { return std::strerror(error); }
+
+std::string system_place(const std::string& path);
+
 }  // namespace
 
 TemporaryFile::TemporaryFile(const std::string& target, const std::string& suffix)
-    : target_(target), path_(temporary_path(target, suffix)) {
-  slot_ = claim_slot(path_);
+    : target_(target) {
+  // The rename would replace whatever is at the target: never a device, a pipe or a folder, nor
+  // anything in /dev, /proc or /sys (as root, /dev/full or the /dev/stdout link itself).
+  struct stat existing {};
+  if (::stat(target.c_str(), &existing) == 0 && !S_ISREG(existing.st_mode)) {
+    throw IoError("cannot write '" + target + "': it is not a regular file");
+  }
+  if (const std::string place = system_place(target); !place.empty()) {
+    throw IoError("cannot write '" + target + "': it is or leads to " + place +
+                  ", in /dev, /proc or /sys");
+  }
+  ignore_file_size_signal();
+  // Registered before it exists, so that a signal between open() and registration cannot leave
+  // it; a name already taken (EEXIST: planted or a collision) is skipped for another.
+  for (int attempt = 0;; ++attempt) {
+    path_ = temporary_path(target, suffix);
+    slot_ = claim_slot(path_);
+    fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (fd_ >= 0) return;
+    const int error = errno;
+    release_slot(slot_);
+    slot_ = -1;
+    if (error != EEXIST || attempt >= 100) {
+      throw IoError("cannot write '" + target + "': cannot create '" + path_ +
+                    "': " + errno_text(error));
+    }
+  }
 }
 
 TemporaryFile::~TemporaryFile() {
+  if (fd_ >= 0) ::close(fd_);
   if (!committed_) ::unlink(path_.c_str());
   release_slot(slot_);
 }
 
+void TemporaryFile::write(const char* data, std::size_t size) {
+  if (fd_ < 0) throw IoError("cannot write '" + target_ + "': the temporary file is closed");
+  while (size > 0) {
+    const ssize_t n = ::write(fd_, data, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int error = n < 0 ? errno : ENOSPC;
+      throw IoError("cannot write '" + target_ + "': " + errno_text(error));
+    }
+    data += n;
+    size -= static_cast<std::size_t>(n);
+  }
+}
+
 void TemporaryFile::commit() {
   if (committed_) return;
+  if (fd_ >= 0) {
+    const int fd = fd_;
+    fd_ = -1;
+    if (::close(fd) != 0) {
+      throw IoError("cannot write '" + target_ + "': " + errno_text(errno));
+    }
+  }
   if (std::rename(path_.c_str(), target_.c_str()) != 0) {
     const std::string reason = std::strerror(errno);
     throw IoError("cannot rename '" + path_ + "' to '" + target_ + "': " + reason);
@@ -118,15 +211,54 @@ void write_text_file_atomically(const std::string& text, const std::string& path
     return;
   }
   TemporaryFile temporary(path);  // removed again unless committed
-  {
-    std::ofstream out(temporary.path(), std::ios::binary | std::ios::trunc);
-    if (!out) throw IoError("cannot write '" + temporary.path() + "': " + std::strerror(errno));
-    out << text;
-    out.close();
-    if (!out) throw IoError("write to '" + temporary.path() + "' failed");
+  temporary.write(text.data(), text.size());
+  // The signal tests' seam: held here, the temporary file written and registered, until the test
+  // opens this FIFO for writing (or its signal ends the process).
+  if (const char* hold = std::getenv("GPUPERF_TEST_HOLD_WRITE"); hold && *hold) {
+    const int fd = ::open(hold, O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) ::close(fd);
   }
   temporary.commit();
 }
+
+namespace {
+
+// Whether an absolute, normal path lies in a folder of kernel objects: a result renamed there
+// would replace a device node or a link of the system's (/dev/stdout), or fail oddly (/proc).
+bool in_system_folder(const std::filesystem::path& path) {
+  static const char* const kFolders[] = {"/dev", "/proc", "/sys"};
+  const std::string text = path.lexically_normal().string();
+  // /dev/shm is a plain memory file system for files of anyone's.
+  if (text.compare(0, 9, "/dev/shm/") == 0) return false;
+  for (const char* folder : kFolders) {
+    const std::size_t n = std::strlen(folder);
+    if (text.compare(0, n, folder) == 0 && (text.size() == n || text[n] == '/')) return true;
+  }
+  return false;
+}
+
+// The first place in /dev, /proc or /sys that `path` is or leads to (its folder resolved, then
+// each hop of its own chain of symbolic links); empty when none.
+std::string system_place(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  fs::path current = fs::absolute(path, error);
+  if (error) return {};
+  for (int hop = 0; hop < 40; ++hop) {
+    if (in_system_folder(current)) return current.lexically_normal().string();
+    const fs::path parent = fs::canonical(current.parent_path(), error);
+    if (error) return {};
+    if (in_system_folder(parent)) return (parent / current.filename()).string();
+    current = parent / current.filename();
+    if (!fs::is_symlink(fs::symlink_status(current, error))) return {};
+    const fs::path target = fs::read_symlink(current, error);
+    if (error) return {};
+    current = target.is_absolute() ? target : current.parent_path() / target;
+  }
+  return {};
+}
+
+}  // namespace
 
 void check_writable(const std::string& path, const std::string& option) {
   if (is_stdout_path(path)) return;
@@ -141,24 +273,56 @@ void check_writable(const std::string& path, const std::string& option) {
     throw ConfigError("--" + option + ": '" + path +
                       "' is not a regular file; give a file name ('-': standard output)");
   }
-  std::optional<TemporaryFile> probe;  // removed again when it goes
+  // /dev/stdout with standard output redirected to a file resolves to that regular file; run as
+  // root, the rename would then replace the /dev/stdout link itself.
+  if (const std::string place = system_place(path); !place.empty()) {
+    const std::string where =
+        place == std::filesystem::absolute(path, error).lexically_normal().string()
+            ? "is in /dev, /proc or /sys"
+            : "leads to " + place + ", in /dev, /proc or /sys";
+    throw ConfigError("--" + option + ": '" + path + "' " + where +
+                      ": not a file of yours; give a file name ('-': standard output)");
+  }
   try {
-    probe.emplace(path, ".probe-");
+    TemporaryFile probe(path, ".probe-");  // created, then removed again when it goes
   } catch (const IoError& e) {
     throw ConfigError("--" + option + ": " + e.what());
   }
-  std::ofstream out(probe->path(), std::ios::binary | std::ios::trunc);
-  if (!out) {
-    throw ConfigError("--" + option + ": cannot write '" + path + "': " + std::strerror(errno));
+}
+
+std::string file_identity(const std::string& path) {
+  namespace fs = std::filesystem;
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) {
+    return "inode " + std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino);
   }
+  std::error_code error;
+  const fs::path absolute = fs::absolute(path, error);
+  if (error) return "path " + path;
+  fs::path name = absolute.filename();
+  fs::path folder = absolute.parent_path();
+  if (name.empty() || name == "." || name == "..") {  // "d/." names a folder, not a new file
+    return "path " + absolute.lexically_normal().string();
+  }
+  const fs::path canonical = fs::canonical(folder, error);
+  if (!error) {
+    // The folder exists: the new file would have the folder's identity and this name.
+    struct stat folder_stat {};
+    if (::stat(canonical.c_str(), &folder_stat) == 0) {
+      return "in " + std::to_string(folder_stat.st_dev) + ":" + std::to_string(folder_stat.st_ino) +
+             " " + name.string();
+    }
+    return "path " + (canonical / name).string();
+  }
+  return "path " + fs::weakly_canonical(absolute, error).lexically_normal().string();
 }
 
 void check_not_an_input(const std::string& path, const std::vector<std::string>& inputs,
                         const std::string& option) {
   if (is_stdout_path(path)) return;
+  const std::string identity = file_identity(path);
   for (const auto& input : inputs) {
-    std::error_code error;  // a path that does not exist yet is not an input
-    if (input == path || std::filesystem::equivalent(input, path, error)) {
+    if (input == path || file_identity(input) == identity) {
       throw ConfigError(option + ": '" + path +
                         "' is one of the input files; refusing to overwrite it");
     }

@@ -3,10 +3,12 @@
 #include <torch/csrc/autograd/profiler_kineto.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <set>
 #include <string>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "gpuperf/base/error.h"
@@ -25,14 +27,19 @@ std::string first_line(const std::exception& e) {
 
 bool kernel_traces_supported() {
   static const bool supported = [] {
-    const std::string probe = "/tmp/gpuperf-kernel-trace-probe-" + std::to_string(::getpid());
+    // A private folder of its own: a fixed name in /tmp could be a planted link.
+    char folder[] = "/tmp/gpuperf-kernel-trace-XXXXXX";
+    if (::mkdtemp(folder) == nullptr) return false;
+    const std::string probe = std::string(folder) + "/probe.json";
+    bool ok = true;
     try {
       write_kernel_trace(probe, [] {});
     } catch (const Error&) {
-      return false;
+      ok = false;
     }
     std::remove(probe.c_str());
-    return true;
+    ::rmdir(folder);
+    return ok;
   }();
   return supported;
 }
@@ -64,9 +71,9 @@ void write_kernel_trace(const std::string& path, const std::function<void()>& wo
     throw Error("kernel trace: this LibTorch cannot write Kineto traces (" + first_line(e) + ")");
   }
   // Without Kineto, LibTorch's save() may write nothing and say nothing.
-  if (std::FILE* f = std::fopen(temporary.path().c_str(), "r")) {
-    std::fclose(f);
-  } else {
+  // (The temporary file exists from the start, empty: what counts is that something was written.)
+  struct stat written {};
+  if (::stat(temporary.path().c_str(), &written) != 0 || written.st_size == 0) {
     throw Error("kernel trace: this LibTorch wrote no trace (built without Kineto?)");
   }
   temporary.commit();

@@ -11,12 +11,18 @@
 
 #include <unistd.h>
 
-#include <cstdio>
+#include <torch/csrc/jit/serialization/import.h>
 
 #include <cmath>
+#include <cstdio>
+#include <limits>
+#include <map>
+#include <sstream>
 #include <string>
+#include <string_view>
 
 #include "gpuperf/amp/autocast.h"
+#include "gpuperf/base/checkpoint_file.h"
 #include "gpuperf/base/error.h"
 #include "gpuperf/base/files.h"
 #include "gpuperf/base/log.h"
@@ -233,11 +239,124 @@ double TrainStep::learning_rate(std::size_t group) const {
 
 namespace {
 
-constexpr std::int64_t kCheckpointVersion = 1;
+// The version inside the payload (the container has its own format number): 2 since the
+// container; format-1 files are refused by decode_checkpoint() before this is read.
+constexpr std::int64_t kCheckpointVersion = kCheckpointFormat;
+// The largest checkpoint load() reads whole: 1 TiB (a sanity bound, not a memory check).
+constexpr std::size_t kMaxCheckpointBytes = std::size_t{1} << 40;
 
 torch::Tensor int_tensor(std::int64_t value) { return torch::tensor(value); }
 torch::Tensor double_tensor(double value) {
   return torch::tensor(value, torch::TensorOptions().dtype(torch::kFloat64));
+}
+
+// LibTorch's message without its C++ stack: one line.
+std::string first_line_of(const c10::Error& e) {
+  const std::string what = e.what_without_backtrace();
+  return what.substr(0, what.find('\n'));
+}
+
+std::string describe(const torch::Tensor& t) {
+  return std::string(c10::toString(t.scalar_type())) + " " + c10::str(t.sizes());
+}
+
+// A model tensor by its dotted name, a parameter or a buffer.
+struct NamedTensor {
+  std::string key;  // "param conv1.weight", "buffer bn1.running_mean"
+  std::string name;
+  torch::Tensor tensor;
+  bool is_buffer;
+};
+
+std::vector<NamedTensor> model_tensors(const torch::nn::Module& module) {
+  std::vector<NamedTensor> out;
+  for (const auto& p : module.named_parameters(/*recurse=*/true)) {
+    out.push_back({"param " + p.key(), p.key(), p.value(), false});
+  }
+  for (const auto& b : module.named_buffers(/*recurse=*/true)) {
+    out.push_back({"buffer " + b.key(), b.key(), b.value(), true});
+  }
+  return out;
+}
+
+// What a checkpoint must match: the model's tensors and the optimizer (another optimizer's state
+// has other keys; the fused one another layout).
+CheckpointIdentity identity_of(const torch::nn::Module& module, const TrainStepOptions& options) {
+  CheckpointIdentity out;
+  for (const auto& t : model_tensors(module)) out.emplace_back(t.key, describe(t.tensor));
+  out.emplace_back("optimizer", to_string(options.optimizer) +
+                                    (options.fused_optimizer ? " (fused)" : " (torch::optim)"));
+  return out;
+}
+
+// The checksum over each model tensor's name, dtype, shape and bytes (contiguous, on the host).
+void add_tensor(Fnv1a64& checksum, const std::string& name, const torch::Tensor& tensor) {
+  checksum.update(name);
+  checksum.update(std::string_view(c10::toString(tensor.scalar_type())));
+  checksum.update(static_cast<std::int64_t>(tensor.dim()));
+  for (const std::int64_t size : tensor.sizes()) checksum.update(size);
+  const torch::Tensor host = tensor.detach().to(torch::kCPU).contiguous();
+  checksum.update(host.data_ptr(), host.numel() * host.element_size());
+}
+
+// Whether every element a tensor's sizes, strides and offset address lies inside its storage: a
+// record shorter than its tensor (a cut or crafted file) must never be read past.
+bool within_storage(const torch::Tensor& t) {
+  if (!t.defined() || t.numel() == 0) return true;
+  if (t.is_sparse() || !t.has_storage()) return false;
+  std::int64_t last = t.storage_offset();
+  if (last < 0) return false;
+  for (std::int64_t d = 0; d < t.dim(); ++d) {
+    const std::int64_t size = t.size(d), stride = t.stride(d);
+    if (size <= 0 || stride < 0) return false;
+    if (stride > 0 && size - 1 > (std::numeric_limits<std::int64_t>::max() - last) / stride) {
+      return false;
+    }
+    last += (size - 1) * stride;
+  }
+  const auto item = static_cast<std::uint64_t>(t.element_size());
+  const auto need = static_cast<std::uint64_t>(last) + 1;
+  return need <= std::numeric_limits<std::uint64_t>::max() / item &&
+         need * item <= static_cast<std::uint64_t>(t.storage().nbytes());
+}
+
+// Parses the payload on the host and checks every tensor in it (model, optimizer, scalars)
+// against its storage before anything reads an element.
+void check_payload_tensors(std::string_view payload, const std::string& path) {
+  std::istringstream stream(std::string(payload), std::ios::binary);
+  torch::jit::Module module;
+  try {
+    module = torch::jit::load(stream, torch::Device(torch::kCPU));
+  } catch (const c10::Error& e) {
+    throw IoError("TrainStep::load: cannot read '" + path + "': " + first_line_of(e));
+  }
+  for (const auto& attribute : module.named_attributes(/*recurse=*/true)) {
+    if (attribute.value.isTensor() && !within_storage(attribute.value.toTensor())) {
+      throw IoError("TrainStep::load: '" + path + "' is corrupt: tensor '" + attribute.name +
+                    "' (" + describe(attribute.value.toTensor()) + ") is larger than its record");
+    }
+  }
+}
+
+// Reads every tensor of `module`'s structure from `archive` into fresh tensors (never into the
+// module's own: InputArchive::read would give a defined tensor the file's storage and shape).
+void read_model_tensors(torch::serialize::InputArchive& archive, const torch::nn::Module& module,
+                        const std::string& prefix, std::map<std::string, torch::Tensor>& out) {
+  for (const auto& p : module.named_parameters(/*recurse=*/false)) {
+    torch::Tensor read;
+    archive.read(p.key(), read);
+    out["param " + prefix + p.key()] = read;
+  }
+  for (const auto& b : module.named_buffers(/*recurse=*/false)) {
+    torch::Tensor read;
+    archive.read(b.key(), read, /*is_buffer=*/true);
+    out["buffer " + prefix + b.key()] = read;
+  }
+  for (const auto& child : module.named_children()) {
+    torch::serialize::InputArchive nested;
+    archive.read(child.key(), nested);
+    read_model_tensors(nested, *child.value(), prefix + child.key() + ".", out);
+  }
 }
 
 }  // namespace
@@ -263,15 +382,34 @@ void TrainStep::save(const std::string& path) const {
   archive.write("scaler.growth_tracker", int_tensor(scaler.growth_tracker));
   archive.write("steps", int_tensor(steps_));
   archive.write("skipped_steps", int_tensor(skipped_steps()));
-  // A registered temporary file: removed on an error, and by the programs' signal handlers when
-  // a run is interrupted mid-save.
-  TemporaryFile temporary(path);
+  // Into memory first: LibTorch's file writer throws from its destructor when the disk is full
+  // (std::terminate); our own writer checks every write and the close.
+  std::string payload;
   try {
-    archive.save_to(temporary.path());
+    archive.save_to([&payload](const void* data, std::size_t size) {
+      payload.append(static_cast<const char*>(data), size);
+      return size;
+    });
   } catch (const c10::Error& e) {
-    throw IoError("TrainStep::save: cannot write '" + path + "': " + e.what_without_backtrace());
+    throw IoError("TrainStep::save: cannot write '" + path + "': " + first_line_of(e));
   }
-  temporary.commit();
+  CheckpointHeader header;
+  header.identity = identity_of(*module_, options_);
+  Fnv1a64 tensors;
+  for (const auto& t : model_tensors(*module_)) add_tensor(tensors, t.key, t.tensor);
+  header.tensors_checksum = tensors.value();
+  const std::string bytes = encode_checkpoint(header, payload);
+  payload.clear();
+  payload.shrink_to_fit();
+  try {
+    // Registered and created O_EXCL beside the target: removed on an error, and by the
+    // programs' signal handlers when a run is interrupted mid-save.
+    TemporaryFile temporary(path);
+    temporary.write(bytes.data(), bytes.size());
+    temporary.commit();
+  } catch (const IoError& e) {
+    throw IoError(std::string("TrainStep::save: ") + e.what());
+  }
 }
 
 void TrainStep::load(const std::string& path) {
@@ -279,49 +417,115 @@ void TrainStep::load(const std::string& path) {
     throw ConfigError("TrainStep::load: load a checkpoint before the first step (" +
                       std::to_string(steps_) + " steps taken)");
   }
-  torch::serialize::InputArchive archive;
+  std::string bytes;
+  CheckpointFile file;
   try {
-    archive.load_from(path, device_);
-  } catch (const c10::Error& e) {
-    throw IoError("TrainStep::load: cannot read '" + path + "': " + e.what_without_backtrace());
+    bytes = read_binary_file(path, kMaxCheckpointBytes);
+    file = decode_checkpoint(bytes, path);
+  } catch (const IoError& e) {
+    throw IoError(std::string("TrainStep::load: ") + e.what());
   }
-  // A fresh tensor for every read: InputArchive::read reuses a defined tensor's storage.
-  torch::Tensor value;
-  archive.read("gpuperf.checkpoint", value);
-  if (value.item<std::int64_t>() != kCheckpointVersion) {
-    throw ConfigError("TrainStep::load: '" + path + "' is checkpoint version " +
-                      std::to_string(value.item<std::int64_t>()) + ", expected " +
-                      std::to_string(kCheckpointVersion));
+  const CheckpointIdentity here = identity_of(*module_, options_);
+  if (const std::string mismatch = identity_mismatch(file.header.identity, here);
+      !mismatch.empty()) {
+    throw ConfigError("TrainStep::load: '" + path + "' is a checkpoint of another model or " +
+                      "optimizer: " + mismatch);
   }
-  torch::serialize::InputArchive model;
-  archive.read("model", model);
-  module_->load(model);
-  torch::serialize::InputArchive optimizer;
-  archive.read("optimizer", optimizer);
-  if (fused_) {
-    fused_->load(optimizer);
-  } else {
-    optimizer_->load(optimizer);
-  }
-  GradScalerState scaler;
-  auto read_double = [&](const char* key) {
-    torch::Tensor read;
-    archive.read(key, read);
-    return read.item<double>();
-  };
+  check_payload_tensors(file.payload, path);
+  torch::serialize::InputArchive archive;
+  // Read whole into fresh tensors and checked before anything of this step changes.
+  std::map<std::string, torch::Tensor> tensors;
   auto read_int = [&](const char* key) {
     torch::Tensor read;
     archive.read(key, read);
+    if (read.numel() != 1 || read.scalar_type() != torch::kLong) {
+      throw IoError("TrainStep::load: '" + path + "': " + key + " is " + describe(read) +
+                    ", expected one int64");
+    }
     return read.item<std::int64_t>();
   };
-  scaler.scale = read_double("scaler.scale");
-  scaler.growth_factor = read_double("scaler.growth_factor");
-  scaler.backoff_factor = read_double("scaler.backoff_factor");
-  scaler.growth_interval = read_int("scaler.growth_interval");
-  scaler.growth_tracker = read_int("scaler.growth_tracker");
+  auto read_double = [&](const char* key) {
+    torch::Tensor read;
+    archive.read(key, read);
+    if (read.numel() != 1 || read.scalar_type() != torch::kDouble) {
+      throw IoError("TrainStep::load: '" + path + "': " + key + " is " + describe(read) +
+                    ", expected one float64");
+    }
+    return read.item<double>();
+  };
+  GradScalerState scaler;
+  std::int64_t steps = 0, skipped = 0;
+  try {
+    archive.load_from(file.payload.data(), file.payload.size(), device_);
+    const std::int64_t version = read_int("gpuperf.checkpoint");
+    if (version != kCheckpointVersion) {
+      throw ConfigError("TrainStep::load: '" + path + "' holds checkpoint version " +
+                        std::to_string(version) + ", expected " +
+                        std::to_string(kCheckpointVersion));
+    }
+    torch::serialize::InputArchive model;
+    archive.read("model", model);
+    read_model_tensors(model, *module_, "", tensors);
+    scaler.scale = read_double("scaler.scale");
+    scaler.growth_factor = read_double("scaler.growth_factor");
+    scaler.backoff_factor = read_double("scaler.backoff_factor");
+    scaler.growth_interval = read_int("scaler.growth_interval");
+    scaler.growth_tracker = read_int("scaler.growth_tracker");
+    steps = read_int("steps");
+    skipped = read_int("skipped_steps");
+  } catch (const c10::Error& e) {
+    throw IoError("TrainStep::load: cannot read '" + path + "': " + first_line_of(e));
+  }
+  // The archive against the header's identity and the tensors' checksum.
+  Fnv1a64 checksum;
+  for (const auto& t : model_tensors(*module_)) {
+    const torch::Tensor& read = tensors.at(t.key);
+    if (read.scalar_type() != t.tensor.scalar_type() || read.sizes() != t.tensor.sizes()) {
+      throw ConfigError("TrainStep::load: '" + path +
+                        "' is a checkpoint of another model: " + t.key + " is " + describe(read) +
+                        " in the checkpoint, " + describe(t.tensor) + " here");
+    }
+    add_tensor(checksum, t.key, read);
+  }
+  if (checksum.value() != file.header.tensors_checksum) {
+    throw IoError("TrainStep::load: '" + path + "' is corrupt: its tensors do not match their " +
+                  "checksum");
+  }
+  if (steps < 0 || skipped < 0 || skipped > steps) {
+    throw ConfigError("TrainStep::load: '" + path + "' has impossible step counts: steps " +
+                      std::to_string(steps) + ", skipped_steps " + std::to_string(skipped));
+  }
+  if (scaler.growth_tracker < 0) {
+    throw ConfigError("TrainStep::load: '" + path + "' has scaler.growth_tracker " +
+                      std::to_string(scaler.growth_tracker) + ", expected >= 0");
+  }
+  try {
+    GradScaler(GradScalerOptions(options_.grad_scaler)).load_state_dict(scaler);  // validates
+  } catch (const ConfigError& e) {
+    throw ConfigError("TrainStep::load: '" + path +
+                      "' has an impossible scaler state: " + e.what());
+  }
+  // Checked: now the step's state changes. The optimizer first (its loader may still refuse a
+  // crafted file), the parameters last.
+  try {
+    torch::serialize::InputArchive optimizer;
+    archive.read("optimizer", optimizer);
+    if (fused_) {
+      fused_->load(optimizer);
+    } else {
+      optimizer_->load(optimizer);
+    }
+  } catch (const c10::Error& e) {
+    throw IoError("TrainStep::load: cannot read the optimizer state of '" + path +
+                  "': " + first_line_of(e));
+  }
+  {
+    torch::NoGradGuard no_grad;
+    for (const auto& t : model_tensors(*module_)) t.tensor.copy_(tensors.at(t.key));
+  }
   scaler_.load_state_dict(scaler);
-  steps_ = read_int("steps");
-  skipped_steps_ = read_int("skipped_steps");
+  steps_ = steps;
+  skipped_steps_ = skipped;
   if (skipped_on_device_.defined()) skipped_on_device_.zero_();
 }
 

@@ -129,13 +129,20 @@ class TrainStep {
   /// The rate of parameter group `group` (0: the first).
   [[nodiscard]] double learning_rate(std::size_t group = 0) const;
 
-  /// Writes a checkpoint to `path` (atomically: a temporary file renamed over it): the model's
-  /// parameters and buffers, the optimizer's state (torch::optim or fused), the GradScaler's
-  /// state and the step counts. IoError when it cannot be written.
+  /// Writes a checkpoint to `path` (atomically: a temporary file with an unpredictable name
+  /// beside it, renamed over it) in gpuperf's checkpoint format (base/checkpoint_file.h): the
+  /// model's identity (every parameter's and buffer's name, dtype and shape, the optimizer), a
+  /// checksum over every model tensor's name, dtype, shape and bytes, and a checksummed LibTorch
+  /// archive of the parameters and buffers, the optimizer's state (torch::optim or fused), the
+  /// GradScaler's state and the step counts. IoError with the system's reason (a full disk, the
+  /// file-size limit) when it cannot be written; the temporary file is then removed.
   void save(const std::string& path) const;
   /// Restores a checkpoint written by save() into this step, which must be built like the one
   /// that wrote it and not have taken a step yet; training then continues as the saved run
-  /// would have. ConfigError for a mismatch, IoError for an unreadable file.
+  /// would have. Everything is checked before a parameter is touched: IoError for a file that
+  /// cannot be read, is not a regular file (a FIFO is refused, never waited on), is cut, padded or
+  /// corrupt (the checksums); ConfigError naming the first difference for a checkpoint of another
+  /// model or optimizer, and for impossible state (negative step counts).
   void load(const std::string& path);
 
   /// Runs one step on (input, target); moves them to the device and memory format if needed.
