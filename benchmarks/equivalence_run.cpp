@@ -71,21 +71,25 @@ int main(int argc, char** argv) {
   double lr = 0.02, init_scale = 65536.0;
   app.add_option("--weights", weights, "safetensors file of the model's parameters and buffers")
       ->required();
-  app.add_option("--batch", batch_path, "safetensors file holding 'input' (N,3,H,W) and 'target' (N)")
+  app.add_option("--batch", batch_path,
+                 "safetensors file holding 'input' (N,3,H,W) and 'target' (N)")
       ->required();
-  app.add_option("--mode", mode, "steps or gradients")->check(CLI::IsMember({"steps", "gradients"}));
+  app.add_option("--mode", mode, "steps or gradients")
+      ->check(CLI::IsMember({"steps", "gradients"}));
   app.add_option("--steps", steps, "optimizer steps (mode steps)")->check(CLI::Range(1, 100000));
   app.add_option("--precision", precision, "fp32, fp16 or bf16")
       ->check(CLI::IsMember({"fp32", "fp16", "bf16"}));
   app.add_option("--lr", lr, "SGD learning rate (momentum 0.9)")->check(CLI::PositiveNumber);
   app.add_option("--init-scale", init_scale, "the GradScaler's first scale (fp16)")
       ->check(CLI::PositiveNumber);
-  app.add_option("--fuse", fuse, "gpuperf's training kernel fusion")->check(CLI::IsMember({"on", "off"}));
+  app.add_option("--fuse", fuse, "gpuperf's training kernel fusion")
+      ->check(CLI::IsMember({"on", "off"}));
   app.add_option("--graph", graph, "the whole step in a CUDA graph (mode steps)")
       ->check(CLI::IsMember({"on", "off"}));
   app.add_option("--device", device_name, "cuda or cpu");
   app.add_option("--json", json_path, "the losses and counts (mode steps)");
-  app.add_option("--tensors", tensors_path, "safetensors output: the state after the run, or the gradients")
+  app.add_option("--tensors", tensors_path,
+                 "safetensors output: the state after the run, or the gradients")
       ->required();
   return gpuperf::program::run_program(app, argc, argv, [&] {
     gpuperf::check_writable(tensors_path, "tensors");
@@ -131,13 +135,15 @@ int main(int argc, char** argv) {
     std::vector<torch::Tensor> losses;
     for (std::int64_t i = 0; i < steps; ++i) losses.push_back(step(x, y).loss.clone());
     const torch::Tensor all = torch::stack(losses).to(torch::kDouble).cpu();
-    nlohmann::json out = {
-        {"losses", std::vector<double>(all.data_ptr<double>(), all.data_ptr<double>() + all.numel())},
-        {"skipped_steps", step.skipped_steps()},
-        {"final_loss_scale", step.scaler().get_scale()},
-        {"kernel_fusion", step.kernel_fusion()},
-        {"graph_mode", step.graph_captured() ? "cuda-graph" : "eager"},
-        {"precision", precision}, {"lr", lr}, {"steps", steps}};
+    nlohmann::json out = {{"losses", std::vector<double>(all.data_ptr<double>(),
+                                                         all.data_ptr<double>() + all.numel())},
+                          {"skipped_steps", step.skipped_steps()},
+                          {"final_loss_scale", step.scaler().get_scale()},
+                          {"kernel_fusion", step.kernel_fusion()},
+                          {"graph_mode", step.graph_captured() ? "cuda-graph" : "eager"},
+                          {"precision", precision},
+                          {"lr", lr},
+                          {"steps", steps}};
     gpuperf::write_safetensors(gpuperf::named_tensors(*model), tensors_path);
     if (!json_path.empty()) gpuperf::write_text_file_atomically(out.dump(1) + "\n", json_path);
     return 0;

@@ -90,7 +90,8 @@ int main(int argc, char** argv) {
     if (!flagged.empty()) {
       std::cerr << "gpuperf_compare: --fail-on " << fail_on << ": " << flagged.size()
                 << " row(s) differ from the baseline: " << flagged.front()
-                << (flagged.size() > 1 ? " and " + std::to_string(flagged.size() - 1) + " more" : "")
+                << (flagged.size() > 1 ? " and " + std::to_string(flagged.size() - 1) + " more"
+                                       : "")
                 << "\n";
       return gpuperf::program::kExitFailure;
     }

@@ -207,8 +207,7 @@ TEST_CASE("Missing or contradictory launcher variables are refused by name", "[d
                       Contains("RANK='" + std::string(odd) + "'"));
   }
   // A world without this process's rank is refused, not run as one process.
-  CHECK_THROWS_WITH(read({{"WORLD_SIZE", "2"}}),
-                    Contains("WORLD_SIZE='2' is set but RANK is not"));
+  CHECK_THROWS_WITH(read({{"WORLD_SIZE", "2"}}), Contains("WORLD_SIZE='2' is set but RANK is not"));
   CHECK_THROWS_WITH(read({{"OMPI_COMM_WORLD_SIZE", "4"}}),
                     Contains("OMPI_COMM_WORLD_SIZE='4' is set but OMPI_COMM_WORLD_RANK is not"));
   CHECK_FALSE(read({{"WORLD_SIZE", "1"}}).has_value());  // one process, as it says
@@ -219,13 +218,19 @@ TEST_CASE("Missing or contradictory launcher variables are refused by name", "[d
                     Contains("MASTER_ADDR is not set"));
   CHECK_THROWS_WITH(read({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"MASTER_PORT", "70000"}}),
                     Contains("MASTER_PORT='70000'"));
-  CHECK_THROWS_WITH(read({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"LOCAL_WORLD_SIZE", "2"},
+  CHECK_THROWS_WITH(read({{"RANK", "0"},
+                          {"WORLD_SIZE", "2"},
+                          {"LOCAL_WORLD_SIZE", "2"},
                           {"TORCHELASTIC_USE_AGENT_STORE", "yes"}}),
                     Contains("TORCHELASTIC_USE_AGENT_STORE='yes'"));
-  CHECK_THROWS_WITH(read({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"LOCAL_WORLD_SIZE", "2"},
+  CHECK_THROWS_WITH(read({{"RANK", "0"},
+                          {"WORLD_SIZE", "2"},
+                          {"LOCAL_WORLD_SIZE", "2"},
                           {"TORCHELASTIC_USE_AGENT_STORE", "True"}}),
                     Contains("TORCHELASTIC_RESTART_COUNT is not set"));
-  CHECK_THROWS_WITH(read({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"LOCAL_WORLD_SIZE", "2"},
+  CHECK_THROWS_WITH(read({{"RANK", "0"},
+                          {"WORLD_SIZE", "2"},
+                          {"LOCAL_WORLD_SIZE", "2"},
                           {"TORCHELASTIC_USE_AGENT_STORE", "True"},
                           {"TORCHELASTIC_RESTART_COUNT", "-1"}}),
                     Contains("TORCHELASTIC_RESTART_COUNT='-1'"));

@@ -592,9 +592,10 @@ TEST_CASE(
   CHECK(overwritten < 1e-4);
 }
 
-TEST_CASE("the batch norm's statistics from a convolution's sums at layer1's scale are as good as "
-          "fp16's rounding, with |mean|/std up to 100",
-          "[fusion][gpu]") {
+TEST_CASE(
+    "the batch norm's statistics from a convolution's sums at layer1's scale are as good as "
+    "fp16's rounding, with |mean|/std up to 100",
+    "[fusion][gpu]") {
   GPUPERF_REQUIRE_GPU();
   // layer1's 1x1 convolution at batch 256: 256 x 56 x 56 = 802,816 values per channel. cuDNN's
   // epilogue sums y and y^2 in fp32 without a shift, so E[y^2] - E[y]^2 loses mean^2 / variance
@@ -641,10 +642,11 @@ TEST_CASE("the batch norm's statistics from a convolution's sums at layer1's sca
   // rounding it to fp16 does.
   const double bound = std::ldexp(1.0, -11);
   for (std::int64_t k = 0; k < kChannels; ++k) {
-    INFO("channel " << k << ": |mean|/std " << mean_ref[k].item<double>() / std_ref[k].item<double>()
-                    << ", mean error " << mean_error[k].item<double>() << " std, std error "
-                    << std_error[k].item<double>() << " (raw sums: "
-                    << raw_error[k].item<double>() << ")");
+    INFO("channel " << k << ": |mean|/std "
+                    << mean_ref[k].item<double>() / std_ref[k].item<double>() << ", mean error "
+                    << mean_error[k].item<double>() << " std, std error "
+                    << std_error[k].item<double>() << " (raw sums: " << raw_error[k].item<double>()
+                    << ")");
     CHECK(mean_error[k].item<double>() <= bound);
     CHECK(std_error[k].item<double>() <= bound);
   }
@@ -1245,8 +1247,7 @@ TEST_CASE("the seed trains the same fused and unfused, in fp16 and bf16: skipped
       options.fused_optimizer = true;
       options.cudnn_benchmark = false;
       options.fuse_kernels = fused;
-      gpuperf::TrainStep step(torch::nn::AnyModule(gpuperf::SimpleModel()), torch::kCUDA,
-                              options);
+      gpuperf::TrainStep step(torch::nn::AnyModule(gpuperf::SimpleModel()), torch::kCUDA, options);
       torch::manual_seed(96);
       const auto input = torch::randn({64, 3, 32, 32}, torch::kCUDA);
       const auto target = torch::randint(

@@ -154,14 +154,13 @@ std::string safetensors_bytes(const std::string& header, const std::string& data
 
 TEST_CASE("safetensors files round-trip every dtype, shape and value", "[models][weights]") {
   torch::manual_seed(5);
-  const gpuperf::NamedTensors tensors = {
-      {"a.weight", torch::randn({3, 4})},
-      {"b", torch::randn({2, 2}).to(torch::kDouble)},
-      {"c.half", torch::randn({5}).to(torch::kHalf)},
-      {"d.bf16", torch::randn({1, 3}).to(torch::kBFloat16)},
-      {"e.count", torch::tensor({7}, torch::kLong)},
-      {"f.empty", torch::empty({0, 3})},
-      {"g.scalar", torch::tensor(2.5)}};
+  const gpuperf::NamedTensors tensors = {{"a.weight", torch::randn({3, 4})},
+                                         {"b", torch::randn({2, 2}).to(torch::kDouble)},
+                                         {"c.half", torch::randn({5}).to(torch::kHalf)},
+                                         {"d.bf16", torch::randn({1, 3}).to(torch::kBFloat16)},
+                                         {"e.count", torch::tensor({7}, torch::kLong)},
+                                         {"f.empty", torch::empty({0, 3})},
+                                         {"g.scalar", torch::tensor(2.5)}};
   const std::string path = scratch_file("t.safetensors");
   gpuperf::write_safetensors(tensors, path);
   const auto back = gpuperf::read_safetensors(path);
@@ -184,10 +183,11 @@ TEST_CASE("safetensors written by hand (the format's own layout) read as their h
   const std::int64_t label = 42;
   std::memcpy(data.data() + 8, &label, 8);
   const std::string path = scratch_file("hand.safetensors");
-  write_bytes(path, safetensors_bytes(
-                        R"({"__metadata__":{"format":"pt"},"x":{"dtype":"F32","shape":[2],)"
-                        R"("data_offsets":[0,8]},"y":{"dtype":"I64","shape":[],"data_offsets":[8,16]}})",
-                        data));
+  write_bytes(path,
+              safetensors_bytes(
+                  R"({"__metadata__":{"format":"pt"},"x":{"dtype":"F32","shape":[2],)"
+                  R"("data_offsets":[0,8]},"y":{"dtype":"I64","shape":[],"data_offsets":[8,16]}})",
+                  data));
   const auto t = gpuperf::read_safetensors(path);
   REQUIRE(t.size() == 2);
   CHECK(t.at("x")[0].item<float>() == 1.5F);
@@ -206,16 +206,20 @@ TEST_CASE("a safetensors file that does not hold what its header says is refused
     const char* message;
   } cases[] = {
       {"too short", std::string(5, '\0'), "shorter than"},
-      {"header longer than the file", safetensors_bytes("{}", "").substr(0, 8) + "{", "larger than the file"},
+      {"header longer than the file", safetensors_bytes("{}", "").substr(0, 8) + "{",
+       "larger than the file"},
       {"header not JSON", safetensors_bytes("{nope", ""), "not JSON"},
       {"header not an object", safetensors_bytes("[1]", ""), "not a JSON object"},
-      {"unknown dtype", safetensors_bytes(R"({"x":{"dtype":"F8","shape":[2],"data_offsets":[0,2]}})", "ab"),
+      {"unknown dtype",
+       safetensors_bytes(R"({"x":{"dtype":"F8","shape":[2],"data_offsets":[0,2]}})", "ab"),
        "unknown dtype"},
       {"offsets past the data", safetensors_bytes("{" + ok_entry + "}", "abcd"), "outside"},
-      {"size not the shape's", safetensors_bytes(R"({"x":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})",
-                                                 std::string(8, 'a')),
+      {"size not the shape's",
+       safetensors_bytes(R"({"x":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})",
+                         std::string(8, 'a')),
        "need 12"},
-      {"negative dimension", safetensors_bytes(R"({"x":{"dtype":"F32","shape":[-1],"data_offsets":[0,0]}})", ""),
+      {"negative dimension",
+       safetensors_bytes(R"({"x":{"dtype":"F32","shape":[-1],"data_offsets":[0,0]}})", ""),
        "bad dimension"},
       {"entry without offsets", safetensors_bytes(R"({"x":{"dtype":"F32","shape":[1]}})", "abcd"),
        "needs dtype"},
@@ -257,7 +261,8 @@ TEST_CASE("load_named_tensors copies a model's state by name and refuses another
   auto reshaped = tensors;
   reshaped["fc.weight"] = torch::zeros({10, 2048});
   CHECK_THROWS_AS(gpuperf::load_named_tensors(*target, reshaped), gpuperf::ConfigError);
-  CHECK_THROWS_WITH(gpuperf::load_named_tensors(*target, reshaped), Contains("'fc.weight' has shape"));
+  CHECK_THROWS_WITH(gpuperf::load_named_tensors(*target, reshaped),
+                    Contains("'fc.weight' has shape"));
   // Nothing was copied by a refused load: the parameters are still the file's.
   CHECK(torch::equal(target->fc->weight, tensors.at("fc.weight")));
 }

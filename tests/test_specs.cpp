@@ -168,10 +168,9 @@ TEST_CASE("malformed or foreign spec files name the file and the field", "[specs
       Catch::Contains("appears twice"));
   // A key twice in one entry: JSON parsers keep the last, so one figure would silently replace
   // the other.
-  CHECK_THROWS_WITH(
-      SpecDatabase::from_json(spec_file(minimal_entry("x", R"(, "tdp_w": 700, "tdp_w": 70)")),
-                              "i.json"),
-      Catch::Contains("i.json: field 'gpus[0].tdp_w' appears twice"));
+  CHECK_THROWS_WITH(SpecDatabase::from_json(
+                        spec_file(minimal_entry("x", R"(, "tdp_w": 700, "tdp_w": 70)")), "i.json"),
+                    Catch::Contains("i.json: field 'gpus[0].tdp_w' appears twice"));
   CHECK_THROWS_AS(SpecDatabase::load_file("/nonexistent/specs.json"), gpuperf::IoError);
   CHECK_THROWS_WITH(SpecDatabase::from_json(R"({"schema": 1E999})", "h.json"),
                     Catch::Contains("h.json: not valid JSON"));

@@ -726,28 +726,28 @@ TEST_CASE("A cut, padded or corrupt checkpoint is refused before anything is loa
   }
   // A weight's byte flipped with the payload checksum made to match: the tensors' own checksum.
   write_bytes(bad, edited_checkpoint(bytes, [](torch::jit::Module& archive) {
-    auto model = archive.attr("model").toModule();
-    auto fc = model.attr("fc").toModule();
-    torch::Tensor bias = fc.attr("bias").toTensor();
-    torch::NoGradGuard no_grad;
-    bias.view(torch::kInt)[0].bitwise_xor_(1);
-  }));
+                auto model = archive.attr("model").toModule();
+                auto fc = model.attr("fc").toModule();
+                torch::Tensor bias = fc.attr("bias").toTensor();
+                torch::NoGradGuard no_grad;
+                bias.view(torch::kInt)[0].bitwise_xor_(1);
+              }));
   refused<gpuperf::IoError>(bad, "do not match their checksum");
   // A record shorter than its tensor (a crafted file): never read past.
   write_bytes(bad, edited_checkpoint(bytes, [](torch::jit::Module& archive) {
-    torch::Tensor version = torch::empty({0}, torch::kLong);
-    version.unsafeGetTensorImpl()->set_sizes_contiguous({1 << 20});
-    archive.setattr("gpuperf.checkpoint", version);
-  }));
+                torch::Tensor version = torch::empty({0}, torch::kLong);
+                version.unsafeGetTensorImpl()->set_sizes_contiguous({1 << 20});
+                archive.setattr("gpuperf.checkpoint", version);
+              }));
   refused<gpuperf::IoError>(bad, "larger than its record");
   // Negative step counts.
   write_bytes(bad, edited_checkpoint(bytes, [](torch::jit::Module& archive) {
-    archive.setattr("steps", torch::tensor(std::int64_t{-3}));
-  }));
+                archive.setattr("steps", torch::tensor(std::int64_t{-3}));
+              }));
   refused<gpuperf::ConfigError>(bad, "impossible step counts: steps -3");
   write_bytes(bad, edited_checkpoint(bytes, [](torch::jit::Module& archive) {
-    archive.setattr("skipped_steps", torch::tensor(std::int64_t{-1}));
-  }));
+                archive.setattr("skipped_steps", torch::tensor(std::int64_t{-1}));
+              }));
   refused<gpuperf::ConfigError>(bad, "skipped_steps -1");
   std::remove(bad.c_str());
   std::remove(path.c_str());

@@ -860,9 +860,7 @@ void write_runs_table(std::ostream& out, const std::vector<RunRow>& rows) {
         << (std::isfinite(e.imagenet_90_epochs_seconds)
                 ? num(e.imagenet_90_epochs_seconds / 3600, 1) + " h"
                 : "n/a")
-        << "</td><td>"
-        << html_escape(software_text(r.device))
-        << "</td></tr>\n";
+        << "</td><td>" << html_escape(software_text(r.device)) << "</td></tr>\n";
   }
   out << "</table>\n";
 }

@@ -107,14 +107,14 @@ void write_gbench(std::ostream& out, const std::vector<GbenchFamily>& families,
     ++index;
   }
   nlohmann::json context = {{"date", date},
-                                  {"host_name", device.host},
-                                  {"executable", command.substr(0, command.find(' '))},
-                                  {"command", command},
-                                  {"device", device.name},
-                                  {"libtorch_version", device.libtorch_version},
-                                  {"gpuperf_version", device.gpuperf_version},
-                                  {"caches", nlohmann::json::array()},
-                                  {"library_build_type", "release"}};
+                            {"host_name", device.host},
+                            {"executable", command.substr(0, command.find(' '))},
+                            {"command", command},
+                            {"device", device.name},
+                            {"libtorch_version", device.libtorch_version},
+                            {"gpuperf_version", device.gpuperf_version},
+                            {"caches", nlohmann::json::array()},
+                            {"library_build_type", "release"}};
   add_host_context(context);
   out << nlohmann::json{{"context", context}, {"benchmarks", benchmarks}}.dump(
              2, ' ', false, nlohmann::json::error_handler_t::replace)
@@ -124,10 +124,10 @@ void write_gbench(std::ostream& out, const std::vector<GbenchFamily>& families,
 }  // namespace
 
 void write_csv(std::ostream& out, const RunRecord& record) {
-  write_csv_header(out, {"timestamp_utc", "model", "device", "precision", "memory_format", "optimizer",
-               "graph_mode", "kernel_fusion", "batch_size", "world_size", "window",
-               "steps", "window_s", "throughput_samples_per_s", "peak_memory_bytes",
-               "job_throughput_samples_per_s"});
+  write_csv_header(out, {"timestamp_utc", "model", "device", "precision", "memory_format",
+                         "optimizer", "graph_mode", "kernel_fusion", "batch_size", "world_size",
+                         "window", "steps", "window_s", "throughput_samples_per_s",
+                         "peak_memory_bytes", "job_throughput_samples_per_s"});
   const RunConfig& c = record.config;
   // The window rows are this process's (rank 0's in a data-parallel run); the last column is the
   // whole job's median: all ranks together where there are several.
@@ -135,10 +135,9 @@ void write_csv(std::ostream& out, const RunRecord& record) {
                                                        : record.throughput.median;
   for (std::size_t i = 0; i < record.window_throughput.size(); ++i) {
     CsvRow row;
-    row << record.timestamp_utc << c.model << record.device.name << c.precision
-        << c.memory_format << c.optimizer << c.graph_mode << c.kernel_fusion << c.batch_size
-        << record.distributed.world_size << static_cast<std::int64_t>(i + 1)
-        << c.steps_per_window
+    row << record.timestamp_utc << c.model << record.device.name << c.precision << c.memory_format
+        << c.optimizer << c.graph_mode << c.kernel_fusion << c.batch_size
+        << record.distributed.world_size << static_cast<std::int64_t>(i + 1) << c.steps_per_window
         << (i < record.window_seconds.size() ? record.window_seconds[i] : kNotAvailable)
         << record.window_throughput[i] << record.peak_memory_bytes << job;
     row.end(out);

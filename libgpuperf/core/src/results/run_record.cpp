@@ -374,7 +374,8 @@ RunRecord from_json<RunRecord>(const std::string& text) {
                                        ", above total_steps " + std::to_string(record.total_steps));
   }
   // Records written before the first step's loss was kept have none: not available.
-  if (r.has("first_loss")) record.first_loss = r.number_in("first_loss", -kMaxQuantity, kMaxQuantity);
+  if (r.has("first_loss"))
+    record.first_loss = r.number_in("first_loss", -kMaxQuantity, kMaxQuantity);
   record.final_loss = r.number_in("final_loss", -kMaxQuantity, kMaxQuantity);
   // GradScaler's scale is a float.
   record.final_loss_scale = r.number_in("final_loss_scale", 0, std::numeric_limits<float>::max());

@@ -61,8 +61,8 @@ namespace {
                                     const std::string& step, const std::exception& e) {
   std::string what = e.what();
   what = what.substr(0, what.find('\n'));
-  throw Error("rank " + std::to_string(env.rank) + " of " + std::to_string(env.world_size) +
-              ": " + step + " at " + env.master_addr + ":" + std::to_string(env.master_port) +
+  throw Error("rank " + std::to_string(env.rank) + " of " + std::to_string(env.world_size) + ": " +
+              step + " at " + env.master_addr + ":" + std::to_string(env.master_port) +
               " failed (timeout " + format_number(timeout_seconds, 3) + " s): " + what);
 }
 
@@ -97,11 +97,12 @@ c10::intrusive_ptr<c10d::Store> join_store(const LaunchEnv& env, std::chrono::mi
 
 void ProcessGroupOptions::validate() const {
   if (!(timeout_seconds >= 1e-3 && timeout_seconds <= 86400)) {
-    throw ConfigError("ProcessGroupOptions::timeout_seconds must be >= 0.001 and <= 86400 (a "
-                      "day), got " + std::to_string(timeout_seconds));
+    throw ConfigError(
+        "ProcessGroupOptions::timeout_seconds must be >= 0.001 and <= 86400 (a "
+        "day), got " +
+        std::to_string(timeout_seconds));
   }
 }
-
 
 ProcessGroup::ProcessGroup(const LaunchEnv& env, const torch::Device& device,
                            ProcessGroupOptions options)
@@ -113,9 +114,9 @@ ProcessGroup::ProcessGroup(const LaunchEnv& env, const torch::Device& device,
   if (backend == DistBackend::kNccl && !device.is_cuda()) {
     throw ConfigError("--dist-backend nccl: NCCL needs CUDA devices; device is " + device.str());
   }
-  const auto timeout = std::max(
-      std::chrono::milliseconds(std::llround(options.timeout_seconds * 1e3)),
-      std::chrono::milliseconds(1));
+  const auto timeout =
+      std::max(std::chrono::milliseconds(std::llround(options.timeout_seconds * 1e3)),
+               std::chrono::milliseconds(1));
   if (backend == DistBackend::kGloo) {
 #if GPUPERF_WITH_GLOO
     impl_->store = join_store(env, timeout);
@@ -129,8 +130,8 @@ ProcessGroup::ProcessGroup(const LaunchEnv& env, const torch::Device& device,
                                 ? c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1")
                                 : c10d::ProcessGroupGloo::createDefaultDevice());
     try {
-      impl_->group = c10::make_intrusive<c10d::ProcessGroupGloo>(impl_->store, env.rank,
-                                                                 env.world_size, gloo);
+      impl_->group =
+          c10::make_intrusive<c10d::ProcessGroupGloo>(impl_->store, env.rank, env.world_size, gloo);
     } catch (const std::exception& e) {
       rendezvous_failed(env, options.timeout_seconds, "connecting the Gloo group", e);
     }

@@ -116,8 +116,7 @@ struct OwnBatchNorm : public torch::autograd::Function<OwnBatchNorm> {
         dtype, x.data_ptr(), add ? z.data_ptr() : nullptr, y.data_ptr(),
         relu ? mask.data_ptr<std::uint8_t>() : nullptr, partial.data_ptr<float>(),
         given ? sums.data_ptr<float>() : nullptr, given ? recheck.data_ptr<int>() : nullptr, c,
-        momentum, eps, pixels, channels, device,
-        at::cuda::getCurrentCUDAStream()));
+        momentum, eps, pixels, channels, device, at::cuda::getCurrentCUDAStream()));
     ctx->save_for_backward({x, weight, mask, save_mean, save_invstd});
     ctx->saved_data["add"] = add;
     ctx->saved_data["relu"] = relu;
@@ -486,8 +485,8 @@ torch::Tensor batch_norm_from_sums(const torch::Tensor& y, const torch::Tensor& 
     throw Error("batch_norm_from_sums: gpuperf's batch norm kernels do not apply to this tensor");
   }
   bool from_sums = false;
-  const torch::Tensor out = batch_norm_of_conv(y, sums, bn, {}, /*relu=*/false, /*fused=*/true,
-                                               nullptr, &from_sums);
+  const torch::Tensor out =
+      batch_norm_of_conv(y, sums, bn, {}, /*relu=*/false, /*fused=*/true, nullptr, &from_sums);
   if (!from_sums) throw Error("batch_norm_from_sums: the batch norm did not take the sums");
   return out;
 }

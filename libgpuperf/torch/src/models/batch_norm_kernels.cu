@@ -522,9 +522,9 @@ dim3 finalize_grid(std::int64_t channels) {
 
 template <typename T>
 cudaError_t forward_as(const void* x_, const void* z_, void* y_, std::uint8_t* mask, float* partial,
-                       const float* sums, int* recheck, const BatchNormChannels& c,
-                       double momentum, double eps, std::int64_t pixels, std::int64_t channels,
-                       int device, cudaStream_t stream) {
+                       const float* sums, int* recheck, const BatchNormChannels& c, double momentum,
+                       double eps, std::int64_t pixels, std::int64_t channels, int device,
+                       cudaStream_t stream) {
   constexpr int V = kWidth<T>;
   const auto* x = static_cast<const T*>(x_);
   const auto* z = static_cast<const T*>(z_);
@@ -616,14 +616,14 @@ cudaError_t batch_norm_forward(NhwcDtype dtype, const void* x, const void* z, vo
   if (sums != nullptr && recheck == nullptr) return cudaErrorInvalidValue;
   switch (dtype) {
     case NhwcDtype::kHalf:
-      return forward_as<__half>(x, z, y, mask, partial, sums, recheck, c, momentum, eps, pixels, channels,
-                                device, stream);
+      return forward_as<__half>(x, z, y, mask, partial, sums, recheck, c, momentum, eps, pixels,
+                                channels, device, stream);
     case NhwcDtype::kBFloat16:
-      return forward_as<__nv_bfloat16>(x, z, y, mask, partial, sums, recheck, c, momentum, eps, pixels,
-                                       channels, device, stream);
+      return forward_as<__nv_bfloat16>(x, z, y, mask, partial, sums, recheck, c, momentum, eps,
+                                       pixels, channels, device, stream);
     case NhwcDtype::kFloat:
-      return forward_as<float>(x, z, y, mask, partial, sums, recheck, c, momentum, eps, pixels, channels,
-                               device, stream);
+      return forward_as<float>(x, z, y, mask, partial, sums, recheck, c, momentum, eps, pixels,
+                               channels, device, stream);
   }
   return cudaErrorInvalidValue;
 }

@@ -21,9 +21,9 @@ namespace {
 // safetensors' dtype names.
 const std::vector<std::pair<const char*, torch::ScalarType>>& dtype_names() {
   static const std::vector<std::pair<const char*, torch::ScalarType>> names = {
-      {"F64", torch::kDouble}, {"F32", torch::kFloat},  {"F16", torch::kHalf},
-      {"BF16", torch::kBFloat16}, {"I64", torch::kLong}, {"I32", torch::kInt},
-      {"I16", torch::kShort}, {"I8", torch::kChar},      {"U8", torch::kByte},
+      {"F64", torch::kDouble},    {"F32", torch::kFloat}, {"F16", torch::kHalf},
+      {"BF16", torch::kBFloat16}, {"I64", torch::kLong},  {"I32", torch::kInt},
+      {"I16", torch::kShort},     {"I8", torch::kChar},   {"U8", torch::kByte},
       {"BOOL", torch::kBool}};
   return names;
 }
@@ -37,13 +37,15 @@ constexpr std::uint64_t kMaxHeaderBytes = 100'000'000;
 
 std::string read_whole(const std::string& path) {
   struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) bad_file(path, "cannot be read: " + std::string(std::strerror(errno)));
+  if (::stat(path.c_str(), &st) != 0)
+    bad_file(path, "cannot be read: " + std::string(std::strerror(errno)));
   if (!S_ISREG(st.st_mode)) bad_file(path, "is not a regular file");
   std::ifstream in(path, std::ios::binary);
   if (!in) bad_file(path, "cannot be opened");
   std::string bytes(static_cast<std::size_t>(st.st_size), '\0');
   in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  if (in.gcount() != static_cast<std::streamsize>(bytes.size())) bad_file(path, "was cut short while reading");
+  if (in.gcount() != static_cast<std::streamsize>(bytes.size()))
+    bad_file(path, "was cut short while reading");
   return bytes;
 }
 
@@ -54,14 +56,16 @@ NamedTensors read_safetensors(const std::string& path) {
   if (bytes.size() < 8) bad_file(path, "is shorter than its 8-byte header length");
   std::uint64_t header_bytes = 0;
   for (int i = 7; i >= 0; --i) {
-    header_bytes = (header_bytes << 8) | static_cast<unsigned char>(bytes[static_cast<std::size_t>(i)]);
+    header_bytes =
+        (header_bytes << 8) | static_cast<unsigned char>(bytes[static_cast<std::size_t>(i)]);
   }
   if (header_bytes > kMaxHeaderBytes || header_bytes > bytes.size() - 8) {
     bad_file(path, "header length " + std::to_string(header_bytes) + " is larger than the file");
   }
   nlohmann::json header;
   try {
-    header = nlohmann::json::parse(bytes.begin() + 8, bytes.begin() + 8 + static_cast<std::ptrdiff_t>(header_bytes));
+    header = nlohmann::json::parse(bytes.begin() + 8,
+                                   bytes.begin() + 8 + static_cast<std::ptrdiff_t>(header_bytes));
   } catch (const nlohmann::json::exception& e) {
     bad_file(path, std::string("header is not JSON: ") + e.what());
   }
@@ -71,7 +75,9 @@ NamedTensors read_safetensors(const std::string& path) {
   NamedTensors tensors;
   for (const auto& [name, entry] : header.items()) {
     if (name == "__metadata__") continue;
-    const auto fail = [&](const std::string& problem) { bad_file(path, "tensor '" + name + "' " + problem); };
+    const auto fail = [&](const std::string& problem) {
+      bad_file(path, "tensor '" + name + "' " + problem);
+    };
     if (!entry.is_object() || !entry.contains("dtype") || !entry.contains("shape") ||
         !entry.contains("data_offsets")) {
       fail("needs dtype, shape and data_offsets");
@@ -87,9 +93,11 @@ NamedTensors read_safetensors(const std::string& path) {
     std::uint64_t numel = 1;
     if (!entry["shape"].is_array()) fail("has a shape that is not a list");
     for (const auto& d : entry["shape"]) {
-      if (!d.is_number_unsigned() || d.get<std::uint64_t>() > (1ULL << 40)) fail("has a bad dimension " + d.dump());
+      if (!d.is_number_unsigned() || d.get<std::uint64_t>() > (1ULL << 40))
+        fail("has a bad dimension " + d.dump());
       const auto n = d.get<std::uint64_t>();
-      if (n != 0 && numel > (std::numeric_limits<std::uint64_t>::max() >> 8) / n) fail("is too large");
+      if (n != 0 && numel > (std::numeric_limits<std::uint64_t>::max() >> 8) / n)
+        fail("is too large");
       numel *= n;
       shape.push_back(static_cast<std::int64_t>(n));
     }
@@ -129,25 +137,31 @@ void write_safetensors(const NamedTensors& tensors, const std::string& path) {
     }
     torch::Tensor t = tensor.detach().to(torch::kCPU).contiguous();
     const std::uint64_t size = static_cast<std::uint64_t>(t.numel()) * t.element_size();
-    header[name] = {{"dtype", dtype}, {"shape", t.sizes().vec()}, {"data_offsets", {offset, offset + size}}};
+    header[name] = {
+        {"dtype", dtype}, {"shape", t.sizes().vec()}, {"data_offsets", {offset, offset + size}}};
     offset += size;
     ordered.push_back(std::move(t));
   }
   std::string text = header.dump();
-  text.append((8 - text.size() % 8) % 8, ' ');  // the data starts 8-byte aligned, as safetensors writes it
+  text.append((8 - text.size() % 8) % 8,
+              ' ');  // the data starts 8-byte aligned, as safetensors writes it
   std::string bytes(8, '\0');
-  for (int i = 0; i < 8; ++i) bytes[static_cast<std::size_t>(i)] = static_cast<char>((text.size() >> (8 * i)) & 0xff);
+  for (int i = 0; i < 8; ++i)
+    bytes[static_cast<std::size_t>(i)] = static_cast<char>((text.size() >> (8 * i)) & 0xff);
   bytes += text;
   for (const auto& t : ordered) {
-    bytes.append(static_cast<const char*>(t.data_ptr()), static_cast<std::size_t>(t.numel()) * t.element_size());
+    bytes.append(static_cast<const char*>(t.data_ptr()),
+                 static_cast<std::size_t>(t.numel()) * t.element_size());
   }
   write_text_file_atomically(bytes, path);
 }
 
 NamedTensors named_tensors(const torch::nn::Module& module) {
   NamedTensors out;
-  for (const auto& p : module.named_parameters()) out.emplace(p.key(), p.value().detach().to(torch::kCPU));
-  for (const auto& b : module.named_buffers()) out.emplace(b.key(), b.value().detach().to(torch::kCPU));
+  for (const auto& p : module.named_parameters())
+    out.emplace(p.key(), p.value().detach().to(torch::kCPU));
+  for (const auto& b : module.named_buffers())
+    out.emplace(b.key(), b.value().detach().to(torch::kCPU));
   return out;
 }
 
@@ -157,7 +171,8 @@ void load_named_tensors(torch::nn::Module& module, const NamedTensors& tensors) 
   for (const auto& b : module.named_buffers()) targets.emplace(b.key(), b.value());
   for (const auto& [name, target] : targets) {
     const auto found = tensors.find(name);
-    if (found == tensors.end()) throw ConfigError("load_named_tensors: no tensor for '" + name + "'");
+    if (found == tensors.end())
+      throw ConfigError("load_named_tensors: no tensor for '" + name + "'");
     if (found->second.sizes() != target.sizes()) {
       throw ConfigError("load_named_tensors: '" + name + "' has shape " +
                         c10::str(found->second.sizes()) + " in the file, " +

@@ -220,7 +220,8 @@ std::string measure_training(const TrainingRun& run, const ResolvedTraining& r,
     // Time left at the pace so far; in adaptive mode the run may stop earlier, and stops at
     // --max-seconds of timed time at the latest.
     double left = p.elapsed_seconds / p.window * (p.planned_windows - p.window);
-    if (run.measure.adaptive) left = std::min(left, std::max(0.0, run.measure.max_seconds - p.elapsed_seconds));
+    if (run.measure.adaptive)
+      left = std::min(left, std::max(0.0, run.measure.max_seconds - p.elapsed_seconds));
     log::info(log::cat("window ", p.window, "/", p.planned_windows, ": ",
                        static_cast<long long>(std::llround(p.window_throughput)), " samples/s",
                        p.window < p.planned_windows
@@ -256,7 +257,8 @@ std::string measure_training(const TrainingRun& run, const ResolvedTraining& r,
   record.config.graph_mode = step.graph_captured() ? "cuda-graph" : "eager";
   record.config.kernel_fusion = step.kernel_fusion();
   // What ran inside: the fused seed model converts its input to channels_last itself.
-  if (step.model_ran_channels_last()) record.config.memory_format = to_string(MemoryFormat::kChannelsLast);
+  if (step.model_ran_channels_last())
+    record.config.memory_format = to_string(MemoryFormat::kChannelsLast);
   record.skipped_steps = step.skipped_steps();
   if (first_loss.defined()) record.first_loss = first_loss.item<double>();
   record.final_loss = last.loss.item<double>();
@@ -323,9 +325,9 @@ void enrich(const TrainingRun& run, const ResolvedTraining& r, const std::string
     record.warnings.push_back("the final loss is not finite (" +
                               std::to_string(record.final_loss) + ")");
   } else if (std::isfinite(record.first_loss) && !(record.final_loss < record.first_loss)) {
-    record.warnings.push_back("the loss did not fall (first " + format_number(record.first_loss, 4) +
-                              ", final " + format_number(record.final_loss, 4) +
-                              "): the run did not train");
+    record.warnings.push_back("the loss did not fall (first " +
+                              format_number(record.first_loss, 4) + ", final " +
+                              format_number(record.final_loss, 4) + "): the run did not train");
   }
   if (record.skipped_steps > 0) {
     record.warnings.push_back(std::to_string(record.skipped_steps) +
