@@ -66,7 +66,7 @@ int main(int argc, char** argv) {
   CLI::App app("ResNet-50 from given weights on one given batch: losses, statistics, gradients",
                "equivalence_run");
   std::string weights, batch_path, mode = "steps", precision = "fp16", json_path, tensors_path;
-  std::string fuse = "on", graph = "on", device_name = "cuda";
+  std::string fuse = "on", graph = "on", device_name = "cuda", optimizer_impl = "fused";
   std::int64_t steps = 200;
   double lr = 0.02, init_scale = 65536.0;
   app.add_option("--weights", weights, "safetensors file of the model's parameters and buffers")
@@ -86,6 +86,10 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"on", "off"}));
   app.add_option("--graph", graph, "the whole step in a CUDA graph (mode steps)")
       ->check(CLI::IsMember({"on", "off"}));
+  app.add_option("--optimizer-impl", optimizer_impl,
+                 "fused (ATen's fused SGD, needed for --graph on) or torch (torch::optim::SGD, "
+                 "as PyTorch's default implementation steps)")
+      ->check(CLI::IsMember({"fused", "torch"}));
   app.add_option("--device", device_name, "cuda or cpu");
   app.add_option("--json", json_path, "the losses and counts (mode steps)");
   app.add_option("--tensors", tensors_path,
@@ -108,8 +112,8 @@ int main(int argc, char** argv) {
     options.optimizer = gpuperf::OptimizerKind::kSgd;
     options.learning_rate = lr;
     options.momentum = 0.9;
-    options.fused_optimizer = device.is_cuda();
-    options.cuda_graph = mode == "steps" && graph == "on" && device.is_cuda();
+    options.fused_optimizer = device.is_cuda() && optimizer_impl == "fused";
+    options.cuda_graph = mode == "steps" && graph == "on" && options.fused_optimizer;
     options.fuse_kernels = fuse == "on";
     options.grad_scaler.init_scale(init_scale);
     gpuperf::TrainStep step(torch::nn::AnyModule(model), device, options);

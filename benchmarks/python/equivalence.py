@@ -306,11 +306,16 @@ def main(argv):
         runs[name], end_state = pytorch_trajectory(state, x, y, a.steps, a.lr, fmt, autotune)
         runs[name]["bn"] = batch_norm_statistics(end_state)
         torch.cuda.empty_cache()
-    for name, fuse, graph in (("gpuperf", "on", "on"), ("gpuperf_unfused", "off", "off")):
+    # gpuperf_torch_sgd: the fused kernels with torch::optim's SGD (PyTorch's default
+    # implementation, eager): tells a difference of the optimizer kernel from one of the model's.
+    for name, fuse, graph, impl in (("gpuperf", "on", "on", "fused"),
+                                    ("gpuperf_unfused", "off", "off", "fused"),
+                                    ("gpuperf_torch_sgd", "on", "off", "torch")):
         js, ts = (os.path.join(a.out, f"{name}.json"), os.path.join(a.out, f"{name}.safetensors"))
         run_gpuperf(tool, ["--weights", weights, "--batch", batch, "--mode", "steps",
                            "--steps", str(a.steps), "--precision", "fp16", "--lr", str(a.lr),
-                           "--fuse", fuse, "--graph", graph, "--json", js, "--tensors", ts])
+                           "--fuse", fuse, "--graph", graph, "--optimizer-impl", impl,
+                           "--json", js, "--tensors", ts])
         with open(js) as f:
             runs[name] = json.load(f)
         runs[name]["bn"] = batch_norm_statistics(read_safetensors(ts))
