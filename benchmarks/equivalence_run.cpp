@@ -114,7 +114,7 @@ int main(int argc, char** argv) {
     options.momentum = 0.9;
     options.fused_optimizer = device.is_cuda() && optimizer_impl == "fused";
     options.cuda_graph = mode == "steps" && graph == "on" && options.fused_optimizer;
-    options.fuse_kernels = fuse == "on";
+    options.kernel_fusion = fuse == "on";
     options.grad_scaler.init_scale(init_scale);
     gpuperf::TrainStep step(torch::nn::AnyModule(model), device, options);
     const torch::Tensor x = input.to(device).contiguous(at::MemoryFormat::ChannelsLast);

@@ -29,7 +29,8 @@ int main(int argc, char** argv) {
   gpuperf::HtmlReportOptions options;
   app.add_option("files", files, "result files (gpuperf.run/1 or gpuperf.inference/2 JSON)")
       ->required();
-  app.add_option("-o,--output", output, "HTML file to write ('-': standard output)")->capture_default_str();
+  app.add_option("-o,--output", output, "HTML file to write ('-': standard output)")
+      ->capture_default_str();
   app.add_option("--title", options.title, "page title")->capture_default_str();
   app.add_option("--subtitle", options.subtitle, "a line under the title");
   app.add_option("--specs", specs_path, "spec database file (default: shipped one)");
@@ -58,9 +59,10 @@ int main(int argc, char** argv) {
     std::ostringstream html;
     gpuperf::write_results_report(html, results, specs ? &*specs : nullptr, published, options);
     gpuperf::write_text_file_atomically(html.str(), output);
-    (gpuperf::is_stdout_path(output) ? std::cerr : std::cout) << "wrote " << output << " (" << results.runs.size() << " training run(s), "
-              << results.inference.size() << " inference result(s), " << published.size()
-              << " published figure(s))\n";
+    (gpuperf::is_stdout_path(output) ? std::cerr : std::cout)
+        << "wrote " << output << " (" << results.runs.size() << " training run(s), "
+        << results.inference.size() << " inference result(s), " << published.size()
+        << " published figure(s))\n";
     return gpuperf::program::kExitOk;
   });
 }

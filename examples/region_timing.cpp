@@ -98,8 +98,8 @@ int main(int argc, char** argv) {
   app.add_option("batch_size", batch_size, "samples per step")->capture_default_str();
   gpuperf::program::add_torch_version_flag(app);
   return gpuperf::program::run_program(app, argc, argv, [&] {
-    gpuperf::require_option(steps > 0, "steps", steps, "> 0");
-    gpuperf::require_option(batch_size > 0, "batch_size", batch_size, "> 0");
+    gpuperf::require_setting(steps > 0, "steps", steps, "> 0");
+    gpuperf::require_setting(batch_size > 0, "batch_size", batch_size, "> 0");
     // Too large a batch is a runtime failure that names it: exit 1 on the host, 3 on a GPU.
     return gpuperf::program::with_memory_errors("batch_size " + std::to_string(batch_size),
                                                 [&] { return time_regions(steps, batch_size); });

@@ -13,7 +13,7 @@ int main(int argc, char** argv) {
   defaults.run.memory_format = gpuperf::MemoryFormat::kChannelsLast;
   defaults.run.optimizer = gpuperf::OptimizerKind::kSgd;
   defaults.run.learning_rate = 0.1;
-  defaults.run.measure.warmup_steps = 15;
+  defaults.run.measure.warmup = 15;
   defaults.run.measure.steps_per_window = 10;
   defaults.run.measure.windows = 8;
   defaults.unit = "img/s";

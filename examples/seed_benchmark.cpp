@@ -13,7 +13,7 @@ int main(int argc, char** argv) {
   defaults.run.optimizer = gpuperf::OptimizerKind::kAdam;
   defaults.run.learning_rate = 1e-3;
   // A step takes ~2 ms on a fast GPU: windows of 50 steps keep launch jitter out of the spread.
-  defaults.run.measure.warmup_steps = 20;
+  defaults.run.measure.warmup = 20;
   defaults.run.measure.steps_per_window = 50;
   defaults.run.measure.windows = 10;
   return gpuperf::program::run_training_program(argc, argv, defaults);

@@ -92,8 +92,8 @@ std::vector<torch::Tensor> synthetic_batch(const Settings& s, const torch::Devic
 gpuperf::TrainStep make_step(const Settings& s, const torch::Device& device, LanguageModel model) {
   gpuperf::TrainStepOptions options;
   options.precision = s.precision != "auto" ? gpuperf::parse_precision(s.precision)
-                      : device.is_cuda()   ? gpuperf::Precision::kBf16
-                                           : gpuperf::Precision::kFp32;
+                      : device.is_cuda()    ? gpuperf::Precision::kBf16
+                                            : gpuperf::Precision::kFp32;
   options.optimizer = gpuperf::OptimizerKind::kAdamW;
   options.learning_rate = s.lr;
   options.weight_decay = 0.01;
@@ -121,8 +121,8 @@ int train(const Settings& s) {
       device.is_cuda() ? device.index() : 0);
   // Timed: the steps after the resumed step object has warmed up and captured its graph (the
   // checkpoint's file I/O and the capture are not training throughput).
-  const int timed_from = std::min(s.steps / 2 + gpuperf::TrainStepOptions{}.graph_warmup_steps + 1,
-                                  s.steps - 1);
+  const int timed_from =
+      std::min(s.steps / 2 + gpuperf::TrainStepOptions{}.graph_warmup + 1, s.steps - 1);
   std::size_t start = 0;
   for (int i = 0; i < s.steps; ++i) {
     if (i == s.steps / 2) {
@@ -147,9 +147,9 @@ int train(const Settings& s) {
   if (!step->graph_fallback_reason().empty()) {
     std::printf("%s\n", step->graph_fallback_reason().c_str());
   }
-  std::printf("Throughput: %.0f tokens/sec (%d timed steps of %lld tokens, %s)\n",
-              tokens / seconds, s.steps - timed_from,
-              static_cast<long long>(s.batch_size * s.seq_len), device.str().c_str());
+  std::printf("Throughput: %.0f tokens/sec (%d timed steps of %lld tokens, %s)\n", tokens / seconds,
+              s.steps - timed_from, static_cast<long long>(s.batch_size * s.seq_len),
+              device.str().c_str());
   return 0;
 }
 
@@ -175,16 +175,28 @@ int main(int argc, char** argv) {
   app.add_option("--checkpoint", s.checkpoint, "where the mid-run checkpoint goes");
   gpuperf::program::add_torch_version_flag(app);
   return gpuperf::program::run_program(app, argc, argv, [&] {
-    gpuperf::require_option(s.steps >= 2, "steps", s.steps, ">= 2");
-    gpuperf::require_option(s.batch_size >= s.accumulation, "batch-size", s.batch_size,
-                            ">= --accumulation");
-    gpuperf::require_option(s.accumulation >= 1, "accumulation", s.accumulation, ">= 1");
-    for (auto [name, value] : {std::pair{"seq-len", s.seq_len}, {"vocab", s.vocab},
-                               {"d-model", s.d_model}, {"layers", s.layers}, {"heads", s.heads}}) {
-      gpuperf::require_option(value >= 1, name, value, ">= 1");
+    gpuperf::require_setting(s.steps >= 2, "steps", s.steps, ">= 2");
+    gpuperf::require_setting(s.batch_size >= s.accumulation, "batch-size", s.batch_size,
+                             ">= {accumulation}");
+    gpuperf::require_setting(s.accumulation >= 1, "accumulation", s.accumulation, ">= 1");
+    // Upper bounds far above a small example's sizes, below what would only run out of memory
+    // after minutes of allocation (a sequence of 1e8 tokens ran on).
+    struct Size {
+      const char* name;
+      std::int64_t value, most;
+    };
+    for (const Size& size : {Size{"seq-len", s.seq_len, 1 << 16},
+                             Size{"vocab", s.vocab, 1 << 24},
+                             Size{"d-model", s.d_model, 1 << 16},
+                             Size{"layers", s.layers, 1024},
+                             Size{"heads", s.heads, 1024},
+                             Size{"batch-size", s.batch_size, 1 << 20},
+                             Size{"steps", s.steps, 1 << 24}}) {
+      gpuperf::require_setting(size.value >= 1 && size.value <= size.most, size.name, size.value,
+                               ">= 1 and <= " + std::to_string(size.most));
     }
-    gpuperf::require_option(s.d_model % s.heads == 0, "heads", s.heads, "a divisor of --d-model");
-    gpuperf::require_option(s.lr > 0, "lr", s.lr, "> 0");
+    gpuperf::require_setting(s.d_model % s.heads == 0, "heads", s.heads, "a divisor of {d-model}");
+    gpuperf::require_setting(s.lr > 0, "lr", s.lr, "> 0");
     // The checkpoint is written mid-run: a path it cannot go to is refused before step 0.
     if (s.checkpoint.empty() || gpuperf::is_stdout_path(s.checkpoint)) {
       throw gpuperf::ConfigError("--checkpoint: '" + s.checkpoint + "' is not a file name");

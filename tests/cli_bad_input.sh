@@ -27,6 +27,7 @@ expect_usage_error "--device cuda:99" --device cuda:99 --precision bf16
 expect_usage_error "--memory-format: unknown value 'nhwc'" --memory-format nhwc
 expect_usage_error "--optimizer: unknown value 'lamb'" --optimizer lamb
 expect_usage_error "--windows: must be >= 1, got 0" --windows 0
+expect_usage_error "--max-windows: must be >= --min-windows, got 3" --adaptive --min-windows 5 --max-windows 3
 expect_usage_error "--threads: must be <= " --threads 100000
 expect_usage_error "--lr: must be a finite number, got 'inf'" --lr inf
 expect_usage_error "--momentum: must be a finite number, got 'inf'" --momentum inf
@@ -62,6 +63,26 @@ if "$program" --device cpu --batch-size 4 --warmup 1 --windows 2 --steps-per-win
   grep -q '"schema": "gpuperf.run/1"' "$work/ok.json" || { echo "FAIL: JSON result incomplete"; failures=$((failures + 1)); }
 else
   echo "FAIL: a valid run exited non-zero"; failures=$((failures + 1))
+fi
+# A write that fails after the run (its folder removed while the JSON is being written, held at
+# the writer's FIFO seam): exit 1, not 2, with the cause; the JSON written before it removed.
+mkfifo "$work/hold" && mkdir "$work/gone"
+GPUPERF_TEST_HOLD_WRITE="$work/hold" "$program" --device cpu --batch-size 4 --warmup 1 --windows 2 \
+  --steps-per-window 1 --quiet --json "$work/late.json" --csv "$work/gone/late.csv" \
+  >/dev/null 2>"$work/late.err" &
+pid=$!
+# Opening the FIFO waits for the JSON's write to hold there; closing it lets the write go on.
+(exec 3>"$work/hold"; rm -rf "$work/gone") &
+opener=$!
+wait "$pid"
+rc=$?
+kill "$opener" 2>/dev/null; wait "$opener" 2>/dev/null
+if [ "$rc" -ne 1 ] || ! grep -q -- "--csv: the run finished, but its CSV was not written" "$work/late.err" ||
+   ! grep -q "No such file or directory" "$work/late.err" || [ -e "$work/late.json" ]; then
+  echo "FAIL: a write failing after the run: exit $rc, json $( [ -e "$work/late.json" ] && echo kept || echo removed), $(cat "$work/late.err")"
+  failures=$((failures + 1))
+else
+  echo "ok: a write failing after the run: exit 1, $(cat "$work/late.err")"
 fi
 echo "$failures failure(s)"
 [ "$failures" -eq 0 ]

@@ -18,7 +18,7 @@ using gpuperf::CollectiveBackend;
 // Small enough for a shared 2-core machine, still a median over windows.
 gpuperf::MicroOptions tiny_timing() {
   gpuperf::MicroOptions o;
-  o.warmup_calls = 1;
+  o.warmup = 1;
   o.calls_per_window = 2;
   o.windows = 3;
   return o;

@@ -23,9 +23,9 @@
 #include <vector>
 
 #include "gpuperf/base/error.h"
-#include "gpuperf/dist/data_parallel.h"
-#include "gpuperf/dist/launch_env.h"
-#include "gpuperf/dist/process_group.h"
+#include "gpuperf/distributed/data_parallel.h"
+#include "gpuperf/distributed/launch_env.h"
+#include "gpuperf/distributed/process_group.h"
 #include "gpuperf/train/train_step.h"
 
 namespace {
@@ -141,8 +141,12 @@ TEST_CASE("No launcher variable, or a one-task job, means a single process", "[d
 
 TEST_CASE("torchrun's, Open MPI's and Slurm's variables give the rank and the rendezvous",
           "[dist]") {
-  const auto t = read({{"RANK", "3"}, {"WORLD_SIZE", "8"}, {"LOCAL_RANK", "1"},
-                       {"LOCAL_WORLD_SIZE", "2"}, {"MASTER_ADDR", "node0"}, {"MASTER_PORT", "1234"}});
+  const auto t = read({{"RANK", "3"},
+                       {"WORLD_SIZE", "8"},
+                       {"LOCAL_RANK", "1"},
+                       {"LOCAL_WORLD_SIZE", "2"},
+                       {"MASTER_ADDR", "node0"},
+                       {"MASTER_PORT", "1234"}});
   REQUIRE(t.has_value());
   CHECK(t->launcher == "torchrun");
   CHECK((t->rank == 3 && t->world_size == 8 && t->local_rank == 1 && t->local_world_size == 2));
@@ -151,23 +155,32 @@ TEST_CASE("torchrun's, Open MPI's and Slurm's variables give the rank and the re
   // Open MPI without its local size: not known to be one machine, so the address is needed.
   CHECK_THROWS_WITH(read({{"OMPI_COMM_WORLD_RANK", "1"}, {"OMPI_COMM_WORLD_SIZE", "2"}}),
                     Contains("MASTER_ADDR is not set"));
-  const auto m = read({{"OMPI_COMM_WORLD_RANK", "1"}, {"OMPI_COMM_WORLD_SIZE", "2"},
-                       {"OMPI_COMM_WORLD_LOCAL_RANK", "1"}, {"OMPI_COMM_WORLD_LOCAL_SIZE", "2"}});
+  const auto m = read({{"OMPI_COMM_WORLD_RANK", "1"},
+                       {"OMPI_COMM_WORLD_SIZE", "2"},
+                       {"OMPI_COMM_WORLD_LOCAL_RANK", "1"},
+                       {"OMPI_COMM_WORLD_LOCAL_SIZE", "2"}});
   REQUIRE(m.has_value());
   CHECK(m->launcher == "mpi");
   CHECK((m->rank == 1 && m->master_addr == "127.0.0.1" && m->master_port == 29500));
 
-  const auto s = read({{"SLURM_PROCID", "5"}, {"SLURM_NTASKS", "16"}, {"SLURM_LOCALID", "1"},
-                       {"SLURM_NTASKS_PER_NODE", "4(x4)"}, {"MASTER_ADDR", "gpu-a"}});
+  const auto s = read({{"SLURM_PROCID", "5"},
+                       {"SLURM_NTASKS", "16"},
+                       {"SLURM_LOCALID", "1"},
+                       {"SLURM_NTASKS_PER_NODE", "4(x4)"},
+                       {"MASTER_ADDR", "gpu-a"}});
   REQUIRE(s.has_value());
-  CHECK((s->launcher == "slurm" && s->rank == 5 && s->local_rank == 1 && s->master_addr == "gpu-a"));
+  CHECK(
+      (s->launcher == "slurm" && s->rank == 5 && s->local_rank == 1 && s->master_addr == "gpu-a"));
   const auto one_node = read({{"SLURM_PROCID", "1"}, {"SLURM_NTASKS", "2"}, {"SLURM_NNODES", "1"}});
   REQUIRE(one_node.has_value());
   CHECK((one_node->master_addr == "127.0.0.1" && one_node->local_world_size == 2));
 
   // torchrun inside an srun step: the innermost launcher's variables win.
-  const auto nested = read({{"RANK", "2"}, {"WORLD_SIZE", "4"}, {"SLURM_PROCID", "0"},
-                            {"SLURM_NTASKS", "2"}, {"MASTER_ADDR", "a"}});
+  const auto nested = read({{"RANK", "2"},
+                            {"WORLD_SIZE", "4"},
+                            {"SLURM_PROCID", "0"},
+                            {"SLURM_NTASKS", "2"},
+                            {"MASTER_ADDR", "a"}});
   REQUIRE(nested.has_value());
   CHECK((nested->launcher == "torchrun" && nested->rank == 2));
 }
@@ -211,9 +224,9 @@ TEST_CASE("Missing or contradictory launcher variables are refused by name", "[d
   CHECK_THROWS_WITH(read({{"OMPI_COMM_WORLD_SIZE", "4"}}),
                     Contains("OMPI_COMM_WORLD_SIZE='4' is set but OMPI_COMM_WORLD_RANK is not"));
   CHECK_FALSE(read({{"WORLD_SIZE", "1"}}).has_value());  // one process, as it says
-  CHECK_THROWS_WITH(read({{"RANK", "0"}, {"WORLD_SIZE", "4"}, {"LOCAL_RANK", "2"},
-                          {"LOCAL_WORLD_SIZE", "2"}}),
-                    Contains("LOCAL_RANK=2") && Contains("LOCAL_WORLD_SIZE"));
+  CHECK_THROWS_WITH(
+      read({{"RANK", "0"}, {"WORLD_SIZE", "4"}, {"LOCAL_RANK", "2"}, {"LOCAL_WORLD_SIZE", "2"}}),
+      Contains("LOCAL_RANK=2") && Contains("LOCAL_WORLD_SIZE"));
   CHECK_THROWS_WITH(read({{"RANK", "0"}, {"WORLD_SIZE", "4"}, {"LOCAL_WORLD_SIZE", "2"}}),
                     Contains("MASTER_ADDR is not set"));
   CHECK_THROWS_WITH(read({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"MASTER_PORT", "70000"}}),
@@ -237,9 +250,10 @@ TEST_CASE("Missing or contradictory launcher variables are refused by name", "[d
 }
 
 #if GPUPERF_TEST_GLOO
-TEST_CASE("Two data-parallel ranks start from rank 0's weights and step with the full-batch "
-          "gradient (fp64 reference)",
-          "[dist]") {
+TEST_CASE(
+    "Two data-parallel ranks start from rank 0's weights and step with the full-batch "
+    "gradient (fp64 reference)",
+    "[dist]") {
   check_two_rank_gradients(torch::kCPU, torch::kCPU, gpuperf::DistBackend::kGloo);
 }
 
@@ -352,9 +366,7 @@ TEST_CASE("Two NCCL ranks training in a captured CUDA graph end with identical p
     step_options.precision = gpuperf::Precision::kFp16;
     step_options.fused_optimizer = true;
     step_options.cuda_graph = true;
-    gpuperf::TrainStep step(
-        torch::nn::AnyModule(torch::nn::Linear(32, 10)),
-        device, step_options);
+    gpuperf::TrainStep step(torch::nn::AnyModule(torch::nn::Linear(32, 10)), device, step_options);
     step.set_gradient_sync(std::make_shared<gpuperf::DataParallelSync>(step.module(), group));
     const torch::Tensor x = torch::randn({16, 32}, torch::TensorOptions().device(device));
     const torch::Tensor y = torch::randint(0, 10, {16}, torch::TensorOptions().device(device));

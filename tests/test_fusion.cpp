@@ -293,8 +293,8 @@ TEST_CASE("cuDNN's fused conv+bias+ReLU matches the separate ops and their gradi
         // fp16 rounds the activations, and ReLU masks flip where the pre-activation is within
         // rounding of 0, so the separate ops themselves are ~5% off fp64 in the input gradient
         // (measured on the H200): the fused call must be as good as they are.
-        check_as_close_as_separate(names[i], fused[i], separate[i], reference[i],
-                                   half ? 0.1 : 1e-5, half ? 1e-3 : 1e-6);
+        check_as_close_as_separate(names[i], fused[i], separate[i], reference[i], half ? 0.1 : 1e-5,
+                                   half ? 1e-3 : 1e-6);
       }
     }
   }
@@ -317,7 +317,9 @@ void check_fused_batch_norm(const std::vector<std::int64_t>& shape, torch::Scala
                             bool statistics_only = false) {
   const bool add = form == BatchNormForm::kAddRelu;
   const bool plain = form == BatchNormForm::kAlone;
-  INFO((plain ? "batchnorm " : add ? "batchnorm+add+relu " : "batchnorm+relu ")
+  INFO((plain ? "batchnorm "
+        : add ? "batchnorm+add+relu "
+              : "batchnorm+relu ")
        << c10::toString(dtype) << " " << c10::IntArrayRef(shape) << " offset " << offset);
   torch::manual_seed(51);
   const auto cuda_cl = [dtype](const torch::Tensor& t) {
@@ -356,7 +358,7 @@ void check_fused_batch_norm(const std::vector<std::int64_t>& shape, torch::Scala
   const auto separate = run(separate_bn, false);
   auto reference = with_batch_norm_state({ref.detach(), xd.grad()}, reference_bn);
   if (add) reference.push_back(zd.grad());
-  const char* names[] = {"output",       "input grad",  "weight grad", "bias grad",
+  const char* names[] = {"output",       "input grad",  "weight grad",  "bias grad",
                          "running mean", "running var", "shortcut grad"};
   // fp16 activations are ~1e-3 off fp64 (bf16 ~1e-2), more where a ReLU mask flips within
   // rounding of 0; the fused call must be as good as the separate ops.
@@ -656,8 +658,9 @@ TEST_CASE(
   CHECK((o.pow(2).mean({0, 2, 3}) - 1).abs().max().item<double>() < 1e-2);
 }
 
-TEST_CASE("ResNet fp16 channels_last training with fused BatchNorm+add+ReLU tracks the separate ops",
-          "[fusion][gpu]") {
+TEST_CASE(
+    "ResNet fp16 channels_last training with fused BatchNorm+add+ReLU tracks the separate ops",
+    "[fusion][gpu]") {
   GPUPERF_REQUIRE_GPU();
   // What the record says ran: with the statistics from the convolutions unless cuDNN's
   // determinism is asked for (below).
@@ -671,14 +674,14 @@ TEST_CASE("ResNet fp16 channels_last training with fused BatchNorm+add+ReLU trac
     options.learning_rate = 0.05;
     options.fused_optimizer = true;
     options.cudnn_benchmark = false;
-    options.fuse_kernels = fused;
+    options.kernel_fusion = fused;
     options.cuda_graph = graph;
     gpuperf::TrainStep step(
         torch::nn::AnyModule(gpuperf::ResNet(gpuperf::ResNetOptions{{1, 1, 1, 1}, 10})),
         torch::kCUDA, options);
     torch::manual_seed(62);
-    const auto input = torch::randn({32, 3, 64, 64}, torch::kCUDA)
-                           .contiguous(torch::MemoryFormat::ChannelsLast);
+    const auto input =
+        torch::randn({32, 3, 64, 64}, torch::kCUDA).contiguous(torch::MemoryFormat::ChannelsLast);
     const auto target = torch::randint(
         0, 10, {32}, torch::TensorOptions().device(torch::kCUDA).dtype(torch::kLong));
     std::vector<float> losses;
@@ -799,7 +802,7 @@ TEST_CASE("ResNet-50 fused for fp16 inference on CUDA is as close to fp64 as unf
   options.cuda_graph = true;
   gpuperf::InferenceSession unfused(torch::nn::AnyModule(eval_resnet(30)), {3, 96, 96},
                                     torch::kCUDA, options);
-  options.fuse = true;
+  options.kernel_fusion = true;
   gpuperf::InferenceSession fused(torch::nn::AnyModule(eval_resnet(30)), {3, 96, 96}, torch::kCUDA,
                                   options);
   CHECK(unfused.kernel_fusion() == "none");
@@ -840,8 +843,9 @@ TEST_CASE("max_pool2d falls back to ATen's max pool where gpuperf's kernels do n
   CHECK(torch::equal(a.grad(), b.grad()));
 }
 
-TEST_CASE("gpuperf's max-pool kernels give ATen's fp64 values and gradients, ties and NaNs included",
-          "[fusion][gpu]") {
+TEST_CASE(
+    "gpuperf's max-pool kernels give ATen's fp64 values and gradients, ties and NaNs included",
+    "[fusion][gpu]") {
   GPUPERF_REQUIRE_GPU();
   const auto cl = torch::MemoryFormat::ChannelsLast;
   struct Window {
@@ -849,7 +853,8 @@ TEST_CASE("gpuperf's max-pool kernels give ATen's fp64 values and gradients, tie
   };
   // 16 and 24 channels take the 16-byte vector path, 3 the one-channel path; odd and even sizes
   // put windows over every border.
-  const std::vector<std::vector<std::int64_t>> shapes{{3, 16, 13, 12}, {2, 3, 9, 11}, {2, 24, 8, 8}};
+  const std::vector<std::vector<std::int64_t>> shapes{
+      {3, 16, 13, 12}, {2, 3, 9, 11}, {2, 24, 8, 8}};
   const std::vector<Window> windows{{3, 2, 1}, {2, 2, 0}, {3, 1, 1}, {5, 3, 2}, {1, 1, 0}};
   const std::vector<torch::ScalarType> dtypes{torch::kFloat, torch::kHalf, torch::kBFloat16};
   torch::manual_seed(62);
@@ -906,8 +911,9 @@ TEST_CASE("pad_channels_to_4 appends zero channels in the dtype asked for, as AT
   CHECK_THROWS(gpuperf::pad_channels_to_4(torch::zeros({1, 5, 2, 2}), torch::kFloat));
 }
 
-TEST_CASE("global_average_pool is adaptive_avg_pool2d(x, 1) flattened where its kernel does not apply",
-          "[fusion]") {
+TEST_CASE(
+    "global_average_pool is adaptive_avg_pool2d(x, 1) flattened where its kernel does not apply",
+    "[fusion]") {
   torch::manual_seed(64);
   const auto x = torch::randn({3, 16, 7, 7}).contiguous(torch::MemoryFormat::ChannelsLast);
   CHECK_FALSE(gpuperf::average_pool_kernel_applies(x));
@@ -955,7 +961,8 @@ TEST_CASE("a BatchCountScope adds the deferred batch counts once, when the outer
   CHECK(a.item<std::int64_t>() == 1);
 }
 
-TEST_CASE("gpuperf's channel padding and average pool kernels give ATen's values", "[fusion][gpu]") {
+TEST_CASE("gpuperf's channel padding and average pool kernels give ATen's values",
+          "[fusion][gpu]") {
   GPUPERF_REQUIRE_GPU();
   const auto cl = torch::MemoryFormat::ChannelsLast;
   const std::vector<torch::ScalarType> dtypes{torch::kFloat, torch::kHalf, torch::kBFloat16};
@@ -964,14 +971,14 @@ TEST_CASE("gpuperf's channel padding and average pool kernels give ATen's values
     for (const auto in : dtypes) {
       for (const auto out : dtypes) {
         INFO(channels << " channels, " << in << " -> " << out);
-        const auto x = (torch::randn({3, channels, 9, 13}) * 100).to(torch::kCUDA, in).contiguous(cl);
+        const auto x =
+            (torch::randn({3, channels, 9, 13}) * 100).to(torch::kCUDA, in).contiguous(cl);
         REQUIRE(gpuperf::pad_channels_kernel_applies(x, out));
         const auto padded = gpuperf::pad_channels_to_4(x, out);
         CHECK(padded.is_contiguous(cl));
         CHECK(padded.scalar_type() == out);
         // The same rounding as ATen's conversion: equal, bit for bit.
-        const auto expected =
-            torch::constant_pad_nd(x.to(out), {0, 0, 0, 0, 0, 4 - channels});
+        const auto expected = torch::constant_pad_nd(x.to(out), {0, 0, 0, 0, 0, 4 - channels});
         CHECK(torch::equal(padded, expected));
       }
     }
@@ -1064,8 +1071,10 @@ TEST_CASE("cast_weights on the GPU: one kernel's values and gradients are ATen's
   }
 }
 
-TEST_CASE("ResNet's stem on its input padded to 4 channels gives the unpadded stem's output and gradients",
-          "[fusion][gpu]") {
+TEST_CASE(
+    "ResNet's stem on its input padded to 4 channels gives the unpadded stem's output and "
+    "gradients",
+    "[fusion][gpu]") {
   GPUPERF_REQUIRE_GPU();
   const auto cl = torch::MemoryFormat::ChannelsLast;
   torch::manual_seed(66);
@@ -1222,8 +1231,8 @@ TEST_CASE("the fused seed model (channels_last inside, fc on the (H, W, C) view)
     CHECK(fused->ran_channels_last());
     const auto s = run(separate, xc, upstream.to(torch::kCUDA));
     const auto r = run(reference, x.to(torch::kDouble), upstream.to(torch::kDouble));
-    const char* names[] = {"output", "conv1 weight", "conv1 bias", "conv2 weight",
-                           "conv2 bias", "fc weight", "fc bias"};
+    const char* names[] = {"output",     "conv1 weight", "conv1 bias", "conv2 weight",
+                           "conv2 bias", "fc weight",    "fc bias"};
     for (std::size_t i = 0; i < r.size(); ++i) {
       // fp32 with TF32 off (math_mode.cpp): both sides within 1e-4 of fp64. With TF32 on,
       // which this test inherited before, cuDNN's algorithm decided the error: up to 0.08 on
@@ -1246,7 +1255,7 @@ TEST_CASE("the seed trains the same fused and unfused, in fp16 and bf16: skipped
       options.learning_rate = 1e-3;
       options.fused_optimizer = true;
       options.cudnn_benchmark = false;
-      options.fuse_kernels = fused;
+      options.kernel_fusion = fused;
       gpuperf::TrainStep step(torch::nn::AnyModule(gpuperf::SimpleModel()), torch::kCUDA, options);
       torch::manual_seed(96);
       const auto input = torch::randn({64, 3, 32, 32}, torch::kCUDA);

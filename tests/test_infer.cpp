@@ -209,8 +209,8 @@ TEST_CASE("Executed serving on a simulated clock follows the modelled policy exa
   options.requests = 2000;
   options.max_batch = 4;
   options.max_queue_delay = 1e-3;
-  const auto executed = gpuperf::run_serving([&](std::int64_t n) { executor(n); }, options,
-                                             service, clock);
+  const auto executed =
+      gpuperf::run_serving([&](std::int64_t n) { executor(n); }, options, service, clock);
   const auto modelled = gpuperf::simulate_serving(service, options);
   CHECK(executed.batches == modelled.batches);
   CHECK(static_cast<std::int64_t>(executor.sizes.size()) == modelled.batches);
@@ -259,8 +259,8 @@ TEST_CASE("Executed serving batches up to max batch and serves every request onc
   options.requests = 300;
   options.max_batch = 4;
   options.max_queue_delay = 2e-3;
-  const auto result = gpuperf::run_serving([&](std::int64_t n) { executor(n); }, options, {},
-                                           clock);
+  const auto result =
+      gpuperf::run_serving([&](std::int64_t n) { executor(n); }, options, {}, clock);
   CHECK(std::accumulate(executor.sizes.begin(), executor.sizes.end(), std::int64_t{0}) == 300);
   CHECK(*std::max_element(executor.sizes.begin(), executor.sizes.end()) == 4);
   CHECK(result.batches == static_cast<std::int64_t>(executor.sizes.size()));
@@ -276,9 +276,9 @@ TEST_CASE("Executed serving beyond capacity reports the growing queue", "[infer]
   gpuperf::ServingOptions options;
   options.rate = 1000;  // four times the 250 req/s one-at-a-time capacity
   options.requests = 120;
-  const auto sweep = gpuperf::sweep_serving_measured([&](std::int64_t n) { executor(n); }, options,
-                                                     {1000, 50}, /*seconds_per_rate=*/0.1, {},
-                                                     clock);
+  const auto sweep =
+      gpuperf::sweep_serving_measured([&](std::int64_t n) { executor(n); }, options, {1000, 50},
+                                      /*seconds_per_rate=*/0.1, {}, clock);
   REQUIRE(sweep.points.size() == 2);  // 50 req/s first, then 1000
   CHECK(sweep.points[0].offered_rate == 50);
   CHECK(sweep.points[0].requests == 100);  // max(100, 50 x 0.1 s), capped at 120
@@ -475,8 +475,8 @@ TEST_CASE("An inference result reads back from its JSON with fingerprint and lat
   }
   REQUIRE(lines.size() == 3);
   CHECK_THAT(lines[0], Catch::EndsWith(",saturated,peak_memory_bytes"));
-  CHECK_THAT(lines[1], Catch::StartsWith(",resnet50,NVIDIA H200,fp16") &&
-                           Catch::EndsWith(",123456789"));
+  CHECK_THAT(lines[1],
+             Catch::StartsWith(",resnet50,NVIDIA H200,fp16") && Catch::EndsWith(",123456789"));
   CHECK_THAT(lines[2], Catch::EndsWith(","));
 
   // Malformed files name the field.
@@ -510,8 +510,7 @@ TEST_CASE("Evenly spaced latencies keep the first call and stride over the run",
   CHECK(gpuperf::evenly_spaced(values, 0).empty());
 }
 
-TEST_CASE("The batch-size sweep doubles up to the maximum or takes the listed sizes",
-          "[infer]") {
+TEST_CASE("The batch-size sweep doubles up to the maximum or takes the listed sizes", "[infer]") {
   CHECK(gpuperf::sweep_batch_sizes({}, 12) == std::vector<std::int64_t>{1, 2, 4, 8, 12});
   CHECK(gpuperf::sweep_batch_sizes({1, 8, 64}, 256) == std::vector<std::int64_t>{1, 8, 64});
 }

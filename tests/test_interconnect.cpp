@@ -126,9 +126,9 @@ TEST_CASE("collective names parse in several spellings and bad ones name the opt
   CHECK(all == gpuperf::all_collectives());
   CHECK(gpuperf::to_string(Collective::kReduceScatter) == "reduce-scatter");
   CHECK_THROWS_WITH(gpuperf::parse_collectives("all-reduce,broadcast", "collectives"),
-                    Contains("--collectives: unknown collective 'broadcast'"));
+                    Contains("collectives: unknown collective 'broadcast'"));
   CHECK_THROWS_WITH(gpuperf::parse_collectives("all-reduce,", "collectives"),
-                    Contains("--collectives: empty item"));
+                    Contains("collectives: empty item"));
 }
 
 TEST_CASE("size lists take binary units and doubling or stepped sweeps", "[interconnect]") {
@@ -145,7 +145,7 @@ TEST_CASE("size lists take binary units and doubling or stepped sweeps", "[inter
         std::vector<double>{3 * kMiB, 6 * kMiB, 12 * kMiB});
   for (const char* bad : {"0", "1X", "4M..1M", "1M..4M:1", "1M..4M:x", "", "1M,,2M", "-1M"}) {
     CHECK_THROWS_WITH(gpuperf::parse_byte_sizes(bad, "collective-sizes"),
-                      Contains("--collective-sizes: "));
+                      Contains("collective-sizes: "));
   }
   CHECK(gpuperf::bytes_text(4) == "4 B");
   CHECK(gpuperf::bytes_text(64 * 1024) == "64 KiB");

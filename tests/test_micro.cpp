@@ -27,7 +27,7 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 // Small enough for a shared 2-core machine, still several windows for a median.
 gpuperf::MicroOptions tiny_options() {
   gpuperf::MicroOptions o;
-  o.warmup_calls = 1;
+  o.warmup = 1;
   o.calls_per_window = 3;
   o.windows = 3;
   return o;
@@ -58,7 +58,6 @@ gpuperf::GpuSpec made_up_spec() {
              {"fp16", 989.4e12}, {"bf16", 989.4e12},     {"fp8", 1979e12}, {"int8", 1979e12}};
   return s;
 }
-
 
 }  // namespace
 
@@ -116,7 +115,8 @@ TEST_CASE("dtype and shape parsing errors name the option and the value", "[micr
   }
 }
 
-TEST_CASE("A microbenchmark run names the option that makes it invalid, before running", "[micro]") {
+TEST_CASE("A microbenchmark run names the option that makes it invalid, before running",
+          "[micro]") {
   gpuperf::MicroRun run;
   run.device = "cpu";
   run.gemm = false;
@@ -124,13 +124,14 @@ TEST_CASE("A microbenchmark run names the option that makes it invalid, before r
   CHECK_THROWS_WITH(gpuperf::run_micro(run), Contains("--no-gemm"));
   run.gemm = true;
   run.gemm_shape = gpuperf::GemmShape{64, 0, 64};
-  CHECK_THROWS_WITH(gpuperf::run_micro(run), Contains("--gemm-size") && Contains("got 0"));
+  CHECK_THROWS_WITH(gpuperf::run_micro(run), Contains("MicroRun::gemm_shape: must be > 0, got 0"));
   run.gemm_shape.reset();
   run.ranks = 1;
-  CHECK_THROWS_WITH(gpuperf::run_micro(run), Contains("--ranks: must be >= 2"));
+  CHECK_THROWS_WITH(gpuperf::run_micro(run), Contains("MicroRun::ranks: must be >= 2"));
   run.ranks = 0;
   run.timing.windows = 0;
-  CHECK_THROWS_WITH(gpuperf::run_micro(run), Contains("--windows: must be >= 1, got 0"));
+  CHECK_THROWS_WITH(gpuperf::run_micro(run),
+                    Contains("MicroOptions::windows: must be >= 1, got 0"));
 }
 
 TEST_CASE("a tiny CPU GEMM run returns positive finite rates in TFLOP/s", "[micro]") {

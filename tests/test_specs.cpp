@@ -382,8 +382,8 @@ TEST_CASE("the advisor ranks by fit, budget and throughput, with reasons", "[spe
   gpuperf::LoadedRun fp16_run{"h200-fp16.json", resnet_run(5200)};
   fp16_run.record.config.precision = "fp16";
   const auto mixed = gpuperf::advise(request, db, {fp16_run, run}, {});
-  const auto h200_mixed = std::find_if(mixed.begin(), mixed.end(),
-                                       [](const auto& a) { return a.spec->id == "h200-sxm-141gb"; });
+  const auto h200_mixed = std::find_if(
+      mixed.begin(), mixed.end(), [](const auto& a) { return a.spec->id == "h200-sxm-141gb"; });
   REQUIRE(h200_mixed != mixed.end());
   CHECK(h200_mixed->samples_per_second == Approx(4690));
   const auto says_carried = [](const gpuperf::GpuAdvice& a) {

@@ -475,8 +475,8 @@ TEST_CASE("watch rows line up under their header and show a dash for absent read
         " 12:00:01    1       -       -      -     -     -      -      -        -"
         "           -  -");
   // Every value ends where its column name ends.
-  for (const char* column : {"gpu", "pwr", "limit", "gtemp", "sm", "mem", "mclk", "pclk", "fb",
-                             "energy"}) {
+  for (const char* column :
+       {"gpu", "pwr", "limit", "gtemp", "sm", "mem", "mclk", "pclk", "fb", "energy"}) {
     INFO(column);
     const auto end = lines[0].find(column) + std::string(column).size();
     CHECK(lines[2][end - 1] != ' ');

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "gpuperf/base/error.h"
+#include "gpuperf/base/run_basics.h"
 #include "gpuperf/timing/measure.h"
 #include "gpuperf/timing/region_timer.h"
 #include "gpuperf/timing/statistics.h"
@@ -95,7 +96,7 @@ TEST_CASE("measure excludes warm-up and computes throughput as samples over time
     }
   };
   gpuperf::MeasureOptions options;
-  options.warmup_steps = 3;
+  options.warmup = 3;
   options.steps_per_window = 4;
   options.windows = 3;
   const auto m = gpuperf::measure(step, 8, timer, options);
@@ -116,7 +117,7 @@ TEST_CASE("measure excludes warm-up and computes throughput as samples over time
 TEST_CASE("adaptive measure stops once the interval is tight or at the time limit", "[timing]") {
   ManualTimer timer;
   gpuperf::MeasureOptions options;
-  options.warmup_steps = 0;
+  options.warmup = 0;
   options.steps_per_window = 1;
   options.adaptive = true;
   options.min_windows = 3;
@@ -164,20 +165,66 @@ TEST_CASE("adaptive measure stops once the interval is tight or at the time limi
   }
 }
 
-TEST_CASE("MeasureOptions names the bad field as the programs spell it, in either mode",
-          "[timing]") {
+TEST_CASE("MeasureOptions names the bad field, in either mode", "[timing]") {
   gpuperf::MeasureOptions options;
   options.steps_per_window = 0;
-  CHECK_THROWS_WITH(options.validate(), Catch::Contains("--steps-per-window: must be >= 1, got 0"));
+  CHECK_THROWS_WITH(options.validate(),
+                    Catch::Contains("MeasureOptions::steps_per_window: must be >= 1, got 0"));
   options = {};
   options.adaptive = true;
   options.min_windows = 1;
-  CHECK_THROWS_WITH(options.validate(), Catch::Contains("--min-windows: must be >= 2, got 1"));
+  CHECK_THROWS_WITH(options.validate(),
+                    Catch::Contains("MeasureOptions::min_windows: must be >= 2, got 1"));
   options.adaptive = false;  // refused in fixed mode too, before --adaptive would use it
-  CHECK_THROWS_WITH(options.validate(), Catch::Contains("--min-windows"));
+  CHECK_THROWS_WITH(options.validate(), Catch::Contains("MeasureOptions::min_windows"));
+  options = {};
+  options.max_windows = 3;
+  CHECK_THROWS_WITH(options.validate(),
+                    Catch::Equals("MeasureOptions::max_windows: must be >= min_windows, got 3"));
   options = {};
   options.max_seconds = 0;
-  CHECK_THROWS_WITH(options.validate(), Catch::Contains("--max-seconds: must be > 0"));
+  CHECK_THROWS_WITH(options.validate(),
+                    Catch::Contains("MeasureOptions::max_seconds: must be > 0"));
+}
+
+TEST_CASE("a ConfigError names its field, and a program spells each setting its own way",
+          "[timing]") {
+  const gpuperf::ConfigError plain("a file's contents are wrong");
+  CHECK(plain.field().empty());
+  CHECK(std::string(plain.what()) == "a file's contents are wrong");
+  const gpuperf::ConfigError field("TrainingRun::batch_size", "must be > 0, got 0");
+  CHECK(field.field() == "TrainingRun::batch_size");
+  CHECK(std::string(field.what()) == "TrainingRun::batch_size: must be > 0, got 0");
+  const gpuperf::ConfigError valued("TrainingRun::cuda_graph", "on",
+                                    "needs {fused_optimizer} (device cpu)");
+  CHECK(valued.value() == "on");
+  CHECK(std::string(valued.what()) ==
+        "TrainingRun::cuda_graph on: needs fused_optimizer (device cpu)");
+  // A program's spelling gets bare names, the field's and each "{name}" of the problem.
+  const auto flags = [](const std::string& name) {
+    return name == "cuda_graph" ? std::string("--graph") : "--" + name;
+  };
+  CHECK(gpuperf::ConfigError::render(valued.field(), valued.value(), valued.problem(), flags) ==
+        "--graph on: needs --fused_optimizer (device cpu)");
+  // An unclosed brace is text, not a reference.
+  CHECK(gpuperf::ConfigError::render("x", "", "a {b", flags) == "--x: a {b");
+  CHECK(gpuperf::ConfigError::bare("A::B::c") == "c");
+}
+
+TEST_CASE("RunBasics checks the fields every run shares, naming each", "[timing]") {
+  gpuperf::RunBasics basics;
+  CHECK_NOTHROW(basics.validate());
+  basics.threads = -1;
+  CHECK_THROWS_WITH(basics.validate(), Catch::StartsWith("RunBasics::threads: must be >= 0"));
+  basics.threads = 1 << 20;
+  CHECK_THROWS_WITH(basics.validate(), Catch::StartsWith("RunBasics::threads: must be <= ") &&
+                                           Catch::Contains("hardware threads), got 1048576"));
+  basics = {};
+  basics.seed = -3;
+  CHECK_THROWS_WITH(basics.validate(), Catch::Equals("RunBasics::seed: must be >= 0, got -3"));
+  basics = {};
+  basics.device.clear();
+  CHECK_THROWS_AS(basics.validate(), gpuperf::ConfigError);
 }
 
 TEST_CASE("RegionTimer sums regions per name and reports throughput", "[timing]") {

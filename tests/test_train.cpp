@@ -118,12 +118,12 @@ TEST_CASE("TrainStep rejects bad options and unsupported precisions with the opt
   options.learning_rate = -1;
   CHECK_THROWS_WITH(
       gpuperf::TrainStep(gpuperf::ModelRegistry::global().create("simple"), torch::kCPU, options),
-      Catch::Contains("--lr"));
+      Catch::Contains("TrainStepOptions::learning_rate: must be > 0"));
   options = {};
   options.precision = gpuperf::Precision::kTf32;
   CHECK_THROWS_WITH(
       gpuperf::TrainStep(gpuperf::ModelRegistry::global().create("simple"), torch::kCPU, options),
-      Catch::Contains("--precision tf32"));
+      Catch::Contains("precision tf32: TF32 is a CUDA tensor-core mode"));
   gpuperf::SyntheticBatchOptions batch_options;
   batch_options.batch_size = 0;
   CHECK_THROWS_WITH(gpuperf::SyntheticBatches(batch_options), Catch::Contains("--batch-size"));
@@ -260,7 +260,7 @@ TEST_CASE("a captured CUDA graph trains exactly like the same step run eagerly",
     options.fused_optimizer = true;
     options.cudnn_benchmark = false;
     // One call is one step in both modes: graph call i is eager step i, from the first call on
-    // (the first graph_warmup_steps calls run eagerly, the next captures and replays).
+    // (the first graph_warmup calls run eagerly, the next captures and replays).
     const Trajectory eager = train_trajectory(options, 12);
     options.cuda_graph = true;
     const Trajectory graph = train_trajectory(options, 12);
@@ -270,7 +270,7 @@ TEST_CASE("a captured CUDA graph trains exactly like the same step run eagerly",
       INFO("step " << i);
       CHECK(graph.losses[i] == Approx(eager.losses[i]).epsilon(1e-3).margin(1e-6));
       CHECK(graph.steps[i] == static_cast<std::int64_t>(i + 1));
-      CHECK(graph.replayed[i] == (i >= static_cast<std::size_t>(options.graph_warmup_steps)));
+      CHECK(graph.replayed[i] == (i >= static_cast<std::size_t>(options.graph_warmup)));
     }
     for (std::size_t i = 0; i < eager.weights.size(); ++i) {
       CHECK(torch::allclose(graph.weights[i], eager.weights[i], /*rtol=*/1e-3, /*atol=*/1e-5));
@@ -292,7 +292,7 @@ TEST_CASE("fused conv+bias+ReLU trains like the separate ops, eagerly and in a C
   options.fused_optimizer = true;
   options.cudnn_benchmark = false;
   const Trajectory separate = train_trajectory(options, 10);
-  options.fuse_kernels = true;
+  options.kernel_fusion = true;
   const Trajectory fused = train_trajectory(options, 10);
   for (std::size_t i = 0; i < fused.losses.size(); ++i) {
     INFO("step " << i);
@@ -357,16 +357,17 @@ TEST_CASE("A training run from C++ resolves its auto choices once and records wh
   gpuperf::TrainingRun run;
   run.device = "cpu";
   run.batch_size = 0;
-  run.measure.warmup_steps = 1;
+  run.measure.warmup = 1;
   run.measure.steps_per_window = 1;
   run.measure.windows = 2;
   run.threads = 1;
   run.quiet = true;
   CHECK_THROWS_WITH(gpuperf::run_training(run),
-                    Catch::Matchers::Contains("--batch-size: must be > 0, got 0"));
+                    Catch::Matchers::Contains("TrainingRun::batch_size: must be > 0, got 0"));
   run.batch_size = 4;
   run.cuda_graph = gpuperf::Switch::kOn;
-  CHECK_THROWS_WITH(gpuperf::run_training(run), Catch::Matchers::Contains("--graph on"));
+  CHECK_THROWS_WITH(gpuperf::run_training(run),
+                    Catch::Matchers::Contains("TrainingRun::cuda_graph on: needs a CUDA device"));
   run.cuda_graph = gpuperf::Switch::kAuto;
   const gpuperf::RunRecord record = gpuperf::run_training(run);
   CHECK(record.config.precision == "bf16");  // auto on the CPU
@@ -417,21 +418,20 @@ std::vector<double> rates_used(gpuperf::TrainStepOptions options, torch::Device 
   options.momentum = 0;
   options.precision = gpuperf::Precision::kFp32;
   options.cudnn_benchmark = false;
-  gpuperf::TrainStep step(torch::nn::AnyModule(torch::nn::Linear(
-                              torch::nn::LinearOptions(4, 1).bias(false))),
-                          device, options,
-                          [](const torch::Tensor& output, const torch::Tensor&) {
-                            return output.sum();
-                          });
+  gpuperf::TrainStep step(
+      torch::nn::AnyModule(torch::nn::Linear(torch::nn::LinearOptions(4, 1).bias(false))), device,
+      options, [](const torch::Tensor& output, const torch::Tensor&) { return output.sum(); });
   const torch::Tensor x = torch::rand({8, 4}).add(0.5).to(device);
   const torch::Tensor y = torch::zeros({8}, torch::kLong).to(device);
   const torch::Tensor gradient = x.sum(0).to(torch::kCPU, torch::kFloat64);
   std::vector<double> used;
   for (double rate : rates) {
     step.set_learning_rate(rate);
-    const torch::Tensor before = step.module().parameters()[0].detach().to(torch::kCPU, torch::kFloat64);
+    const torch::Tensor before =
+        step.module().parameters()[0].detach().to(torch::kCPU, torch::kFloat64);
     (void)step(x, y);
-    const torch::Tensor after = step.module().parameters()[0].detach().to(torch::kCPU, torch::kFloat64);
+    const torch::Tensor after =
+        step.module().parameters()[0].detach().to(torch::kCPU, torch::kFloat64);
     used.push_back(((before - after).view(-1) / gradient).mean().item<double>());
   }
   return used;
@@ -443,8 +443,8 @@ TEST_CASE("Warm-up + cosine and step decay follow their definitions", "[train]")
   const gpuperf::WarmupCosine cosine{0.1, 4, 12, 0.001};
   CHECK(cosine(0) == Approx(0.025));
   CHECK(cosine(3) == Approx(0.1));
-  CHECK(cosine(4) == Approx(0.1));                        // the peak, where the cosine starts
-  CHECK(cosine(8) == Approx(0.001 + 0.5 * 0.099));       // half way
+  CHECK(cosine(4) == Approx(0.1));                  // the peak, where the cosine starts
+  CHECK(cosine(8) == Approx(0.001 + 0.5 * 0.099));  // half way
   CHECK(cosine(12) == Approx(0.001));
   CHECK(cosine(100) == Approx(0.001));
   for (std::int64_t i = 5; i < 12; ++i) CHECK(cosine(i) < cosine(i - 1));
@@ -532,7 +532,7 @@ TEST_CASE("Accumulating 4 micro-batches takes the step one large batch takes", "
   }
   options.accumulation_steps = 0;
   CHECK_THROWS_WITH(accumulation_run(options, torch::kCPU, 1),
-                    Catch::Contains("--accumulation-steps: must be >= 1, got 0"));
+                    Catch::Contains("TrainStepOptions::accumulation_steps: must be >= 1, got 0"));
 }
 
 TEST_CASE("Gradient accumulation in a CUDA graph trains like it does eagerly", "[train][gpu]") {
@@ -600,7 +600,8 @@ TEST_CASE("Training resumed from a checkpoint continues as uninterrupted trainin
     options.optimizer = kind;
     INFO("optimizer " << gpuperf::to_string(kind));
     const auto [a, b] = resume_run(options, torch::kCPU, path);
-    for (std::size_t i = 0; i < a.first.size(); ++i) CHECK(b.first[i] == Approx(a.first[i]).epsilon(1e-6));
+    for (std::size_t i = 0; i < a.first.size(); ++i)
+      CHECK(b.first[i] == Approx(a.first[i]).epsilon(1e-6));
     for (std::size_t i = 0; i < a.second.size(); ++i) {
       CHECK(torch::allclose(b.second[i], a.second[i], 1e-6, 1e-7));
     }
@@ -863,17 +864,16 @@ std::vector<float> token_losses(gpuperf::TrainStepOptions options, torch::Device
                                 int calls) {
   torch::manual_seed(31);
   TokenModel model;
-  gpuperf::TrainStep step(model.ptr(),
-                          [model](const std::vector<torch::Tensor>& b) mutable {
-                            const torch::Tensor logits = model->forward(b[0]).flatten(0, 1);
-                            const torch::Tensor per_token =
-                                torch::nn::functional::cross_entropy(
-                                    logits, b[2].flatten(),
-                                    torch::nn::functional::CrossEntropyFuncOptions().reduction(
-                                        torch::kNone));
-                            return (per_token * b[1].flatten()).sum() / b[1].sum();
-                          },
-                          device, options);
+  gpuperf::TrainStep step(
+      model.ptr(),
+      [model](const std::vector<torch::Tensor>& b) mutable {
+        const torch::Tensor logits = model->forward(b[0]).flatten(0, 1);
+        const torch::Tensor per_token = torch::nn::functional::cross_entropy(
+            logits, b[2].flatten(),
+            torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kNone));
+        return (per_token * b[1].flatten()).sum() / b[1].sum();
+      },
+      device, options);
   torch::manual_seed(32);
   const torch::Tensor tokens = torch::randint(0, 50, {8, 12}).to(device);
   const torch::Tensor mask = (torch::rand({8, 12}) > 0.2).to(torch::kFloat).to(device);

@@ -167,12 +167,12 @@ InferenceRun typed_run(const CLI::App& app, const InferenceOptionsText& o) {
   if (app.get_option("--serve-rates")->count() > 0) {
     run.serve_rates = parse_rate_list(o.serve_rates, "serve-rates");
   }
-  require_option(o.keep_latencies >= 0, "keep-latencies", o.keep_latencies, "0..100000");
+  require_setting(o.keep_latencies >= 0, "keep-latencies", o.keep_latencies, "0..100000");
   run.keep_latencies = static_cast<std::size_t>(o.keep_latencies);
   if (o.precision != "auto") run.precision = parse_precision(o.precision);
   run.memory_format = parse_memory_format(o.memory_format);
   run.cuda_graph = parse_switch(o.graph, "graph");
-  run.fusion = parse_switch(o.fuse, "fuse");
+  run.kernel_fusion = parse_switch(o.fuse, "fuse");
   run.serve_mode = parse_serve_mode(o.serve_mode);
   return run;
 }

@@ -8,9 +8,10 @@ namespace gpuperf::program {
 
 void add_kernel_trace_option(CLI::App& app, std::string& path, const std::string& what) {
   app.add_option("--kernel-trace", path,
-                 "after timing, " + what + " under LibTorch's profiler and write their Chrome "
-                 "trace (GPU kernels, CPU operators) here; benchmarks/python/profile_step.py "
-                 "--trace sums it by kernel class (default: none)");
+                 "after timing, " + what +
+                     " under LibTorch's profiler and write their Chrome "
+                     "trace (GPU kernels, CPU operators) here; benchmarks/python/profile_step.py "
+                     "--trace sums it by kernel class (default: none)");
 }
 
 void check_kernel_trace(const std::string& path) {

@@ -56,7 +56,7 @@ void add_options(CLI::App& app, MicroOptionsText& o) {
   add_switch(app, "gemm", r.gemm, "run the GEMM benchmarks");
   add_switch(app, "memory", r.memory, "run the memory benchmarks");
   add_switch(app, "interconnect", r.interconnect,
-               "P2P copies between GPUs and collectives (NCCL; on the CPU: Gloo over loopback)");
+             "P2P copies between GPUs and collectives (NCCL; on the CPU: Gloo over loopback)");
   app.add_option("--collectives", o.collectives,
                  "comma-separated: all-reduce,all-gather,reduce-scatter "
                  "(default all; implies --interconnect)");
@@ -71,10 +71,10 @@ void add_options(CLI::App& app, MicroOptionsText& o) {
                  "every GPU, 2 on the CPU; implies --interconnect)")
       ->check(number_rule([](double v) { return v == 0 || (v >= 2 && v <= kMaxRanks); },
                           ">= 2 and <= " + std::to_string(kMaxRanks) + " (0: the default)"));
-  app.add_option("--warmup", r.timing.warmup_calls, "untimed calls before each measurement");
+  app.add_option("--warmup", r.timing.warmup, "untimed calls before each measurement");
   app.add_option("--calls-per-window", r.timing.calls_per_window, "calls per timed window");
   app.add_option("--windows", r.timing.windows, "timed windows per measurement");
-  app.add_option("--seed", r.timing.seed, "random seed for the operands");
+  app.add_option("--seed", r.seed, "random seed for the operands");
   app.add_option("--specs", r.specs_path, "datasheet file (default: the shipped gpu_specs.json)");
   add_result_options(app, o.results, "write the results here ('' for none)");
   app.add_option("--markdown", o.markdown_path,
@@ -92,7 +92,7 @@ MicroRun typed_run(const CLI::App& app, const MicroOptionsText& o) {
                       o.gemm_shape + "' and " + std::to_string(o.gemm_size) + ")");
   }
   if (size_given) {
-    require_option(o.gemm_size > 0, "gemm-size", o.gemm_size, "> 0");
+    require_setting(o.gemm_size > 0, "gemm-size", o.gemm_size, "> 0");
     run.gemm_shape = GemmShape{o.gemm_size, o.gemm_size, o.gemm_size};
   }
   if (shape_given) {

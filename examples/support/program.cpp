@@ -3,17 +3,20 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <limits>
 #include <string>
 #include <system_error>
+#include <utility>
 
 #include "gpuperf/base/files.h"
 #include "gpuperf/base/fingerprint.h"
@@ -31,6 +34,53 @@ int fail(std::ostream& err, const CLI::App& app, const char* what, int code) {
   err << app.get_name() << ": error: " << escape_text(message.substr(0, message.find('\n')))
       << "\n";
   return code;
+}
+
+// ---- Library fields as flags ------------------------------------------------------------------
+
+// The library names the field a bad setting came from ("TrainingRun::learning_rate"); a program
+// names the flag that set it. Most flags are their field's name with dashes ("batch_size" ->
+// --batch-size); these are the exceptions, by "Owner::field" or by field.
+constexpr std::pair<const char*, const char*> kFlagOfField[] = {
+    {"learning_rate", "lr"},
+    {"kernel_fusion", "fuse"},
+    {"cuda_graph", "graph"},
+    {"fused_optimizer", "fused"},
+    {"target_relative_ci", "target-ci"},
+    {"cudnn_benchmark_from_batch", "cudnn-benchmark-from"},
+    {"price_per_hour_usd", "price-per-hour"},
+    {"ProcessGroupOptions::timeout_seconds", "dist-timeout"},
+    {"ProcessGroupOptions::backend", "dist-backend"},
+    {"ServingOptions::rate", "serve-rates"},
+    {"ServingOptions::max_batch", "serve-max-batch"},
+    {"ServingOptions::requests", "serve-requests"},
+};
+
+// "--<flag>" of `field` when `app` has that flag; the field's own name otherwise (a setting no
+// flag of this program sets, reached through the library's defaults).
+std::string flag_of(const CLI::App& app, const std::string& field) {
+  std::string flag;
+  for (const auto& [name, spelled] : kFlagOfField) {
+    if (field == name) flag = spelled;
+  }
+  const std::string bare = ConfigError::bare(field);
+  if (flag.empty()) {
+    for (const auto& [name, spelled] : kFlagOfField) {
+      if (bare == name) flag = spelled;
+    }
+  }
+  if (flag.empty()) {
+    flag = bare;
+    std::replace(flag.begin(), flag.end(), '_', '-');
+  }
+  return app.get_option_no_throw("--" + flag) != nullptr ? "--" + flag : bare;
+}
+
+// A library ConfigError as this program's user reads it: fields spelled as flags.
+std::string usage_message(const CLI::App& app, const ConfigError& e) {
+  if (e.field().empty()) return e.what();
+  return ConfigError::render(e.field(), e.value(), e.problem(),
+                             [&](const std::string& name) { return flag_of(app, name); });
 }
 
 // ---- Signals ----------------------------------------------------------------------------------
@@ -324,18 +374,17 @@ int run_program(CLI::App& app, int argc, const char* const* argv, const std::fun
                 std::ostream& out, std::ostream& err) {
   if (app.get_option_no_throw("--version") == nullptr) {
     const std::string driver = nvidia_driver_version();
-    app.set_version_flag("--version",
-                         version_text(app.get_name(), "no LibTorch" + (driver.empty()
-                                                                           ? std::string()
-                                                                           : ", NVIDIA driver " +
-                                                                                 driver)));
+    app.set_version_flag(
+        "--version", version_text(app.get_name(),
+                                  "no LibTorch" + (driver.empty() ? std::string()
+                                                                  : ", NVIDIA driver " + driver)));
   }
   install_stop_signal_handlers(app.get_name());
   strict_numbers(app);
   try {
     check_arguments(app, argc, argv);
   } catch (const ConfigError& e) {
-    return fail(err, app, e.what(), kExitUsage);
+    return fail(err, app, usage_message(app, e).c_str(), kExitUsage);
   }
   // --help and --version succeed only if their text arrived: a full disk (/dev/full) or a closed
   // standard output is a failure, said on stderr, not exit 0 with nothing written.
@@ -365,7 +414,7 @@ int run_program(CLI::App& app, int argc, const char* const* argv, const std::fun
     }
     return code;
   } catch (const ConfigError& e) {
-    return fail(err, app, e.what(), kExitUsage);
+    return fail(err, app, usage_message(app, e).c_str(), kExitUsage);
   } catch (const IoError& e) {
     return fail(err, app, e.what(), kExitUsage);
   } catch (const OutOfMemoryError& e) {
@@ -431,8 +480,8 @@ void ResultOutputs::check(const std::vector<std::string>& inputs) const {
       if (earlier.path.empty() || is_stdout_path(earlier.path)) continue;
       // One identity for every spelling (x.csv, ./x.csv, /abs/x.csv, d/../x.csv, a link).
       if (o.path == earlier.path || file_identity(o.path) == file_identity(earlier.path)) {
-        throw ConfigError("--" + o.option + ": '" + o.path + "' is also the --" +
-                          earlier.option + " file; give each output its own file");
+        throw ConfigError("--" + o.option + ": '" + o.path + "' is also the --" + earlier.option +
+                          " file; give each output its own file");
       }
     }
     check_not_an_input(o.path, inputs, "--" + o.option);
@@ -455,8 +504,21 @@ std::ostream& ResultOutputs::console() const {
 void ResultOutputs::write(const std::string& option, const std::string& text) const {
   const Output* o = find(option);
   if (!o || o->path.empty()) return;
-  write_text_file_atomically(text, o->path);
-  if (!is_stdout_path(o->path)) console() << o->what << " written to " << o->path << "\n";
+  try {
+    write_text_file_atomically(text, o->path);
+  } catch (const std::exception& e) {
+    std::string removed;
+    for (const std::string& path : written_) {
+      if (std::remove(path.c_str()) == 0) removed += (removed.empty() ? "" : ", ") + path;
+    }
+    throw Error("--" + option + ": the run finished, but its " + o->what + " was not written (" +
+                e.what() + ")" +
+                (removed.empty() ? "" : "; removed what it had written: " + removed));
+  }
+  if (!is_stdout_path(o->path)) {
+    written_.push_back(o->path);
+    console() << o->what << " written to " << o->path << "\n";
+  }
 }
 
 void add_result_options(CLI::App& app, ResultPaths& paths, const std::string& json_help) {

@@ -24,9 +24,9 @@
 namespace gpuperf::program {
 
 inline constexpr int kExitOk = 0;
-inline constexpr int kExitFailure = 1;       ///< a runtime failure
-inline constexpr int kExitUsage = 2;         ///< bad usage or input: nothing ran, nothing written
-inline constexpr int kExitOutOfMemory = 3;   ///< the device ran out of memory
+inline constexpr int kExitFailure = 1;      ///< a runtime failure
+inline constexpr int kExitUsage = 2;        ///< bad usage or input: nothing ran, nothing written
+inline constexpr int kExitOutOfMemory = 3;  ///< the device ran out of memory
 
 /// Parses argv into `app` (adding --version), then runs `body` and returns its exit code.
 /// --help and --version print to `out` and return 0. Errors print one line
@@ -108,7 +108,9 @@ class ResultOutputs {
   /// Where the human-readable text goes: stderr when a result goes to standard output.
   [[nodiscard]] std::ostream& console() const;
   /// Writes `text` to `option`'s path (atomically; nothing when it has none) and, for a file,
-  /// says so on console().
+  /// says so on console(). A failed write comes after the run: it removes the files this object
+  /// wrote before (no partial set of results) and throws gpuperf::Error (exit 1, not 2: the run
+  /// did run) naming the option, the file and the cause.
   void write(const std::string& option, const std::string& text) const;
 
  private:
@@ -117,6 +119,7 @@ class ResultOutputs {
   };
   [[nodiscard]] const Output* find(const std::string& option) const;
   std::vector<Output> outputs_;
+  mutable std::vector<std::string> written_;  // files of this run, removed if a later one fails
 };
 
 /// The result files every benchmark can write.

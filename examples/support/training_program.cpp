@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "gpuperf/base/files.h"
-#include "gpuperf/dist/data_parallel_run.h"
+#include "gpuperf/distributed/data_parallel_run.h"
 #include "gpuperf/models/registry.h"
 #include "gpuperf/report/console.h"
 #include "gpuperf/telemetry/snapshot.h"
@@ -114,7 +114,7 @@ void add_model_options(CLI::App& app, TrainingOptions& o) {
 void add_measure_options(CLI::App& app, TrainingOptions& o) {
   TrainingRun& r = o.run;
   MeasureOptions& m = r.measure;
-  app.add_option("--warmup", m.warmup_steps, "untimed warm-up steps");
+  app.add_option("--warmup", m.warmup, "untimed warm-up steps");
   app.add_option("--steps-per-window", m.steps_per_window, "steps per timed window");
   app.add_option("--windows", m.windows, "timed windows (fixed mode)");
   app.add_flag("--adaptive", m.adaptive,
@@ -159,11 +159,11 @@ void add_distributed_options(CLI::App& app, TrainingOptions& o) {
 DataParallelRun typed_data_parallel(const TrainingOptions& o) {
   DataParallelRun dp = o.data_parallel;
   dp.group.backend = parse_dist_backend(o.dist_backend);
-  require_option(dp.group.timeout_seconds > 0 && std::isfinite(dp.group.timeout_seconds), "dist-timeout",
+  require_setting(dp.group.timeout_seconds > 0 && std::isfinite(dp.group.timeout_seconds), "dist-timeout",
           dp.group.timeout_seconds, "> 0");
-  require_option(o.bucket_mib > 0 && std::isfinite(o.bucket_mib), "bucket-mib", o.bucket_mib, "> 0");
+  require_setting(o.bucket_mib > 0 && std::isfinite(o.bucket_mib), "bucket-mib", o.bucket_mib, "> 0");
   dp.sync.bucket_bytes = o.bucket_mib * 1024 * 1024;
-  require_option(dp.baseline_throughput >= 0, "baseline-throughput", dp.baseline_throughput,
+  require_setting(dp.baseline_throughput >= 0, "baseline-throughput", dp.baseline_throughput,
           ">= 0 (0: none)");
   if (!(dp.baseline_throughput > 0)) dp.baseline_throughput = kNotAvailable;
   return dp;
@@ -213,7 +213,7 @@ int run_training_program(int argc, const char* const* argv, const TrainingDefaul
     }
     const TrainingRun run = typed_run(o);
     const DataParallelRun data_parallel = typed_data_parallel(o);
-    require_option(o.nproc_per_node >= 0, "nproc-per-node", o.nproc_per_node, ">= 0 (0: none)");
+    require_setting(o.nproc_per_node >= 0, "nproc-per-node", o.nproc_per_node, ">= 0 (0: none)");
     const std::optional<LaunchEnv> env = read_launch_env();
     // Refuse a bad output path before a long run, not after it; run_training() validates the
     // rest before anything runs.

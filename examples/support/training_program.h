@@ -16,9 +16,9 @@ namespace gpuperf::program {
 
 /// What a training benchmark program defaults to: the run, and how the program presents it.
 struct TrainingDefaults {
-  std::string program;      ///< name for help and the default JSON file
-  std::string description;  ///< first line of --help
-  TrainingRun run;          ///< the run when no option is given
+  std::string program;               ///< name for help and the default JSON file
+  std::string description;           ///< first line of --help
+  TrainingRun run;                   ///< the run when no option is given
   std::string unit = "samples/sec";  ///< how throughput is printed ("img/s")
 };
 

@@ -11,7 +11,7 @@ int main() {
   gpuperf::SyntheticBatches batches(options);
   auto timer = gpuperf::make_steady_clock_timer();
   gpuperf::MeasureOptions measure;
-  measure.warmup_steps = 1;
+  measure.warmup = 1;
   measure.steps_per_window = 1;
   measure.windows = 2;
   float loss = 0;

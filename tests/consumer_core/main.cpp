@@ -84,7 +84,8 @@ int main(int argc, char** argv) {
     // A record written as JSON, read back, and read again from files by the report side.
     const gpuperf::RunRecord baseline = make_record("resnet50", {1000, 1010, 990, 1005, 995});
     const gpuperf::RunRecord candidate = make_record("resnet50", {1500, 1510, 1490, 1505, 1495});
-    const gpuperf::RunRecord back = gpuperf::from_json<gpuperf::RunRecord>(gpuperf::to_json(baseline));
+    const gpuperf::RunRecord back =
+        gpuperf::from_json<gpuperf::RunRecord>(gpuperf::to_json(baseline));
     check(back.schema == gpuperf::RunRecord::kSchema, "schema survives JSON");
     check(back.config.model == "resnet50" && back.config.batch_size == 256, "config survives");
     check(back.window_throughput == baseline.window_throughput, "windows survive JSON");

@@ -173,7 +173,8 @@ Graph build(const ConvShape& s, Kind kind) {
   const float alpha = 1.0f;
   const float beta = 0.0f;
   if (kind == Kind::kSbrWgrad) {
-    auto op = std::make_unique<Desc>(CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR);
+    auto op =
+        std::make_unique<Desc>(CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR);
     op->set_desc(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X, *input)
         .set_desc(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW, *w)
         .set_desc(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY, *y)
@@ -319,16 +320,15 @@ std::string best_plan(cudnnHandle_t handle, cudaStream_t stream, Graph& g, const
           .set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, workspace);
       pack.finalize();
       try {
-        const float ms = time_ms(stream, [&] {
-          CK(cudnnBackendExecute(handle, plan.get(), pack.get()));
-        });
+        const float ms =
+            time_ms(stream, [&] { CK(cudnnBackendExecute(handle, plan.get(), pack.get())); });
         int64_t engine_index = -1;
         Desc engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
         cudnnBackendDescriptor_t e = engine.get();
         int64_t n = 0;
         if (cudnnBackendGetAttribute(configs[i]->get(), CUDNN_ATTR_ENGINECFG_ENGINE,
-                                     CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &n, &e) ==
-            CUDNN_STATUS_SUCCESS) {
+                                     CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &n,
+                                     &e) == CUDNN_STATUS_SUCCESS) {
           cudnnBackendGetAttribute(e, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &n,
                                    &engine_index);
         }
@@ -429,10 +429,10 @@ int main() {
       CK(cudaMemset(b.bias, 0, s.c * 2));
       CK(cudaMemset(params, 0, 6 * s.k * 4));
       std::printf("%s\n", s.name);
-      for (auto [kind, label] : {std::pair{Kind::kConv, "conv"},
-                                 std::pair{Kind::kConvStats, "conv+stats"},
-                                 std::pair{Kind::kSbrConvStats, "sbr+conv+stats"},
-                                 std::pair{Kind::kSbrWgrad, "sbr+wgrad"}}) {
+      for (auto [kind, label] :
+           {std::pair{Kind::kConv, "conv"}, std::pair{Kind::kConvStats, "conv+stats"},
+            std::pair{Kind::kSbrConvStats, "sbr+conv+stats"},
+            std::pair{Kind::kSbrWgrad, "sbr+wgrad"}}) {
         std::string result;
         try {
           Graph g = build(s, kind);
@@ -442,7 +442,8 @@ int main() {
         }
         std::printf("  %-16s %s\n", label, result.c_str());
       }
-      std::printf("  %-16s %s\n", "bn+relu fwd", batch_norm_relu(handle, stream, s, b, out, params).c_str());
+      std::printf("  %-16s %s\n", "bn+relu fwd",
+                  batch_norm_relu(handle, stream, s, b, out, params).c_str());
       for (void* p : {b.x, b.y, out, b.w, b.sum, b.sqsum, b.scale, b.bias, params}) cudaFree(p);
     }
     cudnnDestroy(handle);

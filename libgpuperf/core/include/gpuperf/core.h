@@ -9,6 +9,7 @@
 #include "gpuperf/base/format.h"
 #include "gpuperf/base/log.h"
 #include "gpuperf/base/not_available.h"
+#include "gpuperf/base/run_basics.h"
 #include "gpuperf/base/timestamp.h"
 #include "gpuperf/base/version.h"  // generated into the build tree
 #include "gpuperf/timing/latency.h"

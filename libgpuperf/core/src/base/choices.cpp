@@ -46,8 +46,8 @@ Enum parse(const Names<Enum, N>& names, std::string_view text, std::string_view 
   std::string choices;
   for (const auto& entry : names)
     choices += (choices.empty() ? "" : ", ") + std::string(entry.second);
-  throw ConfigError("--" + std::string(option) + ": unknown value '" + std::string(text) +
-                    "' (choose one of: " + choices + ")");
+  throw ConfigError(std::string(option),
+                    "unknown value '" + std::string(text) + "' (choose one of: " + choices + ")");
 }
 
 }  // namespace
@@ -76,8 +76,8 @@ Switch parse_switch(std::string_view text, std::string_view option) {
   for (const auto& [value, name] : kSwitches) {
     if (text == name) return value;
   }
-  throw ConfigError("--" + std::string(option) + ": unknown value '" + std::string(text) +
-                    "' (choose auto, on or off)");
+  throw ConfigError(std::string(option),
+                    "unknown value '" + std::string(text) + "' (choose auto, on or off)");
 }
 
 }  // namespace gpuperf

@@ -212,11 +212,20 @@ void write_text_file_atomically(const std::string& text, const std::string& path
   }
   TemporaryFile temporary(path);  // removed again unless committed
   temporary.write(text.data(), text.size());
-  // The signal tests' seam: held here, the temporary file written and registered, until the test
-  // opens this FIFO for writing (or its signal ends the process).
+  // The tests' seam: held here, the temporary file written and registered, until the test opens
+  // this FIFO for writing (or its signal ends the process), and then until it closes it again
+  // (what it changes meanwhile, the write meets next).
   if (const char* hold = std::getenv("GPUPERF_TEST_HOLD_WRITE"); hold && *hold) {
     const int fd = ::open(hold, O_RDONLY | O_CLOEXEC);
-    if (fd >= 0) ::close(fd);
+    if (fd >= 0) {
+      char byte = 0;
+      for (;;) {
+        const ssize_t n = ::read(fd, &byte, 1);
+        if (n > 0 || (n < 0 && errno == EINTR)) continue;
+        break;
+      }
+      ::close(fd);
+    }
   }
   temporary.commit();
 }
@@ -265,13 +274,13 @@ void check_writable(const std::string& path, const std::string& option) {
   std::error_code error;
   const auto status = std::filesystem::status(path, error);
   if (std::filesystem::is_directory(status)) {
-    throw ConfigError("--" + option + ": '" + path + "' is a directory; give a file name");
+    throw ConfigError(option, "'" + path + "' is a directory; give a file name");
   }
   // A result replaces its target by a rename: over a device or a pipe (/dev/null, /dev/stdout)
   // that would replace the special file itself.
   if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)) {
-    throw ConfigError("--" + option + ": '" + path +
-                      "' is not a regular file; give a file name ('-': standard output)");
+    throw ConfigError(
+        option, "'" + path + "' is not a regular file; give a file name ('-': standard output)");
   }
   // /dev/stdout with standard output redirected to a file resolves to that regular file; run as
   // root, the rename would then replace the /dev/stdout link itself.
@@ -280,13 +289,13 @@ void check_writable(const std::string& path, const std::string& option) {
         place == std::filesystem::absolute(path, error).lexically_normal().string()
             ? "is in /dev, /proc or /sys"
             : "leads to " + place + ", in /dev, /proc or /sys";
-    throw ConfigError("--" + option + ": '" + path + "' " + where +
-                      ": not a file of yours; give a file name ('-': standard output)");
+    throw ConfigError(option, "'" + path + "' " + where +
+                                  ": not a file of yours; give a file name ('-': standard output)");
   }
   try {
     TemporaryFile probe(path, ".probe-");  // created, then removed again when it goes
   } catch (const IoError& e) {
-    throw ConfigError("--" + option + ": " + e.what());
+    throw ConfigError(option, e.what());
   }
 }
 

@@ -84,7 +84,7 @@ std::vector<bool> named_baselines(const std::vector<BaselineCandidate>& items,
   const GpuSpec* wanted = nullptr;
   if (specs != nullptr) {
     try {
-      wanted = &specs->resolve(options.baseline, "--baseline");
+      wanted = &specs->resolve(options.baseline, "baseline");
     } catch (const ConfigError&) {
       wanted = nullptr;  // not in the database: fall back to the device-name substring
     }
@@ -93,8 +93,9 @@ std::vector<bool> named_baselines(const std::vector<BaselineCandidate>& items,
     if (run_on_gpu(*items[i].device, options.baseline, wanted, specs)) is_base[i] = any = true;
   }
   if (!any) {
-    throw ConfigError("--baseline: '" + options.baseline +
-                      "' is neither one of the result files nor the GPU of any of them");
+    throw ConfigError(
+        "CompareOptions::baseline",
+        "'" + options.baseline + "' is neither one of the result files nor the GPU of any of them");
   }
   description = "baseline: runs on " + (wanted != nullptr ? wanted->name : options.baseline);
   return is_base;
@@ -482,11 +483,28 @@ WorkloadKey inference_workload_key(const InferenceResult& result, const BatchSiz
 // The CSV of a comparison: one table of numbers for both kinds of result, one row per file
 // (training) or per file and batch size (inference); a cell a kind does not have is empty.
 void write_comparison_csv_header(std::ostream& out) {
-  write_csv_header(out, {"kind", "model", "precision", "memory_format", "optimizer",
-                         "graph_mode", "kernel_fusion", "batch_size", "world_size", "gpu",
-                         "software", "file", "baseline", "throughput_samples_per_s",
-                         "throughput_ci95_half_width_samples_per_s", "windows", "latency_p50_s",
-                         "latency_p99_s", "speedup", "p_value", "test", "verdict"});
+  write_csv_header(out, {"kind",
+                         "model",
+                         "precision",
+                         "memory_format",
+                         "optimizer",
+                         "graph_mode",
+                         "kernel_fusion",
+                         "batch_size",
+                         "world_size",
+                         "gpu",
+                         "software",
+                         "file",
+                         "baseline",
+                         "throughput_samples_per_s",
+                         "throughput_ci95_half_width_samples_per_s",
+                         "windows",
+                         "latency_p50_s",
+                         "latency_p99_s",
+                         "speedup",
+                         "p_value",
+                         "test",
+                         "verdict"});
 }
 
 void key_cells(CsvRow& row, const WorkloadKey& k) {
@@ -500,8 +518,8 @@ void write_comparison_csv_rows(std::ostream& out, const Comparison& c) {
     key_cells(row, r.key);
     row << r.gpu << r.software << r.path << r.is_baseline << r.median << r.ci95_half_width
         << r.windows << kNaN << kNaN << (r.has_baseline ? r.speedup : kNaN)
-        << r.significance.p_value
-        << (r.has_baseline && !r.is_baseline ? "Welch t-test" : "") << r.significance.verdict;
+        << r.significance.p_value << (r.has_baseline && !r.is_baseline ? "Welch t-test" : "")
+        << r.significance.verdict;
     row.end(out);
   }
 }
@@ -510,8 +528,8 @@ void write_comparison_csv_rows(std::ostream& out, const InferenceComparison& c) 
   for (const auto& r : c.rows) {
     CsvRow row;
     key_cells(row, r.key);
-    row << r.gpu << r.software << r.path << r.is_baseline << r.throughput << kNaN
-        << std::size_t{0} << r.latency.p50 << r.latency.p99 << (r.has_baseline ? r.speedup : kNaN)
+    row << r.gpu << r.software << r.path << r.is_baseline << r.throughput << kNaN << std::size_t{0}
+        << r.latency.p50 << r.latency.p99 << (r.has_baseline ? r.speedup : kNaN)
         << r.significance.p_value << r.significance.method << r.significance.verdict;
     row.end(out);
   }

@@ -81,7 +81,8 @@ void write_text(std::ostream& out, const RunRecord& r, const std::string& unit) 
       it != r.metrics.end() && std::isfinite(it->second)) {
     out << "Projected 90 epochs of ImageNet-1k (1,281,167 images) at this rate: "
         << format_duration(it->second) << " (compute only: no data loading, "
-        << (d.world_size > 1 ? std::to_string(d.world_size) + " devices" : std::string("one device"))
+        << (d.world_size > 1 ? std::to_string(d.world_size) + " devices"
+                             : std::string("one device"))
         << ")\n";
   }
   for (const auto& w : r.warnings) out << "warning: " << w << "\n";

@@ -246,11 +246,11 @@ std::vector<std::int64_t> sweep_batch_sizes(const std::vector<std::int64_t>& lis
                                             std::int64_t max_batch_size) {
   for (const auto b : list) {
     if (b <= 0)
-      throw ConfigError("--batch-sizes: a batch size must be > 0, got " + std::to_string(b));
+      throw ConfigError("batch_sizes", "a batch size must be > 0, got " + std::to_string(b));
   }
   if (!list.empty()) return list;
   if (max_batch_size <= 0) {
-    throw ConfigError("--max-batch: must be >= 1, got " + std::to_string(max_batch_size));
+    throw ConfigError("max_batch", "must be >= 1, got " + std::to_string(max_batch_size));
   }
   std::vector<std::int64_t> sizes;
   for (std::int64_t b = 1; b <= max_batch_size; b *= 2) sizes.push_back(b);
@@ -278,10 +278,9 @@ InferenceHeadline inference_headline(const InferenceResult& result) {
 
 void write_text(std::ostream& out, const InferenceResult& r) {
   out << "Inference: " << printable(r.model) << " on " << printable(r.device_name) << " ("
-      << printable(r.device) << "), "
-      << r.precision << ", " << r.memory_format << (r.cuda_graph ? ", CUDA graph" : ", eager")
-      << "; " << r.warmup << " warm-up + " << r.iterations << " timed calls per batch size ("
-      << r.timer << " per call)\n";
+      << printable(r.device) << "), " << r.precision << ", " << r.memory_format
+      << (r.cuda_graph ? ", CUDA graph" : ", eager") << "; " << r.warmup << " warm-up + "
+      << r.iterations << " timed calls per batch size (" << r.timer << " per call)\n";
   if (!r.graph_fallback_reason.empty()) out << "Note: " << r.graph_fallback_reason << "\n";
   out << "Kernel fusion: " << r.kernel_fusion << "\n";
   out << "| batch | p50 ms | p90 ms | p95 ms | p99 ms | max ms | p99/p50 | samples/s (batch/p50) "

@@ -94,10 +94,9 @@ std::vector<Collective> parse_collectives(const std::string& list, const std::st
       }
     }
     if (!found) {
-      throw ConfigError(
-          "--" + option + ": " +
-          (item.empty() ? "empty item in '" + list + "'" : "unknown collective '" + item + "'") +
-          " (choose from " + collective_choices() + ")");
+      throw ConfigError(option, (item.empty() ? "empty item in '" + list + "'"
+                                              : "unknown collective '" + item + "'") +
+                                    " (choose from " + collective_choices() + ")");
     }
   }
   return out;
@@ -165,8 +164,9 @@ std::vector<double> parse_byte_sizes(const std::string& text, const std::string&
   };
   for (const std::string& item : split_list(text)) {
     const auto bad = [&](const std::string& why) {
-      return ConfigError("--" + option + ": " + why + ", got '" + (item.empty() ? text : item) +
-                         "' (sizes like 4096, 64K, 1M, 1GiB, or a sweep A..B or A..B:F)");
+      return ConfigError(option,
+                         why + ", got '" + (item.empty() ? text : item) +
+                             "' (sizes like 4096, 64K, 1M, 1GiB, or a sweep A..B or A..B:F)");
     };
     if (item.empty()) throw bad("empty item");
     const auto dots = item.find("..");

@@ -181,7 +181,7 @@ GemmDtype parse_gemm_dtype(const std::string& text, const std::string& option) {
   for (GemmDtype d : all_gemm_dtypes()) {
     if (key == to_string(d)) return d;
   }
-  throw ConfigError("--" + option + ": unknown data type '" + text + "' (choose from " +
+  throw ConfigError(option, "unknown data type '" + text + "' (choose from " +
                     dtype_choices() + ")");
 }
 
@@ -193,7 +193,7 @@ std::vector<GemmDtype> parse_gemm_dtypes(const std::string& list, const std::str
     const std::string item =
         list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
     if (trim(item).empty()) {
-      throw ConfigError("--" + option + ": empty item in '" + list + "' (choose from " +
+      throw ConfigError(option, "empty item in '" + list + "' (choose from " +
                         dtype_choices() + ")");
     }
     const GemmDtype d = parse_gemm_dtype(item, option);
@@ -210,7 +210,7 @@ std::string GemmShape::str() const {
 
 GemmShape parse_gemm_shape(const std::string& text, const std::string& option) {
   const auto bad = [&] {
-    return ConfigError("--" + option + ": must be N or MxNxK with positive integers, got '" + text +
+    return ConfigError(option, "must be N or MxNxK with positive integers, got '" + text +
                        "'");
   };
   std::vector<std::int64_t> parts;

@@ -37,17 +37,18 @@ double checked_service(const BatchServiceFunction& service, std::int64_t n) {
 
 void ServingOptions::validate() const {
   if (!(rate > 0) || !std::isfinite(rate)) {
-    throw ConfigError("--serve-rates: a rate must be > 0 requests/s, got " + format_number(rate));
+    throw ConfigError("ServingOptions::rate", "must be > 0 requests/s, got " + format_number(rate));
   }
   if (max_batch < 1) {
-    throw ConfigError("--serve-max-batch: must be >= 1, got " + std::to_string(max_batch));
+    throw ConfigError("ServingOptions::max_batch",
+                      "must be >= 1, got " + std::to_string(max_batch));
   }
   if (!(max_queue_delay >= 0) || !std::isfinite(max_queue_delay)) {
-    throw ConfigError("--max-batch-delay-ms: must be >= 0, got " +
-                      format_number(max_queue_delay * 1e3));
+    throw ConfigError("ServingOptions::max_queue_delay",
+                      "must be >= 0 s, got " + format_number(max_queue_delay));
   }
   if (requests < 1) {
-    throw ConfigError("--serve-requests: must be >= 1, got " + std::to_string(requests));
+    throw ConfigError("ServingOptions::requests", "must be >= 1, got " + std::to_string(requests));
   }
   if (!(saturation_tolerance > 0 && saturation_tolerance < 1)) {
     throw ConfigError("saturation_tolerance: must be in (0, 1), got " +
@@ -205,8 +206,7 @@ ServingResult run_serving(const BatchExecutor& execute, const ServingOptions& op
                           const BatchServiceFunction& capacity_service, ServingClock& clock) {
   options.validate();
   if (!execute) throw ConfigError("serving: the batch executor is empty");
-  const double full =
-      capacity_service ? checked_service(capacity_service, options.max_batch) : 0;
+  const double full = capacity_service ? checked_service(capacity_service, options.max_batch) : 0;
   // Arrival times count from the start of the run on the caller's clock.
   MeasuredClock server(execute, clock);
   auto arrival = arrivals(options);
@@ -223,7 +223,7 @@ ServingResult run_serving(const BatchExecutor& execute, const ServingOptions& op
 
 ServingSweep sweep_serving(const BatchServiceFunction& service, const ServingOptions& base,
                            std::vector<double> rates) {
-  if (rates.empty()) throw ConfigError("--serve-rates: no rates given");
+  if (rates.empty()) throw ConfigError("serve_rates", "no rates given");
   std::sort(rates.begin(), rates.end());
   ServingSweep sweep;
   for (double rate : rates) {
@@ -243,9 +243,9 @@ ServingSweep sweep_serving_measured(const BatchExecutor& execute, const ServingO
                                     const BatchServiceFunction& capacity_service,
                                     ServingClock& clock,
                                     const std::function<void(const ServingResult&)>& progress) {
-  if (rates.empty()) throw ConfigError("--serve-rates: no rates given");
+  if (rates.empty()) throw ConfigError("serve_rates", "no rates given");
   if (!(seconds_per_rate > 0) || !std::isfinite(seconds_per_rate)) {
-    throw ConfigError("--serve-seconds: must be > 0, got " + format_number(seconds_per_rate));
+    throw ConfigError("serve_seconds", "must be > 0, got " + format_number(seconds_per_rate));
   }
   std::sort(rates.begin(), rates.end());
   ServingSweep sweep;
@@ -268,8 +268,8 @@ ServingSweep sweep_serving_measured(const BatchExecutor& execute, const ServingO
                                     std::vector<double> rates, double seconds_per_rate,
                                     const BatchServiceFunction& capacity_service) {
   SteadyServingClock clock;
-  return sweep_serving_measured(execute, base, std::move(rates), seconds_per_rate,
-                                capacity_service, clock);
+  return sweep_serving_measured(execute, base, std::move(rates), seconds_per_rate, capacity_service,
+                                clock);
 }
 
 BatchServiceFunction interpolated_service_time(
@@ -284,8 +284,9 @@ BatchServiceFunction interpolated_service_time(
   return [table = measured_seconds](std::int64_t n) {
     const auto largest = table.rbegin()->first;
     if (n > largest) {
-      throw ConfigError("--serve-max-batch: " + std::to_string(n) +
-                        " exceeds the largest measured batch size " + std::to_string(largest));
+      throw ConfigError("serve_max_batch", std::to_string(n) +
+                                               " exceeds the largest measured batch size " +
+                                               std::to_string(largest));
     }
     const auto above = table.lower_bound(n);
     if (above->first == n || above == table.begin()) return above->second;

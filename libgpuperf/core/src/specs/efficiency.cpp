@@ -152,8 +152,8 @@ void EfficiencyOptions::validate() const {
   auto check = [](double v, const char* name, bool allow_nan) {
     if (std::isnan(v) && allow_nan) return;
     if (!std::isfinite(v) || v < 0) {
-      throw ConfigError(std::string("efficiency option ") + name +
-                        " must be a finite number >= 0, got " + format(v));
+      throw ConfigError(std::string("EfficiencyOptions::") + name,
+                        "must be a finite number >= 0, got " + format(v));
     }
   };
   check(price_per_hour_usd, "price_per_hour_usd", true);

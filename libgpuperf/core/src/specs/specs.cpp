@@ -341,5 +341,22 @@ std::string find_data_file(const std::string& file_name) {
                 "); pass its path explicitly");
 }
 
+std::optional<GpuSpec> datasheet_entry(const DeviceFingerprint& device,
+                                       const std::string& specs_path,
+                                       std::vector<std::string>& warnings) {
+  if (device.kind != "cuda") return std::nullopt;
+  try {
+    const SpecDatabase db = SpecDatabase::load_default(specs_path);
+    const SpecMatch match = db.match_device(device.name, device.sm_count, device.memory_bytes);
+    if (match.spec == nullptr) {
+      warnings.push_back(match.reason);
+      return std::nullopt;
+    }
+    return *match.spec;
+  } catch (const Error& e) {
+    warnings.push_back(std::string("datasheet figures unavailable: ") + e.what());
+    return std::nullopt;
+  }
+}
 
 }  // namespace gpuperf

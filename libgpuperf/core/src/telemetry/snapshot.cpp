@@ -244,9 +244,9 @@ struct Column {
   int width;
 };
 constexpr Column kWatchColumns[] = {
-    {"time", "HH:MM:SS", 8}, {"gpu", "Idx", 3},  {"pwr", "W", 6},  {"limit", "W", 6},
-    {"gtemp", "C", 5},       {"sm", "%", 4},     {"mem", "%", 4},  {"mclk", "MHz", 5},
-    {"pclk", "MHz", 5},      {"fb", "MB", 7},    {"energy", "J", 10}, {"reasons", "", 0},
+    {"time", "HH:MM:SS", 8}, {"gpu", "Idx", 3}, {"pwr", "W", 6},     {"limit", "W", 6},
+    {"gtemp", "C", 5},       {"sm", "%", 4},    {"mem", "%", 4},     {"mclk", "MHz", 5},
+    {"pclk", "MHz", 5},      {"fb", "MB", 7},   {"energy", "J", 10}, {"reasons", "", 0},
 };
 
 void cell(std::ostream& out, const std::string& text, int width, bool first) {

@@ -6,18 +6,19 @@
 #include "gpuperf/base/format.h"
 
 namespace gpuperf {
-// Errors name the options as the programs spell them (--steps-per-window for steps_per_window),
-// so that a program passes them on unchanged.
 void MeasureOptions::validate() const {
   // Every field is checked in both modes, so that a bad setting is refused before it matters.
-  require_option(warmup_steps >= 0, "warmup", warmup_steps, ">= 0");
-  require_option(steps_per_window >= 1, "steps-per-window", steps_per_window, ">= 1");
-  require_option(windows >= 1, "windows", windows, ">= 1");
-  require_option(target_relative_ci > 0, "target-ci", target_relative_ci, "> 0");
-  require_option(max_seconds > 0, "max-seconds", max_seconds, "> 0");
+  require_setting(warmup >= 0, "MeasureOptions::warmup", warmup, ">= 0");
+  require_setting(steps_per_window >= 1, "MeasureOptions::steps_per_window", steps_per_window,
+                  ">= 1");
+  require_setting(windows >= 1, "MeasureOptions::windows", windows, ">= 1");
+  require_setting(target_relative_ci > 0, "MeasureOptions::target_relative_ci", target_relative_ci,
+                  "> 0");
+  require_setting(max_seconds > 0, "MeasureOptions::max_seconds", max_seconds, "> 0");
   // Two windows at least: a confidence interval needs a spread.
-  require_option(min_windows >= 2, "min-windows", min_windows, ">= 2");
-  require_option(max_windows >= min_windows, "max-windows", max_windows, ">= --min-windows");
+  require_setting(min_windows >= 2, "MeasureOptions::min_windows", min_windows, ">= 2");
+  require_setting(max_windows >= min_windows, "MeasureOptions::max_windows", max_windows,
+                  ">= {min_windows}");
 }
 
 Measurement measure(const std::function<void()>& step, double samples_per_step, Timer& timer,
@@ -29,12 +30,12 @@ Measurement measure(const std::function<void()>& step, double samples_per_step, 
     throw ConfigError("measure: samples_per_step must be > 0, got " +
                       std::to_string(samples_per_step));
   }
-  for (int i = 0; i < options.warmup_steps; ++i) step();
+  for (int i = 0; i < options.warmup; ++i) step();
   if (before_timing) before_timing();
 
   Measurement result;
   result.samples_per_step = samples_per_step;
-  result.warmup_steps = options.warmup_steps;
+  result.warmup_steps = options.warmup;
   result.steps_per_window = options.steps_per_window;
   const int planned = options.adaptive ? options.max_windows : options.windows;
   const double samples_per_window = samples_per_step * options.steps_per_window;
@@ -81,9 +82,10 @@ std::string time_limit_overrun(const Measurement& m, const MeasureOptions& optio
   const double per_window = m.timed_seconds / static_cast<double>(m.window_seconds.size());
   return "timing took " + format_number(m.timed_seconds, 3) + " s against --max-seconds " +
          format_number(options.max_seconds, 3) + " (" +
-         format_number(m.timed_seconds / options.max_seconds, 2) + "x): " +
-         std::to_string(m.window_seconds.size()) + " windows of " + format_number(per_window, 3) +
-         " s each (at least --min-windows " + std::to_string(options.min_windows) +
+         format_number(m.timed_seconds / options.max_seconds, 2) +
+         "x): " + std::to_string(m.window_seconds.size()) + " windows of " +
+         format_number(per_window, 3) + " s each (at least --min-windows " +
+         std::to_string(options.min_windows) +
          " run); use fewer --steps-per-window or a smaller --min-windows";
 }
 

@@ -45,14 +45,14 @@ AutocastGuard::~AutocastGuard() {
 
 void check_precision_supported(Precision precision, const c10::Device& device) {
   if (precision == Precision::kTf32 && !device.is_cuda()) {
-    throw ConfigError("--precision tf32: TF32 is a CUDA tensor-core mode; device is " +
-                      device.str());
+    throw ConfigError("precision", "tf32",
+                      "TF32 is a CUDA tensor-core mode; device is " + device.str());
   }
   if (uses_autocast(precision) &&
       !AutocastGuard::supported(device.type(), autocast_dtype(precision))) {
-    throw ConfigError("--precision " + to_string(precision) + ": not supported on " + device.str() +
-                      " by LibTorch " + TORCH_VERSION +
-                      (device.is_cpu() ? " (its CPU autocast handles bf16 only)" : ""));
+    throw ConfigError("precision", to_string(precision),
+                      "not supported on " + device.str() + " by LibTorch " + TORCH_VERSION +
+                          (device.is_cpu() ? " (its CPU autocast handles bf16 only)" : ""));
   }
 }
 

@@ -14,20 +14,20 @@
 namespace gpuperf {
 void GradScalerOptions::validate() const {
   if (!(init_scale_ > 0) || !std::isfinite(init_scale_)) {
-    throw ConfigError("GradScalerOptions.init_scale must be finite and > 0, got " +
-                      std::to_string(init_scale_));
+    throw ConfigError("GradScalerOptions::init_scale",
+                      "must be finite and > 0, got " + std::to_string(init_scale_));
   }
   if (!(growth_factor_ > 1.0)) {
-    throw ConfigError("GradScalerOptions.growth_factor must be > 1, got " +
-                      std::to_string(growth_factor_));
+    throw ConfigError("GradScalerOptions::growth_factor",
+                      "must be > 1, got " + std::to_string(growth_factor_));
   }
   if (!(backoff_factor_ > 0 && backoff_factor_ < 1.0)) {
-    throw ConfigError("GradScalerOptions.backoff_factor must be in (0, 1), got " +
-                      std::to_string(backoff_factor_));
+    throw ConfigError("GradScalerOptions::backoff_factor",
+                      "must be in (0, 1), got " + std::to_string(backoff_factor_));
   }
   if (growth_interval_ <= 0) {
-    throw ConfigError("GradScalerOptions.growth_interval must be > 0, got " +
-                      std::to_string(growth_interval_));
+    throw ConfigError("GradScalerOptions::growth_interval",
+                      "must be > 0, got " + std::to_string(growth_interval_));
   }
 }
 

@@ -13,8 +13,8 @@
 
 namespace gpuperf::detail {
 
-std::string capture_on_side_stream(at::cuda::CUDAGraph& graph, c10::DeviceIndex index,
-                                   int warmup, const std::function<void()>& warmup_step,
+std::string capture_on_side_stream(at::cuda::CUDAGraph& graph, c10::DeviceIndex index, int warmup,
+                                   const std::function<void()>& warmup_step,
                                    const std::function<void()>& step) {
   c10::cuda::CUDAStream main = c10::cuda::getCurrentCUDAStream(index);
   c10::cuda::CUDAStream side = c10::cuda::getStreamFromPool(/*isHighPriority=*/false, index);

@@ -101,26 +101,27 @@ torch::Device resolve_device(const std::string& text) {
   if (text == "cpu") return torch::kCPU;
   if (text == "cuda" || text.rfind("cuda:", 0) == 0) {
     if (!cuda_available()) {
-      throw ConfigError("--device " + text + ": no CUDA device available (LibTorch " +
-                        TORCH_VERSION + kCudaBuildNote + ")");
+      throw ConfigError("device", text,
+                        std::string("no CUDA device available (LibTorch ") + TORCH_VERSION +
+                            kCudaBuildNote + ")");
     }
     int index = 0;
     if (text.size() > 5) {
       const std::string digits = text.substr(5);
       if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos) {
-        throw ConfigError("--device " + text + ": expected cuda:N with N a device number");
+        throw ConfigError("device", text, "expected cuda:N with N a device number");
       }
       index = std::stoi(digits);
     }
 #if GPUPERF_WITH_CUDA
     const int count = c10::cuda::device_count();
     if (index >= count) {
-      throw ConfigError("--device " + text + ": only " + std::to_string(count) + " CUDA device(s)");
+      throw ConfigError("device", text, "only " + std::to_string(count) + " CUDA device(s)");
     }
 #endif
     return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(index));
   }
-  throw ConfigError("--device: unknown value '" + text + "' (choose auto, cpu, cuda or cuda:N)");
+  throw ConfigError("device", "unknown value '" + text + "' (choose auto, cpu, cuda or cuda:N)");
 }
 
 DeviceFingerprint collect_fingerprint(const torch::Device& device) {
@@ -173,8 +174,8 @@ std::string software_versions() {
 
 void set_intra_op_threads(int threads) {
   if (threads < 0) {
-    throw ConfigError("--threads: must be >= 0 (0: LibTorch's default), got " +
-                      std::to_string(threads));
+    throw ConfigError("threads",
+                      "must be >= 0 (0: LibTorch's default), got " + std::to_string(threads));
   }
   at::set_num_threads(threads > 0 ? threads : at::get_num_threads());
 }

@@ -56,13 +56,15 @@ class CudnnBenchmarkScope {
 }  // namespace
 
 void InferenceOptions::validate() const {
-  if (warmup < 0) throw ConfigError("--warmup: must be >= 0, got " + std::to_string(warmup));
+  if (warmup < 0)
+    throw ConfigError("InferenceOptions::warmup", "must be >= 0, got " + std::to_string(warmup));
   if (iterations < 1) {
-    throw ConfigError("--iterations: must be >= 1, got " + std::to_string(iterations));
+    throw ConfigError("InferenceOptions::iterations",
+                      "must be >= 1, got " + std::to_string(iterations));
   }
   if (cudnn_benchmark_from_batch < 1) {
-    throw ConfigError("--cudnn-benchmark-from: must be >= 1, got " +
-                      std::to_string(cudnn_benchmark_from_batch));
+    throw ConfigError("InferenceOptions::cudnn_benchmark_from_batch",
+                      "must be >= 1, got " + std::to_string(cudnn_benchmark_from_batch));
   }
   if (graph_warmup < 1) {
     throw ConfigError("graph_warmup: must be >= 1, got " + std::to_string(graph_warmup));
@@ -91,13 +93,14 @@ InferenceSession::InferenceSession(torch::nn::AnyModule model,
   if (model_.is_empty()) throw ConfigError("InferenceSession: the model is empty");
   if (sample_shape_.empty()) throw ConfigError("InferenceSession: the sample shape is empty");
   if (options_.cuda_graph && !device_.is_cuda()) {
-    throw ConfigError("--graph on: CUDA graphs need a CUDA device; device is " + device_.str());
+    throw ConfigError("InferenceOptions::cuda_graph",
+                      "CUDA graphs need a CUDA device; device is " + device_.str());
   }
   // The TF32 switches and cuDNN benchmark mode are process-wide, as in training.
   apply_backend_settings(options_.precision, options_.cudnn_benchmark);
   module().to(device_);
   module().eval();
-  if (options_.fuse) {
+  if (options_.kernel_fusion) {
     // In fp32, before the conversion: BatchNorm folds with full-precision statistics.
     if (auto* fusable = dynamic_cast<FusableModel*>(model_.ptr().get())) {
       kernel_fusion_ = fusable->fuse_for_inference();
@@ -117,7 +120,7 @@ torch::Tensor InferenceSession::prepare(const torch::Tensor& input) const {
 
 torch::Tensor InferenceSession::make_batch(std::int64_t batch_size) const {
   if (batch_size <= 0) {
-    throw ConfigError("--batch-sizes: a batch size must be > 0, got " + std::to_string(batch_size));
+    throw ConfigError("batch_size", "must be > 0, got " + std::to_string(batch_size));
   }
   std::vector<std::int64_t> shape{batch_size};
   shape.insert(shape.end(), sample_shape_.begin(), sample_shape_.end());
@@ -199,9 +202,10 @@ BatchSizeResult InferenceSession::measure(std::int64_t batch_size) {
     throw;
   } catch (const c10::Error& e) {
     if (!reduced) throw;  // an fp32 failure is not about the precision
-    throw ConfigError("--precision " + to_string(options_.precision) + ": the model failed on " +
-                      device_.str() + " at batch " + std::to_string(batch_size) + ": " +
-                      first_line(e.what_without_backtrace()));
+    throw ConfigError("InferenceOptions::precision", to_string(options_.precision),
+                      "the model failed on " + device_.str() + " at batch " +
+                          std::to_string(batch_size) + ": " +
+                          first_line(e.what_without_backtrace()));
   }
   for (int i = 0; i < options_.warmup; ++i) (void)(*this)(x);
 
@@ -239,7 +243,7 @@ BatchSizeResult InferenceSession::measure(std::int64_t batch_size) {
 InferenceResult InferenceSession::sweep(
     const std::vector<std::int64_t>& batch_sizes,
     const std::function<void(const BatchSizeResult&, std::size_t, std::size_t)>& progress) {
-  if (batch_sizes.empty()) throw ConfigError("--batch-sizes: no batch sizes to measure");
+  if (batch_sizes.empty()) throw ConfigError("batch_sizes", "no batch sizes to measure");
   InferenceResult result;
   result.device = device_.str();
   result.precision = to_string(options_.precision);

@@ -29,8 +29,7 @@ namespace gpuperf {
 ServeMode parse_serve_mode(const std::string& text, const std::string& option) {
   if (text == "simulated") return ServeMode::kSimulated;
   if (text == "measured") return ServeMode::kMeasured;
-  throw ConfigError("--" + option + ": unknown value '" + text +
-                    "' (choose simulated or measured)");
+  throw ConfigError(option, "unknown value '" + text + "' (choose simulated or measured)");
 }
 
 std::vector<std::int64_t> InferenceRun::planned_batch_sizes() const {
@@ -38,47 +37,47 @@ std::vector<std::int64_t> InferenceRun::planned_batch_sizes() const {
 }
 
 void InferenceRun::validate() const {
+  RunBasics::validate();
   for (std::size_t i = 0; i < batch_sizes.size(); ++i) {
     if (batch_sizes[i] <= 0) {
-      throw ConfigError("--batch-sizes: a batch size must be > 0, got " +
-                        std::to_string(batch_sizes[i]));
+      throw ConfigError("InferenceRun::batch_sizes",
+                        "a batch size must be > 0, got " + std::to_string(batch_sizes[i]));
     }
     // The result keys its rows by batch size: a repeat would write a file no reader accepts.
     for (std::size_t j = 0; j < i; ++j) {
       if (batch_sizes[j] == batch_sizes[i]) {
-        throw ConfigError("--batch-sizes: " + std::to_string(batch_sizes[i]) +
-                          " is listed twice");
+        throw ConfigError("InferenceRun::batch_sizes",
+                          std::to_string(batch_sizes[i]) + " is listed twice");
       }
     }
   }
   for (const double rate : serve_rates) {
-    require_option(rate > 0 && rate <= 1e9, "serve-rates", rate, "> 0 and <= 1e9 requests/s");
+    require_setting(rate > 0 && rate <= 1e9, "InferenceRun::serve_rates", rate,
+                    "> 0 and <= 1e9 requests/s");
   }
-  require_option(max_batch >= 1, "max-batch", max_batch, ">= 1");
-  require_option(num_classes >= 0, "num-classes", num_classes, ">= 0 (0: the model's default)");
-  require_option(warmup >= 0, "warmup", warmup, ">= 0");
-  require_option(iterations >= 1, "iterations", iterations, ">= 1");
-  require_option(cudnn_benchmark_from_batch >= 1, "cudnn-benchmark-from",
-                 cudnn_benchmark_from_batch, ">= 1");
-  require_option(max_batch_delay_ms >= 0 && std::isfinite(max_batch_delay_ms), "max-batch-delay-ms",
-          max_batch_delay_ms, ">= 0");
-  require_option(serve_max_batch >= 0, "serve-max-batch", serve_max_batch,
-          ">= 0 (0: the largest measured batch size)");
-  require_option(serve_requests >= 1, "serve-requests", serve_requests, ">= 1");
-  require_option(serve_seconds > 0 && serve_seconds <= 86400, "serve-seconds", serve_seconds,
-                 "> 0 and <= 86400 (a day)");
-  require_option(threads >= 0, "threads", threads, ">= 0");
-  // More intra-op threads than hardware threads only contend (and 100000 would not start).
-  const int hardware = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  require_option(threads <= hardware, "threads", threads,
-                 "<= " + std::to_string(hardware) + " (this machine's hardware threads)");
-  require_option(keep_latencies <= kMaxStoredLatencies, "keep-latencies", keep_latencies, "0..100000");
+  require_setting(max_batch >= 1, "InferenceRun::max_batch", max_batch, ">= 1");
+  require_setting(num_classes >= 0, "InferenceRun::num_classes", num_classes,
+                  ">= 0 (0: the model's default)");
+  require_setting(warmup >= 0, "InferenceRun::warmup", warmup, ">= 0");
+  require_setting(iterations >= 1, "InferenceRun::iterations", iterations, ">= 1");
+  require_setting(cudnn_benchmark_from_batch >= 1, "InferenceRun::cudnn_benchmark_from_batch",
+                  cudnn_benchmark_from_batch, ">= 1");
+  require_setting(max_batch_delay_ms >= 0 && std::isfinite(max_batch_delay_ms),
+                  "InferenceRun::max_batch_delay_ms", max_batch_delay_ms, ">= 0");
+  require_setting(serve_max_batch >= 0, "InferenceRun::serve_max_batch", serve_max_batch,
+                  ">= 0 (0: the largest measured batch size)");
+  require_setting(serve_requests >= 1, "InferenceRun::serve_requests", serve_requests, ">= 1");
+  require_setting(serve_seconds > 0 && serve_seconds <= kMaxRunSeconds,
+                  "InferenceRun::serve_seconds", serve_seconds, "> 0 and <= 86400 (a day)");
+  require_setting(keep_latencies <= kMaxStoredLatencies, "InferenceRun::keep_latencies",
+                  keep_latencies, "0..100000");
   const auto planned = planned_batch_sizes();
   const auto largest = *std::max_element(planned.begin(), planned.end());
   if (serve_max_batch > largest) {
-    throw ConfigError("--serve-max-batch: " + std::to_string(serve_max_batch) +
-                      " exceeds the largest batch size measured, " + std::to_string(largest) +
-                      " (service times are measured, never extrapolated)");
+    throw ConfigError("InferenceRun::serve_max_batch",
+                      std::to_string(serve_max_batch) +
+                          " exceeds the largest batch size measured, " + std::to_string(largest) +
+                          " (service times are measured, never extrapolated)");
   }
   (void)ModelRegistry::global().get(model);  // ConfigError "unknown model '...'"
 }
@@ -95,7 +94,7 @@ ServingOptions serving_options(const InferenceRun& run, std::int64_t largest) {
   options.max_batch = run.serve_max_batch > 0 ? run.serve_max_batch : largest;
   if (options.max_batch > largest) {
     // Only after an out-of-memory cut the sweep short: serve with what was measured.
-    log::warn(log::cat("--serve-max-batch ", run.serve_max_batch, ": only batch sizes up to ",
+    log::warn(log::cat("serve_max_batch ", run.serve_max_batch, ": only batch sizes up to ",
                        largest, " were measured; the simulated server batches up to ", largest));
     options.max_batch = largest;
   }
@@ -123,7 +122,8 @@ void add_serving(InferenceResult& result, const InferenceRun& run, InferenceSess
   if (!run.quiet) {
     log::info(log::cat("serving: ", run.serve_rates.size(),
                        run.serve_rates.size() == 1 ? " rate, about " : " rates, about ",
-                       format_number(run.serve_seconds), " s of arrivals each, executed in real "
+                       format_number(run.serve_seconds),
+                       " s of arrivals each, executed in real "
                        "time"));
   }
   std::vector<std::int64_t> sizes;
@@ -158,13 +158,15 @@ void add_serving(InferenceResult& result, const InferenceRun& run, InferenceSess
 InferenceOptions resolve(const InferenceRun& run, const torch::Device& device) {
   InferenceOptions options;
   // fp32 on the CPU: LibTorch's CPU kernels for reduced precision are partial before 2.x.
-  options.precision = run.precision.value_or(device.is_cuda() ? Precision::kFp16 : Precision::kFp32);
+  options.precision =
+      run.precision.value_or(device.is_cuda() ? Precision::kFp16 : Precision::kFp32);
   options.memory_format = run.memory_format;
   if (run.cuda_graph == Switch::kOn && !device.is_cuda()) {
-    throw ConfigError("--graph on: CUDA graphs need a CUDA device; device is " + device.str());
+    throw ConfigError("InferenceRun::cuda_graph", "on",
+                      "CUDA graphs need a CUDA device; device is " + device.str());
   }
   options.cuda_graph = resolve_switch(run.cuda_graph, device.is_cuda());
-  options.fuse = resolve_switch(run.fusion, device.is_cuda());
+  options.kernel_fusion = resolve_switch(run.kernel_fusion, device.is_cuda());
   options.warmup = run.warmup;
   options.iterations = run.iterations;
   options.cudnn_benchmark = run.cudnn_benchmark;
@@ -199,8 +201,9 @@ InferenceResult measure_inference(const InferenceRun& run, const torch::Device& 
   torch::manual_seed(static_cast<std::uint64_t>(run.seed));
   InferenceSession session(ModelRegistry::global().create(run.model, classes), info.input_shape,
                            device, options);
-  if (run.fusion == Switch::kOn && session.kernel_fusion() == "none") {
-    throw ConfigError("--fuse on: model " + run.model + " has no kernel fusion for inference");
+  if (run.kernel_fusion == Switch::kOn && session.kernel_fusion() == "none") {
+    throw ConfigError("InferenceRun::kernel_fusion", "on",
+                      "model " + run.model + " has no kernel fusion for inference");
   }
   if (!run.quiet) {
     log::info(log::cat("inference: ", run.model, " on ", device.str(), ", ",

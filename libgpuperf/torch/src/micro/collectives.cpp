@@ -96,18 +96,18 @@ std::string check_collective_output(Collective c, const torch::Tensor& output, i
 
 void CollectiveOptions::validate() const {
   if (ranks < 2) {
-    throw ConfigError("CollectiveOptions.ranks must be >= 2, got " + std::to_string(ranks));
+    throw ConfigError("CollectiveOptions::ranks", "must be >= 2, got " + std::to_string(ranks));
   }
   if (collectives.empty()) throw ConfigError("CollectiveOptions.collectives is empty");
   if (sizes.empty()) throw ConfigError("CollectiveOptions.sizes is empty");
   for (double s : sizes) {
     if (!(s > 0)) {
-      throw ConfigError("CollectiveOptions.sizes must be > 0, got " + std::to_string(s));
+      throw ConfigError("CollectiveOptions::sizes", "must be > 0, got " + std::to_string(s));
     }
   }
   if (!(timeout_seconds > 0)) {
-    throw ConfigError("CollectiveOptions.timeout_seconds must be > 0, got " +
-                      std::to_string(timeout_seconds));
+    throw ConfigError("CollectiveOptions::timeout_seconds",
+                      "must be > 0, got " + std::to_string(timeout_seconds));
   }
 }
 
@@ -282,7 +282,7 @@ void run_rank(int rank, const CollectiveOptions& o, const MicroOptions& timing,
       out.unsupported[p] = detail::first_line(e.what_without_backtrace());
       continue;
     }
-    for (int i = 0; i < timing.warmup_calls; ++i) call();
+    for (int i = 0; i < timing.warmup; ++i) call();
     for (int w = 0; w < timing.windows; ++w) {
       // An all-reduce in place multiplies its data by the rank count per call: start each
       // window from the inputs, untimed, so that long windows never reach inf.
@@ -338,9 +338,8 @@ std::vector<RankOutcome> run_ranks(const CollectiveOptions& o, const MicroOption
 
 // The result row of plan `p`: nccl-tests' bus bandwidth per window, from the slowest rank.
 MicroResult collective_result(const Plan& plan, std::size_t p,
-                              const std::vector<RankOutcome>& outcomes,
-                              const CollectiveOptions& o, const MicroOptions& timing,
-                              const std::string& label) {
+                              const std::vector<RankOutcome>& outcomes, const CollectiveOptions& o,
+                              const MicroOptions& timing, const std::string& label) {
   MicroResult r;
   r.category = "collective";
   r.variant = to_string(plan.collective);
@@ -351,7 +350,7 @@ MicroResult collective_result(const Plan& plan, std::size_t p,
   r.unit = "GB/s";
   r.unit_scale = 1e9;
   r.operand_sets = 1;
-  r.warmup_calls = timing.warmup_calls;
+  r.warmup_calls = timing.warmup;
   r.calls_per_window = timing.calls_per_window;
   r.note = label + (plan.collective == Collective::kAllGather ? "; fp32" : "; fp32 sum") +
            "; busbw (nccl-tests)";

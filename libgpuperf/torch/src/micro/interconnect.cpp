@@ -82,7 +82,7 @@ MicroResult time_latency(int src, int dst, double bytes, const MicroOptions& opt
   torch::Tensor to = on_gpu(bytes, dst, false);
   auto timer = make_cuda_event_timer(src);
   MeasureOptions m;
-  m.warmup_steps = options.warmup_calls;
+  m.warmup = options.warmup;
   m.steps_per_window = options.calls_per_window;
   m.windows = options.windows;
   const Measurement measured =
@@ -90,7 +90,7 @@ MicroResult time_latency(int src, int dst, double bytes, const MicroOptions& opt
   for (double calls_per_second : measured.window_throughput)
     r.windows.push_back(1e6 / calls_per_second);
   r.summary = summarize(r.windows);
-  r.warmup_calls = options.warmup_calls;
+  r.warmup_calls = options.warmup;
   r.calls_per_window = options.calls_per_window;
   return r;
 }

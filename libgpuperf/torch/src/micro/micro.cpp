@@ -42,7 +42,7 @@ int device_index(const torch::Device& device) { return device.has_index() ? devi
 void time_calls(MicroResult& r, const std::function<void()>& step, Timer& timer,
                 const MicroOptions& options) {
   MeasureOptions m;
-  m.warmup_steps = options.warmup_calls;
+  m.warmup = options.warmup;
   m.steps_per_window = options.calls_per_window;
   m.windows = options.windows;
   const Measurement measured = measure(step, r.work_per_call, timer, m);
@@ -50,7 +50,7 @@ void time_calls(MicroResult& r, const std::function<void()>& step, Timer& timer,
   for (double per_second : measured.window_throughput)
     r.windows.push_back(per_second / r.unit_scale);
   r.summary = summarize(r.windows);
-  r.warmup_calls = options.warmup_calls;
+  r.warmup_calls = options.warmup;
   r.calls_per_window = options.calls_per_window;
 }
 
@@ -151,17 +151,13 @@ std::string gemm_note(GemmDtype dtype) {
 }  // namespace
 
 void MicroOptions::validate() const {
-  const auto require = [](bool ok, const char* field, double value, const char* rule) {
-    if (!ok) {
-      throw ConfigError(std::string("MicroOptions.") + field + " must be " + rule + ", got " +
-                        std::to_string(value));
-    }
-  };
-  require(warmup_calls >= 0, "warmup_calls", warmup_calls, ">= 0");
-  require(calls_per_window >= 1, "calls_per_window", calls_per_window, ">= 1");
-  require(windows >= 1, "windows", windows, ">= 1");
-  require(min_operand_sets >= 1, "min_operand_sets", min_operand_sets, ">= 1");
-  require(l2_multiple >= 0, "l2_multiple", l2_multiple, ">= 0");
+  require_setting(warmup >= 0, "MicroOptions::warmup", warmup, ">= 0");
+  require_setting(calls_per_window >= 1, "MicroOptions::calls_per_window", calls_per_window,
+                  ">= 1");
+  require_setting(windows >= 1, "MicroOptions::windows", windows, ">= 1");
+  require_setting(min_operand_sets >= 1, "MicroOptions::min_operand_sets", min_operand_sets,
+                  ">= 1");
+  require_setting(l2_multiple >= 0, "MicroOptions::l2_multiple", l2_multiple, ">= 0");
 }
 
 MatmulTf32Guard::MatmulTf32Guard(bool allow)
@@ -275,7 +271,7 @@ MicroResult run_gemm(GemmDtype dtype, const GemmShape& shape, const torch::Devic
                      const MicroOptions& options) {
   options.validate();
   if (shape.m <= 0 || shape.n <= 0 || shape.k <= 0) {
-    throw ConfigError("--gemm-shape: every dimension must be > 0, got " + shape.str());
+    throw ConfigError("gemm_shape", "every dimension must be > 0, got " + shape.str());
   }
   MicroResult r;
   r.category = "gemm";

@@ -38,15 +38,8 @@ void attach_datasheet(MicroReport& report, const std::string& specs_path) {
     report.warnings.push_back("CPU variant: no datasheet comparison (the database describes GPUs)");
     return;
   }
-  try {
-    const SpecDatabase db = SpecDatabase::load_default(specs_path);
-    const SpecMatch match =
-        db.match_device(report.device.name, report.device.sm_count, report.device.memory_bytes);
-    if (match.spec == nullptr) report.warnings.push_back(match.reason);
-    apply_datasheet(report, match.spec);
-  } catch (const Error& e) {
-    report.warnings.push_back(std::string("datasheet figures unavailable: ") + e.what());
-  }
+  const std::optional<GpuSpec> spec = datasheet_entry(report.device, specs_path, report.warnings);
+  apply_datasheet(report, spec ? &*spec : nullptr);
 }
 
 // P2P copies between GPUs 0..n-1 and the collectives over them (NCCL); on the CPU, the
@@ -99,20 +92,24 @@ void run_interconnect(const MicroRun& run, bool cuda, MicroReport& report,
 }  // namespace
 
 void MicroRun::validate() const {
+  RunBasics::validate();
   if (gemm_shape) {
-    require_option(gemm_shape->m > 0 && gemm_shape->n > 0 && gemm_shape->k > 0, "gemm-size",
-            std::min({gemm_shape->m, gemm_shape->n, gemm_shape->k}), "> 0");
+    require_setting(gemm_shape->m > 0 && gemm_shape->n > 0 && gemm_shape->k > 0,
+                    "MicroRun::gemm_shape", std::min({gemm_shape->m, gemm_shape->n, gemm_shape->k}),
+                    "> 0");
   }
-  require_option(memory_size_mib >= 0, "memory-size-mib", memory_size_mib, ">= 1 (0: the default)");
-  require_option(host_size_mib > 0, "host-size-mib", host_size_mib, "> 0");
-  require_option(timing.warmup_calls >= 0, "warmup", timing.warmup_calls, ">= 0");
-  require_option(timing.calls_per_window >= 1, "calls-per-window", timing.calls_per_window, ">= 1");
-  require_option(timing.windows >= 1, "windows", timing.windows, ">= 1");
-  require_option(p2p_size_mib > 0, "p2p-size-mib", p2p_size_mib, "> 0");
-  require_option(ranks == 0 || ranks >= 2, "ranks", ranks, ">= 2 (0: the default)");
+  require_setting(memory_size_mib >= 0, "MicroRun::memory_size_mib", memory_size_mib,
+                  ">= 1 (0: the default)");
+  require_setting(host_size_mib > 0, "MicroRun::host_size_mib", host_size_mib, "> 0");
+  require_setting(timing.warmup >= 0, "MicroOptions::warmup", timing.warmup, ">= 0");
+  require_setting(timing.calls_per_window >= 1, "MicroOptions::calls_per_window",
+                  timing.calls_per_window, ">= 1");
+  require_setting(timing.windows >= 1, "MicroOptions::windows", timing.windows, ">= 1");
+  require_setting(p2p_size_mib > 0, "MicroRun::p2p_size_mib", p2p_size_mib, "> 0");
+  require_setting(ranks == 0 || ranks >= 2, "MicroRun::ranks", ranks, ">= 2 (0: the default)");
   if (!gemm && !memory && !interconnect) {
-    throw ConfigError(
-        "--no-gemm: nothing left to run with --no-memory as well (add --interconnect)");
+    throw ConfigError("MicroRun::gemm",
+                      "off, with {memory} and {interconnect} off too: nothing to run");
   }
   timing.validate();
 }
@@ -143,8 +140,8 @@ MicroReport describe(const MicroRun& run, const torch::Device& device) {
     const MicroOptions& o = run.timing;
     log::info(log::cat("microbenchmarks on ", report.device.name, " (", device.str(), ")",
                        device.is_cuda() ? "" : ": CPU variant (host memory, CPU GEMMs)", "; ",
-                       o.windows, " windows of ", o.calls_per_window, " calls after ",
-                       o.warmup_calls, " warm-up calls"));
+                       o.windows, " windows of ", o.calls_per_window, " calls after ", o.warmup,
+                       " warm-up calls"));
   }
   return report;
 }
@@ -180,13 +177,16 @@ void measure_micro(const MicroRun& run, const torch::Device& device, MicroReport
 
 }  // namespace
 
-MicroReport run_micro(const MicroRun& run) {
-  run.validate();
+MicroReport run_micro(const MicroRun& described) {
+  described.validate();
+  MicroRun run = described;
+  run.timing.seed = static_cast<std::uint64_t>(run.seed);  // one seed, RunBasics'
   const torch::Device device = resolve_device(run.device);
+  set_intra_op_threads(run.threads);
   if (run.interconnect && device.is_cuda() && run.ranks > cuda_device_count()) {
     // Refused before anything runs, like every other bad option.
-    throw ConfigError("--ranks: must be <= the " + std::to_string(cuda_device_count()) +
-                      " GPUs present, got " + std::to_string(run.ranks));
+    throw ConfigError("MicroRun::ranks", "must be <= the " + std::to_string(cuda_device_count()) +
+                                             " GPUs present, got " + std::to_string(run.ranks));
   }
   MicroReport report = describe(run, device);
   try {

@@ -12,7 +12,7 @@ namespace gpuperf::detail {
 namespace {
 
 constexpr int kThreads = 256;
-constexpr int kMaxTensors = 48;          // 1.3 KB of parameters, under the 4 KB every GPU takes
+constexpr int kMaxTensors = 48;  // 1.3 KB of parameters, under the 4 KB every GPU takes
 constexpr std::int64_t kChunk = 16 * kThreads;  // elements per block
 
 struct CastBatch {

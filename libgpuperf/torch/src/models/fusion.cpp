@@ -70,8 +70,7 @@ torch::Tensor as_pixel_rows(const torch::Tensor& t) {
 
 // The [N*H*W, C] matrix `rows` as the channels_last [N, C, H, W] tensor it is (a view).
 torch::Tensor as_channels_last(const torch::Tensor& rows, const torch::Tensor& like) {
-  return rows.view({like.size(0), like.size(2), like.size(3), rows.size(1)})
-      .permute({0, 3, 1, 2});
+  return rows.view({like.size(0), like.size(2), like.size(3), rows.size(1)}).permute({0, 3, 1, 2});
 }
 
 // Autocast does not know the fused op: cast its operands as autocast casts conv2d's (to the
@@ -246,8 +245,8 @@ torch::Tensor bias_or_zeros(const torch::Tensor& bias, const torch::Tensor& weig
 bool records_grad(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias,
                   const torch::Tensor& z = {}) {
   return c10::GradMode::is_enabled() &&
-         (x.requires_grad() || weight.requires_grad() ||
-          (bias.defined() && bias.requires_grad()) || (z.defined() && z.requires_grad()));
+         (x.requires_grad() || weight.requires_grad() || (bias.defined() && bias.requires_grad()) ||
+          (z.defined() && z.requires_grad()));
 }
 
 // relu(conv(x, conv_weight) + bias) in geometry `g`: with `fused` and cuDNN usable for x, one
@@ -312,8 +311,7 @@ torch::Tensor conv2d_bias_relu(const torch::Tensor& x, const torch::nn::Conv2dIm
 }
 
 torch::Tensor conv2d_bias_relu(const torch::Tensor& x, const torch::nn::Conv2dImpl& conv,
-                               const torch::Tensor& weight, const torch::Tensor& bias,
-                               bool fused) {
+                               const torch::Tensor& weight, const torch::Tensor& bias, bool fused) {
   ConvGeometry g;
   TORCH_CHECK(explicit_geometry(conv, &g),
               "conv2d_bias_relu: a weight of its own needs explicit zero padding");

@@ -27,8 +27,8 @@ namespace gpuperf {
 namespace {
 
 // PyTorch's output size without ceil mode or dilation.
-[[maybe_unused]] std::int64_t pooled_size(std::int64_t in, std::int64_t kernel,
-                                          std::int64_t stride, std::int64_t padding) {
+[[maybe_unused]] std::int64_t pooled_size(std::int64_t in, std::int64_t kernel, std::int64_t stride,
+                                          std::int64_t padding) {
   return (in + 2 * padding - kernel) / stride + 1;
 }
 

@@ -222,8 +222,8 @@ __global__ void backward_3x3_stride2_kernel(const T* __restrict__ grad_y,
         Pack<T, V> result;
 #pragma unroll
         for (int v = 0; v < V; ++v) result.v[v] = from_float<T>(sum[v]);
-        *reinterpret_cast<Pack<T, V>*>(
-            grad_x + ((n * s.height + h) * s.width + w) * s.channels + group * V) = result;
+        *reinterpret_cast<Pack<T, V>*>(grad_x + ((n * s.height + h) * s.width + w) * s.channels +
+                                       group * V) = result;
       }
     }
   }
@@ -290,7 +290,7 @@ void launch_backward(const T* dy, const std::uint8_t* index, T* dx, const PoolSh
                      cudaStream_t stream) {
   backward_kernel<T, V, W>
       <<<grid_for(s.width * s.channels / V, s.n * s.height), kThreads, 0, stream>>>(dy, index, dx,
-                                                                                  s);
+                                                                                    s);
 }
 
 template <typename T, int V>

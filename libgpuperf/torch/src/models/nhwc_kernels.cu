@@ -170,7 +170,7 @@ cudaError_t average_pool_backward_as(const void* grad_y, void* grad_x, std::int6
   if (wide<T>(channels, grad_y, grad_x)) {
     average_pool_backward_kernel<T, kWide<T>>
         <<<blocks_for(n * pixels * channels / kWide<T>), kThreads, 0, stream>>>(dy, dx, n, pixels,
-                                                                              channels);
+                                                                                channels);
   } else {
     average_pool_backward_kernel<T, 1>
         <<<blocks_for(n * pixels * channels), kThreads, 0, stream>>>(dy, dx, n, pixels, channels);
@@ -231,14 +231,13 @@ cudaError_t global_average_pool(NhwcDtype dtype, const void* x, void* out, std::
 }
 
 cudaError_t global_average_pool_backward(NhwcDtype dtype, const void* grad_y, void* grad_x,
-                                         std::int64_t n, std::int64_t pixels,
-                                         std::int64_t channels, cudaStream_t stream) {
+                                         std::int64_t n, std::int64_t pixels, std::int64_t channels,
+                                         cudaStream_t stream) {
   switch (dtype) {
     case NhwcDtype::kHalf:
       return average_pool_backward_as<__half>(grad_y, grad_x, n, pixels, channels, stream);
     case NhwcDtype::kBFloat16:
-      return average_pool_backward_as<__nv_bfloat16>(grad_y, grad_x, n, pixels, channels,
-                                                      stream);
+      return average_pool_backward_as<__nv_bfloat16>(grad_y, grad_x, n, pixels, channels, stream);
     case NhwcDtype::kFloat:
       return average_pool_backward_as<float>(grad_y, grad_x, n, pixels, channels, stream);
   }

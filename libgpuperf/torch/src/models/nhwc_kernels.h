@@ -38,7 +38,7 @@ cudaError_t global_average_pool(NhwcDtype dtype, const void* x, void* out, std::
 
 /// grad_x[n, pixel, c] = grad_y[n, c] / pixels: global_average_pool's gradient, in NHWC.
 cudaError_t global_average_pool_backward(NhwcDtype dtype, const void* grad_y, void* grad_x,
-                                         std::int64_t n, std::int64_t pixels,
-                                         std::int64_t channels, cudaStream_t stream);
+                                         std::int64_t n, std::int64_t pixels, std::int64_t channels,
+                                         cudaStream_t stream);
 
 }  // namespace gpuperf::detail

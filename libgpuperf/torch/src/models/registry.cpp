@@ -43,7 +43,7 @@ ModelRegistry& ModelRegistry::global() {
 }
 
 void ModelRegistry::add(ModelInfo info) {
-  if (info.name.empty()) throw ConfigError("ModelInfo.name must not be empty");
+  if (info.name.empty()) throw ConfigError("ModelInfo::name", "must not be empty");
   if (!info.factory) throw ConfigError("ModelInfo.factory of '" + info.name + "' is empty");
   if (info.input_shape.empty()) {
     throw ConfigError("ModelInfo.input_shape of '" + info.name + "' is empty");
@@ -67,8 +67,8 @@ ModelInfo ModelRegistry::get(std::string_view name) const {
   }
   std::string known;
   for (const auto& n : names()) known += (known.empty() ? "" : ", ") + n;
-  throw ConfigError("--model: unknown model '" + std::string(name) + "' (registered: " + known +
-                    ")");
+  throw ConfigError("model",
+                    "unknown model '" + std::string(name) + "' (registered: " + known + ")");
 }
 
 bool ModelRegistry::contains(std::string_view name) const {

@@ -99,8 +99,8 @@ torch::Tensor BottleneckImpl::forward_fused(const torch::Tensor& x, const torch:
                                  /*fused=*/true, nullptr, &shortcut_sums);
   }
   out = conv2d_batch_norm_relu(out, *conv2, weight(1, *conv2), *bn2, {}, true, &fused2, &sums2);
-  out = conv2d_batch_norm_relu(out, *conv3, weight(2, *conv3), *bn3, identity, true, &fused3,
-                               &sums3);
+  out =
+      conv2d_batch_norm_relu(out, *conv3, weight(2, *conv3), *bn3, identity, true, &fused3, &sums3);
   ran_fused_ = fused1 && fused2 && fused3;
   ran_conv_statistics_ = sums1 && sums2 && sums3 && shortcut_sums;
   return out;
@@ -122,8 +122,8 @@ void BottleneckImpl::fuse_for_inference() {
 
 ResNetImpl::ResNetImpl(ResNetOptions options) {
   if (options.layers.size() != 4) {
-    throw ConfigError("ResNetOptions.layers must have 4 stages, got " +
-                      std::to_string(options.layers.size()));
+    throw ConfigError("ResNetOptions::layers",
+                      "must have 4 stages, got " + std::to_string(options.layers.size()));
   }
   for (std::int64_t blocks : options.layers) {
     if (blocks < 1)
@@ -131,8 +131,8 @@ ResNetImpl::ResNetImpl(ResNetOptions options) {
                         std::to_string(blocks));
   }
   if (options.num_classes <= 0) {
-    throw ConfigError("ResNetOptions.num_classes must be > 0, got " +
-                      std::to_string(options.num_classes));
+    throw ConfigError("ResNetOptions::num_classes",
+                      "must be > 0, got " + std::to_string(options.num_classes));
   }
   conv1 = register_module("conv1", conv(3, 64, 7, 2, 3));
   bn1 = register_module("bn1", torch::nn::BatchNorm2d(64));

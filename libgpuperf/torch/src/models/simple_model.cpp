@@ -11,12 +11,12 @@ namespace gpuperf {
 
 SimpleModelImpl::SimpleModelImpl(SimpleModelOptions options) {
   if (options.num_classes <= 0) {
-    throw ConfigError("SimpleModelOptions.num_classes must be > 0, got " +
-                      std::to_string(options.num_classes));
+    throw ConfigError("SimpleModelOptions::num_classes",
+                      "must be > 0, got " + std::to_string(options.num_classes));
   }
   if (options.image_size <= 0) {
-    throw ConfigError("SimpleModelOptions.image_size must be > 0, got " +
-                      std::to_string(options.image_size));
+    throw ConfigError("SimpleModelOptions::image_size",
+                      "must be > 0, got " + std::to_string(options.image_size));
   }
   conv1 = register_module(
       "conv1", torch::nn::Conv2d(torch::nn::Conv2dOptions(3, 64, 3).stride(1).padding(1)));

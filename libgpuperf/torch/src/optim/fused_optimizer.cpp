@@ -20,8 +20,8 @@ namespace gpuperf {
 
 void FusedOptimizerOptions::validate() const {
   auto bad = [](const char* field, double value, const char* rule) {
-    throw ConfigError(std::string("FusedOptimizerOptions.") + field + " must be " + rule +
-                      ", got " + std::to_string(value));
+    throw ConfigError(std::string("FusedOptimizerOptions::") + field,
+                      std::string("must be ") + rule + ", got " + std::to_string(value));
   };
   if (!(learning_rate > 0)) bad("learning_rate", learning_rate, "> 0");
   if (!(beta1 >= 0 && beta1 < 1)) bad("beta1", beta1, "in [0, 1)");
@@ -47,8 +47,9 @@ FusedOptimizer::FusedOptimizer(std::vector<torch::Tensor> parameters, FusedOptim
   if (parameters_.empty()) throw ConfigError("FusedOptimizer: no parameters");
   const torch::Device device = parameters_.front().device();
   if (!available(device)) {
-    throw ConfigError("--optimizer " + to_string(options_.kind) + " (fused): LibTorch " +
-                      TORCH_VERSION + " has no fused optimizer kernels for " + device.str());
+    throw ConfigError("optimizer", to_string(options_.kind) + " (fused)",
+                      std::string("LibTorch ") + TORCH_VERSION +
+                          " has no fused optimizer kernels for " + device.str());
   }
   // The kernels read the rate from device memory (their tensor-lr overloads), so that a graph
   // replay picks up set_learning_rate(); float32, as torch.optim's tensor rates.
@@ -115,13 +116,13 @@ void FusedOptimizer::step(const torch::Tensor& grad_scale, const torch::Tensor& 
       at::_foreach_add_(steps, 1);
       const std::vector<torch::Tensor> no_max_exp_avg_sq;
       if (options_.kind == OptimizerKind::kAdam) {
-        at::_fused_adam_(params, grads, state_a, state_b, no_max_exp_avg_sq, steps,
-                         lr_, options_.beta1, options_.beta2, options_.weight_decay,
-                         options_.eps, /*amsgrad=*/false, /*maximize=*/false, scale, inf);
+        at::_fused_adam_(params, grads, state_a, state_b, no_max_exp_avg_sq, steps, lr_,
+                         options_.beta1, options_.beta2, options_.weight_decay, options_.eps,
+                         /*amsgrad=*/false, /*maximize=*/false, scale, inf);
       } else {
-        at::_fused_adamw_(params, grads, state_a, state_b, no_max_exp_avg_sq, steps,
-                          lr_, options_.beta1, options_.beta2, options_.weight_decay,
-                          options_.eps, /*amsgrad=*/false, /*maximize=*/false, scale, inf);
+        at::_fused_adamw_(params, grads, state_a, state_b, no_max_exp_avg_sq, steps, lr_,
+                          options_.beta1, options_.beta2, options_.weight_decay, options_.eps,
+                          /*amsgrad=*/false, /*maximize=*/false, scale, inf);
       }
       if (found_inf.defined()) {
         at::_foreach_sub_(steps, std::vector<torch::Tensor>(steps.size(), found_inf.reshape({})));

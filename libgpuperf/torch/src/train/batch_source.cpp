@@ -9,15 +9,18 @@ namespace gpuperf {
 
 void SyntheticBatchOptions::validate() const {
   if (batch_size <= 0) {
-    throw ConfigError("--batch-size: must be > 0, got " + std::to_string(batch_size));
+    throw ConfigError("SyntheticBatchOptions::batch_size",
+                      "must be > 0, got " + std::to_string(batch_size));
   }
-  if (sample_shape.empty()) throw ConfigError("SyntheticBatchOptions.sample_shape is empty");
+  if (sample_shape.empty()) throw ConfigError("SyntheticBatchOptions::sample_shape", "is empty");
   for (std::int64_t d : sample_shape) {
     if (d <= 0)
-      throw ConfigError("SyntheticBatchOptions.sample_shape has a dimension " + std::to_string(d));
+      throw ConfigError("SyntheticBatchOptions::sample_shape",
+                        "has a dimension " + std::to_string(d));
   }
   if (num_classes <= 0) {
-    throw ConfigError("--num-classes: must be > 0, got " + std::to_string(num_classes));
+    throw ConfigError("SyntheticBatchOptions::num_classes",
+                      "must be > 0, got " + std::to_string(num_classes));
   }
 }
 

@@ -50,27 +50,33 @@ LossFunction cross_entropy_loss() {
 
 void TrainStepOptions::validate() const {
   if (!(learning_rate > 0)) {
-    throw ConfigError("--lr: must be > 0, got " + std::to_string(learning_rate));
+    throw ConfigError("TrainStepOptions::learning_rate",
+                      "must be > 0, got " + std::to_string(learning_rate));
   }
-  if (momentum < 0) throw ConfigError("--momentum: must be >= 0, got " + std::to_string(momentum));
+  if (momentum < 0)
+    throw ConfigError("TrainStepOptions::momentum",
+                      "must be >= 0, got " + std::to_string(momentum));
   if (weight_decay < 0) {
-    throw ConfigError("--weight-decay: must be >= 0, got " + std::to_string(weight_decay));
+    throw ConfigError("TrainStepOptions::weight_decay",
+                      "must be >= 0, got " + std::to_string(weight_decay));
   }
   if (max_grad_norm < 0) {
-    throw ConfigError("--max-grad-norm: must be >= 0, got " + std::to_string(max_grad_norm));
+    throw ConfigError("TrainStepOptions::max_grad_norm",
+                      "must be >= 0, got " + std::to_string(max_grad_norm));
   }
   if (accumulation_steps < 1) {
-    throw ConfigError("--accumulation-steps: must be >= 1, got " +
-                      std::to_string(accumulation_steps));
+    throw ConfigError("TrainStepOptions::accumulation_steps",
+                      "must be >= 1, got " + std::to_string(accumulation_steps));
   }
   grad_scaler.validate();
   if (cuda_graph && !fused_optimizer) {
-    throw ConfigError(
-        "--graph: a CUDA graph needs the fused optimizer (torch::optim keeps its step "
-        "count on the host); use --fused on");
+    throw ConfigError("TrainStepOptions::cuda_graph",
+                      "a CUDA graph needs the fused optimizer (torch::optim keeps its step "
+                      "count on the host); set {fused_optimizer}");
   }
-  if (graph_warmup_steps < 1) {
-    throw ConfigError("graph_warmup_steps must be >= 1, got " + std::to_string(graph_warmup_steps));
+  if (graph_warmup < 1) {
+    throw ConfigError("TrainStepOptions::graph_warmup",
+                      "must be >= 1, got " + std::to_string(graph_warmup));
   }
 }
 
@@ -116,8 +122,10 @@ TrainStep::TrainStep(torch::nn::AnyModule model, torch::Device device, TrainStep
   module_ = model.ptr();
   loss_ = [model, loss](const std::vector<torch::Tensor>& batch) mutable {
     if (batch.size() != 2) {
-      throw ConfigError("TrainStep: a model with an (output, target) loss takes a batch of 2 "
-                        "tensors (input, target), got " + std::to_string(batch.size()));
+      throw ConfigError(
+          "TrainStep: a model with an (output, target) loss takes a batch of 2 "
+          "tensors (input, target), got " +
+          std::to_string(batch.size()));
     }
     return loss(model.forward(batch[0]), batch[1]);
   };
@@ -142,7 +150,7 @@ void TrainStep::initialize() {
   module().to(device_);
   convert_memory_format(module(), options_.memory_format);
   module().train();
-  if (options_.fuse_kernels) {
+  if (options_.kernel_fusion) {
     if (auto* fusable = dynamic_cast<FusableModel*>(module_.get())) {
       if (fusable->set_training_fusion(true)) fusable_ = fusable;
     }
@@ -159,7 +167,8 @@ void TrainStep::initialize() {
                                 options_.momentum, options_.weight_decay);
   }
   if (options_.cuda_graph && !device_.is_cuda()) {
-    throw ConfigError("--graph: CUDA graphs need a CUDA device; device is " + device_.str());
+    throw ConfigError("TrainStepOptions::cuda_graph",
+                      "CUDA graphs need a CUDA device; device is " + device_.str());
   }
 }
 
@@ -186,9 +195,11 @@ StepResult TrainStep::operator()(const std::vector<torch::Tensor>& input) {
   Tensors batch;
   for (const auto& t : input) {
     if (t.dim() == 0 || t.size(0) != input.front().size(0)) {
-      throw ConfigError("TrainStep: every tensor of a batch holds the samples along dimension 0; "
-                        "got sizes " + std::string(c10::str(input.front().sizes())) + " and " +
-                        std::string(c10::str(t.sizes())));
+      throw ConfigError(
+          "TrainStep: every tensor of a batch holds the samples along dimension 0; "
+          "got sizes " +
+          std::string(c10::str(input.front().sizes())) + " and " +
+          std::string(c10::str(t.sizes())));
     }
     // Both no-ops when the batch is already in place (the synthetic source makes it so).
     batch.push_back(to_memory_format(t.to(device_, /*non_blocking=*/true), options_.memory_format));
@@ -203,7 +214,7 @@ StepResult TrainStep::operator()(const std::vector<torch::Tensor>& input) {
     return run_step(batch, false);
   }
   // Counted apart from steps_: a step loaded from a checkpoint still warms up before capture.
-  if (graph_warmups_ < options_.graph_warmup_steps) return warm_up_for_graph(batch);
+  if (graph_warmups_ < options_.graph_warmup) return warm_up_for_graph(batch);
   return capture_and_replay(batch);
 }
 

@@ -32,20 +32,17 @@
 namespace gpuperf {
 
 void TrainingRun::validate() const {
-  require_option(batch_size > 0, "batch-size", batch_size, "> 0");
-  require_option(num_classes >= 0, "num-classes", num_classes, ">= 0 (0: the model's default)");
-  require_option(learning_rate > 0 && std::isfinite(learning_rate), "lr", learning_rate,
-                 "finite and > 0");
-  require_option(momentum >= 0 && std::isfinite(momentum), "momentum", momentum,
-                 "finite and >= 0");
-  require_option(weight_decay >= 0 && std::isfinite(weight_decay), "weight-decay", weight_decay,
-                 "finite and >= 0");
-  require_option(threads >= 0, "threads", threads, ">= 0");
-  // More intra-op threads than hardware threads only contend (and 100000 would not start).
-  const int hardware = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  require_option(threads <= hardware, "threads", threads,
-                 "<= " + std::to_string(hardware) + " (this machine's hardware threads)");
-  require_option(telemetry_period > 0, "telemetry-period", telemetry_period, "> 0");
+  RunBasics::validate();
+  require_setting(batch_size > 0, "TrainingRun::batch_size", batch_size, "> 0");
+  require_setting(num_classes >= 0, "TrainingRun::num_classes", num_classes,
+                  ">= 0 (0: the model's default)");
+  require_setting(learning_rate > 0 && std::isfinite(learning_rate), "TrainingRun::learning_rate",
+                  learning_rate, "finite and > 0");
+  require_setting(momentum >= 0 && std::isfinite(momentum), "TrainingRun::momentum", momentum,
+                  "finite and >= 0");
+  require_setting(weight_decay >= 0 && std::isfinite(weight_decay), "TrainingRun::weight_decay",
+                  weight_decay, "finite and >= 0");
+  require_setting(telemetry_period > 0, "TrainingRun::telemetry_period", telemetry_period, "> 0");
   measure.validate();
   (void)ModelRegistry::global().get(model);  // ConfigError "unknown model '...'"
 }
@@ -77,26 +74,30 @@ ResolvedTraining resolve(const TrainingRun& run) {
   check_precision_supported(o.precision, r.device);
   const bool fused_available = FusedOptimizer::available(r.device);
   if (run.fused_optimizer == Switch::kOn && !fused_available) {
-    throw ConfigError("--fused on: LibTorch " + std::string(TORCH_VERSION) +
-                      " has no fused optimizer kernels for " + r.device.str());
+    throw ConfigError("TrainingRun::fused_optimizer", "on",
+                      "LibTorch " + std::string(TORCH_VERSION) +
+                          " has no fused optimizer kernels for " + r.device.str());
   }
   o.fused_optimizer = resolve_switch(run.fused_optimizer, fused_available);
   if (run.cuda_graph == Switch::kOn && (!cuda || !o.fused_optimizer)) {
-    throw ConfigError("--graph on: needs a CUDA device and the fused optimizer (device " +
-                      r.device.str() + ", --fused " + to_string(run.fused_optimizer) + ")");
+    throw ConfigError("TrainingRun::cuda_graph", "on",
+                      "needs a CUDA device and the fused optimizer (device " + r.device.str() +
+                          ", {fused_optimizer} " + to_string(run.fused_optimizer) + ")");
   }
   o.cuda_graph = resolve_switch(run.cuda_graph, cuda && o.fused_optimizer);
   if (run.kernel_fusion == Switch::kOn && !cuda) {
-    throw ConfigError("--fuse on: the fused kernels are cuDNN's; device is " + r.device.str());
+    throw ConfigError("TrainingRun::kernel_fusion", "on",
+                      "the fused kernels are cuDNN's; device is " + r.device.str());
   }
-  o.fuse_kernels = resolve_switch(run.kernel_fusion, cuda);
-  const int graph_steps = o.graph_warmup_steps + 1;
-  if (o.cuda_graph && run.measure.warmup_steps < graph_steps) {
+  o.kernel_fusion = resolve_switch(run.kernel_fusion, cuda);
+  const int graph_steps = o.graph_warmup + 1;
+  if (o.cuda_graph && run.measure.warmup < graph_steps) {
     // The first calls warm up eagerly and the next captures: none may fall in a timed window.
-    throw ConfigError("--warmup: must be >= " + std::to_string(graph_steps) +
-                      " with a CUDA graph (--graph " + to_string(run.cuda_graph) +
-                      "; its first steps warm up eagerly, the next captures), got " +
-                      std::to_string(run.measure.warmup_steps));
+    throw ConfigError("MeasureOptions::warmup",
+                      "must be >= " + std::to_string(graph_steps) +
+                          " with a CUDA graph ({cuda_graph} " + to_string(run.cuda_graph) +
+                          "; its first steps warm up eagerly, the next captures), got " +
+                          std::to_string(run.measure.warmup));
   }
   return r;
 }
@@ -119,7 +120,7 @@ RunRecord describe(const TrainingRun& run, const ResolvedTraining& r) {
   config.learning_rate = r.step.learning_rate;
   config.cudnn_benchmark = r.step.cudnn_benchmark;
   config.grad_scaler = r.step.precision == Precision::kFp16;
-  config.warmup_steps = run.measure.warmup_steps;
+  config.warmup_steps = run.measure.warmup;
   config.steps_per_window = run.measure.steps_per_window;
   config.adaptive = run.measure.adaptive;
   config.seed = run.seed;
@@ -184,7 +185,7 @@ void log_start(const TrainingRun& run, const ResolvedTraining& r, const RunRecor
   log::info(log::cat(run.model, " on ", record.device.name, " (", r.device.str(), "): batch ",
                      run.batch_size, ", ", c.precision, ", ", c.memory_format, ", ", c.optimizer,
                      " (", c.optimizer_impl, ")", r.step.cuda_graph ? ", CUDA graph" : "",
-                     "; warming up for ", run.measure.warmup_steps, " steps"));
+                     "; warming up for ", run.measure.warmup, " steps"));
 }
 
 // Builds the model and the step, times the windows and fills the measured fields. Returns why
@@ -240,8 +241,8 @@ std::string measure_training(const TrainingRun& run, const ResolvedTraining& r,
       },
       static_cast<double>(run.batch_size), *timer, run.measure, progress, before_timing);
   synchronize(r.device);
-  if (telemetry.sampling()) telemetry.stop(static_cast<double>(run.batch_size) * m.timed_steps,
-                                           record);
+  if (telemetry.sampling())
+    telemetry.stop(static_cast<double>(run.batch_size) * m.timed_steps, record);
 
   record.throughput = m.throughput;
   record.window_throughput = m.window_throughput;
@@ -278,16 +279,9 @@ std::string measure_training(const TrainingRun& run, const ResolvedTraining& r,
 // file or an unknown GPU costs the figures that need it, never the run.
 void add_efficiency(RunRecord& record) {
   try {
-    if (record.device.kind != "cuda") {
-      // The database describes GPUs; a CPU run still gets its FLOP counts.
-      add_efficiency_metrics(record, compute_efficiency(record, nullptr));
-      return;
-    }
-    const SpecDatabase db = SpecDatabase::load_default();
-    const SpecMatch match =
-        db.match_device(record.device.name, record.device.sm_count, record.device.memory_bytes);
-    if (match.spec == nullptr) record.warnings.push_back(match.reason);
-    add_efficiency_metrics(record, compute_efficiency(record, match.spec));
+    // A CPU run (or an unknown GPU) still gets its FLOP counts.
+    const std::optional<GpuSpec> spec = datasheet_entry(record.device, "", record.warnings);
+    add_efficiency_metrics(record, compute_efficiency(record, spec ? &*spec : nullptr));
   } catch (const Error& e) {
     record.warnings.push_back(std::string("efficiency figures unavailable: ") + e.what());
   }
@@ -297,7 +291,7 @@ void add_efficiency(RunRecord& record) {
 void enrich(const TrainingRun& run, const ResolvedTraining& r, const std::string& graph_fallback,
             RunRecord& record) {
   if (run.kernel_fusion == Switch::kOn && record.config.kernel_fusion == "none") {
-    record.warnings.push_back("--fuse on: nothing ran fused (" + run.model + ", " +
+    record.warnings.push_back("kernel fusion on: nothing ran fused (" + run.model + ", " +
                               to_string(r.step.precision) + ", " + to_string(run.memory_format) +
                               "): cuDNN's fused kernels do not apply here");
   }
@@ -318,12 +312,13 @@ void enrich(const TrainingRun& run, const ResolvedTraining& r, const std::string
     record.metrics["imagenet_90_epochs_seconds"] = kImageNetEpochs * kImageNet1kTrainImages / rate;
   }
   if (d.world_size > 1 && !d.parameters_identical) {
-    record.warnings.push_back("the ranks' parameters differ after the run: the data-parallel "
-                              "gradients did not agree");
+    record.warnings.push_back(
+        "the ranks' parameters differ after the run: the data-parallel "
+        "gradients did not agree");
   }
   if (!std::isfinite(record.final_loss)) {
-    record.warnings.push_back("the final loss is not finite (" +
-                              std::to_string(record.final_loss) + ")");
+    record.warnings.push_back("the final loss is not finite (" + std::to_string(record.final_loss) +
+                              ")");
   } else if (std::isfinite(record.first_loss) && !(record.final_loss < record.first_loss)) {
     record.warnings.push_back("the loss did not fall (first " +
                               format_number(record.first_loss, 4) + ", final " +

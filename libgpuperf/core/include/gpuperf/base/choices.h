@@ -45,7 +45,7 @@ enum class Switch { kAuto, kOn, kOff };
 [[nodiscard]] OptimizerKind parse_optimizer(std::string_view text,
                                             std::string_view option = "optimizer");
 
-/// Parses "auto", "on", "off"; throws ConfigError "--<option>: unknown value '<text>' (choose
+/// Parses "auto", "on", "off"; throws ConfigError naming `option`: "unknown value '<text>' (choose
 /// auto, on or off)".
 [[nodiscard]] Switch parse_switch(std::string_view text, std::string_view option);
 /// A switch resolved against what the device allows: kOn -> true, kOff -> false, kAuto ->

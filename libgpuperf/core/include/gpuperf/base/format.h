@@ -2,7 +2,7 @@
 // Numbers in messages: significant digits, not std::to_string's six fixed decimals ("200" and
 // "9.454", not "200.000000" and "9.453949"; "1e-300", not "0.000000").
 //
-//   throw ConfigError("--serve-rates: must be > 0, got " + gpuperf::format_number(rate));
+//   throw ConfigError("ServingOptions::rate", "must be > 0, got " + gpuperf::format_number(rate));
 
 #include <string>
 

@@ -80,8 +80,10 @@ struct InferenceResult {
   bool out_of_memory = false;  ///< the sweep stopped at a batch size that did not fit
   std::string command;         ///< the command line, shell-quoted
   std::string timestamp_utc;
-  ServingSweep serving;  ///< the serving sweep, simulated or executed (serving_measured); may be empty
-  bool serving_measured = false;  ///< run_serving executed it; otherwise simulate_serving modelled it
+  ServingSweep
+      serving;  ///< the serving sweep, simulated or executed (serving_measured); may be empty
+  bool serving_measured =
+      false;  ///< run_serving executed it; otherwise simulate_serving modelled it
   ServingOptions serving_options;  ///< rate is per point; the rest applies to all points
 };
 
@@ -120,6 +122,5 @@ InferenceResult from_json<InferenceResult>(const std::string& text);
 /// order; all of them when there are no more than `count`.
 [[nodiscard]] std::vector<double> evenly_spaced(const std::vector<double>& values,
                                                 std::size_t count);
-
 
 }  // namespace gpuperf

@@ -50,9 +50,9 @@ struct ServingOptions {
 
 /// What one simulated run produced.
 struct ServingResult {
-  double offered_rate = 0;     ///< options.rate, requests/s
-  double arrival_rate = 0;     ///< realised: (requests - 1) / (last arrival - first arrival)
-  double achieved_rate = 0;    ///< requests / (last completion - first arrival)
+  double offered_rate = 0;   ///< options.rate, requests/s
+  double arrival_rate = 0;   ///< realised: (requests - 1) / (last arrival - first arrival)
+  double achieved_rate = 0;  ///< requests / (last completion - first arrival)
   double capacity = 0;  ///< max_batch / service(max_batch): the most the server can do; 0 unknown
   LatencySummary latency;      ///< end-to-end, seconds
   double mean_wait = 0;        ///< mean seconds from arrival to dispatch (queueing + batching)
@@ -107,14 +107,12 @@ class SteadyServingClock final : public ServingClock {
 /// `capacity_service` (optional) gives a full batch's service time for the capacity figure and
 /// the first saturation rule; without it only the queue-growth rule applies. Throws ConfigError
 /// for bad options.
-[[nodiscard]] ServingResult run_serving(const BatchExecutor& execute,
-                                        const ServingOptions& options,
+[[nodiscard]] ServingResult run_serving(const BatchExecutor& execute, const ServingOptions& options,
                                         const BatchServiceFunction& capacity_service,
                                         ServingClock& clock);
 
 /// run_serving on a SteadyServingClock.
-[[nodiscard]] ServingResult run_serving(const BatchExecutor& execute,
-                                        const ServingOptions& options,
+[[nodiscard]] ServingResult run_serving(const BatchExecutor& execute, const ServingOptions& options,
                                         const BatchServiceFunction& capacity_service = {});
 
 /// Results of a sweep over offered rates.
@@ -131,21 +129,15 @@ struct ServingSweep {
 /// run_serving for each rate (sorted ascending), stopping after the first saturated one. Each
 /// rate runs max(100, rate x seconds_per_rate) requests, at most base.requests, so that slow
 /// rates do not take minutes. `progress` (optional) is called with each rate's result.
-[[nodiscard]] ServingSweep sweep_serving_measured(const BatchExecutor& execute,
-                                                  const ServingOptions& base,
-                                                  std::vector<double> rates,
-                                                  double seconds_per_rate,
-                                                  const BatchServiceFunction& capacity_service,
-                                                  ServingClock& clock,
-                                                  const std::function<void(const ServingResult&)>&
-                                                      progress = {});
+[[nodiscard]] ServingSweep sweep_serving_measured(
+    const BatchExecutor& execute, const ServingOptions& base, std::vector<double> rates,
+    double seconds_per_rate, const BatchServiceFunction& capacity_service, ServingClock& clock,
+    const std::function<void(const ServingResult&)>& progress = {});
 
 /// sweep_serving_measured on a SteadyServingClock.
-[[nodiscard]] ServingSweep sweep_serving_measured(const BatchExecutor& execute,
-                                                  const ServingOptions& base,
-                                                  std::vector<double> rates,
-                                                  double seconds_per_rate,
-                                                  const BatchServiceFunction& capacity_service = {});
+[[nodiscard]] ServingSweep sweep_serving_measured(
+    const BatchExecutor& execute, const ServingOptions& base, std::vector<double> rates,
+    double seconds_per_rate, const BatchServiceFunction& capacity_service = {});
 
 /// A service function from measured (batch size -> seconds) points: linear interpolation between
 /// them, the smallest measured time below the smallest batch size. Throws ConfigError when the

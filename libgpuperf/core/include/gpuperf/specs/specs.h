@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "gpuperf/base/fingerprint.h"
+
 namespace gpuperf {
 
 /// Data types with a datasheet peak, in the order reports list them. fp16 and bf16 are tensor
@@ -116,9 +118,16 @@ class SpecDatabase {
 /// listing the places tried when none exists.
 [[nodiscard]] std::string default_specs_path(const std::string& explicit_path = "");
 
+/// The datasheet entry of the GPU a measurement ran on, from the database at `specs_path` ("":
+/// the shipped one): the one place every run type matches its device. nullopt for a CPU, for a
+/// GPU the database does not know and for a database that cannot be read, the reason for the
+/// last two appended to `warnings`: figures that need a datasheet are lost, never the run.
+[[nodiscard]] std::optional<GpuSpec> datasheet_entry(const DeviceFingerprint& device,
+                                                     const std::string& specs_path,
+                                                     std::vector<std::string>& warnings);
+
 /// Finds a data file shipped with gpuperf (e.g. "published_results.json") in the build tree,
 /// the install tree or beside the executable; throws IoError listing the places tried.
 [[nodiscard]] std::string find_data_file(const std::string& file_name);
-
 
 }  // namespace gpuperf

@@ -19,7 +19,7 @@ namespace gpuperf {
 
 /// How long to warm up and how many windows to time.
 struct MeasureOptions {
-  int warmup_steps = 10;             ///< untimed steps first (cuDNN autotune, allocator growth)
+  int warmup = 10;                   ///< untimed steps first (cuDNN autotune, allocator growth)
   int steps_per_window = 20;         ///< steps between two timer marks
   int windows = 10;                  ///< timed windows in fixed mode
   bool adaptive = false;             ///< stop on precision or time instead of after `windows`
@@ -28,8 +28,8 @@ struct MeasureOptions {
   double target_relative_ci = 0.02;  ///< adaptive: stop when CI half-width / mean is below this
   double max_seconds = 60;           ///< adaptive: stop after this much timed time (seconds)
 
-  /// Throws ConfigError naming the first bad field as the programs spell it ("--windows: must be
-  /// >= 1, got 0").
+  /// Throws ConfigError naming the first bad field ("MeasureOptions::windows: must be >= 1, got
+  /// 0").
   void validate() const;
 };
 
@@ -55,7 +55,7 @@ struct Measurement {
   std::string stop_reason;        ///< "fixed window count", "converged", "time limit", ...
 };
 
-/// Runs `step` options.warmup_steps times untimed, then in timed windows, and summarizes.
+/// Runs `step` options.warmup times untimed, then in timed windows, and summarizes.
 /// `samples_per_step` is the batch size (samples processed by one call of `step`). `progress`
 /// is called after each window; `before_timing` once between warm-up and the first window
 /// (e.g. to synchronise and start a telemetry sampler).

@@ -1,11 +1,10 @@
 #pragma once
 // Timers behind one interface: CUDA events on the GPU, a steady clock on the CPU.
 //
-//   auto timer = gpuperf::make_timer(gpuperf::TimerKind::kCudaEvent, 0);  // gpuperf/device/cuda_timer.h
-//   auto start = timer->mark();          // enqueued in stream order, no host sync
-//   for (...) train_step();
-//   auto stop = timer->mark();
-//   double seconds = timer->seconds(start, stop);   // waits for `stop` only here
+//   auto timer = gpuperf::make_timer(gpuperf::TimerKind::kCudaEvent, 0);  //
+//   gpuperf/device/cuda_timer.h auto start = timer->mark();          // enqueued in stream order,
+//   no host sync for (...) train_step(); auto stop = timer->mark(); double seconds =
+//   timer->seconds(start, stop);   // waits for `stop` only here
 
 #include <cstddef>
 #include <memory>

@@ -48,7 +48,7 @@ struct InferenceOptions {
   std::int64_t cudnn_benchmark_from_batch = kDefaultCudnnBenchmarkFromBatch;
   /// Ask a FusableModel to fuse for inference (fold BatchNorm, conv+bias(+add)+ReLU in one cuDNN
   /// call). Same function up to rounding; kernel_fusion() says what was fused.
-  bool fuse = false;
+  bool kernel_fusion = false;
   std::uint64_t seed = 0;  ///< seeds the synthetic inputs
 
   /// Throws ConfigError naming the bad field and value.

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "gpuperf/base/choices.h"
+#include "gpuperf/base/run_basics.h"
 #include "gpuperf/results/inference_result.h"
 
 namespace gpuperf {
@@ -33,15 +34,14 @@ enum class ServeMode {
 [[nodiscard]] ServeMode parse_serve_mode(const std::string& text,
                                          const std::string& option = "serve-mode");
 
-/// What an inference measurement runs. Errors name the options as the programs spell them.
-struct InferenceRun {
-  std::string device = "auto";  ///< auto, cpu, cuda or cuda:N
+/// What an inference measurement runs (device, seed, threads, quiet, command line: RunBasics).
+struct InferenceRun : RunBasics {
   std::string model = "simple";
   std::int64_t num_classes = 0;        ///< 0: the model's default
   std::optional<Precision> precision;  ///< nullopt: fp16 on CUDA, fp32 on the CPU
   MemoryFormat memory_format = MemoryFormat::kContiguous;
-  Switch cuda_graph = Switch::kAuto;  ///< replay a captured CUDA graph; auto: on CUDA
-  Switch fusion = Switch::kAuto;      ///< fold BatchNorm, fused conv epilogues; auto: on CUDA
+  Switch cuda_graph = Switch::kAuto;      ///< replay a captured CUDA graph; auto: on CUDA
+  Switch kernel_fusion = Switch::kAuto;   ///< fold BatchNorm, fused conv epilogues; auto: on CUDA
   std::vector<std::int64_t> batch_sizes;  ///< explicit sweep; empty: doubling up to max_batch
   std::int64_t max_batch = 256;           ///< doubling sweep 1, 2, 4, ... up to this (or OOM)
   int warmup = 10;                        ///< untimed calls per batch size
@@ -55,13 +55,9 @@ struct InferenceRun {
   std::int64_t serve_requests = 20000;  ///< serving: requests per rate (measured: at most)
   ServeMode serve_mode = ServeMode::kSimulated;
   double serve_seconds = 5;  ///< measured serving: seconds of arrivals per rate (>= 100 requests)
-  std::int64_t seed = 0;
-  int threads = 0;  ///< CPU intra-op threads; 0: LibTorch's default
   /// Per-call latencies kept per batch size in the result (evenly spread; 0: none), for
   /// gpuperf_compare's rank test. At most kMaxStoredLatencies.
   std::size_t keep_latencies = 1000;
-  bool quiet = false;        ///< no progress lines
-  std::string command_line;  ///< recorded as the command that reproduces it
   /// After the sweep: make kKernelTraceCalls more calls at each measured batch size (after 3
   /// untraced ones) under LibTorch's profiler and write their Chrome trace here; "" for none.
   std::string kernel_trace;
@@ -69,7 +65,7 @@ struct InferenceRun {
 
   /// The batch sizes the sweep tries, in order: batch_sizes, or 1, 2, 4, ... then max_batch.
   [[nodiscard]] std::vector<std::int64_t> planned_batch_sizes() const;
-  /// Throws ConfigError naming the first bad option and its value.
+  /// Throws ConfigError naming the first bad field ("InferenceRun::iterations") and its value.
   void validate() const;
 };
 

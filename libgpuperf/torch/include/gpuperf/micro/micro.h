@@ -21,7 +21,7 @@ namespace gpuperf {
 
 /// Measurement settings shared by the microbenchmarks.
 struct MicroOptions {
-  int warmup_calls = 3;       ///< untimed calls first (cuBLAS heuristics, allocator, clocks)
+  int warmup = 3;             ///< untimed calls first (cuBLAS heuristics, allocator, clocks)
   int calls_per_window = 10;  ///< calls between two timer marks
   int windows = 5;            ///< timed windows; the result is their median
   int min_operand_sets = 4;   ///< GEMM input pairs rotated at least

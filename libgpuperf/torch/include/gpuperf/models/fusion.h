@@ -61,8 +61,8 @@ class FusableModel {
 /// channels), the module's geometry kept; it must have explicit zero padding.
 [[nodiscard]] torch::Tensor conv2d_bias_relu(const torch::Tensor& x,
                                              const torch::nn::Conv2dImpl& conv,
-                                             const torch::Tensor& weight,
-                                             const torch::Tensor& bias, bool fused);
+                                             const torch::Tensor& weight, const torch::Tensor& bias,
+                                             bool fused);
 
 /// Whether the module has explicit zero padding (not 'same', 'valid' or another padding mode):
 /// the geometry conv2d_bias_relu's `weight` form and conv2d_weight_bias need.
@@ -114,9 +114,8 @@ class FusableModel {
 /// bn(x) with BatchNorm's training-mode side effects, as bn.forward(x): with `fused` and where
 /// batch_norm_kernel_applies, on gpuperf's batch-norm kernels (the batch count deferred to the open
 /// BatchCountScope, if any); otherwise bn.forward. `ran_fused`, when given, says which ran.
-[[nodiscard]] torch::Tensor fused_batch_norm(const torch::Tensor& x,
-                                             torch::nn::BatchNorm2dImpl& bn, bool fused,
-                                             bool* ran_fused = nullptr);
+[[nodiscard]] torch::Tensor fused_batch_norm(const torch::Tensor& x, torch::nn::BatchNorm2dImpl& bn,
+                                             bool fused, bool* ran_fused = nullptr);
 
 /// Whether conv2d_batch_norm_relu and conv2d_batch_norm take the batch norm's statistics from
 /// the convolution's epilogue for these operands (see there): the first call per shape asks cuDNN

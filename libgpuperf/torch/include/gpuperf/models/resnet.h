@@ -114,7 +114,7 @@ class ResNetImpl : public torch::nn::Module, public FusableModel {
   /// kernel applies; else none.
   std::vector<torch::Tensor> cast_weights_for(const torch::Tensor& x);
   torch::Tensor stem_weight4_;  ///< the folded stem weight padded to 4 input channels (a buffer)
-  torch::Tensor fc_weight_t_;  ///< fc's weight transposed, for batch 1 (a buffer once folded)
+  torch::Tensor fc_weight_t_;   ///< fc's weight transposed, for batch 1 (a buffer once folded)
   bool fused_bn_ = false;
   bool ran_fused_ = false;  ///< the stem's BatchNorm ran fused in the latest forward
 };

@@ -1,6 +1,6 @@
 #pragma once
 // How TrainStep makes gradients agree across data-parallel replicas, without knowing how: the
-// data-parallel layer (gpuperf/dist/data_parallel.h) implements it over c10d.
+// data-parallel layer (gpuperf/distributed/data_parallel.h) implements it over c10d.
 //
 //   step.set_gradient_sync(std::make_shared<gpuperf::DataParallelSync>(step.module(), group));
 //   step(x, y);  // backward -> sync.after_backward() -> unscale -> optimizer step

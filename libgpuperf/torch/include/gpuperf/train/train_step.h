@@ -66,16 +66,16 @@ struct TrainStepOptions {
   bool fused_optimizer = false;
   /// Capture the whole step (forward, backward, unscale, optimizer, scaler update) in a CUDA
   /// graph, then replay it. One call is always one optimizer step on the caller's batch: the
-  /// first `graph_warmup_steps` calls run eagerly (on a side stream, so that autotuning and lazy
+  /// first `graph_warmup` calls run eagerly (on a side stream, so that autotuning and lazy
   /// state exist before capture), the next call captures and replays once, later calls replay.
   /// A batch whose shape differs from the captured one is never broadcast into the graph: that
   /// call runs eagerly (StepResult::replayed says so). Needs CUDA and fused_optimizer. If
   /// capture fails, steps run eagerly and graph_fallback_reason() says why.
   bool cuda_graph = false;
-  int graph_warmup_steps = 3;
+  int graph_warmup = 3;
   /// Ask a FusableModel (SimpleModel, ResNet) for its training-safe kernel fusion (cuDNN calls
   /// for convolution + bias + ReLU, or BatchNorm + add + ReLU). kernel_fusion() says what ran.
-  bool fuse_kernels = false;
+  bool kernel_fusion = false;
 
   /// Throws ConfigError naming the bad field.
   void validate() const;
@@ -161,7 +161,7 @@ class TrainStep {
   /// The fused optimizer, or nullptr.
   [[nodiscard]] FusedOptimizer* fused_optimizer() { return fused_.get(); }
   /// What the model's training fusion fused in its latest forward pass, e.g. "conv+bias+relu";
-  /// "none" when fuse_kernels is off, the model has nothing to fuse or cuDNN's kernels did not
+  /// "none" when kernel_fusion is off, the model has nothing to fuse or cuDNN's kernels did not
   /// apply.
   [[nodiscard]] std::string kernel_fusion() const;
   /// Whether the model ran its convolutions channels_last inside in the latest step, whatever
@@ -198,7 +198,7 @@ class TrainStep {
   BatchLoss loss_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
   std::unique_ptr<FusedOptimizer> fused_;
-  FusableModel* fusable_ = nullptr;  ///< the model, when fuse_kernels found something to fuse
+  FusableModel* fusable_ = nullptr;  ///< the model, when kernel_fusion found something to fuse
   GradScaler scaler_;
   std::int64_t steps_ = 0;
   std::int64_t skipped_steps_ = 0;

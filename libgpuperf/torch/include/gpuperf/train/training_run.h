@@ -20,18 +20,18 @@
 #include <string>
 
 #include "gpuperf/base/choices.h"
+#include "gpuperf/base/run_basics.h"
 #include "gpuperf/results/run_record.h"
 #include "gpuperf/timing/measure.h"
 #include "gpuperf/train/gradient_sync.h"
 
 namespace gpuperf {
 
-/// What a training measurement runs. Errors name the options as the programs spell them.
-struct TrainingRun {
-  std::string device = "auto";  ///< auto, cpu, cuda or cuda:N (auto: a GPU if there is one)
+/// What a training measurement runs (device, seed, threads, quiet, command line: RunBasics).
+struct TrainingRun : RunBasics {
   std::string model = "simple";  ///< a name in ModelRegistry::global()
   std::int64_t batch_size = 256;
-  std::int64_t num_classes = 0;  ///< 0: the model's default
+  std::int64_t num_classes = 0;        ///< 0: the model's default
   std::optional<Precision> precision;  ///< nullopt: fp16 on CUDA, bf16 on the CPU
   MemoryFormat memory_format = MemoryFormat::kContiguous;
   OptimizerKind optimizer = OptimizerKind::kAdam;
@@ -43,17 +43,13 @@ struct TrainingRun {
   Switch kernel_fusion = Switch::kAuto;    ///< the model's cuDNN fusion; auto: on CUDA
   Switch cuda_graph = Switch::kAuto;       ///< whole step in a graph; auto: CUDA + fused
   MeasureOptions measure;                  ///< warm-up, windows, adaptive stopping
-  std::int64_t seed = 0;                   ///< weights and synthetic data
-  int threads = 0;                         ///< CPU intra-op threads; 0: LibTorch's default
   bool telemetry = true;                   ///< sample NVML while timing (GPU only)
   double telemetry_period = 0.1;           ///< seconds between samples
-  bool quiet = false;                      ///< no progress lines
-  std::string command_line;                ///< recorded as the command that reproduces it
   /// After the timed windows: run steps_per_window more steps under LibTorch's profiler and
   /// write their Chrome trace (CPU operators, GPU kernels) here; "" for none. Not in the figures.
   std::string kernel_trace;
 
-  /// Throws ConfigError naming the first bad option and its value.
+  /// Throws ConfigError naming the first bad field ("TrainingRun::batch_size") and its value.
   void validate() const;
 };
 

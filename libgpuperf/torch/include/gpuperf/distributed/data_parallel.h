@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "gpuperf/dist/process_group.h"
+#include "gpuperf/distributed/process_group.h"
 #include "gpuperf/train/gradient_sync.h"
 
 namespace gpuperf {
@@ -30,6 +30,9 @@ struct DataParallelOptions {
   /// Start each bucket's all-reduce from the gradient hooks, during backward; false: all after
   /// backward (no overlap; for measuring what the overlap gains).
   bool overlap = true;
+
+  /// Throws ConfigError naming the bad field (bucket_bytes must be finite and > 0).
+  void validate() const;
 };
 
 /// The GradientSync of data-parallel training over a ProcessGroup (see the file comment).
@@ -71,13 +74,13 @@ class DataParallelSync : public GradientSync {
   ProcessGroup& group_;
   DataParallelOptions options_;
   std::vector<torch::Tensor> params_;
-  std::vector<std::size_t> bucket_of_;   // param index -> bucket
-  std::vector<std::size_t> slot_of_;     // param index -> position in its bucket
-  std::vector<bool> written_;            // param index -> gradient copied this step
-  std::vector<unsigned> hooks_;          // param index -> its hook's handle (with overlap)
+  std::vector<std::size_t> bucket_of_;  // param index -> bucket
+  std::vector<std::size_t> slot_of_;    // param index -> position in its bucket
+  std::vector<bool> written_;           // param index -> gradient copied this step
+  std::vector<unsigned> hooks_;         // param index -> its hook's handle (with overlap)
   std::vector<Bucket> buckets_;
-  torch::Tensor scale_;  // 1 / world size, on the parameters' device (the gradients' dtype)
-  std::size_t next_launch_ = 0;          // buckets launch in order on every rank
+  torch::Tensor scale_;          // 1 / world size, on the parameters' device (the gradients' dtype)
+  std::size_t next_launch_ = 0;  // buckets launch in order on every rank
   // Off while a step accumulates micro-batches: a hook sees one micro-batch's contribution, not
   // the sum, so after_backward() then reads the accumulated gradients (no overlap).
   bool hooks_active_ = true;

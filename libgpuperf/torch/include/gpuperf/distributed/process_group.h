@@ -13,7 +13,7 @@
 #include <memory>
 #include <string>
 
-#include "gpuperf/dist/launch_env.h"
+#include "gpuperf/distributed/launch_env.h"
 
 namespace gpuperf {
 

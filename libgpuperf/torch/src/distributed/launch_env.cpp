@@ -1,4 +1,4 @@
-#include "gpuperf/dist/launch_env.h"
+#include "gpuperf/distributed/launch_env.h"
 
 #include <cstdlib>
 #include <string>
@@ -104,11 +104,10 @@ LaunchEnv read_launcher(const Environment& env, const LauncherVariables& v) {
   const bool one_machine = out.local_world_size == out.world_size;
   out.local_rank = env.integer_or(v.local_rank, 0, 0, out.world_size - 1);
   if (out.local_world_size > 0 && out.local_rank >= out.local_world_size) {
-    throw ConfigError(std::string(v.local_rank) + "=" + std::to_string(out.local_rank) +
-                      " is not below the " + std::to_string(out.local_world_size) +
-                      " ranks on this machine (" +
-                      (v.local_world_size != nullptr ? v.local_world_size : "SLURM_NNODES=1") +
-                      ")");
+    throw ConfigError(
+        std::string(v.local_rank) + "=" + std::to_string(out.local_rank) + " is not below the " +
+        std::to_string(out.local_world_size) + " ranks on this machine (" +
+        (v.local_world_size != nullptr ? v.local_world_size : "SLURM_NNODES=1") + ")");
   }
   out.master_port = env.integer_or("MASTER_PORT", 29500, 1, 65535);
   out.master_addr = env.string_or("MASTER_ADDR", "");
@@ -143,7 +142,8 @@ std::optional<LaunchEnv> read_launch_env(const EnvironmentReader& getenv) {
     LaunchEnv e = read_launcher(env, *v);
     if (e.world_size == 1) return std::nullopt;  // a one-task job is a single process
     // gpuperf's own --nproc-per-node sets torchrun's variables and says so.
-    if (v == &kTorchrun && env.string_or("GPUPERF_LAUNCHER", "") == "gpuperf") e.launcher = "gpuperf";
+    if (v == &kTorchrun && env.string_or("GPUPERF_LAUNCHER", "") == "gpuperf")
+      e.launcher = "gpuperf";
     if (e.launcher == "torchrun") read_agent_store(env, e);
     return e;
   }

@@ -12,9 +12,9 @@
 
 #include <limits>
 
-#include "gpuperf/dist/data_parallel.h"
-#include "gpuperf/dist/launch_env.h"
-#include "gpuperf/dist/process_group.h"
+#include "gpuperf/distributed/data_parallel.h"
+#include "gpuperf/distributed/launch_env.h"
+#include "gpuperf/distributed/process_group.h"
 #include "gpuperf/train/training_run.h"
 
 namespace gpuperf {
@@ -26,6 +26,10 @@ struct DataParallelRun {
   /// The single-process throughput (samples/s per GPU) that scaling is judged against; NaN: none
   /// given, no scaling efficiency.
   double baseline_throughput = std::numeric_limits<double>::quiet_NaN();
+
+  /// Throws ConfigError naming the first bad field (the group's, the sync's, a baseline that is
+  /// neither NaN nor finite and > 0).
+  void validate() const;
 };
 
 /// Runs `run` as this rank of the job `env` describes and returns the record: per-GPU

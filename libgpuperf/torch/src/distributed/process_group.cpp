@@ -1,6 +1,6 @@
 // ProcessGroup over c10d. Only this translation unit includes c10d's process-group headers,
 // which compile only with USE_C10D_GLOO / USE_C10D_NCCL defined (libgpuperf/CMakeLists.txt).
-#include "gpuperf/dist/process_group.h"
+#include "gpuperf/distributed/process_group.h"
 
 #include <algorithm>
 #include <chrono>
@@ -33,7 +33,7 @@ DistBackend parse_dist_backend(const std::string& text, const std::string& optio
   if (text == "auto") return DistBackend::kAuto;
   if (text == "nccl") return DistBackend::kNccl;
   if (text == "gloo") return DistBackend::kGloo;
-  throw ConfigError("--" + option + ": unknown value '" + text + "' (choose auto, nccl or gloo)");
+  throw ConfigError(option, "unknown value '" + text + "' (choose auto, nccl or gloo)");
 }
 
 #if GPUPERF_WITH_GLOO || GPUPERF_WITH_NCCL
@@ -76,7 +76,8 @@ bool is_loopback(const std::string& address) {
 
 // Rank 0 serves the TCPStore, unless torchrun's agent already does (then every rank is a client
 // under the agent's prefix, as in torch.distributed's env:// rendezvous).
-c10::intrusive_ptr<c10d::Store> join_store(const LaunchEnv& env, std::chrono::milliseconds timeout) {
+c10::intrusive_ptr<c10d::Store> join_store(const LaunchEnv& env,
+                                           std::chrono::milliseconds timeout) {
   c10d::TCPStoreOptions options;
   options.port = static_cast<std::uint16_t>(env.master_port);
   options.isServer = env.rank == 0 && !env.agent_store;
@@ -98,9 +99,8 @@ c10::intrusive_ptr<c10d::Store> join_store(const LaunchEnv& env, std::chrono::mi
 void ProcessGroupOptions::validate() const {
   if (!(timeout_seconds >= 1e-3 && timeout_seconds <= 86400)) {
     throw ConfigError(
-        "ProcessGroupOptions::timeout_seconds must be >= 0.001 and <= 86400 (a "
-        "day), got " +
-        std::to_string(timeout_seconds));
+        "ProcessGroupOptions::timeout_seconds",
+        "must be >= 0.001 and <= 86400 (a day), got " + std::to_string(timeout_seconds));
   }
 }
 
@@ -110,9 +110,11 @@ ProcessGroup::ProcessGroup(const LaunchEnv& env, const torch::Device& device,
   options.validate();
   impl_->env = env;
   DistBackend backend = options.backend;
-  if (backend == DistBackend::kAuto) backend = device.is_cuda() ? DistBackend::kNccl : DistBackend::kGloo;
+  if (backend == DistBackend::kAuto)
+    backend = device.is_cuda() ? DistBackend::kNccl : DistBackend::kGloo;
   if (backend == DistBackend::kNccl && !device.is_cuda()) {
-    throw ConfigError("--dist-backend nccl: NCCL needs CUDA devices; device is " + device.str());
+    throw ConfigError("ProcessGroupOptions::backend", "nccl",
+                      "NCCL needs CUDA devices; device is " + device.str());
   }
   const auto timeout =
       std::max(std::chrono::milliseconds(std::llround(options.timeout_seconds * 1e3)),
@@ -156,8 +158,9 @@ ProcessGroup::ProcessGroup(const LaunchEnv& env, const torch::Device& device,
 #endif
   impl_->backend_name = "nccl";
 #else
-  throw ConfigError("gpuperf was built without NCCL (nccl.h not found at configure time): no GPU "
-                    "data-parallel training");
+  throw ConfigError(
+      "gpuperf was built without NCCL (nccl.h not found at configure time): no GPU "
+      "data-parallel training");
 #endif
 }
 
@@ -216,7 +219,9 @@ int ProcessGroup::rank() const { return impl_->env.rank; }
 int ProcessGroup::world_size() const { return impl_->env.world_size; }
 const LaunchEnv& ProcessGroup::env() const { return impl_->env; }
 std::string ProcessGroup::backend_name() const { return ""; }
-PendingCollective ProcessGroup::allreduce_sum_async(torch::Tensor&) { return [] {}; }
+PendingCollective ProcessGroup::allreduce_sum_async(torch::Tensor&) {
+  return [] {};
+}
 void ProcessGroup::allreduce_sum(torch::Tensor&) {}
 void ProcessGroup::allreduce_max(torch::Tensor&) {}
 void ProcessGroup::allreduce_min(torch::Tensor&) {}

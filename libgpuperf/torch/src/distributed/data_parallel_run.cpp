@@ -1,6 +1,6 @@
 // run_data_parallel_training(): run_training() on every rank with a DataParallelSync, then the
 // job's figures gathered into record.distributed.
-#include "gpuperf/dist/data_parallel_run.h"
+#include "gpuperf/distributed/data_parallel_run.h"
 
 #include <torch/cuda.h>
 
@@ -18,28 +18,40 @@
 #include "gpuperf/train/train_step.h"
 
 namespace gpuperf {
+
+void DataParallelRun::validate() const {
+  group.validate();
+  sync.validate();
+  if (!std::isnan(baseline_throughput)) {
+    require_setting(baseline_throughput > 0 && std::isfinite(baseline_throughput),
+                    "DataParallelRun::baseline_throughput", baseline_throughput,
+                    "finite and > 0 (NaN: none)");
+  }
+}
+
 namespace {
 
 torch::Device rank_device(const TrainingRun& run, const LaunchEnv& env) {
   if (run.measure.adaptive) {
     // Each rank would stop on its own spread, and the others would wait in an all-reduce.
-    throw ConfigError("--adaptive: not available in a data-parallel run (ranks must time the "
-                      "same windows); give --windows");
+    throw ConfigError("MeasureOptions::adaptive",
+                      "not available in a data-parallel run (the ranks must time the same "
+                      "windows); give {windows} instead");
   }
   if (run.device == "cpu") return torch::kCPU;
   if (run.device != "auto" && run.device != "cuda") {
-    throw ConfigError("--device " + run.device + ": a data-parallel rank uses cuda:LOCAL_RANK; "
-                      "give --device cuda, cpu or auto");
+    throw ConfigError("RunBasics::device", run.device,
+                      "a data-parallel rank uses cuda:LOCAL_RANK; give cuda, cpu or auto");
   }
   if (!torch::cuda::is_available()) {
-    if (run.device == "cuda") throw ConfigError("--device cuda: no CUDA device here");
+    if (run.device == "cuda") throw ConfigError("RunBasics::device", "cuda", "no CUDA device here");
     return torch::kCPU;
   }
   const int gpus = static_cast<int>(torch::cuda::device_count());
   if (env.local_rank >= gpus) {
-    throw ConfigError("local rank " + std::to_string(env.local_rank) + " has no GPU: " +
-                      std::to_string(gpus) + " here, " + std::to_string(env.local_world_size) +
-                      " ranks on this machine");
+    throw ConfigError("local rank " + std::to_string(env.local_rank) +
+                      " has no GPU: " + std::to_string(gpus) + " here, " +
+                      std::to_string(env.local_world_size) + " ranks on this machine");
   }
   return {torch::kCUDA, static_cast<c10::DeviceIndex>(env.local_rank)};
 }
@@ -58,7 +70,8 @@ std::string describe_interconnect(const ProcessGroup& group, const torch::Device
   if (set("NCCL_P2P_DISABLE") && set("NCCL_SHM_DISABLE")) {
     return "NCCL over sockets (NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1, " + machines + ")";
   }
-  if (set("NCCL_P2P_DISABLE")) return "NCCL through host memory (NCCL_P2P_DISABLE=1, " + machines + ")";
+  if (set("NCCL_P2P_DISABLE"))
+    return "NCCL through host memory (NCCL_P2P_DISABLE=1, " + machines + ")";
   OpenedTelemetry telemetry = open_nvml_telemetry();
   if (telemetry) {
     const PciLocation pci = cuda_pci_location(device);
@@ -127,6 +140,8 @@ void time_allreduce(ProcessGroup& group, const torch::Device& device, DataParall
 
 RunRecord run_data_parallel_training(const TrainingRun& run, const LaunchEnv& env,
                                      const DataParallelRun& options) {
+  options.validate();
+  run.validate();  // before the rank's device is chosen: bad settings fail on every rank alike
   const torch::Device device = rank_device(run, env);
   TrainingRun rank_run = run;
   rank_run.device = device.str();

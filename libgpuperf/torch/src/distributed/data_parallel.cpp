@@ -1,8 +1,9 @@
-#include "gpuperf/dist/data_parallel.h"
+#include "gpuperf/distributed/data_parallel.h"
 
 #include <torch/csrc/autograd/generated/variable_factories.h>
 #include <torch/utils.h>
 
+#include <cmath>
 #include <cstring>
 #include <utility>
 
@@ -10,13 +11,15 @@
 
 namespace gpuperf {
 
+void DataParallelOptions::validate() const {
+  require_setting(bucket_bytes > 0 && std::isfinite(bucket_bytes),
+                  "DataParallelOptions::bucket_bytes", bucket_bytes, "finite and > 0");
+}
+
 DataParallelSync::DataParallelSync(torch::nn::Module& module, ProcessGroup& group,
                                    DataParallelOptions options)
     : group_(group), options_(options) {
-  if (!(options_.bucket_bytes > 0)) {
-    throw ConfigError("DataParallelOptions.bucket_bytes must be > 0, got " +
-                      std::to_string(options_.bucket_bytes));
-  }
+  options_.validate();
   {
     // Every replica starts from rank 0's weights and statistics.
     torch::NoGradGuard no_grad;
@@ -35,9 +38,9 @@ DataParallelSync::DataParallelSync(torch::nn::Module& module, ProcessGroup& grou
   double bucket_size = 0;
   for (std::size_t k = params_.size(); k-- > 0;) {
     const torch::Tensor& p = params_[k];
-    const bool new_bucket = buckets_.empty() || bucket_size >= options_.bucket_bytes ||
-                            params_[buckets_.back().params.front()].scalar_type() !=
-                                p.scalar_type();
+    const bool new_bucket =
+        buckets_.empty() || bucket_size >= options_.bucket_bytes ||
+        params_[buckets_.back().params.front()].scalar_type() != p.scalar_type();
     if (new_bucket) {
       buckets_.emplace_back();
       sizes.push_back(0);
