@@ -16,9 +16,9 @@ std::string gb(double bytes) { return format_number(bytes / 1e9, 4); }
 std::string model_text(const MemoryPlanRequest& r) {
   std::string text;
   if (!std::isnan(r.model.parameters)) {
-    text = format_number(r.model.parameters, 6) + " parameters";
+    text = format_number(r.model.parameters, 12) + " parameters";
   } else {
-    text = format_number(r.model.transformer->parameters(), 6) + " parameters (from the shape)";
+    text = format_number(r.model.transformer->parameters(), 12) + " parameters (from the shape)";
   }
   if (r.model.transformer) {
     const TransformerShape& t = *r.model.transformer;
@@ -43,7 +43,7 @@ std::vector<StrategyPlan> strategy_ladder(const MemoryPlanRequest& request) {
     r.strategy = s;
     ladder.push_back({std::move(name), s, plan_memory(r)});
   };
-  rung("data parallel");
+  rung(s.gpus > 1 ? "data parallel" : "one GPU");
   std::string base;
   if (s.gpus > 1) {
     // ZeRO-1 and -2 cost no more communication than data parallel's all-reduce; ZeRO-3 adds an
@@ -96,7 +96,22 @@ void write_fit(std::ostream& out, const FitRequest& request, const FitAdvice& ad
   out << "Will it fit: " << model_text(r) << "; " << to_string(r.precision) << ", "
       << to_string(r.optimizer) << (r.fused_optimizer ? " (fused step)" : " (foreach step)")
       << ", micro-batch " << r.micro_batch << " per GPU, " << r.strategy.gpus << " GPU(s)\n";
-  for (const auto& note : ladder.front().plan.notes) out << "Note: " << note << "\n";
+  // The seeds' "80 GB for >10B parameters" is a claim about model states: say them first.
+  const MemoryPlan& whole = ladder.front().plan;
+  const double params = std::isnan(r.model.parameters) ? r.model.transformer->parameters()
+                                                       : r.model.parameters;
+  double states = 0;
+  for (const char* name : {"weights", "gradients", "master weights", "optimizer states"}) {
+    states += whole.term(name).bytes;
+  }
+  out << "Model states (weights, gradients, master weights, optimizer states): "
+      << format_number(states / params, 4) << " B/param = " << gb(states) << " GB on one GPU";
+  if (r.strategy.gpus > 1) {
+    out << "; " << gb(states / r.strategy.gpus) << " GB per GPU with ZeRO-3 over "
+        << r.strategy.gpus << " GPUs";
+  }
+  out << "\n";
+  for (const auto& note : whole.notes) out << "Note: " << note << "\n";
 
   out << "\nPer-GPU need by strategy (GB = 1e9 bytes):\n\n| term |";
   for (const auto& rung : ladder) out << " " << rung.name << " |";
@@ -143,11 +158,14 @@ void write_fit(std::ostream& out, const FitRequest& request, const FitAdvice& ad
   out << "\nHow each term is counted:\n";
   for (std::size_t i = 0; i < ladder.size(); ++i) {
     out << "\n" << ladder[i].name << (i == 0 ? "" : " (terms that change)") << ":\n";
+    bool changed = false;
     for (std::size_t t = 0; t < ladder[i].plan.terms.size(); ++t) {
       const MemoryTerm& term = ladder[i].plan.terms[t];
       if (i > 0 && term.reason == ladder[i - 1].plan.terms[t].reason) continue;
       out << "  - " << term.name << ": " << gb(term.bytes) << " GB = " << term.reason << "\n";
+      changed = true;
     }
+    if (!changed) out << "  (none)\n";
   }
 }
 
