@@ -62,15 +62,23 @@ struct AdviseOptions {
 
 // Options that only the ranking reads, and those that only --fit reads: given to the other mode,
 // each is refused rather than silently ignored.
-constexpr const char* kRankingOnly[] = {"--mode",      "--activation-gb",     "--budget",
-                                        "--price-per-hour", "--utilization", "--latency-budget-ms",
-                                        "--results",   "--top",               "--published",
-                                        "--no-published"};
-constexpr const char* kFitOnly[] = {"--gpu",          "--layers",      "--hidden",
-                                    "--heads",        "--vocab",       "--no-flash-attention",
-                                    "--activation-bytes-per-sample",   "--optimizer-step",
-                                    "--host-bandwidth-gbs",            "--cuda-context-gb",
-                                    "--workspace-gb", "--graph-pool-gb", "--fragmentation"};
+constexpr const char* kRankingOnly[] = {
+    "--mode",        "--activation-gb",     "--budget",  "--price-per-hour",
+    "--utilization", "--latency-budget-ms", "--results", "--top",
+    "--published",   "--no-published"};
+constexpr const char* kFitOnly[] = {"--gpu",
+                                    "--layers",
+                                    "--hidden",
+                                    "--heads",
+                                    "--vocab",
+                                    "--no-flash-attention",
+                                    "--activation-bytes-per-sample",
+                                    "--optimizer-step",
+                                    "--host-bandwidth-gbs",
+                                    "--cuda-context-gb",
+                                    "--workspace-gb",
+                                    "--graph-pool-gb",
+                                    "--fragmentation"};
 
 // Numeric limits checked as the options are read, quoting the value as typed: the request
 // holds some in other units (bytes, seconds), and 1e300 parameters or GB would overflow them.

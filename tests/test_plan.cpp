@@ -55,7 +55,7 @@ gpuperf::SpecDatabase shipped_specs() {
 // The fake allocator: a batch above `limit` runs out of memory; peaks grow 1e8 bytes a sample.
 struct FakeRun {
   std::int64_t limit = 300;
-  std::vector<std::int64_t> flaky;  // batches whose first try fails with another error
+  std::vector<std::int64_t> flaky;   // batches whose first try fails with another error
   std::vector<std::int64_t> broken;  // batches that always fail with another error
   std::vector<std::int64_t> seen;
 
@@ -288,9 +288,9 @@ TEST_CASE("the batch search retries a flaky try and records both", "[plan]") {
 TEST_CASE("the batch search stops on an error that repeats", "[plan]") {
   FakeRun fake;
   fake.broken = {64};
-  CHECK_THROWS_WITH(gpuperf::largest_batch_that_fits(std::ref(fake)),
-                    Catch::Contains("batch 64 failed 2 time(s)") &&
-                        Catch::Contains("NCCL timeout"));
+  CHECK_THROWS_WITH(
+      gpuperf::largest_batch_that_fits(std::ref(fake)),
+      Catch::Contains("batch 64 failed 2 time(s)") && Catch::Contains("NCCL timeout"));
 }
 
 TEST_CASE("the batch search says clearly when batch 1 does not fit", "[plan]") {

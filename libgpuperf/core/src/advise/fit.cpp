@@ -98,8 +98,8 @@ void write_fit(std::ostream& out, const FitRequest& request, const FitAdvice& ad
       << ", micro-batch " << r.micro_batch << " per GPU, " << r.strategy.gpus << " GPU(s)\n";
   // The seeds' "80 GB for >10B parameters" is a claim about model states: say them first.
   const MemoryPlan& whole = ladder.front().plan;
-  const double params = std::isnan(r.model.parameters) ? r.model.transformer->parameters()
-                                                       : r.model.parameters;
+  const double params =
+      std::isnan(r.model.parameters) ? r.model.transformer->parameters() : r.model.parameters;
   double states = 0;
   for (const char* name : {"weights", "gradients", "master weights", "optimizer states"}) {
     states += whole.term(name).bytes;
@@ -148,8 +148,7 @@ void write_fit(std::ostream& out, const FitRequest& request, const FitAdvice& ad
   out << "\nOffload moves " << gb(offload.host_transfer_bytes_per_step)
       << " GB per GPU per step over the host link (gradients down, updated weights up), "
       << (r.strategy.host_link_bytes_per_s > 0
-              ? "at the given " + format_number(r.strategy.host_link_bytes_per_s / 1e9, 4) +
-                    " GB/s"
+              ? "at the given " + format_number(r.strategy.host_link_bytes_per_s / 1e9, 4) + " GB/s"
               : std::string("at each GPU's datasheet PCIe x16 rate (give a measured one with "
                             "--host-bandwidth-gbs)"))
       << "; the host holds " << gb(offload.host_bytes) << " GB per GPU.\n";

@@ -13,16 +13,16 @@ namespace {
 
 // Runs `batch` until it fits or runs out of memory, recording every try; throws Error after
 // more than `retries` other failures in a row.
-TrialOutcome attempt(const std::function<Trial(std::int64_t)>& run, std::int64_t batch,
-                     int retries, BatchSearchResult& result) {
+TrialOutcome attempt(const std::function<Trial(std::int64_t)>& run, std::int64_t batch, int retries,
+                     BatchSearchResult& result) {
   for (int i = 0;; ++i) {
     const Trial t = run(batch);
     result.tries.push_back({batch, t.outcome, t.peak_bytes, t.message});
     if (t.outcome != TrialOutcome::kError) return t.outcome;
     if (i >= retries) {
       throw Error("batch search: batch " + std::to_string(batch) + " failed " +
-                  std::to_string(i + 1) + " time(s) with an error that is not out of memory: " +
-                  t.message);
+                  std::to_string(i + 1) +
+                  " time(s) with an error that is not out of memory: " + t.message);
     }
   }
 }

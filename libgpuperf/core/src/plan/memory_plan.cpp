@@ -308,8 +308,8 @@ double transformer_block_activation_bytes(const TransformerShape& t, std::int64_
 void MemoryPlanRequest::validate() const {
   const bool has_params = !std::isnan(model.parameters);
   if (has_params) {
-    require_option(model.parameters > 0 && model.parameters <= 1e15, "parameters",
-                   model.parameters, "> 0 and <= 1e15");
+    require_option(model.parameters > 0 && model.parameters <= 1e15, "parameters", model.parameters,
+                   "> 0 and <= 1e15");
   }
   if (model.transformer) {
     const TransformerShape& t = *model.transformer;
@@ -323,15 +323,15 @@ void MemoryPlanRequest::validate() const {
                         std::to_string(t.heads));
     }
   } else if (!has_params) {
-    throw ConfigError("--parameters: give a parameter count or a transformer shape (neither given)");
+    throw ConfigError(
+        "--parameters: give a parameter count or a transformer shape (neither given)");
   }
   if (!std::isnan(model.activation_bytes_per_sample)) {
     require_bytes(model.activation_bytes_per_sample, "activation-bytes-per-sample");
   }
   if (!std::isnan(model.largest_layer_parameters)) {
     require_option(model.largest_layer_parameters > 0 && model.largest_layer_parameters <= 1e15,
-                   "largest-layer-parameters", model.largest_layer_parameters,
-                   "> 0 and <= 1e15");
+                   "largest-layer-parameters", model.largest_layer_parameters, "> 0 and <= 1e15");
   }
   require_count(micro_batch, "batch-size");
   require_option(strategy.gpus >= 1 && strategy.gpus <= 4096, "gpus", strategy.gpus, "1..4096");
@@ -348,9 +348,8 @@ void MemoryPlanRequest::validate() const {
 
 const MemoryTerm& MemoryPlan::dominant() const {
   if (terms.empty()) throw std::out_of_range("memory plan: no terms");
-  return *std::max_element(terms.begin(), terms.end(), [](const auto& a, const auto& b) {
-    return a.bytes < b.bytes;
-  });
+  return *std::max_element(terms.begin(), terms.end(),
+                           [](const auto& a, const auto& b) { return a.bytes < b.bytes; });
 }
 
 const MemoryTerm& MemoryPlan::term(std::string_view name) const {

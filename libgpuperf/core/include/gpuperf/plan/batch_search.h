@@ -45,9 +45,9 @@ struct BatchTry {
 
 /// Where the search starts and stops.
 struct BatchSearchOptions {
-  std::int64_t start = 1;             ///< the first batch tried (doubling from there)
-  std::int64_t max_batch = 1 << 20;   ///< never tries beyond this
-  int retries_on_error = 1;           ///< repeats of a try that failed with kError (not OOM)
+  std::int64_t start = 1;            ///< the first batch tried (doubling from there)
+  std::int64_t max_batch = 1 << 20;  ///< never tries beyond this
+  int retries_on_error = 1;          ///< repeats of a try that failed with kError (not OOM)
 
   /// Throws ConfigError naming the first bad field: start >= 1, max_batch >= start,
   /// retries_on_error >= 0.
@@ -56,17 +56,17 @@ struct BatchSearchOptions {
 
 /// The outcome of largest_batch_that_fits().
 struct BatchSearchResult {
-  std::int64_t largest_fitting = 0;   ///< the largest batch that ran
+  std::int64_t largest_fitting = 0;  ///< the largest batch that ran
   /// The smallest batch that ran out of memory; 0 when every try up to max_batch ran.
   std::int64_t smallest_failing = 0;
-  std::vector<BatchTry> tries;        ///< every try, in order (retries included)
+  std::vector<BatchTry> tries;  ///< every try, in order (retries included)
 };
 
 /// Doubles from `options.start` until a try runs out of memory (or max_batch runs), then bisects
 /// until the batch that ran and the one that did not are adjacent (below the start batch when
-/// it fails). Throws OutOfMemoryError when batch 1 does not fit, and Error when a try fails other than by out of memory
-/// more than `retries_on_error` times in a row (the message names the batch and the error);
-/// ConfigError for bad options.
+/// it fails). Throws OutOfMemoryError when batch 1 does not fit, and Error when a try fails other
+/// than by out of memory more than `retries_on_error` times in a row (the message names the batch
+/// and the error); ConfigError for bad options.
 [[nodiscard]] BatchSearchResult largest_batch_that_fits(
     const std::function<Trial(std::int64_t batch)>& run, const BatchSearchOptions& options = {});
 

@@ -33,10 +33,10 @@ enum class TrainingPrecision {
 
 /// The optimizer, for its state per parameter.
 enum class PlanOptimizer {
-  kSgd,          ///< SGD with momentum: one buffer
-  kSgdPlain,     ///< SGD without momentum: no state
-  kAdam,         ///< Adam: first and second moments
-  kAdamW,        ///< AdamW: the same state as Adam
+  kSgd,       ///< SGD with momentum: one buffer
+  kSgdPlain,  ///< SGD without momentum: no state
+  kAdam,      ///< Adam: first and second moments
+  kAdamW,     ///< AdamW: the same state as Adam
 };
 
 /// ZeRO stage (Rajbhandari et al. 2020): which model states are sharded over the GPUs.
@@ -96,10 +96,11 @@ struct ModelFacts {
 
 /// How the training is spread and what it trades for memory.
 struct MemoryStrategy {
-  int gpus = 1;                          ///< data-parallel ranks the model states are spread over
-  ZeroStage zero = ZeroStage::kNone;     ///< what is sharded over the `gpus`
+  int gpus = 1;                           ///< data-parallel ranks the model states are spread over
+  ZeroStage zero = ZeroStage::kNone;      ///< what is sharded over the `gpus`
   bool activation_checkpointing = false;  ///< per block: keep block inputs, recompute the rest
-  bool offload_optimizer = false;  ///< master weights and optimizer states in host memory (ZeRO-Offload)
+  bool offload_optimizer =
+      false;  ///< master weights and optimizer states in host memory (ZeRO-Offload)
   /// Host-device bandwidth, bytes/s per direction (measured: micro's host copy); NaN: offload
   /// transfer time not computed.
   double host_link_bytes_per_s = std::numeric_limits<double>::quiet_NaN();
