@@ -11,6 +11,7 @@
 //   gpuperf::write_fit(std::cout, request, fits);
 //   // 10e9 parameters, AMP bf16 Adam: 160 GB of model states; on 8 x 80 GB, ZeRO-1 fits.
 
+#include <limits>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -33,9 +34,9 @@ struct FitRequest {
 
 /// One rung of the strategy ladder and its plan.
 struct StrategyPlan {
-  std::string name;  ///< "data parallel", "ZeRO-1", ..., "+ checkpointing", "+ offload"
-  MemoryStrategy strategy;
-  MemoryPlan plan;
+  std::string name;         ///< "data parallel", "ZeRO-1", ..., "+ checkpointing", "+ offload"
+  MemoryStrategy strategy;  ///< the strategy of this rung
+  MemoryPlan plan;          ///< its per-GPU plan
 };
 
 /// The strategies tried, cheapest first: data parallel, then with more than one GPU ZeRO-1, -2
@@ -45,9 +46,9 @@ struct StrategyPlan {
 
 /// One GPU's answer.
 struct GpuFit {
-  const GpuSpec* spec = nullptr;
-  std::vector<bool> fits;  ///< per rung of the ladder: total <= datasheet memory
-  int needed = -1;         ///< the first rung that fits; -1: none does
+  const GpuSpec* spec = nullptr;  ///< the datasheet entry judged
+  std::vector<bool> fits;         ///< per rung of the ladder: total <= datasheet memory
+  int needed = -1;                ///< the first rung that fits; -1: none does
   /// Offload's host-link time per step on this GPU's datasheet PCIe link (or the request's
   /// bandwidth, when given); NaN when unknown.
   double offload_seconds_per_step = std::numeric_limits<double>::quiet_NaN();
@@ -55,8 +56,8 @@ struct GpuFit {
 
 /// Everything advise_fit() decided.
 struct FitAdvice {
-  std::vector<StrategyPlan> ladder;
-  std::vector<GpuFit> gpus;  ///< in datasheet order
+  std::vector<StrategyPlan> ladder;  ///< the strategies tried, cheapest first
+  std::vector<GpuFit> gpus;          ///< in datasheet order
 };
 
 /// The ladder judged on every datasheet GPU (or `request.gpu` alone; ConfigError naming --gpu

@@ -29,7 +29,7 @@ enum class TrialOutcome {
 
 /// What a try reports.
 struct Trial {
-  TrialOutcome outcome = TrialOutcome::kFits;
+  TrialOutcome outcome = TrialOutcome::kFits;  ///< how the try ended
   /// Peak device bytes of the try (allocated or reserved, as the caller measures); NaN unknown.
   double peak_bytes = std::numeric_limits<double>::quiet_NaN();
   std::string message;  ///< the error's text for kOutOfMemory and kError
@@ -37,10 +37,10 @@ struct Trial {
 
 /// One try, as recorded.
 struct BatchTry {
-  std::int64_t batch = 0;
-  TrialOutcome outcome = TrialOutcome::kFits;
-  double peak_bytes = std::numeric_limits<double>::quiet_NaN();
-  std::string message;
+  std::int64_t batch = 0;                                        ///< the batch size tried
+  TrialOutcome outcome = TrialOutcome::kFits;                    ///< how it ended
+  double peak_bytes = std::numeric_limits<double>::quiet_NaN();  ///< as the try reported it
+  std::string message;                                           ///< the error's text, if any
 };
 
 /// Where the search starts and stops.

@@ -47,8 +47,11 @@ enum class ZeroStage {
   kStage3 = 3,  ///< + weights sharded, gathered layer by layer (FSDP's FULL_SHARD)
 };
 
+/// "fp32", "amp-fp16", "amp-bf16", "pure-bf16".
 [[nodiscard]] std::string to_string(TrainingPrecision value);
+/// "sgd", "sgd-plain", "adam", "adamw".
 [[nodiscard]] std::string to_string(PlanOptimizer value);
+/// "none", "ZeRO-1", "ZeRO-2", "ZeRO-3".
 [[nodiscard]] std::string to_string(ZeroStage value);
 
 /// Parses "fp32", "amp-fp16", "amp-bf16", "pure-bf16", and the run precisions "tf32" (as fp32),
@@ -121,15 +124,15 @@ struct MemoryOverheads {
 
 /// Everything plan_memory() needs.
 struct MemoryPlanRequest {
-  ModelFacts model;
+  ModelFacts model;              ///< parameters, shape or measured slope
   std::int64_t micro_batch = 1;  ///< samples per GPU per forward/backward
-  TrainingPrecision precision = TrainingPrecision::kAmpBf16;
-  PlanOptimizer optimizer = PlanOptimizer::kAdam;
+  TrainingPrecision precision = TrainingPrecision::kAmpBf16;  ///< how the states are kept
+  PlanOptimizer optimizer = PlanOptimizer::kAdam;             ///< its state per parameter
   /// Fused optimizer step (one kernel, no temporaries); false: foreach kernels, whose Adam step
   /// holds a temporary the size of one state buffer.
   bool fused_optimizer = true;
-  MemoryStrategy strategy;
-  MemoryOverheads overheads;
+  MemoryStrategy strategy;    ///< GPUs, ZeRO stage, checkpointing, offload
+  MemoryOverheads overheads;  ///< context, workspaces, graph pool, fragmentation
 
   /// Throws ConfigError "--<option>: must be <rule>, got <value>" for the first bad field
   /// (options named as gpuperf_advise --fit spells them).
