@@ -6,19 +6,31 @@
 //   gpuperf_advise --parameters 7e9 --sequence-length 4096 --gpus 8 --results h100.json
 //   gpuperf_advise --model resnet50 --mode inference --precision fp16 --latency-budget-ms 5
 //       --results h200-infer.json
+//
+// With --fit it answers "will it fit?" instead: the per-GPU memory of a training step under each
+// strategy (data parallel, ZeRO-1/2/3, + activation checkpointing, + CPU offload), term by term,
+// and per datasheet GPU which strategy is needed (docs/memory.md):
+//
+//   gpuperf_advise --fit --parameters 10e9 --gpus 8 --precision amp-bf16 --optimizer adam
+//   gpuperf_advise --fit --layers 12 --hidden 768 --heads 12 --sequence-length 1024
+//       --vocab 50257 --batch-size 8 --gpu h200
 
 #include <CLI/CLI.hpp>
 
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <iostream>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "gpuperf/advise/advisor.h"
+#include "gpuperf/advise/fit.h"
 #include "gpuperf/base/error.h"
+#include "gpuperf/plan/memory_plan.h"
 #include "gpuperf/report/result_files.h"
+#include "gpuperf/specs/efficiency.h"
 #include "gpuperf/specs/published.h"
 #include "gpuperf/specs/specs.h"
 #include "program.h"
@@ -36,7 +48,37 @@ struct AdviseOptions {
   double latency_budget_ms = 0;
   bool no_published = false;
   std::size_t top = 0;
+  // --fit: the memory planner's options, in the units typed (GB, GB/s).
+  bool fit = false;
+  std::string gpu, optimizer_step = "fused";
+  std::int64_t layers = 0, hidden = 0, heads = 0, vocab = 0;
+  bool no_flash_attention = false;
+  double activation_bytes_per_sample = 0, host_bandwidth_gbs = 0;
+  gpuperf::MemoryOverheads overheads;
+  double cuda_context_gb = overheads.cuda_context_bytes / 1e9;
+  double workspace_gb = overheads.workspace_bytes / 1e9;
+  double graph_pool_gb = 0;
 };
+
+// Options that only the ranking reads, and those that only --fit reads: given to the other mode,
+// each is refused rather than silently ignored.
+constexpr const char* kRankingOnly[] = {
+    "--mode",        "--activation-gb",     "--budget",  "--price-per-hour",
+    "--utilization", "--latency-budget-ms", "--results", "--top",
+    "--published",   "--no-published"};
+constexpr const char* kFitOnly[] = {"--gpu",
+                                    "--layers",
+                                    "--hidden",
+                                    "--heads",
+                                    "--vocab",
+                                    "--no-flash-attention",
+                                    "--activation-bytes-per-sample",
+                                    "--optimizer-step",
+                                    "--host-bandwidth-gbs",
+                                    "--cuda-context-gb",
+                                    "--workspace-gb",
+                                    "--graph-pool-gb",
+                                    "--fragmentation"};
 
 // Numeric limits checked as the options are read, quoting the value as typed: the request
 // holds some in other units (bytes, seconds), and 1e300 parameters or GB would overflow them.
@@ -72,6 +114,49 @@ void validate_request(const gpuperf::AdvisorRequest& request) {
     }
     throw;
   }
+}
+
+void add_fit_options(CLI::App& app, AdviseOptions& o) {
+  app.add_flag("--fit", o.fit,
+               "will it fit: per-GPU training memory under each strategy (data parallel, "
+               "ZeRO-1/2/3, + checkpointing, + offload) and the strategy each GPU needs; "
+               "--precision fp32|amp-fp16|amp-bf16|pure-bf16 (fp16, bf16: AMP), --optimizer "
+               "sgd|sgd-plain|adam|adamw, --batch-size is the micro-batch (default 1)");
+  app.add_option("--gpu", o.gpu, "--fit: one datasheet GPU (id or name) instead of all");
+  const auto count = [](double v) { return v >= 1 && v <= 1099511627776.0; };
+  app.add_option("--layers", o.layers, "--fit: transformer blocks L")
+      ->check(rule(count, ">= 1 and <= 2^40"));
+  app.add_option("--hidden", o.hidden, "--fit: transformer width h")
+      ->check(rule(count, ">= 1 and <= 2^40"));
+  app.add_option("--heads", o.heads, "--fit: attention heads a")
+      ->check(rule(count, ">= 1 and <= 2^40"));
+  app.add_option("--vocab", o.vocab, "--fit: vocabulary size V")
+      ->check(rule(count, ">= 1 and <= 2^40"));
+  app.add_flag("--no-flash-attention", o.no_flash_attention,
+               "--fit: attention stores its a x s x s scores (Korthikanti's 5 a s^2 b term)");
+  app.add_option("--activation-bytes-per-sample", o.activation_bytes_per_sample,
+                 "--fit: measured activation bytes per sample (a CNN's slope of peak over batch)")
+      ->check(rule([](double v) { return v > 0 && v <= 1e15; }, "> 0 and <= 1e15"));
+  app.add_option("--optimizer-step", o.optimizer_step,
+                 "--fit: fused (no temporaries) or foreach (Adam holds a sqrt(v) temporary)")
+      ->capture_default_str();
+  app.add_option("--host-bandwidth-gbs", o.host_bandwidth_gbs,
+                 "--fit: measured host-to-device GB/s for the offload time (default: datasheet "
+                 "PCIe x16)")
+      ->check(rule([](double v) { return v > 0 && v <= 1e6; }, "> 0 and <= 1e6"));
+  app.add_option("--cuda-context-gb", o.cuda_context_gb, "--fit: CUDA context (GB)")
+      ->capture_default_str()
+      ->check(rule([](double v) { return v >= 0 && v <= 1e6; }, ">= 0 and <= 1e6"));
+  app.add_option("--workspace-gb", o.workspace_gb, "--fit: cuDNN/cuBLAS workspaces (GB)")
+      ->capture_default_str()
+      ->check(rule([](double v) { return v >= 0 && v <= 1e6; }, ">= 0 and <= 1e6"));
+  app.add_option("--graph-pool-gb", o.graph_pool_gb, "--fit: CUDA-graph memory pool (GB)")
+      ->capture_default_str()
+      ->check(rule([](double v) { return v >= 0 && v <= 1e6; }, ">= 0 and <= 1e6"));
+  app.add_option("--fragmentation", o.overheads.fragmentation_factor,
+                 "--fit: caching allocator's reserved / allocated factor")
+      ->capture_default_str()
+      ->check(rule([](double v) { return v >= 1 && v <= 10; }, ">= 1 and <= 10"));
 }
 
 void add_options(CLI::App& app, AdviseOptions& o) {
@@ -114,6 +199,7 @@ void add_options(CLI::App& app, AdviseOptions& o) {
   app.add_option("--specs-extra", o.specs_extra, "user spec files adding or overriding entries");
   app.add_option("--published", o.published_path, "published-results file (default: shipped one)");
   app.add_flag("--no-published", o.no_published, "do not use published figures");
+  add_fit_options(app, o);
 }
 
 // The options given in GB and ms, checked here so that the error names the option as typed
@@ -138,6 +224,88 @@ void set_sizes_in_request(const CLI::App& app, AdviseOptions& o) {
     }
     o.request.latency_budget_seconds = o.latency_budget_ms * 1e-3;
   }
+}
+
+// The options given to the mode that does not read them.
+void refuse_other_mode_options(const CLI::App& app, const AdviseOptions& o) {
+  if (o.fit) {
+    for (const char* name : kRankingOnly) {
+      if (app.count(name) > 0) {
+        throw gpuperf::ConfigError(std::string(name) + ": applies to the ranking, not to --fit");
+      }
+    }
+  } else {
+    for (const char* name : kFitOnly) {
+      if (app.count(name) > 0) throw gpuperf::ConfigError(std::string(name) + ": needs --fit");
+    }
+  }
+}
+
+// The planner's request from the options, each checked once here so that errors name them.
+gpuperf::FitRequest fit_request(const CLI::App& app, const AdviseOptions& o) {
+  const gpuperf::AdvisorRequest& a = o.request;
+  gpuperf::FitRequest request;
+  gpuperf::MemoryPlanRequest& plan = request.plan;
+  request.gpu = o.gpu;
+  request.include_reference_only = a.include_reference_only;
+  plan.precision = gpuperf::parse_training_precision(a.precision);
+  plan.optimizer = gpuperf::parse_plan_optimizer(a.optimizer);
+  if (o.optimizer_step != "fused" && o.optimizer_step != "foreach") {
+    throw gpuperf::ConfigError("--optimizer-step: unknown value '" + o.optimizer_step +
+                               "' (choose fused or foreach)");
+  }
+  plan.fused_optimizer = o.optimizer_step == "fused";
+  plan.model.parameters = a.parameters;
+  const int shape_options = static_cast<int>(app.count("--layers") + app.count("--hidden") +
+                                             app.count("--heads") + app.count("--vocab"));
+  if (shape_options > 0) {
+    if (shape_options < 4 || a.sequence_length < 1) {
+      throw gpuperf::ConfigError(
+          "--layers: a transformer needs --layers, --hidden, --heads, --vocab and "
+          "--sequence-length together");
+    }
+    gpuperf::TransformerShape t;
+    t.layers = o.layers;
+    t.hidden = o.hidden;
+    t.heads = o.heads;
+    t.vocab = o.vocab;
+    t.sequence = a.sequence_length;
+    t.flash_attention = !o.no_flash_attention;
+    plan.model.transformer = t;
+  } else if (app.count("--no-flash-attention") > 0) {
+    throw gpuperf::ConfigError("--no-flash-attention: needs a transformer shape (--layers ...)");
+  }
+  if (!a.model.empty() && std::isnan(a.parameters)) {
+    const auto count = gpuperf::count_model(a.model);
+    if (!count) {
+      throw gpuperf::ConfigError("--model: '" + a.model +
+                                 "' has no built-in count (known: simple, resnet50): give a "
+                                 "parameter count");
+    }
+    plan.model.parameters = count->parameters;
+  }
+  if (app.count("--activation-bytes-per-sample") > 0) {
+    plan.model.activation_bytes_per_sample = o.activation_bytes_per_sample;
+  }
+  plan.micro_batch = a.batch_size > 0 ? a.batch_size : 1;
+  plan.strategy.gpus = a.gpu_count;
+  if (app.count("--host-bandwidth-gbs") > 0) {
+    plan.strategy.host_link_bytes_per_s = o.host_bandwidth_gbs * 1e9;
+  }
+  plan.overheads = o.overheads;
+  plan.overheads.cuda_context_bytes = o.cuda_context_gb * 1e9;
+  plan.overheads.workspace_bytes = o.workspace_gb * 1e9;
+  plan.overheads.cuda_graph_pool_bytes = o.graph_pool_gb * 1e9;
+  plan.validate();
+  return request;
+}
+
+int fit(const CLI::App& app, const AdviseOptions& o) {
+  const gpuperf::FitRequest request = fit_request(app, o);
+  const auto db = gpuperf::program::load_specs(o.specs_path, o.specs_extra, true);
+  const gpuperf::FitAdvice advice = gpuperf::advise_fit(request, *db);
+  gpuperf::write_fit(std::cout, request, advice);
+  return gpuperf::program::kExitOk;
 }
 
 int advise(const AdviseOptions& o) {
@@ -166,6 +334,8 @@ int main(int argc, char** argv) {
   AdviseOptions options;
   add_options(app, options);
   return gpuperf::program::run_program(app, argc, argv, [&] {
+    refuse_other_mode_options(app, options);
+    if (options.fit) return fit(app, options);
     set_sizes_in_request(app, options);
     return advise(options);
   });

@@ -110,6 +110,13 @@ expect 2 "--latency-budget-ms: must be > 0, got '-1'" "${bin}/gpuperf_advise" --
   --mode inference --latency-budget-ms=-1
 expect 2 "--latency-budget-ms: '5' applies to --mode inference only" "${bin}/gpuperf_advise" \
   --model resnet50 --latency-budget-ms 5
+# Will it fit (#36): 10B parameters with AMP Adam need ZeRO-1 on 8 x 80 GB, offload on one.
+expect 0 "| A100 SXM4 80GB | 80 | no | yes | yes | yes | yes | yes | ZeRO-1 |" \
+  "${bin}/gpuperf_advise" --fit --parameters 10e9 --gpus 8
+expect 0 "| A100 SXM4 80GB | 80 | no | no | yes | checkpointing + offload |" \
+  "${bin}/gpuperf_advise" --fit --parameters 10e9 --gpu a100-sxm4-80gb
+expect 2 "--top: applies to the ranking, not to --fit" "${bin}/gpuperf_advise" --fit \
+  --parameters 10e9 --top 3
 sed 's/"p50_s": [0-9.e-]*/"p50_s": "fast"/' "${tmp}/i.json" > "${tmp}/bad-infer.json"
 expect 2 "bad-infer.json: inference result: field 'batches[0].latency.p50_s' is not a number" \
   "${bin}/gpuperf_compare" "${tmp}/bad-infer.json"

@@ -25,6 +25,8 @@
 #include "gpuperf/specs/efficiency.h"
 #include "gpuperf/specs/published.h"
 #include "gpuperf/specs/specs.h"
+#include "gpuperf/plan/batch_search.h"
+#include "gpuperf/plan/memory_plan.h"
 #include "gpuperf/serving/serving.h"
 #include "gpuperf/results/csv.h"
 #include "gpuperf/results/export.h"
@@ -38,3 +40,4 @@
 #include "gpuperf/report/html_report.h"
 #include "gpuperf/report/result_files.h"
 #include "gpuperf/advise/advisor.h"
+#include "gpuperf/advise/fit.h"
