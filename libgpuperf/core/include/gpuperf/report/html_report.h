@@ -78,7 +78,7 @@ enum class AxisScale {
 [[nodiscard]] std::vector<double> nice_ticks(double max);
 
 /// Renders series as lines through their points (in x order), as an inline <svg> element with a
-/// legend. Linear axes start at 0; a log2 axis spans the powers of two around its values. Points
+/// legend. Points that share an x are each drawn, and the line passes through their median. Linear axes start at 0; a log2 axis spans the powers of two around its values. Points
 /// with non-finite or negative coordinates (or not positive, on a log2 axis) are left out; an
 /// empty chart says so instead of drawing axes. A point label that would overlap one already
 /// drawn is left to the point's tooltip.
