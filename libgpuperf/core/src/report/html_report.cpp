@@ -495,8 +495,8 @@ std::vector<ChartPoint> line_vertices(const std::vector<ChartPoint>& points) {
     }
     std::sort(ys.begin(), ys.end());
     const std::size_t n = ys.size();
-    vertices.push_back({points[begin].x, n % 2 == 1 ? ys[n / 2] : (ys[n / 2 - 1] + ys[n / 2]) / 2,
-                        ""});
+    vertices.push_back(
+        {points[begin].x, n % 2 == 1 ? ys[n / 2] : (ys[n / 2 - 1] + ys[n / 2]) / 2, ""});
     begin = end;
   }
   return vertices;

@@ -190,10 +190,10 @@ void write_csv(std::ostream& out, const InferenceResult& result) {
 }
 
 void write_csv(std::ostream& out, const MicroReport& report) {
-  write_csv_header(out, {"timestamp_utc", "device", "name", "category", "variant", "shape",
-                         "status", "unit", "windows", "median", "mean", "min", "max", "ci95_low",
-                         "ci95_high", "datasheet", "percent_of_datasheet", "work_per_call",
-                         "buffer_bytes"});
+  write_csv_header(
+      out, {"timestamp_utc", "device", "name", "category", "variant", "shape", "status", "unit",
+            "windows", "median", "mean", "min", "max", "ci95_low", "ci95_high", "datasheet",
+            "percent_of_datasheet", "work_per_call", "buffer_bytes"});
   for (const auto& r : report.results) {
     // The JSON keeps each result's display unit (TFLOP/s, GB/s, us); a table's column must not
     // hold TFLOP/s on one row and GB/s on the next at different scales, so every figure is in
