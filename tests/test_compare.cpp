@@ -80,6 +80,7 @@ gpuperf::RunRecord run(const std::string& gpu, const std::vector<double>& window
   r.config.steps_per_window = 1;
   r.stop_reason = "fixed window count";
   r.timer = "cuda-event";
+  r.telemetry.unavailable_reason = "not sampled";
   return r;
 }
 

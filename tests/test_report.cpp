@@ -442,6 +442,18 @@ TEST_CASE("write_json_file refuses a record the schema would refuse, naming the 
   refused([](auto& r) { r.timer.clear(); }, "timer");
   refused([](auto& r) { r.timed_seconds = gpuperf::kNotAvailable; }, "timed_seconds");
   refused([](auto& r) { r.metrics["Bad Name"] = 1; }, "metrics.Bad Name");
+  refused(
+      [](auto& r) {
+        r.telemetry.available = false;
+        r.telemetry.unavailable_reason.clear();
+      },
+      "telemetry.unavailable_reason");
+  refused(
+      [](auto& r) {
+        r.distributed.world_size = 2;
+        r.distributed.backend = "mpi";
+      },
+      "distributed.backend");
   // And what the reader refuses: ranges and agreement between fields.
   refused([](auto& r) { r.config.batch_size = 0; }, "config.batch_size");
   refused([](auto& r) { r.window_seconds = {1}; }, "window_seconds");

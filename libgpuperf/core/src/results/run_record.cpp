@@ -371,7 +371,9 @@ void validate(const RunRecord& record) {
   require_one_of("config.precision", c.precision, {"fp32", "tf32", "fp16", "bf16"});
   require_one_of("config.memory_format", c.memory_format, {"contiguous", "channels_last"});
   require_one_of("config.optimizer", c.optimizer, {"adam", "sgd", "adamw"});
-  require_one_of("config.optimizer_impl", c.optimizer_impl, {"torch::optim", "fused"});
+  // torch.optim: the records of the Python peers, which a core user may read and write again.
+  require_one_of("config.optimizer_impl", c.optimizer_impl,
+                 {"torch::optim", "fused", "torch.optim"});
   require_finite("config.learning_rate", c.learning_rate);
   require_one_of("config.graph_mode", c.graph_mode, {"eager", "cuda-graph"});
   require_not_empty("config.kernel_fusion", c.kernel_fusion);
@@ -385,6 +387,20 @@ void validate(const RunRecord& record) {
   require_one_of("stop_reason", record.stop_reason,
                  {"fixed window count", "converged", "time limit", "max windows reached"});
   require_one_of("timer", record.timer, {"cuda-event", "steady-clock"});
+  const TelemetrySummary& t = record.telemetry;
+  if (!t.available && t.unavailable_reason.empty()) {
+    refuse("telemetry.unavailable_reason", "is empty while telemetry is unavailable: say why");
+  }
+  require_one_of("telemetry.energy_source", t.energy_source,
+                 {"", "energy counter", "integrated power"});
+  const DistributedSummary& dp = record.distributed;
+  if (dp.world_size > 1) {  // written only then
+    require_one_of("distributed.backend", dp.backend, {"nccl", "gloo"});
+    require_one_of("distributed.launcher", dp.launcher, {"torchrun", "mpi", "slurm", "gpuperf"});
+    for (const double rate : dp.rank_throughput) {
+      require_finite("distributed.rank_throughput", rate);
+    }
+  }
   for (const auto& [name, value] : record.metrics) {
     const bool ok = !name.empty() && std::all_of(name.begin(), name.end(), [](char ch) {
       return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_';
