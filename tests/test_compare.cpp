@@ -63,6 +63,7 @@ double u_by_pairs(const std::vector<double>& baseline, const std::vector<double>
 gpuperf::RunRecord run(const std::string& gpu, const std::vector<double>& windows,
                        const std::string& precision = "bf16") {
   gpuperf::RunRecord r;
+  r.timestamp_utc = "2026-12-01T00:00:00Z";
   r.device.kind = "cuda";
   r.device.name = gpu;
   r.device.libtorch_version = "2.11.0";
@@ -75,6 +76,11 @@ gpuperf::RunRecord run(const std::string& gpu, const std::vector<double>& window
   r.window_throughput = windows;
   r.throughput = gpuperf::summarize(windows);
   r.overall_throughput = r.throughput.mean;
+  // The rest of what gpuperf.run/1 requires, so that write_json_file() writes it.
+  r.config.steps_per_window = 1;
+  r.stop_reason = "fixed window count";
+  r.timer = "cuda-event";
+  r.telemetry.unavailable_reason = "not sampled";
   return r;
 }
 
@@ -588,6 +594,34 @@ TEST_CASE("A bar's whisker spans its interval clamped to the axis, and its value
   CHECK_THAT(svg, Catch::Contains(">0.334</text>"));
   // Only the bar with an interval has a whisker.
   CHECK(svg.find("class=\"whisker\"", whisker + 1) == std::string::npos);
+}
+
+TEST_CASE("Records that share an x are drawn as points, never joined by a vertical line",
+          "[report][html]") {
+  // Two 2-rank records of one workload (1700 and 1900 samples/s) and its 1-GPU point: the line
+  // has one vertex per GPU count, at 2 GPUs their median, and all three records are points.
+  gpuperf::ChartSeries scaling{"dp", {{2, 1900, "a"}, {1, 1000, "1 GPU"}, {2, 1700, "b"}}};
+  const std::string svg = gpuperf::svg_line_chart("t", "GPUs", "samples/s", {scaling});
+  const auto from = svg.find("<polyline");
+  REQUIRE(from != std::string::npos);
+  const auto begin = svg.find("points=\"", from) + 8;
+  std::istringstream vertices(svg.substr(begin, svg.find('"', begin) - begin));
+  std::vector<std::pair<double, double>> xy;
+  for (std::string vertex; vertices >> vertex;) {
+    const auto comma = vertex.find(',');
+    xy.emplace_back(std::stod(vertex.substr(0, comma)), std::stod(vertex.substr(comma + 1)));
+  }
+  REQUIRE(xy.size() == 2);
+  CHECK(xy[0].first < xy[1].first);  // no two vertices on one vertical
+  // The 2-GPU vertex lies halfway between the two records' circles.
+  const auto circle_y = [&](const std::string& label) {
+    const auto title = svg.find("<title>dp: " + label + ",");
+    REQUIRE(title != std::string::npos);
+    const auto cy = svg.rfind("cy=\"", title);
+    return std::strtod(svg.c_str() + cy + 4, nullptr);
+  };
+  CHECK(xy[1].second == Approx((circle_y("a") + circle_y("b")) / 2).margin(0.1));
+  CHECK(circle_y("a") != Approx(circle_y("b")));
 }
 
 TEST_CASE("A training CSV row carries the whole job's throughput beside its own window's",

@@ -3,11 +3,13 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "gpuperf/base/error.h"
+#include "gpuperf/results/export.h"
 #include "gpuperf/results/interconnect_result.h"
 #include "gpuperf/results/micro_result.h"
 #include "gpuperf/specs/specs.h"
@@ -202,4 +204,49 @@ TEST_CASE("a report without P2P results leaves the link cell's measured side emp
   gpuperf::write_markdown(md, report);
   CHECK_THAT(md.str(), Contains("not measured in this run."));
   CHECK_THAT(md.str(), !Contains("### P2P copies"));
+}
+
+TEST_CASE("The micro CSV gives every figure in a base unit, so no column mixes TFLOP/s and GB/s",
+          "[interconnect][csv]") {
+  gpuperf::MicroReport report = two_gpu_report();
+  auto gemm = made_up("gemm", "bf16", "4096", 500, "TFLOP/s");
+  gemm.unit_scale = 1e12;
+  gemm.datasheet = 989;
+  report.results.insert(report.results.begin(), gemm);
+  for (auto& r : report.results) {
+    r.windows = {r.summary.median * 0.99, r.summary.median, r.summary.median * 1.01};  // measured
+  }
+  std::ostringstream csv;
+  gpuperf::write_csv(csv, report);
+  // Each line as a map from the header's names to its cells (no cell here holds a comma).
+  std::istringstream lines(csv.str());
+  const auto cells = [](std::string line) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    std::vector<std::string> out;
+    std::istringstream in(line);
+    for (std::string cell; std::getline(in, cell, ',');) out.push_back(cell);
+    return out;
+  };
+  std::string line;
+  std::getline(lines, line);
+  const std::vector<std::string> header = cells(line);
+  std::map<std::string, std::map<std::string, std::string>> rows;
+  while (std::getline(lines, line)) {
+    const auto row = cells(line);
+    REQUIRE(row.size() == header.size());
+    std::map<std::string, std::string> named;
+    for (std::size_t i = 0; i < row.size(); ++i) named[header[i]] = row[i];
+    rows[named["name"]] = named;
+  }
+  const auto& g = rows.at("gemm/bf16/4096");
+  CHECK(g.at("unit") == "FLOP/s");
+  CHECK(std::stod(g.at("median")) == Approx(500e12));
+  CHECK(std::stod(g.at("datasheet")) == Approx(989e12));
+  const auto& copy = rows.at("p2p/copy/0->1");
+  CHECK(copy.at("unit") == "B/s");
+  CHECK(std::stod(copy.at("median")) == Approx(394e9));
+  CHECK(std::stod(copy.at("ci95_high")) >= std::stod(copy.at("ci95_low")));
+  const auto& latency = rows.at("p2p/latency/0->1");
+  CHECK(latency.at("unit") == "s");
+  CHECK(std::stod(latency.at("median")) == Approx(12.5e-6));
 }

@@ -21,6 +21,7 @@
 #include "gpuperf/base/checkpoint_file.h"
 #include "gpuperf/base/files.h"
 #include "gpuperf/base/error.h"
+#include "gpuperf/base/version.h"
 #include "gpuperf/results/run_record.h"
 
 namespace {
@@ -38,6 +39,9 @@ gpuperf::RunRecord sample_record() {
   r.config.batch_size = 256;
   r.config.input_shape = {3, 32, 32};
   r.config.precision = "fp16";
+  r.config.steps_per_window = 10;
+  r.stop_reason = "fixed window count";
+  r.timer = "cuda-event";
   r.throughput = gpuperf::summarize({100, 110, 105});
   r.window_throughput = {100, 110, 105};
   r.window_seconds = {2.56, 2.33, 2.44};
@@ -364,6 +368,95 @@ TEST_CASE("A record no measurement can have written is refused, naming the field
   bad = r;
   bad.overall_throughput = 1e308;
   refused(bad, "overall_throughput");
+}
+
+TEST_CASE("make_record turns a measure() result into a record that writes and reads back",
+          "[report]") {
+  // A core user's whole record: a measurement, the model's name, what ran it.
+  auto timer = gpuperf::make_steady_clock_timer();
+  gpuperf::MeasureOptions options;
+  options.warmup = 1;
+  options.steps_per_window = 2;
+  options.windows = 3;
+  volatile double sink = 0;
+  const gpuperf::Measurement m = gpuperf::measure(
+      [&] {
+        for (int i = 0; i < 1000; ++i) sink = sink + i;
+      },
+      32, *timer, options);
+  gpuperf::RunRecord record = gpuperf::make_record("my_net", m, *timer);
+  record.device.kind = "cpu";
+  record.device.name = "test CPU";
+  const std::string path = "test_report_make_record.json";
+  gpuperf::write_json_file(record, path);
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::remove(path.c_str());
+  const auto back = gpuperf::from_json<gpuperf::RunRecord>(text.str());
+  CHECK(back.config.model == "my_net");
+  CHECK(back.config.batch_size == 32);
+  CHECK(back.config.steps_per_window == 2);
+  CHECK(back.config.warmup_steps == 1);
+  CHECK_FALSE(back.config.adaptive);
+  CHECK(back.window_throughput.size() == 3);
+  CHECK(back.timed_steps == 6);
+  CHECK(back.total_steps == 7);
+  CHECK(back.timer == "steady-clock");
+  CHECK(back.stop_reason == "fixed window count");
+  CHECK(back.device.gpuperf_version == gpuperf::kBuildVersion);
+  CHECK(back.throughput.median == Approx(m.throughput.median));
+
+  CHECK_THROWS_WITH(gpuperf::make_record("", m, *timer), Catch::Contains("model"));
+  gpuperf::Measurement fractional = m;
+  fractional.samples_per_step = 2.5;
+  CHECK_THROWS_WITH(gpuperf::make_record("my_net", fractional, *timer), Catch::Contains("2.5"));
+  CHECK_THROWS_WITH(gpuperf::make_record("my_net", gpuperf::Measurement{}, *timer),
+                    Catch::Contains("no timed window"));
+}
+
+TEST_CASE("write_json_file refuses a record the schema would refuse, naming the field",
+          "[report]") {
+  gpuperf::RunRecord good = sample_record();
+  CHECK_NOTHROW(gpuperf::validate(good));
+  const std::string path = "test_report_refused.json";
+  const auto refused = [&](const std::function<void(gpuperf::RunRecord&)>& spoil,
+                           const std::string& field) {
+    gpuperf::RunRecord bad = good;
+    spoil(bad);
+    CHECK_THROWS_AS(gpuperf::write_json_file(bad, path), gpuperf::ConfigError);
+    CHECK_THROWS_WITH(gpuperf::validate(bad), Catch::Contains("field '" + field + "'"));
+    // Nothing is written: the check comes before the file.
+    CHECK_FALSE(std::ifstream(path).good());
+  };
+  // Outside the schema's vocabularies and forms, which the reader does not check.
+  refused([](auto& r) { r.config.precision = "fp8"; }, "config.precision");
+  refused([](auto& r) { r.config.precision.clear(); }, "config.precision");
+  refused([](auto& r) { r.config.optimizer = "lamb"; }, "config.optimizer");
+  refused([](auto& r) { r.config.model.clear(); }, "config.model");
+  refused([](auto& r) { r.config.steps_per_window = 0; }, "config.steps_per_window");
+  refused([](auto& r) { r.timestamp_utc = "yesterday"; }, "timestamp_utc");
+  refused([](auto& r) { r.device.kind.clear(); }, "device.kind");
+  refused([](auto& r) { r.device.compute_capability = "sm90"; }, "device.compute_capability");
+  refused([](auto& r) { r.stop_reason = "fixed windows"; }, "stop_reason");
+  refused([](auto& r) { r.timer.clear(); }, "timer");
+  refused([](auto& r) { r.timed_seconds = gpuperf::kNotAvailable; }, "timed_seconds");
+  refused([](auto& r) { r.metrics["Bad Name"] = 1; }, "metrics.Bad Name");
+  refused(
+      [](auto& r) {
+        r.telemetry.available = false;
+        r.telemetry.unavailable_reason.clear();
+      },
+      "telemetry.unavailable_reason");
+  refused(
+      [](auto& r) {
+        r.distributed.world_size = 2;
+        r.distributed.backend = "mpi";
+      },
+      "distributed.backend");
+  // And what the reader refuses: ranges and agreement between fields.
+  refused([](auto& r) { r.config.batch_size = 0; }, "config.batch_size");
+  refused([](auto& r) { r.window_seconds = {1}; }, "window_seconds");
 }
 
 TEST_CASE("A command line that is not UTF-8 still gives a result file", "[report]") {

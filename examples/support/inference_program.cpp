@@ -110,8 +110,10 @@ void add_sweep_options(CLI::App& app, InferenceOptionsText& o) {
   app.add_option("--memory-format", o.memory_format, "contiguous|channels_last");
   app.add_option("--graph", o.graph, "auto|on|off: replay a captured CUDA graph (auto: on CUDA)");
   app.add_option("--fuse", o.fuse,
-                 "auto|on|off: fold BatchNorm into the convolutions and fuse bias, shortcut add "
-                 "and ReLU into cuDNN calls, for models that support it (auto: on CUDA)");
+                 "auto|on|off: fold BatchNorm into the convolutions, run convolution + bias "
+                 "(+ shortcut) + ReLU as one cuDNN call, and in ResNets the stem's input padded "
+                 "to 4 channels and the pools on gpuperf's own kernels; for models that "
+                 "support it, on is refused for others (auto: on CUDA)");
   auto* sizes =
       app.add_option("--batch-sizes", o.batch_sizes, "batch sizes to measure, e.g. 1,8,64");
   auto* max_batch =

@@ -105,10 +105,13 @@ void add_model_options(CLI::App& app, TrainingOptions& o) {
       "--graph", o.graph,
       "auto|on|off: capture the whole step in a CUDA graph (auto: on CUDA when --fused)");
   app.add_option("--fuse,--fuse-conv", o.fuse,
-                 "auto|on|off: the model's training-safe kernel fusion in cuDNN calls: "
-                 "convolution + bias + ReLU (simple), BatchNorm + add + ReLU, conv1 + shortcut "
-                 "GEMM and cuDNN max pool in fp16 channels_last (resnet*) (auto: on CUDA; "
-                 "--fuse-conv is the old name)");
+                 "auto|on|off: the model's training-safe kernel fusion, the same function and "
+                 "gradients in fewer launches: convolution + bias + ReLU as one cuDNN call "
+                 "(simple); BatchNorm + add + ReLU, conv1 + shortcut as one GEMM node, and "
+                 "gpuperf's own kernels for the max pool, the average pool, the stem's input "
+                 "padded to 4 channels and the autocast weight casts (resnet*, channels_last); "
+                 "the record's kernel_fusion says what ran (auto: on CUDA; --fuse-conv is the "
+                 "old name)");
 }
 
 void add_measure_options(CLI::App& app, TrainingOptions& o) {

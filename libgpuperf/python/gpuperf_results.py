@@ -633,17 +633,26 @@ def read_text(path):
         raise FormatError(f"{path}: not valid JSON: not UTF-8 ({e})") from None
 
 
+class Document(dict):
+    """A document read by load(): a dict that also knows the file it came from (`path`, as given
+    to load()), so that to_rows() can label its rows with the file rather than a position."""
+
+    path = None
+
+
 def load(path, kinds=None):
-    """The document at `path` as a dict, after check(); `kinds` (e.g. {"train", "inference"})
-    limits what is accepted. Raises FormatError naming the file and field (a file that is not a
-    regular file, not JSON, or one gpuperf's readers would refuse), OSError when it cannot be
-    read; nothing else."""
+    """The document at `path` as a dict (a Document, whose `path` is `path`), after check();
+    `kinds` (e.g. {"train", "inference"}) limits what is accepted. Raises FormatError naming the
+    file and field (a file that is not a regular file, not JSON, or one gpuperf's readers would
+    refuse), OSError when it cannot be read; nothing else."""
     record = parse(read_text(path), path)
     kind = check(record, path)
     if kinds is not None and kind not in kinds:
         _fail(path, "schema", f"is '{record['schema']}', a {kind} document; expected "
                               f"{' or '.join(sorted(kinds))}")
-    return record
+    document = Document(record)
+    document.path = os.fspath(path)
+    return document
 
 
 def load_many(paths, kinds=None):
@@ -758,14 +767,18 @@ def to_rows(records, sources=None):
     one row per batch size, a microbenchmark report one row per measurement. Numbers are in base
     units, named in the column ("throughput_median_samples_per_s", "latency_p99_s",
     "bandwidth_bytes_per_s", ...); NaN where not available. `records` is a list of documents or a
-    {source: document} mapping; `sources` labels a list (default: its index). Each document is
-    check()ed first: FormatError naming its source where gpuperf would refuse it."""
+    {source: document} mapping; `sources` labels a list. Without labels, the "source" column is
+    the file each document was load()ed from (its path, as given), else its index in the list.
+    Each document is check()ed first: FormatError naming its source where gpuperf would refuse
+    it."""
     if isinstance(records, dict) and "schema" not in records:
         sources, records = list(records.keys()), list(records.values())
     elif isinstance(records, dict):
         records = [records]
     if sources is None:
-        sources = list(range(len(records)))
+        # A dict built in Python has no file; its position is the only name it has.
+        sources = [getattr(r, "path", None) if getattr(r, "path", None) is not None else i
+                   for i, r in enumerate(records)]
     rows = []
     for record, source in zip(records, sources):
         kind = check(record, str(source))

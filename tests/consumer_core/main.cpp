@@ -22,34 +22,39 @@ void check(bool ok, const std::string& what) {
 
 bool near(double a, double b) { return std::abs(a - b) <= 1e-9 * std::max(1.0, std::abs(b)); }
 
-gpuperf::RunRecord make_record(const std::string& model, const std::vector<double>& windows) {
-  gpuperf::RunRecord record;
-  record.timestamp_utc = "2026-12-01T00:00:00Z";
+// What measure() returns, with made-up windows (1 s each, 10 steps of 256 samples) so that the
+// comparison below has a known answer.
+gpuperf::Measurement made_up_measurement(const std::vector<double>& windows) {
+  gpuperf::Measurement m;
+  m.window_throughput = windows;
+  m.window_seconds.assign(windows.size(), 1.0);
+  m.throughput = gpuperf::summarize(windows);
+  m.samples_per_step = 256;
+  m.warmup_steps = 5;
+  m.steps_per_window = 10;
+  m.timed_steps = static_cast<int>(windows.size()) * 10;
+  m.timed_seconds = static_cast<double>(windows.size());
+  m.overall_throughput = m.throughput.mean;
+  m.stop_reason = "fixed window count";
+  return m;
+}
+
+// A record as a core user writes one: make_record() fills what the measurement knows; the rest
+// is what ran it and the settings that differ from the defaults.
+gpuperf::RunRecord make_run(const std::string& model, const std::vector<double>& windows) {
+  const auto timer = gpuperf::make_steady_clock_timer();
+  gpuperf::RunRecord record = gpuperf::make_record(model, made_up_measurement(windows), *timer);
   record.command = "consumer_core";
   record.device.kind = "cuda";
   record.device.name = "NVIDIA H200";
   record.device.sm_count = 132;
   record.device.memory_bytes = 150e9;
-  record.device.gpuperf_version = gpuperf::kVersion;
-  record.config.model = model;
-  record.config.batch_size = 256;
   record.config.input_shape = {3, 224, 224};
   record.config.num_classes = 1000;
   record.config.precision = "bf16";
   record.config.memory_format = "channels_last";
   record.config.optimizer = "sgd";
   record.config.learning_rate = 0.1;
-  record.config.warmup_steps = 5;
-  record.config.steps_per_window = 10;
-  record.window_throughput = windows;
-  record.window_seconds.assign(windows.size(), 1.0);
-  record.throughput = gpuperf::summarize(windows);
-  record.overall_throughput = record.throughput.mean;
-  record.timed_steps = static_cast<std::int64_t>(windows.size()) * 10;
-  record.timed_seconds = static_cast<double>(windows.size());
-  record.stop_reason = "fixed windows";
-  record.timer = "steady-clock";
-  record.total_steps = record.timed_steps + 5;
   record.final_loss = 2.5;
   record.warnings = {"written by the consumer_core test"};
   return record;
@@ -82,8 +87,8 @@ int main(int argc, char** argv) {
     if (h200 != nullptr) check(h200->peak("bf16") > 5e14, "H200 bf16 peak above 500 TFLOP/s");
 
     // A record written as JSON, read back, and read again from files by the report side.
-    const gpuperf::RunRecord baseline = make_record("resnet50", {1000, 1010, 990, 1005, 995});
-    const gpuperf::RunRecord candidate = make_record("resnet50", {1500, 1510, 1490, 1505, 1495});
+    const gpuperf::RunRecord baseline = make_run("resnet50", {1000, 1010, 990, 1005, 995});
+    const gpuperf::RunRecord candidate = make_run("resnet50", {1500, 1510, 1490, 1505, 1495});
     const gpuperf::RunRecord back =
         gpuperf::from_json<gpuperf::RunRecord>(gpuperf::to_json(baseline));
     check(back.schema == gpuperf::RunRecord::kSchema, "schema survives JSON");
@@ -95,6 +100,16 @@ int main(int argc, char** argv) {
     const std::string cand_path = scratch + "/candidate.json";
     gpuperf::write_json_file(baseline, base_path);
     gpuperf::write_json_file(candidate, cand_path);
+    // The writer refuses a record that gpuperf.run/1 would refuse, naming the field.
+    gpuperf::RunRecord bad = baseline;
+    bad.config.precision = "fp8";
+    bool refused = false;
+    try {
+      gpuperf::write_json_file(bad, scratch + "/bad.json");
+    } catch (const gpuperf::ConfigError& e) {
+      refused = std::string(e.what()).find("config.precision") != std::string::npos;
+    }
+    check(refused, "write_json_file refuses precision fp8, naming config.precision");
     const auto runs = gpuperf::load_result_files({base_path, cand_path});
     check(runs.size() == 2 && near(runs[1].record.throughput.median, 1500), "result files");
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
 """Validates gpuperf's JSON against the schemas in docs/schema/ (JSON Schema draft 2020-12).
+Installed (<prefix>/share/gpuperf/schema), it uses the schemas of the folder it lies in.
 
   check_schemas.py [--schemas DIR] validate [--as NAME] [--strict] FILE...
       Each FILE by its "schema" tag (gpuperf.run/1 -> run-1.schema.json), or as NAME
@@ -40,7 +41,14 @@ except ImportError:  # pragma: no cover - the skip path
     sys.exit(77)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-DEFAULT_SCHEMAS = os.path.normpath(os.path.join(HERE, "..", "..", "docs", "schema"))
+# Installed, the script lies beside the schemas (<prefix>/share/gpuperf/schema); in the source
+# tree it is tests/schema/ and they are docs/schema/.
+DEFAULT_SCHEMAS = (HERE if glob.glob(os.path.join(HERE, "*.schema.json")) else
+                   os.path.normpath(os.path.join(HERE, "..", "..", "docs", "schema")))
+# Every schema's $id is this base and its file name. It is a name, never fetched (.invalid is a
+# reserved domain): it gives the relative refs ("common.schema.json#/$defs/device") a base to
+# resolve against, so that any validator given the schemas keyed by their $id resolves them.
+ID_BASE = "https://gpuperf.invalid/schema/"
 VALIDATOR = jsonschema.Draft202012Validator
 MAX_ERRORS_PER_FILE = 10
 
@@ -69,7 +77,8 @@ def with_always_written(node):
 
 class Schemas:
     """The schema files of one folder, as validators; refs between files are relative names
-    ("common.schema.json#/$defs/device"), resolved within the folder."""
+    ("common.schema.json#/$defs/device"), resolved against each schema's $id in a store keyed
+    by $id, as any JSON Schema library resolves them."""
 
     def __init__(self, folder):
         self.folder = folder
@@ -90,6 +99,10 @@ class Schemas:
         for file_name, document in self.documents.items():
             if document.get("$schema") != "https://json-schema.org/draft/2020-12/schema":
                 problems.append(f"{file_name}: $schema is not draft 2020-12")
+            if document.get("$id") != ID_BASE + file_name:
+                problems.append(f"{file_name}: $id is {document.get('$id')!r}, expected "
+                                f"'{ID_BASE + file_name}' (without it, a validator has no base "
+                                "to resolve common.schema.json against)")
             try:
                 VALIDATOR.check_schema(document)
             except jsonschema.exceptions.SchemaError as e:
@@ -107,19 +120,21 @@ class Schemas:
         if strict:
             store = {n: with_always_written(d) for n, d in store.items()}
         root = store[file_name]
+        # Keyed by $id (a schema without one, which check_schemas() reports, by its file name).
+        by_id = {d.get("$id", n): d for n, d in store.items()}
         try:
             import referencing
             import referencing.jsonschema
         except ImportError:  # jsonschema < 4.18 (Debian 12: 4.10)
-            resolver = jsonschema.RefResolver(base_uri=file_name, referrer=root, store=dict(store))
+            resolver = jsonschema.RefResolver(base_uri=root.get("$id", file_name), referrer=root,
+                                              store=by_id)
             validator = VALIDATOR(root, resolver=resolver)
         else:
             draft = referencing.jsonschema.DRAFT202012
-            resources = [(n, referencing.Resource.from_contents(d, default_specification=draft))
-                         for n, d in store.items()]
+            resources = [(uri, referencing.Resource.from_contents(d, default_specification=draft))
+                         for uri, d in by_id.items()]
             registry = referencing.Registry().with_resources(resources)
-            # The root is registered under its file name so that its relative refs resolve there.
-            validator = VALIDATOR({"$ref": file_name}, registry=registry)
+            validator = VALIDATOR({"$ref": root.get("$id", file_name)}, registry=registry)
         self._validators[key] = validator
         return validator
 

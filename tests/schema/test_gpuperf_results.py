@@ -186,6 +186,12 @@ def main():
     t.that(len(rows) == 1 + len(inference["batches"]) + len(micro["results"]),
            "to_rows(): one row per measurement")
     t.that([r["source"] for r in rows[:2]] == ["seed", "inference"], "to_rows(): sources")
+    # Unlabelled, a loaded document's rows name its file; a dict built in Python its position.
+    paths = [os.path.join(golden, n) for n in ("seed.json", "inference.json", "micro.json")]
+    t.that({r["source"] for r in gr.to_rows(many)} == set(paths),
+           "to_rows(): the source of a loaded file is its path")
+    t.that(gr.to_rows([dict(many[0])])[0]["source"] == 0,
+           "to_rows(): the source of a dict with no file is its index")
     t.that(close(rows[0]["throughput_median_samples_per_s"], seed["throughput"]["median"]),
            "to_rows(): the training row's median samples/s")
     t.that(close(rows[1]["latency_p50_s"], inference["batches"][0]["latency"]["p50_s"]),
@@ -200,6 +206,7 @@ def main():
     else:
         frame = gr.to_dataframe(many)
         t.that(len(frame) == len(rows), "to_dataframe(): a row per measurement")
+        t.that(set(frame["source"]) == set(paths), "to_dataframe(): source is the file's path")
         t.that(str(frame["throughput_median_samples_per_s"].dtype) == "float64",
                "to_dataframe(): numeric columns are float64")
 

@@ -481,6 +481,27 @@ void write_line_chart_axes(std::ostream& s, const LineChartFrame& f,
     << html_escape(y_unit) << "</text>\n";
 }
 
+// The vertices of a series' line: one per distinct x (points are in x order), at the median y of
+// the points there. Records that share an x (two 2-rank runs) are repeats, not a change along
+// the axis: joining them would draw a vertical stroke that reads as a jump, so they stay points
+// on either side of a line that passes through their middle.
+std::vector<ChartPoint> line_vertices(const std::vector<ChartPoint>& points) {
+  std::vector<ChartPoint> vertices;
+  for (std::size_t begin = 0; begin < points.size();) {
+    std::size_t end = begin;
+    std::vector<double> ys;
+    for (; end < points.size() && points[end].x == points[begin].x; ++end) {
+      ys.push_back(points[end].y);
+    }
+    std::sort(ys.begin(), ys.end());
+    const std::size_t n = ys.size();
+    vertices.push_back(
+        {points[begin].x, n % 2 == 1 ? ys[n / 2] : (ys[n / 2 - 1] + ys[n / 2]) / 2, ""});
+    begin = end;
+  }
+  return vertices;
+}
+
 // Series `index` in colour `colour_index`: its line, its points with their labels and tooltips
 // (a dashed reference line has none), and its legend entry.
 void write_line_chart_series(std::ostream& s, const LineChartFrame& f, const ChartSeries& line,
@@ -490,7 +511,9 @@ void write_line_chart_series(std::ostream& s, const LineChartFrame& f, const Cha
   s << "<g><title>" << html_escape(line.name) << "</title><polyline class=\"line\" fill=\"none\" "
     << "stroke=\"" << colour << "\" stroke-width=\"2\" "
     << (line.dashed ? "stroke-dasharray=\"6 4\" " : "") << "points=\"";
-  for (const auto& p : line.points) s << num(f.px(p.x), 1) << "," << num(f.py(p.y), 1) << " ";
+  for (const auto& p : line_vertices(line.points)) {
+    s << num(f.px(p.x), 1) << "," << num(f.py(p.y), 1) << " ";
+  }
   s << "\"/>";
   for (const auto& p : line.points) {
     if (line.dashed) break;

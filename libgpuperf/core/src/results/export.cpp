@@ -8,7 +8,9 @@
 #include <cstdint>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -121,6 +123,17 @@ void write_gbench(std::ostream& out, const std::vector<GbenchFamily>& families,
       << "\n";
 }
 
+// A micro result's base unit and the factor from its display unit to it: "TFLOP/s" -> FLOP/s
+// (1e12), "TOP/s" -> OP/s, "GB/s" -> B/s (1e9), "us" -> s (1e-6). A unit outside that list stays
+// as it is, unscaled, so the row is still right about what it holds.
+std::pair<std::string, double> micro_base_unit(const MicroResult& r) {
+  static const std::map<std::string, std::string> kBase = {
+      {"TFLOP/s", "FLOP/s"}, {"TOP/s", "OP/s"}, {"GB/s", "B/s"}, {"us", "s"}};
+  const auto it = kBase.find(r.unit);
+  if (it == kBase.end()) return {r.unit, 1.0};
+  return {it->second, r.unit_scale};
+}
+
 }  // namespace
 
 void write_csv(std::ostream& out, const RunRecord& record) {
@@ -177,20 +190,27 @@ void write_csv(std::ostream& out, const InferenceResult& result) {
 }
 
 void write_csv(std::ostream& out, const MicroReport& report) {
-  write_csv_header(out, {"timestamp_utc", "device", "name", "category", "variant", "shape", "status",
-               "unit", "windows", "median", "mean", "min", "max", "ci95_low", "ci95_high",
-               "datasheet", "percent_of_datasheet", "work_per_call", "buffer_bytes"});
+  write_csv_header(
+      out, {"timestamp_utc", "device", "name", "category", "variant", "shape", "status", "unit",
+            "windows", "median", "mean", "min", "max", "ci95_low", "ci95_high", "datasheet",
+            "percent_of_datasheet", "work_per_call", "buffer_bytes"});
   for (const auto& r : report.results) {
+    // The JSON keeps each result's display unit (TFLOP/s, GB/s, us); a table's column must not
+    // hold TFLOP/s on one row and GB/s on the next at different scales, so every figure is in
+    // its base unit (FLOP/s, OP/s, B/s, s), named on the row.
+    const auto [unit, scale] = micro_base_unit(r);
+    const double factor = scale;  // a structured binding cannot be captured in C++17
+    const auto base = [factor](double v) { return std::isfinite(v) ? v * factor : v; };
     const bool measured = !r.windows.empty();
     CsvRow row;
     row << report.timestamp_utc << report.device.name << r.name << r.category << r.variant
-        << r.shape << r.status << r.unit << static_cast<std::int64_t>(r.windows.size())
-        << (measured ? r.summary.median : kNotAvailable)
-        << (measured ? r.summary.mean : kNotAvailable)
-        << (measured ? r.summary.min : kNotAvailable)
-        << (measured ? r.summary.max : kNotAvailable)
-        << (measured ? r.summary.ci95_low : kNotAvailable)
-        << (measured ? r.summary.ci95_high : kNotAvailable) << r.datasheet
+        << r.shape << r.status << unit << static_cast<std::int64_t>(r.windows.size())
+        << (measured ? base(r.summary.median) : kNotAvailable)
+        << (measured ? base(r.summary.mean) : kNotAvailable)
+        << (measured ? base(r.summary.min) : kNotAvailable)
+        << (measured ? base(r.summary.max) : kNotAvailable)
+        << (measured ? base(r.summary.ci95_low) : kNotAvailable)
+        << (measured ? base(r.summary.ci95_high) : kNotAvailable) << base(r.datasheet)
         << r.percent_of_datasheet << r.work_per_call << r.buffer_bytes;
     row.end(out);
   }

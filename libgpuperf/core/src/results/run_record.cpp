@@ -9,6 +9,7 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <initializer_list>
 #include <limits>
 #include <string>
 #include <utility>
@@ -17,6 +18,8 @@
 
 #include "gpuperf/base/error.h"
 #include "gpuperf/base/files.h"
+#include "gpuperf/base/timestamp.h"
+#include "gpuperf/base/version.h"
 #include "gpuperf/results/run_record.h"
 #include "base/json.h"
 #include "gpuperf/telemetry/clock_events.h"
@@ -256,6 +259,165 @@ void check_windows(const Reader& r, const RunRecord& record) {
                         Reader::num(*low) + ", " + Reader::num(*high) + "]");
     }
   }
+}
+
+namespace {
+
+// One field's check as validate() words it: "run record: field 'config.precision' is 'fp8',
+// expected one of fp32, tf32, fp16, bf16".
+[[noreturn]] void refuse(const std::string& field, const std::string& problem) {
+  throw ConfigError("run record: field '" + field + "' " + problem);
+}
+
+void require_one_of(const std::string& field, const std::string& value,
+                    std::initializer_list<const char*> allowed) {
+  std::string list;
+  for (const char* a : allowed) {
+    if (value == a) return;
+    list += (list.empty() ? "" : ", ") + std::string(a);
+  }
+  refuse(field, "is '" + value + "', expected one of " + list);
+}
+
+void require_not_empty(const std::string& field, const std::string& value) {
+  if (value.empty()) refuse(field, "is empty");
+}
+
+void require_finite(const std::string& field, double value) {
+  if (!std::isfinite(value)) refuse(field, "is " + Reader::num(value) + ", expected a number");
+}
+
+// "YYYY-MM-DDTHH:MM:SSZ", the schema's pattern for timestamp_utc.
+bool is_utc_timestamp(const std::string& t) {
+  static const char kForm[] = "dddd-dd-ddTdd:dd:ddZ";
+  if (t.size() != sizeof kForm - 1) return false;
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    const bool ok = kForm[i] == 'd' ? (t[i] >= '0' && t[i] <= '9') : t[i] == kForm[i];
+    if (!ok) return false;
+  }
+  return true;
+}
+
+// "9.0" or "" (the schema's ^([0-9]+\.[0-9]+)?$).
+bool is_compute_capability(const std::string& c) {
+  if (c.empty()) return true;
+  const auto dot = c.find('.');
+  const auto digits = [](const std::string& s) {
+    return !s.empty() &&
+           std::all_of(s.begin(), s.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+  };
+  return dot != std::string::npos && digits(c.substr(0, dot)) && digits(c.substr(dot + 1));
+}
+
+}  // namespace
+
+RunRecord make_record(const std::string& model, const Measurement& measurement,
+                      const Timer& timer) {
+  if (model.empty()) throw ConfigError("make_record: the model name is empty");
+  if (measurement.window_throughput.empty()) {
+    throw ConfigError("make_record: the measurement has no timed window");
+  }
+  const double batch = measurement.samples_per_step;
+  if (!(batch >= 1) || batch != std::floor(batch) || batch > static_cast<double>(kMaxCount)) {
+    throw ConfigError(
+        "make_record: samples per step (the batch size) must be a whole number "
+        ">= 1, got " +
+        Reader::num(batch));
+  }
+  RunRecord record;
+  record.timestamp_utc = utc_timestamp();
+  record.device.gpuperf_version = kBuildVersion;
+  RunConfig& c = record.config;
+  c.model = model;
+  c.batch_size = static_cast<std::int64_t>(batch);
+  c.warmup_steps = measurement.warmup_steps;
+  c.steps_per_window = measurement.steps_per_window;
+  // measure() stops a fixed run after its windows, an adaptive one for any other reason.
+  c.adaptive = measurement.stop_reason != "fixed window count";
+  record.throughput = measurement.throughput;
+  record.window_throughput = measurement.window_throughput;
+  record.window_seconds = measurement.window_seconds;
+  record.overall_throughput = measurement.overall_throughput;
+  record.timed_steps = measurement.timed_steps;
+  record.timed_seconds = measurement.timed_seconds;
+  record.stop_reason = measurement.stop_reason;
+  record.timer = timer.name();
+  record.total_steps =
+      static_cast<std::int64_t>(measurement.warmup_steps) + measurement.timed_steps;
+  record.telemetry.unavailable_reason = "not sampled";
+  return record;
+}
+
+void validate(const RunRecord& record) {
+  // What the schema asks and the reader does not check (vocabularies, forms, non-empty names,
+  // numbers that must not be null); the reader below checks ranges and agreement.
+  if (record.schema != RunRecord::kSchema) {
+    refuse("schema", "is '" + record.schema + "', expected '" + RunRecord::kSchema + "'");
+  }
+  if (!is_utc_timestamp(record.timestamp_utc)) {
+    refuse("timestamp_utc",
+           "is '" + record.timestamp_utc + "', expected YYYY-MM-DDTHH:MM:SSZ (utc_timestamp())");
+  }
+  const DeviceFingerprint& d = record.device;
+  require_one_of("device.kind", d.kind, {"cuda", "cpu"});
+  if (!is_compute_capability(d.compute_capability) ||
+      (d.kind == "cpu" && !d.compute_capability.empty())) {
+    refuse("device.compute_capability",
+           "is '" + d.compute_capability + "', expected major.minor on a GPU, empty on the CPU");
+  }
+  const RunConfig& c = record.config;
+  require_one_of("config.workload", c.workload, {"train"});
+  require_not_empty("config.model", c.model);
+  require_one_of("config.precision", c.precision, {"fp32", "tf32", "fp16", "bf16"});
+  require_one_of("config.memory_format", c.memory_format, {"contiguous", "channels_last"});
+  require_one_of("config.optimizer", c.optimizer, {"adam", "sgd", "adamw"});
+  // torch.optim: the records of the Python peers, which a core user may read and write again.
+  require_one_of("config.optimizer_impl", c.optimizer_impl,
+                 {"torch::optim", "fused", "torch.optim"});
+  require_finite("config.learning_rate", c.learning_rate);
+  require_one_of("config.graph_mode", c.graph_mode, {"eager", "cuda-graph"});
+  require_not_empty("config.kernel_fusion", c.kernel_fusion);
+  require_not_empty("config.data_source", c.data_source);
+  if (c.steps_per_window < 1) {
+    refuse("config.steps_per_window",
+           "is " + std::to_string(c.steps_per_window) + ", expected >= 1");
+  }
+  require_finite("overall_throughput", record.overall_throughput);
+  require_finite("timed_seconds", record.timed_seconds);
+  require_one_of("stop_reason", record.stop_reason,
+                 {"fixed window count", "converged", "time limit", "max windows reached"});
+  require_one_of("timer", record.timer, {"cuda-event", "steady-clock"});
+  const TelemetrySummary& t = record.telemetry;
+  if (!t.available && t.unavailable_reason.empty()) {
+    refuse("telemetry.unavailable_reason", "is empty while telemetry is unavailable: say why");
+  }
+  require_one_of("telemetry.energy_source", t.energy_source,
+                 {"", "energy counter", "integrated power"});
+  const DistributedSummary& dp = record.distributed;
+  if (dp.world_size > 1) {  // written only then
+    require_one_of("distributed.backend", dp.backend, {"nccl", "gloo"});
+    require_one_of("distributed.launcher", dp.launcher, {"torchrun", "mpi", "slurm", "gpuperf"});
+    for (const double rate : dp.rank_throughput) {
+      require_finite("distributed.rank_throughput", rate);
+    }
+  }
+  for (const auto& [name, value] : record.metrics) {
+    const bool ok = !name.empty() && std::all_of(name.begin(), name.end(), [](char ch) {
+      return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_';
+    });
+    if (!ok) refuse("metrics." + name, "has a name outside [a-z0-9_]");
+  }
+  // Everything gpuperf's reader checks: a record is valid only if it reads back.
+  try {
+    (void)from_json<RunRecord>(to_json(record));
+  } catch (const IoError& e) {
+    throw ConfigError(e.what());
+  }
+}
+
+void write_json_file(const RunRecord& record, const std::string& path) {
+  validate(record);
+  write_text_file_atomically(to_json(record), path);
 }
 
 std::string to_json(const RunRecord& record) {

@@ -78,10 +78,11 @@ enum class AxisScale {
 [[nodiscard]] std::vector<double> nice_ticks(double max);
 
 /// Renders series as lines through their points (in x order), as an inline <svg> element with a
-/// legend. Linear axes start at 0; a log2 axis spans the powers of two around its values. Points
-/// with non-finite or negative coordinates (or not positive, on a log2 axis) are left out; an
-/// empty chart says so instead of drawing axes. A point label that would overlap one already
-/// drawn is left to the point's tooltip.
+/// legend. Points that share an x are each drawn, and the line passes through their median. Linear
+/// axes start at 0; a log2 axis spans the powers of two around its values. Points with non-finite
+/// or negative coordinates (or not positive, on a log2 axis) are left out; an empty chart says so
+/// instead of drawing axes. A point label that would overlap one already drawn is left to the
+/// point's tooltip.
 [[nodiscard]] std::string svg_line_chart(const std::string& title, const std::string& x_unit,
                                          const std::string& y_unit,
                                          const std::vector<ChartSeries>& series,

@@ -31,7 +31,8 @@ void write_csv(std::ostream& out, const RunRecord& record);
 /// An inference result as CSV: one row per batch size ("kind" batch), then one per serving rate
 /// ("kind" serving).
 void write_csv(std::ostream& out, const InferenceResult& result);
-/// A micro report as CSV: one row per result, its figures in the result's unit ("unit" column).
+/// A micro report as CSV: one row per result, its figures (median ... datasheet) in the base unit
+/// named in its "unit" cell: FLOP/s, OP/s, B/s, or s for a latency.
 void write_csv(std::ostream& out, const MicroReport& report);
 
 /// A training record in Google Benchmark's JSON: one repetition per timed window, real_time in

@@ -1,6 +1,16 @@
 #pragma once
 // A run is a plain record; reporters only format it. Seconds, bytes, watts and hertz are stored
 // in base units as double; NaN means "not available" (JSON null).
+//
+// Around your own step with gpuperf::core alone, a valid record in a few lines:
+//
+//   auto timer = gpuperf::make_steady_clock_timer();
+//   const gpuperf::Measurement m = gpuperf::measure([&] { my_step(); }, 64, *timer, {});
+//   gpuperf::RunRecord record = gpuperf::make_record("my_net", m, *timer);
+//   record.device.kind = "cpu";                      // what ran it: "cpu" or "cuda"
+//   record.device.name = "AMD EPYC 9654";
+//   record.config.optimizer = "sgd";                 // what the step ran, where not the default
+//   gpuperf::write_json_file(record, "my_net.json");  // ConfigError naming a field it would refuse
 
 #include <cstdint>
 #include <map>
@@ -11,7 +21,9 @@
 #include "gpuperf/results/json.h"
 #include "gpuperf/specs/efficiency.h"
 #include "gpuperf/telemetry/telemetry_summary.h"
+#include "gpuperf/timing/measure.h"
 #include "gpuperf/timing/statistics.h"
+#include "gpuperf/timing/timer.h"
 
 namespace gpuperf {
 
@@ -22,9 +34,10 @@ struct RunConfig {
   std::int64_t batch_size = 0;
   std::vector<std::int64_t> input_shape;  ///< one sample, e.g. {3, 224, 224}
   std::int64_t num_classes = 0;
-  std::string precision;                        ///< fp32, tf32, fp16, bf16
-  std::string memory_format;                    ///< contiguous, channels_last
-  std::string optimizer;                        ///< adam, sgd, adamw
+  // Defaults: those of TrainStepOptions, so that a record made by make_record() is valid.
+  std::string precision = "fp32";               ///< fp32, tf32, fp16, bf16
+  std::string memory_format = "contiguous";     ///< contiguous, channels_last
+  std::string optimizer = "adam";               ///< adam, sgd, adamw
   std::string optimizer_impl = "torch::optim";  ///< "torch::optim" or "fused" (ATen kernels)
   double learning_rate = 0;
   std::string graph_mode = "eager";  ///< "eager" or "cuda-graph" (whole step captured)
@@ -99,6 +112,21 @@ struct RunRecord {
   std::vector<std::string> warnings;
 };
 
+/// A record of `measurement`, taken with `timer` by measure(): schema, timestamp (now), the
+/// throughput statistics and windows, steps, seconds, stop reason, the timer's name, the
+/// configuration's batch size (samples per step), warm-up, steps per window and adaptive mode,
+/// device.gpuperf_version; everything else at its default (fp32, contiguous, adam; not
+/// available). Left to the caller: device.kind ("cpu" or "cuda") and name, and any setting that
+/// differs from its default. ConfigError when `model` is empty or the measurement has no window
+/// or a fractional batch.
+[[nodiscard]] RunRecord make_record(const std::string& model, const Measurement& measurement,
+                                    const Timer& timer);
+/// Throws ConfigError naming the first field of `record` that gpuperf.run/1
+/// (docs/schema/run-1.schema.json) or gpuperf's reader would refuse, with the value and the rule.
+void validate(const RunRecord& record);
+/// Writes `record` as JSON to `path` atomically, after validate(record): a record that would not
+/// read back is never written (ConfigError naming the field; IoError when the file fails).
+void write_json_file(const RunRecord& record, const std::string& path);
 /// Serializes a record as JSON text (indented).
 [[nodiscard]] std::string to_json(const RunRecord& record);
 /// Parses a record from JSON text; throws IoError naming the field when it is malformed.

@@ -65,7 +65,8 @@ struct TrainingHooks {
   std::function<void(TrainStep& step, RunRecord& record)> after_measure;
 };
 
-/// Runs the training measurement and returns its record (no printing, no file). Throws
+/// Runs the training measurement and returns its record (no file; unless run.quiet, a start line
+/// and a line per window logged to stderr at level info). Throws
 /// ConfigError for bad or unsatisfiable options (before anything runs) and OutOfMemoryError,
 /// with the batch size and the device's memory figures, when the device runs out of memory.
 [[nodiscard]] RunRecord run_training(const TrainingRun& run, const TrainingHooks& hooks = {});
