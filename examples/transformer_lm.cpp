@@ -185,13 +185,11 @@ int main(int argc, char** argv) {
       const char* name;
       std::int64_t value, most;
     };
-    for (const Size& size : {Size{"seq-len", s.seq_len, 1 << 16},
-                             Size{"vocab", s.vocab, 1 << 24},
-                             Size{"d-model", s.d_model, 1 << 16},
-                             Size{"layers", s.layers, 1024},
-                             Size{"heads", s.heads, 1024},
-                             Size{"batch-size", s.batch_size, 1 << 20},
-                             Size{"steps", s.steps, 1 << 24}}) {
+    for (const Size& size :
+         {Size{"seq-len", s.seq_len, 1 << 16}, Size{"vocab", s.vocab, 1 << 24},
+          Size{"d-model", s.d_model, 1 << 16}, Size{"layers", s.layers, 1024},
+          Size{"heads", s.heads, 1024}, Size{"batch-size", s.batch_size, 1 << 20},
+          Size{"steps", s.steps, 1 << 24}}) {
       gpuperf::require_setting(size.value >= 1 && size.value <= size.most, size.name, size.value,
                                ">= 1 and <= " + std::to_string(size.most));
     }

@@ -108,7 +108,8 @@ TEST_CASE("reading a malformed run record names the field", "[report]") {
   const auto at = text.find("\"batch_size\": 256");
   REQUIRE(at != std::string::npos);
   text.replace(at, 17, "\"batch_size\": \"x\"");
-  CHECK_THROWS_WITH(gpuperf::from_json<gpuperf::RunRecord>(text), Catch::Contains("config.batch_size"));
+  CHECK_THROWS_WITH(gpuperf::from_json<gpuperf::RunRecord>(text),
+                    Catch::Contains("config.batch_size"));
   CHECK_THROWS_AS(gpuperf::from_json<gpuperf::RunRecord>(text), gpuperf::IoError);
 }
 

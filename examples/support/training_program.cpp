@@ -131,7 +131,7 @@ void add_measure_options(CLI::App& app, TrainingOptions& o) {
   add_result_options(app, o.results, "write the result here ('' for none)");
   app.add_flag("--quiet,-q", r.quiet, "no progress lines");
   add_switch(app, "telemetry", r.telemetry,
-               "sample power, energy, clocks and throttling through NVML while timing (GPU only)");
+             "sample power, energy, clocks and throttling through NVML while timing (GPU only)");
   app.add_option("--telemetry-period", r.telemetry_period, "seconds between telemetry samples")
       ->check(number_rule([](double v) { return v > 0 && v <= kDay; }, "> 0 and <= 86400 (a day)"));
   add_kernel_trace_option(app, r.kernel_trace, "run --steps-per-window more steps");
@@ -153,7 +153,7 @@ void add_distributed_options(CLI::App& app, TrainingOptions& o) {
       ->check(
           number_rule([](double v) { return v > 0 && v <= 65536; }, "> 0 and <= 65536 (64 GiB)"));
   add_switch(app, "overlap", o.data_parallel.sync.overlap,
-               "all-reduce gradient buckets during backward");
+             "all-reduce gradient buckets during backward");
   app.add_option("--baseline-throughput", o.data_parallel.baseline_throughput,
                  "single-GPU samples/s to judge scaling against (0: none)");
 }
@@ -162,12 +162,13 @@ void add_distributed_options(CLI::App& app, TrainingOptions& o) {
 DataParallelRun typed_data_parallel(const TrainingOptions& o) {
   DataParallelRun dp = o.data_parallel;
   dp.group.backend = parse_dist_backend(o.dist_backend);
-  require_setting(dp.group.timeout_seconds > 0 && std::isfinite(dp.group.timeout_seconds), "dist-timeout",
-          dp.group.timeout_seconds, "> 0");
-  require_setting(o.bucket_mib > 0 && std::isfinite(o.bucket_mib), "bucket-mib", o.bucket_mib, "> 0");
+  require_setting(dp.group.timeout_seconds > 0 && std::isfinite(dp.group.timeout_seconds),
+                  "dist-timeout", dp.group.timeout_seconds, "> 0");
+  require_setting(o.bucket_mib > 0 && std::isfinite(o.bucket_mib), "bucket-mib", o.bucket_mib,
+                  "> 0");
   dp.sync.bucket_bytes = o.bucket_mib * 1024 * 1024;
   require_setting(dp.baseline_throughput >= 0, "baseline-throughput", dp.baseline_throughput,
-          ">= 0 (0: none)");
+                  ">= 0 (0: none)");
   if (!(dp.baseline_throughput > 0)) dp.baseline_throughput = kNotAvailable;
   return dp;
 }

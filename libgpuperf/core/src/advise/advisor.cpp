@@ -812,12 +812,15 @@ void write_advice(std::ostream& out, const AdvisorRequest& request,
   // published or estimated figure in one column without seeing which is which.
   const std::pair<EvidenceTier, const char*> tiers[] = {
       {EvidenceTier::kMeasured, "Measured on this workload (your results)"},
-      {EvidenceTier::kPublished, "Published figures (other software stacks, often heavily tuned: "
-                                 "indicative, not comparable with a measurement)"},
-      {EvidenceTier::kEstimate, "Datasheet estimates (scaled from a measured or published figure "
-                                "by peak ratios)"},
-      {EvidenceTier::kUnusable, "Not usable for this workload (does not fit, misses the latency "
-                                "budget, or no figure)"}};
+      {EvidenceTier::kPublished,
+       "Published figures (other software stacks, often heavily tuned: "
+       "indicative, not comparable with a measurement)"},
+      {EvidenceTier::kEstimate,
+       "Datasheet estimates (scaled from a measured or published figure "
+       "by peak ratios)"},
+      {EvidenceTier::kUnusable,
+       "Not usable for this workload (does not fit, misses the latency "
+       "budget, or no figure)"}};
   int rank = 1;
   EvidenceTier current = EvidenceTier::kUnusable;
   bool any = false;

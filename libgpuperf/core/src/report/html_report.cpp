@@ -236,7 +236,8 @@ void write_inference_files_table(std::ostream& out, const std::vector<LoadedInfe
   }
   out << "</table>\n<p class=\"note\">Inference: per-call latency between two device events "
          "after warm-up; throughput = batch / p50; peak memory: the most LibTorch's allocator held "
-         "during the batch size's calls (model, input and activations; n/a on the CPU); % of peak counts forward FLOPs against the "
+         "during the batch size's calls (model, input and activations; n/a on the CPU); % of peak "
+         "counts forward FLOPs against the "
          "dense datasheet peak of the precision used; samples/J uses the TDP (no telemetry during "
          "inference runs), a lower bound.</p>\n";
 }
@@ -319,9 +320,10 @@ std::string svg_bar_chart(const std::string& title, const std::string& unit,
   // continuation bytes take no width), within 160..640 px; the plot keeps its width.
   std::size_t longest = 0;
   for (const auto& b : bars) {
-    longest = std::max<std::size_t>(
-        longest, std::count_if(b.label.begin(), b.label.end(),
-                               [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+    longest =
+        std::max<std::size_t>(longest, std::count_if(b.label.begin(), b.label.end(), [](char c) {
+                                return (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+                              }));
   }
   const int label_width = std::clamp(static_cast<int>(longest) * 7 + 12, 160, 640);
   const int value_width = 110, row = 24, top = 48, plot_width = 470;
@@ -385,9 +387,9 @@ std::string svg_bar_chart(const std::string& title, const std::string& unit,
     << axis_y << "\" y2=\"" << axis_y << "\" stroke=\"#999\"/>";
   for (const double t : ticks) {
     const double x = label_width + t / max_value * plot_width;
-    s << "<line x1=\"" << num(x, 1) << "\" x2=\"" << num(x, 1) << "\" y1=\"" << axis_y
-      << "\" y2=\"" << axis_y + 4 << "\" stroke=\"#999\"/><text x=\"" << num(x, 1) << "\" y=\""
-      << axis_y + 16 << "\" font-size=\"11\" text-anchor=\"middle\">" << tick(t) << "</text>";
+    s << "<line x1=\"" << num(x, 1) << "\" x2=\"" << num(x, 1) << "\" y1=\"" << axis_y << "\" y2=\""
+      << axis_y + 4 << "\" stroke=\"#999\"/><text x=\"" << num(x, 1) << "\" y=\"" << axis_y + 16
+      << "\" font-size=\"11\" text-anchor=\"middle\">" << tick(t) << "</text>";
   }
   s << "\n</svg>\n";
   return s.str();
@@ -404,9 +406,8 @@ struct LineChartFrame {
   AxisScale x_scale = AxisScale::kLinear;
 
   [[nodiscard]] double px(double x) const {
-    const double fraction = x_scale == AxisScale::kLog2
-                                ? std::log2(x / min_x) / std::log2(max_x / min_x)
-                                : x / max_x;
+    const double fraction =
+        x_scale == AxisScale::kLog2 ? std::log2(x / min_x) / std::log2(max_x / min_x) : x / max_x;
     return left + fraction * plot_width;
   }
   [[nodiscard]] double py(double y) const { return top + plot_height - y / max_y * plot_height; }
@@ -576,9 +577,8 @@ std::string svg_line_chart(const std::string& title, const std::string& x_unit,
   LineChartFrame f;
   f.x_scale = x_scale;
   // Room for the point labels beyond the last point, then axes that end on a tick.
-  const std::vector<double> x_ticks = x_scale == AxisScale::kLog2
-                                          ? log2_ticks(min_x, max_x * 1.25)
-                                          : nice_ticks(max_x * 1.08);
+  const std::vector<double> x_ticks =
+      x_scale == AxisScale::kLog2 ? log2_ticks(min_x, max_x * 1.25) : nice_ticks(max_x * 1.08);
   const std::vector<double> y_ticks = nice_ticks(max_y * 1.05);
   f.min_x = x_ticks.front();
   f.max_x = x_ticks.back();

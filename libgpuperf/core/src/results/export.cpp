@@ -27,11 +27,11 @@ namespace {
 // The repetitions of one benchmark family, in `time_unit` per iteration, and its aggregates.
 struct GbenchFamily {
   std::string name;
-  std::int64_t iterations = 1;          ///< steps, calls or operations per repetition
-  std::vector<double> times;            ///< per repetition, time_unit per iteration
+  std::int64_t iterations = 1;  ///< steps, calls or operations per repetition
+  std::vector<double> times;    ///< per repetition, time_unit per iteration
   std::string time_unit = "ms";
-  std::string rate_field;               ///< "items_per_second", "bytes_per_second" or ""
-  std::vector<double> rates;            ///< per repetition, for rate_field
+  std::string rate_field;     ///< "items_per_second", "bytes_per_second" or ""
+  std::vector<double> rates;  ///< per repetition, for rate_field
 };
 
 nlohmann::json gbench_run(const GbenchFamily& f, int family_index, std::size_t repetition,
@@ -158,11 +158,28 @@ void write_csv(std::ostream& out, const RunRecord& record) {
 }
 
 void write_csv(std::ostream& out, const InferenceResult& result) {
-  write_csv_header(out, {"timestamp_utc", "model", "device", "precision", "memory_format", "cuda_graph",
-               "kernel_fusion", "kind", "batch_size", "offered_rate_per_s", "calls",
-               "latency_mean_s", "latency_min_s", "latency_p50_s", "latency_p90_s",
-               "latency_p95_s", "latency_p99_s", "latency_max_s", "throughput_samples_per_s",
-               "mean_batch_size", "saturated", "peak_memory_bytes"});
+  write_csv_header(out, {"timestamp_utc",
+                         "model",
+                         "device",
+                         "precision",
+                         "memory_format",
+                         "cuda_graph",
+                         "kernel_fusion",
+                         "kind",
+                         "batch_size",
+                         "offered_rate_per_s",
+                         "calls",
+                         "latency_mean_s",
+                         "latency_min_s",
+                         "latency_p50_s",
+                         "latency_p90_s",
+                         "latency_p95_s",
+                         "latency_p99_s",
+                         "latency_max_s",
+                         "throughput_samples_per_s",
+                         "mean_batch_size",
+                         "saturated",
+                         "peak_memory_bytes"});
   auto settings = [&](CsvRow& row) {
     row << result.timestamp_utc << result.model << result.fingerprint.name << result.precision
         << result.memory_format << result.cuda_graph << result.kernel_fusion;
@@ -175,8 +192,7 @@ void write_csv(std::ostream& out, const InferenceResult& result) {
     settings(row);
     row << "batch" << b.batch_size << kNotAvailable << b.iterations;
     latency(row, b.latency);
-    row << b.throughput_median << static_cast<double>(b.batch_size) << false
-        << b.peak_memory_bytes;
+    row << b.throughput_median << static_cast<double>(b.batch_size) << false << b.peak_memory_bytes;
     row.end(out);
   }
   for (const auto& p : result.serving.points) {
@@ -254,8 +270,8 @@ void write_gbench_json(std::ostream& out, const InferenceResult& result) {
   std::vector<GbenchFamily> families;
   for (const auto& b : result.batches) {
     GbenchFamily f;
-    f.name = "infer/" + result.model + "/bs" + std::to_string(b.batch_size) + "/" +
-             result.precision;
+    f.name =
+        "infer/" + result.model + "/bs" + std::to_string(b.batch_size) + "/" + result.precision;
     f.rate_field = "items_per_second";
     const std::vector<double> seconds =
         b.latencies.empty() ? std::vector<double>{b.latency.p50} : b.latencies;
@@ -277,8 +293,7 @@ void write_gbench_json(std::ostream& out, const MicroReport& report) {
     f.rate_field = r.unit == "GB/s" ? "bytes_per_second" : "items_per_second";
     for (double rate : r.windows) {
       const double per_second = rate * r.unit_scale;  // bytes, FLOPs or OPs per second
-      f.times.push_back(per_second > 0 ? r.work_per_call / per_second * 1e6
-                                       : 0);
+      f.times.push_back(per_second > 0 ? r.work_per_call / per_second * 1e6 : 0);
       f.rates.push_back(per_second);
     }
     families.push_back(std::move(f));

@@ -181,8 +181,8 @@ GemmDtype parse_gemm_dtype(const std::string& text, const std::string& option) {
   for (GemmDtype d : all_gemm_dtypes()) {
     if (key == to_string(d)) return d;
   }
-  throw ConfigError(option, "unknown data type '" + text + "' (choose from " +
-                    dtype_choices() + ")");
+  throw ConfigError(option,
+                    "unknown data type '" + text + "' (choose from " + dtype_choices() + ")");
 }
 
 std::vector<GemmDtype> parse_gemm_dtypes(const std::string& list, const std::string& option) {
@@ -193,8 +193,8 @@ std::vector<GemmDtype> parse_gemm_dtypes(const std::string& list, const std::str
     const std::string item =
         list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
     if (trim(item).empty()) {
-      throw ConfigError(option, "empty item in '" + list + "' (choose from " +
-                        dtype_choices() + ")");
+      throw ConfigError(option,
+                        "empty item in '" + list + "' (choose from " + dtype_choices() + ")");
     }
     const GemmDtype d = parse_gemm_dtype(item, option);
     if (std::find(out.begin(), out.end(), d) == out.end()) out.push_back(d);
@@ -210,8 +210,7 @@ std::string GemmShape::str() const {
 
 GemmShape parse_gemm_shape(const std::string& text, const std::string& option) {
   const auto bad = [&] {
-    return ConfigError(option, "must be N or MxNxK with positive integers, got '" + text +
-                       "'");
+    return ConfigError(option, "must be N or MxNxK with positive integers, got '" + text + "'");
   };
   std::vector<std::int64_t> parts;
   std::size_t start = 0;

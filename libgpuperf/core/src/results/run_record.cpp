@@ -170,8 +170,6 @@ TelemetrySummary read_telemetry(const Reader& r) {
 
 }  // namespace
 
-
-
 json distributed_json(const DistributedSummary& d) {
   return {{"world_size", d.world_size},
           {"backend", d.backend},

@@ -105,7 +105,7 @@ struct RunRecord {
   double final_loss = kNotAvailable;
   double final_loss_scale = kNotAvailable;
 
-  TelemetrySummary telemetry;  ///< power, energy, clocks, throttling over the timed windows
+  TelemetrySummary telemetry;      ///< power, energy, clocks, throttling over the timed windows
   DistributedSummary distributed;  ///< data-parallel figures; world_size 1 for one process
 
   std::map<std::string, double> metrics;  ///< derived figures, e.g. "imagenet_90_epochs_seconds"
@@ -142,6 +142,5 @@ RunRecord from_json<RunRecord>(const std::string& text);
 /// Writes the figures into record.metrics under the names listed in docs/efficiency.md
 /// ("model_flops_per_sample", "fraction_of_datasheet_peak", ...), skipping unavailable ones.
 void add_efficiency_metrics(RunRecord& record, const Efficiency& efficiency);
-
 
 }  // namespace gpuperf

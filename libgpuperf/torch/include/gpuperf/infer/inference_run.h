@@ -70,8 +70,9 @@ struct InferenceRun : RunBasics {
 };
 
 /// Runs the sweep (and the serving sweep, if rates are given) and returns the result (no file;
-/// unless run.quiet, a progress line per batch size and rate logged to stderr at level info). ConfigError for bad options before anything runs; OutOfMemoryError when
-/// the first batch size does not fit (a later one ends the sweep and is recorded instead).
+/// unless run.quiet, a progress line per batch size and rate logged to stderr at level info).
+/// ConfigError for bad options before anything runs; OutOfMemoryError when the first batch size
+/// does not fit (a later one ends the sweep and is recorded instead).
 [[nodiscard]] InferenceResult run_inference(const InferenceRun& run);
 
 }  // namespace gpuperf

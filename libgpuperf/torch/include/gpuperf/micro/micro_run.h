@@ -45,8 +45,8 @@ struct MicroRun : RunBasics {
 };
 
 /// Runs what `run` asks for and returns the report, datasheet figures applied where the device
-/// matches an entry (no file; unless run.quiet, a line per measurement logged to stderr). ConfigError for bad options before anything runs;
-/// OutOfMemoryError when a buffer does not fit.
+/// matches an entry (no file; unless run.quiet, a line per measurement logged to stderr).
+/// ConfigError for bad options before anything runs; OutOfMemoryError when a buffer does not fit.
 [[nodiscard]] MicroReport run_micro(const MicroRun& run);
 
 }  // namespace gpuperf
