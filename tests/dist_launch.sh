@@ -2,7 +2,8 @@
 # Data-parallel runs on the CPU (Gloo over loopback) through every launcher path: gpuperf's own
 # --nproc-per-node with 2 and 4 ranks, torchrun's variables and Open MPI's set by hand; then the
 # failures: a killed rank stops the job with its name, a missing peer times out instead of
-# hanging, bad launcher variables are refused (exit 2, nothing written).
+# hanging, ranks with different settings and two jobs on one port refuse at the rendezvous, bad
+# launcher variables are refused (exit 2, nothing written).
 #   dist_launch.sh <seed_benchmark>
 set -u
 program=$1
@@ -141,6 +142,46 @@ if [ $rc -ne 0 ] && [ $rc -ne 124 ] && [ ! -e "$work/alone.json" ] &&
   echo "ok: missing peer -> exit $rc after $((SECONDS - start)) s: $(grep error "$work/alone.out" | head -1)"
 else
   fail "missing peer: rc $rc after $((SECONDS - start)) s: $(tail -2 "$work/alone.out")"
+fi
+
+# Ranks that run different settings: every rank refuses at the rendezvous, naming the first
+# differing setting and both values (exit 2, nothing written), instead of Gloo aborting.
+port=$(free_port)
+RANK=1 WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port timeout 300 \
+  "$program" "${tiny[@]}" --batch-size 4 --json "$work/diff-1.json" >"$work/diff-1.out" 2>&1 &
+one=$!
+RANK=0 WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port timeout 300 \
+  "$program" "${tiny[@]}" --json "$work/diff-0.json" >"$work/diff-0.out" 2>&1
+rc0=$?
+wait "$one"
+rc1=$?
+if [ "$rc0" -eq 2 ] && [ "$rc1" -eq 2 ] &&
+   grep -q -- "--batch-size: differs between the ranks: 4 on rank 1, 8 on rank 0 (here)" "$work/diff-0.out" &&
+   grep -q -- "--batch-size: differs between the ranks: 4 on rank 1 (here), 8 on rank 0" "$work/diff-1.out" &&
+   [ ! -e "$work/diff-0.json" ] && [ ! -e "$work/diff-1.json" ]; then
+  echo "ok: different settings refused on both ranks: $(grep error "$work/diff-0.out")"
+else
+  fail "different settings: exit $rc0/$rc1: $(tail -1 "$work/diff-0.out") / $(tail -1 "$work/diff-1.out")"
+fi
+
+# Two jobs on one MASTER_PORT: a rank of job b that reaches job a's store is refused, and job a's
+# rank 0 stops naming it; neither trains with the other's ranks or writes a result.
+port=$(free_port)
+GPUPERF_JOB_ID=a RANK=0 WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
+  timeout 300 "$program" "${tiny[@]}" --json "$work/job-a.json" >"$work/job-a.out" 2>&1 &
+zero=$!
+GPUPERF_JOB_ID=b RANK=1 WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
+  timeout 300 "$program" "${tiny[@]}" --json "$work/job-b.json" >"$work/job-b.out" 2>&1
+rcb=$?
+wait "$zero"
+rca=$?
+if [ "$rca" -eq 1 ] && [ "$rcb" -eq 1 ] &&
+   grep -q "rank 1 of job 'b' reached the store of job 'a'" "$work/job-a.out" &&
+   grep -q "rank 1 of job 'b' reached the store of job 'a'" "$work/job-b.out" &&
+   [ ! -e "$work/job-a.json" ] && [ ! -e "$work/job-b.json" ]; then
+  echo "ok: two jobs on one port refuse each other: $(grep error "$work/job-a.out")"
+else
+  fail "two jobs on one port: exit $rca/$rcb: $(tail -1 "$work/job-a.out") / $(tail -1 "$work/job-b.out")"
 fi
 
 outputs=("$work/bad.json")

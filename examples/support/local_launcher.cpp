@@ -60,6 +60,9 @@ int free_port() {
   ::setenv("MASTER_ADDR", "127.0.0.1", 1);
   ::setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
   ::setenv("GPUPERF_LAUNCHER", "gpuperf", 1);
+  // This job's identity in the store: a rank of another job on the same port is refused.
+  ::setenv("GPUPERF_JOB_ID",
+           ("gpuperf-" + std::to_string(launcher) + "-" + std::to_string(port)).c_str(), 1);
   // As torchrun does: ranks that each took every core would fight over them (CPU ranks,
   // data loading); the user's own setting stands.
   const long cores = ::sysconf(_SC_NPROCESSORS_ONLN);

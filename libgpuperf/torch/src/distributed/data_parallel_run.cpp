@@ -6,11 +6,15 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <iomanip>
 #include <memory>
+#include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpuperf/base/error.h"
+#include "gpuperf/base/version.h"
 #include "gpuperf/device/cuda_timer.h"
 #include "gpuperf/device/device.h"
 #include "gpuperf/telemetry/telemetry.h"
@@ -30,6 +34,41 @@ void DataParallelRun::validate() const {
 }
 
 namespace {
+
+// What every rank must run alike, compared at the rendezvous: the device is each rank's own, and
+// threads, telemetry and printing may differ without changing what is trained or timed.
+std::vector<std::pair<std::string, std::string>> shared_settings(const TrainingRun& run,
+                                                                 const DataParallelRun& options) {
+  const auto number = [](double v) {
+    std::ostringstream text;
+    text << std::setprecision(17) << v;
+    return text.str();
+  };
+  const MeasureOptions& m = run.measure;
+  return {
+      {"gpuperf_build", kBuildVersion},
+      {"TrainingRun::model", run.model},
+      {"TrainingRun::batch_size", std::to_string(run.batch_size)},
+      {"TrainingRun::num_classes", std::to_string(run.num_classes)},
+      {"TrainingRun::precision", run.precision ? to_string(*run.precision) : "auto"},
+      {"TrainingRun::memory_format", to_string(run.memory_format)},
+      {"TrainingRun::optimizer", to_string(run.optimizer)},
+      {"TrainingRun::learning_rate", number(run.learning_rate)},
+      {"TrainingRun::momentum", number(run.momentum)},
+      {"TrainingRun::weight_decay", number(run.weight_decay)},
+      {"TrainingRun::cudnn_benchmark", run.cudnn_benchmark ? "on" : "off"},
+      {"TrainingRun::fused_optimizer", to_string(run.fused_optimizer)},
+      {"TrainingRun::kernel_fusion", to_string(run.kernel_fusion)},
+      {"TrainingRun::cuda_graph", to_string(run.cuda_graph)},
+      {"RunBasics::seed", std::to_string(run.seed)},
+      {"MeasureOptions::warmup", std::to_string(m.warmup)},
+      {"MeasureOptions::steps_per_window", std::to_string(m.steps_per_window)},
+      {"MeasureOptions::windows", std::to_string(m.windows)},
+      {"DataParallelOptions::bucket_bytes", number(options.sync.bucket_bytes)},
+      {"DataParallelOptions::overlap", options.sync.overlap ? "on" : "off"},
+      {"ProcessGroupOptions::backend", std::to_string(static_cast<int>(options.group.backend))},
+  };
+}
 
 torch::Device rank_device(const TrainingRun& run, const LaunchEnv& env) {
   if (run.measure.adaptive) {
@@ -152,7 +191,9 @@ RunRecord run_data_parallel_training(const TrainingRun& run, const LaunchEnv& en
   std::shared_ptr<DataParallelSync> sync;
   TrainingHooks hooks;
   hooks.gradient_sync = [&](TrainStep& step) {
-    group = std::make_unique<ProcessGroup>(env, device, options.group);
+    ProcessGroupOptions group_options = options.group;
+    group_options.settings = shared_settings(run, options);
+    group = std::make_unique<ProcessGroup>(env, device, group_options);
     sync = std::make_shared<DataParallelSync>(step.module(), *group, options.sync);
     return sync;
   };

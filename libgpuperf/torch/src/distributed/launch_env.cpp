@@ -84,6 +84,19 @@ void read_agent_store(const Environment& env, LaunchEnv& out) {
   out.store_prefix = "/worker/attempt_" + std::to_string(env.integer(kRestartCount, 0, 1L << 30));
 }
 
+// The launcher's name for the job, where it gives one: two jobs that meet on one MASTER_PORT
+// (a stale port, a copied script) then refuse each other instead of training together.
+std::string job_identity(const Environment& env) {
+  if (const std::string id = env.string_or("GPUPERF_JOB_ID", ""); !id.empty()) return id;
+  if (const std::string id = env.string_or("TORCHELASTIC_RUN_ID", ""); !id.empty() && id != "none")
+    return "torchrun:" + id;
+  if (const std::string id = env.string_or("SLURM_JOB_ID", ""); !id.empty())
+    return "slurm:" + id + "." + env.string_or("SLURM_STEP_ID", "");
+  if (const std::string id = env.string_or("OMPI_MCA_ess_base_jobid", ""); !id.empty())
+    return "mpi:" + id;
+  return "";
+}
+
 LaunchEnv read_launcher(const Environment& env, const LauncherVariables& v) {
   LaunchEnv out;
   out.launcher = v.launcher;
@@ -145,6 +158,7 @@ std::optional<LaunchEnv> read_launch_env(const EnvironmentReader& getenv) {
     if (v == &kTorchrun && env.string_or("GPUPERF_LAUNCHER", "") == "gpuperf")
       e.launcher = "gpuperf";
     if (e.launcher == "torchrun") read_agent_store(env, e);
+    e.job_id = job_identity(env);
     return e;
   }
   return std::nullopt;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cmath>
 #include <string>
 #include <utility>
@@ -94,6 +95,129 @@ c10::intrusive_ptr<c10d::Store> join_store(const LaunchEnv& env,
   }
 }
 
+// ---- Agreement at the rendezvous ----------------------------------------------------------------
+// Before any collective, on the store: every rank claims its rank (a second claimant is another
+// job's process), checks that the store is its own job's, and compares its settings with rank
+// 0's; each rank's verdict goes to the store, rank 0 sums them up into one outcome, and every
+// rank ends with that outcome: a ConfigError naming the first differing field, or an Error
+// naming the rank, never a Gloo abort or a job trained with another's ranks.
+
+constexpr char kUnit = '\x1f';    // between a field and its value
+constexpr char kRecord = '\x1e';  // between settings
+
+std::vector<std::uint8_t> bytes_of(const std::string& text) { return {text.begin(), text.end()}; }
+std::string text_of(const std::vector<std::uint8_t>& bytes) { return {bytes.begin(), bytes.end()}; }
+
+std::string encode(const std::vector<std::pair<std::string, std::string>>& settings) {
+  std::string out;
+  for (const auto& [field, value] : settings) out += field + kUnit + value + kRecord;
+  return out;
+}
+
+std::vector<std::pair<std::string, std::string>> decode(const std::string& text) {
+  std::vector<std::pair<std::string, std::string>> out;
+  std::size_t start = 0;
+  for (std::size_t end; (end = text.find(kRecord, start)) != std::string::npos; start = end + 1) {
+    const std::string item = text.substr(start, end - start);
+    const std::size_t unit = item.find(kUnit);
+    out.emplace_back(item.substr(0, unit), unit == std::string::npos ? "" : item.substr(unit + 1));
+  }
+  return out;
+}
+
+// "" when `mine` is rank 0's; otherwise a verdict "S<field>\x1f<mine>\x1f<rank 0's>".
+std::string compare_settings(const std::vector<std::pair<std::string, std::string>>& mine,
+                             const std::vector<std::pair<std::string, std::string>>& theirs) {
+  const std::size_t n = std::max(mine.size(), theirs.size());
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::string field = i < mine.size() ? mine[i].first : theirs[i].first;
+    const std::string a = i < mine.size() ? mine[i].second : "(not set)";
+    const std::string b = i < theirs.size() && theirs[i].first == field ? theirs[i].second
+                                                                         : "(not set)";
+    if (a != b) return "S" + field + kUnit + a + kUnit + b;
+  }
+  return "";
+}
+
+// Throws what a verdict says, as rank `rank`'s (`here`: this process is that rank).
+[[noreturn]] void throw_verdict(const std::string& verdict, int rank, int here) {
+  if (verdict[0] == 'S') {
+    const std::size_t one = verdict.find(kUnit), two = verdict.find(kUnit, one + 1);
+    const std::string field = verdict.substr(1, one - 1);
+    const std::string value = verdict.substr(one + 1, two - one - 1);
+    const std::string zero = verdict.substr(two + 1);
+    const std::string r = std::to_string(rank);
+    throw ConfigError(field, "differs between the ranks: " + value + " on rank " + r +
+                                 (here == rank ? " (here)" : "") + ", " + zero + " on rank 0" +
+                                 (here == 0 ? " (here)" : "") +
+                                 "; every rank must run the same settings");
+  }
+  throw Error(verdict.substr(1));
+}
+
+void agree(c10d::Store& store, const LaunchEnv& env, const ProcessGroupOptions& options) {
+  const std::string me = std::to_string(env.rank);
+  const std::string where = env.master_addr + ":" + std::to_string(env.master_port);
+  const std::string job = env.job_id.empty() ? "(no job id)" : "'" + env.job_id + "'";
+  std::string verdict = "ok";
+  if (store.add("gpuperf/claimed/" + me, 1) > 1) {
+    // Another process holds this rank already: this one is not the job's, and says so alone.
+    throw Error("rank " + me + " of job " + job + ": another process already joined the store at " +
+                where + " as rank " + me + " (another job on the same MASTER_PORT?)");
+  }
+  if (env.rank == 0) {
+    store.set("gpuperf/job", bytes_of(env.job_id));
+    store.set("gpuperf/settings", bytes_of(encode(options.settings)));
+  } else {
+    const std::string theirs = text_of(store.get("gpuperf/job"));
+    if (theirs != env.job_id) {
+      verdict = "Erank " + me + " of job " + job + " reached the store of job " +
+                (theirs.empty() ? "(no job id)" : "'" + theirs + "'") + " at " + where +
+                " (another job on the same MASTER_PORT?)";
+    } else if (const std::string d = compare_settings(
+                   options.settings, decode(text_of(store.get("gpuperf/settings"))));
+               !d.empty()) {
+      verdict = d;
+    }
+  }
+  store.set("gpuperf/verdict/" + me, bytes_of(verdict));
+  if (verdict != "ok") throw_verdict(verdict, env.rank, env.rank);
+  if (env.rank == 0) {
+    std::string outcome = "ok";
+    int from = 0;
+    for (int r = 1; r < env.world_size && outcome == "ok"; ++r) {
+      const std::string v = text_of(store.get("gpuperf/verdict/" + std::to_string(r)));
+      if (v != "ok") {
+        outcome = v;
+        from = r;
+      }
+    }
+    for (int r = 1; r < env.world_size && outcome == "ok"; ++r) {
+      if (store.add("gpuperf/claimed/" + std::to_string(r), 0) > 1) {
+        outcome = "Erank " + std::to_string(r) + " was claimed by two processes at " + where +
+                  " (another job on the same MASTER_PORT?)";
+        from = r;
+      }
+    }
+    store.set("gpuperf/outcome", bytes_of(std::to_string(from) + kUnit + outcome));
+  }
+  const std::string outcome = text_of(store.get("gpuperf/outcome"));
+  const std::size_t unit = outcome.find(kUnit);
+  const std::string what = outcome.substr(unit + 1);
+  if (what != "ok") throw_verdict(what, std::stoi(outcome.substr(0, unit)), env.rank);
+}
+
+// agree() with c10d's store errors (a timeout, a lost connection) as one rendezvous error.
+void agree_or_fail(c10d::Store& store, const LaunchEnv& env, const ProcessGroupOptions& options) {
+  try {
+    agree(store, env, options);
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    rendezvous_failed(env, options.timeout_seconds, "agreeing on the job and its settings", e);
+  }
+}
+
 }  // namespace
 
 void ProcessGroupOptions::validate() const {
@@ -122,6 +246,7 @@ ProcessGroup::ProcessGroup(const LaunchEnv& env, const torch::Device& device,
   if (backend == DistBackend::kGloo) {
 #if GPUPERF_WITH_GLOO
     impl_->store = join_store(env, timeout);
+    agree_or_fail(*impl_->store, env, options);
     // Gloo's contexts keep the timeout they were connected with for every later collective, so
     // the connection gets the whole timeout too: a rendezvous waits at most twice it (the store,
     // then the connections) and fails with one error naming the rank.
@@ -148,6 +273,7 @@ ProcessGroup::ProcessGroup(const LaunchEnv& env, const torch::Device& device,
 #if GPUPERF_WITH_NCCL
   c10::cuda::set_device(static_cast<c10::DeviceIndex>(device.index()));
   impl_->store = join_store(env, timeout);
+  agree_or_fail(*impl_->store, env, options);
   auto nccl_options = c10d::ProcessGroupNCCL::Options::create();
   nccl_options->timeout = timeout;
   auto nccl = c10::make_intrusive<c10d::ProcessGroupNCCL>(impl_->store, env.rank, env.world_size,

@@ -33,6 +33,10 @@ struct LaunchEnv {
   /// The agent store's key prefix for this attempt ("/worker/attempt_<restart count>", as
   /// torch.distributed's env:// rendezvous uses it); empty without the agent store.
   std::string store_prefix;
+  /// The launcher's name for this job, where it gives one (GPUPERF_JOB_ID, set by gpuperf's
+  /// --nproc-per-node; TORCHELASTIC_RUN_ID; SLURM_JOB_ID.SLURM_STEP_ID; Open MPI's job id): a
+  /// rank of another job that reaches this job's store is refused. Empty: unknown.
+  std::string job_id;
 };
 
 /// Reads a variable; nullptr when unset. The default reads the process environment.

@@ -12,6 +12,8 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "gpuperf/distributed/launch_env.h"
 
@@ -35,6 +37,10 @@ struct ProcessGroupOptions {
   /// group together) and in any collective: a rank that died or hangs makes the others fail
   /// with an error after this long instead of waiting forever. From 1 ms to a day.
   double timeout_seconds = 120;
+  /// What this rank runs, as (field, value) pairs ("TrainingRun::batch_size", "256"): compared
+  /// with rank 0's at the rendezvous, before any collective. A difference is a ConfigError on
+  /// every rank naming the first differing field and both values; empty: nothing compared.
+  std::vector<std::pair<std::string, std::string>> settings;
 
   /// Throws ConfigError naming the field (ProcessGroupOptions::timeout_seconds) and the value.
   void validate() const;
