@@ -66,7 +66,9 @@ std::vector<std::pair<std::string, std::string>> shared_settings(const TrainingR
       {"MeasureOptions::windows", std::to_string(m.windows)},
       {"DataParallelOptions::bucket_bytes", number(options.sync.bucket_bytes)},
       {"DataParallelOptions::overlap", options.sync.overlap ? "on" : "off"},
-      {"ProcessGroupOptions::backend", std::to_string(static_cast<int>(options.group.backend))},
+      {"ProcessGroupOptions::backend", options.group.backend == DistBackend::kNccl   ? "nccl"
+                                       : options.group.backend == DistBackend::kGloo ? "gloo"
+                                                                                     : "auto"},
   };
 }
 

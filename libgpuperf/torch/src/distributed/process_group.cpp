@@ -132,8 +132,8 @@ std::string compare_settings(const std::vector<std::pair<std::string, std::strin
   for (std::size_t i = 0; i < n; ++i) {
     const std::string field = i < mine.size() ? mine[i].first : theirs[i].first;
     const std::string a = i < mine.size() ? mine[i].second : "(not set)";
-    const std::string b = i < theirs.size() && theirs[i].first == field ? theirs[i].second
-                                                                         : "(not set)";
+    const std::string b =
+        i < theirs.size() && theirs[i].first == field ? theirs[i].second : "(not set)";
     if (a != b) return "S" + field + kUnit + a + kUnit + b;
   }
   return "";
