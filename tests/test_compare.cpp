@@ -497,6 +497,12 @@ TEST_CASE("Device names with line breaks or terminal escapes print as visible es
           "[compare]") {
   CHECK(gpuperf::printable("H200\n| x\x1b[31m\t\x7f") == "H200\\x0a| x\\x1b[31m\\x09\\x7f");
   CHECK(gpuperf::printable("NVIDIA H200 · 141 GB") == "NVIDIA H200 · 141 GB");  // UTF-8 kept
+  // NUL, a right-to-left override (U+202E), an isolate (U+2066) and a C1 control (U+009B, CSI).
+  const std::string hostile = std::string("a\0b", 3) + "\xe2\x80\xae" + "gpj.exe" + "\xe2\x81\xa6" +
+                              "\xc2\x9b" + "\xe2\x80\x94";
+  CHECK(gpuperf::printable(hostile) == "a\\x00b\\u202egpj.exe\\u2066\\u009b\xe2\x80\x94");
+  CHECK(gpuperf::html_escape(hostile + "<\n>") ==
+        "a\\x00b\\u202egpj.exe\\u2066\\u009b\xe2\x80\x94&lt;\n&gt;");  // the em dash stays
   const auto db = gpuperf::SpecDatabase::load_file(kData + "/gpu_specs.json");
   std::vector<gpuperf::LoadedRun> runs = {{"a.json", run("Evil\nGPU\x1b]0;pwned\x07", {1, 2, 3})}};
   std::ostringstream md;

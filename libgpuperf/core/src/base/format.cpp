@@ -10,17 +10,42 @@ std::string format_number(double value, int significant) {
   return buffer;
 }
 
+std::size_t invisible_control_at(const std::string& text, std::size_t i, unsigned* code_point) {
+  const auto at = [&](std::size_t k) {
+    return k < text.size() ? static_cast<unsigned char>(text[k]) : 0u;
+  };
+  // C1 controls, U+0080..U+009F: C2 80..C2 9F.
+  if (at(i) == 0xC2 && at(i + 1) >= 0x80 && at(i + 1) <= 0x9F) {
+    *code_point = at(i + 1);
+    return 2;
+  }
+  if (at(i) != 0xE2) return 0;
+  const unsigned cp = 0x2000 + ((at(i + 1) & 0x3Fu) << 6) + (at(i + 2) & 0x3Fu);
+  const bool continuation = (at(i + 1) & 0xC0u) == 0x80 && (at(i + 2) & 0xC0u) == 0x80;
+  // Marks and overrides that reorder what follows them: U+200E/F, U+202A..E, U+2066..9.
+  const bool bidi = (cp >= 0x200E && cp <= 0x200F) || (cp >= 0x202A && cp <= 0x202E) ||
+                    (cp >= 0x2066 && cp <= 0x2069);
+  if (!continuation || !bidi) return 0;
+  *code_point = cp;
+  return 3;
+}
+
 std::string printable(const std::string& text) {
   std::string out;
   out.reserve(text.size());
-  for (const char c : text) {
-    const auto byte = static_cast<unsigned char>(c);
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto byte = static_cast<unsigned char>(text[i]);
+    char escaped[16];
+    unsigned code_point = 0;
     if (byte < 0x20 || byte == 0x7f) {
-      char escaped[8];
       std::snprintf(escaped, sizeof escaped, "\\x%02x", byte);
       out += escaped;
+    } else if (const std::size_t n = invisible_control_at(text, i, &code_point); n > 0) {
+      std::snprintf(escaped, sizeof escaped, "\\u%04x", code_point);
+      out += escaped;
+      i += n - 1;
     } else {
-      out += c;
+      out += text[i];
     }
   }
   return out;

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "gpuperf/base/error.h"
+#include "gpuperf/base/format.h"
 #include "gpuperf/report/compare.h"
 #include "gpuperf/specs/efficiency.h"
 
@@ -260,7 +261,21 @@ void write_inference_sections(std::ostream& out, const std::vector<LoadedInferen
 std::string html_escape(const std::string& text) {
   std::string out;
   out.reserve(text.size());
-  for (char c : text) {
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    const auto byte = static_cast<unsigned char>(c);
+    unsigned code_point = 0;
+    // A NUL, a terminal escape or a bidirectional override in a file name or device name must
+    // not reach the page as itself: shown as text instead (line breaks and tabs stay).
+    if ((byte < 0x20 && c != '\n' && c != '\t' && c != '\r') || byte == 0x7f) {
+      out += printable(std::string(1, c));
+      continue;
+    }
+    if (const std::size_t n = invisible_control_at(text, i, &code_point); n > 0) {
+      out += printable(text.substr(i, n));
+      i += n - 1;
+      continue;
+    }
     switch (c) {
       case '&':
         out += "&amp;";

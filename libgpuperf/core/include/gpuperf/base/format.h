@@ -4,6 +4,7 @@
 //
 //   throw ConfigError("ServingOptions::rate", "must be > 0, got " + gpuperf::format_number(rate));
 
+#include <cstddef>
 #include <string>
 
 namespace gpuperf {
@@ -12,9 +13,17 @@ namespace gpuperf {
 /// scientific notation (printf's %g); "inf", "-inf" and "nan" as such.
 [[nodiscard]] std::string format_number(double value, int significant = 4);
 
-/// `text` safe to print in a table or a terminal: control characters (line breaks, tabs, the
-/// escape that starts terminal sequences, DEL) become visible "\xNN" escapes, so that a device
-/// name or file name read from a file can neither break a Markdown row nor drive the terminal.
+/// `text` safe to print in a table or a terminal: control characters (NUL, line breaks, tabs,
+/// the escape that starts terminal sequences, DEL) become visible "\xNN" escapes, and the
+/// invisible Unicode controls (C1 controls, bidirectional marks and overrides such as U+202E)
+/// "\uNNNN", so that a device name or file name read from a file can neither break a Markdown
+/// row, nor drive the terminal, nor reorder what a reader sees.
 [[nodiscard]] std::string printable(const std::string& text);
+
+/// The length in bytes (2 or 3) of an invisible Unicode control starting at `text[i]` (a C1
+/// control, or a bidirectional mark, embedding, override or isolate), its code point in
+/// `*code_point`; 0 when there is none.
+[[nodiscard]] std::size_t invisible_control_at(const std::string& text, std::size_t i,
+                                               unsigned* code_point);
 
 }  // namespace gpuperf

@@ -93,7 +93,8 @@ enum class AxisScale {
 /// suffix. Error when the counts differ.
 void distinguish_labels(std::vector<ChartBar>& bars, const std::vector<std::string>& paths);
 
-/// Escapes &, <, >, " and ' for HTML text and attributes.
+/// Escapes &, <, >, " and ' for HTML text and attributes, and shows control characters other
+/// than line breaks and tabs, and invisible Unicode controls (U+202E ...), as printable() does.
 [[nodiscard]] std::string html_escape(const std::string& text);
 
 /// Writes the whole page. `specs` may be null (no peaks); `published` may be empty. Runs may be
