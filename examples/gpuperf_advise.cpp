@@ -86,36 +86,6 @@ CLI::Validator rule(bool (*ok)(double), const std::string& text) {
   return gpuperf::program::number_rule(ok, text);
 }
 
-// The request's field names in the advisor's errors, as the options that set them.
-constexpr std::pair<const char*, const char*> kFieldOptions[] = {
-    {"model", "--model"},
-    {"parameters", "--parameters"},
-    {"mode", "--mode"},
-    {"precision", "--precision"},
-    {"optimizer", "--optimizer"},
-    {"batch_size", "--batch-size"},
-    {"sequence_length", "--sequence-length"},
-    {"budget_usd", "--budget"},
-    {"gpu_count", "--gpus"},
-    {"price_per_hour_usd", "--price-per-hour"},
-    {"assumed_utilization", "--utilization"}};
-
-// "advisor: mode 'fly' is not train or inference" -> "--mode: 'fly' is not train or inference".
-void validate_request(const gpuperf::AdvisorRequest& request) {
-  try {
-    request.validate();
-  } catch (const gpuperf::ConfigError& e) {
-    const std::string message = e.what();
-    for (const auto& [field, option] : kFieldOptions) {
-      const std::string prefix = std::string("advisor: ") + field + " '";
-      if (message.rfind(prefix, 0) == 0) {
-        throw gpuperf::ConfigError(std::string(option) + ": " + message.substr(prefix.size() - 1));
-      }
-    }
-    throw;
-  }
-}
-
 void add_fit_options(CLI::App& app, AdviseOptions& o) {
   app.add_flag("--fit", o.fit,
                "will it fit: per-GPU training memory under each strategy (data parallel, "
@@ -309,7 +279,7 @@ int fit(const CLI::App& app, const AdviseOptions& o) {
 }
 
 int advise(const AdviseOptions& o) {
-  validate_request(o.request);
+  o.request.validate();
   const auto db = gpuperf::program::load_specs(o.specs_path, o.specs_extra, true);
   gpuperf::LoadedResults runs;
   if (!o.results.empty()) {

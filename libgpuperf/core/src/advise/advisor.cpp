@@ -699,7 +699,7 @@ double MemoryEstimate::total() const {
 
 void AdvisorRequest::validate() const {
   auto bad = [](const std::string& field, const std::string& value, const std::string& why) {
-    throw ConfigError("advisor: " + field + " '" + value + "' " + why);
+    throw ConfigError("AdvisorRequest::" + field, "'" + value + "' " + why);
   };
   if (mode != "train" && mode != "inference") bad("mode", mode, "is not train or inference");
   const bool half_or_full =
@@ -719,6 +719,15 @@ void AdvisorRequest::validate() const {
   }
   if (!model.empty() && !count_model(model) && std::isnan(parameters)) {
     bad("model", model, "has no built-in count (known: simple, resnet50): give a parameter count");
+  }
+  // A counted model and another parameter count: the estimate would take its memory from one
+  // and its FLOPs from the other (and its heading named only the model).
+  if (const auto count = model.empty() ? std::nullopt : count_model(model);
+      count && !std::isnan(parameters) &&
+      std::abs(parameters - count->parameters) > 0.01 * count->parameters) {
+    bad("parameters", general(parameters),
+        "contradicts model '" + model + "' (" + general(count->parameters) +
+            " parameters): give the model or a parameter count, not both");
   }
   if (batch_size < 0) bad("batch_size", std::to_string(batch_size), "must be >= 0");
   if (sequence_length < 0) bad("sequence_length", std::to_string(sequence_length), "must be >= 0");

@@ -239,8 +239,8 @@ const GpuSpec& SpecDatabase::resolve(const std::string& name, const std::string&
   if (m.spec != nullptr) return *m.spec;
   std::string known;
   for (const auto& s : gpus_) known += (known.empty() ? "" : ", ") + s.id;
-  throw ConfigError(what + ": unknown GPU '" + name + "' (" + m.reason + "; known ids: " + known +
-                    ")");
+  throw ConfigError(what,
+                    "unknown GPU '" + name + "' (" + m.reason + "; known ids: " + known + ")");
 }
 
 SpecMatch SpecDatabase::match_device(const std::string& device_name, double sm_count,
