@@ -64,6 +64,19 @@ if "$program" --device cpu --batch-size 4 --warmup 1 --windows 2 --steps-per-win
 else
   echo "FAIL: a valid run exited non-zero"; failures=$((failures + 1))
 fi
+# A read-only result file is refused before the run and left as it was.
+echo "keep" >"$work/ro.json" && chmod 444 "$work/ro.json"
+err=$("$program" --device cpu --batch-size 2 --warmup 0 --windows 1 --steps-per-window 1 --quiet \
+  --json "$work/ro.json" 2>&1 >/dev/null)
+rc=$?
+if [ "$rc" -ne 2 ] || ! grep -q -- "--json: '$work/ro.json' is read-only" <<<"$err" ||
+   [ "$(cat "$work/ro.json")" != keep ]; then
+  echo "FAIL: a read-only --json: exit $rc, $err, content '$(cat "$work/ro.json")'"
+  failures=$((failures + 1))
+else
+  echo "ok: a read-only --json is refused and kept: $err"
+fi
+
 # A write that fails after the run (its folder removed while the JSON is being written, held at
 # the writer's FIFO seam): exit 1, not 2, with the cause; the JSON written before it removed.
 mkfifo "$work/hold" && mkdir "$work/gone"

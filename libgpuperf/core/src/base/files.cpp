@@ -276,6 +276,16 @@ void check_writable(const std::string& path, const std::string& option) {
   if (std::filesystem::is_directory(status)) {
     throw ConfigError(option, "'" + path + "' is a directory; give a file name");
   }
+  // A read-only file is its owner's "keep this": the rename would replace it whatever its mode
+  // says (and root's writes ignore the mode anyway).
+  using std::filesystem::perms;
+  if (std::filesystem::is_regular_file(status) &&
+      (status.permissions() & (perms::owner_write | perms::group_write | perms::others_write)) ==
+          perms::none) {
+    throw ConfigError(option, "'" + path +
+                                  "' is read-only; give another file name or make it "
+                                  "writable");
+  }
   // A result replaces its target by a rename: over a device or a pipe (/dev/null, /dev/stdout)
   // that would replace the special file itself.
   if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)) {
