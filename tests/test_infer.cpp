@@ -310,17 +310,17 @@ TEST_CASE("Executed serving on the steady clock runs every batch for real", "[in
 TEST_CASE("Serving options name the bad option and value", "[infer]") {
   gpuperf::ServingOptions options;
   options.rate = -3;
-  CHECK_THROWS_WITH(options.validate(), Catch::Contains("--serve-rates") && Catch::Contains("-3"));
+  CHECK_THROWS_WITH(options.validate(), Catch::Contains("ServingOptions::rate: ") && Catch::Contains("-3"));
   options = {};
   options.max_batch = 0;
   CHECK_THROWS_WITH(options.validate(),
-                    Catch::Contains("--serve-max-batch") && Catch::Contains("0"));
+                    Catch::Contains("ServingOptions::max_batch: ") && Catch::Contains("0"));
   options = {};
   options.max_queue_delay = -0.001;
-  CHECK_THROWS_WITH(options.validate(), Catch::Contains("--max-batch-delay-ms"));
+  CHECK_THROWS_WITH(options.validate(), Catch::Contains("ServingOptions::max_queue_delay: "));
   options = {};
   options.requests = 0;
-  CHECK_THROWS_WITH(options.validate(), Catch::Contains("--serve-requests"));
+  CHECK_THROWS_WITH(options.validate(), Catch::Contains("ServingOptions::requests: "));
   CHECK_THROWS_AS(gpuperf::simulate_serving([](std::int64_t) { return -1.0; }, {}), gpuperf::Error);
 }
 
@@ -331,7 +331,7 @@ TEST_CASE("Measured service times interpolate between batch sizes and refuse to 
   CHECK(service(4) == Approx(1e-3 + 3.0 / 7.0 * 0.7e-3));
   CHECK(service(8) == Approx(1.7e-3));
   CHECK(service(36) == Approx(1.7e-3 + 0.5 * 3.3e-3));
-  CHECK_THROWS_WITH(service(65), Catch::Contains("--serve-max-batch") && Catch::Contains("65"));
+  CHECK_THROWS_WITH(service(65), Catch::Contains("serve_max_batch: ") && Catch::Contains("65"));
   CHECK_THROWS_AS(gpuperf::interpolated_service_time({}), gpuperf::ConfigError);
   const auto from_eight = gpuperf::interpolated_service_time({{8, 2e-3}});
   CHECK(from_eight(1) == Approx(2e-3));

@@ -116,7 +116,7 @@ TEST_CASE("the registry builds built-in and user-defined models by name", "[mode
   auto& registry = gpuperf::ModelRegistry::global();
   for (const char* name : {"simple", "resnet50", "resnet101", "resnet152"})
     CHECK(registry.contains(name));
-  CHECK_THROWS_WITH(registry.create("vgg16"), Catch::Contains("--model") &&
+  CHECK_THROWS_WITH(registry.create("vgg16"), Catch::Contains("model: unknown model") &&
                                                   Catch::Contains("vgg16") &&
                                                   Catch::Contains("resnet50"));
 

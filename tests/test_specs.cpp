@@ -464,20 +464,27 @@ TEST_CASE("the advisor ranks measured, published and estimated figures in separa
 TEST_CASE("the advisor rejects bad requests naming the field", "[specs][advisor]") {
   gpuperf::AdvisorRequest r;
   r.parameters = -5;
-  CHECK_THROWS_WITH(r.validate(), Catch::Contains("parameters '-5'"));
+  CHECK_THROWS_WITH(r.validate(), Catch::Contains("AdvisorRequest::parameters: '-5'"));
   r = {};
   CHECK_THROWS_WITH(r.validate(), Catch::Contains("model name or a parameter count"));
   r.model = "gpt9";
-  CHECK_THROWS_WITH(r.validate(), Catch::Contains("model 'gpt9'"));
+  CHECK_THROWS_WITH(r.validate(), Catch::Contains("AdvisorRequest::model: 'gpt9'"));
   r.model = "resnet50";
   r.budget_usd = -100;
-  CHECK_THROWS_WITH(r.validate(), Catch::Contains("budget_usd '-100'"));
+  CHECK_THROWS_WITH(r.validate(), Catch::Contains("AdvisorRequest::budget_usd: '-100'"));
   r.budget_usd = 100;
   r.precision = "fp4";
-  CHECK_THROWS_WITH(r.validate(), Catch::Contains("precision 'fp4'"));
+  CHECK_THROWS_WITH(r.validate(), Catch::Contains("AdvisorRequest::precision: 'fp4'"));
   r.precision = "bf16";
   r.gpu_count = 0;
-  CHECK_THROWS_WITH(r.validate(), Catch::Contains("gpu_count '0'"));
+  CHECK_THROWS_WITH(r.validate(), Catch::Contains("AdvisorRequest::gpu_count: '0'"));
+  // A counted model and a parameter count that contradicts it.
+  r.gpu_count = 1;
+  r.parameters = 7e9;
+  CHECK_THROWS_WITH(r.validate(), Catch::StartsWith("AdvisorRequest::parameters: '7e+09' "
+                                                    "contradicts model 'resnet50'"));
+  r.parameters = 25557032;  // its own count: no contradiction
+  CHECK_NOTHROW(r.validate());
 }
 
 TEST_CASE("the inference advisor quotes the best measured batch size within the latency budget",

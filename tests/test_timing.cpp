@@ -200,9 +200,10 @@ TEST_CASE("a ConfigError names its field, and a program spells each setting its 
   CHECK(valued.value() == "on");
   CHECK(std::string(valued.what()) ==
         "TrainingRun::cuda_graph on: needs fused_optimizer (device cpu)");
-  // A program's spelling gets bare names, the field's and each "{name}" of the problem.
+  // A program's spelling gets the field as named and each "{name}" of the problem.
   const auto flags = [](const std::string& name) {
-    return name == "cuda_graph" ? std::string("--graph") : "--" + name;
+    const std::string bare = gpuperf::ConfigError::bare(name);
+    return bare == "cuda_graph" ? std::string("--graph") : "--" + bare;
   };
   CHECK(gpuperf::ConfigError::render(valued.field(), valued.value(), valued.problem(), flags) ==
         "--graph on: needs --fused_optimizer (device cpu)");

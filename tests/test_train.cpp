@@ -126,7 +126,8 @@ TEST_CASE("TrainStep rejects bad options and unsupported precisions with the opt
       Catch::Contains("precision tf32: TF32 is a CUDA tensor-core mode"));
   gpuperf::SyntheticBatchOptions batch_options;
   batch_options.batch_size = 0;
-  CHECK_THROWS_WITH(gpuperf::SyntheticBatches(batch_options), Catch::Contains("--batch-size"));
+  CHECK_THROWS_WITH(gpuperf::SyntheticBatches(batch_options),
+                    Catch::Contains("SyntheticBatchOptions::batch_size: "));
 }
 
 TEST_CASE("fp16 training with a GradScaler on CUDA learns and counts skipped steps",

@@ -9,8 +9,9 @@
 namespace gpuperf {
 
 void RunBasics::validate() const {
-  if (device.empty())
-    throw ConfigError("RunBasics::device", "is empty (auto, cpu, cuda or cuda:N)");
+  if (device.empty()) {
+    throw ConfigError("RunBasics::device", "unknown value '' (choose auto, cpu, cuda or cuda:N)");
+  }
   require_setting(seed >= 0, "RunBasics::seed", seed, ">= 0");
   require_setting(threads >= 0, "RunBasics::threads", threads, ">= 0 (0: LibTorch's default)");
   // More intra-op threads than hardware threads only contend (and 100000 would not start).

@@ -43,12 +43,13 @@ class ConfigError : public Error {
   [[nodiscard]] const std::string& problem() const noexcept { return problem_; }
 
   /// "<field>[ <value>]: <problem>" with every setting (the field and each "{name}" in the
-  /// problem) written by `spell`, which gets the bare field name ("batch_size", no owner).
+  /// problem) written by `spell`, which gets the field as named ("TrainingRun::batch_size", or a
+  /// bare "min_windows" from the problem).
   template <typename Spell>
   static std::string render(const std::string& field, const std::string& value,
                             const std::string& problem, Spell spell) {
     std::string out;
-    if (!field.empty()) out = spell(bare(field)) + (value.empty() ? "" : " " + value) + ": ";
+    if (!field.empty()) out = spell(field) + (value.empty() ? "" : " " + value) + ": ";
     for (std::size_t i = 0; i < problem.size(); ++i) {
       const std::size_t close = problem[i] == '{' ? problem.find('}', i) : std::string::npos;
       if (close == std::string::npos) {
