@@ -193,6 +193,10 @@ check_usage_error "--dist-backend: unknown value 'mpi'" "$program" "${tiny[@]}" 
 check_usage_error "--dist-timeout: must be >= 0.001" "$program" "${tiny[@]}" --dist-timeout 0 --json "$work/bad.json"
 check_usage_error "--dist-timeout: must be >= 0.001" "$program" "${tiny[@]}" --dist-timeout 1e-300 --json "$work/bad.json"
 RANK=0 WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 MASTER_PORT=1 check_usage_error "--adaptive: not available in a data-parallel run" "$program" "${tiny[@]}" --adaptive --json "$work/bad.json"
+# Checked by the launcher before the fork: one line, not one per rank.
+check_usage_error "--lr: must be finite and > 0, got 0" "$program" "${tiny[@]}" --nproc-per-node 2 --lr 0 --json "$work/bad.json"
+check_usage_error "--device cuda:0: a data-parallel rank uses cuda:LOCAL_RANK" "$program" "${tiny[@]:2}" --device cuda:0 --nproc-per-node 2 --json "$work/bad.json"
+check_usage_error "--adaptive: not available in a data-parallel run" "$program" "${tiny[@]}" --nproc-per-node 2 --adaptive --json "$work/bad.json"
 
 [ "$failures" -eq 0 ] && echo "all passed" || echo "$failures failure(s)"
 [ "$failures" -eq 0 ]
