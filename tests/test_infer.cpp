@@ -310,7 +310,8 @@ TEST_CASE("Executed serving on the steady clock runs every batch for real", "[in
 TEST_CASE("Serving options name the bad option and value", "[infer]") {
   gpuperf::ServingOptions options;
   options.rate = -3;
-  CHECK_THROWS_WITH(options.validate(), Catch::Contains("ServingOptions::rate: ") && Catch::Contains("-3"));
+  CHECK_THROWS_WITH(options.validate(),
+                    Catch::Contains("ServingOptions::rate: ") && Catch::Contains("-3"));
   options = {};
   options.max_batch = 0;
   CHECK_THROWS_WITH(options.validate(),

@@ -191,10 +191,12 @@ TEST_CASE("Bad inference options are refused with the option and the value", "[i
   register_probe();
   auto options = quick();
   options.warmup = -1;
-  CHECK_THROWS_WITH(options.validate(), Catch::Contains("InferenceOptions::warmup: ") && Catch::Contains("-1"));
+  CHECK_THROWS_WITH(options.validate(),
+                    Catch::Contains("InferenceOptions::warmup: ") && Catch::Contains("-1"));
   options = quick();
   options.iterations = 0;
-  CHECK_THROWS_WITH(options.validate(), Catch::Contains("InferenceOptions::iterations: ") && Catch::Contains("0"));
+  CHECK_THROWS_WITH(options.validate(),
+                    Catch::Contains("InferenceOptions::iterations: ") && Catch::Contains("0"));
   CHECK_THROWS_WITH(gpuperf::sweep_batch_sizes({4, 0}, 8),
                     Catch::Contains("batch_sizes: ") && Catch::Contains("0"));
   CHECK_THROWS_WITH(gpuperf::sweep_batch_sizes({}, -2),
@@ -203,8 +205,7 @@ TEST_CASE("Bad inference options are refused with the option and the value", "[i
 
   gpuperf::InferenceSession session(gpuperf::ModelRegistry::global().create("probe"), {8},
                                     torch::kCPU, quick());
-  CHECK_THROWS_WITH(session.make_batch(0),
-                    Catch::Contains("batch_size: ") && Catch::Contains("0"));
+  CHECK_THROWS_WITH(session.make_batch(0), Catch::Contains("batch_size: ") && Catch::Contains("0"));
   CHECK_THROWS_WITH(session.measure(-3), Catch::Contains("-3"));
 
   options = quick();
