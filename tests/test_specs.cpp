@@ -422,6 +422,31 @@ TEST_CASE("the advisor ranks by fit, budget and throughput, with reasons", "[spe
              Catch::Contains("optimizer state (adam)") && Catch::Contains("sharded over 16 GPUs"));
 }
 
+TEST_CASE("a published figure stands in only for a precision the GPU has", "[specs][advisor]") {
+  // The shipped V100 figure is AMP (fp16); the V100 has no bf16: a bf16 request must not rank it
+  // by that figure, while an fp16 request may.
+  const auto& db = shipped();
+  const auto published = gpuperf::load_published_results(kData + "/published_results.json");
+  gpuperf::AdvisorRequest request;
+  request.model = "resnet50";
+  request.optimizer = "sgd";
+  const auto v100_of = [&](const std::string& precision) {
+    request.precision = precision;
+    const auto ranking = gpuperf::advise(request, db, {}, published);
+    const auto v100 = std::find_if(ranking.begin(), ranking.end(),
+                                   [](const auto& a) { return a.spec->id == "v100-sxm2-16gb"; });
+    REQUIRE(v100 != ranking.end());
+    return *v100;
+  };
+  CHECK(v100_of("fp16").throughput_basis == "published");
+  const auto bf16 = v100_of("bf16");
+  CHECK(bf16.throughput_basis != "published");
+  CHECK(std::isnan(bf16.samples_per_second));
+  std::string reasons;
+  for (const auto& line : bf16.reasons) reasons += line + "\n";
+  CHECK_THAT(reasons, Catch::Contains("not used: the datasheet gives this GPU no bf16 rate"));
+}
+
 TEST_CASE("the advisor ranks measured, published and estimated figures in separate tiers",
           "[specs][advisor]") {
   // The shipped published figures include an 8x H100 MLPerf run at 7,100 img/s per GPU; a

@@ -474,10 +474,16 @@ double throughput_per_gpu(GpuAdvice& a, const GpuSpec& spec, const AdvisorReques
     return r->per_gpu > 0 ? r->per_gpu : kNaN;
   }
   if (const Reference* p = best_reference_on(spec, found.refs, false, request.precision)) {
-    a.throughput_basis = "published";
-    say(a, "throughput: " + p->what + " (another software stack: treat as indicative)");
-    say_if_carried_over(a, *p, request.precision);
-    return p->per_gpu;
+    // A published figure of the other 2-byte type stands in only where the GPU has the requested
+    // one: an fp16 (AMP) figure says nothing of bf16 on a V100, which has no bf16 at all.
+    if (peak > 0) {
+      a.throughput_basis = "published";
+      say(a, "throughput: " + p->what + " (another software stack: treat as indicative)");
+      say_if_carried_over(a, *p, request.precision);
+      return p->per_gpu;
+    }
+    say(a, "throughput: " + p->what + " not used: the datasheet gives this GPU no " +
+               (key.empty() ? request.precision : key) + " rate");
   }
   if (!(peak > 0)) {
     say(a, "throughput: datasheet has " + std::string(peak == 0 ? "no" : "no confirmed") + " " +
