@@ -137,7 +137,9 @@ void add_options(CLI::App& app, AdviseOptions& o) {
   app.add_option("--mode", request.mode, "train or inference")->capture_default_str();
   app.add_option("--precision", request.precision, "fp32, tf32, fp16, bf16 (int8, fp8: inference)")
       ->capture_default_str();
-  app.add_option("--optimizer", request.optimizer, "adam, adamw or sgd")->capture_default_str();
+  app.add_option("--optimizer", request.optimizer,
+                 "adam, adamw or sgd (default: the model's usual one: sgd for resnet50, adam "
+                 "otherwise)");
   app.add_option("--batch-size", request.batch_size, "samples per GPU per step")
       ->check(rule([](double v) { return v >= 0; }, ">= 0"));
   app.add_option("--sequence-length", request.sequence_length,
@@ -219,7 +221,7 @@ gpuperf::FitRequest fit_request(const CLI::App& app, const AdviseOptions& o) {
   request.gpu = o.gpu;
   request.include_reference_only = a.include_reference_only;
   plan.precision = gpuperf::parse_training_precision(a.precision);
-  plan.optimizer = gpuperf::parse_plan_optimizer(a.optimizer);
+  plan.optimizer = gpuperf::parse_plan_optimizer(gpuperf::optimizer_for(a));
   if (o.optimizer_step != "fused" && o.optimizer_step != "foreach") {
     throw gpuperf::ConfigError("--optimizer-step: unknown value '" + o.optimizer_step +
                                "' (choose fused or foreach)");

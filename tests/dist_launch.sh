@@ -148,16 +148,16 @@ fi
 # differing setting and both values (exit 2, nothing written), instead of Gloo aborting.
 port=$(free_port)
 RANK=1 WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port timeout 300 \
-  "$program" "${tiny[@]}" --batch-size 4 --json "$work/diff-1.json" >"$work/diff-1.out" 2>&1 &
+  "$program" "${tiny[@]}" --seed 5 --dist-timeout 60 --json "$work/diff-1.json" >"$work/diff-1.out" 2>&1 &
 one=$!
 RANK=0 WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port timeout 300 \
-  "$program" "${tiny[@]}" --json "$work/diff-0.json" >"$work/diff-0.out" 2>&1
+  "$program" "${tiny[@]}" --dist-timeout 60 --json "$work/diff-0.json" >"$work/diff-0.out" 2>&1
 rc0=$?
 wait "$one"
 rc1=$?
 if [ "$rc0" -eq 2 ] && [ "$rc1" -eq 2 ] &&
-   grep -q -- "--batch-size: differs between the ranks: 4 on rank 1, 8 on rank 0 (here)" "$work/diff-0.out" &&
-   grep -q -- "--batch-size: differs between the ranks: 4 on rank 1 (here), 8 on rank 0" "$work/diff-1.out" &&
+   grep -q -- "--seed: differs between the ranks: 5 on rank 1, 0 on rank 0 (here)" "$work/diff-0.out" &&
+   grep -q -- "--seed: differs between the ranks: 5 on rank 1 (here), 0 on rank 0" "$work/diff-1.out" &&
    [ ! -e "$work/diff-0.json" ] && [ ! -e "$work/diff-1.json" ]; then
   echo "ok: different settings refused on both ranks: $(grep error "$work/diff-0.out")"
 else

@@ -422,6 +422,28 @@ TEST_CASE("the advisor ranks by fit, budget and throughput, with reasons", "[spe
              Catch::Contains("optimizer state (adam)") && Catch::Contains("sharded over 16 GPUs"));
 }
 
+TEST_CASE("the advisor trains each model with its usual optimizer unless told",
+          "[specs][advisor]") {
+  gpuperf::AdvisorRequest request;
+  request.model = "resnet50";
+  CHECK(gpuperf::optimizer_for(request) == "sgd");  // torchvision's and MLPerf's recipe
+  request.model = "simple";
+  CHECK(gpuperf::optimizer_for(request) == "adam");  // the seed's
+  request.model.clear();
+  request.parameters = 7e9;
+  CHECK(gpuperf::optimizer_for(request) == "adam");
+  request.optimizer = "sgd";
+  CHECK(gpuperf::optimizer_for(request) == "sgd");
+  // The memory line says which one it counted: SGD's 4 bytes per parameter for resnet50.
+  gpuperf::AdvisorRequest resnet;
+  resnet.model = "resnet50";
+  const auto ranking = gpuperf::advise(resnet, shipped(), {}, {});
+  REQUIRE_FALSE(ranking.empty());
+  std::string reasons;
+  for (const auto& line : ranking.front().reasons) reasons += line + "\n";
+  CHECK_THAT(reasons, Catch::Contains("optimizer state (sgd)"));
+}
+
 TEST_CASE("a published figure stands in only for a precision the GPU has", "[specs][advisor]") {
   // The shipped V100 figure is AMP (fp16); the V100 has no bf16: a bf16 request must not rank it
   // by that figure, while an fp16 request may.
@@ -612,7 +634,8 @@ TEST_CASE("the inference advisor quotes the best measured batch size within the 
 
   // A latency budget is for inference, and positive.
   request.latency_budget_seconds = -1;
-  CHECK_THROWS_WITH(request.validate(), Catch::Contains("latency_budget_seconds '-1'"));
+  CHECK_THROWS_WITH(request.validate(),
+                    Catch::Contains("AdvisorRequest::latency_budget_seconds: '-1'"));
   request.latency_budget_seconds = 1e-3;
   request.mode = "train";
   CHECK_THROWS_WITH(request.validate(), Catch::Contains("applies to inference only"));

@@ -35,7 +35,9 @@ import json
 import math
 import os
 import struct
+import shutil
 import subprocess
+import tempfile
 import sys
 import time
 
@@ -179,14 +181,16 @@ def cpu_check(a, tool):
     torch.manual_seed(a.seed)
     model = torchvision.models.resnet50()
     state = {k: v.detach().clone() for k, v in model.state_dict().items()}
-    weights, batch = (os.path.join(a.out, n) for n in ("weights.safetensors", "batch.safetensors"))
+    # A folder of this run's own: another run with the same --out cannot take its files away.
+    work = tempfile.mkdtemp(prefix="cpu-check-", dir=a.out)
+    weights, batch = (os.path.join(work, n) for n in ("weights.safetensors", "batch.safetensors"))
     write_safetensors(state, weights)
     x = torch.randn(4, 3, 64, 64)
     y = torch.randint(0, 1000, (4,))
     write_safetensors({"input": x, "target": y}, batch)
     common = ["--weights", weights, "--batch", batch, "--precision", "fp32", "--device", "cpu",
               "--fuse", "off"]
-    grads_path = os.path.join(a.out, "grads.safetensors")
+    grads_path = os.path.join(work, "grads.safetensors")
     run_gpuperf(tool, common + ["--mode", "gradients", "--tensors", grads_path])
     model.train()
     F.cross_entropy(model(x.contiguous(memory_format=torch.channels_last)), y).backward()
@@ -204,7 +208,7 @@ def cpu_check(a, tool):
         loss.backward()
         opt.step()
         theirs.append(float(loss))
-    losses_path, after = os.path.join(a.out, "losses.json"), os.path.join(a.out, "after.safetensors")
+    losses_path, after = os.path.join(work, "losses.json"), os.path.join(work, "after.safetensors")
     run_gpuperf(tool, common + ["--mode", "steps", "--steps", str(a.steps), "--lr", str(a.lr),
                                 "--graph", "off", "--json", losses_path, "--tensors", after])
     with open(losses_path) as f:
@@ -216,8 +220,7 @@ def cpu_check(a, tool):
     print(f"gradients: relative error {error[0]:.3e} (worst tensor {error[1]:.3e} {error[2]})")
     print(f"losses: gpuperf {ours}, PyTorch {theirs}, largest relative difference {loss_error:.3e}")
     print(f"state after {a.steps} steps: relative error {state_error[0]:.3e}")
-    for path in (weights, batch, grads_path, losses_path, after):
-        os.remove(path)
+    shutil.rmtree(work, ignore_errors=True)
     ok = error[0] <= 1e-5 and loss_error <= 1e-5 and state_error[0] <= 1e-5 and \
         theirs[-1] < theirs[0]
     print("PASS" if ok else "FAIL")

@@ -182,16 +182,16 @@ void add_model_state_memory(const AdvisorRequest& request, Workload& w) {
     const double weight_bytes = 4 + (half ? 2 : 0);
     base.weights = params * weight_bytes;
     base.gradients = params * 4;
-    const double opt = request.optimizer == "sgd" ? 4 : 8;
+    const std::string optimizer = optimizer_for(request);
+    const double opt = optimizer == "sgd" ? 4 : 8;
     base.optimizer_state = params * opt;
     w.memory_reasons.push_back("weights: " + count_text(params) + " params x " +
                                fmt(weight_bytes, 0) + " B (fp32 master" +
                                (half ? " + 2 B autocast copy" : "") + ") = " + gb(base.weights));
     w.memory_reasons.push_back("gradients: " + count_text(params) +
                                " x 4 B (fp32) = " + gb(base.gradients));
-    w.memory_reasons.push_back("optimizer state (" + request.optimizer +
-                               "): " + count_text(params) + " x " + fmt(opt, 0) +
-                               " B = " + gb(base.optimizer_state));
+    w.memory_reasons.push_back("optimizer state (" + optimizer + "): " + count_text(params) +
+                               " x " + fmt(opt, 0) + " B = " + gb(base.optimizer_state));
   } else {
     const double b = activation_bytes_per_element(request.precision);
     base.weights = params * b;
@@ -714,7 +714,8 @@ void AdvisorRequest::validate() const {
     bad("precision", precision,
         "is not one of fp32, tf32, fp16, bf16 (int8 and fp8 for inference only)");
   }
-  if (mode == "train" && optimizer != "adam" && optimizer != "adamw" && optimizer != "sgd") {
+  if (mode == "train" && !optimizer.empty() && optimizer != "adam" && optimizer != "adamw" &&
+      optimizer != "sgd") {
     bad("optimizer", optimizer, "is not adam, adamw or sgd");
   }
   if (!std::isnan(parameters) && !(parameters > 0 && std::isfinite(parameters))) {
@@ -788,13 +789,18 @@ std::vector<GpuAdvice> advise_with(const AdvisorRequest& request, const SpecData
   return out;
 }
 
+std::string optimizer_for(const AdvisorRequest& request) {
+  if (!request.optimizer.empty()) return request.optimizer;
+  return request.model == "resnet50" ? "sgd" : "adam";
+}
+
 void write_advice(std::ostream& out, const AdvisorRequest& request,
                   const std::vector<GpuAdvice>& ranking) {
   const auto count = request.model.empty() ? std::nullopt : count_model(request.model);
   const std::string unit = (!count && request.sequence_length == 0) ? "token" : "sample";
   out << "Workload: " << request.mode << " "
       << (request.model.empty() ? general(request.parameters) + " parameters" : request.model)
-      << ", " << request.precision << (request.mode == "train" ? ", " + request.optimizer : "")
+      << ", " << request.precision << (request.mode == "train" ? ", " + optimizer_for(request) : "")
       << ", batch " << (request.batch_size > 0 ? std::to_string(request.batch_size) : "unknown")
       << " per GPU, " << request.gpu_count << " GPU(s)";
   if (!std::isnan(request.budget_usd)) out << ", budget " << fmt(request.budget_usd, 0) << " USD";

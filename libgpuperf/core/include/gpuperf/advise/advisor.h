@@ -36,8 +36,10 @@ struct AdvisorRequest {
   double parameters = std::numeric_limits<double>::quiet_NaN();
   std::string mode = "train";      ///< "train" or "inference"
   std::string precision = "bf16";  ///< fp32, tf32, fp16, bf16 (inference also int8, fp8)
-  std::string optimizer = "adam";  ///< train: adam, adamw (8 B/param), sgd (4 B/param momentum)
-  std::int64_t batch_size = 0;     ///< per GPU; 0 when unknown
+  /// Train: adam, adamw (8 B/param), sgd (4 B/param momentum); empty: the model's usual one
+  /// (optimizer_for()).
+  std::string optimizer;
+  std::int64_t batch_size = 0;  ///< per GPU; 0 when unknown
   /// Tokens per sample for a parameter-count model: FLOPs per sample = 6 (train) or 2
   /// (inference) x parameters x sequence_length. 0: work is counted per token.
   std::int64_t sequence_length = 0;
@@ -104,6 +106,11 @@ enum class EvidenceTier {
 
 /// The tier of `advice`.
 [[nodiscard]] EvidenceTier evidence_tier(const GpuAdvice& advice);
+
+/// The optimizer the request trains with: its own, else the model's usual one (SGD with
+/// momentum for resnet50, as torchvision's and MLPerf's reference recipes train it; Adam
+/// otherwise).
+[[nodiscard]] std::string optimizer_for(const AdvisorRequest& request);
 
 /// Ranks every (non reference-only) GPU of `db`: by evidence tier (measured, published,
 /// estimate, unusable), then fitting and within budget first, then by throughput. `measured`
