@@ -444,6 +444,27 @@ TEST_CASE("the advisor trains each model with its usual optimizer unless told",
   CHECK_THAT(reasons, Catch::Contains("optimizer state (sgd)"));
 }
 
+TEST_CASE("batch-1 inference is never estimated from a datasheet peak", "[specs][advisor]") {
+  gpuperf::AdvisorRequest request;
+  request.model = "resnet50";
+  request.mode = "inference";
+  request.precision = "fp16";
+  request.batch_size = 1;
+  const auto ranking = gpuperf::advise(request, shipped(), {}, {});
+  REQUIRE_FALSE(ranking.empty());
+  for (const auto& a : ranking) {
+    INFO(a.spec->id);
+    CHECK(std::isnan(a.samples_per_second));
+  }
+  std::string reasons;
+  for (const auto& line : ranking.front().reasons) reasons += line + "\n";
+  CHECK_THAT(reasons, Catch::Contains("batch-1 inference is launch-bound"));
+  request.batch_size = 64;  // a full batch is compute-bound enough for a scaled estimate
+  const auto batched = gpuperf::advise(request, shipped(), {}, {});
+  CHECK(std::any_of(batched.begin(), batched.end(),
+                    [](const auto& a) { return a.samples_per_second > 0; }));
+}
+
 TEST_CASE("a published figure stands in only for a precision the GPU has", "[specs][advisor]") {
   // The shipped V100 figure is AMP (fp16); the V100 has no bf16: a bf16 request must not rank it
   // by that figure, while an fp16 request may.

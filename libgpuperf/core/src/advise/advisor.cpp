@@ -490,6 +490,14 @@ double throughput_per_gpu(GpuAdvice& a, const GpuSpec& spec, const AdvisorReques
                (key.empty() ? request.precision : key) + " peak, so no estimate");
     return kNaN;
   }
+  if (!w.train && request.batch_size == 1) {
+    // One sample per call is bound by launches and memory, not by the tensor cores: FLOPs over a
+    // peak gave the H200 about 11x the batch-1 rate it measures, so nothing is estimated.
+    say(a,
+        "throughput: not measured on this GPU, and batch-1 inference is launch-bound: a "
+        "datasheet peak cannot give it, so no estimate");
+    return kNaN;
+  }
   return estimate_throughput(a, request, w, found.refs, key, peak);
 }
 
