@@ -62,20 +62,16 @@ constexpr std::pair<const char*, const char*> kFlagOfField[] = {
 // "--<flag>" of `field` when `app` has that flag; the field's own name otherwise (a setting no
 // flag of this program sets, reached through the library's defaults).
 std::string flag_of(const CLI::App& app, const std::string& field) {
-  std::string flag;
-  for (const auto& [name, spelled] : kFlagOfField) {
-    if (field == name) flag = spelled;
-  }
-  const std::string bare = ConfigError::bare(field);
-  if (flag.empty()) {
-    for (const auto& [name, spelled] : kFlagOfField) {
-      if (bare == name) flag = spelled;
+  const auto exception = [](const std::string& name) -> const char* {
+    for (const auto& [key, spelled] : kFlagOfField) {
+      if (name == key) return spelled;
     }
-  }
-  if (flag.empty()) {
-    flag = bare;
-    std::replace(flag.begin(), flag.end(), '_', '-');
-  }
+    return nullptr;
+  };
+  const std::string bare = ConfigError::bare(field);
+  const char* spelled = exception(field) != nullptr ? exception(field) : exception(bare);
+  std::string flag = spelled != nullptr ? spelled : bare;
+  if (spelled == nullptr) std::replace(flag.begin(), flag.end(), '_', '-');
   return app.get_option_no_throw("--" + flag) != nullptr ? "--" + flag : bare;
 }
 

@@ -238,17 +238,7 @@ int run_training_program(int argc, const char* const* argv, const TrainingDefaul
     }
     if (o.nproc_per_node > 1 && !env) {
       // A bad setting is said once, by the launcher, not once per rank after the fork.
-      run.validate();
-      data_parallel.validate();
-      if (run.device != "auto" && run.device != "cpu" && run.device != "cuda") {
-        throw ConfigError("RunBasics::device", run.device,
-                          "a data-parallel rank uses cuda:LOCAL_RANK; give cuda, cpu or auto");
-      }
-      if (run.measure.adaptive) {
-        throw ConfigError("MeasureOptions::adaptive",
-                          "not available in a data-parallel run (the ranks must time the same "
-                          "windows); give {windows} instead");
-      }
+      check_data_parallel_run(run, data_parallel);
       // Each rank's record keeps the command that re-runs the whole job, --nproc-per-node in it.
       ::setenv(kLaunchCommandVariable, o.run.command_line.c_str(), 1);
       return launch_local_ranks(strip_option(argc, argv, "--nproc-per-node"), o.nproc_per_node,

@@ -309,6 +309,16 @@ bool is_compute_capability(const std::string& c) {
 
 }  // namespace
 
+void set_measurement(RunRecord& record, const Measurement& measurement) {
+  record.throughput = measurement.throughput;
+  record.window_throughput = measurement.window_throughput;
+  record.window_seconds = measurement.window_seconds;
+  record.overall_throughput = measurement.overall_throughput;
+  record.timed_steps = measurement.timed_steps;
+  record.timed_seconds = measurement.timed_seconds;
+  record.stop_reason = measurement.stop_reason;
+}
+
 RunRecord make_record(const std::string& model, const Measurement& measurement,
                       const Timer& timer) {
   if (model.empty()) throw ConfigError("make_record: the model name is empty");
@@ -332,13 +342,7 @@ RunRecord make_record(const std::string& model, const Measurement& measurement,
   c.steps_per_window = measurement.steps_per_window;
   // measure() stops a fixed run after its windows, an adaptive one for any other reason.
   c.adaptive = measurement.stop_reason != "fixed window count";
-  record.throughput = measurement.throughput;
-  record.window_throughput = measurement.window_throughput;
-  record.window_seconds = measurement.window_seconds;
-  record.overall_throughput = measurement.overall_throughput;
-  record.timed_steps = measurement.timed_steps;
-  record.timed_seconds = measurement.timed_seconds;
-  record.stop_reason = measurement.stop_reason;
+  set_measurement(record, measurement);
   record.timer = timer.name();
   record.total_steps =
       static_cast<std::int64_t>(measurement.warmup_steps) + measurement.timed_steps;

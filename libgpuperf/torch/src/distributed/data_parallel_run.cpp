@@ -72,18 +72,9 @@ std::vector<std::pair<std::string, std::string>> shared_settings(const TrainingR
   };
 }
 
+// The device of this rank (check_data_parallel_run() has taken the device's spelling).
 torch::Device rank_device(const TrainingRun& run, const LaunchEnv& env) {
-  if (run.measure.adaptive) {
-    // Each rank would stop on its own spread, and the others would wait in an all-reduce.
-    throw ConfigError("MeasureOptions::adaptive",
-                      "not available in a data-parallel run (the ranks must time the same "
-                      "windows); give {windows} instead");
-  }
   if (run.device == "cpu") return torch::kCPU;
-  if (run.device != "auto" && run.device != "cuda") {
-    throw ConfigError("RunBasics::device", run.device,
-                      "a data-parallel rank uses cuda:LOCAL_RANK; give cuda, cpu or auto");
-  }
   if (!torch::cuda::is_available()) {
     if (run.device == "cuda") throw ConfigError("RunBasics::device", "cuda", "no CUDA device here");
     return torch::kCPU;
@@ -179,10 +170,25 @@ void time_allreduce(ProcessGroup& group, const torch::Device& device, DataParall
 
 }  // namespace
 
+void check_data_parallel_run(const TrainingRun& run, const DataParallelRun& options) {
+  options.validate();
+  run.validate();
+  if (run.measure.adaptive) {
+    // Each rank would stop on its own spread, and the others would wait in an all-reduce.
+    throw ConfigError("MeasureOptions::adaptive",
+                      "not available in a data-parallel run (the ranks must time the same "
+                      "windows); give {windows} instead");
+  }
+  if (run.device != "auto" && run.device != "cuda" && run.device != "cpu") {
+    throw ConfigError("RunBasics::device", run.device,
+                      "a data-parallel rank uses cuda:LOCAL_RANK; give cuda, cpu or auto");
+  }
+}
+
 RunRecord run_data_parallel_training(const TrainingRun& run, const LaunchEnv& env,
                                      const DataParallelRun& options) {
-  options.validate();
-  run.validate();  // before the rank's device is chosen: bad settings fail on every rank alike
+  // Before the rank's device is chosen: bad settings fail on every rank alike.
+  check_data_parallel_run(run, options);
   const torch::Device device = rank_device(run, env);
   TrainingRun rank_run = run;
   rank_run.device = device.str();

@@ -244,16 +244,10 @@ std::string measure_training(const TrainingRun& run, const ResolvedTraining& r,
   if (telemetry.sampling())
     telemetry.stop(static_cast<double>(run.batch_size) * m.timed_steps, record);
 
-  record.throughput = m.throughput;
-  record.window_throughput = m.window_throughput;
+  set_measurement(record, m);
   if (const std::string overrun = time_limit_overrun(m, run.measure); !overrun.empty()) {
     record.warnings.push_back(overrun);
   }
-  record.window_seconds = m.window_seconds;
-  record.overall_throughput = m.overall_throughput;
-  record.timed_steps = m.timed_steps;
-  record.timed_seconds = m.timed_seconds;
-  record.stop_reason = m.stop_reason;
   record.total_steps = step.steps();
   record.config.graph_mode = step.graph_captured() ? "cuda-graph" : "eager";
   record.config.kernel_fusion = step.kernel_fusion();

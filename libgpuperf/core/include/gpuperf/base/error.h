@@ -2,12 +2,12 @@
 // Typed errors. Programs map them to exit codes (examples/support/program.h): ConfigError and
 // IoError (bad usage or input) -> 2, OutOfMemoryError -> 3, any other -> 1.
 
-#include <cstdio>
-#include <cstdlib>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <utility>
+
+#include "gpuperf/base/format.h"
 
 namespace gpuperf {
 
@@ -111,23 +111,9 @@ template <typename T>
 void require_setting(bool ok, const std::string& field, const T& value, const std::string& rule) {
   static_assert(std::is_arithmetic_v<T>, "require_setting prints numbers");
   if (ok) return;
-  // Integers as they are; other numbers in %g's shortest form ("0.5", "1e+300", not "0.500000").
-  std::string text;
-  if constexpr (std::is_integral_v<T>) {
-    text = std::to_string(value);
-  } else {
-    char buffer[32];
-    std::snprintf(buffer, sizeof buffer, "%.17g", static_cast<double>(value));
-    text = buffer;
-    for (int digits = 1; digits < 17; ++digits) {  // the fewest digits that read back the same
-      char shorter[32];
-      std::snprintf(shorter, sizeof shorter, "%.*g", digits, static_cast<double>(value));
-      if (std::strtod(shorter, nullptr) == static_cast<double>(value)) {
-        text = shorter;
-        break;
-      }
-    }
-  }
+  // Integers as they are; other numbers as %g writes them ("0.5", "1e+300", not "0.500000").
+  const std::string text =
+      std::is_integral_v<T> ? std::to_string(value) : format_number(static_cast<double>(value), 6);
   throw ConfigError(field, "must be " + rule + ", got " + text);
 }
 

@@ -112,6 +112,10 @@ struct RunRecord {
   std::vector<std::string> warnings;
 };
 
+/// Copies what measure() measured into `record`: the throughput summary, the windows and their
+/// times, the overall throughput, the timed steps and seconds, and why it stopped.
+void set_measurement(RunRecord& record, const Measurement& measurement);
+
 /// A record of `measurement`, taken with `timer` by measure(): schema, timestamp (now), the
 /// throughput statistics and windows, steps, seconds, stop reason, the timer's name, the
 /// configuration's batch size (samples per step), warm-up, steps per window and adaptive mode,

@@ -32,6 +32,11 @@ struct DataParallelRun {
   void validate() const;
 };
 
+/// Throws ConfigError for a run that no rank could run: a bad field of `run` or `options`,
+/// adaptive stopping, a device other than auto, cuda or cpu. What a launcher checks once before
+/// it starts the ranks; each rank checks it again.
+void check_data_parallel_run(const TrainingRun& run, const DataParallelRun& options);
+
 /// Runs `run` as this rank of the job `env` describes and returns the record: per-GPU
 /// throughput in record.throughput (this rank's), the job's in record.distributed (the same on
 /// every rank). `run.device` auto or cuda means cuda:LOCAL_RANK when CUDA is present. ConfigError
