@@ -279,9 +279,15 @@ void check_fused_matches_torch_optim(const torch::Device& device, gpuperf::Optim
   auto reference = torch::randn({5, 7}, on).requires_grad_(true);
   auto fused_param = reference.detach().clone().requires_grad_(true);
   const double weight_decay = 0.01;
-  auto plain = gpuperf::make_optimizer(kind, {reference}, 0.01, 0.9, weight_decay);
+  gpuperf::TrainStepOptions step_options;
+  step_options.optimizer = kind;
+  step_options.learning_rate = 0.01;
+  step_options.weight_decay = weight_decay;
+  step_options.adam_beta2 = 0.95;  // not the default: the betas reach both optimizers
+  auto plain = gpuperf::make_optimizer({reference}, step_options);
   gpuperf::FusedOptimizerOptions options(kind, 0.01);
   options.weight_decay = weight_decay;
+  options.beta2 = 0.95;
   gpuperf::FusedOptimizer fused({fused_param}, options);
   const auto scale = torch::full({1}, 1024.0f, on);
   for (int step = 0; step < 8; ++step) {

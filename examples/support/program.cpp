@@ -43,6 +43,9 @@ int fail(std::ostream& err, const CLI::App& app, const char* what, int code) {
 // --batch-size); these are the exceptions, by "Owner::field" or by field.
 constexpr std::pair<const char*, const char*> kFlagOfField[] = {
     {"learning_rate", "lr"},
+    {"adam_beta1", "beta1"},
+    {"adam_beta2", "beta2"},
+    {"sequence_length", "seq-len"},
     {"kernel_fusion", "fuse"},
     {"cuda_graph", "graph"},
     {"fused_optimizer", "fused"},

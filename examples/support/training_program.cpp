@@ -96,7 +96,14 @@ void add_model_options(CLI::App& app, TrainingOptions& o) {
   app.add_option("--optimizer", o.optimizer, join_names(optimizer_names()));
   app.add_option("--lr", r.learning_rate, "learning rate");
   app.add_option("--momentum", r.momentum, "SGD momentum");
-  app.add_option("--weight-decay", r.weight_decay, "weight decay");
+  app.add_option("--beta1", r.adam_beta1, "Adam/AdamW: decay of the gradient average");
+  app.add_option("--beta2", r.adam_beta2, "Adam/AdamW: decay of the squared-gradient average");
+  app.add_option("--weight-decay", r.weight_decay, "weight decay (every parameter)");
+  app.add_option("--seq-len", r.sequence_length,
+                 "language models: tokens per sequence (0: the model's context)");
+  app.add_option("--token-file", r.token_file,
+                 "language models: uint16 token file (nanoGPT/llm.c .bin) to draw random "
+                 "windows from ('': synthetic tokens)");
   add_switch(app, "cudnn-benchmark", r.cudnn_benchmark, "cuDNN autotuning");
   app.add_option("--fused", o.fused,
                  "auto|on|off: fused optimizer kernels, no host sync per step (auto: where "

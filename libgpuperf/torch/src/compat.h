@@ -109,6 +109,9 @@ inline void set_allow_tf32(bool cublas, bool cudnn) {
 #define GPUPERF_HAS_SCALED_MM \
   (TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4))
 
+/// ATen has at::scaled_dot_product_attention and at::_fused_sdp_choice (2.0+).
+#define GPUPERF_HAS_SDPA (TORCH_VERSION_MAJOR >= 2)
+
 /// std::get_if for LibTorch's option variants: c10::variant before 2.1, std::variant since.
 template <typename T, typename Variant>
 const T* variant_get_if(const Variant& v) {

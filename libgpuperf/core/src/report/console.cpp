@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <string>
 
 #include "gpuperf/base/format.h"
@@ -75,6 +76,22 @@ void write_text(std::ostream& out, const RunRecord& r, const std::string& unit) 
         << " GB/s bus bandwidth, " << fixed(100 * d.allreduce_share_of_step, 1)
         << "% of a step; parameters identical on every rank: "
         << (d.parameters_identical ? "yes" : "NO") << "\n";
+  }
+  // A language model's figures, all the record's: tokens/s and the FLOP count behind MFU.
+  if (const auto it = r.metrics.find("tokens_per_second"); it != r.metrics.end()) {
+    const auto metric = [&](const char* name) {
+      const auto found = r.metrics.find(name);
+      return found == r.metrics.end() ? std::numeric_limits<double>::quiet_NaN() : found->second;
+    };
+    out << "Tokens: " << fixed(it->second, 0) << " tokens/s (sequence "
+        << fixed(metric("sequence_length"), 0) << ", " << c.kernel_fusion << ")";
+    const double mfu = metric("fraction_of_datasheet_peak");
+    if (std::isfinite(mfu)) out << "; MFU " << fixed(100 * mfu, 1) << "% of the datasheet peak";
+    out << "\n  training FLOPs per token 6N + 6LCT = "
+        << format_number(metric("model_flops_per_token"), 4) << " (N "
+        << format_number(metric("model_parameters"), 4) << " parameters, L "
+        << fixed(metric("model_layers"), 0) << " layers, C " << fixed(metric("model_width"), 0)
+        << " width, T " << fixed(metric("sequence_length"), 0) << " tokens)\n";
   }
   // The projection is the record's (an ImageNet-shaped model's); the printer only shows it.
   if (const auto it = r.metrics.find("imagenet_90_epochs_seconds");

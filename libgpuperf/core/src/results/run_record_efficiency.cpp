@@ -24,6 +24,13 @@ EfficiencyInput efficiency_input(const RunRecord& record) {
     input.measured_samples_per_joule = record.telemetry.samples_per_joule;
   }
   input.power_limit_watts = record.device.power_limit_watts;
+  // A language model's count, written by the run (it depends on the sequence length).
+  if (!count_model(record.config.model)) {
+    if (auto it = record.metrics.find("model_flops_per_sample");
+        it != record.metrics.end() && it->second > 0) {
+      input.flops_per_sample = it->second;
+    }
+  }
   return input;
 }
 

@@ -257,7 +257,10 @@ Efficiency compute_efficiency(const EfficiencyInput& input, const GpuSpec* spec,
   if (spec == nullptr) e.notes.push_back("no datasheet entry: no peak, TDP or price");
 
   const auto count = count_model(input.model);
-  if (count) {
+  if (input.flops_per_sample > 0) {
+    e.flops_per_sample = input.flops_per_sample;
+    e.achieved_flops_per_second = e.flops_per_sample * e.samples_per_second;
+  } else if (count) {
     e.flops_per_sample = count->flops_for(input.workload);
     e.achieved_flops_per_second = e.flops_per_sample * e.samples_per_second;
   } else {

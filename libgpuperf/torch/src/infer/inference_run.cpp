@@ -79,7 +79,10 @@ void InferenceRun::validate() const {
                           " exceeds the largest batch size measured, " + std::to_string(largest) +
                           " (service times are measured, never extrapolated)");
   }
-  (void)ModelRegistry::global().get(model);  // ConfigError "unknown model '...'"
+  if (ModelRegistry::global().get(model).task != ModelTask::kImageClassification) {
+    throw ConfigError("InferenceRun::model", model,
+                      "is a language model; inference is measured for image classifiers");
+  }
 }
 
 namespace {

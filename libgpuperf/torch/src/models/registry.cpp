@@ -5,6 +5,7 @@
 #include "gpuperf/base/error.h"
 #include "gpuperf/models/resnet.h"
 #include "gpuperf/models/simple_model.h"
+#include "gpuperf/models/transformer.h"
 
 namespace gpuperf {
 namespace {
@@ -17,6 +18,48 @@ ModelInfo resnet_info(std::string name, ResNetOptions base) {
         options.num_classes = classes;
         return torch::nn::AnyModule(ResNet(options));
       }};
+}
+
+std::string millions(std::int64_t parameters) {
+  return std::to_string((parameters + 500000) / 1000000) + "M parameters";
+}
+
+ModelInfo gpt_info(std::string name, const std::string& size, GptOptions base) {
+  ModelInfo info{std::move(name),
+                 "GPT-2 " + size + " (" + millions(parameter_count(base)) + ", context " +
+                     std::to_string(base.context) + ", vocabulary 50257 padded to " +
+                     std::to_string(base.vocabulary) + ")",
+                 {base.context},
+                 base.vocabulary,
+                 [base](std::int64_t vocabulary) {
+                   GptOptions options = base;
+                   options.vocabulary = vocabulary;
+                   return torch::nn::AnyModule(Gpt(options));
+                 }};
+  info.task = ModelTask::kLanguageModel;
+  info.layers = base.layers;
+  info.width = base.width;
+  return info;
+}
+
+ModelInfo llama_info(std::string name, const std::string& size, LlamaOptions base) {
+  base.context = 8192;
+  ModelInfo info{std::move(name),
+                 "Llama-style decoder, Llama 3.2 " + size + " shape (" +
+                     millions(parameter_count(base)) + ", GQA " + std::to_string(base.heads) + "/" +
+                     std::to_string(base.kv_heads) + " heads, context " +
+                     std::to_string(base.context) + ")",
+                 {2048},
+                 base.vocabulary,
+                 [base](std::int64_t vocabulary) {
+                   LlamaOptions options = base;
+                   options.vocabulary = vocabulary;
+                   return torch::nn::AnyModule(Llama(options));
+                 }};
+  info.task = ModelTask::kLanguageModel;
+  info.layers = base.layers;
+  info.width = base.width;
+  return info;
 }
 
 }  // namespace
@@ -37,6 +80,12 @@ ModelRegistry& ModelRegistry::global() {
     r->add(resnet_info("resnet50", ResNetOptions::resnet50()));
     r->add(resnet_info("resnet101", ResNetOptions::resnet101()));
     r->add(resnet_info("resnet152", ResNetOptions::resnet152()));
+    r->add(gpt_info("gpt2", "small", GptOptions::gpt2_124m()));
+    r->add(gpt_info("gpt2-medium", "medium", GptOptions::gpt2_355m()));
+    r->add(gpt_info("gpt2-large", "large", GptOptions::gpt2_774m()));
+    r->add(gpt_info("gpt2-xl", "XL", GptOptions::gpt2_1558m()));
+    r->add(llama_info("llama-1b", "1B", LlamaOptions::llama_1b()));
+    r->add(llama_info("llama-3b", "3B", LlamaOptions::llama_3b()));
     return r;
   }();
   return *registry;

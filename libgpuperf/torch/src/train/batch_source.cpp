@@ -1,5 +1,14 @@
 #include "gpuperf/train/batch_source.h"
 
+#include <ATen/CPUGeneratorImpl.h>
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <string>
 
 #include "gpuperf/base/error.h"
@@ -40,6 +49,110 @@ Batch SyntheticBatches::make() {
 }
 
 Batch SyntheticBatches::next() { return options_.fresh_every_step ? make() : batch_; }
+
+void TokenBatchOptions::validate() const {
+  require_setting(batch_size > 0, "TokenBatchOptions::batch_size", batch_size, "> 0");
+  require_setting(sequence > 0, "TokenBatchOptions::sequence", sequence, "> 0");
+  require_setting(vocabulary > 0, "TokenBatchOptions::vocabulary", vocabulary, "> 0");
+}
+
+namespace {
+
+// [batch, sequence + 1] ids -> (input, target shifted by one).
+Batch shifted(const torch::Tensor& ids) {
+  const std::int64_t sequence = ids.size(1) - 1;
+  return {ids.narrow(1, 0, sequence).contiguous(), ids.narrow(1, 1, sequence).contiguous()};
+}
+
+constexpr std::int32_t kLlmcMagic = 20240520;
+constexpr std::size_t kLlmcHeaderBytes = 256 * sizeof(std::int32_t);
+
+}  // namespace
+
+SyntheticTokens::SyntheticTokens(TokenBatchOptions options) : options_(std::move(options)) {
+  options_.validate();
+  const at::Generator generator = at::detail::createCPUGenerator(options_.seed);
+  const torch::Tensor ids =
+      torch::randint(0, options_.vocabulary, {options_.batch_size, options_.sequence + 1},
+                     generator, torch::TensorOptions().dtype(torch::kLong));
+  batch_ = shifted(ids.to(options_.device));
+}
+
+TokenFileBatches::TokenFileBatches(const std::string& path, TokenBatchOptions options)
+    : path_(path), options_(std::move(options)), state_(options_.seed) {
+  options_.validate();
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) throw IoError("cannot open the token file " + path + ": " + std::strerror(errno));
+  struct stat info {};
+  if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
+    ::close(fd);
+    throw IoError("the token file " + path + " is not a regular file");
+  }
+  const auto bytes_in_file = static_cast<std::size_t>(info.st_size);
+  void* mapped =
+      bytes_in_file > 0 ? ::mmap(nullptr, bytes_in_file, PROT_READ, MAP_PRIVATE, fd, 0) : nullptr;
+  ::close(fd);
+  if (mapped == MAP_FAILED || mapped == nullptr) {
+    throw ConfigError("TrainingRun::token_file", path,
+                      bytes_in_file == 0 ? "is empty" : "cannot be mapped");
+  }
+  map_ = std::shared_ptr<const void>(
+      mapped, [bytes_in_file](const void* p) { ::munmap(const_cast<void*>(p), bytes_in_file); });
+  const auto* bytes = static_cast<const unsigned char*>(map_.get());
+  std::int32_t header[3] = {0, 0, 0};
+  if (bytes_in_file >= kLlmcHeaderBytes) std::memcpy(header, bytes, sizeof(header));
+  std::size_t offset = 0;
+  if (header[0] == kLlmcMagic) {
+    if (header[1] != 1) {
+      throw ConfigError("TrainingRun::token_file", path,
+                        "has an llm.c header of version " + std::to_string(header[1]) +
+                            " (only version 1, uint16 tokens, is read)");
+    }
+    offset = kLlmcHeaderBytes;
+    tokens_ = header[2];
+    if (offset + static_cast<std::size_t>(tokens_) * 2 > bytes_in_file || tokens_ < 0) {
+      throw ConfigError(
+          "TrainingRun::token_file", path,
+          "is shorter than its llm.c header's " + std::to_string(header[2]) + " tokens");
+    }
+  } else {
+    tokens_ = static_cast<std::int64_t>(bytes_in_file / 2);
+  }
+  data_ = reinterpret_cast<const std::uint16_t*>(bytes + offset);
+  if (tokens_ < options_.sequence + 1) {
+    throw ConfigError(
+        "TrainingRun::token_file", path,
+        "holds " + std::to_string(tokens_) +
+            " tokens, fewer than {sequence_length} + 1 = " + std::to_string(options_.sequence + 1));
+  }
+}
+
+Batch TokenFileBatches::next() {
+  const std::int64_t window = options_.sequence + 1;
+  const auto starts = static_cast<std::uint64_t>(tokens_ - window + 1);
+  torch::Tensor ids = torch::empty({options_.batch_size, window}, torch::kLong);
+  auto* out = ids.data_ptr<std::int64_t>();
+  for (std::int64_t b = 0; b < options_.batch_size; ++b) {
+    // splitmix64: a documented generator, the same windows on every standard library.
+    state_ += 0x9E3779B97F4A7C15ULL;
+    std::uint64_t z = state_;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    z ^= z >> 31;
+    const std::uint64_t start = z % starts;
+    for (std::int64_t t = 0; t < window; ++t) {
+      const std::uint16_t token = data_[start + static_cast<std::uint64_t>(t)];
+      if (token >= options_.vocabulary) {
+        throw ConfigError("TrainingRun::token_file", path_,
+                          "has token " + std::to_string(token) + " at position " +
+                              std::to_string(start + static_cast<std::uint64_t>(t)) +
+                              ", outside the vocabulary of " + std::to_string(options_.vocabulary));
+      }
+      out[b * window + t] = token;
+    }
+  }
+  return shifted(ids.to(options_.device));
+}
 
 FunctionBatches::FunctionBatches(std::function<Batch()> next, std::int64_t batch_size,
                                  std::string name)

@@ -48,6 +48,12 @@ LossFunction cross_entropy_loss() {
   };
 }
 
+LossFunction language_model_loss() {
+  return [](const torch::Tensor& logits, const torch::Tensor& next_tokens) {
+    return torch::nn::functional::cross_entropy(logits.flatten(0, -2), next_tokens.flatten());
+  };
+}
+
 void TrainStepOptions::validate() const {
   if (!(learning_rate > 0)) {
     throw ConfigError("TrainStepOptions::learning_rate",
@@ -56,6 +62,10 @@ void TrainStepOptions::validate() const {
   if (momentum < 0)
     throw ConfigError("TrainStepOptions::momentum",
                       "must be >= 0, got " + std::to_string(momentum));
+  require_setting(adam_beta1 >= 0 && adam_beta1 < 1, "TrainStepOptions::adam_beta1", adam_beta1,
+                  "in [0, 1)");
+  require_setting(adam_beta2 >= 0 && adam_beta2 < 1, "TrainStepOptions::adam_beta2", adam_beta2,
+                  "in [0, 1)");
   if (weight_decay < 0) {
     throw ConfigError("TrainStepOptions::weight_decay",
                       "must be >= 0, got " + std::to_string(weight_decay));
@@ -80,23 +90,23 @@ void TrainStepOptions::validate() const {
   }
 }
 
-std::unique_ptr<torch::optim::Optimizer> make_optimizer(OptimizerKind kind,
-                                                        std::vector<torch::Tensor> parameters,
-                                                        double learning_rate, double momentum,
-                                                        double weight_decay) {
-  switch (kind) {
+std::unique_ptr<torch::optim::Optimizer> make_optimizer(std::vector<torch::Tensor> parameters,
+                                                        const TrainStepOptions& o) {
+  const std::tuple<double, double> betas{o.adam_beta1, o.adam_beta2};
+  switch (o.optimizer) {
     case OptimizerKind::kAdam:
       return std::make_unique<torch::optim::Adam>(
           std::move(parameters),
-          torch::optim::AdamOptions(learning_rate).weight_decay(weight_decay));
+          torch::optim::AdamOptions(o.learning_rate).betas(betas).weight_decay(o.weight_decay));
     case OptimizerKind::kAdamW:
       return std::make_unique<torch::optim::AdamW>(
           std::move(parameters),
-          torch::optim::AdamWOptions(learning_rate).weight_decay(weight_decay));
+          torch::optim::AdamWOptions(o.learning_rate).betas(betas).weight_decay(o.weight_decay));
     case OptimizerKind::kSgd:
-      return std::make_unique<torch::optim::SGD>(
-          std::move(parameters),
-          torch::optim::SGDOptions(learning_rate).momentum(momentum).weight_decay(weight_decay));
+      return std::make_unique<torch::optim::SGD>(std::move(parameters),
+                                                 torch::optim::SGDOptions(o.learning_rate)
+                                                     .momentum(o.momentum)
+                                                     .weight_decay(o.weight_decay));
   }
   throw ConfigError("unknown optimizer");
 }
@@ -158,13 +168,14 @@ void TrainStep::initialize() {
   if (options_.fused_optimizer) {
     FusedOptimizerOptions fused(options_.optimizer, options_.learning_rate);
     fused.momentum = options_.momentum;
+    fused.beta1 = options_.adam_beta1;
+    fused.beta2 = options_.adam_beta2;
     fused.weight_decay = options_.weight_decay;
     fused_ = std::make_unique<FusedOptimizer>(module().parameters(), fused);
     skipped_on_device_ =
         torch::zeros({1}, torch::TensorOptions().device(device_).dtype(torch::kFloat));
   } else {
-    optimizer_ = make_optimizer(options_.optimizer, module().parameters(), options_.learning_rate,
-                                options_.momentum, options_.weight_decay);
+    optimizer_ = make_optimizer(module().parameters(), options_);
   }
   if (options_.cuda_graph && !device_.is_cuda()) {
     throw ConfigError("TrainStepOptions::cuda_graph",

@@ -23,6 +23,7 @@
 #include "gpuperf/device/device.h"
 #include "gpuperf/device/kernel_trace.h"
 #include "gpuperf/models/registry.h"
+#include "gpuperf/models/transformer.h"
 #include "gpuperf/report/console.h"
 #include "gpuperf/specs/specs.h"
 #include "gpuperf/telemetry/sampler.h"
@@ -42,9 +43,29 @@ void TrainingRun::validate() const {
                   "finite and >= 0");
   require_setting(weight_decay >= 0 && std::isfinite(weight_decay), "TrainingRun::weight_decay",
                   weight_decay, "finite and >= 0");
+  require_setting(adam_beta1 >= 0 && adam_beta1 < 1, "TrainingRun::adam_beta1", adam_beta1,
+                  "in [0, 1)");
+  require_setting(adam_beta2 >= 0 && adam_beta2 < 1, "TrainingRun::adam_beta2", adam_beta2,
+                  "in [0, 1)");
   require_setting(telemetry_period > 0, "TrainingRun::telemetry_period", telemetry_period, "> 0");
   measure.validate();
-  (void)ModelRegistry::global().get(model);  // ConfigError "unknown model '...'"
+  const ModelInfo info = ModelRegistry::global().get(model);  // "unknown model '...'"
+  if (info.task == ModelTask::kLanguageModel) {
+    const std::int64_t context = info.input_shape.at(0);
+    require_setting(
+        sequence_length >= 0 && sequence_length <= context, "TrainingRun::sequence_length",
+        sequence_length,
+        ">= 0 and <= " + std::to_string(context) + " (" + model + "'s context; 0: the context)");
+  } else {
+    if (sequence_length != 0) {
+      throw ConfigError("TrainingRun::sequence_length", std::to_string(sequence_length),
+                        "applies to language models; " + model + " takes images");
+    }
+    if (!token_file.empty()) {
+      throw ConfigError("TrainingRun::token_file", token_file,
+                        "applies to language models; " + model + " takes images");
+    }
+  }
 }
 
 namespace {
@@ -53,8 +74,10 @@ namespace {
 struct ResolvedTraining {
   torch::Device device = torch::kCPU;
   ModelInfo model;
-  std::int64_t num_classes = 0;
+  std::int64_t num_classes = 0;  ///< a language model's vocabulary
+  std::int64_t sequence = 0;     ///< language models: tokens per sample
   TrainStepOptions step;
+  [[nodiscard]] bool language_model() const { return model.task == ModelTask::kLanguageModel; }
 };
 
 ResolvedTraining resolve(const TrainingRun& run) {
@@ -62,6 +85,9 @@ ResolvedTraining resolve(const TrainingRun& run) {
   r.device = resolve_device(run.device);
   r.model = ModelRegistry::global().get(run.model);
   r.num_classes = run.num_classes > 0 ? run.num_classes : r.model.default_num_classes;
+  if (r.language_model()) {
+    r.sequence = run.sequence_length > 0 ? run.sequence_length : r.model.input_shape.at(0);
+  }
   TrainStepOptions& o = r.step;
   const bool cuda = r.device.is_cuda();
   o.precision = run.precision.value_or(cuda ? Precision::kFp16 : Precision::kBf16);
@@ -69,6 +95,8 @@ ResolvedTraining resolve(const TrainingRun& run) {
   o.optimizer = run.optimizer;
   o.learning_rate = run.learning_rate;
   o.momentum = run.momentum;
+  o.adam_beta1 = run.adam_beta1;
+  o.adam_beta2 = run.adam_beta2;
   o.weight_decay = run.weight_decay;
   o.cudnn_benchmark = run.cudnn_benchmark;
   check_precision_supported(o.precision, r.device);
@@ -111,7 +139,8 @@ RunRecord describe(const TrainingRun& run, const ResolvedTraining& r) {
   RunConfig& config = record.config;
   config.model = run.model;
   config.batch_size = run.batch_size;
-  config.input_shape = r.model.input_shape;
+  config.input_shape =
+      r.language_model() ? std::vector<std::int64_t>{r.sequence} : r.model.input_shape;
   config.num_classes = r.num_classes;
   config.precision = to_string(r.step.precision);
   config.memory_format = to_string(r.step.memory_format);
@@ -171,9 +200,11 @@ class RunTelemetry {
 
 std::string out_of_memory_message(const TrainingRun& run, const ResolvedTraining& r) {
   const DeviceMemory m = device_memory(r.device);
+  const std::string sequence =
+      r.language_model() ? ", sequence " + std::to_string(r.sequence) + " tokens" : "";
   return "CUDA out of memory with --batch-size " + std::to_string(run.batch_size) + " (model " +
-         run.model + ", precision " + to_string(r.step.precision) + ") on " + r.device.str() +
-         ": device " + format_bytes(m.total) + ", free " + format_bytes(m.free) +
+         run.model + sequence + ", precision " + to_string(r.step.precision) + ") on " +
+         r.device.str() + ": device " + format_bytes(m.total) + ", free " + format_bytes(m.free) +
          ", LibTorch allocated " + format_bytes(m.allocated) + " (peak " +
          format_bytes(m.peak_allocated) + "), reserved " + format_bytes(m.reserved) +
          ". Try a smaller --batch-size.";
@@ -188,22 +219,62 @@ void log_start(const TrainingRun& run, const ResolvedTraining& r, const RunRecor
                      "; warming up for ", run.measure.warmup, " steps"));
 }
 
+// Synthetic images; synthetic tokens or windows of the token file for a language model.
+std::unique_ptr<BatchSource> make_batches(const TrainingRun& run, const ResolvedTraining& r,
+                                          std::uint64_t seed) {
+  if (r.language_model()) {
+    TokenBatchOptions options;
+    options.batch_size = run.batch_size;
+    options.sequence = r.sequence;
+    options.vocabulary = r.num_classes;
+    options.device = r.device;
+    options.seed = seed;
+    if (run.token_file.empty()) return std::make_unique<SyntheticTokens>(options);
+    return std::make_unique<TokenFileBatches>(run.token_file, options);
+  }
+  SyntheticBatchOptions options;
+  options.batch_size = run.batch_size;
+  options.sample_shape = r.model.input_shape;
+  options.num_classes = r.num_classes;
+  options.device = r.device;
+  options.memory_format = r.step.memory_format;
+  options.seed = seed;
+  return std::make_unique<SyntheticBatches>(options);
+}
+
+// A language model's figures: tokens per second, the FLOP count behind MFU (6N + 6 L C T per
+// token, as llm.c and PaLM count training FLOPs; its inputs are in the record) and the attention
+// kernel LibTorch picked.
+void add_language_model_figures(const ResolvedTraining& r, torch::nn::Module& model,
+                                RunRecord& record) {
+  double parameters = 0;
+  for (const auto& p : model.parameters()) parameters += static_cast<double>(p.numel());
+  const auto t = static_cast<double>(r.sequence);
+  const double per_token = transformer_training_flops_per_token(
+      parameters, static_cast<double>(r.model.layers), static_cast<double>(r.model.width), t);
+  record.metrics["sequence_length"] = t;
+  record.metrics["tokens_per_second"] = record.throughput.median * t;
+  record.metrics["model_parameters"] = parameters;
+  record.metrics["model_layers"] = static_cast<double>(r.model.layers);
+  record.metrics["model_width"] = static_cast<double>(r.model.width);
+  record.metrics["model_flops_per_token"] = per_token;
+  record.metrics["model_flops_per_sample"] = per_token * t;
+  const std::string kernel = attention_kernel_of(model, r.sequence, r.step.precision, r.device);
+  if (!kernel.empty()) record.config.kernel_fusion = "attention: " + kernel;
+}
+
 // Builds the model and the step, times the windows and fills the measured fields. Returns why
 // the CUDA graph was not used, if it was asked for and failed ("" otherwise).
 std::string measure_training(const TrainingRun& run, const ResolvedTraining& r,
                              const TrainingHooks& hooks, RunRecord& record) {
   torch::manual_seed(static_cast<std::uint64_t>(run.seed));
   reset_peak_memory(r.device);
-  TrainStep step(ModelRegistry::global().create(run.model, r.num_classes), r.device, r.step);
+  TrainStep step(ModelRegistry::global().create(run.model, r.num_classes), r.device, r.step,
+                 r.language_model() ? language_model_loss() : cross_entropy_loss());
   if (hooks.gradient_sync) step.set_gradient_sync(hooks.gradient_sync(step));
-  SyntheticBatchOptions batch_options;
-  batch_options.batch_size = run.batch_size;
-  batch_options.sample_shape = r.model.input_shape;
-  batch_options.num_classes = r.num_classes;
-  batch_options.device = r.device;
-  batch_options.memory_format = r.step.memory_format;
-  batch_options.seed = static_cast<std::uint64_t>(run.seed) + hooks.data_seed_offset;
-  SyntheticBatches batches(batch_options);
+  const std::unique_ptr<BatchSource> source =
+      make_batches(run, r, static_cast<std::uint64_t>(run.seed) + hooks.data_seed_offset);
+  BatchSource& batches = *source;
   record.config.data_source = batches.name();
 
   auto timer = make_timer(r.device.is_cuda() ? TimerKind::kCudaEvent : TimerKind::kSteadyClock,
@@ -259,6 +330,7 @@ std::string measure_training(const TrainingRun& run, const ResolvedTraining& r,
   record.final_loss = last.loss.item<double>();
   record.final_loss_scale = step.scaler().get_scale();
   record.peak_memory_bytes = device_memory(r.device).peak_allocated;
+  if (r.language_model()) add_language_model_figures(r, step.module(), record);
   if (!run.kernel_trace.empty()) {
     write_kernel_trace(run.kernel_trace, [&] {
       for (std::int64_t i = 0; i < run.measure.steps_per_window; ++i) last = step(batches.next());

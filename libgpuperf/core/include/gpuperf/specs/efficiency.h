@@ -54,6 +54,14 @@ struct ModelCount {
   [[nodiscard]] double flops_for(const std::string& workload) const;
 };
 
+/// Training FLOPs per token of a decoder-only transformer as llm.c and PaLM (appendix B) count
+/// them: 6 x parameters (forward and backward through every weight) + 6 x layers x width x
+/// sequence (causal attention's two matrix products, forward and backward, half the positions).
+[[nodiscard]] inline double transformer_training_flops_per_token(double parameters, double layers,
+                                                                 double width, double sequence) {
+  return 6 * parameters + 6 * layers * width * sequence;
+}
+
 /// Models with an analytic count.
 [[nodiscard]] const std::vector<std::string>& counted_models();
 /// The count for `model` ("simple", "resnet50"); nullopt for a model gpuperf cannot count.
@@ -106,6 +114,9 @@ struct EfficiencyInput {
   std::string workload = "train";  ///< "train" or "inference"
   std::string precision;           ///< fp32, tf32, fp16, bf16, fp64
   double samples_per_second = 0;   ///< the throughput to judge (median window)
+  /// FLOPs per sample counted by the run itself (a language model's, which depend on the
+  /// sequence length); NaN: the analytic count of `model`.
+  double flops_per_sample = std::numeric_limits<double>::quiet_NaN();
   /// Mean board power measured over the run (W); NaN when not measured.
   double measured_power_watts = std::numeric_limits<double>::quiet_NaN();
   /// Samples per joule from the energy counter over the run; NaN when not measured.

@@ -1,5 +1,6 @@
 #pragma once
-// Models by name. Built in: "simple" (the seed's CNN), "resnet50", "resnet101", "resnet152".
+// Models by name. Built in: "simple" (the seed's CNN), "resnet50", "resnet101", "resnet152",
+// and the language models "gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl", "llama-1b", "llama-3b".
 // Users add their own torch::nn modules:
 //
 //   gpuperf::ModelRegistry::global().add({"mlp", "my MLP", {784}, 10,
@@ -18,14 +19,27 @@
 
 namespace gpuperf {
 
+/// What a model's samples and outputs are.
+enum class ModelTask {
+  kImageClassification,  ///< float images in, class logits [batch, classes] out
+  kLanguageModel,        ///< int64 token ids [batch, sequence] in, logits [b, s, vocabulary] out
+};
+
 /// A registered model: how to build it and what one input sample looks like.
 struct ModelInfo {
   std::string name;
   std::string description;
-  std::vector<std::int64_t> input_shape;  ///< one sample, e.g. {3, 224, 224}
-  std::int64_t default_num_classes = 0;
-  /// Builds a fresh, randomly initialised model with `num_classes` outputs.
+  /// One sample: an image's {3, 224, 224}; a language model's {longest sequence}.
+  std::vector<std::int64_t> input_shape;
+  std::int64_t default_num_classes = 0;  ///< classes, or a language model's vocabulary
+  /// Builds a fresh, randomly initialised model with `num_classes` outputs (a language model's
+  /// vocabulary).
   std::function<torch::nn::AnyModule(std::int64_t num_classes)> factory;
+  ModelTask task = ModelTask::kImageClassification;
+  /// Language models: layers and embedding width, for the FLOP count 6N + 6 x layers x width x
+  /// sequence per token (0 for other models).
+  std::int64_t layers = 0;
+  std::int64_t width = 0;
 };
 
 /// Name -> model factory. Thread-safe.

@@ -38,6 +38,9 @@ using LossFunction =
 
 /// Cross-entropy over class logits (the seed's loss).
 [[nodiscard]] LossFunction cross_entropy_loss();
+/// A language model's loss: cross-entropy of logits [batch, sequence, vocabulary] against the
+/// next tokens [batch, sequence], averaged over every token.
+[[nodiscard]] LossFunction language_model_loss();
 
 /// Any forward pass and loss: the batch's tensors (token ids, a mask, labels, ...; all with the
 /// samples along dimension 0) -> scalar loss. It calls the model itself, so models with several
@@ -51,7 +54,9 @@ struct TrainStepOptions {
   OptimizerKind optimizer = OptimizerKind::kAdam;
   double learning_rate = 1e-3;  ///< the seed's Adam rate
   double momentum = 0.9;        ///< SGD only
-  double weight_decay = 0;      ///< L2 (Adam, SGD) or decoupled (AdamW)
+  double adam_beta1 = 0.9;      ///< Adam, AdamW: decay of the gradient average
+  double adam_beta2 = 0.999;    ///< Adam, AdamW: decay of the squared-gradient average
+  double weight_decay = 0;      ///< L2 (Adam, SGD) or decoupled (AdamW), on every parameter
   bool cudnn_benchmark = true;  ///< let cuDNN time its algorithms for each new shape
   double max_grad_norm = 0;     ///< clip gradients to this L2 norm after unscaling; 0 = off
   /// Gradient accumulation: each call splits its batch into this many micro-batches along
@@ -210,9 +215,9 @@ class TrainStep {
   std::shared_ptr<GradientSync> sync_;
 };
 
-/// Builds the optimizer an OptimizerKind names over `parameters`.
+/// Builds the torch::optim optimizer `options.optimizer` names over `parameters`, with the
+/// options' learning rate, momentum (SGD), betas (Adam, AdamW) and weight decay.
 [[nodiscard]] std::unique_ptr<torch::optim::Optimizer> make_optimizer(
-    OptimizerKind kind, std::vector<torch::Tensor> parameters, double learning_rate,
-    double momentum, double weight_decay);
+    std::vector<torch::Tensor> parameters, const TrainStepOptions& options);
 
 }  // namespace gpuperf

@@ -10,6 +10,15 @@
 //   gpuperf::RunRecord record = gpuperf::run_training(run);
 //   std::cout << record.throughput.median << " img/s\n";
 //
+// A language model trains the same way on token sequences:
+//
+//   run.model = "gpt2";                  // ModelTask::kLanguageModel in the registry
+//   run.batch_size = 16;                 // sequences per step
+//   run.sequence_length = 1024;
+//   run.optimizer = gpuperf::OptimizerKind::kAdamW;
+//   run.adam_beta2 = 0.95;
+//   record.metrics["tokens_per_second"], record.metrics["fraction_of_datasheet_peak"] (MFU)
+//
 // The run is validated once, resolved once (device, `auto` precision and switches: the record
 // says what ran), measured, and enriched once (efficiency, ImageNet projection, warnings).
 
@@ -36,8 +45,15 @@ struct TrainingRun : RunBasics {
   MemoryFormat memory_format = MemoryFormat::kContiguous;
   OptimizerKind optimizer = OptimizerKind::kAdam;
   double learning_rate = 1e-3;
-  double momentum = 0.9;  ///< SGD only
+  double momentum = 0.9;      ///< SGD only
+  double adam_beta1 = 0.9;    ///< Adam, AdamW
+  double adam_beta2 = 0.999;  ///< Adam, AdamW
   double weight_decay = 0;
+  /// Language models: tokens per sequence (0: the model's context); the samples are sequences.
+  std::int64_t sequence_length = 0;
+  /// Language models: a pre-tokenised file (uint16 tokens, nanoGPT's or llm.c's .bin layout) to
+  /// draw random windows from; "" for synthetic tokens (one random batch, as for images).
+  std::string token_file;
   bool cudnn_benchmark = true;
   Switch fused_optimizer = Switch::kAuto;  ///< auto: where LibTorch has the fused kernels
   Switch kernel_fusion = Switch::kAuto;    ///< the model's cuDNN fusion; auto: on CUDA

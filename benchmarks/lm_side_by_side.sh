@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Language models side by side: gpuperf's lm_benchmark against the PyTorch peer
+# (benchmarks/python/lm_peer.py: eager, a manual CUDA graph, torch.compile default, and
+# max-autotune) on the same model, batch, sequence, optimizer and synthetic tokens, alternating
+# within each repeat; then benchmarks/python/summarize_lm.py writes <out>/lm.md and lm.json with
+# the medians over repeats, MFU, peak memory, compile times and the ratio to the best PyTorch
+# variant that trained (a run whose loss is not finite or did not fall is INVALID and left out).
+#
+# Usage: benchmarks/lm_side_by_side.sh <gpuperf build dir> <output dir> [repeats] [rows]
+#   rows: any of gpt2 gpt2-large llama-1b (default: gpt2)
+#   LM_PEER_VARIANTS: the PyTorch variants (default: eager graph compile max-autotune);
+#   max-autotune runs once per row whatever the repeats (its compile takes minutes)
+set -euo pipefail
+build=$1
+out=$2
+repeats=${3:-3}
+rows=${4:-gpt2}
+variants=${LM_PEER_VARIANTS:-"eager graph compile max-autotune"}
+here=$(cd "$(dirname "$0")" && pwd)
+[[ $repeats =~ ^[1-9][0-9]*$ ]] || { echo "lm_side_by_side.sh: repeats must be >= 1, got '$repeats'" >&2; exit 2; }
+[[ -x $build/examples/lm_benchmark ]] || { echo "lm_side_by_side.sh: $build/examples/lm_benchmark not built" >&2; exit 2; }
+mkdir -p "$out"
+touch "$out/peer.jsonl"
+commit=${GPUPERF_COMMIT:-$(git -C "$here" describe --always --dirty 2>/dev/null || echo unknown)}
+printf '{"commit": "%s", "started_utc": "%s", "rows": "%s", "repeats": %s}\n' \
+  "$commit" "$(date -u +%Y-%m-%dT%H:%MZ)" "$rows" "$repeats" >"$out/run.json"
+
+for row in $rows; do
+  case $row in
+    gpt2) settings=(--model gpt2 --batch-size 16 --seq-len 1024) ;;
+    gpt2-large) settings=(--model gpt2-large --batch-size 8 --seq-len 1024) ;;
+    llama-1b) settings=(--model llama-1b --batch-size 4 --seq-len 2048) ;;
+    *) echo "lm_side_by_side.sh: unknown row '$row' (gpt2, gpt2-large, llama-1b)" >&2; exit 2 ;;
+  esac
+  shared=("${settings[@]}" --lr 6e-4 --beta2 0.95 --weight-decay 0.1 --warmup 10
+          --steps-per-window 10 --windows 5)
+  for r in $(seq 1 "$repeats"); do
+    "$build/examples/lm_benchmark" "${shared[@]}" --quiet --json "$out/$row-gpuperf-$r.json" \
+      >"$out/$row-gpuperf-$r.txt"
+    for v in $variants; do
+      [[ $v == max-autotune && $r -gt 1 ]] && continue
+      python3 "$here/python/lm_peer.py" "${shared[@]}" --variant "$v" 2>>"$out/peer.err" |
+        sed "s/^{/{\"row\": \"$row\", \"repeat\": $r, /" >>"$out/peer.jsonl"
+    done
+  done
+done
+python3 "$here/python/summarize_lm.py" "$out"

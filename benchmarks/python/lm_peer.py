@@ -1,0 +1,297 @@
+#!/usr/bin/env python3
+"""The PyTorch peer of gpuperf's language-model benchmark (lm_benchmark): the same models, data,
+optimizer and measurement in PyTorch, for side-by-side runs.
+
+Models, defined as gpuperf defines them (libgpuperf/torch/src/models/transformer.cpp):
+GPT-2 as nanoGPT writes it (pre-LayerNorm, GELU tanh, tied embeddings, vocabulary 50304,
+N(0, 0.02) weights and N(0, 0.02/sqrt(2L)) residual projections), and a Llama-style decoder as
+torchtitan writes Llama 3 (RMSNorm, SwiGLU, rotary embeddings in the rotate_half layout,
+grouped-query attention, tied embeddings for the 1B and 3B shapes). Attention through
+F.scaled_dot_product_attention(is_causal=True).
+
+Data: one batch of uniform random tokens (seeded), every step, as gpuperf's synthetic tokens.
+Optimizer: fused AdamW (betas 0.9/0.95, weight decay on every parameter, as gpuperf applies it).
+Variants (--variant): eager; graph (the whole step in a manually captured CUDA graph, capturable
+fused AdamW); compile (torch.compile, default mode); max-autotune (torch.compile
+mode="max-autotune", which adds CUDA graphs); the first step's time is the compile time.
+
+Method, as gpuperf's: warm-up steps, then timed windows of several steps between two CUDA events,
+throughput per window, median over windows.
+
+    python3 lm_peer.py --model gpt2 --batch-size 16 --seq-len 1024 --variant compile
+
+Prints one JSON line: {"model", "variant", "median" (sequences/s), "tokens_per_second",
+"flops_per_token" (6N + 6 x layers x width x sequence), "parameters", "windows", "first_loss",
+"final_loss", "peak_memory_bytes", "compile_s", ...}.
+"""
+
+import argparse
+import json
+import math
+import statistics
+import sys
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+SHAPES = {
+    # name: (kind, vocabulary, layers, heads, kv_heads, width, hidden, context)
+    "gpt2": ("gpt", 50304, 12, 12, 12, 768, 3072, 1024),
+    "gpt2-medium": ("gpt", 50304, 24, 16, 16, 1024, 4096, 1024),
+    "gpt2-large": ("gpt", 50304, 36, 20, 20, 1280, 5120, 1024),
+    "gpt2-xl": ("gpt", 50304, 48, 25, 25, 1600, 6400, 1024),
+    "llama-1b": ("llama", 128256, 16, 32, 8, 2048, 8192, 8192),
+    "llama-3b": ("llama", 128256, 28, 24, 8, 3072, 8192, 8192),
+}
+
+
+class GptBlock(nn.Module):
+    def __init__(self, width, heads):
+        super().__init__()
+        self.heads = heads
+        self.ln_1 = nn.LayerNorm(width)
+        self.c_attn = nn.Linear(width, 3 * width)
+        self.attn_proj = nn.Linear(width, width)
+        self.ln_2 = nn.LayerNorm(width)
+        self.c_fc = nn.Linear(width, 4 * width)
+        self.mlp_proj = nn.Linear(4 * width, width)
+
+    def forward(self, x):
+        b, t, c = x.shape
+        q, k, v = self.c_attn(self.ln_1(x)).split(c, dim=2)
+        q, k, v = (z.view(b, t, self.heads, c // self.heads).transpose(1, 2) for z in (q, k, v))
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        x = x + self.attn_proj(y.transpose(1, 2).contiguous().view(b, t, c))
+        return x + self.mlp_proj(F.gelu(self.c_fc(self.ln_2(x)), approximate="tanh"))
+
+
+class Gpt(nn.Module):
+    def __init__(self, vocabulary, layers, heads, width, context):
+        super().__init__()
+        self.wte = nn.Embedding(vocabulary, width)
+        self.wpe = nn.Embedding(context, width)
+        self.blocks = nn.ModuleList(GptBlock(width, heads) for _ in range(layers))
+        self.ln_f = nn.LayerNorm(width)
+        for name, p in self.named_parameters():
+            if name.endswith("bias"):
+                nn.init.zeros_(p)
+            elif p.dim() == 2:
+                std = 0.02 / math.sqrt(2 * layers) if name.endswith("proj.weight") else 0.02
+                nn.init.normal_(p, 0.0, std)
+
+    def forward(self, ids):
+        pos = torch.arange(ids.shape[1], device=ids.device)
+        x = self.wte(ids) + self.wpe(pos)
+        for block in self.blocks:
+            x = block(x)
+        return F.linear(self.ln_f(x), self.wte.weight)
+
+
+def rms_norm(x, weight, eps):
+    f = x.float()
+    return (f * torch.rsqrt(f.pow(2).mean(-1, keepdim=True) + eps)).type_as(x) * weight
+
+
+def rotate_half(x):
+    half = x.shape[-1] // 2
+    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+
+
+class LlamaBlock(nn.Module):
+    def __init__(self, width, heads, kv_heads, hidden, eps):
+        super().__init__()
+        self.heads, self.kv_heads, self.eps = heads, kv_heads, eps
+        kv_width = width // heads * kv_heads
+        self.attention_norm = nn.Parameter(torch.ones(width))
+        self.wq = nn.Linear(width, width, bias=False)
+        self.wk = nn.Linear(width, kv_width, bias=False)
+        self.wv = nn.Linear(width, kv_width, bias=False)
+        self.wo = nn.Linear(width, width, bias=False)
+        self.ffn_norm = nn.Parameter(torch.ones(width))
+        self.w1 = nn.Linear(width, hidden, bias=False)
+        self.w2 = nn.Linear(hidden, width, bias=False)
+        self.w3 = nn.Linear(width, hidden, bias=False)
+
+    def forward(self, x, cos, sin):
+        b, t, c = x.shape
+        d = c // self.heads
+        n = rms_norm(x, self.attention_norm, self.eps)
+        q = self.wq(n).view(b, t, self.heads, d).transpose(1, 2)
+        k = self.wk(n).view(b, t, self.kv_heads, d).transpose(1, 2)
+        v = self.wv(n).view(b, t, self.kv_heads, d).transpose(1, 2)
+        c_, s_ = cos[:t].to(q.dtype), sin[:t].to(q.dtype)
+        q = q * c_ + rotate_half(q) * s_
+        k = k * c_ + rotate_half(k) * s_
+        if self.kv_heads != self.heads:
+            r = self.heads // self.kv_heads
+            k = k.unsqueeze(2).expand(b, self.kv_heads, r, t, d).reshape(b, self.heads, t, d)
+            v = v.unsqueeze(2).expand(b, self.kv_heads, r, t, d).reshape(b, self.heads, t, d)
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        h = x + self.wo(y.transpose(1, 2).contiguous().view(b, t, c))
+        m = rms_norm(h, self.ffn_norm, self.eps)
+        return h + self.w2(F.silu(self.w1(m)) * self.w3(m))
+
+
+class Llama(nn.Module):
+    def __init__(self, vocabulary, layers, heads, kv_heads, width, hidden, context,
+                 theta=500000.0, eps=1e-5):
+        super().__init__()
+        self.eps = eps
+        self.tok_embeddings = nn.Embedding(vocabulary, width)
+        self.blocks = nn.ModuleList(LlamaBlock(width, heads, kv_heads, hidden, eps)
+                                    for _ in range(layers))
+        self.norm = nn.Parameter(torch.ones(width))
+        for name, p in self.named_parameters():
+            if p.dim() == 2:
+                residual = name.endswith("wo.weight") or name.endswith("w2.weight")
+                nn.init.normal_(p, 0.0, 0.02 / math.sqrt(2 * layers) if residual else 0.02)
+        d = width // heads
+        freqs = theta ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)
+        angles = torch.outer(torch.arange(context, dtype=torch.float64), freqs).repeat(1, 2)
+        self.register_buffer("rope_cos", angles.cos().float())
+        self.register_buffer("rope_sin", angles.sin().float())
+
+    def forward(self, ids):
+        x = self.tok_embeddings(ids)
+        for block in self.blocks:
+            x = block(x, self.rope_cos, self.rope_sin)
+        return F.linear(rms_norm(x, self.norm, self.eps), self.tok_embeddings.weight)
+
+
+def build(name):
+    kind, vocab, layers, heads, kv, width, hidden, context = SHAPES[name]
+    if kind == "gpt":
+        return Gpt(vocab, layers, heads, width, context), layers, width, vocab
+    return Llama(vocab, layers, heads, kv, width, hidden, context), layers, width, vocab
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--model", default="gpt2", choices=sorted(SHAPES))
+    p.add_argument("--batch-size", type=int, default=16)
+    p.add_argument("--seq-len", type=int, default=1024)
+    p.add_argument("--precision", default="bf16", choices=["bf16", "fp16"])
+    p.add_argument("--lr", type=float, default=6e-4)
+    p.add_argument("--beta1", type=float, default=0.9)
+    p.add_argument("--beta2", type=float, default=0.95)
+    p.add_argument("--weight-decay", type=float, default=0.1)
+    p.add_argument("--warmup", type=int, default=10)
+    p.add_argument("--steps-per-window", type=int, default=10)
+    p.add_argument("--windows", type=int, default=5)
+    p.add_argument("--variant", default="eager",
+                   choices=["eager", "graph", "compile", "max-autotune"])
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--profile", metavar="PATH",
+                   help="after timing, profile --steps-per-window more steps with torch.profiler "
+                        "and write the GPU kernels by total time to PATH (not in the figures)")
+    a = p.parse_args()
+    for name in ("batch_size", "seq_len", "steps_per_window", "windows"):
+        if getattr(a, name) <= 0:
+            p.error(f"--{name.replace('_', '-')}: must be > 0, got {getattr(a, name)}")
+    if a.warmup < (4 if a.variant == "graph" else 1):
+        p.error(f"--warmup: must be >= {4 if a.variant == 'graph' else 1} for --variant "
+                f"{a.variant}, got {a.warmup}")
+    if a.precision != "bf16":
+        p.error("--precision: only bf16 (fp16 would need a GradScaler on both sides)")
+
+    torch.manual_seed(a.seed)
+    device = torch.device("cuda")
+    torch.backends.cuda.matmul.allow_tf32 = True
+    model, layers, width, vocab = build(a.model)
+    model.to(device)
+    if a.seq_len > SHAPES[a.model][7]:
+        p.error(f"--seq-len: must be <= {SHAPES[a.model][7]}, got {a.seq_len}")
+    parameters = sum(t.numel() for t in model.parameters())
+    generator = torch.Generator().manual_seed(a.seed)
+    ids = torch.randint(0, vocab, (a.batch_size, a.seq_len + 1), generator=generator)
+    inputs = ids[:, :-1].contiguous().to(device)
+    targets = ids[:, 1:].contiguous().to(device)
+
+    optimizer = torch.optim.AdamW(model.parameters(), lr=a.lr, betas=(a.beta1, a.beta2),
+                                  weight_decay=a.weight_decay, eps=1e-8, fused=True,
+                                  capturable=a.variant == "graph")
+    forward = model
+    if a.variant in ("compile", "max-autotune"):
+        forward = torch.compile(model, mode=None if a.variant == "compile" else "max-autotune")
+
+    def step():
+        with torch.autocast("cuda", dtype=torch.bfloat16, cache_enabled=a.variant != "graph"):
+            logits = forward(inputs)
+            loss = F.cross_entropy(logits.view(-1, logits.shape[-1]), targets.view(-1))
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=a.variant != "graph")
+        return loss.detach()
+
+    torch.cuda.reset_peak_memory_stats(device)
+    losses = []
+    started = time.perf_counter()
+    if a.variant == "graph":
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            for _ in range(a.warmup - 1):
+                losses.append(step().clone())
+        torch.cuda.current_stream().wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            static_loss = step()
+
+        def run():
+            graph.replay()
+            return static_loss
+        losses.append(run().clone())
+    else:
+        losses.append(step().clone())
+        torch.cuda.synchronize()
+        run = step
+        for _ in range(a.warmup - 1):
+            run()
+    torch.cuda.synchronize()
+    first_step_s = time.perf_counter() - started
+
+    rates = []
+    last = None
+    for _ in range(a.windows):
+        begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        begin.record()
+        for _ in range(a.steps_per_window):
+            last = run()
+        end.record()
+        end.synchronize()
+        rates.append(a.batch_size * a.steps_per_window / (begin.elapsed_time(end) / 1e3))
+    median = statistics.median(rates)
+    if a.profile:
+        from torch.profiler import ProfilerActivity, profile
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            for _ in range(a.steps_per_window):
+                run()
+            torch.cuda.synchronize()
+        averages = prof.key_averages()
+        try:  # "device_time_total" since 2.4, "cuda_time_total" before
+            table = averages.table(sort_by="self_device_time_total", row_limit=40,
+                                   max_name_column_width=90)
+        except (AttributeError, KeyError, ValueError):
+            table = averages.table(sort_by="self_cuda_time_total", row_limit=40,
+                                   max_name_column_width=90)
+        with open(a.profile, "w") as f:
+            f.write(table)
+    flops_per_token = 6 * parameters + 6 * layers * width * a.seq_len
+    print(json.dumps({
+        "model": a.model, "variant": a.variant, "batch_size": a.batch_size,
+        "seq_len": a.seq_len, "precision": a.precision,
+        "median": median, "tokens_per_second": median * a.seq_len, "windows": rates,
+        "parameters": parameters, "flops_per_token": flops_per_token,
+        "compile_s": first_step_s if a.variant in ("compile", "max-autotune") else None,
+        "peak_memory_bytes": torch.cuda.max_memory_allocated(device),
+        "first_loss": float(losses[0].item()), "final_loss": float(last.item()),
+        "torch": torch.__version__,
+        "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,161 @@
+#pragma once
+// Decoder-only language models for the language-model benchmark: GPT-2 (as nanoGPT and llm.c
+// define it) and a Llama-style decoder (as torchtitan defines Llama 3).
+//
+//   gpuperf::Gpt gpt(gpuperf::GptOptions::gpt2_124m());
+//   torch::Tensor logits = gpt(token_ids);            // [batch, sequence] -> [b, s, vocabulary]
+//   gpuperf::Llama llama(gpuperf::LlamaOptions::llama_1b());
+//
+// Attention runs through LibTorch's scaled_dot_product_attention (flash, cuDNN or
+// memory-efficient kernels, as LibTorch picks; attention_kernel() says which), on LibTorch 1.13
+// through the same arithmetic written out.
+
+#include <torch/nn/module.h>
+#include <torch/nn/modules/container/modulelist.h>
+#include <torch/nn/modules/embedding.h>
+#include <torch/nn/modules/linear.h>
+#include <torch/nn/modules/normalization.h>
+#include <torch/nn/pimpl.h>
+
+#include <cstdint>
+#include <string>
+
+#include "gpuperf/base/choices.h"
+
+namespace gpuperf {
+
+/// Shape of a GPT-2 model. The presets are OpenAI's four sizes with the vocabulary padded from
+/// 50,257 to 50,304 (a multiple of 64), as nanoGPT and llm.c train them.
+struct GptOptions {
+  std::int64_t vocabulary = 50304;
+  std::int64_t context = 1024;  ///< longest sequence (rows of the position embedding)
+  std::int64_t layers = 12;
+  std::int64_t heads = 12;
+  std::int64_t width = 768;  ///< embedding width; a multiple of heads
+
+  static GptOptions gpt2_124m() { return {}; }
+  static GptOptions gpt2_355m() { return {50304, 1024, 24, 16, 1024}; }
+  static GptOptions gpt2_774m() { return {50304, 1024, 36, 20, 1280}; }
+  static GptOptions gpt2_1558m() { return {50304, 1024, 48, 25, 1600}; }
+
+  /// Throws ConfigError naming the bad field ("GptOptions::heads").
+  void validate() const;
+};
+
+/// Parameters of a GPT-2 model of this shape (tied input and output embeddings counted once).
+[[nodiscard]] std::int64_t parameter_count(const GptOptions& options);
+
+/// Shape of a Llama-style decoder: RMSNorm, SwiGLU, rotary position embeddings, grouped-query
+/// attention, no biases. The presets are Llama 3.2 1B and 3B (tied embeddings).
+struct LlamaOptions {
+  std::int64_t vocabulary = 128256;
+  std::int64_t context = 8192;  ///< longest sequence (rows of the rotary tables)
+  std::int64_t layers = 16;
+  std::int64_t heads = 32;
+  std::int64_t kv_heads = 8;   ///< key/value heads; a divisor of heads
+  std::int64_t width = 2048;   ///< a multiple of heads, with an even head width
+  std::int64_t hidden = 8192;  ///< SwiGLU inner width
+  double rope_theta = 500000;
+  double norm_eps = 1e-5;
+  bool tie_embeddings = true;
+
+  static LlamaOptions llama_1b() { return {}; }
+  static LlamaOptions llama_3b() {
+    LlamaOptions o;
+    o.layers = 28;
+    o.heads = 24;
+    o.width = 3072;
+    return o;
+  }
+
+  /// Throws ConfigError naming the bad field ("LlamaOptions::kv_heads").
+  void validate() const;
+};
+
+/// Parameters of a Llama-style model of this shape.
+[[nodiscard]] std::int64_t parameter_count(const LlamaOptions& options);
+
+/// Causal self-attention of q, k, v [batch, heads, sequence, head width] (k and v with as many
+/// heads as q): scaled_dot_product_attention(is_causal) where LibTorch has it, else written out.
+[[nodiscard]] torch::Tensor causal_attention(const torch::Tensor& q, const torch::Tensor& k,
+                                             const torch::Tensor& v);
+/// The kernel LibTorch picks for causal_attention on these inputs: "flash", "efficient",
+/// "cudnn", "math" (scaled_dot_product_attention's own names), or "written out" (LibTorch 1.13).
+[[nodiscard]] std::string attention_kernel(const torch::Tensor& q, const torch::Tensor& k,
+                                           const torch::Tensor& v);
+
+/// attention_kernel() for the attention of `model` (a Gpt or a Llama) over `sequence` tokens at
+/// the activations' dtype under `precision`; "" for any other module.
+[[nodiscard]] std::string attention_kernel_of(const torch::nn::Module& model, std::int64_t sequence,
+                                              Precision precision, const torch::Device& device);
+
+/// One GPT-2 block: x + attention(LayerNorm(x)), then x + MLP(LayerNorm(x)) with GELU (tanh).
+class GptBlockImpl : public torch::nn::Module {
+ public:
+  explicit GptBlockImpl(const GptOptions& options);
+  /// [batch, sequence, width] -> the same shape.
+  torch::Tensor forward(const torch::Tensor& x);
+
+  torch::nn::LayerNorm ln_1{nullptr}, ln_2{nullptr};
+  torch::nn::Linear c_attn{nullptr}, attn_proj{nullptr}, c_fc{nullptr}, mlp_proj{nullptr};
+
+ private:
+  std::int64_t heads_;
+};
+TORCH_MODULE(GptBlock);
+
+/// GPT-2 (pre-LayerNorm, learned positions, tied embeddings), initialised as nanoGPT does:
+/// weights N(0, 0.02), the residual projections N(0, 0.02 / sqrt(2 x layers)), biases 0.
+class GptImpl : public torch::nn::Module {
+ public:
+  explicit GptImpl(GptOptions options = {});
+  /// Token ids [batch, sequence <= context] (int64) -> logits [batch, sequence, vocabulary].
+  torch::Tensor forward(const torch::Tensor& ids);
+  [[nodiscard]] const GptOptions& options() const { return options_; }
+
+  torch::nn::Embedding wte{nullptr}, wpe{nullptr};
+  torch::nn::ModuleList blocks{nullptr};
+  torch::nn::LayerNorm ln_f{nullptr};
+
+ private:
+  GptOptions options_;
+};
+TORCH_MODULE(Gpt);
+
+/// One Llama block: x + attention(RMSNorm(x)) with rotary q and k, then x + SwiGLU(RMSNorm(x)).
+class LlamaBlockImpl : public torch::nn::Module {
+ public:
+  explicit LlamaBlockImpl(const LlamaOptions& options);
+  /// [batch, sequence, width] -> the same shape; cos and sin [sequence, head width].
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin);
+
+  torch::Tensor attention_norm, ffn_norm;  ///< RMSNorm weights
+  torch::nn::Linear wq{nullptr}, wk{nullptr}, wv{nullptr}, wo{nullptr};
+  torch::nn::Linear w1{nullptr}, w2{nullptr}, w3{nullptr};
+
+ private:
+  LlamaOptions options_;
+};
+TORCH_MODULE(LlamaBlock);
+
+/// A Llama-style decoder (see LlamaOptions), initialised with N(0, 0.02) weights and the output
+/// projections of each block at N(0, 0.02 / sqrt(2 x layers)).
+class LlamaImpl : public torch::nn::Module {
+ public:
+  explicit LlamaImpl(LlamaOptions options = {});
+  /// Token ids [batch, sequence <= context] (int64) -> logits [batch, sequence, vocabulary].
+  torch::Tensor forward(const torch::Tensor& ids);
+  [[nodiscard]] const LlamaOptions& options() const { return options_; }
+
+  torch::nn::Embedding tok_embeddings{nullptr};
+  torch::nn::ModuleList blocks{nullptr};
+  torch::Tensor norm;                 ///< the final RMSNorm's weight
+  torch::nn::Linear output{nullptr};  ///< null when the embeddings are tied
+  torch::Tensor rope_cos, rope_sin;   ///< buffers [context, head width]
+
+ private:
+  LlamaOptions options_;
+};
+TORCH_MODULE(Llama);
+
+}  // namespace gpuperf

@@ -1,0 +1,316 @@
+// GPT-2 and the Llama-style decoder (models/transformer.h).
+#include "gpuperf/models/transformer.h"
+
+#include <ATen/ops/gelu.h>
+#include <torch/nn/init.h>
+#include <torch/nn/functional/linear.h>
+#include <torch/utils.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "../compat.h"
+#include "gpuperf/base/error.h"
+
+#if GPUPERF_HAS_SDPA
+#include <ATen/ops/_fused_sdp_choice.h>
+#include <ATen/ops/scaled_dot_product_attention.h>
+#endif
+
+namespace gpuperf {
+namespace {
+
+void require_positive(std::int64_t value, const char* field) {
+  require_setting(value > 0, field, value, "> 0");
+}
+
+torch::nn::Linear linear(std::int64_t in, std::int64_t out, bool bias) {
+  return torch::nn::Linear(torch::nn::LinearOptions(in, out).bias(bias));
+}
+
+// N(0, std) weights and zero biases for every Linear and Embedding below `module`.
+void init_normal(torch::nn::Module& module, double std) {
+  torch::NoGradGuard no_grad;
+  for (auto& p : module.named_parameters()) {
+    const std::string& name = p.key();
+    if (name.size() >= 4 && name.compare(name.size() - 4, 4, "bias") == 0) {
+      p.value().zero_();
+    } else if (p.value().dim() == 2) {
+      p.value().normal_(0, std);
+    }
+  }
+}
+
+#if !GPUPERF_HAS_SDPA
+// q, k, v [batch, heads, sequence, head width] -> the same for q, attention over earlier
+// positions only, softmax in float32 as scaled_dot_product_attention's math path does.
+torch::Tensor written_out_attention(const torch::Tensor& q, const torch::Tensor& k,
+                                    const torch::Tensor& v) {
+  const std::int64_t t = q.size(2);
+  const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(3)));
+  torch::Tensor scores = torch::matmul(q, k.transpose(-2, -1)) * scale;
+  const torch::Tensor later =
+      torch::ones({t, t}, torch::TensorOptions().dtype(torch::kBool).device(q.device())).triu(1);
+  scores = scores.masked_fill(later, -std::numeric_limits<double>::infinity());
+  const torch::ScalarType at_least_float = at::promote_types(q.scalar_type(), torch::kFloat);
+  return torch::matmul(torch::softmax(scores, -1, at_least_float).to(v.scalar_type()), v);
+}
+#endif
+
+torch::Tensor rms_norm(const torch::Tensor& x, const torch::Tensor& weight, double eps) {
+  // In float32 at least, as torchtitan's RMSNorm computes it (fp64 stays fp64).
+  const torch::Tensor f = x.to(at::promote_types(x.scalar_type(), torch::kFloat));
+  return (f * torch::rsqrt(f.pow(2).mean(-1, true) + eps)).to(x.scalar_type()) * weight;
+}
+
+torch::Tensor rotate_half(const torch::Tensor& x) {
+  const std::int64_t half = x.size(-1) / 2;
+  return torch::cat({-x.narrow(-1, half, half), x.narrow(-1, 0, half)}, -1);
+}
+
+// Rotary position embedding of x [batch, heads, sequence, head width] in the half-split layout
+// (rotate_half); cos and sin [>= sequence, head width].
+torch::Tensor rotary(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin) {
+  const std::int64_t t = x.size(2);
+  const torch::Tensor c = cos.narrow(0, 0, t).to(x.scalar_type());
+  const torch::Tensor s = sin.narrow(0, 0, t).to(x.scalar_type());
+  return x * c + rotate_half(x) * s;
+}
+
+// [batch, sequence, heads x head width] -> [batch, heads, sequence, head width].
+torch::Tensor split_heads(const torch::Tensor& x, std::int64_t heads) {
+  return x.view({x.size(0), x.size(1), heads, x.size(2) / heads}).transpose(1, 2);
+}
+
+torch::Tensor merge_heads(const torch::Tensor& x) {
+  return x.transpose(1, 2).contiguous().view({x.size(0), x.size(2), x.size(1) * x.size(3)});
+}
+
+void check_ids(const torch::Tensor& ids, std::int64_t context, const char* model) {
+  if (ids.dim() != 2 || ids.scalar_type() != torch::kLong) {
+    throw ConfigError(std::string(model) + ": token ids must be a [batch, sequence] int64 tensor");
+  }
+  if (ids.size(1) > context || ids.size(1) < 1) {
+    throw ConfigError(std::string(model) + ": a sequence of " + std::to_string(ids.size(1)) +
+                      " tokens does not fit the context of " + std::to_string(context));
+  }
+}
+
+}  // namespace
+
+void GptOptions::validate() const {
+  require_positive(vocabulary, "GptOptions::vocabulary");
+  require_positive(context, "GptOptions::context");
+  require_positive(layers, "GptOptions::layers");
+  require_positive(heads, "GptOptions::heads");
+  require_positive(width, "GptOptions::width");
+  require_setting(width % heads == 0, "GptOptions::heads", heads, "a divisor of {width}");
+}
+
+std::int64_t parameter_count(const GptOptions& o) {
+  const std::int64_t c = o.width;
+  const std::int64_t block = 2 * 2 * c            // two LayerNorms
+                             + c * 3 * c + 3 * c  // q, k, v
+                             + c * c + c          // attention output
+                             + c * 4 * c + 4 * c  // MLP in
+                             + 4 * c * c + c;     // MLP out
+  return o.vocabulary * c + o.context * c + o.layers * block + 2 * c;
+}
+
+void LlamaOptions::validate() const {
+  require_positive(vocabulary, "LlamaOptions::vocabulary");
+  require_positive(context, "LlamaOptions::context");
+  require_positive(layers, "LlamaOptions::layers");
+  require_positive(heads, "LlamaOptions::heads");
+  require_positive(kv_heads, "LlamaOptions::kv_heads");
+  require_positive(width, "LlamaOptions::width");
+  require_positive(hidden, "LlamaOptions::hidden");
+  require_setting(width % heads == 0 && (width / heads) % 2 == 0, "LlamaOptions::heads", heads,
+                  "a divisor of {width} leaving an even head width");
+  require_setting(heads % kv_heads == 0, "LlamaOptions::kv_heads", kv_heads,
+                  "a divisor of {heads}");
+  require_setting(rope_theta > 0 && std::isfinite(rope_theta), "LlamaOptions::rope_theta",
+                  rope_theta, "finite and > 0");
+  require_setting(norm_eps > 0 && std::isfinite(norm_eps), "LlamaOptions::norm_eps", norm_eps,
+                  "finite and > 0");
+}
+
+std::int64_t parameter_count(const LlamaOptions& o) {
+  const std::int64_t kv_width = o.width / o.heads * o.kv_heads;
+  const std::int64_t block = 2 * o.width                                       // two RMSNorms
+                             + 2 * o.width * o.width + 2 * o.width * kv_width  // q, o; k, v
+                             + 3 * o.width * o.hidden;                         // SwiGLU
+  return o.vocabulary * o.width * (o.tie_embeddings ? 1 : 2) + o.layers * block + o.width;
+}
+
+torch::Tensor causal_attention(const torch::Tensor& q, const torch::Tensor& k,
+                               const torch::Tensor& v) {
+#if GPUPERF_HAS_SDPA
+  return at::scaled_dot_product_attention(q, k, v, {}, 0.0, /*is_causal=*/true);
+#else
+  return written_out_attention(q, k, v);
+#endif
+}
+
+std::string attention_kernel(const torch::Tensor& q, const torch::Tensor& k,
+                             const torch::Tensor& v) {
+#if GPUPERF_HAS_SDPA
+  // sdp::SDPBackend's values, stable since 2.0 (cudnn from 2.2, overrideable from 2.5).
+  switch (at::_fused_sdp_choice(q, k, v, {}, 0.0, /*is_causal=*/true)) {
+    case 0:
+      return "math";
+    case 1:
+      return "flash";
+    case 2:
+      return "efficient";
+    case 3:
+      return "cudnn";
+    default:
+      return "other";
+  }
+#else
+  (void)q, (void)k, (void)v;
+  return "written out";
+#endif
+}
+
+std::string attention_kernel_of(const torch::nn::Module& model, std::int64_t sequence,
+                                Precision precision, const torch::Device& device) {
+  std::int64_t heads = 0;
+  std::int64_t width = 0;
+  if (const auto* gpt = dynamic_cast<const GptImpl*>(&model)) {
+    heads = gpt->options().heads;
+    width = gpt->options().width;
+  } else if (const auto* llama = dynamic_cast<const LlamaImpl*>(&model)) {
+    heads = llama->options().heads;
+    width = llama->options().width;
+  } else {
+    return "";
+  }
+  const torch::ScalarType dtype = precision == Precision::kFp16   ? torch::kHalf
+                                  : precision == Precision::kBf16 ? torch::kBFloat16
+                                                                  : torch::kFloat;
+  const torch::Tensor q =
+      torch::zeros({1, heads, sequence, width / heads}, torch::dtype(dtype).device(device));
+  return attention_kernel(q, q, q);
+}
+
+GptBlockImpl::GptBlockImpl(const GptOptions& o) : heads_(o.heads) {
+  const std::int64_t c = o.width;
+  ln_1 = register_module("ln_1", torch::nn::LayerNorm(torch::nn::LayerNormOptions({c})));
+  c_attn = register_module("c_attn", linear(c, 3 * c, true));
+  attn_proj = register_module("attn_proj", linear(c, c, true));
+  ln_2 = register_module("ln_2", torch::nn::LayerNorm(torch::nn::LayerNormOptions({c})));
+  c_fc = register_module("c_fc", linear(c, 4 * c, true));
+  mlp_proj = register_module("mlp_proj", linear(4 * c, c, true));
+}
+
+torch::Tensor GptBlockImpl::forward(const torch::Tensor& x) {
+  const std::int64_t c = x.size(2);
+  const std::vector<torch::Tensor> qkv = c_attn(ln_1(x)).split(c, 2);
+  const torch::Tensor y = causal_attention(split_heads(qkv[0], heads_), split_heads(qkv[1], heads_),
+                                           split_heads(qkv[2], heads_));
+  const torch::Tensor h = x + attn_proj(merge_heads(y));
+  return h + mlp_proj(at::gelu(c_fc(ln_2(h)), "tanh"));
+}
+
+GptImpl::GptImpl(GptOptions options) : options_(options) {
+  options_.validate();
+  const GptOptions& o = options_;
+  wte = register_module("wte", torch::nn::Embedding(o.vocabulary, o.width));
+  wpe = register_module("wpe", torch::nn::Embedding(o.context, o.width));
+  blocks = register_module("blocks", torch::nn::ModuleList());
+  for (std::int64_t i = 0; i < o.layers; ++i) blocks->push_back(GptBlock(o));
+  ln_f = register_module("ln_f", torch::nn::LayerNorm(torch::nn::LayerNormOptions({o.width})));
+  init_normal(*this, 0.02);
+  torch::NoGradGuard no_grad;
+  const double residual_std = 0.02 / std::sqrt(2.0 * static_cast<double>(o.layers));
+  for (const auto& block : *blocks) {
+    auto* b = block->as<GptBlockImpl>();
+    b->attn_proj->weight.normal_(0, residual_std);
+    b->mlp_proj->weight.normal_(0, residual_std);
+  }
+}
+
+torch::Tensor GptImpl::forward(const torch::Tensor& ids) {
+  check_ids(ids, options_.context, "Gpt");
+  const torch::Tensor positions = torch::arange(ids.size(1), ids.options());
+  torch::Tensor x = wte(ids) + wpe(positions);
+  for (const auto& block : *blocks) x = block->as<GptBlockImpl>()->forward(x);
+  return torch::nn::functional::linear(ln_f(x), wte->weight);  // tied output embedding
+}
+
+LlamaBlockImpl::LlamaBlockImpl(const LlamaOptions& o) : options_(o) {
+  const std::int64_t kv_width = o.width / o.heads * o.kv_heads;
+  attention_norm = register_parameter("attention_norm", torch::ones({o.width}));
+  wq = register_module("wq", linear(o.width, o.width, false));
+  wk = register_module("wk", linear(o.width, kv_width, false));
+  wv = register_module("wv", linear(o.width, kv_width, false));
+  wo = register_module("wo", linear(o.width, o.width, false));
+  ffn_norm = register_parameter("ffn_norm", torch::ones({o.width}));
+  w1 = register_module("w1", linear(o.width, o.hidden, false));
+  w2 = register_module("w2", linear(o.hidden, o.width, false));
+  w3 = register_module("w3", linear(o.width, o.hidden, false));
+}
+
+torch::Tensor LlamaBlockImpl::forward(const torch::Tensor& x, const torch::Tensor& cos,
+                                      const torch::Tensor& sin) {
+  const LlamaOptions& o = options_;
+  const torch::Tensor n = rms_norm(x, attention_norm, o.norm_eps);
+  const torch::Tensor q = rotary(split_heads(wq(n), o.heads), cos, sin);
+  torch::Tensor k = rotary(split_heads(wk(n), o.kv_heads), cos, sin);
+  torch::Tensor v = split_heads(wv(n), o.kv_heads);
+  if (o.kv_heads != o.heads) {
+    // Grouped-query attention: each key/value head serves heads / kv_heads query heads.
+    const std::int64_t repeat = o.heads / o.kv_heads;
+    auto widen = [&](const torch::Tensor& t) {
+      return t.unsqueeze(2)
+          .expand({t.size(0), o.kv_heads, repeat, t.size(2), t.size(3)})
+          .reshape({t.size(0), o.heads, t.size(2), t.size(3)});
+    };
+    k = widen(k);
+    v = widen(v);
+  }
+  const torch::Tensor h = x + wo(merge_heads(causal_attention(q, k, v)));
+  const torch::Tensor m = rms_norm(h, ffn_norm, o.norm_eps);
+  return h + w2(torch::silu(w1(m)) * w3(m));
+}
+
+LlamaImpl::LlamaImpl(LlamaOptions options) : options_(options) {
+  options_.validate();
+  const LlamaOptions& o = options_;
+  tok_embeddings = register_module("tok_embeddings", torch::nn::Embedding(o.vocabulary, o.width));
+  blocks = register_module("blocks", torch::nn::ModuleList());
+  for (std::int64_t i = 0; i < o.layers; ++i) blocks->push_back(LlamaBlock(o));
+  norm = register_parameter("norm", torch::ones({o.width}));
+  if (!o.tie_embeddings) output = register_module("output", linear(o.width, o.vocabulary, false));
+  init_normal(*this, 0.02);
+  {
+    torch::NoGradGuard no_grad;
+    const double residual_std = 0.02 / std::sqrt(2.0 * static_cast<double>(o.layers));
+    for (const auto& block : *blocks) {
+      auto* b = block->as<LlamaBlockImpl>();
+      b->wo->weight.normal_(0, residual_std);
+      b->w2->weight.normal_(0, residual_std);
+    }
+  }
+  // Rotary tables: position t, frequency theta^(-2i / head width), both halves alike.
+  const std::int64_t head = o.width / o.heads;
+  const torch::Tensor i = torch::arange(0, head, 2, torch::kDouble);
+  const torch::Tensor frequencies = torch::pow(o.rope_theta, -i / static_cast<double>(head));
+  const torch::Tensor angles =
+      torch::outer(torch::arange(o.context, torch::kDouble), frequencies).repeat({1, 2});
+  rope_cos = register_buffer("rope_cos", angles.cos().to(torch::kFloat));
+  rope_sin = register_buffer("rope_sin", angles.sin().to(torch::kFloat));
+}
+
+torch::Tensor LlamaImpl::forward(const torch::Tensor& ids) {
+  check_ids(ids, options_.context, "Llama");
+  torch::Tensor x = tok_embeddings(ids);
+  for (const auto& block : *blocks) x = block->as<LlamaBlockImpl>()->forward(x, rope_cos, rope_sin);
+  x = rms_norm(x, norm, options_.norm_eps);
+  return output ? output(x) : torch::nn::functional::linear(x, tok_embeddings->weight);
+}
+
+}  // namespace gpuperf

@@ -1,0 +1,393 @@
+#include "testing.h"
+
+#include <torch/nn/functional/loss.h>
+#include <torch/utils.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "gpuperf/base/error.h"
+#include "gpuperf/models/registry.h"
+#include "gpuperf/models/transformer.h"
+#include "gpuperf/specs/efficiency.h"
+#include "gpuperf/train/batch_source.h"
+#include "gpuperf/train/train_step.h"
+#include "gpuperf/train/training_run.h"
+
+namespace {
+
+std::int64_t numel(torch::nn::Module& module) {
+  std::int64_t n = 0;
+  for (const auto& p : module.parameters()) n += p.numel();
+  return n;
+}
+
+gpuperf::GptOptions tiny_gpt() {
+  gpuperf::GptOptions o;
+  o.vocabulary = 61;
+  o.context = 16;
+  o.layers = 2;
+  o.heads = 2;
+  o.width = 16;
+  return o;
+}
+
+gpuperf::LlamaOptions tiny_llama(std::int64_t kv_heads, bool tied) {
+  gpuperf::LlamaOptions o;
+  o.vocabulary = 53;
+  o.context = 16;
+  o.layers = 2;
+  o.heads = 4;
+  o.kv_heads = kv_heads;
+  o.width = 16;
+  o.hidden = 24;
+  o.tie_embeddings = tied;
+  return o;
+}
+
+// softmax(q k^T / sqrt(d) + causal mask) v in float64, one score at a time.
+torch::Tensor reference_attention(const torch::Tensor& q, const torch::Tensor& k,
+                                  const torch::Tensor& v) {
+  const torch::Tensor q64 = q.to(torch::kDouble).cpu();
+  const torch::Tensor k64 = k.to(torch::kDouble).cpu();
+  const torch::Tensor v64 = v.to(torch::kDouble).cpu();
+  const std::int64_t t = q.size(2);
+  torch::Tensor out = torch::zeros_like(q64);
+  for (std::int64_t i = 0; i < t; ++i) {
+    // Positions 0..i only.
+    const torch::Tensor scores =
+        torch::matmul(q64.narrow(2, i, 1), k64.narrow(2, 0, i + 1).transpose(-2, -1)) /
+        std::sqrt(static_cast<double>(q.size(3)));
+    out.narrow(2, i, 1).copy_(torch::matmul(torch::softmax(scores, -1), v64.narrow(2, 0, i + 1)));
+  }
+  return out;
+}
+
+std::string temp_path(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / ("gpuperf_test_" + name)).string();
+}
+
+void write_bytes(const std::string& path, const void* data, std::size_t bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(static_cast<const char*>(data), static_cast<std::streamsize>(bytes));
+}
+
+}  // namespace
+
+TEST_CASE("GPT-2 and Llama 3.2 presets have their published parameter counts", "[models][lm]") {
+  // Hugging Face's GPT-2 checkpoints (vocabulary 50,257): 124,439,808 / 354,823,168 /
+  // 774,030,080 / 1,557,611,200 parameters; Meta's Llama 3.2 1B and 3B model cards: 1.24B, 3.21B.
+  auto unpadded = [](gpuperf::GptOptions o) {
+    o.vocabulary = 50257;
+    return gpuperf::parameter_count(o);
+  };
+  CHECK(unpadded(gpuperf::GptOptions::gpt2_124m()) == 124439808);
+  CHECK(unpadded(gpuperf::GptOptions::gpt2_355m()) == 354823168);
+  CHECK(unpadded(gpuperf::GptOptions::gpt2_774m()) == 774030080);
+  CHECK(unpadded(gpuperf::GptOptions::gpt2_1558m()) == 1557611200);
+  CHECK(gpuperf::parameter_count(gpuperf::LlamaOptions::llama_1b()) == 1235814400);
+  CHECK(gpuperf::parameter_count(gpuperf::LlamaOptions::llama_3b()) == 3212749824);
+}
+
+TEST_CASE("built models hold exactly the parameters their shape counts", "[models][lm]") {
+  gpuperf::Gpt gpt2(gpuperf::GptOptions::gpt2_124m());
+  CHECK(numel(*gpt2) == 124475904);  // the padded vocabulary nanoGPT and llm.c train
+  gpuperf::Gpt gpt(tiny_gpt());
+  CHECK(numel(*gpt) == gpuperf::parameter_count(tiny_gpt()));
+  for (const bool tied : {true, false}) {
+    for (const std::int64_t kv : {1, 2, 4}) {
+      gpuperf::Llama llama(tiny_llama(kv, tied));
+      INFO("kv_heads " << kv << ", tied " << tied);
+      CHECK(numel(*llama) == gpuperf::parameter_count(tiny_llama(kv, tied)));
+    }
+  }
+}
+
+TEST_CASE("transformer options refuse impossible shapes, naming the field", "[models][lm]") {
+  gpuperf::GptOptions gpt = tiny_gpt();
+  gpt.heads = 3;
+  CHECK_THROWS_WITH(gpuperf::Gpt(gpt),
+                    Catch::Contains("GptOptions::heads") && Catch::Contains("a divisor of width"));
+  gpuperf::LlamaOptions llama = tiny_llama(3, true);
+  CHECK_THROWS_WITH(gpuperf::Llama(llama), Catch::Contains("LlamaOptions::kv_heads"));
+  llama = tiny_llama(2, true);
+  llama.rope_theta = 0;
+  CHECK_THROWS_WITH(gpuperf::Llama(llama), Catch::Contains("LlamaOptions::rope_theta"));
+}
+
+TEST_CASE("language models map token ids to next-token logits and refuse other input",
+          "[models][lm]") {
+  torch::manual_seed(0);
+  gpuperf::Gpt gpt(tiny_gpt());
+  gpuperf::Llama llama(tiny_llama(2, true));
+  const torch::Tensor ids = torch::randint(0, 53, {3, 7}, torch::kLong);
+  CHECK(gpt(ids).sizes() == torch::IntArrayRef({3, 7, 61}));
+  CHECK(llama(ids).sizes() == torch::IntArrayRef({3, 7, 53}));
+  CHECK_THROWS_WITH(gpt(torch::zeros({2, 17}, torch::kLong)),
+                    Catch::Contains("17 tokens does not fit the context of 16"));
+  CHECK_THROWS_WITH(llama(torch::zeros({2, 4})), Catch::Contains("int64"));
+}
+
+TEST_CASE("a position's logits never depend on later tokens (causal attention)", "[models][lm]") {
+  torch::manual_seed(1);
+  gpuperf::Gpt gpt(tiny_gpt());
+  gpuperf::Llama llama(tiny_llama(2, false));
+  torch::NoGradGuard no_grad;
+  const torch::Tensor ids = torch::randint(0, 53, {2, 10}, torch::kLong);
+  torch::Tensor changed = ids.clone();
+  changed.select(1, 6).fill_(52);  // only position 6 differs
+  for (int m = 0; m < 2; ++m) {
+    const torch::Tensor a = m == 0 ? gpt(ids) : llama(ids);
+    const torch::Tensor b = m == 0 ? gpt(changed) : llama(changed);
+    INFO((m == 0 ? "gpt" : "llama"));
+    CHECK(torch::equal(a.narrow(1, 0, 6), b.narrow(1, 0, 6)));
+    CHECK_FALSE(torch::allclose(a.narrow(1, 6, 4), b.narrow(1, 6, 4)));
+  }
+}
+
+TEST_CASE("causal attention matches softmax(q k^T / sqrt(d)) v over earlier positions in fp64",
+          "[models][lm]") {
+  torch::manual_seed(2);
+  const auto options = torch::TensorOptions().dtype(torch::kFloat);
+  const torch::Tensor q = torch::randn({2, 3, 9, 8}, options);
+  const torch::Tensor k = torch::randn({2, 3, 9, 8}, options);
+  const torch::Tensor v = torch::randn({2, 3, 9, 8}, options);
+  const torch::Tensor got = gpuperf::causal_attention(q, k, v).to(torch::kDouble);
+  const double error = (got - reference_attention(q, k, v)).abs().max().item<double>();
+  CHECK(error < 1e-5);
+  CHECK_FALSE(gpuperf::attention_kernel(q, k, v).empty());
+}
+
+TEST_CASE("rotary embeddings make attention scores depend on relative position only",
+          "[models][lm]") {
+  gpuperf::Llama llama(tiny_llama(4, true));
+  torch::manual_seed(3);
+  // One query and one key vector, placed at positions (i, j) and (i + 5, j + 5) of a sequence.
+  const torch::Tensor q = torch::randn({4});
+  const torch::Tensor k = torch::randn({4});
+  auto rotated = [&](const torch::Tensor& x, std::int64_t position) {
+    torch::Tensor seq = torch::zeros({1, 1, 16, 4});
+    seq[0][0][position] = x;
+    const std::int64_t half = 2;
+    const torch::Tensor rotate_half =
+        torch::cat({-seq.narrow(-1, half, half), seq.narrow(-1, 0, half)}, -1);
+    return (seq * llama->rope_cos + rotate_half * llama->rope_sin)[0][0][position];
+  };
+  // The same layout the model uses: its cos/sin tables, head width 4 (width 16 over 4 heads).
+  const double near = torch::dot(rotated(q, 7), rotated(k, 2)).item<double>();
+  const double shifted = torch::dot(rotated(q, 12), rotated(k, 7)).item<double>();
+  const double other = torch::dot(rotated(q, 9), rotated(k, 2)).item<double>();
+  CHECK(near == Approx(shifted).epsilon(1e-5));
+  CHECK(std::abs(near - other) > 1e-4);
+}
+
+TEST_CASE("GPT and Llama gradients in fp32 match the same models in fp64", "[models][lm]") {
+  for (int m = 0; m < 2; ++m) {
+    INFO((m == 0 ? "gpt" : "llama"));
+    torch::manual_seed(4);
+    std::shared_ptr<torch::nn::Module> f32 =
+        m == 0 ? std::static_pointer_cast<torch::nn::Module>(gpuperf::Gpt(tiny_gpt()).ptr())
+               : std::static_pointer_cast<torch::nn::Module>(
+                     gpuperf::Llama(tiny_llama(2, true)).ptr());
+    torch::manual_seed(4);
+    std::shared_ptr<torch::nn::Module> f64 =
+        m == 0 ? std::static_pointer_cast<torch::nn::Module>(gpuperf::Gpt(tiny_gpt()).ptr())
+               : std::static_pointer_cast<torch::nn::Module>(
+                     gpuperf::Llama(tiny_llama(2, true)).ptr());
+    f64->to(torch::kDouble);
+    const torch::Tensor ids = torch::randint(0, 53, {2, 12}, torch::kLong);
+    const torch::Tensor next = torch::randint(0, 53, {2, 12}, torch::kLong);
+    const auto loss_fn = gpuperf::language_model_loss();
+    auto forward = [&](torch::nn::Module& model) {
+      if (auto* g = dynamic_cast<gpuperf::GptImpl*>(&model)) return g->forward(ids);
+      return dynamic_cast<gpuperf::LlamaImpl&>(model).forward(ids);
+    };
+    loss_fn(forward(*f32), next).backward();
+    loss_fn(forward(*f64), next).backward();
+    const auto p32 = f32->named_parameters();
+    const auto p64 = f64->named_parameters();
+    REQUIRE(p32.size() == p64.size());
+    double worst = 0;
+    for (const auto& p : p32) {
+      const torch::Tensor g64 = p64[p.key()].grad();
+      const torch::Tensor g32 = p.value().grad().to(torch::kDouble);
+      const double scale = std::max(g64.abs().max().item<double>(), 1e-12);
+      worst = std::max(worst, (g32 - g64).abs().max().item<double>() / scale);
+    }
+    CHECK(worst < 1e-4);
+  }
+}
+
+TEST_CASE("the registry knows GPT-2 and Llama-style models as language models", "[models][lm]") {
+  const gpuperf::ModelInfo gpt2 = gpuperf::ModelRegistry::global().get("gpt2");
+  CHECK(gpt2.task == gpuperf::ModelTask::kLanguageModel);
+  CHECK(gpt2.input_shape == std::vector<std::int64_t>{1024});
+  CHECK(gpt2.default_num_classes == 50304);
+  CHECK(gpt2.layers == 12);
+  CHECK(gpt2.width == 768);
+  CHECK(gpt2.description.find("124M") != std::string::npos);
+  const gpuperf::ModelInfo llama = gpuperf::ModelRegistry::global().get("llama-3b");
+  CHECK(llama.task == gpuperf::ModelTask::kLanguageModel);
+  CHECK(llama.layers == 28);
+  CHECK(llama.description.find("3213M") != std::string::npos);
+  CHECK(gpuperf::ModelRegistry::global().get("resnet50").task ==
+        gpuperf::ModelTask::kImageClassification);
+}
+
+TEST_CASE("token files give shifted windows of their tokens and refuse what they cannot hold",
+          "[train][lm]") {
+  gpuperf::TokenBatchOptions options;
+  options.batch_size = 3;
+  options.sequence = 8;
+  options.vocabulary = 1000;
+  // nanoGPT's layout: tokens 0, 1, 2, ... as raw uint16.
+  std::vector<std::uint16_t> tokens(500);
+  for (std::size_t i = 0; i < tokens.size(); ++i) tokens[i] = static_cast<std::uint16_t>(i);
+  const std::string raw = temp_path("tokens.bin");
+  write_bytes(raw, tokens.data(), tokens.size() * 2);
+  gpuperf::TokenFileBatches batches(raw, options);
+  CHECK(batches.tokens() == 500);
+  const gpuperf::Batch b = batches.next();
+  REQUIRE(b.input.sizes() == torch::IntArrayRef({3, 8}));
+  CHECK(torch::equal(b.target, b.input + 1));  // each target is the next token
+  CHECK(torch::equal(b.input.narrow(1, 1, 7), b.input.narrow(1, 0, 7) + 1));  // a window
+  // The same seed, the same windows.
+  CHECK(torch::equal(gpuperf::TokenFileBatches(raw, options).next().input, b.input));
+
+  // llm.c's layout: 256 int32 of header (magic, version 1, token count), then the tokens.
+  std::vector<std::int32_t> header(256, 0);
+  header[0] = 20240520;
+  header[1] = 1;
+  header[2] = 100;
+  std::string bytes(reinterpret_cast<const char*>(header.data()), 1024);
+  bytes.append(reinterpret_cast<const char*>(tokens.data()), 200);
+  const std::string llmc = temp_path("llmc.bin");
+  write_bytes(llmc, bytes.data(), bytes.size());
+  gpuperf::TokenFileBatches llmc_batches(llmc, options);
+  CHECK(llmc_batches.tokens() == 100);
+  CHECK(llmc_batches.next().input.max().item<std::int64_t>() < 100);
+
+  header[1] = 2;
+  write_bytes(llmc, header.data(), 1024);
+  CHECK_THROWS_WITH(gpuperf::TokenFileBatches(llmc, options), Catch::Contains("version 2"));
+  write_bytes(raw, tokens.data(), 16);  // 8 tokens: fewer than a window of 9
+  CHECK_THROWS_WITH(gpuperf::TokenFileBatches(raw, options),
+                    Catch::Contains("holds 8 tokens") && Catch::Contains(raw));
+  write_bytes(raw, tokens.data(), 0);
+  CHECK_THROWS_WITH(gpuperf::TokenFileBatches(raw, options), Catch::Contains("is empty"));
+  options.vocabulary = 50;  // tokens up to 499 do not fit
+  write_bytes(raw, tokens.data(), tokens.size() * 2);
+  gpuperf::TokenFileBatches small_vocabulary(raw, options);
+  CHECK_THROWS_WITH(small_vocabulary.next(), Catch::Contains("outside the vocabulary of 50"));
+  CHECK_THROWS_AS(gpuperf::TokenFileBatches(temp_path("no_such_file.bin"), options),
+                  gpuperf::IoError);
+  std::remove(raw.c_str());
+  std::remove(llmc.c_str());
+}
+
+TEST_CASE("a language-model training run records tokens/s and the 6N + 6LCT FLOP count",
+          "[train][lm]") {
+  gpuperf::GptOptions shape = tiny_gpt();
+  gpuperf::ModelInfo info{"test-tiny-gpt",
+                          "a tiny GPT",
+                          {shape.context},
+                          shape.vocabulary,
+                          [shape](std::int64_t vocabulary) {
+                            gpuperf::GptOptions o = shape;
+                            o.vocabulary = vocabulary;
+                            return torch::nn::AnyModule(gpuperf::Gpt(o));
+                          }};
+  info.task = gpuperf::ModelTask::kLanguageModel;
+  info.layers = shape.layers;
+  info.width = shape.width;
+  gpuperf::ModelRegistry::global().add(info);
+
+  gpuperf::TrainingRun run;
+  run.device = "cpu";
+  run.model = "test-tiny-gpt";
+  run.batch_size = 4;
+  run.precision = gpuperf::Precision::kFp32;
+  run.optimizer = gpuperf::OptimizerKind::kAdamW;
+  run.learning_rate = 1e-2;
+  run.adam_beta2 = 0.95;
+  run.measure.warmup = 2;
+  run.measure.steps_per_window = 4;
+  run.measure.windows = 2;
+  run.threads = 1;
+  run.quiet = true;
+  run.sequence_length = 17;
+  CHECK_THROWS_WITH(gpuperf::run_training(run),
+                    Catch::Contains("TrainingRun::sequence_length: must be >= 0 and <= 16"));
+  run.sequence_length = 12;
+  const gpuperf::RunRecord record = gpuperf::run_training(run);
+  CHECK(record.config.input_shape == std::vector<std::int64_t>{12});
+  CHECK(record.config.num_classes == shape.vocabulary);
+  CHECK(record.config.data_source == "synthetic tokens");
+  CHECK(record.metrics.at("tokens_per_second") == Approx(12 * record.throughput.median));
+  const double n = static_cast<double>(gpuperf::parameter_count(shape));
+  CHECK(record.metrics.at("model_parameters") == n);
+  CHECK(record.metrics.at("model_flops_per_sample") == Approx(12 * (6 * n + 6 * 2 * 16 * 12)));
+  CHECK(record.config.kernel_fusion.rfind("attention: ", 0) == 0);
+  CHECK(record.final_loss < record.first_loss);  // one batch of random tokens, memorised
+  for (const std::string& warning : record.warnings) {
+    INFO(warning);
+    CHECK(warning.find("loss") == std::string::npos);
+  }
+
+  gpuperf::TrainingRun images;
+  images.sequence_length = 12;
+  CHECK_THROWS_WITH(gpuperf::run_training(images),
+                    Catch::Contains("TrainingRun::sequence_length 12: applies to language models"));
+  images.sequence_length = 0;
+  images.token_file = "tokens.bin";
+  CHECK_THROWS_WITH(gpuperf::run_training(images), Catch::Contains("TrainingRun::token_file"));
+}
+
+TEST_CASE("the transformer FLOP count is llm.c's and PaLM's 6N + 6LCT per token", "[specs][lm]") {
+  // GPT-2 124M (padded vocabulary) at sequence 1024: 6 x 124,475,904 + 6 x 12 x 768 x 1024.
+  CHECK(gpuperf::transformer_training_flops_per_token(124475904, 12, 768, 1024) == 803478528.0);
+}
+
+TEST_CASE(
+    "GPT-2 trains on the GPU in bf16 with the whole step in a CUDA graph and flash "
+    "attention",
+    "[train][lm][gpu]") {
+  GPUPERF_REQUIRE_GPU();
+  gpuperf::TrainingRun run;
+  run.device = "cuda";
+  run.model = "gpt2";
+  run.batch_size = 4;
+  run.sequence_length = 256;
+  run.precision = gpuperf::Precision::kBf16;
+  run.optimizer = gpuperf::OptimizerKind::kAdamW;
+  run.learning_rate = 6e-4;
+  run.adam_beta2 = 0.95;
+  run.weight_decay = 0.1;
+  run.measure.warmup = 6;
+  run.measure.steps_per_window = 5;
+  run.measure.windows = 2;
+  run.quiet = true;
+  const gpuperf::RunRecord record = gpuperf::run_training(run);
+  CHECK(record.config.graph_mode == "cuda-graph");
+  CHECK(record.config.optimizer_impl == "fused");
+  CHECK(record.config.kernel_fusion == "attention: flash");
+  CHECK(std::isfinite(record.final_loss));
+  CHECK(record.final_loss < record.first_loss);
+  CHECK(record.metrics.at("tokens_per_second") > 0);
+  CHECK(record.metrics.count("fraction_of_datasheet_peak") == 1);
+
+  // SDPA's flash kernel in bf16 against the fp64 reference.
+  torch::manual_seed(5);
+  const auto bf16 = torch::TensorOptions().dtype(torch::kBFloat16).device(torch::kCUDA);
+  const torch::Tensor q = torch::randn({2, 4, 64, 64}, bf16);
+  const torch::Tensor k = torch::randn({2, 4, 64, 64}, bf16);
+  const torch::Tensor v = torch::randn({2, 4, 64, 64}, bf16);
+  CHECK(gpuperf::attention_kernel(q, k, v) == "flash");
+  const torch::Tensor got = gpuperf::causal_attention(q, k, v).to(torch::kDouble).cpu();
+  CHECK((got - reference_attention(q, k, v)).abs().max().item<double>() < 0.05);
+}
