@@ -31,6 +31,8 @@
 #include "gpuperf/input/image_file.h"
 #include "gpuperf/input/image_folder.h"
 #include "gpuperf/input/jpeg_decoder.h"
+#include "gpuperf/input/jpeg_encoder.h"
+#include "gpuperf/input/synthetic_data.h"
 #include "gpuperf/serving/serving.h"
 #include "gpuperf/results/csv.h"
 #include "gpuperf/results/export.h"
