@@ -27,6 +27,7 @@
 #include "gpuperf/specs/specs.h"
 #include "gpuperf/plan/batch_search.h"
 #include "gpuperf/plan/memory_plan.h"
+#include "gpuperf/input/cpu_loader.h"
 #include "gpuperf/input/geometry.h"
 #include "gpuperf/input/image_file.h"
 #include "gpuperf/input/image_folder.h"
