@@ -475,16 +475,32 @@ void decode_region(Decoder& d, RegionJob& job) {
   const int components = d.cinfo.output_components;
   const detail::ResampleAxis& ax = *job.axis_x;
   const detail::ResampleAxis& ay = *job.axis_y;
-  JDIMENSION xoffset = static_cast<JDIMENSION>(job.lo_x + ax.lo);
-  JDIMENSION width = static_cast<JDIMENSION>(ax.hi - ax.lo);
-  if (xoffset > 0 || static_cast<int>(width) < scaled_w) {
+  // libjpeg-turbo's partial decode treats the region's edges as the image's: fancy upsampling
+  // of subsampled chroma replicates the edge column (jpeg_crop_scanline) and starts without the
+  // row above (jpeg_skip_scanlines), which moves the outermost pixels by a few levels. One iMCU
+  // of margin on each side keeps those pixels out of what the filters read, so the region
+  // equals the same pixels of a whole-image decode.
+  const int imcu_w = d.cinfo.max_h_samp_factor * d.cinfo.min_DCT_scaled_size;
+  const int imcu_h = d.cinfo.max_v_samp_factor * d.cinfo.min_DCT_scaled_size;
+  const int need_x0 = job.lo_x + ax.lo;
+  const int need_x1 = job.lo_x + ax.hi;
+  const int x0 = std::max(0, need_x0 - imcu_w);
+  const int x1 = std::min(scaled_w, need_x1 + imcu_w);
+  JDIMENSION xoffset = static_cast<JDIMENSION>(x0);
+  JDIMENSION width = static_cast<JDIMENSION>(x1 - x0);
+  if (x0 > 0 || x1 < scaled_w) {
     // Rounds the offset down to an iMCU boundary and widens the width to match.
     jpeg_crop_scanline(&d.cinfo, &xoffset, &width);
   }
   const int row_origin_x = static_cast<int>(xoffset) - job.lo_x;
   const int first_row = job.lo_y + ay.lo;
   const int end_row = job.lo_y + ay.hi;
-  if (first_row > 0) jpeg_skip_scanlines(&d.cinfo, static_cast<JDIMENSION>(first_row));
+  const int start_row = std::max(0, first_row - imcu_h);
+  if (start_row > 0) jpeg_skip_scanlines(&d.cinfo, static_cast<JDIMENSION>(start_row));
+  for (int y = start_row; y < first_row; ++y) {
+    JSAMPROW rows[1] = {job.scanline};
+    jpeg_read_scanlines(&d.cinfo, rows, 1);
+  }
   const std::size_t row_bytes = static_cast<std::size_t>(ax.count()) * 3;
   for (int y = first_row; y < end_row; ++y) {
     JSAMPROW rows[1] = {job.scanline};
@@ -493,7 +509,7 @@ void decode_region(Decoder& d, RegionJob& job) {
     detail::resample_row(job.rgb_row, row_origin_x, 3, ax,
                          job.rows + static_cast<std::size_t>(y - first_row) * row_bytes);
   }
-  job.decoded_pixels = static_cast<std::int64_t>(end_row - first_row) * width;
+  job.decoded_pixels = static_cast<std::int64_t>(end_row - start_row) * width;
 }
 
 // n x n RGB bytes, mirrored when `flip`, through the per-channel table into `out` (NHWC).
