@@ -364,14 +364,15 @@ std::uint16_t float_to_half_bits(float value) {
     return static_cast<std::uint16_t>(sign | 0x7C00u | (abs > 0x7F800000u ? 0x200u : 0u));
   }
   if (abs >= 0x477FF000u) return static_cast<std::uint16_t>(sign | 0x7C00u);  // rounds to inf
-  if (abs < 0x38800000u) {  // half subnormal or zero: scale into an integer and round
-    if (abs < 0x33000000u) return static_cast<std::uint16_t>(sign);  // below half the smallest
+  if (abs < 0x38800000u) {
+    // A half subnormal or zero: value / 2^-24 rounded, i.e. the 24-bit mantissa shifted right
+    // by 126 - exponent bits.
+    if (abs < 0x33000000u) return static_cast<std::uint16_t>(sign);  // below 2^-25: zero
     const std::uint32_t mantissa = (abs & 0x007FFFFFu) | 0x00800000u;
-    const int shift = 126 - static_cast<int>(abs >> 23);  // 14 + (127 - e) - 1 ... into 10 bits
-    const int total = shift - 1 + 14;
-    std::uint32_t result = mantissa >> total;
-    const std::uint32_t rest = mantissa & ((1u << total) - 1);
-    const std::uint32_t halfway = 1u << (total - 1);
+    const int shift = 126 - static_cast<int>(abs >> 23);
+    std::uint32_t result = mantissa >> shift;
+    const std::uint32_t rest = mantissa & ((1u << shift) - 1);
+    const std::uint32_t halfway = 1u << (shift - 1);
     if (rest > halfway || (rest == halfway && (result & 1u))) ++result;
     return static_cast<std::uint16_t>(sign | result);
   }

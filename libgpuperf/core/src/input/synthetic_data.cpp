@@ -262,9 +262,15 @@ std::vector<PlantedFile> plant_bad_files(const std::string& class_folder, std::u
   std::vector<std::uint8_t> corrupt_scan = good;
   const std::size_t scan = find_scan_data(corrupt_scan);
   SampleStream noise(seed, 0xC0, 0);
-  // Bytes other than 0xFF (no marker appears), in the middle of the entropy-coded data.
-  for (std::size_t k = 0; k < 200 && scan + 40 + k + 2 < corrupt_scan.size(); ++k) {
+  // Garbage in the entropy-coded data ending in a stray RST5 marker: libjpeg warns ("premature
+  // end of data segment", "extraneous bytes") and decodes the rest as flat grey, as it does a
+  // damaged file. Bytes other than 0xFF, so that no other marker appears.
+  for (std::size_t k = 0; k < 200 && scan + 40 + k + 4 < corrupt_scan.size(); ++k) {
     corrupt_scan[scan + 40 + k] = static_cast<std::uint8_t>(noise.next() % 255);
+  }
+  if (scan + 242 + 4 < corrupt_scan.size()) {
+    corrupt_scan[scan + 240] = 0xFF;
+    corrupt_scan[scan + 241] = 0xD5;
   }
   plant("odd_corrupt_scan.jpg", corrupt_scan, "corrupt scan data (decodes with warnings)",
         std::nullopt, true);
