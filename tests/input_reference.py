@@ -5,6 +5,10 @@
       RandomResizedCrop.get_params, Resize's size arithmetic and CenterCrop's offsets from
       torchvision itself, with torch's random functions replaced by a feed of given uniform
       draws, against gpuperf's boxes for the same draws: every integer must match.
+  input_reference.py folder --tool <input_reference_tool> --work <folder>
+      A folder with awkward names (case, digits, spaces, nested folders, dots, links, other
+      extensions) read by torchvision.datasets.ImageFolder (restricted to .jpg/.jpeg) and by
+      gpuperf's scan: the same (path, label) list in the same order.
   input_reference.py pixels --tool <input_reference_tool> --work <folder>
       JPEGs written by PIL (baseline 4:2:0 and 4:4:4, progressive, grayscale, CMYK), decoded and
       transformed by gpuperf and by PIL + torchvision (Resize(256) + CenterCrop(224), and the
@@ -246,14 +250,53 @@ def pixels(tool, work):
     return 0
 
 
+def folder(tool, work):
+    import shutil
+    root = os.path.join(work, "folder")
+    shutil.rmtree(root, ignore_errors=True)
+    jpeg = io_jpeg()
+    files = ["Zebra/a.jpg", "apple/B.JPG", "apple/a.jpeg", "apple/sub/x.jpg", "apple/sub-2/y.jpg",
+             "apple/sub/deeper/z.JPEG", "apple/.hidden.jpg", "apple/notes.txt", "apple/pic.png",
+             "10/one.jpg", "9/nine.jpg", "with space/f g.jpg", "_under/u.jpg", "Apple/c.jpg",
+             "apple/b.jpg.bak", "apple/10.jpg", "apple/9.jpg"]
+    for name in files:
+        path = os.path.join(root, name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "wb") as f:
+            f.write(jpeg)
+    os.symlink(os.path.join(root, "Zebra"), os.path.join(root, "linked"))
+    dataset = torchvision.datasets.ImageFolder(root, is_valid_file=lambda p: p.lower().endswith(
+        (".jpg", ".jpeg")))
+    want = ["%d %s" % (label, path) for path, label in dataset.samples]
+    got = subprocess.run([tool, "scan", root], capture_output=True, text=True,
+                         check=True).stdout.splitlines()
+    if got != want:
+        for w, g in zip(want, got):
+            print(("   " if w == g else "!! ") + f"torchvision {w} | gpuperf {g}")
+        print(f"FAIL: the scans differ ({len(want)} and {len(got)} samples)")
+        return 1
+    print(f"ok: {len(want)} samples in {len(dataset.classes)} classes, the same paths, labels "
+          f"and order as torchvision {torchvision.__version__}'s ImageFolder")
+    return 0
+
+
+def io_jpeg():
+    import io
+    buffer = io.BytesIO()
+    Image.new("RGB", (8, 8), (10, 20, 30)).save(buffer, "JPEG")
+    return buffer.getvalue()
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("mode", choices=["geometry", "pixels"])
+    parser.add_argument("mode", choices=["geometry", "folder", "pixels"])
     parser.add_argument("--tool", required=True)
     parser.add_argument("--work", default="input-reference-work")
     args = parser.parse_args()
     if args.mode == "geometry":
         return geometry(args.tool)
+    if args.mode == "folder":
+        return folder(args.tool, args.work)
     return pixels(args.tool, args.work)
 
 

@@ -4,6 +4,7 @@
 //   input_reference_tool geometry < cases.txt        one line per case, see below
 //   input_reference_tool transform train|val <file.jpg> <out.f32> [dct] [seed] [index]
 //   input_reference_tool decode <file.jpg> <out.rgb>
+//   input_reference_tool scan <folder>                 "<label> <path>" per sample
 //
 // geometry reads lines "rrc H W scale_min scale_max ratio_min ratio_max u1 .. u22" (the draws in
 // RandomResizedCropDraws order), "resize H W size" and "center H W size", and prints
@@ -20,6 +21,7 @@
 #include "gpuperf/base/error.h"
 #include "gpuperf/input/geometry.h"
 #include "gpuperf/input/image_file.h"
+#include "gpuperf/input/image_folder.h"
 #include "gpuperf/input/jpeg_decoder.h"
 
 namespace {
@@ -104,6 +106,15 @@ int decode(int argc, char** argv) {
   return 0;
 }
 
+int scan(int argc, char** argv) {
+  if (argc < 3) return 2;
+  const gpuperf::ImageFolder data = gpuperf::scan_image_folder(argv[2]);
+  for (const gpuperf::Sample& s : data.samples) {
+    std::printf("%lld %s\n", static_cast<long long>(s.label), s.path.c_str());
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -112,6 +123,7 @@ int main(int argc, char** argv) {
     if (command == "geometry") return geometry();
     if (command == "transform") return transform(argc, argv);
     if (command == "decode") return decode(argc, argv);
+    if (command == "scan") return scan(argc, argv);
     std::fprintf(stderr, "usage: input_reference_tool geometry|transform|decode ...\n");
     return 2;
   } catch (const std::exception& e) {
