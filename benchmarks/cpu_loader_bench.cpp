@@ -93,6 +93,10 @@ int main(int argc, char** argv) {
               << static_cast<double>(after.decoded_pixels) / after.images_decoded
               << "; host buffers " << after.host_bytes / (1024.0 * 1024.0) << " MiB; skipped "
               << after.skipped << ", warnings " << after.warnings << "\n";
+    for (const gpuperf::SkippedFile& f : after.first_skipped) {
+      std::cout << "  skipped " << f.path << ": " << gpuperf::to_string(f.reason)
+                << (f.detail.empty() ? "" : " (" + f.detail + ")") << "\n";
+    }
     return 0;
   });
 }
