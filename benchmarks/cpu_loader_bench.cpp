@@ -39,6 +39,8 @@ int main(int argc, char** argv) {
   app.add_option("--type", type, "Output element type: float32|float16|bfloat16")
       ->capture_default_str();
   app.add_flag("--val", validation, "Validation transform (Resize 256 + CenterCrop 224)");
+  app.add_flag("--strict", options.strict,
+               "The first bad file is an error (exit 2) instead of being skipped and replaced");
   gpuperf::program::add_switch(app, "dct-scaling", dct_scaling,
                                "libjpeg decodes at 1/2, 1/4, 1/8 size where the crop allows");
   return gpuperf::program::run_program(app, argc, argv, [&] {

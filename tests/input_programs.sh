@@ -24,6 +24,13 @@ echo "$out"
 echo "$out" | grep -q "img/s per core\|per busy core" || fail "no throughput line"
 echo "$out" | grep -Eq "skipped [1-9]" || fail "the bad files were not skipped"
 
+# --strict: the first bad file ends the run with exit 2, naming it.
+out=$("$bench" --data "$work/data" --threads 2 --batch-size 4 --batches 3 --strict 2>&1)
+rc=$?
+[ "$rc" -eq 2 ] || fail "cpu_loader_bench --strict exited $rc, not 2: $out"
+echo "$out" | grep -q "cpu_loader_bench: error: $work/data/class_0000/bad_" ||
+  fail "--strict did not name the bad file: $out"
+
 # Bad options: exit 2, the option and value named, nothing written.
 check_usage() {
   local expect=$1
