@@ -348,7 +348,7 @@ TEST_CASE("Every bad-input case is skipped with its reason or decodes", "[input]
       const auto report = transformer.transform(bytes.data(), bytes.size(),
                                                 gpuperf::SampleRandom::draw(1, 0, 0), out.data());
       warnings = report.decode.warnings;
-      for (float v : out) REQUIRE(std::isfinite(v));
+      CHECK(std::all_of(out.begin(), out.end(), [](float v) { return std::isfinite(v); }));
     } catch (const gpuperf::BadImageError& e) {
       reason = e.reason();
       // Named by the reader, or (from memory) without a path.
@@ -588,4 +588,48 @@ TEST_CASE("Loader options are checked naming the field", "[input]") {
   o.batch_size = 10;
   o.drop_last_batch = true;
   CHECK_THROWS_WITH(gpuperf::CpuLoader({{"a.jpg", 0}}, o), Catch::Contains("batch_size"));
+}
+
+TEST_CASE("Tiny and extreme images transform in both modes", "[input]") {
+  for (const auto& [w, h] : std::vector<std::pair<int, int>>{{1, 1}, {3, 2}, {1, 300}, {900, 7}}) {
+    INFO(w << " x " << h);
+    for (const auto color : {gpuperf::JpegEncodeColor::kYCbCr, gpuperf::JpegEncodeColor::kGrayscale,
+                             gpuperf::JpegEncodeColor::kCMYK}) {
+      gpuperf::JpegEncodeOptions encode;
+      encode.color = color;
+      encode.progressive = w == 3;
+      const auto jpeg = small_jpeg(w, h, 8, encode);
+      for (const auto kind :
+           {gpuperf::TransformKind::kTrain, gpuperf::TransformKind::kValidation}) {
+        gpuperf::ImageTransformOptions o;
+        o.kind = kind;
+        gpuperf::ImageTransformer t(o);
+        std::vector<float> out(224 * 224 * 3);
+        const auto report =
+            t.transform(jpeg.data(), jpeg.size(), gpuperf::SampleRandom::draw(0, 0, 1), out.data());
+        CHECK(report.plan.scale_denominator == 1);
+        CHECK(std::all_of(out.begin(), out.end(), [](float v) { return std::isfinite(v); }));
+      }
+    }
+  }
+}
+
+TEST_CASE("DCT scaling is chosen only where the region stays at least the output size", "[input]") {
+  gpuperf::ImageTransformOptions o;
+  o.kind = gpuperf::TransformKind::kValidation;
+  const gpuperf::SampleRandom r{};
+  // Validation resizes 2000 x 1500 to 341 x 256: 1500 >= 4 x 256, 2000 >= 4 x 341, not 8 x.
+  CHECK(gpuperf::sample_plan(1500, 2000, o, r).scale_denominator == 4);
+  CHECK(gpuperf::sample_plan(511, 700, o, r).scale_denominator == 1);
+  CHECK(gpuperf::sample_plan(512, 700, o, r).scale_denominator == 2);
+  o.dct_scaling = false;
+  CHECK(gpuperf::sample_plan(1500, 2000, o, r).scale_denominator == 1);
+  // Training: the crop decides; here the first attempt takes (almost) the whole image.
+  o = {};
+  gpuperf::SampleRandom whole;
+  whole.crop.area.fill(0.999999);
+  whole.crop.log_ratio.fill(0.5);
+  const gpuperf::SamplePlan p = gpuperf::sample_plan(1000, 1000, o, whole);
+  CHECK(p.source.width >= 896);
+  CHECK(p.scale_denominator == 4);
 }
