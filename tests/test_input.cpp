@@ -393,6 +393,15 @@ TEST_CASE("A truncated JPEG is refused unless accept_truncated keeps it", "[inpu
   CHECK(image.width == 200);
   CHECK(report.truncated);
   CHECK(report.warnings >= 1);
+  // Bytes after the end marker (some cameras append data) are not a truncation.
+  std::vector<std::uint8_t> trailing = jpeg;
+  trailing.insert(trailing.end(), {0x12, 0xFF, 0xDA, 0x00, 0x33});
+  CHECK(gpuperf::decode_jpeg(trailing.data(), trailing.size()).width == 200);
+  // An end marker inside a segment (an EXIF thumbnail's) does not hide a truncation.
+  std::vector<std::uint8_t> thumbnail = {0xFF, 0xD8, 0xFF, 0xE1, 0x00,
+                                         0x06, 0xFF, 0xD9, 0x00, 0x00};
+  thumbnail.insert(thumbnail.end(), cut.begin() + 2, cut.end());
+  CHECK_THROWS_AS(gpuperf::decode_jpeg(thumbnail.data(), thumbnail.size()), gpuperf::BadImageError);
   // The transform refuses it the same way whatever the crop (the end marker decides).
   gpuperf::ImageTransformOptions options;
   options.crop_size = 16;

@@ -54,15 +54,39 @@ void reset(ErrorManager& errors) {
   errors.end_of_file = false;
 }
 
-// Whether the data has an EOI marker (FF D9) after its last start-of-scan: a file cut inside its
-// entropy-coded data has none (markers there are escaped). libjpeg only notices a missing end
-// when it reads that far, which a crop of the top rows does not; this makes "truncated" a
-// property of the file, not of the crop.
+// Whether the data has an EOI marker (FF D9) where a complete file has one. libjpeg only notices
+// a missing end when it reads that far, which a crop of the top rows does not; this makes
+// "truncated" a property of the file, not of the crop. Two looks, either suffices:
+// - backwards from the end, an EOI before any start of scan (FF DA): a file cut inside its
+//   entropy-coded data has none, as markers there are escaped, while corrupt bytes in the middle
+//   do not matter;
+// - forwards, walking the markers (segments skipped by their length, so an EXIF thumbnail's own
+//   EOI is not taken; entropy-coded data scanned for the next marker): finds the EOI of a file
+//   with bytes appended after it (some cameras append data that may hold FF DA).
 bool has_end_marker(const std::uint8_t* data, std::size_t size) {
   for (std::size_t i = size; i >= 2; --i) {
     if (data[i - 2] != 0xFF) continue;
     if (data[i - 1] == 0xD9) return true;
-    if (data[i - 1] == 0xDA) return false;  // a start of scan with no end after it
+    if (data[i - 1] == 0xDA) break;
+  }
+  std::size_t i = 2;  // after SOI
+  while (i + 1 < size) {
+    if (data[i] != 0xFF) {
+      const void* next = std::memchr(data + i, 0xFF, size - i);
+      if (next == nullptr) return false;
+      i = static_cast<std::size_t>(static_cast<const std::uint8_t*>(next) - data);
+      continue;
+    }
+    const std::uint8_t marker = data[i + 1];
+    if (marker == 0xD9) return true;
+    if (marker == 0xFF) {  // fill byte
+      ++i;
+    } else if (marker == 0x00 || marker == 0x01 || (marker >= 0xD0 && marker <= 0xD8)) {
+      i += 2;  // stuffed byte, TEM, restart, stray SOI: no length
+    } else {
+      if (i + 3 >= size) return false;
+      i += 2 + ((static_cast<std::size_t>(data[i + 2]) << 8) | data[i + 3]);
+    }
   }
   return false;
 }
