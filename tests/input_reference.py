@@ -108,6 +108,25 @@ def geometry(tool):
         crop = rng.choice([224, 7, 1, max(1, min(height, width) - 1)])
         cases.append("center %d %d %d" % (height, width, crop))
         expected.append(center_reference(height, width, crop))
+    # Draws whose first attempt puts sqrt(area * ratio) next to a rounding boundary (k + 0.5):
+    # there the float32 steps and the half-to-even rounding decide the box.
+    boundary = 0
+    while boundary < 3000:
+        height, width = rng.randint(50, 1200), rng.randint(50, 1200)
+        scale, ratio = (0.08, 1.0), (3.0 / 4.0, 4.0 / 3.0)
+        draws = [rng.random() for _ in range(2 * ATTEMPTS + 2)]
+        log_lo, log_hi = math.log(ratio[0]), math.log(ratio[1])
+        aspect = math.exp(log_lo + (log_hi - log_lo) * draws[1])
+        target_w = rng.randint(20, max(21, int(min(width, height) * 0.9))) + 0.5 + rng.choice(
+            [0.0, 1e-7, -1e-7, 1e-5, -1e-5, 1e-3])
+        fraction = target_w ** 2 / aspect / (height * width)
+        if not scale[0] <= fraction < scale[1]:
+            continue
+        draws[0] = (fraction - scale[0]) / (scale[1] - scale[0])
+        cases.append("rrc %d %d %r %r %r %r %s" % (height, width, scale[0], scale[1], ratio[0],
+                                                   ratio[1], " ".join(repr(d) for d in draws)))
+        expected.append(" ".join(str(v) for v in reference_box(height, width, scale, ratio, draws)))
+        boundary += 1
     out = subprocess.run([tool, "geometry"], input="\n".join(cases) + "\n", capture_output=True,
                          text=True, check=True).stdout.splitlines()
     if len(out) != len(cases):
@@ -120,8 +139,9 @@ def geometry(tool):
     if bad:
         print(f"FAIL: {len(bad)} of {len(cases)} cases differ")
         return 1
-    print(f"ok: {len(cases)} cases ({fallbacks} RandomResizedCrop, the rest Resize and "
-          f"CenterCrop) equal torchvision {torchvision.__version__}")
+    print(f"ok: {len(cases)} cases ({fallbacks} RandomResizedCrop, {boundary} of them next to a "
+          f"rounding boundary; the rest Resize and CenterCrop) equal torchvision "
+          f"{torchvision.__version__}")
     return 0
 
 

@@ -76,7 +76,8 @@ struct RandomResizedCropDraws {
 
 /// torchvision's RandomResizedCrop.get_params for an image of `height` x `width` given the
 /// draws: 10 attempts of a target area (float32 fraction of the area) and a log-uniform aspect
-/// ratio (float32), w = round(sqrt(area * ratio)), h = round(sqrt(area / ratio)), accepted when
+/// ratio (float32, exp as torch computes it on x86: SLEEF's expf_u10), w = round(sqrt(area *
+/// ratio)), h = round(sqrt(area / ratio)), accepted when
 /// 0 < w <= width and 0 < h <= height; then the offsets floor(u * (size - crop + 1)). Without an
 /// accepted attempt, the centred whole image clipped to the ratio range. `height`, `width` >= 1.
 [[nodiscard]] CropBox random_resized_crop_box(int height, int width,
