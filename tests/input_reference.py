@@ -10,7 +10,8 @@
       extensions) read by torchvision.datasets.ImageFolder (restricted to .jpg/.jpeg) and by
       gpuperf's scan: the same (path, label) list in the same order.
   input_reference.py pixels --tool <input_reference_tool> --work <folder>
-      JPEGs written by PIL (baseline 4:2:0 and 4:4:4, progressive, grayscale, CMYK), decoded and
+      JPEGs written by PIL (baseline 4:2:0 and 4:4:4, progressive, grayscale, CMYK) and a YCCK
+      one written by gpuperf (PIL writes no YCCK), decoded and
       transformed by gpuperf and by PIL + torchvision (Resize(256) + CenterCrop(224), and the
       training crop of gpuperf's draws + flip; ToTensor, Normalize). Without DCT scaling the
       output must equal torchvision's within 1e-5 (float rounding only: gpuperf repeats PIL's
@@ -216,6 +217,9 @@ def run_transform(tool, mode, path, out, dct, index):
 def pixels(tool, work):
     os.makedirs(work, exist_ok=True)
     files = write_images(work)
+    ycck = os.path.join(work, "gpuperf_ycck.jpg")
+    subprocess.run([tool, "ycck", ycck], check=True)
+    files.append(("ycck", ycck))
     level = 1.0 / 255.0 / max(STD)  # one 8-bit level in normalised units, at most
     failures = 0
     worst_dct = 0.0
@@ -262,7 +266,8 @@ def pixels(tool, work):
     if failures:
         print(f"FAIL: {failures} comparison(s)")
         return 1
-    print(f"ok: {len(files)} JPEGs (baseline, 4:4:4, progressive, grayscale, CMYK): decode equal "
+    print(f"ok: {len(files)} JPEGs (baseline, 4:4:4, progressive, grayscale, CMYK; YCCK by "
+          f"gpuperf's encoder): decode equal "
           f"to PIL {Image.__version__}; validation and training transforms without DCT scaling "
           f"within {worst_exact:.2g} of torchvision {torchvision.__version__} (limit 1e-5); with "
           f"DCT scaling the worst image's mean {worst_dct_mean:.2f} levels (limit 2), largest "

@@ -5,6 +5,7 @@
 //   input_reference_tool transform train|val <file.jpg> <out.f32> [dct] [seed] [index]
 //   input_reference_tool decode <file.jpg> <out.rgb>
 //   input_reference_tool scan <folder>                 "<label> <path>" per sample
+//   input_reference_tool ycck <out.jpg>                 a 500 x 375 YCCK JPEG (PIL writes none)
 //
 // geometry reads lines "rrc H W scale_min scale_max ratio_min ratio_max u1 .. u22" (the draws in
 // RandomResizedCropDraws order), "resize H W size" and "center H W size", and prints
@@ -23,6 +24,8 @@
 #include "gpuperf/input/image_file.h"
 #include "gpuperf/input/image_folder.h"
 #include "gpuperf/input/jpeg_decoder.h"
+#include "gpuperf/input/jpeg_encoder.h"
+#include "gpuperf/input/synthetic_data.h"
 
 namespace {
 
@@ -115,6 +118,15 @@ int scan(int argc, char** argv) {
   return 0;
 }
 
+int ycck(int argc, char** argv) {
+  if (argc < 3) return 2;
+  gpuperf::JpegEncodeOptions o;
+  o.color = gpuperf::JpegEncodeColor::kYCCK;
+  const auto bytes = gpuperf::encode_jpeg(gpuperf::synthetic_image(500, 375, 34), o);
+  write(argv[2], bytes.data(), bytes.size());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -124,6 +136,7 @@ int main(int argc, char** argv) {
     if (command == "transform") return transform(argc, argv);
     if (command == "decode") return decode(argc, argv);
     if (command == "scan") return scan(argc, argv);
+    if (command == "ycck") return ycck(argc, argv);
     std::fprintf(stderr, "usage: input_reference_tool geometry|transform|decode ...\n");
     return 2;
   } catch (const std::exception& e) {

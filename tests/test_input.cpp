@@ -414,7 +414,7 @@ TEST_CASE("A truncated JPEG is refused unless accept_truncated keeps it", "[inpu
   }
 }
 
-TEST_CASE("Grayscale and CMYK JPEGs decode to RGB like PIL's convert", "[input]") {
+TEST_CASE("Grayscale, CMYK and YCCK JPEGs decode to RGB like PIL's convert", "[input]") {
   const gpuperf::RgbImage image = gpuperf::synthetic_image(40, 30, 4);
   gpuperf::JpegEncodeOptions gray;
   gray.color = gpuperf::JpegEncodeColor::kGrayscale;
@@ -436,6 +436,28 @@ TEST_CASE("Grayscale and CMYK JPEGs decode to RGB like PIL's convert", "[input]"
     total += std::abs(static_cast<int>(back.pixels[i]) - static_cast<int>(image.pixels[i]));
   }
   CHECK(total / static_cast<double>(back.pixels.size()) < 4.0);
+  // YCCK (Adobe transform 2): libjpeg converts it to the same CMYK. Its chroma is subsampled, so
+  // a smooth picture (input_pixels_vs_pil's PIL has no YCCK writer; the decode of this file was
+  // checked equal to PIL's by hand).
+  gpuperf::RgbImage smooth;
+  smooth.width = 40;
+  smooth.height = 30;
+  for (int y = 0; y < 30; ++y) {
+    for (int x = 0; x < 40; ++x) {
+      smooth.pixels.insert(smooth.pixels.end(), {static_cast<std::uint8_t>(40 + 4 * x),
+                                                 static_cast<std::uint8_t>(30 + 5 * y), 128});
+    }
+  }
+  cmyk.color = gpuperf::JpegEncodeColor::kYCCK;
+  const auto y = gpuperf::encode_jpeg(smooth, cmyk);
+  CHECK(gpuperf::read_jpeg_header(y.data(), y.size()).color_space ==
+        gpuperf::JpegColorSpace::kYCCK);
+  const gpuperf::RgbImage from_ycck = gpuperf::decode_jpeg(y.data(), y.size());
+  total = 0;
+  for (std::size_t i = 0; i < from_ycck.pixels.size(); ++i) {
+    total += std::abs(static_cast<int>(from_ycck.pixels[i]) - static_cast<int>(smooth.pixels[i]));
+  }
+  CHECK(total / static_cast<double>(from_ycck.pixels.size()) < 4.0);
 }
 
 // ---- The loader

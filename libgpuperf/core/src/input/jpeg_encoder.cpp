@@ -85,7 +85,7 @@ void compress(Compressor& c, const RgbImage& image, const JpegEncodeOptions& opt
   if (options.color == JpegEncodeColor::kGrayscale) {
     components = 1;
     c.cinfo.in_color_space = JCS_GRAYSCALE;
-  } else if (options.color == JpegEncodeColor::kCMYK) {
+  } else if (options.color == JpegEncodeColor::kCMYK || options.color == JpegEncodeColor::kYCCK) {
     components = 4;
     c.cinfo.in_color_space = JCS_CMYK;
   } else {
@@ -93,6 +93,7 @@ void compress(Compressor& c, const RgbImage& image, const JpegEncodeOptions& opt
   }
   c.cinfo.input_components = components;
   jpeg_set_defaults(&c.cinfo);
+  if (options.color == JpegEncodeColor::kYCCK) jpeg_set_colorspace(&c.cinfo, JCS_YCCK);
   jpeg_set_quality(&c.cinfo, options.quality, TRUE);
   if (options.color == JpegEncodeColor::kYCbCr && !options.subsample) {
     c.cinfo.comp_info[0].h_samp_factor = 1;

@@ -19,6 +19,7 @@ enum class JpegEncodeColor {
   kYCbCr,      ///< the usual: RGB stored as YCbCr
   kGrayscale,  ///< one channel: the RGB image's luma (ITU-R 601, rounded)
   kCMYK,       ///< four channels, inverted as Adobe (and PIL) write them, with an Adobe marker
+  kYCCK,       ///< the same CMYK stored as YCCK (Adobe transform 2), as Photoshop writes it
 };
 
 /// How encode_jpeg() writes.
@@ -32,9 +33,9 @@ struct JpegEncodeOptions {
   void validate() const;
 };
 
-/// Encodes `image` (RGB). For kCMYK the RGB is stored so that decode_jpeg() gives it back (up to
-/// the JPEG loss): K from the brightest channel, C, M, Y from the rest. Throws ConfigError for
-/// bad options or an empty image, Error if libjpeg fails.
+/// Encodes `image` (RGB). For kCMYK and kYCCK the RGB is stored so that decode_jpeg() gives it back
+/// (up to the JPEG loss): K from the brightest channel, C, M, Y from the rest. Throws ConfigError
+/// for bad options or an empty image, Error if libjpeg fails.
 [[nodiscard]] std::vector<std::uint8_t> encode_jpeg(const RgbImage& image,
                                                     const JpegEncodeOptions& options = {});
 
