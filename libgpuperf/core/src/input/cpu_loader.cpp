@@ -110,7 +110,9 @@ struct CpuLoader::State {
     e.drop_last = options.drop_last;
     auto order = std::make_shared<const std::vector<std::int64_t>>(
         epoch_indices(static_cast<std::int64_t>(samples.size()), e));
-    // Batches of two epochs at most are in flight at once; older orders are dropped.
+    // Two orders are kept (the batches in flight usually span at most two epochs); a worker
+    // still using a dropped one holds its own reference, and one asked for again is recomputed
+    // (the same order: it depends only on seed and epoch).
     while (orders.size() >= 2) orders.erase(orders.begin());
     orders.emplace(epoch, order);
     return order;
