@@ -12,9 +12,9 @@ jobs=${JOBS:-$(nproc)}
 
 # Debian packages the build needs (libgloo-dev: the headers of c10d's Gloo process group, for the
 # CPU collectives and CPU data-parallel runs; LibTorch carries its symbols); the tests also render
-# the HTML report in headless Chromium.
+# the HTML report in headless Chromium. libjpeg62-turbo-dev: the CPU JPEG input pipeline (input/).
 packages=(cmake ninja-build g++ libtorch-dev libspdlog-dev libfmt-dev catch2 nlohmann-json3-dev
-          libcli11-dev libgloo-dev python3)
+          libcli11-dev libgloo-dev libjpeg62-turbo-dev python3)
 # python3: the golden-record and layer checks; procps: pgrep in the data-parallel launch test;
 # python3-jsonschema: the checks of every output format against docs/schema; libbenchmark-tools
 # and python3-scipy: Google Benchmark's compare.py, reading the --benchmark-json output; clang-14

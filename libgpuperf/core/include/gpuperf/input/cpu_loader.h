@@ -1,0 +1,138 @@
+#pragma once
+// The CPU input pipeline: a pool of threads reads, decodes and transforms JPEGs into batch
+// buffers, a bounded number of batches ahead of the consumer, and hands the batches over in
+// order. A batch's content depends only on (seed, epoch, position in the epoch): the same for
+// any thread count and any timing. Bad files never crash the loader and never give a sample a
+// wrong label: a bad file's slot is filled from the next file of the rank's epoch list that
+// decodes (with the slot's own random crop), and the file is reported; `strict` makes the first
+// bad file an error instead.
+//
+//   gpuperf::CpuLoaderOptions options;
+//   options.batch_size = 256;
+//   options.threads = 8;
+//   options.seed = 42;
+//   gpuperf::CpuLoader loader(gpuperf::scan_image_folder("/data/imagenet/train").samples,
+//                             options);
+//   while (const gpuperf::Batch* batch = loader.next()) {
+//     // batch->images: size x 224 x 224 x 3 floats (NHWC); batch->labels: size int64
+//   }
+//   const gpuperf::CpuLoaderStats stats = loader.stats();
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gpuperf/input/image_file.h"
+#include "gpuperf/input/image_folder.h"
+#include "gpuperf/input/jpeg_decoder.h"
+
+namespace gpuperf {
+
+/// Where batch buffers come from. The default is 64-byte aligned pageable memory; the LibTorch
+/// side supplies pinned host memory (cudaHostAlloc) so batches copy to the GPU asynchronously.
+struct HostAllocator {
+  /// Returns `bytes` bytes, 64-byte aligned (throws on failure).
+  std::function<void*(std::size_t bytes)> allocate;
+  /// Frees what allocate() returned.
+  std::function<void(void* pointer, std::size_t bytes)> release;
+
+  /// std::aligned_alloc / std::free.
+  [[nodiscard]] static HostAllocator aligned();
+};
+
+/// How a CpuLoader runs.
+struct CpuLoaderOptions {
+  int batch_size = 256;  ///< samples per batch (>= 1)
+  int threads = 0;       ///< decoding threads; 0: std::thread::hardware_concurrency()
+  /// Batches prepared ahead of the one the consumer holds (>= 1). Host memory is
+  /// (prefetch_batches + 1) batch buffers (host_bytes()).
+  int prefetch_batches = 2;
+  std::uint64_t seed = 0;        ///< the shuffle and every sample's random crop follow from it
+  std::int64_t first_epoch = 0;  ///< the first epoch delivered (>= 0)
+  std::int64_t epochs = 1;       ///< epochs delivered (>= 1), back to back
+  bool shuffle = true;           ///< a new permutation per epoch (epoch_permutation())
+  int rank = 0;                  ///< this data-parallel rank, 0..world_size-1
+  int world_size = 1;            ///< ranks sharing each epoch (DistributedSampler's sharding)
+  bool drop_last = false;        ///< DistributedSampler's drop_last (see EpochOptions)
+  bool drop_last_batch = false;  ///< leave out a last batch smaller than batch_size
+  /// The first bad file is an error (BadImageError naming it, from next() at its batch)
+  /// instead of being skipped and replaced.
+  bool strict = false;
+  ImageTransformOptions transform;  ///< training or validation transform, output type
+  HostAllocator allocator = HostAllocator::aligned();  ///< the batch buffers
+  int max_reported_skips = 16;  ///< skipped files listed in the stats (the count is complete)
+
+  /// Throws ConfigError naming the first bad field: batch_size >= 1, threads 0..1024,
+  /// prefetch_batches 1..64, first_epoch >= 0, epochs >= 1, 0 <= rank < world_size, the
+  /// transform, an allocator with both functions.
+  void validate() const;
+};
+
+/// A batch as next() hands it over; valid until the next call of next() (or the loader's end).
+struct Batch {
+  std::int64_t epoch = 0;           ///< the epoch it belongs to
+  std::int64_t index_in_epoch = 0;  ///< 0-based batch number within the epoch
+  int size = 0;                     ///< samples (batch_size, or fewer for an epoch's last batch)
+  /// size x crop_size x crop_size x 3 elements (NHWC) of the transform's SampleType.
+  void* images = nullptr;
+  std::int64_t* labels = nullptr;        ///< size labels
+  std::vector<std::int64_t> sample_ids;  ///< the data-set index each slot holds
+  int substituted = 0;                   ///< slots filled from another file because theirs was bad
+};
+
+/// A file that gave no sample.
+struct SkippedFile {
+  std::string path;       ///< the file
+  BadImageReason reason;  ///< why
+  std::string detail;     ///< the reader's or libjpeg's words
+};
+
+/// What the loader did so far.
+struct CpuLoaderStats {
+  std::int64_t images_decoded = 0;         ///< samples produced
+  std::int64_t skipped = 0;                ///< failed decode attempts (a bad file counts each time)
+  std::int64_t warnings = 0;               ///< libjpeg warnings in images that were kept
+  std::int64_t bytes_read = 0;             ///< file bytes read
+  std::int64_t decoded_pixels = 0;         ///< pixels libjpeg produced (after DCT scaling and crop)
+  std::int64_t batches_delivered = 0;      ///< batches next() returned
+  std::vector<SkippedFile> first_skipped;  ///< the first max_reported_skips skipped files
+  /// Per thread: seconds spent reading, decoding and transforming (images_decoded / the sum is
+  /// images per second per busy core).
+  std::vector<double> decode_seconds_per_thread;
+  std::vector<std::int64_t> images_per_thread;  ///< per thread: samples produced
+  std::size_t host_bytes = 0;                   ///< batch buffer bytes held (images and labels)
+};
+
+/// The loader. Threads start in the constructor; the destructor stops and joins them (a
+/// consumer may stop early at any point).
+class CpuLoader {
+ public:
+  /// Loads from `samples` (scan_image_folder() or read_file_list()). Throws ConfigError for bad
+  /// options, no samples, or a rank share that gives no batch.
+  CpuLoader(std::vector<Sample> samples, const CpuLoaderOptions& options);
+  ~CpuLoader();
+  CpuLoader(const CpuLoader&) = delete;
+  CpuLoader& operator=(const CpuLoader&) = delete;
+
+  /// The next batch in order, or nullptr after the last. Gives the previous batch's buffer back
+  /// to the pool. Rethrows, at the batch where it happened, a BadImageError in strict mode and
+  /// any error that is not a bad file (the loader is stopped then).
+  const Batch* next();
+  /// What the loader did so far.
+  [[nodiscard]] CpuLoaderStats stats() const;
+  /// Batches in one epoch on this rank.
+  [[nodiscard]] std::int64_t batches_per_epoch() const;
+  /// Samples in one epoch on this rank (samples_per_rank()).
+  [[nodiscard]] std::int64_t samples_per_epoch() const;
+  /// Bytes of batch buffers held: (prefetch_batches + 1) x (images + labels).
+  [[nodiscard]] std::size_t host_bytes() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace gpuperf

@@ -1,0 +1,120 @@
+// Reading image files. POSIX open/read rather than iostreams: one fstat for the size, one read
+// into a buffer the caller reuses, and errno for the reason a file cannot be read.
+#include "gpuperf/input/image_file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <utility>
+
+namespace gpuperf {
+namespace {
+
+bool starts_with(const std::uint8_t* data, std::size_t size, const char* magic, std::size_t n,
+                 std::size_t offset = 0) {
+  return size >= offset + n && std::memcmp(data + offset, magic, n) == 0;
+}
+
+// Closes a descriptor on every path out.
+struct FileDescriptor {
+  int fd = -1;
+  ~FileDescriptor() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+}  // namespace
+
+std::string to_string(BadImageReason reason) {
+  switch (reason) {
+    case BadImageReason::kUnreadable:
+      return "unreadable";
+    case BadImageReason::kEmpty:
+      return "empty file";
+    case BadImageReason::kNotJpeg:
+      return "not a JPEG";
+    case BadImageReason::kTruncated:
+      return "truncated";
+    case BadImageReason::kCorrupt:
+      return "corrupt";
+    case BadImageReason::kTooManyPixels:
+      return "too many pixels";
+    case BadImageReason::kUnsupported:
+      return "unsupported";
+  }
+  return "?";
+}
+
+BadImageError::BadImageError(std::string path, BadImageReason reason, std::string detail)
+    : IoError((path.empty() ? std::string() : path + ": ") + to_string(reason) +
+              (detail.empty() ? std::string() : " (" + detail + ")")),
+      path_(std::move(path)),
+      reason_(reason),
+      detail_(std::move(detail)) {}
+
+BadImageError BadImageError::with_path(const std::string& path) const {
+  return BadImageError(path, reason_, detail_);
+}
+
+std::string sniff_image_format(const std::uint8_t* data, std::size_t size) {
+  if (starts_with(data, size, "\xFF\xD8\xFF", 3)) return "JPEG";
+  if (starts_with(data, size, "\x89PNG\r\n\x1A\n", 8)) return "PNG";
+  if (starts_with(data, size, "GIF87a", 6) || starts_with(data, size, "GIF89a", 6)) return "GIF";
+  if (starts_with(data, size, "BM", 2)) return "BMP";
+  if (starts_with(data, size, "RIFF", 4) && starts_with(data, size, "WEBP", 4, 8)) return "WebP";
+  if (starts_with(data, size, "II*\0", 4) || starts_with(data, size, "MM\0*", 4)) return "TIFF";
+  if (starts_with(data, size, "\0\0\0\x0CjP  ", 8) ||
+      starts_with(data, size, "\xFF\x4F\xFF\x51", 4)) {
+    return "JPEG 2000";
+  }
+  return "";
+}
+
+void check_jpeg_signature(const std::uint8_t* data, std::size_t size) {
+  if (size == 0) throw BadImageError("", BadImageReason::kEmpty, "0 bytes");
+  const std::string format = sniff_image_format(data, size);
+  if (format == "JPEG") return;
+  if (!format.empty()) throw BadImageError("", BadImageReason::kNotJpeg, format + " signature");
+  std::string hex;
+  for (std::size_t i = 0; i < size && i < 4; ++i) {
+    char byte[4];
+    std::snprintf(byte, sizeof byte, "%02x", data[i]);
+    hex += byte;
+  }
+  throw BadImageError("", BadImageReason::kNotJpeg, "unknown signature " + hex);
+}
+
+void read_image_file(const std::string& path, std::vector<std::uint8_t>& bytes) {
+  const auto unreadable = [&](int error) {
+    return BadImageError(path, BadImageReason::kUnreadable, std::strerror(error));
+  };
+  FileDescriptor file;
+  file.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (file.fd < 0) throw unreadable(errno);
+  struct stat info {};
+  if (::fstat(file.fd, &info) != 0) throw unreadable(errno);
+  if (!S_ISREG(info.st_mode)) {
+    throw BadImageError(path, BadImageReason::kUnreadable, "not a regular file");
+  }
+  bytes.resize(static_cast<std::size_t>(info.st_size));
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t got = ::read(file.fd, bytes.data() + done, bytes.size() - done);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) throw unreadable(errno);
+    if (got == 0) break;  // the file shrank since fstat: what was read is the file
+    done += static_cast<std::size_t>(got);
+  }
+  bytes.resize(done);
+  try {
+    check_jpeg_signature(bytes.data(), bytes.size());
+  } catch (const BadImageError& e) {
+    throw e.with_path(path);
+  }
+}
+
+}  // namespace gpuperf

@@ -1,0 +1,124 @@
+// PIL's resampling, Pillow 9.4 Resample.c: precompute_coeffs, normalize_coeffs_8bpc,
+// ImagingResampleHorizontal_8bpc / Vertical_8bpc. Kept in its arithmetic (double weights, (int)
+// truncation of the bounds, the 22-bit rounding, clip8) because any change moves some outputs
+// by one level and the reference test compares exactly.
+#include "input/resample.h"
+
+#include <cmath>
+
+namespace gpuperf::detail {
+namespace {
+
+constexpr int kPrecisionBits = 32 - 8 - 2;
+
+double bilinear_filter(double x) {
+  if (x < 0.0) x = -x;
+  if (x < 1.0) return 1.0 - x;
+  return 0.0;
+}
+
+inline std::uint8_t clip8(int value) {
+  if (value >= (1 << kPrecisionBits << 8)) return 255;
+  if (value <= 0) return 0;
+  return static_cast<std::uint8_t>(value >> kPrecisionBits);
+}
+
+}  // namespace
+
+void build_axis(int in_size, double in0, double in1, int out_size, int out_first, int out_count,
+                ResampleAxis& axis) {
+  const double scale = (in1 - in0) / out_size;
+  const double filterscale = scale < 1.0 ? 1.0 : scale;
+  const double support = 1.0 * filterscale;  // the bilinear filter's support is 1
+  axis.ksize = static_cast<int>(std::ceil(support)) * 2 + 1;
+  axis.first.assign(static_cast<std::size_t>(out_count), 0);
+  axis.taps.assign(static_cast<std::size_t>(out_count), 0);
+  axis.kk.assign(static_cast<std::size_t>(out_count) * axis.ksize, 0);
+  std::vector<double> k(static_cast<std::size_t>(axis.ksize));
+  axis.lo = in_size;
+  axis.hi = 0;
+  for (int i = 0; i < out_count; ++i) {
+    const int xx = out_first + i;
+    const double center = in0 + (xx + 0.5) * scale;
+    const double ss = 1.0 / filterscale;
+    int xmin = static_cast<int>(center - support + 0.5);
+    if (xmin < 0) xmin = 0;
+    int xmax = static_cast<int>(center + support + 0.5);
+    if (xmax > in_size) xmax = in_size;
+    xmax -= xmin;
+    double ww = 0.0;
+    for (int x = 0; x < xmax; ++x) {
+      const double w = bilinear_filter((x + xmin - center + 0.5) * ss);
+      k[static_cast<std::size_t>(x)] = w;
+      ww += w;
+    }
+    for (int x = 0; x < xmax; ++x) {
+      if (ww != 0.0) k[static_cast<std::size_t>(x)] /= ww;
+    }
+    std::int32_t* fixed = &axis.kk[static_cast<std::size_t>(i) * axis.ksize];
+    for (int x = 0; x < xmax; ++x) {
+      const double v = k[static_cast<std::size_t>(x)];
+      fixed[x] = v < 0 ? static_cast<std::int32_t>(-0.5 + v * (1 << kPrecisionBits))
+                       : static_cast<std::int32_t>(0.5 + v * (1 << kPrecisionBits));
+    }
+    axis.first[static_cast<std::size_t>(i)] = xmin;
+    axis.taps[static_cast<std::size_t>(i)] = xmax;
+    if (xmax > 0) {
+      if (xmin < axis.lo) axis.lo = xmin;
+      if (xmin + xmax > axis.hi) axis.hi = xmin + xmax;
+    }
+  }
+  if (axis.lo > axis.hi) axis.lo = axis.hi = 0;
+}
+
+void resample_row(const std::uint8_t* row, int row_origin, int channels, const ResampleAxis& axis,
+                  std::uint8_t* out) {
+  const int count = axis.count();
+  const int half = 1 << (kPrecisionBits - 1);
+  for (int i = 0; i < count; ++i) {
+    const std::int32_t* k = &axis.kk[static_cast<std::size_t>(i) * axis.ksize];
+    const std::uint8_t* in =
+        row + static_cast<std::ptrdiff_t>(axis.first[i] - row_origin) * channels;
+    const int taps = axis.taps[i];
+    if (channels == 3) {
+      int s0 = half, s1 = half, s2 = half;
+      for (int x = 0; x < taps; ++x) {
+        s0 += in[x * 3 + 0] * k[x];
+        s1 += in[x * 3 + 1] * k[x];
+        s2 += in[x * 3 + 2] * k[x];
+      }
+      out[i * 3 + 0] = clip8(s0);
+      out[i * 3 + 1] = clip8(s1);
+      out[i * 3 + 2] = clip8(s2);
+    } else {
+      for (int c = 0; c < channels; ++c) {
+        int s = half;
+        for (int x = 0; x < taps; ++x) s += in[x * channels + c] * k[x];
+        out[i * channels + c] = clip8(s);
+      }
+    }
+  }
+}
+
+void resample_columns(const std::uint8_t* rows, int row_origin, int row_bytes,
+                      const ResampleAxis& axis, std::uint8_t* out) {
+  const int count = axis.count();
+  const int half = 1 << (kPrecisionBits - 1);
+  std::vector<int> sums(static_cast<std::size_t>(row_bytes));
+  for (int i = 0; i < count; ++i) {
+    const std::int32_t* k = &axis.kk[static_cast<std::size_t>(i) * axis.ksize];
+    const std::uint8_t* in =
+        rows + static_cast<std::ptrdiff_t>(axis.first[i] - row_origin) * row_bytes;
+    const int taps = axis.taps[i];
+    for (int b = 0; b < row_bytes; ++b) sums[static_cast<std::size_t>(b)] = half;
+    for (int y = 0; y < taps; ++y) {
+      const std::uint8_t* r = in + static_cast<std::ptrdiff_t>(y) * row_bytes;
+      const int w = k[y];
+      for (int b = 0; b < row_bytes; ++b) sums[static_cast<std::size_t>(b)] += r[b] * w;
+    }
+    std::uint8_t* o = out + static_cast<std::ptrdiff_t>(i) * row_bytes;
+    for (int b = 0; b < row_bytes; ++b) o[b] = clip8(sums[static_cast<std::size_t>(b)]);
+  }
+}
+
+}  // namespace gpuperf::detail
