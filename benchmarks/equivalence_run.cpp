@@ -3,6 +3,9 @@
 // through TrainStep exactly as the headline trains (AMP, channels_last, fused SGD, kernel
 // fusion, the whole step in a CUDA graph), so that its losses, skipped steps, BatchNorm
 // statistics and first-step gradients can be held against PyTorch's from the same start.
+// With --model gpt2 (any registered language model) the side of benchmarks/python/lm_equivalence.py:
+// the batch holds int64 'input' and 'target' [N, T], the optimizer is AdamW (--beta2,
+// --weight-decay) and the loss the language-model cross-entropy, as lm_benchmark trains.
 //
 //   equivalence_run --weights w.safetensors --batch b.safetensors --mode steps --steps 200 \
 //       --precision fp16 --lr 0.02 --json losses.json --tensors after.safetensors
@@ -24,6 +27,7 @@
 #include "gpuperf/base/choices.h"
 #include "gpuperf/base/error.h"
 #include "gpuperf/base/files.h"
+#include "gpuperf/models/registry.h"
 #include "gpuperf/models/resnet.h"
 #include "gpuperf/models/weights_file.h"
 #include "gpuperf/train/gradient_sync.h"
@@ -67,8 +71,14 @@ int main(int argc, char** argv) {
                "equivalence_run");
   std::string weights, batch_path, mode = "steps", precision = "fp16", json_path, tensors_path;
   std::string fuse = "on", graph = "on", device_name = "cuda", optimizer_impl = "fused";
+  std::string model_name = "resnet50";
   std::int64_t steps = 200;
-  double lr = 0.02, init_scale = 65536.0;
+  double lr = 0.02, init_scale = 65536.0, beta2 = 0.95, weight_decay = 0.1;
+  app.add_option("--model", model_name,
+                 "resnet50, or a registered language model (gpt2, llama-1b, ...)");
+  app.add_option("--beta2", beta2, "language models: AdamW's beta2")->check(CLI::Range(0.0, 0.999999));
+  app.add_option("--weight-decay", weight_decay, "language models: AdamW's weight decay")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--weights", weights, "safetensors file of the model's parameters and buffers")
       ->required();
   app.add_option("--batch", batch_path,
@@ -79,7 +89,7 @@ int main(int argc, char** argv) {
   app.add_option("--steps", steps, "optimizer steps (mode steps)")->check(CLI::Range(1, 100000));
   app.add_option("--precision", precision, "fp32, fp16 or bf16")
       ->check(CLI::IsMember({"fp32", "fp16", "bf16"}));
-  app.add_option("--lr", lr, "SGD learning rate (momentum 0.9)")->check(CLI::PositiveNumber);
+  app.add_option("--lr", lr, "learning rate (SGD with momentum 0.9; AdamW for language models)")->check(CLI::PositiveNumber);
   app.add_option("--init-scale", init_scale, "the GradScaler's first scale (fp16)")
       ->check(CLI::PositiveNumber);
   app.add_option("--fuse", fuse, "gpuperf's training kernel fusion")
@@ -100,28 +110,42 @@ int main(int argc, char** argv) {
     if (!json_path.empty()) gpuperf::check_writable(json_path, "json");
     const torch::Device device(device_name);
     const auto batch = gpuperf::read_safetensors(batch_path);
-    const torch::Tensor input = tensor_named(batch, "input", batch_path).to(torch::kFloat);
+    const gpuperf::ModelInfo info = gpuperf::ModelRegistry::global().get(model_name);
+    const bool language = info.task == gpuperf::ModelTask::kLanguageModel;
+    if (!language && model_name != "resnet50") {
+      throw gpuperf::ConfigError("--model", model_name, "must be resnet50 or a language model");
+    }
+    torch::Tensor input = tensor_named(batch, "input", batch_path);
+    input = language ? input.to(torch::kLong) : input.to(torch::kFloat);
     const torch::Tensor target = tensor_named(batch, "target", batch_path).to(torch::kLong);
 
-    gpuperf::ResNet model(gpuperf::ResNetOptions::resnet50());
-    gpuperf::load_named_tensors(*model, gpuperf::read_safetensors(weights));
+    torch::nn::AnyModule any = gpuperf::ModelRegistry::global().create(model_name);
+    torch::nn::Module& model = *any.ptr();
+    gpuperf::load_named_tensors(model, gpuperf::read_safetensors(weights));
 
     gpuperf::TrainStepOptions options;
     options.precision = gpuperf::parse_precision(precision, "precision");
-    options.memory_format = gpuperf::MemoryFormat::kChannelsLast;
-    options.optimizer = gpuperf::OptimizerKind::kSgd;
+    options.memory_format =
+        language ? gpuperf::MemoryFormat::kContiguous : gpuperf::MemoryFormat::kChannelsLast;
+    options.optimizer = language ? gpuperf::OptimizerKind::kAdamW : gpuperf::OptimizerKind::kSgd;
     options.learning_rate = lr;
     options.momentum = 0.9;
+    options.adam_beta2 = beta2;
+    options.weight_decay = language ? weight_decay : 0.0;
     options.fused_optimizer = device.is_cuda() && optimizer_impl == "fused";
     options.cuda_graph = mode == "steps" && graph == "on" && options.fused_optimizer;
     options.kernel_fusion = fuse == "on";
     options.grad_scaler.init_scale(init_scale);
-    gpuperf::TrainStep step(torch::nn::AnyModule(model), device, options);
-    const torch::Tensor x = input.to(device).contiguous(at::MemoryFormat::ChannelsLast);
+    gpuperf::TrainStep step(any, device, options,
+                            language ? gpuperf::language_model_loss()
+                                     : gpuperf::cross_entropy_loss());
+    const torch::Tensor x =
+        language ? input.to(device)
+                 : input.to(device).contiguous(at::MemoryFormat::ChannelsLast);
     const torch::Tensor y = target.to(device);
 
     if (mode == "gradients") {
-      auto snapshot = std::make_shared<GradientSnapshot>(*model);
+      auto snapshot = std::make_shared<GradientSnapshot>(model);
       step.set_gradient_sync(snapshot);
       const double scale = options.precision == gpuperf::Precision::kFp16 ? init_scale : 1.0;
       (void)step(x, y);
@@ -148,7 +172,7 @@ int main(int argc, char** argv) {
                           {"precision", precision},
                           {"lr", lr},
                           {"steps", steps}};
-    gpuperf::write_safetensors(gpuperf::named_tensors(*model), tensors_path);
+    gpuperf::write_safetensors(gpuperf::named_tensors(model), tensors_path);
     if (!json_path.empty()) gpuperf::write_text_file_atomically(out.dump(1) + "\n", json_path);
     return 0;
   });

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -375,7 +376,10 @@ TEST_CASE(
   const gpuperf::RunRecord record = gpuperf::run_training(run);
   CHECK(record.config.graph_mode == "cuda-graph");
   CHECK(record.config.optimizer_impl == "fused");
-  CHECK(record.config.kernel_fusion == "attention: flash");
+  // A fused kernel, not the math path: LibTorch 2.11 picks cuDNN's on an H200, flash elsewhere.
+  const std::set<std::string> fused{"attention: flash", "attention: cudnn",
+                                    "attention: efficient"};
+  CHECK(fused.count(record.config.kernel_fusion) == 1);
   CHECK(std::isfinite(record.final_loss));
   CHECK(record.final_loss < record.first_loss);
   CHECK(record.metrics.at("tokens_per_second") > 0);
@@ -387,7 +391,7 @@ TEST_CASE(
   const torch::Tensor q = torch::randn({2, 4, 64, 64}, bf16);
   const torch::Tensor k = torch::randn({2, 4, 64, 64}, bf16);
   const torch::Tensor v = torch::randn({2, 4, 64, 64}, bf16);
-  CHECK(gpuperf::attention_kernel(q, k, v) == "flash");
+  CHECK(gpuperf::attention_kernel(q, k, v) != "math");
   const torch::Tensor got = gpuperf::causal_attention(q, k, v).to(torch::kDouble).cpu();
   CHECK((got - reference_attention(q, k, v)).abs().max().item<double>() < 0.05);
 }

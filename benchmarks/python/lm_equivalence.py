@@ -1,0 +1,148 @@
+#!/usr/bin/env python3
+"""gpuperf's language-model training against PyTorch's from the same initial weights and batch.
+
+The peer's model (benchmarks/python/lm_peer.py, gpuperf's parameter names) is built with a seed
+and its state_dict and one fixed batch of random tokens are written as safetensors files;
+gpuperf's `equivalence_run --model <lm>` loads them by name and trains --steps steps through
+TrainStep as lm_benchmark does (bf16 autocast, fused AdamW betas 0.9/--beta2, weight decay, the
+whole step in a CUDA graph), also with the graph off and with torch::optim's AdamW. PyTorch runs
+that differ only in choices a user could make set the spread: A eager fused AdamW, B the same
+again (run-to-run nondeterminism), C eager foreach AdamW (PyTorch's default implementation),
+D the whole step in a manual CUDA graph (capturable fused AdamW). gpuperf's largest per-step loss
+difference from A must be within the largest of B's, C's and D's (plus 1e-3).
+
+    python3 lm_equivalence.py --build build-gpu --out DIR [--model gpt2] [--steps 200]
+
+Writes DIR/lm_equivalence.json and .md, prints the Markdown; exits 1 when a check fails, 77
+(SKIPPED) without CUDA, 2 for bad arguments.
+"""
+import argparse
+import json
+import os
+import sys
+
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import lm_peer  # noqa: E402
+from equivalence import run_gpuperf, write_safetensors  # noqa: E402
+
+
+def pytorch_losses(state, x, y, a, impl, graph=False):
+    model, _, _, _ = lm_peer.build(a.model)
+    model.load_state_dict(state)
+    model.cuda()
+    opt = torch.optim.AdamW(model.parameters(), lr=a.lr, betas=(0.9, a.beta2),
+                            weight_decay=a.weight_decay, eps=1e-8,
+                            fused=impl == "fused", foreach=impl == "foreach",
+                            capturable=graph)
+
+    def step():
+        with torch.autocast("cuda", dtype=torch.bfloat16, cache_enabled=not graph):
+            logits = model(x)
+            loss = F.cross_entropy(logits.view(-1, logits.shape[-1]), y.view(-1))
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=not graph)
+        return loss.detach()
+
+    losses = []
+    if not graph:
+        for _ in range(a.steps):
+            losses.append(step().clone())
+    else:
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            for _ in range(3):
+                losses.append(step().clone())
+        torch.cuda.current_stream().wait_stream(side)
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            static = step()
+        for _ in range(a.steps - 3):
+            g.replay()
+            losses.append(static.clone())
+    return [float(v) for v in torch.stack(losses).cpu()]
+
+
+def main(argv):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--build", required=True, help="gpuperf build folder (benchmarks/equivalence_run)")
+    p.add_argument("--out", required=True)
+    p.add_argument("--model", default="gpt2", choices=sorted(lm_peer.SHAPES))
+    p.add_argument("--batch-size", type=int, default=8)
+    p.add_argument("--seq-len", type=int, default=512)
+    p.add_argument("--steps", type=int, default=200)
+    p.add_argument("--lr", type=float, default=1e-4)
+    p.add_argument("--beta2", type=float, default=0.95)
+    p.add_argument("--weight-decay", type=float, default=0.1)
+    a = p.parse_args(argv)
+    if a.steps < 4 or a.batch_size < 1 or a.seq_len < 1:
+        p.error("--steps must be >= 4, --batch-size and --seq-len >= 1")
+    if not torch.cuda.is_available():
+        print("SKIPPED: no CUDA device")
+        return 77
+    tool = os.path.join(a.build, "benchmarks", "equivalence_run")
+    os.makedirs(a.out, exist_ok=True)
+    torch.manual_seed(0)
+    model, _, _, vocab = lm_peer.build(a.model)
+    state = {k: v.detach().clone() for k, v in model.state_dict().items()}
+    ids = torch.randint(0, vocab, (a.batch_size, a.seq_len + 1),
+                        generator=torch.Generator().manual_seed(1))
+    x, y = ids[:, :-1].contiguous(), ids[:, 1:].contiguous()
+    weights = os.path.join(a.out, "weights.safetensors")
+    batch = os.path.join(a.out, "batch.safetensors")
+    write_safetensors(state, weights)
+    write_safetensors({"input": x, "target": y}, batch)
+
+    runs = {}
+    xc, yc = x.cuda(), y.cuda()
+    runs["A pytorch fused"] = pytorch_losses(state, xc, yc, a, "fused")
+    runs["B pytorch fused again"] = pytorch_losses(state, xc, yc, a, "fused")
+    runs["C pytorch foreach"] = pytorch_losses(state, xc, yc, a, "foreach")
+    runs["D pytorch graph"] = pytorch_losses(state, xc, yc, a, "fused", graph=True)
+    for name, extra in (("gpuperf graph", ["--graph", "on"]),
+                        ("gpuperf eager fused", ["--graph", "off"]),
+                        ("gpuperf torch::optim", ["--graph", "off", "--optimizer-impl", "torch"])):
+        js = os.path.join(a.out, name.replace(" ", "_").replace(":", "") + ".json")
+        run_gpuperf(tool, ["--model", a.model, "--weights", weights, "--batch", batch,
+                           "--mode", "steps", "--steps", str(a.steps), "--precision", "bf16",
+                           "--lr", str(a.lr), "--beta2", str(a.beta2), "--weight-decay",
+                           str(a.weight_decay), "--fuse", "off", "--json", js,
+                           "--tensors", os.path.join(a.out, "after.safetensors")] + extra)
+        with open(js) as f:
+            runs[name] = json.load(f)["losses"]
+    ref = runs["A pytorch fused"]
+
+    def max_diff(losses):
+        return max(abs(u - v) for u, v in zip(losses, ref))
+
+    spread = max(max_diff(runs[k]) for k in runs if k.startswith(("B", "C", "D")))
+    lines = [f"# {a.model}: gpuperf vs PyTorch from the same weights ({a.steps} steps, batch "
+             f"{a.batch_size} x {a.seq_len}, bf16, AdamW lr {a.lr}, betas 0.9/{a.beta2}, "
+             f"weight decay {a.weight_decay}; torch {torch.__version__})", "",
+             "| run | loss step 1 | step 50 | last | largest per-step difference from A |",
+             "|---|---|---|---|---|"]
+    for name, losses in runs.items():
+        lines.append(f"| {name} | {losses[0]:.4f} | {losses[min(49, len(losses) - 1)]:.4f} | "
+                     f"{losses[-1]:.4f} | {max_diff(losses):.4f} |")
+    failed = []
+    for name in ("gpuperf graph", "gpuperf eager fused", "gpuperf torch::optim"):
+        ok = max_diff(runs[name]) <= spread + 1e-3
+        if not ok:
+            failed.append(name)
+        lines.append(f"\n{'PASS' if ok else 'FAIL'}: {name} within PyTorch's spread "
+                     f"({max_diff(runs[name]):.4f} vs {spread:.4f} + 1e-3)")
+    text = "\n".join(lines)
+    with open(os.path.join(a.out, "lm_equivalence.md"), "w") as f:
+        f.write(text + "\n")
+    with open(os.path.join(a.out, "lm_equivalence.json"), "w") as f:
+        json.dump({"settings": vars(a), "runs": runs, "spread": spread, "failed": failed}, f)
+    print(text)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
