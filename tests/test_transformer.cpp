@@ -377,8 +377,9 @@ TEST_CASE(
   CHECK(record.config.graph_mode == "cuda-graph");
   CHECK(record.config.optimizer_impl == "fused");
   // A fused kernel, not the math path: LibTorch 2.11 picks cuDNN's on an H200, flash elsewhere.
-  const std::set<std::string> fused{"attention: flash", "attention: cudnn",
-                                    "attention: efficient"};
+  const std::set<std::string> fused{"attention: flash; cross-entropy: gpuperf",
+                                    "attention: cudnn; cross-entropy: gpuperf",
+                                    "attention: efficient; cross-entropy: gpuperf"};
   CHECK(fused.count(record.config.kernel_fusion) == 1);
   CHECK(std::isfinite(record.final_loss));
   CHECK(record.final_loss < record.first_loss);
@@ -394,4 +395,51 @@ TEST_CASE(
   CHECK(gpuperf::attention_kernel(q, k, v) != "math");
   const torch::Tensor got = gpuperf::causal_attention(q, k, v).to(torch::kDouble).cpu();
   CHECK((got - reference_attention(q, k, v)).abs().max().item<double>() < 0.05);
+}
+
+TEST_CASE("the fused cross-entropy matches the fp64 loss and gradient, any vocabulary width",
+          "[models][lm][gpu]") {
+  GPUPERF_REQUIRE_GPU();
+  torch::manual_seed(6);
+  for (const auto dtype : {torch::kBFloat16, torch::kHalf, torch::kFloat}) {
+    for (const std::int64_t vocab : {50304, 1001, 7}) {
+      INFO("dtype " << c10::toString(dtype) << ", vocabulary " << vocab);
+      const auto on = torch::TensorOptions().device(torch::kCUDA);
+      const torch::Tensor logits =
+          (torch::randn({3, 37, vocab}, on) * 4).to(dtype).requires_grad_(true);
+      const torch::Tensor targets = torch::randint(0, vocab, {3, 37}, on.dtype(torch::kLong));
+      REQUIRE(gpuperf::fused_cross_entropy_applies(logits));
+      const torch::Tensor loss = gpuperf::next_token_loss(logits, targets);
+      (loss * 3).backward();  // an incoming gradient other than 1 reaches the kernel
+      const torch::Tensor x64 = logits.detach().to(torch::kDouble).requires_grad_(true);
+      const torch::Tensor ref = torch::nn::functional::cross_entropy(x64.reshape({-1, vocab}),
+                                                                     targets.reshape({-1}));
+      (ref * 3).backward();
+      CHECK(std::abs(loss.item<double>() - ref.item<double>()) < 1e-4 * ref.item<double>());
+      // The gradient is rounded to the logits' dtype once: within that dtype's half-ulp of the
+      // largest entries.
+      const double tolerance = dtype == torch::kFloat ? 1e-6 : (dtype == torch::kHalf ? 1e-3 : 8e-3);
+      const torch::Tensor g = logits.grad().to(torch::kDouble);
+      const double scale = x64.grad().abs().max().item<double>();
+      CHECK((g - x64.grad()).abs().max().item<double>() <= tolerance * scale);
+    }
+  }
+  // A target outside the vocabulary gives a NaN loss, never a read out of bounds.
+  const torch::Tensor logits = torch::zeros({2, 5}, torch::TensorOptions().device(torch::kCUDA));
+  const torch::Tensor bad = torch::tensor({1, 9}, torch::kLong).cuda();
+  CHECK(std::isnan(gpuperf::next_token_loss(logits, bad).item<double>()));
+  CHECK_THROWS_WITH(gpuperf::next_token_loss(logits, torch::zeros({3}, torch::kLong).cuda()),
+                    Catch::Contains("disagree"));
+}
+
+TEST_CASE("next_token_loss is ATen's cross-entropy on the CPU", "[models][lm]") {
+  torch::manual_seed(7);
+  const torch::Tensor logits = torch::randn({2, 5, 11});
+  const torch::Tensor targets = torch::randint(0, 11, {2, 5}, torch::kLong);
+  CHECK_FALSE(gpuperf::fused_cross_entropy_applies(logits));
+  CHECK(gpuperf::next_token_loss(logits, targets).item<double>() ==
+        torch::nn::functional::cross_entropy(logits.reshape({-1, 11}), targets.reshape({-1}))
+            .item<double>());
+  CHECK_THROWS_WITH(gpuperf::next_token_loss(logits, targets.narrow(1, 0, 4)),
+                    Catch::Contains("disagree"));
 }

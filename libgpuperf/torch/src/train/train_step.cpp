@@ -27,6 +27,7 @@
 #include "gpuperf/base/files.h"
 #include "gpuperf/base/log.h"
 #include "gpuperf/models/fusion.h"
+#include "gpuperf/models/transformer.h"
 #include "gpuperf/device/torch_choices.h"
 
 #if GPUPERF_WITH_CUDA
@@ -50,7 +51,7 @@ LossFunction cross_entropy_loss() {
 
 LossFunction language_model_loss() {
   return [](const torch::Tensor& logits, const torch::Tensor& next_tokens) {
-    return torch::nn::functional::cross_entropy(logits.flatten(0, -2), next_tokens.flatten());
+    return next_token_loss(logits, next_tokens);
   };
 }
 

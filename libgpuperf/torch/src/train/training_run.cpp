@@ -22,6 +22,7 @@
 #include "gpuperf/device/cuda_timer.h"
 #include "gpuperf/device/device.h"
 #include "gpuperf/device/kernel_trace.h"
+#include "gpuperf/device/torch_choices.h"
 #include "gpuperf/models/registry.h"
 #include "gpuperf/models/transformer.h"
 #include "gpuperf/report/console.h"
@@ -261,6 +262,13 @@ void add_language_model_figures(const ResolvedTraining& r, torch::nn::Module& mo
   record.metrics["model_flops_per_sample"] = per_token * t;
   const std::string kernel = attention_kernel_of(model, r.sequence, r.step.precision, r.device);
   if (!kernel.empty()) record.config.kernel_fusion = "attention: " + kernel;
+  // The logits come out of the last matrix product in the autocast dtype.
+  const torch::ScalarType logits_dtype =
+      uses_autocast(r.step.precision) ? autocast_dtype(r.step.precision) : torch::kFloat;
+  if (fused_cross_entropy_applies(
+          torch::empty({1, 1}, torch::TensorOptions().device(r.device).dtype(logits_dtype)))) {
+    record.config.kernel_fusion += "; cross-entropy: gpuperf";
+  }
 }
 
 // Builds the model and the step, times the windows and fills the measured fields. Returns why

@@ -84,6 +84,16 @@ struct LlamaOptions {
 [[nodiscard]] std::string attention_kernel(const torch::Tensor& q, const torch::Tensor& k,
                                            const torch::Tensor& v);
 
+/// A language model's loss: cross-entropy of logits [..., vocabulary] against the next tokens
+/// [...], averaged over every token. On CUDA (fp32, fp16 or bf16 logits) gpuperf's fused kernels
+/// run it: one pass over the logits forward and one backward, in float32 math, the gradient in the
+/// logits' dtype, without the float32 copy and log-softmax ATen's path writes under autocast.
+/// Elsewhere ATen's cross_entropy. ConfigError when the shapes disagree.
+[[nodiscard]] torch::Tensor next_token_loss(const torch::Tensor& logits,
+                                            const torch::Tensor& targets);
+/// Whether next_token_loss() runs gpuperf's fused kernels for these logits.
+[[nodiscard]] bool fused_cross_entropy_applies(const torch::Tensor& logits);
+
 /// attention_kernel() for the attention of `model` (a Gpt or a Llama) over `sequence` tokens at
 /// the activations' dtype under `precision`; "" for any other module.
 [[nodiscard]] std::string attention_kernel_of(const torch::nn::Module& model, std::int64_t sequence,

@@ -1,0 +1,172 @@
+// The fused cross-entropy's kernels (cross_entropy_kernels.h): one block per row of logits.
+
+#include <math_constants.h>
+
+#include <cstdint>
+
+#include "models/cross_entropy_kernels.h"
+#include "models/kernel_types.cuh"
+
+namespace gpuperf::detail {
+namespace {
+
+constexpr int kThreads = 512;
+constexpr int kWarps = kThreads / 32;
+constexpr int kVector = 8;  // elements per vector load: 16 bytes of bf16/fp16
+
+// Running (maximum, sum of exp(x - maximum)) with one more value.
+__device__ __forceinline__ void add_value(float v, float& m, float& s) {
+  if (v > m) {
+    s = s * expf(m - v) + 1.0f;
+    m = v;
+  } else {
+    s += expf(v - m);
+  }
+}
+
+// Two running pairs merged (an empty pair is (-inf, 0)).
+__device__ __forceinline__ void merge(float om, float os, float& m, float& s) {
+  const float top = fmaxf(m, om);
+  if (top == -CUDART_INF_F) return;
+  s = s * expf(m - top) + os * expf(om - top);
+  m = top;
+}
+
+template <typename T>
+__device__ __forceinline__ bool vector_aligned(const T* p, std::int64_t vocab) {
+  return vocab % kVector == 0 && reinterpret_cast<std::uintptr_t>(p) % sizeof(Pack<T, kVector>) == 0;
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kThreads)
+    forward_kernel(const T* logits, const std::int64_t* targets, std::int64_t vocab, float* lse,
+                   float* loss) {
+  const std::int64_t row = blockIdx.x;
+  const T* x = logits + row * vocab;
+  float m = -CUDART_INF_F;
+  float s = 0.0f;
+  if (vector_aligned(x, vocab)) {
+    const auto* packs = reinterpret_cast<const Pack<T, kVector>*>(x);
+    for (std::int64_t p = threadIdx.x; p < vocab / kVector; p += kThreads) {
+      const Pack<T, kVector> pack = packs[p];
+#pragma unroll
+      for (int i = 0; i < kVector; ++i) add_value(to_float(pack.v[i]), m, s);
+    }
+  } else {
+    for (std::int64_t i = threadIdx.x; i < vocab; i += kThreads) add_value(to_float(x[i]), m, s);
+  }
+#pragma unroll
+  for (int offset = 16; offset > 0; offset /= 2) {
+    const float om = __shfl_xor_sync(0xffffffffu, m, offset);
+    const float os = __shfl_xor_sync(0xffffffffu, s, offset);
+    merge(om, os, m, s);
+  }
+  __shared__ float warp_m[kWarps];
+  __shared__ float warp_s[kWarps];
+  const int warp = threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  if (lane == 0) {
+    warp_m[warp] = m;
+    warp_s[warp] = s;
+  }
+  __syncthreads();
+  if (warp == 0) {
+    m = lane < kWarps ? warp_m[lane] : -CUDART_INF_F;
+    s = lane < kWarps ? warp_s[lane] : 0.0f;
+#pragma unroll
+    for (int offset = 16; offset > 0; offset /= 2) {
+      const float om = __shfl_xor_sync(0xffffffffu, m, offset);
+      const float os = __shfl_xor_sync(0xffffffffu, s, offset);
+      merge(om, os, m, s);
+    }
+    if (lane == 0) {
+      const float log_sum = m + logf(s);
+      lse[row] = log_sum;
+      const std::int64_t t = targets[row];
+      loss[row] = t >= 0 && t < vocab ? log_sum - to_float(x[t]) : CUDART_NAN_F;
+    }
+  }
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kThreads)
+    backward_kernel(const T* logits, const std::int64_t* targets, const float* lse,
+                    const float* grad_loss, float scale, std::int64_t vocab, T* grad) {
+  const std::int64_t row = blockIdx.x;
+  const T* x = logits + row * vocab;
+  T* g = grad + row * vocab;
+  const float log_sum = lse[row];
+  const float factor = grad_loss[0] * scale;
+  const std::int64_t t = targets[row];
+  if (vector_aligned(x, vocab) && vector_aligned(g, vocab)) {
+    const auto* in = reinterpret_cast<const Pack<T, kVector>*>(x);
+    auto* out = reinterpret_cast<Pack<T, kVector>*>(g);
+    for (std::int64_t p = threadIdx.x; p < vocab / kVector; p += kThreads) {
+      const Pack<T, kVector> pack = in[p];
+      Pack<T, kVector> result;
+#pragma unroll
+      for (int i = 0; i < kVector; ++i) {
+        const std::int64_t k = p * kVector + i;
+        const float prob = expf(to_float(pack.v[i]) - log_sum);
+        result.v[i] = from_float<T>((prob - (k == t ? 1.0f : 0.0f)) * factor);
+      }
+      out[p] = result;
+    }
+  } else {
+    for (std::int64_t k = threadIdx.x; k < vocab; k += kThreads) {
+      const float prob = expf(to_float(x[k]) - log_sum);
+      g[k] = from_float<T>((prob - (k == t ? 1.0f : 0.0f)) * factor);
+    }
+  }
+}
+
+template <typename T>
+cudaError_t forward_as(const void* logits, const std::int64_t* targets, std::int64_t rows,
+                       std::int64_t vocab, float* lse, float* loss, cudaStream_t stream) {
+  forward_kernel<T><<<static_cast<unsigned>(rows), kThreads, 0, stream>>>(
+      static_cast<const T*>(logits), targets, vocab, lse, loss);
+  return cudaGetLastError();
+}
+
+template <typename T>
+cudaError_t backward_as(const void* logits, const std::int64_t* targets, const float* lse,
+                        const float* grad_loss, float scale, std::int64_t rows, std::int64_t vocab,
+                        void* grad, cudaStream_t stream) {
+  backward_kernel<T><<<static_cast<unsigned>(rows), kThreads, 0, stream>>>(
+      static_cast<const T*>(logits), targets, lse, grad_loss, scale, vocab, static_cast<T*>(grad));
+  return cudaGetLastError();
+}
+
+}  // namespace
+
+cudaError_t cross_entropy_forward(NhwcDtype dtype, const void* logits, const std::int64_t* targets,
+                                  std::int64_t rows, std::int64_t vocab, float* lse, float* loss,
+                                  cudaStream_t stream) {
+  if (rows == 0) return cudaSuccess;
+  switch (dtype) {
+    case NhwcDtype::kHalf:
+      return forward_as<__half>(logits, targets, rows, vocab, lse, loss, stream);
+    case NhwcDtype::kBFloat16:
+      return forward_as<__nv_bfloat16>(logits, targets, rows, vocab, lse, loss, stream);
+    default:
+      return forward_as<float>(logits, targets, rows, vocab, lse, loss, stream);
+  }
+}
+
+cudaError_t cross_entropy_backward(NhwcDtype dtype, const void* logits,
+                                   const std::int64_t* targets, const float* lse,
+                                   const float* grad_loss, float scale, std::int64_t rows,
+                                   std::int64_t vocab, void* grad, cudaStream_t stream) {
+  if (rows == 0) return cudaSuccess;
+  switch (dtype) {
+    case NhwcDtype::kHalf:
+      return backward_as<__half>(logits, targets, lse, grad_loss, scale, rows, vocab, grad, stream);
+    case NhwcDtype::kBFloat16:
+      return backward_as<__nv_bfloat16>(logits, targets, lse, grad_loss, scale, rows, vocab, grad,
+                                        stream);
+    default:
+      return backward_as<float>(logits, targets, lse, grad_loss, scale, rows, vocab, grad, stream);
+  }
+}
+
+}  // namespace gpuperf::detail
