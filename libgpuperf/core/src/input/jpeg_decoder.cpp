@@ -505,8 +505,15 @@ void decode_region(Decoder& d, RegionJob& job) {
   // row above (jpeg_skip_scanlines), which moves the outermost pixels by a few levels. One iMCU
   // of margin on each side keeps those pixels out of what the filters read, so the region
   // equals the same pixels of a whole-image decode.
+  // libjpeg 7+ (Ubuntu's libjpeg-turbo8) splits the scaled DCT size per direction; 6.2 (Debian's
+  // libjpeg62-turbo) has one.
+#if JPEG_LIB_VERSION >= 70
+  const int imcu_w = d.cinfo.max_h_samp_factor * d.cinfo.min_DCT_h_scaled_size;
+  const int imcu_h = d.cinfo.max_v_samp_factor * d.cinfo.min_DCT_v_scaled_size;
+#else
   const int imcu_w = d.cinfo.max_h_samp_factor * d.cinfo.min_DCT_scaled_size;
   const int imcu_h = d.cinfo.max_v_samp_factor * d.cinfo.min_DCT_scaled_size;
+#endif
   const int need_x0 = job.lo_x + ax.lo;
   const int need_x1 = job.lo_x + ax.hi;
   const int x0 = std::max(0, need_x0 - imcu_w);
