@@ -3,8 +3,9 @@
 // through TrainStep exactly as the headline trains (AMP, channels_last, fused SGD, kernel
 // fusion, the whole step in a CUDA graph), so that its losses, skipped steps, BatchNorm
 // statistics and first-step gradients can be held against PyTorch's from the same start.
-// With --model gpt2 (any registered language model) the side of benchmarks/python/lm_equivalence.py:
-// the batch holds int64 'input' and 'target' [N, T], the optimizer is AdamW (--beta2,
+// With --model gpt2 (any registered language model) the side of
+// benchmarks/python/lm_equivalence.py: the batch holds int64 'input' and 'target' [N, T], the
+// optimizer is AdamW (--beta2,
 // --weight-decay) and the loss the language-model cross-entropy, as lm_benchmark trains.
 //
 //   equivalence_run --weights w.safetensors --batch b.safetensors --mode steps --steps 200 \
@@ -76,7 +77,8 @@ int main(int argc, char** argv) {
   double lr = 0.02, init_scale = 65536.0, beta2 = 0.95, weight_decay = 0.1;
   app.add_option("--model", model_name,
                  "resnet50, or a registered language model (gpt2, llama-1b, ...)");
-  app.add_option("--beta2", beta2, "language models: AdamW's beta2")->check(CLI::Range(0.0, 0.999999));
+  app.add_option("--beta2", beta2, "language models: AdamW's beta2")
+      ->check(CLI::Range(0.0, 0.999999));
   app.add_option("--weight-decay", weight_decay, "language models: AdamW's weight decay")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--weights", weights, "safetensors file of the model's parameters and buffers")
@@ -89,7 +91,8 @@ int main(int argc, char** argv) {
   app.add_option("--steps", steps, "optimizer steps (mode steps)")->check(CLI::Range(1, 100000));
   app.add_option("--precision", precision, "fp32, fp16 or bf16")
       ->check(CLI::IsMember({"fp32", "fp16", "bf16"}));
-  app.add_option("--lr", lr, "learning rate (SGD with momentum 0.9; AdamW for language models)")->check(CLI::PositiveNumber);
+  app.add_option("--lr", lr, "learning rate (SGD with momentum 0.9; AdamW for language models)")
+      ->check(CLI::PositiveNumber);
   app.add_option("--init-scale", init_scale, "the GradScaler's first scale (fp16)")
       ->check(CLI::PositiveNumber);
   app.add_option("--fuse", fuse, "gpuperf's training kernel fusion")
@@ -136,12 +139,11 @@ int main(int argc, char** argv) {
     options.cuda_graph = mode == "steps" && graph == "on" && options.fused_optimizer;
     options.kernel_fusion = fuse == "on";
     options.grad_scaler.init_scale(init_scale);
-    gpuperf::TrainStep step(any, device, options,
-                            language ? gpuperf::language_model_loss()
-                                     : gpuperf::cross_entropy_loss());
+    gpuperf::TrainStep step(
+        any, device, options,
+        language ? gpuperf::language_model_loss() : gpuperf::cross_entropy_loss());
     const torch::Tensor x =
-        language ? input.to(device)
-                 : input.to(device).contiguous(at::MemoryFormat::ChannelsLast);
+        language ? input.to(device) : input.to(device).contiguous(at::MemoryFormat::ChannelsLast);
     const torch::Tensor y = target.to(device);
 
     if (mode == "gradients") {

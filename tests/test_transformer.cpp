@@ -412,13 +412,14 @@ TEST_CASE("the fused cross-entropy matches the fp64 loss and gradient, any vocab
       const torch::Tensor loss = gpuperf::next_token_loss(logits, targets);
       (loss * 3).backward();  // an incoming gradient other than 1 reaches the kernel
       const torch::Tensor x64 = logits.detach().to(torch::kDouble).requires_grad_(true);
-      const torch::Tensor ref = torch::nn::functional::cross_entropy(x64.reshape({-1, vocab}),
-                                                                     targets.reshape({-1}));
+      const torch::Tensor ref =
+          torch::nn::functional::cross_entropy(x64.reshape({-1, vocab}), targets.reshape({-1}));
       (ref * 3).backward();
       CHECK(std::abs(loss.item<double>() - ref.item<double>()) < 1e-4 * ref.item<double>());
       // The gradient is rounded to the logits' dtype once: within that dtype's half-ulp of the
       // largest entries.
-      const double tolerance = dtype == torch::kFloat ? 1e-6 : (dtype == torch::kHalf ? 1e-3 : 8e-3);
+      const double tolerance =
+          dtype == torch::kFloat ? 1e-6 : (dtype == torch::kHalf ? 1e-3 : 8e-3);
       const torch::Tensor g = logits.grad().to(torch::kDouble);
       const double scale = x64.grad().abs().max().item<double>();
       CHECK((g - x64.grad()).abs().max().item<double>() <= tolerance * scale);

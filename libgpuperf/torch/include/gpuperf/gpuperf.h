@@ -14,6 +14,7 @@
 #include "gpuperf/models/registry.h"
 #include "gpuperf/models/resnet.h"
 #include "gpuperf/models/simple_model.h"
+#include "gpuperf/models/transformer.h"
 #include "gpuperf/models/weights_file.h"
 #include "gpuperf/train/batch_source.h"
 #include "gpuperf/train/gradient_sync.h"

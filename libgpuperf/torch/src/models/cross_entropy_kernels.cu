@@ -34,7 +34,8 @@ __device__ __forceinline__ void merge(float om, float os, float& m, float& s) {
 
 template <typename T>
 __device__ __forceinline__ bool vector_aligned(const T* p, std::int64_t vocab) {
-  return vocab % kVector == 0 && reinterpret_cast<std::uintptr_t>(p) % sizeof(Pack<T, kVector>) == 0;
+  return vocab % kVector == 0 &&
+         reinterpret_cast<std::uintptr_t>(p) % sizeof(Pack<T, kVector>) == 0;
 }
 
 template <typename T>
@@ -153,10 +154,10 @@ cudaError_t cross_entropy_forward(NhwcDtype dtype, const void* logits, const std
   }
 }
 
-cudaError_t cross_entropy_backward(NhwcDtype dtype, const void* logits,
-                                   const std::int64_t* targets, const float* lse,
-                                   const float* grad_loss, float scale, std::int64_t rows,
-                                   std::int64_t vocab, void* grad, cudaStream_t stream) {
+cudaError_t cross_entropy_backward(NhwcDtype dtype, const void* logits, const std::int64_t* targets,
+                                   const float* lse, const float* grad_loss, float scale,
+                                   std::int64_t rows, std::int64_t vocab, void* grad,
+                                   cudaStream_t stream) {
   if (rows == 0) return cudaSuccess;
   switch (dtype) {
     case NhwcDtype::kHalf:

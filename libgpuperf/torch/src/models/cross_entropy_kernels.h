@@ -23,9 +23,9 @@ cudaError_t cross_entropy_forward(NhwcDtype dtype, const void* logits, const std
 
 /// grad[r][i] = (exp(x[r][i] - lse[r]) - [i == target[r]]) * grad_loss[0] * scale, in the logits'
 /// dtype; `grad_loss` is device memory (the mean loss's incoming gradient: no host read).
-cudaError_t cross_entropy_backward(NhwcDtype dtype, const void* logits,
-                                   const std::int64_t* targets, const float* lse,
-                                   const float* grad_loss, float scale, std::int64_t rows,
-                                   std::int64_t vocab, void* grad, cudaStream_t stream);
+cudaError_t cross_entropy_backward(NhwcDtype dtype, const void* logits, const std::int64_t* targets,
+                                   const float* lse, const float* grad_loss, float scale,
+                                   std::int64_t rows, std::int64_t vocab, void* grad,
+                                   cudaStream_t stream);
 
 }  // namespace gpuperf::detail

@@ -47,9 +47,9 @@ struct FusedCrossEntropy : public torch::autograd::Function<FusedCrossEntropy> {
     torch::Tensor grad = torch::empty_like(logits);
     C10_CUDA_CHECK(detail::cross_entropy_backward(
         detail::nhwc_dtype(logits.scalar_type()), logits.data_ptr(),
-        saved[1].data_ptr<std::int64_t>(), saved[2].data_ptr<float>(),
-        grad_loss.data_ptr<float>(), 1.0f / static_cast<float>(logits.size(0)), logits.size(0),
-        logits.size(1), grad.data_ptr(), at::cuda::getCurrentCUDAStream()));
+        saved[1].data_ptr<std::int64_t>(), saved[2].data_ptr<float>(), grad_loss.data_ptr<float>(),
+        1.0f / static_cast<float>(logits.size(0)), logits.size(0), logits.size(1), grad.data_ptr(),
+        at::cuda::getCurrentCUDAStream()));
     return {grad, torch::Tensor()};
   }
 };
