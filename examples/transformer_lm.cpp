@@ -1,17 +1,10 @@
-// Embedding gpuperf's TrainStep in your own training loop: a small transformer language model
-// on synthetic tokens, trained with everything a research loop needs: a model of two inputs
-// through your own forward and loss, a warm-up + cosine learning-rate schedule, gradient
-// accumulation, a checkpoint saved mid-run and training resumed from it in a new step object,
-// and the whole step in a CUDA graph on a GPU. Prints the loss as it falls and tokens/sec.
-// `transformer_lm --help` lists the options.
+// Embedding gpuperf's TrainStep in your own training loop: a small GPT (gpuperf::Gpt, the model
+// lm_benchmark measures, here a few layers wide) on synthetic tokens, trained with everything a
+// research loop needs: your own forward and loss through TrainStep, a warm-up + cosine
+// learning-rate schedule, gradient accumulation, a checkpoint saved mid-run and training resumed
+// from it in a new step object, and the whole step in a CUDA graph on a GPU. Prints the loss as
+// it falls and tokens/sec. `transformer_lm --help` lists the options.
 #include <torch/cuda.h>
-#include <torch/nn/functional/loss.h>
-#include <torch/nn/module.h>
-#include <torch/nn/modules/embedding.h>
-#include <torch/nn/modules/linear.h>
-#include <torch/nn/modules/transformer.h>
-#include <torch/nn/modules/transformercoder.h>
-#include <torch/nn/modules/transformerlayer.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -23,6 +16,7 @@
 #include "gpuperf/base/files.h"
 #include "gpuperf/device/cuda_timer.h"
 #include "gpuperf/device/device.h"
+#include "gpuperf/models/transformer.h"
 #include "gpuperf/train/lr_schedule.h"
 #include "gpuperf/train/train_step.h"
 #include "memory_errors.h"
@@ -47,32 +41,15 @@ struct Settings {
   std::string checkpoint = "transformer_lm.ckpt";
 };
 
-// Token and position embeddings, a causal transformer encoder, a projection to the vocabulary.
-struct LanguageModelImpl : torch::nn::Module {
-  explicit LanguageModelImpl(const Settings& s)
-      : tokens(register_module("tokens", torch::nn::Embedding(s.vocab, s.d_model))),
-        positions(register_module("positions", torch::nn::Embedding(s.seq_len, s.d_model))),
-        encoder(register_module(
-            "encoder", torch::nn::TransformerEncoder(
-                           torch::nn::TransformerEncoderLayer(
-                               torch::nn::TransformerEncoderLayerOptions(s.d_model, s.heads)
-                                   .dim_feedforward(4 * s.d_model)
-                                   .dropout(0.0)),
-                           s.layers))),
-        head(register_module("head", torch::nn::Linear(s.d_model, s.vocab))) {}
-
-  // ids [batch, seq] -> logits [batch, seq, vocab]; `causal` [seq, seq] hides later positions.
-  torch::Tensor forward(const torch::Tensor& ids, const torch::Tensor& causal) {
-    const torch::Tensor where = torch::arange(ids.size(1), ids.options());
-    const torch::Tensor x = tokens(ids) + positions(where).unsqueeze(0);
-    return head(encoder(x.transpose(0, 1), causal).transpose(0, 1));
-  }
-
-  torch::nn::Embedding tokens, positions;
-  torch::nn::TransformerEncoder encoder;
-  torch::nn::Linear head;
-};
-TORCH_MODULE(LanguageModel);
+gpuperf::Gpt make_model(const Settings& s) {
+  gpuperf::GptOptions shape;
+  shape.vocabulary = s.vocab;
+  shape.context = s.seq_len;
+  shape.layers = s.layers;
+  shape.heads = s.heads;
+  shape.width = s.d_model;
+  return gpuperf::Gpt(shape);
+}
 
 // Tokens with structure to learn: each is a fixed function of the one before.
 std::vector<torch::Tensor> synthetic_batch(const Settings& s, const torch::Device& device) {
@@ -81,15 +58,10 @@ std::vector<torch::Tensor> synthetic_batch(const Settings& s, const torch::Devic
   for (std::int64_t t = 1; t <= s.seq_len; ++t) {
     ids.select(1, t).copy_((ids.select(1, t - 1) * 7 + 3).remainder(s.vocab));
   }
-  const torch::Tensor causal =
-      torch::nn::TransformerImpl::generate_square_subsequent_mask(s.seq_len);
-  // The causal mask is the same for every sample: repeated along dimension 0 so that it splits
-  // with the batch into micro-batches; the loss uses the first copy.
-  return {ids.narrow(1, 0, s.seq_len).to(device), ids.narrow(1, 1, s.seq_len).to(device),
-          causal.unsqueeze(0).expand({s.batch_size, s.seq_len, s.seq_len}).contiguous().to(device)};
+  return {ids.narrow(1, 0, s.seq_len).to(device), ids.narrow(1, 1, s.seq_len).to(device)};
 }
 
-gpuperf::TrainStep make_step(const Settings& s, const torch::Device& device, LanguageModel model) {
+gpuperf::TrainStep make_step(const Settings& s, const torch::Device& device, gpuperf::Gpt model) {
   gpuperf::TrainStepOptions options;
   options.precision = s.precision != "auto" ? gpuperf::parse_precision(s.precision)
                       : device.is_cuda()    ? gpuperf::Precision::kBf16
@@ -103,9 +75,9 @@ gpuperf::TrainStep make_step(const Settings& s, const torch::Device& device, Lan
                                                device.is_cuda() && options.fused_optimizer);
   return gpuperf::TrainStep(
       model.ptr(),
+      // Your forward and loss: here the model's logits and gpuperf's next-token loss.
       [model](const std::vector<torch::Tensor>& b) mutable {
-        const torch::Tensor logits = model->forward(b[0], b[2][0]);
-        return torch::nn::functional::cross_entropy(logits.flatten(0, 1), b[1].flatten());
+        return gpuperf::next_token_loss(model->forward(b[0]), b[1]);
       },
       device, options);
 }
@@ -115,7 +87,7 @@ int train(const Settings& s) {
   const gpuperf::WarmupCosine schedule{s.lr, s.steps / 10, s.steps, s.lr / 10};
   const std::vector<torch::Tensor> batch = synthetic_batch(s, device);
   torch::manual_seed(0);
-  auto step = std::make_unique<gpuperf::TrainStep>(make_step(s, device, LanguageModel(s)));
+  auto step = std::make_unique<gpuperf::TrainStep>(make_step(s, device, make_model(s)));
   auto timer = gpuperf::make_timer(
       device.is_cuda() ? gpuperf::TimerKind::kCudaEvent : gpuperf::TimerKind::kSteadyClock,
       device.is_cuda() ? device.index() : 0);
@@ -129,7 +101,7 @@ int train(const Settings& s) {
       // Mid-run: save, then continue in a new step object (other weights) loaded from the file.
       step->save(s.checkpoint);
       torch::manual_seed(1);
-      step = std::make_unique<gpuperf::TrainStep>(make_step(s, device, LanguageModel(s)));
+      step = std::make_unique<gpuperf::TrainStep>(make_step(s, device, make_model(s)));
       step->load(s.checkpoint);
       std::printf("step %d: checkpoint saved to %s and loaded into a new step\n", i,
                   s.checkpoint.c_str());
