@@ -71,7 +71,7 @@ int main(int argc, char** argv) {
     const auto start = std::chrono::steady_clock::now();
     std::int64_t images = 0;
     for (std::int64_t b = 0; b < batches; ++b) {
-      const gpuperf::Batch* batch = loader.next();
+      const gpuperf::ImageBatch* batch = loader.next();
       if (batch == nullptr) break;
       images += batch->size;
     }

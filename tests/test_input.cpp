@@ -106,7 +106,7 @@ Run run_loader(const gpuperf::ImageFolder& folder, const gpuperf::CpuLoaderOptio
   gpuperf::CpuLoader loader(folder.samples, options);
   Run run;
   const std::size_t sample_bytes = options.transform.sample_bytes();
-  while (const gpuperf::Batch* b = loader.next()) {
+  while (const gpuperf::ImageBatch* b = loader.next()) {
     const auto* p = static_cast<const std::uint8_t*>(b->images);
     run.images.emplace_back(p, p + sample_bytes * static_cast<std::size_t>(b->size));
     run.labels.emplace_back(b->labels, b->labels + b->size);
@@ -524,7 +524,7 @@ TEST_CASE("Bad files are replaced by good ones and never give a wrong label", "[
   o.epochs = 2;
   gpuperf::CpuLoader loader(folder.samples, o);
   std::int64_t substituted = 0;
-  while (const gpuperf::Batch* b = loader.next()) {
+  while (const gpuperf::ImageBatch* b = loader.next()) {
     substituted += b->substituted;
     for (int i = 0; i < b->size; ++i) {
       const gpuperf::Sample& s = folder.samples[static_cast<std::size_t>(b->sample_ids[i])];

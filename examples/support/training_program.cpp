@@ -101,6 +101,10 @@ void add_model_options(CLI::App& app, TrainingOptions& o) {
   app.add_option("--weight-decay", r.weight_decay, "weight decay (every parameter)");
   app.add_option("--seq-len", r.sequence_length,
                  "language models: tokens per sequence (0: the model's context)");
+  app.add_option("--data", r.data,
+                 "image models: train on the JPEG files of this ImageNet-style folder (one "
+                 "sub-folder per class), decoded on the CPU ('': synthetic images)");
+  app.add_option("--loader-threads", r.loader_threads, "--data: decoding threads (0: every core)");
   app.add_option("--token-file", r.token_file,
                  "language models: uint16 token file (nanoGPT/llm.c .bin) to draw random "
                  "windows from ('': synthetic tokens)");

@@ -68,7 +68,7 @@ struct CpuLoader::State {
     void* memory = nullptr;
     std::int64_t batch = -1;  // global batch number held; -1: free
     int remaining = 0;        // samples not yet finished
-    Batch view;
+    ImageBatch view;
     // Errors of this batch by slot position: the lowest is rethrown (deterministic).
     int error_position = -1;
     std::exception_ptr error;
@@ -226,7 +226,7 @@ struct CpuLoader::State {
     const SampleRandom random =
         SampleRandom::draw(options.seed, static_cast<std::uint64_t>(work.epoch),
                            static_cast<std::uint64_t>(global_position));
-    Batch& view = work.slot->view;
+    ImageBatch& view = work.slot->view;
     void* out =
         static_cast<char*>(view.images) + sample_bytes * static_cast<std::size_t>(work.position);
     const std::int64_t attempts = std::min<std::int64_t>(per_rank, kMaxSubstitutions);
@@ -342,7 +342,7 @@ CpuLoader::~CpuLoader() {
   }
 }
 
-const Batch* CpuLoader::next() {
+const ImageBatch* CpuLoader::next() {
   State& s = *state_;
   std::unique_lock<std::mutex> lock(s.mutex);
   if (s.holding) {

@@ -17,6 +17,7 @@
 #include "gpuperf/models/transformer.h"
 #include "gpuperf/models/weights_file.h"
 #include "gpuperf/train/batch_source.h"
+#include "gpuperf/train/image_folder_batches.h"
 #include "gpuperf/train/gradient_sync.h"
 #include "gpuperf/train/lr_schedule.h"
 #include "gpuperf/train/train_step.h"

@@ -206,6 +206,8 @@ RunRecord run_data_parallel_training(const TrainingRun& run, const LaunchEnv& en
     return sync;
   };
   hooks.data_seed_offset = 1000003ULL * static_cast<std::uint64_t>(env.rank);
+  hooks.data_rank = env.rank;
+  hooks.data_world_size = env.world_size;
   hooks.after_measure = [&](TrainStep& step, RunRecord& record) {
     DistributedSummary& d = record.distributed;
     d.world_size = env.world_size;

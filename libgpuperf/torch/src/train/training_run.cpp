@@ -29,6 +29,7 @@
 #include "gpuperf/specs/specs.h"
 #include "gpuperf/telemetry/sampler.h"
 #include "gpuperf/train/batch_source.h"
+#include "gpuperf/train/image_folder_batches.h"
 #include "gpuperf/train/train_step.h"
 
 namespace gpuperf {
@@ -66,6 +67,12 @@ void TrainingRun::validate() const {
       throw ConfigError("TrainingRun::token_file", token_file,
                         "applies to language models; " + model + " takes images");
     }
+  }
+  require_setting(loader_threads >= 0 && loader_threads <= 1024, "TrainingRun::loader_threads",
+                  loader_threads, ">= 0 and <= 1024 (0: every core)");
+  if (!data.empty() && info.input_shape != std::vector<std::int64_t>{3, 224, 224}) {
+    throw ConfigError("TrainingRun::data", data,
+                      "feeds 3x224x224 images; " + model + " takes other input");
   }
 }
 
@@ -243,6 +250,57 @@ std::unique_ptr<BatchSource> make_batches(const TrainingRun& run, const Resolved
   return std::make_unique<SyntheticBatches>(options);
 }
 
+// The JPEG loader of a run on files, on this rank's share (ImageFolderBatches).
+std::unique_ptr<ImageFolderBatches> make_folder_batches(const TrainingRun& run,
+                                                        const ResolvedTraining& r,
+                                                        const TrainingHooks& hooks) {
+  ImageFolderBatchOptions options;
+  options.folder = run.data;
+  options.batch_size = run.batch_size;
+  options.threads = run.loader_threads;
+  options.seed = static_cast<std::uint64_t>(run.seed);
+  options.rank = static_cast<int>(hooks.data_rank);
+  options.world_size = static_cast<int>(hooks.data_world_size);
+  options.device = r.device;
+  return std::make_unique<ImageFolderBatches>(options);
+}
+
+// What the loader did, and whether it kept up: its decoding rate per busy core times its threads
+// is the most it can deliver; a step rate above 90% of that is input-bound.
+void add_loader_figures(const ImageFolderBatches& folder, RunRecord& record) {
+  const CpuLoaderStats stats = folder.stats();
+  double busy = 0;
+  for (double seconds : stats.decode_seconds_per_thread) busy += seconds;
+  record.metrics["loader_threads"] = folder.threads();
+  record.metrics["loader_images_decoded"] = static_cast<double>(stats.images_decoded);
+  record.metrics["loader_skipped_files"] = static_cast<double>(stats.skipped);
+  record.metrics["loader_host_bytes"] = static_cast<double>(stats.host_bytes);
+  if (busy > 0 && stats.images_decoded > 0) {
+    const double per_core = static_cast<double>(stats.images_decoded) / busy;
+    const double capacity = per_core * folder.threads();
+    record.metrics["loader_images_per_second_per_core"] = per_core;
+    record.metrics["loader_capacity_images_per_second"] = capacity;
+    if (record.throughput.median > 0.9 * capacity) {
+      record.warnings.push_back("input-bound: the loader's " + std::to_string(folder.threads()) +
+                                " CPU threads decode at most " + format_number(capacity, 4) +
+                                " img/s (" + format_number(per_core, 4) +
+                                " per busy core); training ran at " +
+                                format_number(record.throughput.median, 4) + " img/s");
+    }
+  }
+  if (stats.skipped > 0) {
+    std::string first;
+    for (const SkippedFile& f : stats.first_skipped) {
+      if (first.size() > 400) break;
+      first += (first.empty() ? "" : ", ") + f.path;
+    }
+    record.warnings.push_back(std::to_string(stats.skipped) +
+                              " bad image files were skipped and replaced by the next good file "
+                              "(first: " +
+                              first + ")");
+  }
+}
+
 // A language model's figures: tokens per second, the FLOP count behind MFU (6N + 6 L C T per
 // token, as llm.c and PaLM count training FLOPs; its inputs are in the record) and the attention
 // kernel LibTorch picked.
@@ -277,12 +335,26 @@ std::string measure_training(const TrainingRun& run, const ResolvedTraining& r,
                              const TrainingHooks& hooks, RunRecord& record) {
   torch::manual_seed(static_cast<std::uint64_t>(run.seed));
   reset_peak_memory(r.device);
-  TrainStep step(ModelRegistry::global().create(run.model, r.num_classes), r.device, r.step,
+  // Files first: the folder says how many classes the model needs.
+  std::unique_ptr<ImageFolderBatches> folder;
+  std::int64_t classes = r.num_classes;
+  if (!run.data.empty()) {
+    folder = make_folder_batches(run, r, hooks);
+    if (run.num_classes > 0 && run.num_classes < folder->num_classes()) {
+      throw ConfigError(
+          "TrainingRun::num_classes", std::to_string(run.num_classes),
+          "is below the " + std::to_string(folder->num_classes()) + " classes of " + run.data);
+    }
+    if (run.num_classes == 0) classes = folder->num_classes();
+    record.config.num_classes = classes;
+  }
+  TrainStep step(ModelRegistry::global().create(run.model, classes), r.device, r.step,
                  r.language_model() ? language_model_loss() : cross_entropy_loss());
   if (hooks.gradient_sync) step.set_gradient_sync(hooks.gradient_sync(step));
-  const std::unique_ptr<BatchSource> source =
-      make_batches(run, r, static_cast<std::uint64_t>(run.seed) + hooks.data_seed_offset);
-  BatchSource& batches = *source;
+  const std::unique_ptr<BatchSource> synthetic =
+      folder ? nullptr
+             : make_batches(run, r, static_cast<std::uint64_t>(run.seed) + hooks.data_seed_offset);
+  BatchSource& batches = folder ? static_cast<BatchSource&>(*folder) : *synthetic;
   record.config.data_source = batches.name();
 
   auto timer = make_timer(r.device.is_cuda() ? TimerKind::kCudaEvent : TimerKind::kSteadyClock,
@@ -339,6 +411,7 @@ std::string measure_training(const TrainingRun& run, const ResolvedTraining& r,
   record.final_loss_scale = step.scaler().get_scale();
   record.peak_memory_bytes = device_memory(r.device).peak_allocated;
   if (r.language_model()) add_language_model_figures(r, step.module(), record);
+  if (folder) add_loader_figures(*folder, record);
   if (!run.kernel_trace.empty()) {
     write_kernel_trace(run.kernel_trace, [&] {
       for (std::int64_t i = 0; i < run.measure.steps_per_window; ++i) last = step(batches.next());

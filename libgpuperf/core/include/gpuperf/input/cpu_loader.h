@@ -13,7 +13,7 @@
 //   options.seed = 42;
 //   gpuperf::CpuLoader loader(gpuperf::scan_image_folder("/data/imagenet/train").samples,
 //                             options);
-//   while (const gpuperf::Batch* batch = loader.next()) {
+//   while (const gpuperf::ImageBatch* batch = loader.next()) {
 //     // batch->images: size x 224 x 224 x 3 floats (NHWC); batch->labels: size int64
 //   }
 //   const gpuperf::CpuLoaderStats stats = loader.stats();
@@ -72,7 +72,7 @@ struct CpuLoaderOptions {
 };
 
 /// A batch as next() hands it over; valid until the next call of next() (or the loader's end).
-struct Batch {
+struct ImageBatch {
   std::int64_t epoch = 0;           ///< the epoch it belongs to
   std::int64_t index_in_epoch = 0;  ///< 0-based batch number within the epoch
   int size = 0;                     ///< samples (batch_size, or fewer for an epoch's last batch)
@@ -120,7 +120,7 @@ class CpuLoader {
   /// The next batch in order, or nullptr after the last. Gives the previous batch's buffer back
   /// to the pool. Rethrows, at the batch where it happened, a BadImageError in strict mode and
   /// any error that is not a bad file (the loader is stopped then).
-  const Batch* next();
+  const ImageBatch* next();
   /// What the loader did so far.
   [[nodiscard]] CpuLoaderStats stats() const;
   /// Batches in one epoch on this rank.

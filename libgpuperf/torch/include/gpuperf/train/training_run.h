@@ -54,6 +54,11 @@ struct TrainingRun : RunBasics {
   /// Language models: a pre-tokenised file (uint16 tokens, nanoGPT's or llm.c's .bin layout) to
   /// draw random windows from; "" for synthetic tokens (one random batch, as for images).
   std::string token_file;
+  /// Image models at 3x224x224: train on the JPEG files of this ImageNet-style folder (decoded on
+  /// the CPU, ImageFolderBatches) instead of synthetic batches; "" for synthetic. num_classes 0
+  /// takes the folder's class count.
+  std::string data;
+  int loader_threads = 0;  ///< data: decoding threads (0: every core)
   bool cudnn_benchmark = true;
   Switch fused_optimizer = Switch::kAuto;  ///< auto: where LibTorch has the fused kernels
   Switch kernel_fusion = Switch::kAuto;    ///< the model's cuDNN fusion; auto: on CUDA
@@ -77,6 +82,9 @@ struct TrainingHooks {
   std::function<std::shared_ptr<GradientSync>(TrainStep& step)> gradient_sync;
   /// Added to the seed of the synthetic batches (not of the weights): each rank its own data.
   std::uint64_t data_seed_offset = 0;
+  /// Runs on files (TrainingRun::data): this rank's share of each epoch, of data_world_size.
+  int data_rank = 0;
+  int data_world_size = 1;
   /// Called after the timed windows, before enrichment, with the step and the measured record.
   std::function<void(TrainStep& step, RunRecord& record)> after_measure;
 };

@@ -1,0 +1,71 @@
+#pragma once
+// Training batches decoded from JPEG files on the CPU (gpuperf's CpuLoader: libjpeg-turbo on a
+// thread pool, torchvision's RandomResizedCrop + flip or resize + centre crop, ImageNet
+// normalisation) as a BatchSource, for run_training() and for your own loop:
+//
+//   gpuperf::ImageFolderBatchOptions options;
+//   options.folder = "/data/imagenet/train";   // one sub-folder per class
+//   options.batch_size = 256;
+//   options.device = torch::kCUDA;
+//   gpuperf::ImageFolderBatches batches(options);
+//   for (int i = 0; i < steps; ++i) step(batches.next());  // NCHW channels_last float, labels
+//
+// Epochs follow each other without end (a new shuffle each); each data-parallel rank reads its own
+// share. Bad files are skipped and counted (stats()), never given a wrong label.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "gpuperf/input/cpu_loader.h"
+#include "gpuperf/train/batch_source.h"
+
+namespace gpuperf {
+
+/// Options of ImageFolderBatches.
+struct ImageFolderBatchOptions {
+  std::string folder;  ///< an ImageNet-style folder (one sub-folder per class)
+  std::int64_t batch_size = 256;
+  int threads = 0;           ///< decoding threads; 0: every core
+  int prefetch_batches = 2;  ///< batches decoded ahead
+  bool training = true;      ///< RandomResizedCrop(224) + flip; false: resize 256, crop 224
+  bool strict = false;       ///< the first bad file is an error (BadImageError) instead
+  std::uint64_t seed = 0;    ///< the shuffle and the crops follow from it
+  int rank = 0;              ///< data-parallel rank
+  int world_size = 1;        ///< ranks sharing each epoch
+  torch::Device device = torch::kCPU;  ///< where next() puts the batch
+
+  /// Throws ConfigError naming the first bad field.
+  void validate() const;
+};
+
+/// Batches of an image folder (see the file comment).
+class ImageFolderBatches final : public BatchSource {
+ public:
+  /// Scans the folder and starts the decoding threads. ConfigError for bad options or a folder
+  /// without JPEG files (naming it).
+  explicit ImageFolderBatches(ImageFolderBatchOptions options);
+  ~ImageFolderBatches() override;
+  /// The next batch: input [batch, 3, 224, 224] float32 in channels_last memory, target int64,
+  /// on options.device (an epoch's last, smaller batch is left out).
+  Batch next() override;
+  [[nodiscard]] std::int64_t batch_size() const override { return options_.batch_size; }
+  [[nodiscard]] std::string name() const override;
+  /// Classes in the folder (its sub-folders).
+  [[nodiscard]] std::int64_t num_classes() const { return classes_; }
+  /// JPEG files found.
+  [[nodiscard]] std::int64_t files() const { return files_; }
+  /// What the loader did so far: images decoded, skipped files, decode seconds per thread.
+  [[nodiscard]] CpuLoaderStats stats() const;
+  /// Decoding threads running.
+  [[nodiscard]] int threads() const { return threads_; }
+
+ private:
+  ImageFolderBatchOptions options_;
+  std::unique_ptr<CpuLoader> loader_;
+  std::int64_t classes_ = 0;
+  std::int64_t files_ = 0;
+  int threads_ = 0;
+};
+
+}  // namespace gpuperf
