@@ -97,7 +97,10 @@ void write_text(std::ostream& out, const RunRecord& r, const std::string& unit) 
   if (const auto it = r.metrics.find("imagenet_90_epochs_seconds");
       it != r.metrics.end() && std::isfinite(it->second)) {
     out << "Projected 90 epochs of ImageNet-1k (1,281,167 images) at this rate: "
-        << format_duration(it->second) << " (compute only: no data loading, "
+        << format_duration(it->second) << " ("
+        << (r.config.data_source.rfind("image folder", 0) == 0
+                ? "decoding the JPEG files on the CPU, "
+                : "compute only: no data loading, ")
         << (d.world_size > 1 ? std::to_string(d.world_size) + " devices"
                              : std::string("one device"))
         << ")\n";
