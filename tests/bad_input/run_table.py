@@ -48,17 +48,17 @@ import tempfile
 
 GIVE_UP_SECONDS = 300  # against hangs only: a case fails before anything runs
 
-TORCH = ["seed_benchmark", "resnet50_benchmark", "inference_benchmark", "microbench",
-         "region_timing", "transformer_lm"]
+TORCH = ["seed_benchmark", "resnet50_benchmark", "lm_benchmark", "inference_benchmark",
+         "microbench", "region_timing", "transformer_lm"]
 TOOLS = ["gpu_info", "gpuperf_compare", "gpuperf_report", "gpuperf_advise"]
 GROUPS = {
     "@all": TORCH + TOOLS,
     "@torch": TORCH,
     "@tools": TOOLS,
-    "@train": ["seed_benchmark", "resnet50_benchmark"],
+    "@train": ["seed_benchmark", "resnet50_benchmark", "lm_benchmark"],
     "@benchmarks": ["seed_benchmark", "resnet50_benchmark", "inference_benchmark", "microbench"],
-    "@writers": ["seed_benchmark", "resnet50_benchmark", "inference_benchmark", "microbench",
-                 "transformer_lm", "gpuperf_compare", "gpuperf_report"],
+    "@writers": ["seed_benchmark", "resnet50_benchmark", "lm_benchmark", "inference_benchmark",
+                 "microbench", "transformer_lm", "gpuperf_compare", "gpuperf_report"],
     "@readers": ["gpuperf_compare", "gpuperf_report"],
 }
 
@@ -72,6 +72,8 @@ TINY_TRAIN = [(("--device",), ["--device", "cpu"]), (("--warmup",), ["--warmup",
 BASE = {
     "seed_benchmark": [(("--batch-size", "-b"), ["--batch-size", "2"])] + TINY_TRAIN,
     "resnet50_benchmark": [(("--batch-size", "-b"), ["--batch-size", "1"])] + TINY_TRAIN,
+    "lm_benchmark": [(("--batch-size", "-b"), ["--batch-size", "1"]),
+                     (("--seq-len",), ["--seq-len", "8"])] + TINY_TRAIN,
     "inference_benchmark": [
         (("--device",), ["--device", "cpu"]),
         (("--batch-sizes", "--max-batch"), ["--batch-sizes", "1"]),
@@ -99,7 +101,7 @@ BASE = {
     "gpuperf_report": [((), ["{input}"]), (("-o", "--output"), ["-o", "{out}"])],
     "gpuperf_advise": [(("--model",), ["--model", "resnet50"])],
 }
-OUTPUT_OPTION = {"seed_benchmark": "--json", "resnet50_benchmark": "--json",
+OUTPUT_OPTION = {"seed_benchmark": "--json", "resnet50_benchmark": "--json", "lm_benchmark": "--json",
                  "inference_benchmark": "--json", "microbench": "--json",
                  "transformer_lm": "--checkpoint", "gpuperf_compare": "--output",
                  "gpuperf_report": "--output"}

@@ -7,6 +7,8 @@
 #include <torch/version.h>
 
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -73,6 +75,17 @@ void TrainingRun::validate() const {
   if (!data.empty() && info.input_shape != std::vector<std::int64_t>{3, 224, 224}) {
     throw ConfigError("TrainingRun::data", data,
                       "feeds 3x224x224 images; " + model + " takes other input");
+  }
+  // The files are checked before anything is built: a typo costs no model and no minutes.
+  struct stat info_of {};
+  if (!data.empty() && (::stat(data.c_str(), &info_of) != 0 || !S_ISDIR(info_of.st_mode) ||
+                        ::access(data.c_str(), R_OK | X_OK) != 0)) {
+    throw ConfigError("TrainingRun::data", data, "is not a readable folder");
+  }
+  if (!token_file.empty() &&
+      (::stat(token_file.c_str(), &info_of) != 0 || !S_ISREG(info_of.st_mode) ||
+       ::access(token_file.c_str(), R_OK) != 0)) {
+    throw ConfigError("TrainingRun::token_file", token_file, "is not a readable file");
   }
 }
 
