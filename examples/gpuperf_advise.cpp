@@ -62,10 +62,17 @@ struct AdviseOptions {
 
 // Options that only the ranking reads, and those that only --fit reads: given to the other mode,
 // each is refused rather than silently ignored.
-constexpr const char* kRankingOnly[] = {
-    "--mode",        "--activation-gb",     "--budget",  "--price-per-hour",
-    "--utilization", "--latency-budget-ms", "--results", "--top",
-    "--published",   "--no-published"};
+constexpr const char* kRankingOnly[] = {"--mode",
+                                        "--activation-gb",
+                                        "--budget",
+                                        "--price-per-hour",
+                                        "--utilization",
+                                        "--latency-budget-ms",
+                                        "--results",
+                                        "--top",
+                                        "--published",
+                                        "--no-published",
+                                        "--host-cores-per-gpu"};
 constexpr const char* kFitOnly[] = {"--gpu",
                                     "--layers",
                                     "--hidden",
@@ -164,6 +171,10 @@ void add_options(CLI::App& app, AdviseOptions& o) {
       ->check(rule([](double v) { return v > 0; }, "> 0"));
   app.add_option("--results", o.results,
                  "result files with measured figures (training runs or inference results)");
+  app.add_option("--host-cores-per-gpu", request.host_cores_per_gpu,
+                 "train: host CPU cores decoding JPEGs per GPU; with a run measured on files "
+                 "(--data) in --results, each GPU's rate is capped at what they decode")
+      ->check(rule([](double v) { return v > 0 && v <= 4096; }, "> 0 and <= 4096"));
   app.add_flag("--include-reference", request.include_reference_only,
                "also rank reference-only entries (e.g. AMD MI300X)");
   app.add_option("--top", o.top, "show only the best N");

@@ -529,6 +529,55 @@ TEST_CASE("the advisor ranks measured, published and estimated figures in separa
   CHECK(out.find("H200 SXM 141GB") < published_at);
 }
 
+TEST_CASE("a run measured on JPEG files caps each GPU at what the host cores decode",
+          "[specs][advisor]") {
+  const auto& db = shipped();
+  gpuperf::AdvisorRequest request;
+  request.model = "resnet50";
+  request.precision = "fp16";
+  gpuperf::LoadedRun run{"h200-files.json", resnet_run(5438)};
+  run.record.config.precision = "fp16";
+  run.record.metrics["loader_images_per_second_per_core"] = 300;
+  run.record.metrics["loader_threads"] = 14;
+  // The run's own 14 threads: 4,200 img/s, below the H200's 5,438.
+  auto ranking = gpuperf::advise(request, db, {run}, {});
+  REQUIRE(ranking[0].spec->id == "h200-sxm-141gb");
+  CHECK(ranking[0].samples_per_second == Approx(14 * 300));
+  auto said = [](const gpuperf::GpuAdvice& a, const std::string& text) {
+    for (const auto& r : a.reasons) {
+      if (r.find(text) != std::string::npos) return true;
+    }
+    return false;
+  };
+  CHECK(said(ranking[0],
+             "input-bound: JPEG decoding on the host delivers 14 CPU cores per GPU "
+             "(the measured run's threads) x 300 img/s per core (h200-files.json)"));
+  // 32 cores per GPU keep up: the measured rate stands, and the reasons say why.
+  request.host_cores_per_gpu = 32;
+  ranking = gpuperf::advise(request, db, {run}, {});
+  CHECK(ranking[0].samples_per_second == Approx(5438));
+  CHECK(said(ranking[0], "the input keeps up: 32 CPU cores per GPU x 300 img/s per core"));
+  // Two GPUs need twice the input: 2 x 8 cores x 300 = 4,800 img/s caps both together.
+  request.host_cores_per_gpu = 8;
+  request.gpu_count = 2;
+  ranking = gpuperf::advise(request, db, {run}, {});
+  for (const auto& a : ranking) {
+    INFO(a.spec->id);
+    CHECK(a.samples_per_second <= 2 * 8 * 300 + 1e-6);
+  }
+  // Without a run on files nothing is capped.
+  run.record.metrics.clear();
+  request.gpu_count = 1;
+  ranking = gpuperf::advise(request, db, {run}, {});
+  CHECK(ranking[0].samples_per_second == Approx(5438));
+  request.mode = "inference";
+  CHECK_THROWS_WITH(request.validate(), Catch::Contains("AdvisorRequest::host_cores_per_gpu: '8' "
+                                                        "applies to training only"));
+  request.mode = "train";
+  request.host_cores_per_gpu = 0;
+  CHECK_THROWS_WITH(request.validate(), Catch::Contains("AdvisorRequest::host_cores_per_gpu"));
+}
+
 TEST_CASE("the advisor rejects bad requests naming the field", "[specs][advisor]") {
   gpuperf::AdvisorRequest r;
   r.parameters = -5;

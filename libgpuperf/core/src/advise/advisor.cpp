@@ -169,6 +169,11 @@ struct References {
   std::vector<ScalingReference> scaling;
   // Notes about measured files that match a GPU but could not be used, said on that GPU.
   std::vector<std::pair<const GpuSpec*, std::string>> unused;
+  // A run of the workload on JPEG files: its loader's images per second per busy core, its
+  // decoding threads and its file (the fastest such run).
+  double loader_per_core = kNaN;
+  double loader_threads = kNaN;
+  std::string loader_path;
 };
 
 void say(GpuAdvice& a, const std::string& line) { a.reasons.push_back(line); }
@@ -313,6 +318,15 @@ void add_run_references(const AdvisorRequest& request, const SpecDatabase& db,
     if (r.config.model != request.model || r.config.workload != request.mode ||
         !same_precision_class(r.config.precision, request.precision)) {
       continue;
+    }
+    const auto per_core = r.metrics.find("loader_images_per_second_per_core");
+    const auto threads = r.metrics.find("loader_threads");
+    if (per_core != r.metrics.end() && threads != r.metrics.end() && per_core->second > 0 &&
+        threads->second > 0 &&
+        !(found.loader_per_core >= per_core->second)) {  // NaN compares false: the first
+      found.loader_per_core = per_core->second;
+      found.loader_threads = threads->second;
+      found.loader_path = run.path;
     }
     const SpecMatch m = db.match_device(r.device.name, r.device.sm_count, r.device.memory_bytes);
     if (m.spec != nullptr && r.distributed.world_size > 1) {
@@ -656,6 +670,27 @@ void judge_budget(GpuAdvice& a, const GpuSpec& spec, const AdvisorRequest& reque
              fmt(request.budget_usd, 0) + " USD");
 }
 
+// Training on files: the host's decoding rate caps the GPUs' (cores per GPU x a measured run's
+// rate per core x GPUs).
+void judge_input(GpuAdvice& a, const AdvisorRequest& request, const Workload& w,
+                 const References& found) {
+  if (!w.train || !(found.loader_per_core > 0) || !(a.samples_per_second > 0)) return;
+  const bool given = !std::isnan(request.host_cores_per_gpu);
+  const double cores = given ? request.host_cores_per_gpu : found.loader_threads;
+  const double cap = cores * found.loader_per_core * w.gpus;
+  const std::string basis =
+      fmt(cores, 0) + " CPU cores per GPU" + (given ? "" : " (the measured run's threads)") +
+      " x " + fmt(found.loader_per_core, 0) + " img/s per core (" + found.loader_path + ") x " +
+      std::to_string(w.gpus) + " GPU(s) = " + fmt(cap, 0) + " img/s";
+  if (a.samples_per_second > cap) {
+    say(a, "input-bound: JPEG decoding on the host delivers " + basis + ", below the GPUs' " +
+               fmt(a.samples_per_second, 0) + " samples/s; the rate is capped there");
+    a.samples_per_second = cap;
+  } else {
+    say(a, "the input keeps up: " + basis);
+  }
+}
+
 // One GPU's advice; the reasons come in the order the figures are decided.
 GpuAdvice advise_gpu(const GpuSpec& spec, const AdvisorRequest& request, const Workload& w,
                      const References& found) {
@@ -665,6 +700,7 @@ GpuAdvice advise_gpu(const GpuSpec& spec, const AdvisorRequest& request, const W
   const double per_gpu = throughput_per_gpu(a, spec, request, w, found);
   judge_latency(a, request);
   a.samples_per_second = scale_to_all_gpus(a, spec, request, w, found, per_gpu);
+  judge_input(a, request, w, found);
   judge_running_cost(a, spec, request, w);
   judge_budget(a, spec, request, w.gpus);
   return a;
@@ -769,6 +805,14 @@ void AdvisorRequest::validate() const {
   }
   if (!(assumed_utilization > 0 && assumed_utilization <= 1)) {
     bad("assumed_utilization", general(assumed_utilization), "must be in (0, 1]");
+  }
+  if (!std::isnan(host_cores_per_gpu)) {
+    if (mode != "train") {
+      bad("host_cores_per_gpu", general(host_cores_per_gpu), "applies to training only");
+    }
+    if (!(host_cores_per_gpu > 0 && host_cores_per_gpu <= 4096)) {
+      bad("host_cores_per_gpu", general(host_cores_per_gpu), "must be a number in (0, 4096]");
+    }
   }
 }
 

@@ -56,6 +56,11 @@ struct AdvisorRequest {
   /// Inference only: the largest p99 per-call latency allowed, seconds (NaN: no budget). Checked
   /// against measured results only: a datasheet says nothing about latency.
   double latency_budget_seconds = std::numeric_limits<double>::quiet_NaN();
+  /// Train: host CPU cores decoding JPEG files per GPU. With a run of this workload measured on
+  /// files (TrainingRun::data: its loader's images per second per busy core), each GPU's rate is
+  /// capped at cores x that rate x GPUs, and the reasons say whether the input keeps up. NaN: the
+  /// measured run's own thread count.
+  double host_cores_per_gpu = std::numeric_limits<double>::quiet_NaN();
 
   /// Throws ConfigError naming the first bad field and its value.
   void validate() const;
