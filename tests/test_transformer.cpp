@@ -235,6 +235,9 @@ TEST_CASE("the registry knows GPT-2 and Llama-style models as language models", 
   const gpuperf::ModelInfo llama = gpuperf::ModelRegistry::global().get("llama-3b");
   CHECK(llama.task == gpuperf::ModelTask::kLanguageModel);
   CHECK(llama.layers == 28);
+  // One sample is up to the whole context, as the description says.
+  CHECK(llama.input_shape == std::vector<std::int64_t>{8192});
+  CHECK(llama.description.find("context 8192") != std::string::npos);
   CHECK(llama.description.find("3213M") != std::string::npos);
   CHECK(gpuperf::ModelRegistry::global().get("resnet50").task ==
         gpuperf::ModelTask::kImageClassification);

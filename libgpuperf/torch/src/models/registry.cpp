@@ -24,17 +24,18 @@ std::string millions(std::int64_t parameters) {
   return std::to_string((parameters + 500000) / 1000000) + "M parameters";
 }
 
-ModelInfo gpt_info(std::string name, const std::string& size, GptOptions base) {
+// A language model's entry: one sample is a sequence of up to `context` tokens, the outputs are
+// the vocabulary, and layers and width feed the FLOP count.
+template <typename Model, typename Options>
+ModelInfo language_model_info(std::string name, std::string description, Options base) {
   ModelInfo info{std::move(name),
-                 "GPT-2 " + size + " (" + millions(parameter_count(base)) + ", context " +
-                     std::to_string(base.context) + ", vocabulary 50257 padded to " +
-                     std::to_string(base.vocabulary) + ")",
+                 std::move(description),
                  {base.context},
                  base.vocabulary,
                  [base](std::int64_t vocabulary) {
-                   GptOptions options = base;
+                   Options options = base;
                    options.vocabulary = vocabulary;
-                   return torch::nn::AnyModule(Gpt(options));
+                   return torch::nn::AnyModule(Model(options));
                  }};
   info.task = ModelTask::kLanguageModel;
   info.layers = base.layers;
@@ -42,24 +43,22 @@ ModelInfo gpt_info(std::string name, const std::string& size, GptOptions base) {
   return info;
 }
 
-ModelInfo llama_info(std::string name, const std::string& size, LlamaOptions base) {
-  base.context = 8192;
-  ModelInfo info{std::move(name),
-                 "Llama-style decoder, Llama 3.2 " + size + " shape (" +
-                     millions(parameter_count(base)) + ", GQA " + std::to_string(base.heads) + "/" +
-                     std::to_string(base.kv_heads) + " heads, context " +
-                     std::to_string(base.context) + ")",
-                 {2048},
-                 base.vocabulary,
-                 [base](std::int64_t vocabulary) {
-                   LlamaOptions options = base;
-                   options.vocabulary = vocabulary;
-                   return torch::nn::AnyModule(Llama(options));
-                 }};
-  info.task = ModelTask::kLanguageModel;
-  info.layers = base.layers;
-  info.width = base.width;
-  return info;
+ModelInfo gpt_info(std::string name, const std::string& size, const GptOptions& base) {
+  return language_model_info<Gpt>(std::move(name),
+                                  "GPT-2 " + size + " (" + millions(parameter_count(base)) +
+                                      ", context " + std::to_string(base.context) +
+                                      ", vocabulary 50257 padded to " +
+                                      std::to_string(base.vocabulary) + ")",
+                                  base);
+}
+
+ModelInfo llama_info(std::string name, const std::string& size, const LlamaOptions& base) {
+  return language_model_info<Llama>(
+      std::move(name),
+      "Llama-style decoder, Llama 3.2 " + size + " shape (" + millions(parameter_count(base)) +
+          ", GQA " + std::to_string(base.heads) + "/" + std::to_string(base.kv_heads) +
+          " heads, context " + std::to_string(base.context) + ")",
+      base);
 }
 
 }  // namespace
