@@ -58,15 +58,19 @@ struct FusedCrossEntropy : public torch::autograd::Function<FusedCrossEntropy> {
 
 }  // namespace
 
-bool fused_cross_entropy_applies(const torch::Tensor& logits) {
+bool fused_cross_entropy_applies(const torch::Device& device, torch::ScalarType dtype) {
 #if GPUPERF_WITH_CUDA_KERNELS
-  return logits.defined() && logits.is_cuda() && logits.dim() >= 2 && logits.size(-1) > 0 &&
-         detail::own_kernel_dtype(logits.scalar_type()) &&
-         detail::own_kernels_run_on(logits.device().index());
+  return device.is_cuda() && detail::own_kernel_dtype(dtype) &&
+         detail::own_kernels_run_on(device.index());
 #else
-  (void)logits;
+  (void)device, (void)dtype;
   return false;
 #endif
+}
+
+bool fused_cross_entropy_applies(const torch::Tensor& logits) {
+  return logits.defined() && logits.dim() >= 2 && logits.size(-1) > 0 &&
+         fused_cross_entropy_applies(logits.device(), logits.scalar_type());
 }
 
 torch::Tensor next_token_loss(const torch::Tensor& logits, const torch::Tensor& targets) {

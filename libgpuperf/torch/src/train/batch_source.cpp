@@ -13,6 +13,7 @@
 
 #include "gpuperf/base/error.h"
 #include "gpuperf/device/torch_choices.h"
+#include "gpuperf/input/geometry.h"
 
 namespace gpuperf {
 
@@ -133,13 +134,9 @@ Batch TokenFileBatches::next() {
   torch::Tensor ids = torch::empty({options_.batch_size, window}, torch::kLong);
   auto* out = ids.data_ptr<std::int64_t>();
   for (std::int64_t b = 0; b < options_.batch_size; ++b) {
-    // splitmix64: a documented generator, the same windows on every standard library.
+    // SplitMix64: the same windows on every standard library.
     state_ += 0x9E3779B97F4A7C15ULL;
-    std::uint64_t z = state_;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    z ^= z >> 31;
-    const std::uint64_t start = z % starts;
+    const std::uint64_t start = mix64(state_) % starts;
     for (std::int64_t t = 0; t < window; ++t) {
       const std::uint16_t token = data_[start + static_cast<std::uint64_t>(t)];
       if (token >= options_.vocabulary) {

@@ -41,6 +41,7 @@ ImageFolderBatches::ImageFolderBatches(ImageFolderBatchOptions options)
   loader.drop_last_batch = true;  // every step the same shape (a CUDA graph replays it)
   loader.strict = options_.strict;
   loader.transform.kind = options_.training ? TransformKind::kTrain : TransformKind::kValidation;
+  crop_ = loader.transform.crop_size;
   loader_ = std::make_unique<CpuLoader>(std::move(folder.samples), loader);
 }
 
@@ -50,7 +51,7 @@ Batch ImageFolderBatches::next() {
   const ImageBatch* batch = loader_->next();
   if (batch == nullptr) throw Error("ImageFolderBatches: the loader ended");
   const std::int64_t n = batch->size;
-  const std::int64_t crop = 224;
+  const std::int64_t crop = crop_;
   // NHWC in memory is NCHW in channels_last: a view, copied once to the device (or, on the
   // CPU, out of the loader's buffer, which the next call reuses).
   const torch::Tensor images =

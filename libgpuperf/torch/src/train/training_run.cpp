@@ -336,8 +336,7 @@ void add_language_model_figures(const ResolvedTraining& r, torch::nn::Module& mo
   // The logits come out of the last matrix product in the autocast dtype.
   const torch::ScalarType logits_dtype =
       uses_autocast(r.step.precision) ? autocast_dtype(r.step.precision) : torch::kFloat;
-  if (fused_cross_entropy_applies(
-          torch::empty({1, 1}, torch::TensorOptions().device(r.device).dtype(logits_dtype)))) {
+  if (fused_cross_entropy_applies(r.device, logits_dtype)) {
     record.config.kernel_fusion += "; cross-entropy: gpuperf";
   }
 }

@@ -93,6 +93,9 @@ struct LlamaOptions {
                                             const torch::Tensor& targets);
 /// Whether next_token_loss() runs gpuperf's fused kernels for these logits.
 [[nodiscard]] bool fused_cross_entropy_applies(const torch::Tensor& logits);
+/// Whether it runs them for logits of `dtype` on `device`.
+[[nodiscard]] bool fused_cross_entropy_applies(const torch::Device& device,
+                                               torch::ScalarType dtype);
 
 /// attention_kernel() for the attention of `model` (a Gpt or a Llama) over `sequence` tokens at
 /// the activations' dtype under `precision`; "" for any other module.

@@ -66,6 +66,7 @@ class ImageFolderBatches final : public BatchSource {
   std::int64_t classes_ = 0;
   std::int64_t files_ = 0;
   int threads_ = 0;
+  std::int64_t crop_ = 0;  ///< output height and width (the transform's crop)
 };
 
 }  // namespace gpuperf
