@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "gpuperf/base/files.h"
+#include "gpuperf/base/log.h"
 #include "gpuperf/distributed/data_parallel_run.h"
 #include "gpuperf/models/registry.h"
 #include "gpuperf/report/console.h"
@@ -67,6 +69,7 @@ constexpr int kMaxLocalRanks = 64;
 // The options as typed: enums and switches stay text until parsed, once, into the run.
 struct TrainingOptions {
   TrainingRun run;
+  std::string batch_size;  // a count, or "max"
   std::string precision = "auto";
   std::string memory_format;
   std::string optimizer;
@@ -87,7 +90,10 @@ void add_model_options(CLI::App& app, TrainingOptions& o) {
   app.add_option("--device", r.device, "auto, cpu, cuda or cuda:N (auto: a GPU if there is one)");
   app.add_option("--model", r.model, "registered model name (see --list-models)");
   app.add_flag("--list-models", o.list_models, "print the registered models and exit");
-  app.add_option("--batch-size,-b", r.batch_size, "samples per step");
+  app.add_option("--batch-size,-b", o.batch_size,
+                 "samples per step, or 'max': the largest batch that trains on the device, found "
+                 "by doubling from the default and bisecting with real steps (each try in the "
+                 "log), then measured");
   app.add_option("--num-classes", r.num_classes,
                  "classes of the synthetic targets (0: model default)");
   app.add_option("--precision", o.precision,
@@ -109,6 +115,15 @@ void add_model_options(CLI::App& app, TrainingOptions& o) {
                  "language models: uint16 token file (nanoGPT/llm.c .bin) to draw random "
                  "windows from ('': synthetic tokens)");
   add_switch(app, "cudnn-benchmark", r.cudnn_benchmark, "cuDNN autotuning");
+  app.add_flag("--activation-checkpointing", r.activation_checkpointing,
+               "language models: keep only each transformer block's input and run the block "
+               "again in the backward pass (less memory, about a third more compute)");
+  add_switch(app, "oom-back-off", r.back_off_on_out_of_memory,
+             "out of device memory: halve the batch and run again, saying so (single-process "
+             "runs)");
+  add_switch(app, "predict-memory", r.predict_memory,
+             "CUDA: predict the step's peak memory and record it beside the measured peaks (an "
+             "image model's activations measured by two short steps at batches 8 and 16 first)");
   app.add_option("--fused", o.fused,
                  "auto|on|off: fused optimizer kernels, no host sync per step (auto: where "
                  "LibTorch has them)");
@@ -191,9 +206,22 @@ void print_and_write(const RunRecord& record, const ResultOutputs& outputs,
   write_results(outputs, record);
 }
 
+// --batch-size: a whole number >= 1, or "max" (nullopt; the run keeps the default to start from).
+std::optional<std::int64_t> parse_batch_size(const std::string& text) {
+  if (text == "max") return std::nullopt;
+  std::int64_t value = 0;
+  const char* end = text.data() + text.size();
+  const auto [stop, error] = std::from_chars(text.data(), end, value);
+  if (text.empty() || error != std::errc() || stop != end || value < 1) {
+    throw ConfigError("batch-size", "must be a whole number >= 1 or 'max', got '" + text + "'");
+  }
+  return value;
+}
+
 // The text options, parsed once into the run's typed fields.
 TrainingRun typed_run(const TrainingOptions& o) {
   TrainingRun run = o.run;
+  if (const auto batch = parse_batch_size(o.batch_size)) run.batch_size = *batch;
   if (o.precision != "auto") run.precision = parse_precision(o.precision);
   run.memory_format = parse_memory_format(o.memory_format);
   run.optimizer = parse_optimizer(o.optimizer);
@@ -213,6 +241,8 @@ int run_training_program(int argc, const char* const* argv, const TrainingDefaul
   o.memory_format = to_string(defaults.run.memory_format);
   o.optimizer = to_string(defaults.run.optimizer);
   o.results.json = defaults.program + ".json";
+  o.batch_size = std::to_string(defaults.run.batch_size);
+  o.run.back_off_on_out_of_memory = true;
   o.data_parallel.baseline_throughput = 0;  // none; "nan" would read badly in --help
 
   CLI::App app(defaults.description, defaults.program);
@@ -227,6 +257,7 @@ int run_training_program(int argc, const char* const* argv, const TrainingDefaul
       return kExitOk;
     }
     const TrainingRun run = typed_run(o);
+    const bool largest_batch = o.batch_size == "max";
     const DataParallelRun data_parallel = typed_data_parallel(o);
     require_setting(o.nproc_per_node >= 0, "nproc-per-node", o.nproc_per_node, ">= 0 (0: none)");
     const std::optional<LaunchEnv> env = read_launch_env();
@@ -238,6 +269,10 @@ int run_training_program(int argc, const char* const* argv, const TrainingDefaul
                         " inside a job that " + env->launcher + " started (rank " +
                         std::to_string(env->rank) + " of " + std::to_string(env->world_size) +
                         "): the launcher already chose the processes");
+    }
+    if (largest_batch && (env || o.nproc_per_node > 1)) {
+      throw ConfigError("batch-size", "'max' is for single-process runs; give a number to a "
+                                      "data-parallel run");
     }
     if (!run.kernel_trace.empty() && (env || o.nproc_per_node > 1)) {
       throw ConfigError("--kernel-trace: single-process runs only, got '" + run.kernel_trace +
@@ -256,13 +291,34 @@ int run_training_program(int argc, const char* const* argv, const TrainingDefaul
                                 std::cerr);
     }
     // A batch the host cannot hold is named (a GPU's is, with its figures, by the run itself).
-    return with_memory_errors("--batch-size " + std::to_string(run.batch_size), [&] {
+    return with_memory_errors("--batch-size " + o.batch_size, [&] {
       if (env) {
         const RunRecord record = run_data_parallel_training(run, *env, data_parallel);
         if (env->rank == 0) print_and_write(record, outputs, defaults.unit);
         return kExitOk;
       }
-      print_and_write(run_training(run), outputs, defaults.unit);
+      if (!largest_batch) {
+        print_and_write(run_training(run), outputs, defaults.unit);
+        return kExitOk;
+      }
+      BatchSearchOptions search;
+      search.start = run.batch_size;
+      const BatchSearchResult found = find_largest_batch(run, search);
+      if (!run.quiet) {
+        log::info(log::cat("largest batch that trains: ", found.largest_fitting,
+                           found.smallest_failing > 0
+                               ? "; " + std::to_string(found.smallest_failing) + " does not"
+                               : std::string("; every try up to the limit fit"),
+                           " (", found.tries.size(), " tries); measuring it"));
+      }
+      TrainingRun at = run;
+      at.batch_size = found.largest_fitting;
+      RunRecord record = run_training(at);
+      record.metrics["batch_search_largest_fitting"] = static_cast<double>(found.largest_fitting);
+      record.metrics["batch_search_smallest_failing"] =
+          static_cast<double>(found.smallest_failing);
+      record.metrics["batch_search_tries"] = static_cast<double>(found.tries.size());
+      print_and_write(record, outputs, defaults.unit);
       return kExitOk;
     });
   });

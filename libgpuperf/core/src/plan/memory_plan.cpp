@@ -109,10 +109,12 @@ void add_activations(MemoryPlan& plan, const MemoryPlanRequest& r) {
   }
   if (!std::isnan(r.model.activation_bytes_per_sample)) {
     const double bytes = r.model.activation_bytes_per_sample * static_cast<double>(r.micro_batch);
+    const std::string& source = r.model.activation_source;
     add(plan, "activations", bytes,
-        "measured slope " + num(r.model.activation_bytes_per_sample) + " B/sample x micro-batch " +
+        (source.empty() ? std::string("measured slope ") : source + ": ") +
+            num(r.model.activation_bytes_per_sample) + " B/sample x micro-batch " +
             std::to_string(r.micro_batch));
-    if (st.activation_checkpointing) {
+    if (st.activation_checkpointing && source.empty()) {
       plan.notes.push_back(
           "activations: checkpointing is not modelled for a measured slope; counted as measured "
           "without it");
@@ -206,6 +208,11 @@ void add_model_states(MemoryPlan& plan, const MemoryPlanRequest& r, double param
     }
   }
   add(plan, "ZeRO-3 gathered layers", gathered, gathered_reason);
+  add(plan, "autocast weight copies", r.model.cast_weight_bytes,
+      r.model.cast_weight_bytes > 0
+          ? "given: " + gb(r.model.cast_weight_bytes) +
+                " of 16-bit weight copies kept from the forward to the backward pass"
+          : std::string("none: no autocast copies given"));
 }
 
 void add_overheads(MemoryPlan& plan, const MemoryOverheads& o) {
@@ -331,6 +338,7 @@ void MemoryPlanRequest::validate() const {
   if (!std::isnan(model.activation_bytes_per_sample)) {
     require_bytes(model.activation_bytes_per_sample, "ModelFacts::activation_bytes_per_sample");
   }
+  require_bytes(model.cast_weight_bytes, "ModelFacts::cast_weight_bytes");
   if (!std::isnan(model.largest_layer_parameters)) {
     require_setting(model.largest_layer_parameters > 0 && model.largest_layer_parameters <= 1e15,
                     "ModelFacts::largest_layer_parameters", model.largest_layer_parameters,

@@ -60,7 +60,23 @@ void write_text(std::ostream& out, const RunRecord& r, const std::string& unit) 
       << r.total_steps << "; final loss " << fixed(r.final_loss, 4);
   if (r.config.grad_scaler) out << "; loss scale " << fixed(r.final_loss_scale, 0);
   out << "\n";
-  out << "  peak memory: " << format_bytes(r.peak_memory_bytes) << "\n";
+  const auto metric = [&](const char* name) {
+    const auto found = r.metrics.find(name);
+    return found == r.metrics.end() ? std::numeric_limits<double>::quiet_NaN() : found->second;
+  };
+  out << "  peak memory: " << format_bytes(r.peak_memory_bytes)
+      << (std::isfinite(r.peak_memory_bytes) ? " allocated" : "");
+  if (std::isfinite(metric("peak_reserved_bytes")))
+    out << ", " << format_bytes(metric("peak_reserved_bytes")) << " reserved";
+  if (std::isfinite(metric("predicted_peak_allocated_bytes"))) {
+    out << "; predicted " << format_bytes(metric("predicted_peak_allocated_bytes"));
+    if (std::isfinite(metric("predicted_peak_error"))) {
+      out << " (" << (metric("predicted_peak_error") >= 0 ? "+" : "")
+          << fixed(100 * metric("predicted_peak_error"), 1) << "%)";
+    }
+    out << ", " << format_bytes(metric("predicted_peak_reserved_bytes")) << " reserved";
+  }
+  out << "\n";
   const DistributedSummary& d = r.distributed;
   if (d.world_size > 1) {
     out << "Data-parallel: " << d.world_size << " ranks (" << d.backend << ", " << d.launcher
@@ -79,10 +95,6 @@ void write_text(std::ostream& out, const RunRecord& r, const std::string& unit) 
   }
   // A language model's figures, all the record's: tokens/s and the FLOP count behind MFU.
   if (const auto it = r.metrics.find("tokens_per_second"); it != r.metrics.end()) {
-    const auto metric = [&](const char* name) {
-      const auto found = r.metrics.find(name);
-      return found == r.metrics.end() ? std::numeric_limits<double>::quiet_NaN() : found->second;
-    };
     out << "Tokens: " << fixed(it->second, 0) << " tokens/s (sequence "
         << fixed(metric("sequence_length"), 0) << ", " << c.kernel_fusion << ")";
     const double mfu = metric("fraction_of_datasheet_peak");

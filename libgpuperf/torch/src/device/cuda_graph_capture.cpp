@@ -3,6 +3,7 @@
 #if GPUPERF_WITH_CUDA
 
 #include <ATen/cuda/CUDAEvent.h>
+#include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 #include <c10/util/Exception.h>
@@ -25,6 +26,9 @@ std::string capture_on_side_stream(at::cuda::CUDAGraph& graph, c10::DeviceIndex 
   try {
     c10::cuda::CUDAStreamGuard on_side(side);
     for (int i = 0; i < warmup; ++i) warmup_step();
+    // The graph allocates from its own pool: the blocks the eager steps left in the allocator's
+    // cache would otherwise stay reserved beside it, doubling a step's working set.
+    c10::cuda::CUDACachingAllocator::emptyCache();
     graph.capture_begin();
     try {
       step();

@@ -198,9 +198,18 @@ DeviceMemory device_memory(const torch::Device& device) {
     m.allocated = static_cast<double>(stats.allocated_bytes[kAll].current);
     m.reserved = static_cast<double>(stats.reserved_bytes[kAll].current);
     m.peak_allocated = static_cast<double>(stats.allocated_bytes[kAll].peak);
+    m.peak_reserved = static_cast<double>(stats.reserved_bytes[kAll].peak);
   }
 #endif
   return m;
+}
+
+void release_cached_memory(const torch::Device& device) {
+#if GPUPERF_WITH_CUDA
+  if (device.is_cuda()) c10::cuda::CUDACachingAllocator::emptyCache();
+#else
+  (void)device;
+#endif
 }
 
 void reset_peak_memory(const torch::Device& device) {

@@ -2,15 +2,18 @@
 #include "gpuperf/models/transformer.h"
 
 #include <ATen/ops/gelu.h>
+#include <torch/autograd.h>
 #include <torch/nn/init.h>
 #include <torch/nn/functional/linear.h>
 #include <torch/utils.h>
 
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <string>
 
 #include "../compat.h"
+#include "gpuperf/amp/autocast.h"
 #include "gpuperf/base/error.h"
 
 #if GPUPERF_HAS_SDPA
@@ -97,7 +100,74 @@ void check_ids(const torch::Tensor& ids, std::int64_t context, const char* model
   }
 }
 
+// Per-block activation checkpointing, the reentrant scheme of torch.utils.checkpoint: the
+// forward pass runs the block without recording it (LibTorch runs a custom function's forward
+// without gradients) and keeps only its input; the backward pass runs the block again with
+// gradients and back-propagates through the rerun, which accumulates the block's parameter
+// gradients and yields the input's. Autocast's state is thread-local and the backward pass runs
+// on autograd's threads: the forward's state is kept and restored for the rerun.
+struct CheckpointedBlock : public torch::autograd::Function<CheckpointedBlock> {
+  // What the rerun needs beside the input: the block and the rotary tables (none for GPT-2).
+  struct Call {
+    const BlockBody* body;
+    torch::Tensor cos, sin;
+  };
+
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x,
+                               const Call* call) {
+    const c10::DeviceType device = x.device().type();
+    ctx->saved_data["body"] =
+        static_cast<std::int64_t>(reinterpret_cast<std::intptr_t>(call->body));
+    ctx->saved_data["autocast"] = compat::autocast_enabled(device);
+    ctx->saved_data["dtype"] = static_cast<std::int64_t>(compat::autocast_dtype(device));
+    if (call->cos.defined()) {
+      ctx->saved_data["cos"] = call->cos;
+      ctx->saved_data["sin"] = call->sin;
+    }
+    ctx->save_for_backward({x});
+    return (*call->body)(x, call->cos, call->sin);
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    const auto* body = reinterpret_cast<const BlockBody*>(
+        static_cast<std::intptr_t>(ctx->saved_data["body"].toInt()));
+    const bool rotary = ctx->saved_data.count("cos") > 0;
+    const torch::Tensor cos = rotary ? ctx->saved_data["cos"].toTensor() : torch::Tensor();
+    const torch::Tensor sin = rotary ? ctx->saved_data["sin"].toTensor() : torch::Tensor();
+    const torch::Tensor input = ctx->get_saved_variables()[0].detach().requires_grad_(true);
+    torch::Tensor output;
+    {
+      torch::AutoGradMode with_gradients(true);
+      AutocastGuard autocast(input.device().type(),
+                             static_cast<c10::ScalarType>(ctx->saved_data["dtype"].toInt()),
+                             ctx->saved_data["autocast"].toBool(), /*cache_enabled=*/false);
+      output = (*body)(input, cos, sin);
+    }
+    torch::autograd::backward({output}, {grads[0]});
+    return {input.grad(), torch::Tensor()};
+  }
+};
+
+torch::Tensor run_checkpointed(const BlockBody& body, const torch::Tensor& x,
+                               const torch::Tensor& cos, const torch::Tensor& sin) {
+  const CheckpointedBlock::Call call{&body, cos, sin};
+  return CheckpointedBlock::apply(x, &call);
+}
+
 }  // namespace
+
+bool set_activation_checkpointing(torch::nn::Module& model, bool on) {
+  if (auto* gpt = dynamic_cast<GptImpl*>(&model)) {
+    gpt->set_checkpointing(on);
+    return true;
+  }
+  if (auto* llama = dynamic_cast<LlamaImpl*>(&model)) {
+    llama->set_checkpointing(on);
+    return true;
+  }
+  return false;
+}
 
 void GptOptions::validate() const {
   require_positive(vocabulary, "GptOptions::vocabulary");
@@ -196,7 +266,11 @@ std::string attention_kernel_of(const torch::nn::Module& model, std::int64_t seq
   return attention_kernel(q, q, q);
 }
 
-GptBlockImpl::GptBlockImpl(const GptOptions& o) : heads_(o.heads) {
+GptBlockImpl::GptBlockImpl(const GptOptions& o)
+    : heads_(o.heads),
+      body_([this](const torch::Tensor& x, const torch::Tensor&, const torch::Tensor&) {
+        return forward(x);
+      }) {
   const std::int64_t c = o.width;
   ln_1 = register_module("ln_1", torch::nn::LayerNorm(torch::nn::LayerNormOptions({c})));
   c_attn = register_module("c_attn", linear(c, 3 * c, true));
@@ -213,6 +287,10 @@ torch::Tensor GptBlockImpl::forward(const torch::Tensor& x) {
                                            split_heads(qkv[2], heads_));
   const torch::Tensor h = x + attn_proj(merge_heads(y));
   return h + mlp_proj(at::gelu(c_fc(ln_2(h)), "tanh"));
+}
+
+torch::Tensor GptBlockImpl::forward_checkpointed(const torch::Tensor& x) {
+  return run_checkpointed(body_, x, {}, {});
 }
 
 GptImpl::GptImpl(GptOptions options) : options_(options) {
@@ -237,11 +315,18 @@ torch::Tensor GptImpl::forward(const torch::Tensor& ids) {
   check_ids(ids, options_.context, "Gpt");
   const torch::Tensor positions = torch::arange(ids.size(1), ids.options());
   torch::Tensor x = wte(ids) + wpe(positions);
-  for (const auto& block : *blocks) x = block->as<GptBlockImpl>()->forward(x);
+  for (const auto& block : *blocks) {
+    auto* b = block->as<GptBlockImpl>();
+    x = checkpointing_ && x.requires_grad() ? b->forward_checkpointed(x) : b->forward(x);
+  }
   return torch::nn::functional::linear(ln_f(x), wte->weight);  // tied output embedding
 }
 
-LlamaBlockImpl::LlamaBlockImpl(const LlamaOptions& o) : options_(o) {
+LlamaBlockImpl::LlamaBlockImpl(const LlamaOptions& o)
+    : options_(o),
+      body_([this](const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin) {
+        return forward(x, cos, sin);
+      }) {
   const std::int64_t kv_width = o.width / o.heads * o.kv_heads;
   attention_norm = register_parameter("attention_norm", torch::ones({o.width}));
   wq = register_module("wq", linear(o.width, o.width, false));
@@ -277,6 +362,11 @@ torch::Tensor LlamaBlockImpl::forward(const torch::Tensor& x, const torch::Tenso
   return h + w2(torch::silu(w1(m)) * w3(m));
 }
 
+torch::Tensor LlamaBlockImpl::forward_checkpointed(const torch::Tensor& x, const torch::Tensor& cos,
+                                                   const torch::Tensor& sin) {
+  return run_checkpointed(body_, x, cos, sin);
+}
+
 LlamaImpl::LlamaImpl(LlamaOptions options) : options_(options) {
   options_.validate();
   const LlamaOptions& o = options_;
@@ -308,7 +398,11 @@ LlamaImpl::LlamaImpl(LlamaOptions options) : options_(options) {
 torch::Tensor LlamaImpl::forward(const torch::Tensor& ids) {
   check_ids(ids, options_.context, "Llama");
   torch::Tensor x = tok_embeddings(ids);
-  for (const auto& block : *blocks) x = block->as<LlamaBlockImpl>()->forward(x, rope_cos, rope_sin);
+  for (const auto& block : *blocks) {
+    auto* b = block->as<LlamaBlockImpl>();
+    x = checkpointing_ && x.requires_grad() ? b->forward_checkpointed(x, rope_cos, rope_sin)
+                                            : b->forward(x, rope_cos, rope_sin);
+  }
   x = rms_norm(x, norm, options_.norm_eps);
   return output ? output(x) : torch::nn::functional::linear(x, tok_embeddings->weight);
 }

@@ -13,8 +13,10 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "gpuperf/amp/autocast.h"
 #include "gpuperf/base/error.h"
@@ -33,6 +35,7 @@
 #include "gpuperf/train/batch_source.h"
 #include "gpuperf/train/image_folder_batches.h"
 #include "gpuperf/train/train_step.h"
+#include "gpuperf/train/training_memory.h"
 
 namespace gpuperf {
 
@@ -61,6 +64,11 @@ void TrainingRun::validate() const {
         sequence_length,
         ">= 0 and <= " + std::to_string(context) + " (" + model + "'s context; 0: the context)");
   } else {
+    if (activation_checkpointing) {
+      throw ConfigError("TrainingRun::activation_checkpointing", "true",
+                        "applies to language models (per transformer block); " + model +
+                            " takes images");
+    }
     if (sequence_length != 0) {
       throw ConfigError("TrainingRun::sequence_length", std::to_string(sequence_length),
                         "applies to language models; " + model + " takes images");
@@ -341,10 +349,81 @@ void add_language_model_figures(const ResolvedTraining& r, torch::nn::Module& mo
   }
 }
 
+// Whether the run predicts its peak memory: on CUDA, where the caching allocator measures it.
+bool predicts_memory(const TrainingRun& run, const ResolvedTraining& r) {
+  return run.predict_memory && r.device.is_cuda();
+}
+
+// An image model's activation bytes per sample: the growth of a step's peak from batch 8 to 16,
+// each measured on the second eager step of a fresh model (gradients and optimizer states exist
+// by then). Not in the figures; the allocator's cache is emptied after each.
+double measure_activation_slope(const TrainingRun& run, const ResolvedTraining& r,
+                                std::int64_t classes) {
+  constexpr std::int64_t kBatches[2] = {8, 16};
+  TrainStepOptions options = r.step;
+  options.cuda_graph = false;
+  double peaks[2] = {0, 0};
+  for (int i = 0; i < 2; ++i) {
+    {
+      TrainingRun probe = run;
+      probe.batch_size = kBatches[i];
+      TrainStep step(ModelRegistry::global().create(run.model, classes), r.device, options,
+                     cross_entropy_loss());
+      const std::unique_ptr<BatchSource> batches =
+          make_batches(probe, r, static_cast<std::uint64_t>(run.seed));
+      step(batches->next());
+      synchronize(r.device);
+      reset_peak_memory(r.device);
+      step(batches->next());
+      synchronize(r.device);
+      peaks[i] = device_memory(r.device).peak_allocated;
+    }
+    release_cached_memory(r.device);
+  }
+  return std::max(0.0, (peaks[1] - peaks[0]) / static_cast<double>(kBatches[1] - kBatches[0]));
+}
+
+// "cuDNN/cuBLAS workspaces" -> "cudnn_cublas_workspaces".
+std::string metric_name(const std::string& term) {
+  std::string out;
+  for (const char c : term) {
+    const bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+    if (alnum) {
+      out += static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+    } else if (!out.empty() && out.back() != '_') {
+      out += '_';
+    }
+  }
+  return out;
+}
+
+// The prediction beside the measured peaks: totals, the error, and every term the allocator
+// holds.
+void add_memory_prediction(const TrainingMemoryPrediction& p, RunRecord& record) {
+  record.metrics["predicted_peak_allocated_bytes"] = p.allocated_bytes;
+  record.metrics["predicted_peak_reserved_bytes"] = p.reserved_bytes;
+  if (record.peak_memory_bytes > 0) {
+    record.metrics["predicted_peak_error"] = p.allocated_bytes / record.peak_memory_bytes - 1;
+  }
+  for (const MemoryTerm& term : p.plan.terms) {
+    if (term.bytes > 0 && term.name != "CUDA context" && term.name != "allocator fragmentation") {
+      record.metrics["memory_plan_" + metric_name(term.name) + "_bytes"] = term.bytes;
+    }
+  }
+  for (const std::string& note : p.plan.notes) record.warnings.push_back("memory prediction: " + note);
+}
+
 // Builds the model and the step, times the windows and fills the measured fields. Returns why
 // the CUDA graph was not used, if it was asked for and failed ("" otherwise).
 std::string measure_training(const TrainingRun& run, const ResolvedTraining& r,
                              const TrainingHooks& hooks, RunRecord& record) {
+  // Before the seed is set: the probe's models do not change the run's weights.
+  const bool predict = predicts_memory(run, r);
+  double activation_slope = kNotAvailable;
+  if (predict && !r.language_model() && run.data.empty()) {
+    activation_slope = measure_activation_slope(run, r, r.num_classes);
+    record.metrics["activation_bytes_per_sample"] = activation_slope;
+  }
   torch::manual_seed(static_cast<std::uint64_t>(run.seed));
   reset_peak_memory(r.device);
   // Files first: the folder says how many classes the model needs.
@@ -360,9 +439,21 @@ std::string measure_training(const TrainingRun& run, const ResolvedTraining& r,
     if (run.num_classes == 0) classes = folder->num_classes();
     record.config.num_classes = classes;
   }
-  TrainStep step(ModelRegistry::global().create(run.model, classes), r.device, r.step,
+  torch::nn::AnyModule model = ModelRegistry::global().create(run.model, classes);
+  if (run.activation_checkpointing) set_activation_checkpointing(*model.ptr(), true);
+  TrainStep step(std::move(model), r.device, r.step,
                  r.language_model() ? language_model_loss() : cross_entropy_loss());
   if (hooks.gradient_sync) step.set_gradient_sync(hooks.gradient_sync(step));
+  std::optional<TrainingMemoryPrediction> prediction;
+  if (predict) {
+    TrainingMemoryInput input;
+    input.batch_size = run.batch_size;
+    input.sequence = r.sequence;
+    input.activation_checkpointing = run.activation_checkpointing;
+    input.activation_bytes_per_sample = activation_slope;
+    input.ranks = hooks.data_world_size;
+    prediction = predict_training_memory(step.module(), r.step, input);
+  }
   const std::unique_ptr<BatchSource> synthetic =
       folder ? nullptr
              : make_batches(run, r, static_cast<std::uint64_t>(run.seed) + hooks.data_seed_offset);
@@ -421,7 +512,10 @@ std::string measure_training(const TrainingRun& run, const ResolvedTraining& r,
   if (first_loss.defined()) record.first_loss = first_loss.item<double>();
   record.final_loss = last.loss.item<double>();
   record.final_loss_scale = step.scaler().get_scale();
-  record.peak_memory_bytes = device_memory(r.device).peak_allocated;
+  const DeviceMemory memory = device_memory(r.device);
+  record.peak_memory_bytes = memory.peak_allocated;
+  if (r.device.is_cuda()) record.metrics["peak_reserved_bytes"] = memory.peak_reserved;
+  if (prediction) add_memory_prediction(*prediction, record);
   if (r.language_model()) add_language_model_figures(r, step.module(), record);
   if (folder) add_loader_figures(*folder, record);
   if (!run.kernel_trace.empty()) {
@@ -501,15 +595,77 @@ RunRecord run_training(const TrainingRun& run, const TrainingHooks& hooks) {
   run.validate();
   set_intra_op_threads(run.threads);
   const ResolvedTraining resolved = resolve(run);
-  RunRecord record = describe(run, resolved);
-  std::string graph_fallback;
-  try {
-    graph_fallback = measure_training(run, resolved, hooks, record);
-  } catch (const c10::OutOfMemoryError&) {
-    throw OutOfMemoryError(out_of_memory_message(run, resolved));
+  // Every rank of a data-parallel run must run one batch size: no backing off alone.
+  const bool may_back_off = run.back_off_on_out_of_memory && !hooks.gradient_sync;
+  TrainingRun attempt = run;
+  std::vector<std::string> backed_off;
+  for (;;) {
+    RunRecord record = describe(attempt, resolved);
+    std::string graph_fallback;
+    try {
+      graph_fallback = measure_training(attempt, resolved, hooks, record);
+    } catch (const c10::OutOfMemoryError&) {
+      const std::string message = out_of_memory_message(attempt, resolved);
+      if (!may_back_off || attempt.batch_size == 1) throw OutOfMemoryError(message);
+      release_cached_memory(resolved.device);
+      const std::int64_t smaller = attempt.batch_size / 2;
+      backed_off.push_back("out of memory at batch " + std::to_string(attempt.batch_size) +
+                           ": backed off to batch " + std::to_string(smaller));
+      if (!run.quiet) log::warn(backed_off.back());
+      attempt.batch_size = smaller;
+      continue;
+    }
+    if (!backed_off.empty()) {
+      record.metrics["requested_batch_size"] = static_cast<double>(run.batch_size);
+      record.warnings.insert(record.warnings.begin(), backed_off.begin(), backed_off.end());
+    }
+    enrich(attempt, resolved, graph_fallback, record);
+    return record;
   }
-  enrich(run, resolved, graph_fallback, record);
-  return record;
+}
+
+BatchSearchResult find_largest_batch(const TrainingRun& run, const BatchSearchOptions& options) {
+  run.validate();
+  options.validate();
+  const ResolvedTraining resolved = resolve(run);  // every ConfigError before the first try
+  TrainingRun trial = run;
+  trial.quiet = true;
+  trial.telemetry = false;
+  trial.kernel_trace.clear();
+  trial.predict_memory = false;
+  trial.back_off_on_out_of_memory = false;
+  trial.measure.adaptive = false;
+  trial.measure.windows = 1;
+  trial.measure.steps_per_window = 1;
+  // Capture needs its eager warm-up steps; an eager run one step to settle lazy state.
+  trial.measure.warmup = resolved.step.cuda_graph ? resolved.step.graph_warmup + 1 : 1;
+  return largest_batch_that_fits(
+      [&](std::int64_t batch) {
+        trial.batch_size = batch;
+        Trial t;
+        try {
+          const RunRecord record = run_training(trial);
+          const auto reserved = record.metrics.find("peak_reserved_bytes");
+          t.peak_bytes = reserved != record.metrics.end() ? reserved->second : kNotAvailable;
+        } catch (const OutOfMemoryError& e) {
+          t.outcome = TrialOutcome::kOutOfMemory;
+          t.message = e.what();
+        } catch (const ConfigError&) {
+          throw;
+        } catch (const std::exception& e) {
+          t.outcome = TrialOutcome::kError;
+          t.message = e.what();
+        }
+        release_cached_memory(resolved.device);
+        if (!run.quiet) {
+          log::info(log::cat("batch ", batch, ": ", to_string(t.outcome),
+                             std::isfinite(t.peak_bytes)
+                                 ? " (peak " + format_bytes(t.peak_bytes) + " reserved)"
+                                 : std::string()));
+        }
+        return t;
+      },
+      options);
 }
 
 }  // namespace gpuperf

@@ -89,9 +89,16 @@ struct ModelFacts {
   double parameters = std::numeric_limits<double>::quiet_NaN();
   /// The transformer's shape, for its activations and its layer size; none for other models.
   std::optional<TransformerShape> transformer;
-  /// Activation bytes per sample without checkpointing (the slope of the measured peak over the
-  /// batch size, for a CNN); NaN: not known. Ignored when `transformer` is given.
+  /// Activation bytes per sample: the slope of the measured peak over the batch size (a CNN), or
+  /// a count of what a known implementation keeps (the torch side's transformers, checkpointing
+  /// included when the strategy asks for it); NaN: not known. Ignored when `transformer` is given.
   double activation_bytes_per_sample = std::numeric_limits<double>::quiet_NaN();
+  /// How activation_bytes_per_sample was obtained, for the plan's reason; "" means a measured
+  /// slope (then checkpointing is not modelled and the plan says so).
+  std::string activation_source;
+  /// Bytes of the 16-bit weight copies PyTorch's autocast makes and the backward pass keeps (the
+  /// weights themselves stay fp32: plan such a run in fp32 precision with this term); 0: none.
+  double cast_weight_bytes = 0;
   /// Parameters of the largest unit ZeRO-3 gathers at once (a block, or the embedding); NaN:
   /// the larger of a block and the embedding of `transformer`, else not counted.
   double largest_layer_parameters = std::numeric_limits<double>::quiet_NaN();

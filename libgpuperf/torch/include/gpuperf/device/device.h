@@ -39,12 +39,16 @@ struct DeviceMemory {
   double allocated = kNotAvailable;       ///< by LibTorch's caching allocator, now
   double reserved = kNotAvailable;        ///< held by the caching allocator, now
   double peak_allocated = kNotAvailable;  ///< since the last reset_peak_memory()
+  double peak_reserved = kNotAvailable;   ///< since the last reset_peak_memory()
 };
 
 /// Reads the memory figures (no-op NaNs on the CPU).
 [[nodiscard]] DeviceMemory device_memory(const torch::Device& device);
-/// Restarts the peak-allocated counter of a CUDA device.
+/// Restarts the peak counters (allocated, reserved) of a CUDA device.
 void reset_peak_memory(const torch::Device& device);
+/// Hands the caching allocator's unused blocks of a CUDA device back to the driver (as
+/// torch.cuda.empty_cache()); no-op elsewhere.
+void release_cached_memory(const torch::Device& device);
 /// The PCI location of a CUDA device. Throws CudaError for other devices.
 [[nodiscard]] PciLocation cuda_pci_location(const torch::Device& device);
 

@@ -18,6 +18,8 @@
 #include <torch/nn/pimpl.h>
 
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
 
 #include "gpuperf/base/choices.h"
@@ -102,18 +104,48 @@ struct LlamaOptions {
 [[nodiscard]] std::string attention_kernel_of(const torch::nn::Module& model, std::int64_t sequence,
                                               Precision precision, const torch::Device& device);
 
+/// Turns per-block activation checkpointing of a Gpt or a Llama on or off: each block keeps only
+/// its input and runs again in the backward pass (the reentrant scheme of
+/// torch.utils.checkpoint; autocast's state of the forward pass is restored for the rerun).
+/// Returns false, changing nothing, for any other module.
+bool set_activation_checkpointing(torch::nn::Module& model, bool on);
+
+/// What a training step of a Gpt or a Llama keeps on the device per sample of `sequence` tokens,
+/// as gpuperf runs it on CUDA under `precision` (fused attention keeping a logsumexp instead of
+/// the scores, the fused cross-entropy), at the step's peak: the start of the backward pass,
+/// when the logits' gradient joins everything the forward pass kept (with checkpointing, the
+/// larger of that and a block's rerun). docs/memory.md derives the counts.
+struct TransformerActivations {
+  double bytes_per_sample = 0;
+  /// Bytes of the 16-bit weight copies autocast keeps for the backward pass (0 in fp32/tf32).
+  double cast_weight_bytes = 0;
+  std::string formula;  ///< the count with its numbers, for the plan's reason
+};
+/// The count for `model`; nullopt for a module that is neither a Gpt nor a Llama.
+[[nodiscard]] std::optional<TransformerActivations> transformer_activations(
+    const torch::nn::Module& model, std::int64_t sequence, Precision precision,
+    bool checkpointing);
+
+/// The rerun of a checkpointed block: x and the rotary tables (undefined for GPT-2) to the
+/// block's output.
+using BlockBody =
+    std::function<torch::Tensor(const torch::Tensor&, const torch::Tensor&, const torch::Tensor&)>;
+
 /// One GPT-2 block: x + attention(LayerNorm(x)), then x + MLP(LayerNorm(x)) with GELU (tanh).
 class GptBlockImpl : public torch::nn::Module {
  public:
   explicit GptBlockImpl(const GptOptions& options);
   /// [batch, sequence, width] -> the same shape.
   torch::Tensor forward(const torch::Tensor& x);
+  /// forward() keeping only x for the backward pass, which runs the block again.
+  torch::Tensor forward_checkpointed(const torch::Tensor& x);
 
   torch::nn::LayerNorm ln_1{nullptr}, ln_2{nullptr};
   torch::nn::Linear c_attn{nullptr}, attn_proj{nullptr}, c_fc{nullptr}, mlp_proj{nullptr};
 
  private:
   std::int64_t heads_;
+  BlockBody body_;
 };
 TORCH_MODULE(GptBlock);
 
@@ -125,6 +157,9 @@ class GptImpl : public torch::nn::Module {
   /// Token ids [batch, sequence <= context] (int64) -> logits [batch, sequence, vocabulary].
   torch::Tensor forward(const torch::Tensor& ids);
   [[nodiscard]] const GptOptions& options() const { return options_; }
+  /// Per-block activation checkpointing (off by default).
+  void set_checkpointing(bool on) { checkpointing_ = on; }
+  [[nodiscard]] bool checkpointing() const { return checkpointing_; }
 
   torch::nn::Embedding wte{nullptr}, wpe{nullptr};
   torch::nn::ModuleList blocks{nullptr};
@@ -132,6 +167,7 @@ class GptImpl : public torch::nn::Module {
 
  private:
   GptOptions options_;
+  bool checkpointing_ = false;
 };
 TORCH_MODULE(Gpt);
 
@@ -141,6 +177,9 @@ class LlamaBlockImpl : public torch::nn::Module {
   explicit LlamaBlockImpl(const LlamaOptions& options);
   /// [batch, sequence, width] -> the same shape; cos and sin [sequence, head width].
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin);
+  /// forward() keeping only x for the backward pass, which runs the block again.
+  torch::Tensor forward_checkpointed(const torch::Tensor& x, const torch::Tensor& cos,
+                                     const torch::Tensor& sin);
 
   torch::Tensor attention_norm, ffn_norm;  ///< RMSNorm weights
   torch::nn::Linear wq{nullptr}, wk{nullptr}, wv{nullptr}, wo{nullptr};
@@ -148,6 +187,7 @@ class LlamaBlockImpl : public torch::nn::Module {
 
  private:
   LlamaOptions options_;
+  BlockBody body_;
 };
 TORCH_MODULE(LlamaBlock);
 
@@ -159,6 +199,9 @@ class LlamaImpl : public torch::nn::Module {
   /// Token ids [batch, sequence <= context] (int64) -> logits [batch, sequence, vocabulary].
   torch::Tensor forward(const torch::Tensor& ids);
   [[nodiscard]] const LlamaOptions& options() const { return options_; }
+  /// Per-block activation checkpointing (off by default).
+  void set_checkpointing(bool on) { checkpointing_ = on; }
+  [[nodiscard]] bool checkpointing() const { return checkpointing_; }
 
   torch::nn::Embedding tok_embeddings{nullptr};
   torch::nn::ModuleList blocks{nullptr};
@@ -168,6 +211,7 @@ class LlamaImpl : public torch::nn::Module {
 
  private:
   LlamaOptions options_;
+  bool checkpointing_ = false;
 };
 TORCH_MODULE(Llama);
 

@@ -30,6 +30,7 @@
 
 #include "gpuperf/base/choices.h"
 #include "gpuperf/base/run_basics.h"
+#include "gpuperf/plan/batch_search.h"
 #include "gpuperf/results/run_record.h"
 #include "gpuperf/timing/measure.h"
 #include "gpuperf/train/gradient_sync.h"
@@ -59,6 +60,17 @@ struct TrainingRun : RunBasics {
   /// takes the folder's class count.
   std::string data;
   int loader_threads = 0;  ///< data: decoding threads (0: every core)
+  /// Language models: per-block activation checkpointing (each block keeps only its input and
+  /// runs again in the backward pass: less memory, about a third more compute).
+  bool activation_checkpointing = false;
+  /// On CUDA: predict the step's peak memory (training_memory.h) and record it beside the
+  /// measured peaks. An image model's activation slope is measured first by two short eager
+  /// steps at batches 8 and 16 (not in the figures).
+  bool predict_memory = true;
+  /// Out of memory at batch_size: halve the batch and run again, saying so in the record
+  /// (warnings, metrics "requested_batch_size"), instead of failing. Not in data-parallel runs
+  /// (every rank must run one batch size): there the error stands.
+  bool back_off_on_out_of_memory = false;
   bool cudnn_benchmark = true;
   Switch fused_optimizer = Switch::kAuto;  ///< auto: where LibTorch has the fused kernels
   Switch kernel_fusion = Switch::kAuto;    ///< the model's cuDNN fusion; auto: on CUDA
@@ -92,7 +104,18 @@ struct TrainingHooks {
 /// Runs the training measurement and returns its record (no file; unless run.quiet, a start line
 /// and a line per window logged to stderr at level info). Throws
 /// ConfigError for bad or unsatisfiable options (before anything runs) and OutOfMemoryError,
-/// with the batch size and the device's memory figures, when the device runs out of memory.
+/// with the batch size and the device's memory figures, when the device runs out of memory
+/// (unless run.back_off_on_out_of_memory finds a batch that fits).
 [[nodiscard]] RunRecord run_training(const TrainingRun& run, const TrainingHooks& hooks = {});
+
+/// The largest batch_size of `run` that trains on its device, found with real steps: each try
+/// is run_training() at that batch (the run's settings; its warm-up, CUDA-graph capture included,
+/// and one timed step; quiet, no telemetry, no back-off), an out-of-memory error is caught, the
+/// allocator's cache emptied and the try recorded with its peak reserved bytes.
+/// largest_batch_that_fits() (plan/batch_search.h) doubles from options.start, then bisects.
+/// Throws ConfigError for a bad run (before any try) and OutOfMemoryError when batch 1 does not
+/// fit.
+[[nodiscard]] BatchSearchResult find_largest_batch(const TrainingRun& run,
+                                                   const BatchSearchOptions& options = {});
 
 }  // namespace gpuperf

@@ -1,0 +1,155 @@
+// transformer_activations(): what gpuperf's Gpt and Llama keep for the backward pass, counted
+// tensor by tensor from their forward code (transformer.cpp) as it runs on CUDA. docs/memory.md
+// has the derivation.
+#include <algorithm>
+#include <string>
+
+#include "gpuperf/base/format.h"
+#include "gpuperf/device/torch_choices.h"
+#include "gpuperf/models/transformer.h"
+
+namespace gpuperf {
+namespace {
+
+// Bytes per element: r of the residual stream (the embeddings' fp32 output, to which every
+// block adds), e of what the matrix products read and write (the autocast dtype, else fp32).
+struct Widths {
+  double r = 4;
+  double e = 4;
+  bool autocast = false;
+};
+
+Widths widths_of(Precision precision) {
+  Widths w;
+  w.autocast = uses_autocast(precision);
+  if (w.autocast) w.e = 2;
+  return w;
+}
+
+double block_parameters(const torch::nn::Module& block) {
+  double n = 0;
+  for (const auto& p : block.parameters()) n += static_cast<double>(p.numel());
+  return n;
+}
+
+double all_parameters(const torch::nn::Module& model) { return block_parameters(model); }
+
+std::string n(double v) { return format_number(v, 6); }
+
+// The parts of a count per token: one block's kept bytes, everything outside the blocks at the
+// peak, and the 16-bit weight copies.
+struct PerToken {
+  double block = 0;    // one block, kept for its backward pass
+  double head = 0;     // final norm, output layer input, logits and their gradient
+  double input = 0;    // one block's input (what checkpointing keeps)
+  double rerun = 0;    // a block rerun in the backward pass: its working set and gradients
+  std::string block_formula;
+  std::string head_formula;
+};
+
+TransformerActivations finish(const PerToken& t, double layers, double sequence,
+                              bool checkpointing, double cast_all, double cast_checkpointed) {
+  TransformerActivations out;
+  // Token ids and next tokens (int64), and the captured step's copies of both.
+  const double ids = 4 * 8;
+  if (!checkpointing) {
+    out.bytes_per_sample = sequence * (layers * t.block + t.head + ids);
+    out.cast_weight_bytes = cast_all;
+    out.formula = "gpuperf's blocks as run, per token: L x (" + t.block_formula + ") + " +
+                  t.head_formula + " + 32 (ids) = " + n(out.bytes_per_sample / sequence) +
+                  " B x " + n(sequence) + " tokens";
+    return out;
+  }
+  // The peak is the larger of the backward pass's start (block inputs and the head) and the
+  // rerun of the last block (block inputs, its working set, its gradients).
+  const double at_head = layers * t.input + t.head;
+  const double at_rerun = layers * t.input + t.block + t.rerun;
+  out.bytes_per_sample = sequence * (std::max(at_head, at_rerun) + ids);
+  out.cast_weight_bytes = cast_checkpointed;
+  out.formula = "checkpointed blocks, per token: L x " + n(t.input) + " (block inputs) + max(" +
+                t.head_formula + ", " + t.block_formula + " + " + n(t.rerun) +
+                " (rerun gradients)) + 32 (ids) = " + n(out.bytes_per_sample / sequence) +
+                " B x " + n(sequence) + " tokens";
+  return out;
+}
+
+TransformerActivations gpt_activations(const GptImpl& gpt, double sequence, Precision precision,
+                                       bool checkpointing) {
+  const GptOptions& o = gpt.options();
+  const Widths w = widths_of(precision);
+  const double h = static_cast<double>(o.width), a = static_cast<double>(o.heads);
+  const double V = static_cast<double>(o.vocabulary);
+  PerToken t;
+  // Per block: ln_1's input x (r), the input of c_attn (e: autocast's cast of ln_1's fp32
+  // output, or that output), q/k/v (3e, one tensor that attention reads as views), attention's
+  // output (e) and its fp32 logsumexp per head (4a), the merged heads (e), ln_2's input h (r),
+  // c_fc's input (e), GELU's input (4e) and output (4e): 2r + 15e per width, 4a per token.
+  t.block = (2 * w.r + 15 * w.e) * h + 4 * a;
+  t.block_formula = n(2 * w.r + 15 * w.e) + " h + 4 a";
+  // After the blocks: ln_f's input (r), the output layer's input (e), the logits (e V) and at the
+  // start of the backward pass their gradient (e V).
+  t.head = (w.r + w.e) * h + 2 * w.e * V;
+  t.head_formula = n(w.r + w.e) + " h + " + n(2 * w.e) + " V";
+  t.input = w.r * h;
+  // The rerun block's output gradient and input gradient (fp32 residual), beside its working set.
+  t.rerun = 2 * w.r * h;
+  const double blocks_params = block_parameters(*gpt.blocks->ptr(0));
+  const double total = all_parameters(gpt);
+  // Autocast casts every linear layer's weight and bias (the tied output layer's too), and not
+  // the position embedding or the LayerNorms.
+  const double cast = w.autocast ? w.e * (total - static_cast<double>(o.context) * h -
+                                          (4 * static_cast<double>(o.layers) + 2) * h)
+                                 : 0;
+  const double cast_rerun = w.autocast ? w.e * (V * h + blocks_params) : 0;
+  return finish(t, static_cast<double>(o.layers), sequence, checkpointing, cast, cast_rerun);
+}
+
+TransformerActivations llama_activations(const LlamaImpl& llama, double sequence,
+                                         Precision precision, bool checkpointing) {
+  const LlamaOptions& o = llama.options();
+  const Widths w = widths_of(precision);
+  const double h = static_cast<double>(o.width), a = static_cast<double>(o.heads);
+  const double H = static_cast<double>(o.hidden), V = static_cast<double>(o.vocabulary);
+  PerToken t;
+  // Per block: each RMSNorm keeps its fp32 input (x, then h: r each) and its normalised product
+  // (r each); the linear layers' inputs are autocast's casts, one per layer (wq, wk, wv: 3e; w1,
+  // w3: 2e), or the shared norm output in fp32 (r each norm); rotary q, the widened k and v, the
+  // attention output and the merged heads (5e) with the fp32 logsumexp (4a); SwiGLU keeps w1's
+  // output, SiLU's output, w3's output and their product (4e per inner width).
+  const double inputs = w.autocast ? 5 * w.e : 2 * w.r;
+  t.block = (4 * w.r + inputs + 5 * w.e) * h + 4 * w.e * H + 4 * a;
+  t.block_formula = n(4 * w.r + inputs + 5 * w.e) + " h + " + n(4 * w.e) + " H + 4 a";
+  // The final RMSNorm (input and product, r each), the output layer's input (e; in fp32 the
+  // norm's output, r), the logits and their gradient (2e V).
+  t.head = (2 * w.r + (w.autocast ? w.e : w.r)) * h + 2 * w.e * V;
+  t.head_formula = n(2 * w.r + (w.autocast ? w.e : w.r)) + " h + " + n(2 * w.e) + " V";
+  t.input = w.r * h;
+  t.rerun = 2 * w.r * h;
+  const double blocks_params = block_parameters(*llama.blocks->ptr(0));
+  const double total = all_parameters(llama);
+  // Autocast casts the linear layers' weights, the tied output layer's too; not the norms.
+  const double norms = (2 * static_cast<double>(o.layers) + 1) * h;
+  const double embedding = V * h;
+  const double cast =
+      w.autocast ? w.e * (total - norms - (o.tie_embeddings ? 0 : embedding)) : 0;
+  const double cast_rerun = w.autocast ? w.e * (embedding + blocks_params) : 0;
+  return finish(t, static_cast<double>(o.layers), sequence, checkpointing, cast, cast_rerun);
+}
+
+}  // namespace
+
+std::optional<TransformerActivations> transformer_activations(const torch::nn::Module& model,
+                                                              std::int64_t sequence,
+                                                              Precision precision,
+                                                              bool checkpointing) {
+  const auto s = static_cast<double>(sequence);
+  if (const auto* gpt = dynamic_cast<const GptImpl*>(&model)) {
+    return gpt_activations(*gpt, s, precision, checkpointing);
+  }
+  if (const auto* llama = dynamic_cast<const LlamaImpl*>(&model)) {
+    return llama_activations(*llama, s, precision, checkpointing);
+  }
+  return std::nullopt;
+}
+
+}  // namespace gpuperf
