@@ -44,13 +44,14 @@ for part in $parts; do
       row llama-1b-b8-s2048-ckpt lm_benchmark --model llama-1b --batch-size 8 --seq-len 2048 --activation-checkpointing
       ;;
     resnet)
-      for b in 32 64 128 256 512; do row "resnet50-b$b" resnet50_benchmark --batch-size "$b"; done
+      # lr 0.02: at the default 0.1 the small batches diverge in so few steps (random labels)
+      for b in 32 64 128 256 512; do row "resnet50-b$b" resnet50_benchmark --batch-size "$b" --lr 0.02; done
       ;;
     seed)
       for b in 256 2048; do row "simple-b$b" seed_benchmark --batch-size "$b"; done
       ;;
     max)
-      row resnet50-max resnet50_benchmark --batch-size max
+      row resnet50-max resnet50_benchmark --batch-size max --lr 0.02
       row gpt2-max-s1024 lm_benchmark --model gpt2 --batch-size max --seq-len 1024
       ;;
     *) echo "memory_validation.sh: unknown part '$part' (lm, resnet, seed, max)" >&2; exit 2 ;;

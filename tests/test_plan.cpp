@@ -388,3 +388,50 @@ TEST_CASE("the fit advice judges every datasheet GPU, and none fits 13B on one",
       }(),
       gpuperf::ConfigError);
 }
+
+TEST_CASE("1.3B, 7B and 13B on 1 and 8 GPUs: every datasheet GPU gets the first strategy that fits",
+          "[plan][advise]") {
+  // AMP Adam, the default overheads: total = (model states + 0.268435456e9) x 1.1 + 0.5e9.
+  // Model states per GPU, P parameters, N = 8:
+  //   1 GPU: one GPU 16P; + checkpointing 16P (no activations given); + offload 4P (2 + 2)
+  //   8 GPUs: data parallel 16P + 2P of buckets; ZeRO-1 4P + 12P/8; ZeRO-2 2P + 14P/8;
+  //           ZeRO-3 16P/8; + checkpointing the same; + offload 4P/8
+  struct Case {
+    double parameters;
+    int gpus;
+    std::vector<double> states;  // per rung, bytes
+  };
+  const std::vector<Case> cases = {
+      {1.3e9, 1, {20.8e9, 20.8e9, 5.2e9}},
+      {7e9, 1, {112e9, 112e9, 28e9}},
+      {13e9, 1, {208e9, 208e9, 52e9}},
+      {1.3e9, 8, {23.4e9, 7.15e9, 4.875e9, 2.6e9, 2.6e9, 0.65e9}},
+      {7e9, 8, {126e9, 38.5e9, 26.25e9, 14e9, 14e9, 3.5e9}},
+      {13e9, 8, {234e9, 71.5e9, 48.75e9, 26e9, 26e9, 6.5e9}},
+  };
+  const auto db = shipped_specs();
+  for (const Case& c : cases) {
+    INFO(c.parameters << " parameters on " << c.gpus << " GPUs");
+    gpuperf::FitRequest request;
+    request.plan.model.parameters = c.parameters;
+    request.plan.strategy.gpus = c.gpus;
+    request.include_reference_only = true;
+    const auto advice = gpuperf::advise_fit(request, db);
+    REQUIRE(advice.ladder.size() == c.states.size());
+    std::vector<double> totals;
+    for (std::size_t i = 0; i < c.states.size(); ++i) {
+      totals.push_back((c.states[i] + 0.268435456e9) * 1.1 + 0.5e9);
+      CHECK(advice.ladder[i].plan.total_bytes == Approx(totals.back()));
+    }
+    REQUIRE_FALSE(advice.gpus.empty());
+    for (const auto& g : advice.gpus) {
+      INFO(g.spec->id << " with " << g.spec->memory_bytes << " bytes");
+      int first = -1;
+      for (std::size_t i = 0; i < totals.size() && first < 0; ++i) {
+        if (totals[i] <= g.spec->memory_bytes) first = static_cast<int>(i);
+      }
+      CHECK(g.needed == first);
+    }
+  }
+}
+

@@ -123,7 +123,8 @@ void add_model_options(CLI::App& app, TrainingOptions& o) {
              "runs)");
   add_switch(app, "predict-memory", r.predict_memory,
              "CUDA: predict the step's peak memory and record it beside the measured peaks (an "
-             "image model's activations measured by two short steps at batches 8 and 16 first)");
+             "image model's activations measured by two short steps at a quarter and half the batch "
+             "first)");
   app.add_option("--fused", o.fused,
                  "auto|on|off: fused optimizer kernels, no host sync per step (auto: where "
                  "LibTorch has them)");

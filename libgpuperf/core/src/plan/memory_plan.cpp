@@ -142,9 +142,15 @@ void add_model_states(MemoryPlan& plan, const MemoryPlanRequest& r, double param
   add(plan, "weights", sb.weight * params / w_shards,
       per_param(sb.weight, params, w_shards,
                 stage >= 3 ? "ZeRO-3 shards the weights" : "every GPU holds all weights"));
-  add(plan, "gradients", sb.gradient * params / g_shards,
-      per_param(sb.gradient, params, g_shards,
-                stage >= 2 ? "ZeRO-2/3 shard the gradients" : "one per weight"));
+  if (r.gradients_live_at_peak) {
+    add(plan, "gradients", sb.gradient * params / g_shards,
+        per_param(sb.gradient, params, g_shards,
+                  stage >= 2 ? "ZeRO-2/3 shard the gradients" : "one per weight"));
+  } else {
+    add(plan, "gradients", 0,
+        "none at the peak: freed between steps, and the peak (the backward pass's start) comes "
+        "before the first one is written");
+  }
   const char* where = st.offload_optimizer ? "offloaded to host memory" : "";
   const double master = sb.master * params / s_shards;
   const double states = state_per_param * params / s_shards;

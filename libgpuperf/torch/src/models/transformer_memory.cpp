@@ -82,10 +82,11 @@ TransformerActivations gpt_activations(const GptImpl& gpt, double sequence, Prec
   PerToken t;
   // Per block: ln_1's input x (r), the input of c_attn (e: autocast's cast of ln_1's fp32
   // output, or that output), q/k/v (3e, one tensor that attention reads as views), attention's
-  // output (e) and its fp32 logsumexp per head (4a), the merged heads (e), ln_2's input h (r),
-  // c_fc's input (e), GELU's input (4e) and output (4e): 2r + 15e per width, 4a per token.
-  t.block = (2 * w.r + 15 * w.e) * h + 4 * a;
-  t.block_formula = n(2 * w.r + 15 * w.e) + " h + 4 a";
+  // output (e; the fused kernels write it in [batch, sequence, heads, head width] order, so the
+  // merged heads are a view of it) and its fp32 logsumexp per head (4a), ln_2's input h (r),
+  // c_fc's input (e), GELU's input (4e) and output (4e): 2r + 14e per width, 4a per token.
+  t.block = (2 * w.r + 14 * w.e) * h + 4 * a;
+  t.block_formula = n(2 * w.r + 14 * w.e) + " h + 4 a";
   // After the blocks: ln_f's input (r), the output layer's input (e), the logits (e V) and at the
   // start of the backward pass their gradient (e V).
   t.head = (w.r + w.e) * h + 2 * w.e * V;
@@ -113,12 +114,13 @@ TransformerActivations llama_activations(const LlamaImpl& llama, double sequence
   PerToken t;
   // Per block: each RMSNorm keeps its fp32 input (x, then h: r each) and its normalised product
   // (r each); the linear layers' inputs are autocast's casts, one per layer (wq, wk, wv: 3e; w1,
-  // w3: 2e), or the shared norm output in fp32 (r each norm); rotary q, the widened k and v, the
-  // attention output and the merged heads (5e) with the fp32 logsumexp (4a); SwiGLU keeps w1's
-  // output, SiLU's output, w3's output and their product (4e per inner width).
+  // w3: 2e), or the shared norm output in fp32 (r each norm); rotary q, the widened k and v and
+  // the attention output (4e; the merged heads are a view of it, as for GPT-2) with the fp32
+  // logsumexp (4a); SwiGLU keeps w1's output, SiLU's output, w3's output and their product (4e
+  // per inner width).
   const double inputs = w.autocast ? 5 * w.e : 2 * w.r;
-  t.block = (4 * w.r + inputs + 5 * w.e) * h + 4 * w.e * H + 4 * a;
-  t.block_formula = n(4 * w.r + inputs + 5 * w.e) + " h + " + n(4 * w.e) + " H + 4 a";
+  t.block = (4 * w.r + inputs + 4 * w.e) * h + 4 * w.e * H + 4 * a;
+  t.block_formula = n(4 * w.r + inputs + 4 * w.e) + " h + " + n(4 * w.e) + " H + 4 a";
   // The final RMSNorm (input and product, r each), the output layer's input (e; in fp32 the
   // norm's output, r), the logits and their gradient (2e V).
   t.head = (2 * w.r + (w.autocast ? w.e : w.r)) * h + 2 * w.e * V;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "../compat.h"
 #include "gpuperf/base/error.h"
 #include "gpuperf/device/torch_choices.h"
 #include "gpuperf/models/transformer.h"
@@ -39,6 +40,11 @@ TrainingMemoryPrediction predict_training_memory(const torch::nn::Module& model,
   request.precision = TrainingPrecision::kFp32;
   request.optimizer = plan_optimizer(options);
   request.fused_optimizer = options.fused_optimizer;
+  // TrainStep frees the gradients between steps where the optimizer's zero_grad() sets them to
+  // None (the fused optimizer always, torch::optim on LibTorch 2.x) and a captured graph writes
+  // them afresh in each backward pass.
+  request.gradients_live_at_peak =
+      !(options.fused_optimizer || options.cuda_graph || compat::kZeroGradSetsNone);
   // Gradient accumulation: the activations of one micro-batch at a time.
   const std::int64_t micro = std::max<std::int64_t>(
       1, (input.batch_size + options.accumulation_steps - 1) / options.accumulation_steps);

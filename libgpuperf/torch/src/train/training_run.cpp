@@ -354,12 +354,14 @@ bool predicts_memory(const TrainingRun& run, const ResolvedTraining& r) {
   return run.predict_memory && r.device.is_cuda();
 }
 
-// An image model's activation bytes per sample: the growth of a step's peak from batch 8 to 16,
-// each measured on the second eager step of a fresh model (gradients and optimizer states exist
-// by then). Not in the figures; the allocator's cache is emptied after each.
+// An image model's activation bytes per sample: the growth of a step's peak from a quarter to
+// half the run's batch (where cuDNN picks its algorithms, and their workspaces, as it will for
+// the run), each measured on the second eager step of a fresh model (optimizer states exist by
+// then). Not in the figures; the allocator's cache is emptied after each.
 double measure_activation_slope(const TrainingRun& run, const ResolvedTraining& r,
                                 std::int64_t classes) {
-  constexpr std::int64_t kBatches[2] = {8, 16};
+  const std::int64_t small = std::max<std::int64_t>(1, run.batch_size / 4);
+  const std::int64_t kBatches[2] = {small, std::max(small + 1, run.batch_size / 2)};
   TrainStepOptions options = r.step;
   options.cuda_graph = false;
   double peaks[2] = {0, 0};

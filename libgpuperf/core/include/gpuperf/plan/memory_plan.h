@@ -138,6 +138,11 @@ struct MemoryPlanRequest {
   /// Fused optimizer step (one kernel, no temporaries); false: foreach kernels, whose Adam step
   /// holds a temporary the size of one state buffer.
   bool fused_optimizer = true;
+  /// Whether the gradients are live at the step's peak. True for a loop that zeroes them in
+  /// place; false where they are freed between steps (PyTorch 2.x's zero_grad() sets them to
+  /// None, a captured graph allocates them in backward): the peak is then the backward pass's
+  /// start, before the first gradient exists, and the term counts none.
+  bool gradients_live_at_peak = true;
   MemoryStrategy strategy;    ///< GPUs, ZeRO stage, checkpointing, offload
   MemoryOverheads overheads;  ///< context, workspaces, graph pool, fragmentation
 

@@ -65,7 +65,7 @@ struct TrainingRun : RunBasics {
   bool activation_checkpointing = false;
   /// On CUDA: predict the step's peak memory (training_memory.h) and record it beside the
   /// measured peaks. An image model's activation slope is measured first by two short eager
-  /// steps at batches 8 and 16 (not in the figures).
+  /// steps at a quarter and half the batch (not in the figures).
   bool predict_memory = true;
   /// Out of memory at batch_size: halve the batch and run again, saying so in the record
   /// (warnings, metrics "requested_batch_size"), instead of failing. Not in data-parallel runs
