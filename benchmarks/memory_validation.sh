@@ -19,13 +19,15 @@ mkdir -p "$out"
 commit=${GPUPERF_COMMIT:-$(git -C "$here" describe --always --dirty 2>/dev/null || echo unknown)}
 printf '{"commit": "%s", "started_utc": "%s", "parts": "%s"}\n' \
   "$commit" "$(date -u +%Y-%m-%dT%H:%MZ)" "$parts" >"$out/run.json"
-short=(--warmup 5 --steps-per-window 5 --windows 2 --quiet --no-oom-back-off)
+short=(--warmup 5 --steps-per-window 5 --windows 2 --no-oom-back-off)
 
-# One row: a name, a program, its settings. A run that fails leaves its log and no record.
+# One row: a name, a program, its settings. A run that fails leaves its log and no record. The
+# batch searches keep their progress lines: each try is logged there.
 row() {
-  local name=$1 program=$2
+  local name=$1 program=$2 quiet=--quiet
   shift 2
-  "$build/examples/$program" "$@" "${short[@]}" --json "$out/$name.json" >"$out/$name.txt" 2>&1 ||
+  [[ $name == *max* ]] && quiet=
+  "$build/examples/$program" "$@" "${short[@]}" $quiet --json "$out/$name.json" >"$out/$name.txt" 2>&1 ||
     echo "$name: $program exited $?" | tee -a "$out/failures.txt"
 }
 
