@@ -251,6 +251,12 @@ TEST_CASE("a transformer's predicted step counts its states, copies and activati
   other.activation_bytes_per_sample = 1000;
   CHECK(gpuperf::predict_training_memory(*linear, options, other).plan.term("activations").bytes ==
         2000);
+  // A measured intercept leaves the workspaces what the planned states do not explain: here
+  // 8 x 8 + 8 = 72 parameters, fp32 weights and AdamW states (12 B) and bf16 copies (2 B).
+  other.measured_intercept_bytes = 72 * 14 + 5000;
+  CHECK(gpuperf::predict_training_memory(*linear, options, other)
+            .plan.term("cuDNN/cuBLAS workspaces")
+            .bytes == Approx(5000));
   other.activation_checkpointing = true;
   CHECK_THROWS_AS(gpuperf::predict_training_memory(*linear, options, other), gpuperf::ConfigError);
 }
@@ -321,6 +327,12 @@ TEST_CASE("the counted activations of a GPT-2 step are what the allocator holds 
       torch::randint(0, o.vocabulary, {batch, sequence}, torch::dtype(torch::kLong).device(device));
   const torch::Tensor next = torch::randint(0, o.vocabulary, {batch, sequence},
                                             torch::dtype(torch::kLong).device(device));
+  // One step first: cuBLAS's and cuDNN's workspaces are allocated once, at their first use.
+  {
+    gpuperf::AutocastGuard autocast(torch::kCUDA, torch::kBFloat16, true, false);
+    gpuperf::next_token_loss(gpt->forward(ids), next).backward();
+  }
+  for (auto& p : gpt->parameters()) p.mutable_grad() = torch::Tensor();
   for (const bool checkpointing : {false, true}) {
     INFO("checkpointing " << checkpointing);
     gpuperf::set_activation_checkpointing(*gpt.ptr(), checkpointing);
