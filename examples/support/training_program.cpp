@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -312,13 +313,38 @@ int run_training_program(int argc, const char* const* argv, const TrainingDefaul
                                : std::string("; every try up to the limit fit"),
                            " (", found.tries.size(), " tries); measuring it"));
       }
+      // The batches that fit a try, largest first: at the edge of the memory a longer run can
+      // still run out (cuDNN's autotuning may pick another algorithm and workspace), and then the
+      // next largest is measured, saying so.
+      std::vector<std::int64_t> fitting;
+      for (const BatchTry& t : found.tries) {
+        if (t.outcome == TrialOutcome::kFits) fitting.push_back(t.batch);
+      }
+      std::sort(fitting.rbegin(), fitting.rend());
+      fitting.erase(std::unique(fitting.begin(), fitting.end()), fitting.end());
       TrainingRun at = run;
-      at.batch_size = found.largest_fitting;
+      at.back_off_on_out_of_memory = false;
       // An image model's prediction probes the device at a quarter and half the batch first: at
       // the edge of the memory that leaves the run too little. The tries measured it instead.
       if (ModelRegistry::global().get(run.model).task != ModelTask::kLanguageModel)
         at.predict_memory = false;
-      RunRecord record = run_training(at);
+      std::vector<std::string> fell_back;
+      std::optional<RunRecord> measured;
+      for (std::size_t i = 0; i < fitting.size() && !measured; ++i) {
+        at.batch_size = fitting[i];
+        try {
+          measured = run_training(at);
+        } catch (const OutOfMemoryError&) {
+          if (i + 1 == fitting.size()) throw;
+          fell_back.push_back("batch " + std::to_string(fitting[i]) +
+                              " fit the search's short try but ran out of memory when measured "
+                              "(autotuning at the edge of the memory): measured batch " +
+                              std::to_string(fitting[i + 1]) + ", the next largest that fit");
+          log::warn(fell_back.back());
+        }
+      }
+      RunRecord& record = *measured;
+      record.warnings.insert(record.warnings.begin(), fell_back.begin(), fell_back.end());
       record.metrics["batch_search_largest_fitting"] = static_cast<double>(found.largest_fitting);
       record.metrics["batch_search_smallest_failing"] =
           static_cast<double>(found.smallest_failing);

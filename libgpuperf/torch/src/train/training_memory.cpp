@@ -67,16 +67,6 @@ TrainingMemoryPrediction predict_training_memory(const torch::nn::Module& model,
     // Every weight cast once, and kept until the backward pass has used it.
     request.model.cast_weight_bytes = uses_autocast(options.precision) ? 2 * parameters : 0;
   }
-  if (!std::isnan(input.measured_intercept_bytes)) {
-    // What the states leave of the measured intercept: the workspaces the model really uses.
-    MemoryPlanRequest bare = request;
-    bare.overheads.workspace_bytes = 0;
-    bare.model.activation_bytes_per_sample = 0;
-    const MemoryPlan states = plan_memory(bare);
-    const double planned = states.total_bytes - bare.overheads.cuda_context_bytes -
-                           states.term("allocator fragmentation").bytes;
-    request.overheads.workspace_bytes = std::max(0.0, input.measured_intercept_bytes - planned);
-  }
   TrainingMemoryPrediction out;
   out.plan = plan_memory(request);
   const double outside = request.overheads.cuda_context_bytes;

@@ -358,13 +358,8 @@ bool predicts_memory(const TrainingRun& run, const ResolvedTraining& r) {
 // half the run's batch (where cuDNN picks its algorithms, and their workspaces, as it will for
 // the run), each measured on the second eager step of a fresh model (optimizer states exist by
 // then). Not in the figures; the allocator's cache is emptied after each.
-struct MeasuredLine {
-  double slope = kNotAvailable;      // bytes per sample
-  double intercept = kNotAvailable;  // bytes at batch 0
-};
-
-MeasuredLine measure_activation_slope(const TrainingRun& run, const ResolvedTraining& r,
-                                      std::int64_t classes) {
+double measure_activation_slope(const TrainingRun& run, const ResolvedTraining& r,
+                                std::int64_t classes) {
   const std::int64_t small = std::max<std::int64_t>(1, run.batch_size / 4);
   const std::int64_t kBatches[2] = {small, std::max(small + 1, run.batch_size / 2)};
   TrainStepOptions options = r.step;
@@ -387,11 +382,7 @@ MeasuredLine measure_activation_slope(const TrainingRun& run, const ResolvedTrai
     }
     release_cached_memory(r.device);
   }
-  MeasuredLine line;
-  line.slope =
-      std::max(0.0, (peaks[1] - peaks[0]) / static_cast<double>(kBatches[1] - kBatches[0]));
-  line.intercept = std::max(0.0, peaks[0] - line.slope * static_cast<double>(kBatches[0]));
-  return line;
+  return std::max(0.0, (peaks[1] - peaks[0]) / static_cast<double>(kBatches[1] - kBatches[0]));
 }
 
 // "cuDNN/cuBLAS workspaces" -> "cudnn_cublas_workspaces".
@@ -430,10 +421,10 @@ std::string measure_training(const TrainingRun& run, const ResolvedTraining& r,
                              const TrainingHooks& hooks, RunRecord& record) {
   // Before the seed is set: the probe's models do not change the run's weights.
   const bool predict = predicts_memory(run, r);
-  MeasuredLine line;
+  double activation_slope = kNotAvailable;
   if (predict && !r.language_model() && run.data.empty()) {
-    line = measure_activation_slope(run, r, r.num_classes);
-    record.metrics["activation_bytes_per_sample"] = line.slope;
+    activation_slope = measure_activation_slope(run, r, r.num_classes);
+    record.metrics["activation_bytes_per_sample"] = activation_slope;
   }
   torch::manual_seed(static_cast<std::uint64_t>(run.seed));
   reset_peak_memory(r.device);
@@ -461,8 +452,7 @@ std::string measure_training(const TrainingRun& run, const ResolvedTraining& r,
     input.batch_size = run.batch_size;
     input.sequence = r.sequence;
     input.activation_checkpointing = run.activation_checkpointing;
-    input.activation_bytes_per_sample = line.slope;
-    input.measured_intercept_bytes = line.intercept;
+    input.activation_bytes_per_sample = activation_slope;
     input.ranks = hooks.data_world_size;
     prediction = predict_training_memory(step.module(), r.step, input);
   }

@@ -29,10 +29,6 @@ struct TrainingMemoryInput {
   /// Activation bytes per sample of a model that is not a Gpt or a Llama: the slope of the
   /// measured peak over the batch size (NaN: not counted; the prediction is then a lower bound).
   double activation_bytes_per_sample = std::numeric_limits<double>::quiet_NaN();
-  /// The measured peak's intercept at batch 0 (the same measurements' line): the part of it that
-  /// the planned model states do not explain becomes the workspaces term (cuDNN's and cuBLAS's
-  /// as this model uses them). NaN: the planner's default workspaces.
-  double measured_intercept_bytes = std::numeric_limits<double>::quiet_NaN();
 };
 
 /// A predicted step, as the caching allocator will see it.
