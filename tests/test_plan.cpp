@@ -434,4 +434,3 @@ TEST_CASE("1.3B, 7B and 13B on 1 and 8 GPUs: every datasheet GPU gets the first 
     }
   }
 }
-

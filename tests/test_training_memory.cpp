@@ -180,8 +180,8 @@ void check_checkpointing_keeps_gradients(Model& model, bool autocast) {
     INFO("parameter " << i << (autocast ? " under bf16 autocast" : " in fp32"));
     REQUIRE(checkpointed[i].defined());
     // The rerun repeats the forward's arithmetic: the same gradients to rounding.
-    CHECK(torch::allclose(checkpointed[i].to(torch::kFloat), plain[i].to(torch::kFloat), 1e-5,
-                          1e-6));
+    CHECK(
+        torch::allclose(checkpointed[i].to(torch::kFloat), plain[i].to(torch::kFloat), 1e-5, 1e-6));
   }
 }
 
@@ -319,8 +319,8 @@ TEST_CASE("the counted activations of a GPT-2 step are what the allocator holds 
   const std::int64_t batch = 4, sequence = 512;
   const torch::Tensor ids =
       torch::randint(0, o.vocabulary, {batch, sequence}, torch::dtype(torch::kLong).device(device));
-  const torch::Tensor next = torch::randint(0, o.vocabulary, {batch, sequence},
-                                            torch::dtype(torch::kLong).device(device));
+  const torch::Tensor next =
+      torch::randint(0, o.vocabulary, {batch, sequence}, torch::dtype(torch::kLong).device(device));
   // One step first: cuBLAS's and cuDNN's workspaces are allocated once, at their first use.
   {
     gpuperf::AutocastGuard autocast(torch::kCUDA, torch::kBFloat16, true, false);
@@ -340,8 +340,8 @@ TEST_CASE("the counted activations of a GPT-2 step are what the allocator holds 
     }
     gpuperf::synchronize(device);
     const double kept = gpuperf::device_memory(device).allocated - before;
-    const auto counted =
-        gpuperf::transformer_activations(*gpt.ptr(), sequence, gpuperf::Precision::kBf16, checkpointing);
+    const auto counted = gpuperf::transformer_activations(*gpt.ptr(), sequence,
+                                                          gpuperf::Precision::kBf16, checkpointing);
     REQUIRE(counted);
     // After the forward pass: everything but the logits' gradient (2 V per token, the backward
     // pass's) and the ids (allocated before), plus the weight copies autocast kept.

@@ -122,10 +122,11 @@ void add_model_options(CLI::App& app, TrainingOptions& o) {
   add_switch(app, "oom-back-off", r.back_off_on_out_of_memory,
              "out of device memory: halve the batch and run again, saying so (single-process "
              "runs)");
-  add_switch(app, "predict-memory", r.predict_memory,
-             "CUDA: predict the step's peak memory and record it beside the measured peaks (an "
-             "image model's activations measured by two short steps at a quarter and half the batch "
-             "first)");
+  add_switch(
+      app, "predict-memory", r.predict_memory,
+      "CUDA: predict the step's peak memory and record it beside the measured peaks (an "
+      "image model's activations measured by two short steps at a quarter and half the batch "
+      "first)");
   app.add_option("--fused", o.fused,
                  "auto|on|off: fused optimizer kernels, no host sync per step (auto: where "
                  "LibTorch has them)");
@@ -273,8 +274,9 @@ int run_training_program(int argc, const char* const* argv, const TrainingDefaul
                         "): the launcher already chose the processes");
     }
     if (largest_batch && (env || o.nproc_per_node > 1)) {
-      throw ConfigError("batch-size", "'max' is for single-process runs; give a number to a "
-                                      "data-parallel run");
+      throw ConfigError("batch-size",
+                        "'max' is for single-process runs; give a number to a "
+                        "data-parallel run");
     }
     if (!run.kernel_trace.empty() && (env || o.nproc_per_node > 1)) {
       throw ConfigError("--kernel-trace: single-process runs only, got '" + run.kernel_trace +
@@ -346,8 +348,7 @@ int run_training_program(int argc, const char* const* argv, const TrainingDefaul
       RunRecord& record = *measured;
       record.warnings.insert(record.warnings.begin(), fell_back.begin(), fell_back.end());
       record.metrics["batch_search_largest_fitting"] = static_cast<double>(found.largest_fitting);
-      record.metrics["batch_search_smallest_failing"] =
-          static_cast<double>(found.smallest_failing);
+      record.metrics["batch_search_smallest_failing"] = static_cast<double>(found.smallest_failing);
       record.metrics["batch_search_tries"] = static_cast<double>(found.tries.size());
       print_and_write(record, outputs, defaults.unit);
       return kExitOk;

@@ -21,6 +21,7 @@
 #include "gpuperf/train/gradient_sync.h"
 #include "gpuperf/train/lr_schedule.h"
 #include "gpuperf/train/train_step.h"
+#include "gpuperf/train/training_memory.h"
 #include "gpuperf/train/training_run.h"
 #include "gpuperf/infer/inference.h"
 #include "gpuperf/infer/inference_run.h"

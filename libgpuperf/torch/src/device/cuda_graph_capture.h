@@ -16,10 +16,10 @@ namespace gpuperf::detail {
 /// of device `index` that starts after the current stream's pending work. cuDNN autotuning,
 /// allocator growth and lazily created state must happen before capture, on the capture stream:
 /// that is what the warm-up is for. The allocator's cached blocks are released before the capture
-/// (the graph allocates from a pool of its own). Whatever happens, the current stream then waits for the side
-/// stream's work. Returns "" when the graph was captured, otherwise why not ("CUDA graph capture
-/// failed, running eagerly: ...", also logged as a warning). Out-of-memory errors propagate: what
-/// does not fit in a graph does not fit eagerly either.
+/// (the graph allocates from a pool of its own). Whatever happens, the current stream then waits
+/// for the side stream's work. Returns "" when the graph was captured, otherwise why not ("CUDA
+/// graph capture failed, running eagerly: ...", also logged as a warning). Out-of-memory errors
+/// propagate: what does not fit in a graph does not fit eagerly either.
 [[nodiscard]] std::string capture_on_side_stream(at::cuda::CUDAGraph& graph, c10::DeviceIndex index,
                                                  int warmup,
                                                  const std::function<void()>& warmup_step,

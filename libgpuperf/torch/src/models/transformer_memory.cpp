@@ -39,16 +39,16 @@ std::string n(double v) { return format_number(v, 6); }
 // The parts of a count per token: one block's kept bytes, everything outside the blocks at the
 // peak, and the 16-bit weight copies.
 struct PerToken {
-  double block = 0;    // one block, kept for its backward pass
-  double head = 0;     // final norm, output layer input, logits and their gradient
-  double input = 0;    // one block's input (what checkpointing keeps)
-  double rerun = 0;    // a block rerun in the backward pass: its working set and gradients
+  double block = 0;  // one block, kept for its backward pass
+  double head = 0;   // final norm, output layer input, logits and their gradient
+  double input = 0;  // one block's input (what checkpointing keeps)
+  double rerun = 0;  // a block rerun in the backward pass: its working set and gradients
   std::string block_formula;
   std::string head_formula;
 };
 
-TransformerActivations finish(const PerToken& t, double layers, double sequence,
-                              bool checkpointing, double cast_all, double cast_checkpointed) {
+TransformerActivations finish(const PerToken& t, double layers, double sequence, bool checkpointing,
+                              double cast_all, double cast_checkpointed) {
   TransformerActivations out;
   // Token ids and next tokens (int64), and the captured step's copies of both.
   const double ids = 4 * 8;
@@ -56,8 +56,8 @@ TransformerActivations finish(const PerToken& t, double layers, double sequence,
     out.bytes_per_sample = sequence * (layers * t.block + t.head + ids);
     out.cast_weight_bytes = cast_all;
     out.formula = "gpuperf's blocks as run, per token: L x (" + t.block_formula + ") + " +
-                  t.head_formula + " + 32 (ids) = " + n(out.bytes_per_sample / sequence) +
-                  " B x " + n(sequence) + " tokens";
+                  t.head_formula + " + 32 (ids) = " + n(out.bytes_per_sample / sequence) + " B x " +
+                  n(sequence) + " tokens";
     return out;
   }
   // The peak is the larger of the backward pass's start (block inputs and the head) and the
@@ -68,8 +68,8 @@ TransformerActivations finish(const PerToken& t, double layers, double sequence,
   out.cast_weight_bytes = cast_checkpointed;
   out.formula = "checkpointed blocks, per token: L x " + n(t.input) + " (block inputs) + max(" +
                 t.head_formula + ", " + t.block_formula + " + " + n(t.rerun) +
-                " (rerun gradients)) + 32 (ids) = " + n(out.bytes_per_sample / sequence) +
-                " B x " + n(sequence) + " tokens";
+                " (rerun gradients)) + 32 (ids) = " + n(out.bytes_per_sample / sequence) + " B x " +
+                n(sequence) + " tokens";
   return out;
 }
 
@@ -132,8 +132,7 @@ TransformerActivations llama_activations(const LlamaImpl& llama, double sequence
   // Autocast casts the linear layers' weights, the tied output layer's too; not the norms.
   const double norms = (2 * static_cast<double>(o.layers) + 1) * h;
   const double embedding = V * h;
-  const double cast =
-      w.autocast ? w.e * (total - norms - (o.tie_embeddings ? 0 : embedding)) : 0;
+  const double cast = w.autocast ? w.e * (total - norms - (o.tie_embeddings ? 0 : embedding)) : 0;
   const double cast_rerun = w.autocast ? w.e * (embedding + blocks_params) : 0;
   return finish(t, static_cast<double>(o.layers), sequence, checkpointing, cast, cast_rerun);
 }

@@ -65,9 +65,9 @@ void TrainingRun::validate() const {
         ">= 0 and <= " + std::to_string(context) + " (" + model + "'s context; 0: the context)");
   } else {
     if (activation_checkpointing) {
-      throw ConfigError("TrainingRun::activation_checkpointing", "true",
-                        "applies to language models (per transformer block); " + model +
-                            " takes images");
+      throw ConfigError(
+          "TrainingRun::activation_checkpointing", "true",
+          "applies to language models (per transformer block); " + model + " takes images");
     }
     if (sequence_length != 0) {
       throw ConfigError("TrainingRun::sequence_length", std::to_string(sequence_length),
@@ -412,7 +412,8 @@ void add_memory_prediction(const TrainingMemoryPrediction& p, RunRecord& record)
       record.metrics["memory_plan_" + metric_name(term.name) + "_bytes"] = term.bytes;
     }
   }
-  for (const std::string& note : p.plan.notes) record.warnings.push_back("memory prediction: " + note);
+  for (const std::string& note : p.plan.notes)
+    record.warnings.push_back("memory prediction: " + note);
 }
 
 // Builds the model and the step, times the windows and fills the measured fields. Returns why

@@ -123,8 +123,7 @@ struct TransformerActivations {
 };
 /// The count for `model`; nullopt for a module that is neither a Gpt nor a Llama.
 [[nodiscard]] std::optional<TransformerActivations> transformer_activations(
-    const torch::nn::Module& model, std::int64_t sequence, Precision precision,
-    bool checkpointing);
+    const torch::nn::Module& model, std::int64_t sequence, Precision precision, bool checkpointing);
 
 /// The rerun of a checkpointed block: x and the rotary tables (undefined for GPT-2) to the
 /// block's output.
