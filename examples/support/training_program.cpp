@@ -209,13 +209,14 @@ void print_and_write(const RunRecord& record, const ResultOutputs& outputs,
   write_results(outputs, record);
 }
 
-// --batch-size: a whole number >= 1, or "max" (nullopt; the run keeps the default to start from).
+// --batch-size: a whole number (the run checks its range), or "max" (nullopt; the run keeps the
+// default to start from).
 std::optional<std::int64_t> parse_batch_size(const std::string& text) {
   if (text == "max") return std::nullopt;
   std::int64_t value = 0;
   const char* end = text.data() + text.size();
   const auto [stop, error] = std::from_chars(text.data(), end, value);
-  if (text.empty() || error != std::errc() || stop != end || value < 1) {
+  if (text.empty() || error != std::errc() || stop != end) {
     throw ConfigError("batch-size", "must be a whole number >= 1 or 'max', got '" + text + "'");
   }
   return value;

@@ -349,9 +349,11 @@ void add_language_model_figures(const ResolvedTraining& r, torch::nn::Module& mo
   }
 }
 
-// Whether the run predicts its peak memory: on CUDA, where the caching allocator measures it.
+// Whether the run predicts its peak memory: on CUDA, where the caching allocator measures it,
+// for a language model (counted) or an image model on synthetic batches (probed: a run on files
+// would need its loader probed too).
 bool predicts_memory(const TrainingRun& run, const ResolvedTraining& r) {
-  return run.predict_memory && r.device.is_cuda();
+  return run.predict_memory && r.device.is_cuda() && (r.language_model() || run.data.empty());
 }
 
 // An image model's activation bytes per sample: the growth of a step's peak from a quarter to
@@ -423,7 +425,7 @@ std::string measure_training(const TrainingRun& run, const ResolvedTraining& r,
   // Before the seed is set: the probe's models do not change the run's weights.
   const bool predict = predicts_memory(run, r);
   double activation_slope = kNotAvailable;
-  if (predict && !r.language_model() && run.data.empty()) {
+  if (predict && !r.language_model()) {
     activation_slope = measure_activation_slope(run, r, r.num_classes);
     record.metrics["activation_bytes_per_sample"] = activation_slope;
   }
