@@ -669,7 +669,7 @@ TEST_CASE("each GPU is costed at its own rental price, then the price for all, t
   request.price_per_hour_by_gpu = {{"h100-sxm5-80gb", 0}};
   CHECK_THROWS_WITH(request.validate(),
                     Catch::StartsWith("AdvisorRequest::price_per_hour_by_gpu: 'h100-sxm5-80gb=0' "
-                                      "must be a price > 0"));
+                                      "must be a finite price > 0"));
   request.price_per_hour_by_gpu = {{"h100-sxm5-80gb", std::nan("")}};
   CHECK_THROWS_AS(request.validate(), gpuperf::ConfigError);
 }
