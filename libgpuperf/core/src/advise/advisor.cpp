@@ -1057,7 +1057,8 @@ void AdvisorRequest::validate() const {
   for (const auto& [gpu, usd] : price_per_hour_by_gpu) {
     if (gpu.empty()) bad("price_per_hour_by_gpu", "=" + general(usd), "names no GPU");
     if (!(usd > 0 && std::isfinite(usd))) {
-      bad("price_per_hour_by_gpu", gpu + "=" + general(usd), "must be a price > 0 USD per hour");
+      bad("price_per_hour_by_gpu", gpu + "=" + general(usd),
+          "must be a finite price > 0 USD per GPU-hour");
     }
   }
   validate_run(*this);
