@@ -6,6 +6,8 @@
 //   gpuperf_advise --parameters 7e9 --sequence-length 4096 --gpus 8 --results h100.json
 //   gpuperf_advise --model resnet50 --mode inference --precision fp16 --latency-budget-ms 5
 //       --results h200-infer.json
+//   gpuperf_advise --model resnet50 --batch-size 256 --gpus 8 --epochs 90
+//       --price h100-sxm5-80gb=2.49 --price "H200 SXM 141GB=3.50" --price-per-hour 1.20
 //
 // With --fit it answers "will it fit?" instead: the per-GPU memory of a training step under each
 // strategy (data parallel, ZeRO-1/2/3, + activation checkpointing, + CPU offload), term by term,
@@ -20,6 +22,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <iostream>
 #include <string>
 #include <utility>
@@ -42,7 +45,7 @@ namespace {
 // checked.
 struct AdviseOptions {
   gpuperf::AdvisorRequest request;
-  std::vector<std::string> results, specs_extra;
+  std::vector<std::string> results, specs_extra, prices;
   std::string specs_path, published_path;
   double activation_gb = -1;
   double latency_budget_ms = 0;
@@ -62,17 +65,10 @@ struct AdviseOptions {
 
 // Options that only the ranking reads, and those that only --fit reads: given to the other mode,
 // each is refused rather than silently ignored.
-constexpr const char* kRankingOnly[] = {"--mode",
-                                        "--activation-gb",
-                                        "--budget",
-                                        "--price-per-hour",
-                                        "--utilization",
-                                        "--latency-budget-ms",
-                                        "--results",
-                                        "--top",
-                                        "--published",
-                                        "--no-published",
-                                        "--host-cores-per-gpu"};
+constexpr const char* kRankingOnly[] = {
+    "--mode",   "--activation-gb", "--budget",       "--price-per-hour",    "--price",
+    "--epochs", "--tokens",        "--utilization",  "--latency-budget-ms", "--results",
+    "--top",    "--published",     "--no-published", "--host-cores-per-gpu"};
 constexpr const char* kFitOnly[] = {"--gpu",
                                     "--layers",
                                     "--hidden",
@@ -154,13 +150,29 @@ void add_options(CLI::App& app, AdviseOptions& o) {
       ->check(rule([](double v) { return v >= 0; }, ">= 0"));
   app.add_option("--activation-gb", o.activation_gb, "activation memory per GPU, if known (GB)")
       ->check(rule([](double v) { return v >= 0 && v <= 1e9; }, ">= 0 and <= 1e9"));
-  app.add_option("--budget", request.budget_usd, "purchase budget for all GPUs (USD)")
+  app.add_option("--budget", request.budget_usd,
+                 "budget for all GPUs (USD): their purchase price, or with --epochs/--tokens and "
+                 "a rental price the run's cost")
       ->check(rule([](double v) { return v >= 0; }, ">= 0"));
   app.add_option("--gpus", request.gpu_count, "number of GPUs")
       ->capture_default_str()
       ->check(rule([](double v) { return v >= 1 && v <= 4096; }, "1..4096"));
-  app.add_option("--price-per-hour", request.price_per_hour_usd, "rental price per GPU-hour (USD)")
+  app.add_option("--price-per-hour", request.price_per_hour_usd,
+                 "rental price per GPU-hour (USD) of every GPU without its own --price "
+                 "(default: the purchase price written off over 3 years, plus energy)")
       ->check(rule([](double v) { return v >= 0; }, ">= 0"));
+  app.add_option("--price", o.prices,
+                 "GPU=USD: rental price per GPU-hour of one GPU (datasheet id, name or device "
+                 "name, as --fit --gpu takes it), > 0; repeat for more GPUs");
+  const auto run_length = [](double v) { return v > 0 && std::isfinite(v); };
+  app.add_option("--epochs", request.epochs,
+                 "train, an image model: a run of N ImageNet-1k epochs (1,281,167 images each); "
+                 "each GPU gets the run's hours and cost")
+      ->check(rule(run_length, "> 0"));
+  app.add_option("--tokens", request.tokens,
+                 "train, a parameter-count model: a run of N tokens (N / --sequence-length "
+                 "samples); each GPU gets the run's hours and cost")
+      ->check(rule(run_length, "> 0"));
   app.add_option("--utilization", request.assumed_utilization,
                  "fraction of peak assumed when nothing measured exists")
       ->capture_default_str()
@@ -206,6 +218,30 @@ void set_sizes_in_request(const CLI::App& app, AdviseOptions& o) {
                                  std::to_string(o.latency_budget_ms));
     }
     o.request.latency_budget_seconds = o.latency_budget_ms * 1e-3;
+  }
+}
+
+// --price GPU=USD, each checked as typed; the advisor resolves the names against the datasheet
+// (unknown GPUs, two names of one entry).
+void set_prices_in_request(AdviseOptions& o) {
+  for (const std::string& text : o.prices) {
+    const auto bad = [&](const std::string& why) {
+      throw gpuperf::ConfigError("--price", "'" + text + "' " + why);
+    };
+    const std::size_t eq = text.find('=');
+    if (eq == std::string::npos) bad("is not GPU=USD (no '=')");
+    const std::string gpu = text.substr(0, eq), usd = text.substr(eq + 1);
+    if (gpu.empty()) bad("names no GPU before '='");
+    const bool decimal = !usd.empty() &&
+                         usd.find_first_not_of("0123456789+-.eE") == std::string::npos &&
+                         usd.find_first_of("0123456789") != std::string::npos;
+    char* end = nullptr;
+    const double price = decimal ? std::strtod(usd.c_str(), &end) : 0;
+    if (!decimal || end != usd.c_str() + usd.size()) bad("has no number after '='");
+    if (!(price > 0 && std::isfinite(price))) bad("must be a finite price > 0 USD per GPU-hour");
+    if (!o.request.price_per_hour_by_gpu.emplace(gpu, price).second) {
+      bad("prices " + gpu + " a second time");
+    }
   }
 }
 
@@ -320,6 +356,7 @@ int main(int argc, char** argv) {
     refuse_other_mode_options(app, options);
     if (options.fit) return fit(app, options);
     set_sizes_in_request(app, options);
+    set_prices_in_request(options);
     return advise(options);
   });
 }

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <sstream>
 #include <tuple>
 
@@ -602,6 +603,218 @@ TEST_CASE("the advisor rejects bad requests naming the field", "[specs][advisor]
                                                     "contradicts model 'resnet50'"));
   r.parameters = 25557032;  // its own count: no contradiction
   CHECK_NOTHROW(r.validate());
+}
+
+const gpuperf::GpuAdvice& advice_for(const std::vector<gpuperf::GpuAdvice>& ranking,
+                                     const std::string& id) {
+  const auto it = std::find_if(ranking.begin(), ranking.end(),
+                               [&](const gpuperf::GpuAdvice& a) { return a.spec->id == id; });
+  REQUIRE(it != ranking.end());
+  return *it;
+}
+
+bool says(const gpuperf::GpuAdvice& a, const std::string& text) {
+  return std::any_of(a.reasons.begin(), a.reasons.end(),
+                     [&](const std::string& line) { return line.find(text) != std::string::npos; });
+}
+
+TEST_CASE("each GPU is costed at its own rental price, then the price for all, then its purchase",
+          "[specs][advisor]") {
+  // resnet50 bf16 measured at 4690 img/s on the H200; the H100 SXM5 (the same bf16 peak, 989.4
+  // TFLOPS) is estimated at 4690 too. One GPU each.
+  gpuperf::LoadedRun run{"h200.json", resnet_run(4690)};
+  run.record.config.precision = "bf16";
+  gpuperf::AdvisorRequest request;
+  request.model = "resnet50";
+  request.batch_size = 256;
+  request.price_per_hour_by_gpu = {{"H200 SXM 141GB", 3.5}};  // by name
+  request.price_per_hour_usd = 2.0;
+  auto ranking = gpuperf::advise(request, shipped(), {run}, {});
+  const auto& h200 = advice_for(ranking, "h200-sxm-141gb");
+  CHECK(h200.price_source == gpuperf::PriceSource::kGivenForGpu);
+  CHECK(h200.price_per_hour_usd == 3.5);
+  // 3.5 USD/h / 3600 s/h / 4690 img/s x 1e6 = 0.2072968 USD per million images.
+  CHECK(h200.cost_usd_per_million == Approx(0.2072968).epsilon(1e-6));
+  CHECK(says(h200, "cost basis: 3.50 USD per GPU-hour, given for this GPU (rental)"));
+  const auto& h100 = advice_for(ranking, "h100-sxm5-80gb");
+  CHECK(h100.price_source == gpuperf::PriceSource::kGivenForAll);
+  // 2 / 3600 / 4690 x 1e6 = 0.1184553.
+  CHECK(h100.cost_usd_per_million == Approx(0.1184553).epsilon(1e-6));
+  CHECK(says(h100, "cost basis: 2.00 USD per GPU-hour, given for every GPU without its own price"));
+
+  // Without the price for all, a GPU not named falls back to its purchase price: the RTX 4090's
+  // 1599 USD / (3 x 8766 h) + 450 W x 0.15 USD/kWh = 0.0608031 + 0.0675 = 0.1283031 USD/h.
+  request.price_per_hour_usd = std::nan("");
+  request.price_per_hour_by_gpu = {{"h100-sxm5-80gb", 2.49}, {"NVIDIA H200", 3.5}};  // id, device
+  ranking = gpuperf::advise(request, shipped(), {run}, {});
+  const auto& rtx = advice_for(ranking, "rtx-4090");
+  CHECK(rtx.price_source == gpuperf::PriceSource::kPurchase);
+  CHECK(rtx.price_per_hour_usd == Approx(0.1283031).epsilon(1e-6));
+  CHECK(advice_for(ranking, "h100-sxm5-80gb").price_per_hour_usd == 2.49);
+  CHECK(advice_for(ranking, "h200-sxm-141gb").price_per_hour_usd == 3.5);
+  // No price at all (the A100 SXM4 80GB has none in the datasheet): no cost.
+  const auto& a100 = advice_for(ranking, "a100-sxm4-80gb");
+  CHECK(a100.price_source == gpuperf::PriceSource::kNone);
+  CHECK(std::isnan(a100.cost_usd_per_million));
+
+  // Names that are no entry, or two names of one entry, are refused before anything is ranked.
+  request.price_per_hour_by_gpu = {{"Voodoo 5", 2}};
+  CHECK_THROWS_WITH(gpuperf::advise(request, shipped(), {run}, {}),
+                    Catch::StartsWith("AdvisorRequest::price_per_hour_by_gpu: 'Voodoo 5=2': "
+                                      "unknown GPU 'Voodoo 5'"));
+  request.price_per_hour_by_gpu = {{"h100-sxm5-80gb", 2}, {"H100 SXM5 80GB", 3}};
+  CHECK_THROWS_WITH(gpuperf::advise(request, shipped(), {run}, {}),
+                    Catch::Contains("'h100-sxm5-80gb=2': prices h100-sxm5-80gb a second time "
+                                    "(also as 'H100 SXM5 80GB')"));
+  request.price_per_hour_by_gpu = {{"h100-sxm5-80gb", 0}};
+  CHECK_THROWS_WITH(request.validate(),
+                    Catch::StartsWith("AdvisorRequest::price_per_hour_by_gpu: 'h100-sxm5-80gb=0' "
+                                      "must be a finite price > 0"));
+  request.price_per_hour_by_gpu = {{"h100-sxm5-80gb", std::nan("")}};
+  CHECK_THROWS_AS(request.validate(), gpuperf::ConfigError);
+}
+
+TEST_CASE("a run of epochs or tokens gets its hours and its cost at each GPU's price",
+          "[specs][advisor]") {
+  gpuperf::LoadedRun run{"h200.json", resnet_run(4690)};
+  run.record.config.precision = "bf16";
+  gpuperf::AdvisorRequest request;
+  request.model = "resnet50";
+  request.batch_size = 256;
+  request.epochs = 90;
+  request.price_per_hour_by_gpu = {{"h200-sxm-141gb", 3.5}};
+  request.price_per_hour_usd = 2.0;
+  request.budget_usd = 20;
+  auto ranking = gpuperf::advise(request, shipped(), {run}, {});
+  // 90 x 1,281,167 = 115,305,030 images / 4690 img/s / 3600 = 6.829248 h; at 3.5 USD/h on one
+  // GPU 23.90237 USD, over the 20 USD budget; the H100 (estimated at 4690) at 2 USD/h 13.65850.
+  const auto& h200 = advice_for(ranking, "h200-sxm-141gb");
+  CHECK(h200.run_hours == Approx(6.829248).epsilon(1e-6));
+  CHECK(h200.run_cost_usd == Approx(23.90237).epsilon(1e-6));
+  CHECK(h200.over_budget);
+  CHECK(says(h200,
+             "run: 90 epochs x 1,281,167 ImageNet-1k images = 115,305,030 samples / 4690 "
+             "samples/s (1 GPU(s) together) / 3600 = 6.83 h"));
+  CHECK(says(h200,
+             "run cost: 6.83 h x 1 GPU(s) x 3.500 USD per GPU-hour (given for this GPU) = "
+             "23.90 USD"));
+  CHECK(says(h200, "budget: the rented run costs 23.90 USD, exceeds 20 USD"));
+  const auto& h100 = advice_for(ranking, "h100-sxm5-80gb");
+  CHECK(h100.run_cost_usd == Approx(13.65850).epsilon(1e-6));
+  CHECK_FALSE(h100.over_budget);
+  std::ostringstream table;
+  gpuperf::write_advice(table, request, ranking);
+  CHECK_THAT(table.str(), Catch::Contains("run h | run USD |") &&
+                              Catch::Contains("| 3.50 (this GPU) | 0.207 | 6.8 | 24 |"));
+
+  // 7e9 parameters, 4096 tokens per sample, 1e9 tokens on the H200 at 30% of its 989.4 TFLOPS
+  // bf16 peak: 6 x 7e9 x 1e9 FLOP / 296.82e12 FLOP/s / 3600 = 39.30553 h; at 3.5 USD/h 137.5693
+  // USD. On 8 GPUs (no batch size: linear scaling) the run takes 1/8 of the hours and costs the
+  // same: 4.913191 h x 8 GPUs x 3.5 USD/h.
+  gpuperf::AdvisorRequest lm;
+  lm.parameters = 7e9;
+  lm.sequence_length = 4096;
+  lm.tokens = 1e9;
+  lm.price_per_hour_by_gpu = {{"h200", 3.5}};
+  for (const int gpus : {1, 8}) {
+    INFO(gpus << " GPUs");
+    lm.gpu_count = gpus;
+    const auto lm_ranking = gpuperf::advise(lm, shipped());
+    const auto& a = advice_for(lm_ranking, "h200-sxm-141gb");
+    CHECK(a.run_hours == Approx(39.30553 / gpus).epsilon(1e-6));
+    CHECK(a.run_cost_usd == Approx(137.5693).epsilon(1e-6));
+    CHECK(says(a, "1e+09 tokens / 4096 per sample = 244140.6 samples"));
+  }
+
+  // The options are checked: > 0 and finite, one of them, training only, the right model kind.
+  gpuperf::AdvisorRequest bad;
+  bad.model = "resnet50";
+  bad.epochs = 0;
+  CHECK_THROWS_WITH(bad.validate(),
+                    Catch::StartsWith("AdvisorRequest::epochs: '0' must be a number > 0"));
+  bad.epochs = std::numeric_limits<double>::infinity();
+  CHECK_THROWS_WITH(bad.validate(), Catch::StartsWith("AdvisorRequest::epochs: 'inf'"));
+  bad.epochs = 90;
+  bad.tokens = 1e9;
+  CHECK_THROWS_WITH(bad.validate(), Catch::StartsWith("AdvisorRequest::epochs: '90' and tokens "
+                                                      "'1e+09' both give the run"));
+  bad.tokens = std::nan("");
+  bad.mode = "inference";
+  CHECK_THROWS_WITH(bad.validate(),
+                    Catch::StartsWith("AdvisorRequest::epochs: '90' applies to training only"));
+  bad.mode = "train";
+  bad.model.clear();
+  bad.parameters = 7e9;
+  CHECK_THROWS_WITH(bad.validate(), Catch::StartsWith("AdvisorRequest::epochs: '90' applies to "
+                                                      "an image model"));
+  bad.epochs = std::nan("");
+  bad.tokens = 1e9;
+  CHECK_NOTHROW(bad.validate());
+  bad.model = "resnet50";
+  bad.parameters = std::nan("");
+  CHECK_THROWS_WITH(bad.validate(), Catch::StartsWith("AdvisorRequest::tokens: '1e+09' applies "
+                                                      "to a parameter-count model"));
+}
+
+TEST_CASE("on several GPUs the memory need is the per-GPU need of the sharding that fits",
+          "[specs][advisor]") {
+  // 16e9 parameters, bf16 Adam, 8 GPUs, no activations. The planner counts, per GPU (P params):
+  // data parallel 2P weights + 2P gradients + 4P master + 8P states + 2P buckets = 18P; ZeRO-1
+  // 4P + 12P/8; ZeRO-2 2P + 14P/8; ZeRO-3 16P/8. The reserve: 1e9 + 5% of the memory.
+  //   H100 SXM5 80GB (reserve 5e9): 288e9, ZeRO-1 88e9 + 5e9 = 93e9: no;
+  //     ZeRO-2 32e9 + 28e9 + 5e9 = 65e9: fits
+  //   H200 141GB (reserve 8.05e9): ZeRO-1 64e9 + 24e9 + 8.05e9 = 96.05e9: fits
+  //   RTX 4090 24GB (reserve 2.2e9): ZeRO-3 32e9 + 2.2e9 = 34.2e9: nothing fits
+  gpuperf::AdvisorRequest request;
+  request.parameters = 16e9;
+  request.gpu_count = 8;
+  const auto ranking = gpuperf::advise(request, shipped());
+  const auto& h100 = advice_for(ranking, "h100-sxm5-80gb");
+  CHECK_FALSE(h100.fits);
+  CHECK(h100.fits_sharded);
+  CHECK(h100.memory_strategy == "ZeRO-2");
+  CHECK(h100.memory_need_bytes == Approx(65e9));
+  CHECK(says(h100, "ZeRO-1, optimizer states sharded over 8 GPUs:"));
+  CHECK(says(h100, "= 93.0 GB per GPU of 80.0 GB: does not fit"));
+  CHECK(says(h100, "ZeRO-2, optimizer states and gradients sharded over 8 GPUs:"));
+  CHECK(says(h100, "= 65.0 GB per GPU of 80.0 GB: fits"));
+  CHECK(says(h100, "needs ZeRO-2"));
+  const auto& h200 = advice_for(ranking, "h200-sxm-141gb");
+  CHECK(h200.memory_strategy == "ZeRO-1");
+  CHECK(h200.memory_need_bytes == Approx(96.05e9));
+  const auto& rtx = advice_for(ranking, "rtx-4090");
+  CHECK_FALSE(rtx.fits);
+  CHECK_FALSE(rtx.fits_sharded);
+  CHECK(rtx.memory_need_bytes == Approx(34.2e9));
+  CHECK(says(rtx, "no sharding fits"));
+  // The unsharded replica's parts stay the advisor's own count.
+  CHECK(h100.memory.weights == Approx(16e9 * 6));
+
+  std::ostringstream table;
+  gpuperf::write_advice(table, request, ranking);
+  CHECK_THAT(table.str(), Catch::Contains("| H100 SXM5 80GB | ZeRO-2 | 65.0 GB / 80.0 GB |") &&
+                              Catch::Contains("| H200 SXM 141GB | ZeRO-1 | 96.0 GB / 141.0 GB |") &&
+                              Catch::Contains("| GeForce RTX 4090 | no | 34.2 GB / 24.0 GB |"));
+
+  // 30e9 on 8 H200s: ZeRO-2 60e9 + 52.5e9 + 8.05e9 = 120.55e9 fits; on 8 H100s only ZeRO-3,
+  // 480e9 / 8 + 5e9 = 65e9, which all-gathers the weights: a fast link.
+  request.parameters = 30e9;
+  const auto large = gpuperf::advise(request, shipped());
+  CHECK(advice_for(large, "h200-sxm-141gb").memory_strategy == "ZeRO-2");
+  CHECK(advice_for(large, "h200-sxm-141gb").memory_need_bytes == Approx(120.55e9));
+  const auto& h100_large = advice_for(large, "h100-sxm5-80gb");
+  CHECK(h100_large.memory_strategy == "ZeRO-3");
+  CHECK(h100_large.memory_need_bytes == Approx(65e9));
+  CHECK(h100_large.fast_link_needed);
+  CHECK(says(h100_large, "gathered layers are not counted"));
+
+  // Data parallel fits: the planner's replica with its all-reduce buckets, 18 x 1e9 + 5e9.
+  request.parameters = 1e9;
+  const auto small = gpuperf::advise(request, shipped());
+  const auto& h100_small = advice_for(small, "h100-sxm5-80gb");
+  CHECK(h100_small.fits);
+  CHECK(h100_small.memory_strategy == "data parallel");
+  CHECK(h100_small.memory_need_bytes == Approx(23e9));
 }
 
 TEST_CASE("the inference advisor quotes the best measured batch size within the latency budget",

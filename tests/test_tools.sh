@@ -110,6 +110,17 @@ expect 2 "--latency-budget-ms: must be > 0, got '-1'" "${bin}/gpuperf_advise" --
   --mode inference --latency-budget-ms=-1
 expect 2 "--latency-budget-ms: '5' applies to --mode inference only" "${bin}/gpuperf_advise" \
   --model resnet50 --latency-budget-ms 5
+# Per-GPU prices and a run (#32): 1e9 tokens of a 7e9-parameter model at 30% of the H200's 989.4
+# bf16 TFLOPS take 6 x 7e9 x 1e9 / 296.82e12 / 3600 = 39.31 h, at 3.5 USD/h 137.57 USD.
+expect 0 "run cost: 39.31 h x 1 GPU(s) x 3.500 USD per GPU-hour (given for this GPU) = 137.57 USD" \
+  "${bin}/gpuperf_advise" --parameters 7e9 --sequence-length 4096 --tokens 1e9 --price h200=3.5
+# 16e9 parameters on 8 H100s: ZeRO-2, 2 x 16e9 + 14 x 16e9 / 8 + 5e9 reserve = 65e9 per GPU.
+expect 0 "| H100 SXM5 80GB | ZeRO-2 | 65.0 GB / 80.0 GB |" \
+  "${bin}/gpuperf_advise" --parameters 16e9 --gpus 8
+expect 2 "--price: 'h100-sxm5-80gb=0' must be a finite price > 0" "${bin}/gpuperf_advise" \
+  --model resnet50 --price h100-sxm5-80gb=0
+expect 2 "--tokens: '1e+09' applies to a parameter-count model" "${bin}/gpuperf_advise" \
+  --model resnet50 --tokens 1e9
 # Will it fit (#36): 10B parameters with AMP Adam need ZeRO-1 on 8 x 80 GB, offload on one.
 expect 0 "| A100 SXM4 80GB | 80 | no | yes | yes | yes | yes | yes | ZeRO-1 |" \
   "${bin}/gpuperf_advise" --fit --parameters 10e9 --gpus 8

@@ -52,6 +52,7 @@ constexpr std::pair<const char*, const char*> kFlagOfField[] = {
     {"target_relative_ci", "target-ci"},
     {"cudnn_benchmark_from_batch", "cudnn-benchmark-from"},
     {"price_per_hour_usd", "price-per-hour"},
+    {"AdvisorRequest::price_per_hour_by_gpu", "price"},
     {"AdvisorRequest::budget_usd", "budget"},
     {"AdvisorRequest::gpu_count", "gpus"},
     {"AdvisorRequest::assumed_utilization", "utilization"},

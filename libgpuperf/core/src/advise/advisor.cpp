@@ -5,11 +5,14 @@
 #include <algorithm>
 #include <cmath>
 #include <iomanip>
+#include <map>
 #include <optional>
 #include <sstream>
 #include <utility>
 
+#include "gpuperf/advise/fit.h"
 #include "gpuperf/base/error.h"
+#include "gpuperf/plan/memory_plan.h"
 #include "gpuperf/specs/efficiency.h"
 
 namespace gpuperf {
@@ -145,6 +148,14 @@ struct Workload {
   int gpus = 1;
   MemoryEstimate memory;  // per GPU before sharding, without the GPU's reserve
   std::vector<std::string> memory_reasons;
+  // Training on more than one GPU: the memory planner's data parallel, ZeRO-1, -2 and -3 rungs.
+  std::vector<StrategyPlan> ladder;
+  // The requested run in samples (tokens for a per-token workload) and how they were counted;
+  // NaN and empty without a run.
+  double run_samples = kNaN;
+  std::string run_text;
+  // Rental prices per GPU-hour of single GPUs, by datasheet id.
+  std::map<std::string, double> price_by_id;
 };
 
 // A data-parallel training run of the requested model on a GPU of the database: how its global
@@ -232,6 +243,60 @@ void add_activation_memory(const AdvisorRequest& request, Workload& w) {
   }
 }
 
+// The memory planner's strategies for a training run on w.gpus GPUs, counted as gpuperf_advise
+// --fit counts them (mixed precision as the ZeRO paper: 16-bit weights and gradients, fp32 master
+// weights and optimizer states), with this workload's activations; the planner's overheads are
+// left at zero, as the advisor adds its own reserve per GPU.
+void add_strategy_ladder(const AdvisorRequest& request, Workload& w) {
+  MemoryPlanRequest r;
+  r.model.parameters = w.params;
+  r.precision = parse_training_precision(request.precision);
+  r.optimizer = parse_plan_optimizer(optimizer_for(request));
+  if (w.count) {  // ZeRO-3 gathers its largest layer whole
+    double largest = 0;
+    for (const auto& layer : w.count->layers) largest = std::max(largest, layer.parameters);
+    if (largest > 0) r.model.largest_layer_parameters = largest;
+  }
+  if (!std::isnan(w.memory.activations)) {
+    r.micro_batch = std::max<std::int64_t>(request.batch_size, 1);
+    r.model.activation_bytes_per_sample = w.memory.activations / static_cast<double>(r.micro_batch);
+    r.model.activation_source = "the activations above";
+  }
+  r.strategy.gpus = w.gpus;
+  r.overheads.cuda_context_bytes = 0;
+  r.overheads.workspace_bytes = 0;
+  r.overheads.fragmentation_factor = 1;
+  w.ladder = strategy_ladder(r);
+  // Checkpointing and offload change the training itself: --fit weighs them.
+  const auto changes_training = [](const StrategyPlan& p) {
+    return p.strategy.activation_checkpointing || p.strategy.offload_optimizer;
+  };
+  w.ladder.erase(std::remove_if(w.ladder.begin(), w.ladder.end(), changes_training),
+                 w.ladder.end());
+}
+
+// The run asked for, in the workload's unit: ImageNet-1k epochs of an image model, or tokens
+// (per sample of sequence_length tokens when there is one).
+void describe_run(const AdvisorRequest& request, Workload& w) {
+  if (!std::isnan(request.epochs)) {
+    w.run_samples = request.epochs * kImageNet1kTrainImages;
+    w.run_text = general(request.epochs) + " epochs x " + count_text(kImageNet1kTrainImages) +
+                 " ImageNet-1k images = " + count_text(w.run_samples) + " samples";
+  } else if (!std::isnan(request.tokens)) {
+    if (request.sequence_length > 0) {
+      w.run_samples = request.tokens / static_cast<double>(request.sequence_length);
+      const bool whole = w.run_samples == std::floor(w.run_samples);
+      w.run_text = general(request.tokens) + " tokens / " +
+                   std::to_string(request.sequence_length) +
+                   " per sample = " + (whole ? count_text(w.run_samples) : fmt(w.run_samples, 1)) +
+                   " samples";
+    } else {
+      w.run_samples = request.tokens;
+      w.run_text = general(request.tokens) + " tokens";
+    }
+  }
+}
+
 Workload describe_workload(const AdvisorRequest& request) {
   Workload w;
   w.train = request.mode == "train";
@@ -250,6 +315,8 @@ Workload describe_workload(const AdvisorRequest& request) {
   w.gpus = request.gpu_count;
   add_model_state_memory(request, w);
   add_activation_memory(request, w);
+  if (w.train && w.gpus > 1) add_strategy_ladder(request, w);
+  describe_run(request, w);
   return w;
 }
 
@@ -388,24 +455,95 @@ void add_published_references(const AdvisorRequest& request, const SpecDatabase&
   }
 }
 
-// Whether everything fits on each GPU, or the model states only when sharded over all of them.
+// What a rung of the ladder shards, for its reason line.
+std::string strategy_text(const StrategyPlan& rung, int n) {
+  const std::string over = " sharded over " + std::to_string(n) + " GPUs";
+  switch (rung.strategy.zero) {
+    case ZeroStage::kNone:
+      return "data parallel, a whole replica on each of " + std::to_string(n) + " GPUs";
+    case ZeroStage::kStage1:
+      return "ZeRO-1, optimizer states" + over;
+    case ZeroStage::kStage2:
+      return "ZeRO-2, optimizer states and gradients" + over;
+    case ZeroStage::kStage3:
+      return "ZeRO-3, optimizer states, gradients and weights" + over;
+  }
+  return rung.name;
+}
+
+// Training on more than one GPU: the planner's per-GPU total of each strategy, cheapest first,
+// plus this GPU's reserve, until one fits; its bytes and name are the row's.
+void judge_strategies(GpuAdvice& a, const GpuSpec& spec, const Workload& w) {
+  say(a, "memory per GPU over " + std::to_string(w.gpus) +
+             " GPUs: the memory planner's count (as gpuperf_advise --fit: mixed precision as the "
+             "ZeRO paper, 16-bit weights and gradients, fp32 master weights and optimizer "
+             "states) plus the reserve, cheapest strategy first");
+  const StrategyPlan* chosen = nullptr;
+  for (const auto& rung : w.ladder) {
+    std::string terms;
+    for (const auto& term : rung.plan.terms) {
+      if (term.bytes > 0) terms += term.name + " " + gb(term.bytes) + " + ";
+    }
+    a.memory_need_bytes = rung.plan.total_bytes + a.memory.reserve;
+    a.memory_strategy = rung.name;
+    const bool fits = a.memory_need_bytes <= spec.memory_bytes;
+    say(a, strategy_text(rung, w.gpus) + ": " + terms + "reserve " + gb(a.memory.reserve) + " = " +
+               gb(a.memory_need_bytes) + " per GPU of " + gb(spec.memory_bytes) + ": " +
+               (fits ? "fits" : "does not fit"));
+    chosen = &rung;
+    if (fits) break;
+  }
+  const bool fits = a.memory_need_bytes <= spec.memory_bytes;
+  a.fits = fits && chosen->strategy.zero == ZeroStage::kNone;
+  a.fits_sharded = fits && !a.fits;
+  if (!fits) {
+    say(a,
+        "no sharding fits; activation checkpointing or optimizer offload may (gpuperf_advise "
+        "--fit weighs them)");
+  } else if (chosen->strategy.zero == ZeroStage::kStage3) {
+    a.fast_link_needed = true;
+    say(a,
+        "needs ZeRO-3: it all-gathers the weights in forward and backward (1.5x data "
+        "parallel's traffic), and needs a fast link");
+  } else if (a.fits_sharded) {
+    say(a, "needs " + chosen->name +
+               ": its reduce-scatter and all-gather move no more than data parallel's all-reduce");
+  }
+  if (chosen->strategy.zero == ZeroStage::kStage3 &&
+      !(chosen->plan.term("ZeRO-3 gathered layers").bytes > 0)) {
+    say(a,
+        "ZeRO-3's gathered layers are not counted: a parameter count says nothing of the "
+        "largest layer");
+  }
+}
+
+// Whether everything fits on each GPU, or only when sharded over all of them: on one GPU (and in
+// inference) the advisor's own count, in training on more the memory planner's strategies.
 void judge_memory(GpuAdvice& a, const GpuSpec& spec, const Workload& w) {
   a.memory = w.memory;
   for (const auto& line : w.memory_reasons) say(a, line);
   a.memory.reserve = kContextReserveBytes + kFragmentationShare * spec.memory_bytes;
   say(a, "reserve: 1 GB CUDA context and workspaces + 5% of " + gb(spec.memory_bytes) +
              " for allocator slack = " + gb(a.memory.reserve));
+  if (!w.ladder.empty()) {
+    judge_strategies(a, spec, w);
+    return;
+  }
   const double need = a.memory.total();
+  const int n = w.gpus;
   a.fits = need <= spec.memory_bytes;
+  a.memory_need_bytes = need;
+  a.memory_strategy = n > 1 ? "data parallel" : "one GPU";
   say(a, "needs " + gb(need) + " per GPU of " + gb(spec.memory_bytes) + ": " +
              (a.fits ? "fits" : "does not fit"));
-  const double states = a.memory.weights + a.memory.gradients + a.memory.optimizer_state;
-  const int n = w.gpus;
   if (!a.fits && n > 1) {
-    const double sharded = states / n + (a.memory.total() - states);
+    // Inference: the weights split over the GPUs (tensor parallel), the rest on each.
+    const double sharded = a.memory.weights / n + (need - a.memory.weights);
     a.fits_sharded = sharded <= spec.memory_bytes;
-    say(a, std::string("sharded over ") + std::to_string(n) + " GPUs (FSDP / ZeRO-3" +
-               (w.train ? "" : " or tensor parallel") + "): " + gb(sharded) + " per GPU: " +
+    a.memory_need_bytes = sharded;
+    a.memory_strategy = "weights sharded";
+    say(a, "weights sharded over " + std::to_string(n) + " GPUs (tensor parallel): " + gb(sharded) +
+               " per GPU: " +
                (a.fits_sharded ? "fits, and needs a fast link" : "does not fit either"));
     if (a.fits_sharded) a.fast_link_needed = true;
   }
@@ -627,27 +765,76 @@ double scale_to_all_gpus(GpuAdvice& a, const GpuSpec& spec, const AdvisorRequest
   return total;
 }
 
-// Cost and energy per unit of work, for a GPU with a throughput.
+// The price per GPU-hour of `spec`: its own, else the one for all GPUs, else its purchase price
+// written off over 3 years plus its energy; said on one line with where it came from.
+void choose_price(GpuAdvice& a, const GpuSpec& spec, const AdvisorRequest& request,
+                  const Workload& w) {
+  if (const auto own = w.price_by_id.find(spec.id); own != w.price_by_id.end()) {
+    a.price_per_hour_usd = own->second;
+    a.price_source = PriceSource::kGivenForGpu;
+    say(a, "cost basis: " + fmt(a.price_per_hour_usd, 2) +
+               " USD per GPU-hour, given for this GPU (rental)");
+  } else if (request.price_per_hour_usd >= 0) {
+    a.price_per_hour_usd = request.price_per_hour_usd;
+    a.price_source = PriceSource::kGivenForAll;
+    say(a, "cost basis: " + fmt(a.price_per_hour_usd, 2) + " USD per GPU-hour, given for " +
+               (w.price_by_id.empty() ? "every GPU" : "every GPU without its own price") +
+               " (rental)");
+  } else if (spec.price_usd >= 0) {
+    a.price_per_hour_usd = spec.price_usd / (kAmortizationYears * kHoursPerYear) +
+                           spec.tdp_watts / 1000 * kElectricityUsdPerKwh;
+    a.price_source = PriceSource::kPurchase;
+    say(a, "cost basis: price " + fmt(spec.price_usd, 0) + " USD" +
+               (spec.is_approximate("price_usd") ? " (upper end of a third-party range)" : "") +
+               " over 3 years of 24/7 use + TDP energy at 0.15 USD/kWh = " +
+               fmt(a.price_per_hour_usd, 3) + " USD/h per GPU (host and cooling not included)");
+  } else {
+    say(a, "cost: no price in the datasheet; give a price per hour");
+  }
+}
+
+std::string price_source_text(PriceSource source) {
+  switch (source) {
+    case PriceSource::kGivenForGpu:
+      return "given for this GPU";
+    case PriceSource::kGivenForAll:
+      return "given for all GPUs";
+    case PriceSource::kPurchase:
+      return "purchase price over 3 years + energy";
+    case PriceSource::kNone:
+      break;
+  }
+  return "no price";
+}
+
+// The requested run on all GPUs: its hours at their throughput and its cost at the GPU's price.
+void judge_run(GpuAdvice& a, const Workload& w) {
+  if (std::isnan(w.run_samples)) return;
+  const double total = a.samples_per_second;
+  const int n = w.gpus;
+  a.run_hours = w.run_samples / total / 3600;
+  say(a, "run: " + w.run_text + " / " + fmt(total, 0) + " " + w.unit + "s/s (" + std::to_string(n) +
+             " GPU(s) together) / 3600 = " + fmt(a.run_hours, 2) + " h");
+  if (std::isnan(a.price_per_hour_usd)) {
+    say(a, "run cost: no price known");
+    return;
+  }
+  a.run_cost_usd = a.run_hours * n * a.price_per_hour_usd;
+  say(a, "run cost: " + fmt(a.run_hours, 2) + " h x " + std::to_string(n) + " GPU(s) x " +
+             fmt(a.price_per_hour_usd, 3) + " USD per GPU-hour (" +
+             price_source_text(a.price_source) + ") = " + fmt(a.run_cost_usd, 2) + " USD");
+}
+
+// Cost and energy per unit of work, and the run's time and cost, for a GPU with a throughput.
 void judge_running_cost(GpuAdvice& a, const GpuSpec& spec, const AdvisorRequest& request,
                         const Workload& w) {
   const double total = a.samples_per_second;
   if (!(total > 0)) return;
   const int n = w.gpus;
-  double hourly = kNaN;
-  if (request.price_per_hour_usd >= 0) {
-    hourly = request.price_per_hour_usd;
-    say(a, "cost basis: " + fmt(hourly, 2) + " USD per GPU-hour (given)");
-  } else if (spec.price_usd >= 0) {
-    hourly = spec.price_usd / (kAmortizationYears * kHoursPerYear) +
-             spec.tdp_watts / 1000 * kElectricityUsdPerKwh;
-    say(a, "cost basis: price " + fmt(spec.price_usd, 0) + " USD" +
-               (spec.is_approximate("price_usd") ? " (upper end of a third-party range)" : "") +
-               " over 3 years of 24/7 use + TDP energy at 0.15 USD/kWh = " + fmt(hourly, 3) +
-               " USD/h per GPU (host and cooling not included)");
-  } else {
-    say(a, "cost: no price in the datasheet; give a price per hour");
-  }
-  if (hourly >= 0) a.cost_usd_per_million = hourly * n / 3600 / total * 1e6;
+  choose_price(a, spec, request, w);
+  if (a.price_per_hour_usd >= 0)
+    a.cost_usd_per_million = a.price_per_hour_usd * n / 3600 / total * 1e6;
+  judge_run(a, w);
   if (spec.tdp_watts > 0) {
     a.joules_per_sample = spec.tdp_watts * n / total;
     say(a, "energy: " + fmt(spec.tdp_watts, 0) + " W TDP x " + std::to_string(n) + " / " +
@@ -656,18 +843,32 @@ void judge_running_cost(GpuAdvice& a, const GpuSpec& spec, const AdvisorRequest&
   }
 }
 
-// The purchase price of all GPUs, against the budget when there is one.
-void judge_budget(GpuAdvice& a, const GpuSpec& spec, const AdvisorRequest& request, int n) {
+// Whether the budget is checked against the run's cost: a run at a rental price.
+bool budget_is_run_cost(const GpuAdvice& a, const Workload& w) {
+  return !std::isnan(w.run_samples) && (a.price_source == PriceSource::kGivenForGpu ||
+                                        a.price_source == PriceSource::kGivenForAll);
+}
+
+// The purchase price of all GPUs, or a rented run's cost, against the budget when there is one.
+void judge_budget(GpuAdvice& a, const GpuSpec& spec, const AdvisorRequest& request,
+                  const Workload& w) {
+  const int n = w.gpus;
   if (spec.price_usd >= 0) a.total_price_usd = spec.price_usd * n;
   if (std::isnan(request.budget_usd)) return;
+  if (budget_is_run_cost(a, w)) {
+    a.over_budget = a.run_cost_usd > request.budget_usd;
+    say(a, "budget: the rented run costs " + fmt(a.run_cost_usd, 2) + " USD, " +
+               (a.over_budget ? "exceeds " : "within ") + fmt(request.budget_usd, 0) + " USD");
+    return;
+  }
   if (std::isnan(a.total_price_usd)) {
     say(a, "budget: no purchase price known, budget not checked");
     return;
   }
   a.over_budget = a.total_price_usd > request.budget_usd;
   say(a, "budget: " + std::to_string(n) + " x " + fmt(spec.price_usd, 0) + " = " +
-             fmt(a.total_price_usd, 0) + " USD " + (a.over_budget ? "exceeds " : "within ") +
-             fmt(request.budget_usd, 0) + " USD");
+             fmt(a.total_price_usd, 0) + " USD purchase " +
+             (a.over_budget ? "exceeds " : "within ") + fmt(request.budget_usd, 0) + " USD");
 }
 
 // Training on files: the host's decoding rate caps the GPUs' (cores per GPU x a measured run's
@@ -702,18 +903,19 @@ GpuAdvice advise_gpu(const GpuSpec& spec, const AdvisorRequest& request, const W
   a.samples_per_second = scale_to_all_gpus(a, spec, request, w, found, per_gpu);
   judge_input(a, request, w, found);
   judge_running_cost(a, spec, request, w);
-  judge_budget(a, spec, request, w.gpus);
+  judge_budget(a, spec, request, w);
   return a;
 }
 
 // Measured, published, estimated, unusable; within a tier: within budget and with a known
 // price first; then a measured latency within budget before an unchecked one; then the faster.
-void rank(std::vector<GpuAdvice>& advice, const AdvisorRequest& request) {
+void rank(std::vector<GpuAdvice>& advice, const AdvisorRequest& request, const Workload& w) {
   auto category = [&](const GpuAdvice& a) {
     if (!a.fits && !a.fits_sharded) return 4;
     if (!(a.samples_per_second > 0) || a.latency_status == "misses budget") return 3;
     if (a.over_budget) return 2;
-    if (!std::isnan(request.budget_usd) && std::isnan(a.total_price_usd)) return 1;
+    const double checked = budget_is_run_cost(a, w) ? a.run_cost_usd : a.total_price_usd;
+    if (!std::isnan(request.budget_usd) && std::isnan(checked)) return 1;
     return 0;
   };
   std::stable_sort(advice.begin(), advice.end(), [&](const GpuAdvice& x, const GpuAdvice& y) {
@@ -728,6 +930,55 @@ void rank(std::vector<GpuAdvice>& advice, const AdvisorRequest& request) {
     const double ty = y.samples_per_second > 0 ? y.samples_per_second : -1;
     return tx > ty;
   });
+}
+
+// The run's length: epochs of an image model or tokens of a parameter-count model, in training.
+void validate_run(const AdvisorRequest& r) {
+  auto bad = [](const std::string& field, double value, const std::string& why) {
+    throw ConfigError("AdvisorRequest::" + field, "'" + general(value) + "' " + why);
+  };
+  const bool by_epochs = !std::isnan(r.epochs), by_tokens = !std::isnan(r.tokens);
+  if (by_epochs && by_tokens) {
+    bad("epochs", r.epochs, "and {tokens} '" + general(r.tokens) + "' both give the run: give one");
+  }
+  for (const auto& [field, value] :
+       {std::pair{"epochs", r.epochs}, std::pair{"tokens", r.tokens}}) {
+    if (std::isnan(value)) continue;
+    if (r.mode != "train") bad(field, value, "applies to training only (mode is '" + r.mode + "')");
+    if (!(value > 0 && std::isfinite(value))) bad(field, value, "must be a number > 0");
+  }
+  const bool counted = !r.model.empty() && count_model(r.model).has_value();
+  if (by_epochs && !counted) {
+    bad("epochs", r.epochs,
+        "applies to an image model (an ImageNet-1k epoch): give {tokens} for a parameter count");
+  }
+  if (by_tokens && counted) {
+    bad("tokens", r.tokens,
+        "applies to a parameter-count model: give {epochs} for image model '" + r.model + "'");
+  }
+}
+
+// The per-GPU prices by datasheet id; ConfigError for a name that is no entry, or a second name
+// of an entry already priced.
+std::map<std::string, double> prices_by_id(const AdvisorRequest& request, const SpecDatabase& db) {
+  const std::string field = "AdvisorRequest::price_per_hour_by_gpu";
+  std::map<std::string, double> by_id;
+  std::map<std::string, std::string> named_as;
+  for (const auto& [name, usd] : request.price_per_hour_by_gpu) {
+    const std::string quoted = "'" + name + "=" + general(usd) + "'";
+    const GpuSpec* spec = nullptr;
+    try {
+      spec = &db.resolve(name, field);
+    } catch (const ConfigError& e) {
+      throw ConfigError(field, quoted + ": " + e.problem());
+    }
+    if (const auto [it, added] = named_as.emplace(spec->id, name); !added) {
+      throw ConfigError(
+          field, quoted + ": prices " + spec->id + " a second time (also as '" + it->second + "')");
+    }
+    by_id[spec->id] = usd;
+  }
+  return by_id;
 }
 
 }  // namespace
@@ -803,6 +1054,14 @@ void AdvisorRequest::validate() const {
       !(price_per_hour_usd >= 0 && std::isfinite(price_per_hour_usd))) {
     bad("price_per_hour_usd", general(price_per_hour_usd), "must be a number >= 0");
   }
+  for (const auto& [gpu, usd] : price_per_hour_by_gpu) {
+    if (gpu.empty()) bad("price_per_hour_by_gpu", "=" + general(usd), "names no GPU");
+    if (!(usd > 0 && std::isfinite(usd))) {
+      bad("price_per_hour_by_gpu", gpu + "=" + general(usd),
+          "must be a finite price > 0 USD per GPU-hour");
+    }
+  }
+  validate_run(*this);
   if (!(assumed_utilization > 0 && assumed_utilization <= 1)) {
     bad("assumed_utilization", general(assumed_utilization), "must be in (0, 1]");
   }
@@ -826,7 +1085,8 @@ std::vector<GpuAdvice> advise_with(const AdvisorRequest& request, const SpecData
                                    const LoadedResults& results,
                                    const std::vector<PublishedResult>& published) {
   request.validate();
-  const Workload w = describe_workload(request);
+  Workload w = describe_workload(request);
+  w.price_by_id = prices_by_id(request, db);
   // Reference throughputs: measured runs first, then published figures.
   References found;
   add_run_references(request, db, results.runs, found);
@@ -837,7 +1097,7 @@ std::vector<GpuAdvice> advise_with(const AdvisorRequest& request, const SpecData
     if (spec.reference_only && !request.include_reference_only) continue;
     out.push_back(advise_gpu(spec, request, w, found));
   }
-  rank(out, request);
+  rank(out, request, w);
   return out;
 }
 
@@ -859,6 +1119,12 @@ void write_advice(std::ostream& out, const AdvisorRequest& request,
   if (!std::isnan(request.latency_budget_seconds)) {
     out << ", p99 latency budget " << ms(request.latency_budget_seconds);
   }
+  if (!std::isnan(request.epochs)) out << ", a run of " << general(request.epochs) << " epochs";
+  if (!std::isnan(request.tokens)) out << ", a run of " << general(request.tokens) << " tokens";
+  // The price and the run's columns appear when asked for: a price given or a run.
+  const bool run = !std::isnan(request.epochs) || !std::isnan(request.tokens);
+  const bool priced =
+      run || !std::isnan(request.price_per_hour_usd) || !request.price_per_hour_by_gpu.empty();
   const bool inference = request.mode == "inference";
   std::string measured_on;
   bool published = false;
@@ -905,8 +1171,10 @@ void write_advice(std::ostream& out, const AdvisorRequest& request,
       }
       out << "\n| rank | GPU | fits | memory need / have | fast link | " << unit
           << "s/s (all GPUs) | basis | " << (inference ? "p50 / p99 ms (batch) | " : "")
-          << "USD per M " << unit << "s | J per " << unit << " | price USD |\n"
-          << "|---:|---|---|---|---|---:|---|" << (inference ? "---|" : "") << "---:|---:|---:|\n";
+          << (priced ? "USD per GPU-h (basis) | " : "") << "USD per M " << unit << "s | "
+          << (run ? "run h | run USD | " : "") << "J per " << unit << " | price USD |\n"
+          << "|---:|---|---|---|---|---:|---|" << (inference ? "---|" : "")
+          << (priced ? "---:|" : "") << "---:|" << (run ? "---:|---:|" : "") << "---:|---:|\n";
       current = tier;
       any = true;
     }
@@ -919,16 +1187,27 @@ void write_advice(std::ostream& out, const AdvisorRequest& request,
       if (a.latency_status == "misses budget") latency += " misses budget";
       latency += " | ";
     }
+    std::string price;
+    if (priced) {
+      price = fmt(a.price_per_hour_usd, 2) +
+              (a.price_source == PriceSource::kGivenForGpu   ? " (this GPU)"
+               : a.price_source == PriceSource::kGivenForAll ? " (all GPUs)"
+               : a.price_source == PriceSource::kPurchase    ? " (purchase)"
+                                                             : "") +
+              " | ";
+    }
+    const std::string run_columns =
+        run ? fmt(a.run_hours, 1) + " | " + fmt(a.run_cost_usd, 0) + " | " : std::string();
     out << "| " << rank++ << " | " << a.spec->name << " | "
-        << (a.fits ? "yes" : (a.fits_sharded ? "sharded" : "no")) << " | " << gb(a.memory.total())
-        << " / " << gb(a.spec->memory_bytes) << " | "
+        << (a.fits ? "yes" : (a.fits_sharded ? a.memory_strategy : std::string("no"))) << " | "
+        << gb(a.memory_need_bytes) << " / " << gb(a.spec->memory_bytes) << " | "
         << (a.fast_link_needed ? (a.spec->link_bytes_per_s > 0 ? "needed, has " + a.spec->link_name
                                                                : std::string("needed, none"))
                                : std::string("-"))
         << " | " << fmt(a.samples_per_second, 0) << " | "
-        << (a.throughput_basis.empty() ? "-" : a.throughput_basis) << " | " << latency
-        << fmt(a.cost_usd_per_million, 3) << " | " << fmt(a.joules_per_sample, 4) << " | "
-        << (std::isnan(a.total_price_usd) ? std::string("?") : fmt(a.total_price_usd, 0))
+        << (a.throughput_basis.empty() ? "-" : a.throughput_basis) << " | " << latency << price
+        << fmt(a.cost_usd_per_million, 3) << " | " << run_columns << fmt(a.joules_per_sample, 4)
+        << " | " << (std::isnan(a.total_price_usd) ? std::string("?") : fmt(a.total_price_usd, 0))
         << (a.over_budget ? " (over budget)" : "") << " |\n";
   }
   out << "\nReasons:\n";

@@ -15,9 +15,16 @@
 //   request.mode = "inference";
 //   request.latency_budget_seconds = 5e-3;
 //   auto ranking = gpuperf::advise_with(request, db, gpuperf::load_results(files), published);
+//
+// A run's time and cost at each GPU's own rental price (the others at one price for all):
+//
+//   request.price_per_hour_by_gpu = {{"h100-sxm5-80gb", 2.49}, {"H200 SXM 141GB", 3.5}};
+//   request.price_per_hour_usd = 1.2;
+//   request.epochs = 90;  // image models: ImageNet-1k epochs; LMs: request.tokens = 2e12
 
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -45,10 +52,22 @@ struct AdvisorRequest {
   std::int64_t sequence_length = 0;
   /// Activation memory per GPU in bytes when the caller knows it (overrides the estimate).
   double activation_bytes = std::numeric_limits<double>::quiet_NaN();
-  double budget_usd = std::numeric_limits<double>::quiet_NaN();  ///< for all GPUs; NaN: none
+  /// For all GPUs: their purchase price, or with a run and a rental price the run's cost; NaN:
+  /// none.
+  double budget_usd = std::numeric_limits<double>::quiet_NaN();
   int gpu_count = 1;
-  /// Rental price per GPU-hour for every GPU (NaN: purchase price written off over 3 years).
+  /// Rental price per GPU-hour for every GPU not in price_per_hour_by_gpu (NaN: purchase price
+  /// written off over 3 years).
   double price_per_hour_usd = std::numeric_limits<double>::quiet_NaN();
+  /// Rental price per GPU-hour (USD, > 0) of single GPUs, keyed by datasheet id, name or device
+  /// name (as SpecDatabase::resolve() matches them); two keys may not name one entry.
+  std::map<std::string, double> price_per_hour_by_gpu;
+  /// Train, a counted image model: the run's length in ImageNet-1k epochs of
+  /// kImageNet1kTrainImages images each (NaN: no run). Exclusive with `tokens`.
+  double epochs = std::numeric_limits<double>::quiet_NaN();
+  /// Train, a parameter-count model: the run's length in tokens, samples = tokens /
+  /// sequence_length (tokens themselves without a sequence length); NaN: no run.
+  double tokens = std::numeric_limits<double>::quiet_NaN();
   /// Fraction of the datasheet peak assumed when nothing measured or published exists.
   double assumed_utilization = 0.3;
   /// Also rank entries marked reference_only (not measurable with gpuperf).
@@ -77,18 +96,42 @@ struct MemoryEstimate {
   [[nodiscard]] double total() const;
 };
 
+/// Where the price per GPU-hour of a GPU's cost figures comes from.
+enum class PriceSource {
+  kNone,         ///< no price: no cost figures
+  kGivenForGpu,  ///< AdvisorRequest::price_per_hour_by_gpu
+  kGivenForAll,  ///< AdvisorRequest::price_per_hour_usd
+  kPurchase,     ///< the datasheet's purchase price over 3 years of 24/7 use, plus TDP energy
+};
+
 /// The advisor's view of one GPU.
 struct GpuAdvice {
   const GpuSpec* spec = nullptr;
+  /// The need of one unsharded replica, part by part (the advisor's own count).
   MemoryEstimate memory;
   bool fits = false;          ///< everything fits on each GPU (data parallel)
   bool fits_sharded = false;  ///< model states fit only when sharded across gpu_count GPUs
+  /// Bytes per GPU under `memory_strategy`: memory.total() on one GPU; with more, the memory
+  /// planner's per-GPU total (plus the reserve) of the first strategy that fits, or of the last
+  /// tried when none does.
+  double memory_need_bytes = std::numeric_limits<double>::quiet_NaN();
+  /// "one GPU", "data parallel", "ZeRO-1", "ZeRO-2", "ZeRO-3" (training), "weights sharded"
+  /// (inference).
+  std::string memory_strategy;
   bool fast_link_needed = false;
   double samples_per_second = std::numeric_limits<double>::quiet_NaN();  ///< all GPUs together
   std::string throughput_basis;  ///< "measured", "published" or "estimate: ..."
+  double price_per_hour_usd = std::numeric_limits<double>::quiet_NaN();  ///< per GPU, as used
+  PriceSource price_source = PriceSource::kNone;  ///< where price_per_hour_usd comes from
   double cost_usd_per_million = std::numeric_limits<double>::quiet_NaN();
+  /// The requested run (epochs or tokens) on all gpu_count GPUs: wall-clock hours, and hours x
+  /// gpu_count x price_per_hour_usd; NaN without a run, a throughput or a price.
+  double run_hours = std::numeric_limits<double>::quiet_NaN();
+  double run_cost_usd = std::numeric_limits<double>::quiet_NaN();
   double joules_per_sample = std::numeric_limits<double>::quiet_NaN();
-  double total_price_usd = std::numeric_limits<double>::quiet_NaN();
+  double total_price_usd = std::numeric_limits<double>::quiet_NaN();  ///< purchase, all GPUs
+  /// Over the budget: the run's cost at a rental price when a run is given, else the purchase
+  /// price of all GPUs.
   bool over_budget = false;
   /// Inference with measured results: the batch size whose throughput is quoted, and its
   /// per-call latency (seconds); 0 and NaN when not measured on this GPU.
