@@ -275,6 +275,43 @@ TEST_CASE("A data-parallel sync removes its gradient hooks when it goes", "[dist
   CHECK(torch::allclose(model->weight.grad(), first));
 }
 
+TEST_CASE("A rank whose store port is held by a program that never answers fails, naming it",
+          "[dist]") {
+  // The silent program: it accepts every connection on the port and never writes a byte.
+  const int listener = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof address;
+  REQUIRE(::bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
+  REQUIRE(::listen(listener, 16) == 0);
+  REQUIRE(::getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length) == 0);
+  const int port = ntohs(address.sin_port);
+  std::vector<int> accepted;
+  std::thread silent([&] {
+    for (;;) {
+      const int fd = ::accept(listener, nullptr, nullptr);
+      if (fd < 0) return;  // the listener was shut down
+      accepted.push_back(fd);
+    }
+  });
+  gpuperf::ProcessGroupOptions options;
+  options.timeout_seconds = 1;
+  std::string error;
+  try {
+    gpuperf::ProcessGroup group(two_rank_env(1, port), torch::kCPU, options);
+  } catch (const gpuperf::Error& e) {
+    error = e.what();
+  }
+  ::shutdown(listener, SHUT_RDWR);
+  ::close(listener);
+  silent.join();
+  for (const int fd : accepted) ::close(fd);
+  CHECK_THAT(error, Catch::Contains("rank 1 of 2: joining the store at 127.0.0.1:" +
+                                    std::to_string(port)));
+  CHECK_THAT(error, Catch::Contains("is another program holding the port?"));
+}
+
 TEST_CASE("Two ranks meet in a store that torchrun's agent already serves on their port",
           "[dist]") {
   const int port = free_port();

@@ -7,6 +7,9 @@
 #include <cstdint>
 #include <cmath>
 #include <string>
+#include <thread>
+#include <stdexcept>
+#include <future>
 #include <utility>
 #include <vector>
 
@@ -75,8 +78,16 @@ bool is_loopback(const std::string& address) {
   return address == "localhost" || address.rfind("127.", 0) == 0 || address == "::1";
 }
 
+// What join_store() waits beyond the timeout before it gives up on c10d: the client's own
+// connection retries end at the timeout; this is only for a peer that never answers.
+constexpr std::chrono::seconds kStoreGrace{5};
+
 // Rank 0 serves the TCPStore, unless torchrun's agent already does (then every rank is a client
-// under the agent's prefix, as in torch.distributed's env:// rendezvous).
+// under the agent's prefix, as in torch.distributed's env:// rendezvous). c10d's client waits
+// for the server's first answer without a deadline: a program that accepts on MASTER_PORT and
+// never answers would hold the rank forever. The store is therefore joined on a thread of its own;
+// past the timeout and a grace the rank fails naming the address, and that thread is left
+// blocked behind (the rank is about to fail).
 c10::intrusive_ptr<c10d::Store> join_store(const LaunchEnv& env,
                                            std::chrono::milliseconds timeout) {
   c10d::TCPStoreOptions options;
@@ -85,13 +96,30 @@ c10::intrusive_ptr<c10d::Store> join_store(const LaunchEnv& env,
   options.numWorkers = static_cast<std::size_t>(env.world_size);
   options.waitWorkers = true;
   options.timeout = timeout;
+  const std::string step = env.agent_store ? "joining torchrun's agent store" : "joining the store";
+  const double seconds = static_cast<double>(timeout.count()) / 1e3;
+  using Joined = c10::intrusive_ptr<c10d::Store>;
+  auto joined = std::make_shared<std::promise<Joined>>();
+  std::future<Joined> result = joined->get_future();
+  std::thread([joined, address = env.master_addr, options] {
+    try {
+      joined->set_value(c10::make_intrusive<c10d::TCPStore>(address, options));
+    } catch (...) {
+      joined->set_exception(std::current_exception());
+    }
+  }).detach();
+  if (result.wait_for(timeout + kStoreGrace) != std::future_status::ready) {
+    rendezvous_failed(env, seconds, step,
+                      std::runtime_error("no answer from the store within the timeout and " +
+                                         std::to_string(kStoreGrace.count()) +
+                                         " s: is another program holding the port?"));
+  }
   try {
-    auto store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, options);
+    Joined store = result.get();
     if (!env.agent_store) return store;
     return c10::make_intrusive<c10d::PrefixStore>(env.store_prefix, std::move(store));
   } catch (const std::exception& e) {
-    rendezvous_failed(env, static_cast<double>(timeout.count()) / 1e3,
-                      env.agent_store ? "joining torchrun's agent store" : "joining the store", e);
+    rendezvous_failed(env, seconds, step, e);
   }
 }
 
