@@ -312,6 +312,25 @@ TEST_CASE("A rank whose store port is held by a program that never answers fails
   CHECK_THAT(error, Catch::Contains("is another program holding the port?"));
 }
 
+TEST_CASE("A collective whose peer has gone fails with one line naming the rank", "[dist]") {
+  const int port = free_port();
+  const auto errors = run_two_ranks([&](int rank) {
+    gpuperf::ProcessGroupOptions options;
+    options.timeout_seconds = 5;
+    gpuperf::ProcessGroup group(two_rank_env(rank, port), torch::kCPU, options);
+    if (rank == 1) return;  // rank 1 leaves: its group and connections go
+    torch::Tensor value = torch::ones({1}, torch::kFloat64);
+    group.allreduce_sum(value);
+  });
+  INFO(errors[0]);
+  CHECK(errors[1].empty());
+  // Gone (the connection closed) or silent until the timeout: either way one line, this rank's.
+  CHECK_THAT(errors[0], Catch::StartsWith("rank 0 of 2: an all-reduce with the other ranks failed "
+                                          "(gloo)"));
+  CHECK(errors[0].find('\n') == std::string::npos);
+  CHECK(errors[0].find("pair.cc") == std::string::npos);
+}
+
 TEST_CASE("Two ranks meet in a store that torchrun's agent already serves on their port",
           "[dist]") {
   const int port = free_port();

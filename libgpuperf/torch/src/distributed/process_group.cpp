@@ -53,7 +53,29 @@ struct ProcessGroup::Impl {
     std::vector<at::Tensor> tensors{tensor};
     c10d::AllreduceOptions options;
     options.reduceOp = c10d::ReduceOp(op);
-    group->allreduce(tensors, options)->wait();
+    wait(group->allreduce(tensors, options), "an all-reduce");
+  }
+
+  // Waits for a collective; a failure becomes one line naming this rank, the collective and
+  // what c10d said, without Gloo's source location ("[./gloo/transport/tcp/pair.cc:589] ").
+  void wait(const c10::intrusive_ptr<c10d::Work>& work, const char* what) const {
+    try {
+      work->wait();
+    } catch (const std::exception& e) {
+      std::string said = e.what();
+      said = said.substr(0, said.find('\n'));
+      if (!said.empty() && said.front() == '[') {
+        const std::size_t close = said.find("] ");
+        if (close != std::string::npos) said = said.substr(close + 2);
+      }
+      const bool gone = said.find("reset by peer") != std::string::npos ||
+                        said.find("closed by peer") != std::string::npos;
+      throw Error(
+          "rank " + std::to_string(env.rank) + " of " + std::to_string(env.world_size) + ": " +
+          what + " with the other ranks failed (" + backend_name + ")" +
+          (gone ? ": another rank has gone (its process ended or lost the connection)" : "") +
+          ": " + said);
+    }
   }
 };
 
@@ -335,7 +357,8 @@ std::string ProcessGroup::backend_name() const { return impl_->backend_name; }
 PendingCollective ProcessGroup::allreduce_sum_async(torch::Tensor& tensor) {
   std::vector<at::Tensor> tensors{tensor};
   c10::intrusive_ptr<c10d::Work> work = impl_->group->allreduce(tensors);
-  return [work] { work->wait(); };
+  const Impl* impl = impl_.get();  // the group outlives its pending collectives
+  return [work, impl] { impl->wait(work, "an all-reduce of gradients"); };
 }
 
 void ProcessGroup::allreduce_sum(torch::Tensor& tensor) {
@@ -352,10 +375,10 @@ void ProcessGroup::broadcast(torch::Tensor& tensor, int root) {
   std::vector<at::Tensor> tensors{tensor};
   c10d::BroadcastOptions options;
   options.rootRank = root;
-  impl_->group->broadcast(tensors, options)->wait();
+  impl_->wait(impl_->group->broadcast(tensors, options), "a broadcast");
 }
 
-void ProcessGroup::barrier() { impl_->group->barrier()->wait(); }
+void ProcessGroup::barrier() { impl_->wait(impl_->group->barrier(), "a barrier"); }
 
 #else  // no c10d backend built in
 
