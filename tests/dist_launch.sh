@@ -197,6 +197,8 @@ RANK=0 WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 MASTER_PORT=1 check_usage_error "--adapti
 check_usage_error "--lr: must be finite and > 0, got 0" "$program" "${tiny[@]}" --nproc-per-node 2 --lr 0 --json "$work/bad.json"
 check_usage_error "--device cuda:0: a data-parallel rank uses cuda:LOCAL_RANK" "$program" "${tiny[@]:2}" --device cuda:0 --nproc-per-node 2 --json "$work/bad.json"
 check_usage_error "--adaptive: not available in a data-parallel run" "$program" "${tiny[@]}" --nproc-per-node 2 --adaptive --json "$work/bad.json"
+# A device-dependent setting is said once, by the launcher, not once per rank after the fork.
+check_usage_error "--graph on: needs a CUDA device" "$program" "${tiny[@]}" --nproc-per-node 2 --graph on --json "$work/bad.json"
 
 [ "$failures" -eq 0 ] && echo "all passed" || echo "$failures failure(s)"
 [ "$failures" -eq 0 ]

@@ -20,6 +20,7 @@
 #include "gpuperf/telemetry/telemetry.h"
 #include "gpuperf/timing/statistics.h"
 #include "gpuperf/train/train_step.h"
+#include "train/training_checks.h"
 
 namespace gpuperf {
 
@@ -182,6 +183,14 @@ void check_data_parallel_run(const TrainingRun& run, const DataParallelRun& opti
   if (run.device != "auto" && run.device != "cuda" && run.device != "cpu") {
     throw ConfigError("RunBasics::device", run.device,
                       "a data-parallel rank uses cuda:LOCAL_RANK; give cuda, cpu or auto");
+  }
+  // Ranks on the CPU: the device-dependent checks too (fp16 where the CPU has no autocast for
+  // it, a CUDA graph, ...), so that the launcher says them once. On GPUs each rank checks its
+  // own device: the launcher does not touch CUDA.
+  if (run.device == "cpu" || (run.device == "auto" && !torch::cuda::is_available())) {
+    TrainingRun on_cpu = run;
+    on_cpu.device = "cpu";
+    detail::check_training_run(on_cpu);
   }
 }
 

@@ -36,6 +36,7 @@
 #include "gpuperf/train/image_folder_batches.h"
 #include "gpuperf/train/train_step.h"
 #include "gpuperf/train/training_memory.h"
+#include "train/training_checks.h"
 
 namespace gpuperf {
 
@@ -595,6 +596,11 @@ void enrich(const TrainingRun& run, const ResolvedTraining& r, const std::string
 }
 
 }  // namespace
+
+void detail::check_training_run(const TrainingRun& run) {
+  run.validate();
+  (void)resolve(run);
+}
 
 RunRecord run_training(const TrainingRun& run, const TrainingHooks& hooks) {
   run.validate();
