@@ -337,6 +337,30 @@ TEST_CASE("the published results file loads with a source per figure", "[specs]"
     CHECK(shipped().find_id(p.gpu_id) != nullptr);
   }
   CHECK(published[4].per_gpu() == Approx(16621.0 / 8));
+  // Every figure says its stack: the last is NVIDIA's MLPerf v3.0 submission, the rest PyTorch.
+  for (std::size_t i = 0; i < published.size(); ++i) {
+    INFO(published[i].source);
+    CHECK(published[i].stack ==
+          (i == 13 ? gpuperf::PublishedStack::kMlperf : gpuperf::PublishedStack::kPyTorch));
+  }
+  CHECK(published[13].per_gpu() == Approx((55200.0 + 58400.0) / 2 / 8));  // 7,100
+  // Older files without the field: MLPerf where the source or setup says so, else PyTorch; an
+  // unknown stack is refused, naming the field.
+  const auto one = [](const std::string& fields) {
+    return gpuperf::published_results_from_json(
+        R"({"schema": "gpuperf.published/1", "results": [{"gpu": "x", "gpu_id": "x",
+        "gpu_count": 1, "model": "m", "precision": "amp", "images_per_second": 10, )" +
+            fields + "}]}",
+        "p.json");
+  };
+  CHECK(one(R"("source": "MLPerf v3.0 results")")[0].stack == gpuperf::PublishedStack::kMlperf);
+  CHECK(one(R"("source": "s", "setup": "MLPerf")")[0].stack == gpuperf::PublishedStack::kMlperf);
+  CHECK(one(R"("source": "s")")[0].stack == gpuperf::PublishedStack::kPyTorch);
+  CHECK(one(R"("source": "MLPerf", "stack": "pytorch")")[0].stack ==
+        gpuperf::PublishedStack::kPyTorch);
+  CHECK_THROWS_WITH(one(R"("source": "s", "stack": "mxnet")"),
+                    Catch::Contains("p.json: field 'results[0].stack'") &&
+                        Catch::Contains("'mxnet', expected 'pytorch' or 'mlperf'"));
   CHECK_THROWS_WITH(gpuperf::published_results_from_json(
                         R"({"schema": "gpuperf.published/1", "results": [{"gpu": "x", "gpu_id":
                         "x", "gpu_count": 1, "model": "m", "precision": "p",
