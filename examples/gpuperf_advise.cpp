@@ -1,6 +1,7 @@
 // gpuperf_advise: ranks the GPUs of the spec database for a workload, and prints why, line by
 // line: memory (weights, gradients, optimizer state, activations), links, throughput (measured,
-// published or an estimate, labelled), cost and energy.
+// published PyTorch, MLPerf or an estimate, each in its own table), cost and energy (measured
+// where a run's telemetry has it, else a TDP estimate).
 //
 //   gpuperf_advise --model resnet50 --precision bf16 --batch-size 256 --budget 20000
 //   gpuperf_advise --parameters 7e9 --sequence-length 4096 --gpus 8 --results h100.json
@@ -174,12 +175,13 @@ void add_options(CLI::App& app, AdviseOptions& o) {
                  "samples); each GPU gets the run's hours and cost")
       ->check(rule(run_length, "> 0"));
   app.add_option("--utilization", request.assumed_utilization,
-                 "fraction of peak assumed when nothing measured exists")
+                 "fraction of peak assumed when no measured or PyTorch published figure exists to "
+                 "scale from")
       ->capture_default_str()
       ->check(rule([](double v) { return v > 0 && v <= 1; }, "> 0 and <= 1"));
   app.add_option("--latency-budget-ms", o.latency_budget_ms,
                  "inference: largest p99 per-call latency allowed (ms), checked against measured "
-                 "inference results")
+                 "inference results; a GPU without one gets no throughput")
       ->check(rule([](double v) { return v > 0; }, "> 0"));
   app.add_option("--results", o.results,
                  "result files with measured figures (training runs or inference results)");
@@ -192,7 +194,9 @@ void add_options(CLI::App& app, AdviseOptions& o) {
   app.add_option("--top", o.top, "show only the best N");
   app.add_option("--specs", o.specs_path, "spec database file (default: shipped one)");
   app.add_option("--specs-extra", o.specs_extra, "user spec files adding or overriding entries");
-  app.add_option("--published", o.published_path, "published-results file (default: shipped one)");
+  app.add_option("--published", o.published_path,
+                 "published-results file (default: shipped one); PyTorch figures rank as "
+                 "'published' and scale estimates, MLPerf ones rank in their own tier only");
   app.add_flag("--no-published", o.no_published, "do not use published figures");
   add_fit_options(app, o);
 }

@@ -49,6 +49,19 @@ gpuperf::RunRecord resnet_run(double median) {
   return r;
 }
 
+const gpuperf::GpuAdvice& advice_for(const std::vector<gpuperf::GpuAdvice>& ranking,
+                                     const std::string& id) {
+  const auto it = std::find_if(ranking.begin(), ranking.end(),
+                               [&](const gpuperf::GpuAdvice& a) { return a.spec->id == id; });
+  REQUIRE(it != ranking.end());
+  return *it;
+}
+
+bool says(const gpuperf::GpuAdvice& a, const std::string& text) {
+  return std::any_of(a.reasons.begin(), a.reasons.end(),
+                     [&](const std::string& line) { return line.find(text) != std::string::npos; });
+}
+
 }  // namespace
 
 TEST_CASE("the shipped spec database holds every reference GPU with sources", "[specs]") {
@@ -337,6 +350,30 @@ TEST_CASE("the published results file loads with a source per figure", "[specs]"
     CHECK(shipped().find_id(p.gpu_id) != nullptr);
   }
   CHECK(published[4].per_gpu() == Approx(16621.0 / 8));
+  // Every figure says its stack: the last is NVIDIA's MLPerf v3.0 submission, the rest PyTorch.
+  for (std::size_t i = 0; i < published.size(); ++i) {
+    INFO(published[i].source);
+    CHECK(published[i].stack ==
+          (i == 13 ? gpuperf::PublishedStack::kMlperf : gpuperf::PublishedStack::kPyTorch));
+  }
+  CHECK(published[13].per_gpu() == Approx((55200.0 + 58400.0) / 2 / 8));  // 7,100
+  // Older files without the field: MLPerf where the source or setup says so, else PyTorch; an
+  // unknown stack is refused, naming the field.
+  const auto one = [](const std::string& fields) {
+    return gpuperf::published_results_from_json(
+        R"({"schema": "gpuperf.published/1", "results": [{"gpu": "x", "gpu_id": "x",
+        "gpu_count": 1, "model": "m", "precision": "amp", "images_per_second": 10, )" +
+            fields + "}]}",
+        "p.json");
+  };
+  CHECK(one(R"("source": "MLPerf v3.0 results")")[0].stack == gpuperf::PublishedStack::kMlperf);
+  CHECK(one(R"("source": "s", "setup": "MLPerf")")[0].stack == gpuperf::PublishedStack::kMlperf);
+  CHECK(one(R"("source": "s")")[0].stack == gpuperf::PublishedStack::kPyTorch);
+  CHECK(one(R"("source": "MLPerf", "stack": "pytorch")")[0].stack ==
+        gpuperf::PublishedStack::kPyTorch);
+  CHECK_THROWS_WITH(one(R"("source": "s", "stack": "mxnet")"),
+                    Catch::Contains("p.json: field 'results[0].stack'") &&
+                        Catch::Contains("'mxnet', expected 'pytorch' or 'mlperf'"));
   CHECK_THROWS_WITH(gpuperf::published_results_from_json(
                         R"({"schema": "gpuperf.published/1", "results": [{"gpu": "x", "gpu_id":
                         "x", "gpu_count": 1, "model": "m", "precision": "p",
@@ -493,15 +530,15 @@ TEST_CASE("a published figure stands in only for a precision the GPU has", "[spe
 
 TEST_CASE("the advisor ranks measured, published and estimated figures in separate tiers",
           "[specs][advisor]") {
-  // The shipped published figures include an 8x H100 MLPerf run at 7,100 img/s per GPU; a
-  // measured H200 at 5,438 still ranks first, in its own table, and every estimate after every
-  // published figure, whatever the numbers.
+  // The shipped published figures include an A100 at 2,470 img/s (PyTorch); a measured H200 at
+  // 2,000 still ranks first, in its own table, and every estimate after every published figure,
+  // whatever the numbers.
   const auto& db = shipped();
   const auto published = gpuperf::load_published_results(kData + "/published_results.json");
   gpuperf::AdvisorRequest request;
   request.model = "resnet50";
   request.precision = "fp16";
-  gpuperf::LoadedRun run{"h200.json", resnet_run(5438)};
+  gpuperf::LoadedRun run{"h200.json", resnet_run(2000)};
   run.record.config.precision = "fp16";
   const auto ranking = gpuperf::advise(request, db, {run}, published);
   REQUIRE(ranking.size() > 3);
@@ -511,11 +548,11 @@ TEST_CASE("the advisor ranks measured, published and estimated figures in separa
     INFO(ranking[i].spec->id);
     CHECK(gpuperf::evidence_tier(ranking[i - 1]) <= gpuperf::evidence_tier(ranking[i]));
   }
-  const auto h100 = std::find_if(ranking.begin(), ranking.end(),
-                                 [](const auto& a) { return a.spec->id == "h100-sxm5-80gb"; });
-  REQUIRE(h100 != ranking.end());
-  CHECK(h100->throughput_basis == "published");
-  CHECK(h100->samples_per_second > ranking[0].samples_per_second);  // faster, yet ranked after
+  const auto a100 = std::find_if(ranking.begin(), ranking.end(),
+                                 [](const auto& a) { return a.spec->id == "a100-sxm4-80gb"; });
+  REQUIRE(a100 != ranking.end());
+  CHECK(a100->throughput_basis == "published");
+  CHECK(a100->samples_per_second > ranking[0].samples_per_second);  // faster, yet ranked after
 
   std::ostringstream text;
   gpuperf::write_advice(text, request, ranking);
@@ -528,6 +565,168 @@ TEST_CASE("the advisor ranks measured, published and estimated figures in separa
   CHECK(published_at < estimate_at);
   CHECK(estimate_at != std::string::npos);
   CHECK(out.find("H200 SXM 141GB") < published_at);
+}
+
+namespace {
+
+gpuperf::PublishedResult published_figure(const std::string& gpu_id, const std::string& precision,
+                                          double per_gpu, gpuperf::PublishedStack stack) {
+  gpuperf::PublishedResult p;
+  p.gpu = p.gpu_id = gpu_id;
+  p.model = "resnet50";
+  p.precision = precision;
+  p.images_per_second_low = p.images_per_second_high = per_gpu;
+  p.stack = stack;
+  p.source = "test";
+  p.setup = "test setup";
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("published figures of different stacks are never ranked or scaled together",
+          "[specs][advisor]") {
+  const auto& db = shipped();
+  const auto published = gpuperf::load_published_results(kData + "/published_results.json");
+  gpuperf::AdvisorRequest request;
+  request.model = "resnet50";
+  request.precision = "fp16";
+  const auto ranking = gpuperf::advise(request, db, {}, published);
+  // The H100 SXM quotes Lambda's PyTorch 2,616 img/s, not MLPerf's 7,100 (MXNet, LARS, DALI):
+  // beside the H100 PCIe's PyTorch 1,866 that is 1.40x, not 3.8x.
+  const auto& h100 = advice_for(ranking, "h100-sxm5-80gb");
+  CHECK(h100.throughput_basis == "published");
+  CHECK(h100.samples_per_second == Approx(2616));
+  CHECK(says(h100, "published 7100 img/s per GPU, MLPerf"));
+  CHECK(says(h100, "not used: MLPerf is another stack"));
+  CHECK(h100.samples_per_second / advice_for(ranking, "h100-pcie-80gb").samples_per_second ==
+        Approx(2616.0 / 1866));
+  // Estimates scale from the fastest PyTorch figure, the H100 SXM's 2,616 (same fp16 peak on the
+  // H200; the B200: 2616 x 2250 / 989.4 = 5949), never from MLPerf's 7,100.
+  const auto& h200 = advice_for(ranking, "h200-sxm-141gb");
+  CHECK(h200.throughput_basis == "estimate");
+  CHECK(h200.samples_per_second == Approx(2616));
+  CHECK(advice_for(ranking, "b200").samples_per_second == Approx(2616 * 2250 / 989.4));
+
+  // Only the MLPerf figure: the H100 SXM quotes it in a tier of its own; nothing scales from it,
+  // and the estimates say so (30% of the H200's 989.4 TFLOPS over ResNet-50's training FLOPs).
+  const std::vector<gpuperf::PublishedResult> mlperf_only = {published[13]};
+  const auto alone = gpuperf::advise(request, db, {}, mlperf_only);
+  const auto& h100_mlperf = advice_for(alone, "h100-sxm5-80gb");
+  CHECK(h100_mlperf.throughput_basis == "MLPerf");
+  CHECK(h100_mlperf.samples_per_second == Approx(7100));
+  CHECK(gpuperf::evidence_tier(h100_mlperf) == gpuperf::EvidenceTier::kMlperf);
+  const auto& h200_alone = advice_for(alone, "h200-sxm-141gb");
+  const double flops = gpuperf::count_model("resnet50")->training_flops;
+  CHECK(h200_alone.samples_per_second == Approx(0.3 * 989.4e12 / flops));
+  CHECK(says(h200_alone, "the MLPerf figures (H100 SXM5 80GB) are another stack, never scaled"));
+
+  // A PyTorch A100 at 2,470 ranks before the MLPerf H100 at 7,100, each in its own table, and
+  // every estimate after both.
+  const std::vector<gpuperf::PublishedResult> both = {published[2], published[13]};
+  const auto mixed = gpuperf::advise(request, db, {}, both);
+  CHECK(mixed[0].spec->id == "a100-sxm4-80gb");
+  CHECK(mixed[1].spec->id == "h100-sxm5-80gb");
+  CHECK(gpuperf::evidence_tier(mixed[2]) == gpuperf::EvidenceTier::kEstimate);
+  std::ostringstream text;
+  gpuperf::write_advice(text, request, mixed);
+  const std::string out = text.str();
+  const auto published_at = out.find("### Published figures (PyTorch per GPU");
+  const auto mlperf_at = out.find("### MLPerf figures");
+  const auto estimate_at = out.find("### Datasheet estimates");
+  REQUIRE(mlperf_at != std::string::npos);
+  CHECK(published_at < mlperf_at);
+  CHECK(mlperf_at < estimate_at);
+  CHECK(estimate_at != std::string::npos);
+}
+
+TEST_CASE("a figure in a precision its GPU cannot run is not used for that GPU or scaled",
+          "[specs][advisor]") {
+  const auto& db = shipped();
+  gpuperf::AdvisorRequest request;
+  request.model = "resnet50";
+  request.precision = "bf16";
+  const double flops = gpuperf::count_model("resnet50")->training_flops;
+  // A "bf16" figure said to be a V100's cannot be one (Volta has no bf16): the V100 does not
+  // quote it, and the A100 is not scaled from it (30% of its 312 TFLOPS instead).
+  const std::vector<gpuperf::PublishedResult> impossible = {
+      published_figure("v100-sxm2-16gb", "bf16", 2000, gpuperf::PublishedStack::kPyTorch)};
+  const auto ranking = gpuperf::advise(request, db, {}, impossible);
+  const auto& v100 = advice_for(ranking, "v100-sxm2-16gb");
+  CHECK(v100.throughput_basis.empty());
+  CHECK(std::isnan(v100.samples_per_second));
+  CHECK(says(v100, "not used: it is bf16, and the datasheet gives this GPU no bf16 path"));
+  CHECK(advice_for(ranking, "a100-sxm4-80gb").samples_per_second == Approx(0.3 * 312e12 / flops));
+  // The same for fp16 requests: the figure is still not this GPU's.
+  request.precision = "fp16";
+  const auto fp16 = gpuperf::advise(request, db, {}, impossible);
+  CHECK(advice_for(fp16, "v100-sxm2-16gb").throughput_basis == "estimate");
+
+  // A V100 measured in fp16 does not stand in for a bf16 request: the V100 cannot run one.
+  request.precision = "bf16";
+  gpuperf::LoadedRun run{"v100.json", resnet_run(1100)};
+  run.record.device.name = "Tesla V100-SXM2-16GB";
+  run.record.device.sm_count = 80;
+  run.record.device.memory_bytes = 16e9;
+  const auto measured = gpuperf::advise(request, db, {run}, {});
+  const auto& v100_measured = advice_for(measured, "v100-sxm2-16gb");
+  CHECK(v100_measured.throughput_basis.empty());
+  CHECK(says(v100_measured,
+             "measured 1100 samples/s (v100.json, fp16, bs 256) not used: the "
+             "datasheet gives this GPU no bf16 rate, so it cannot run a bf16 "
+             "request"));
+  request.precision = "fp16";
+  CHECK(advice_for(gpuperf::advise(request, db, {run}, {}), "v100-sxm2-16gb").throughput_basis ==
+        "measured");
+}
+
+TEST_CASE("a measured run's energy per sample replaces the TDP estimate", "[specs][advisor]") {
+  const auto& db = shipped();
+  gpuperf::AdvisorRequest request;
+  request.model = "resnet50";
+  request.precision = "bf16";
+  gpuperf::LoadedRun run{"h200.json", resnet_run(4690)};
+  run.record.config.precision = "bf16";
+  run.record.telemetry.available = true;
+  run.record.telemetry.energy_source = "energy counter";
+  run.record.telemetry.energy_per_sample_joules = 0.2;  // above the TDP's 700 / 4690 = 0.1493
+  const auto ranking = gpuperf::advise(request, db, {run}, {});
+  const auto& h200 = advice_for(ranking, "h200-sxm-141gb");
+  CHECK(h200.joules_per_sample == Approx(0.2));
+  CHECK(h200.energy_basis == "measured");
+  CHECK(says(h200,
+             "energy: measured, 0.2000 J per sample (energy counter over the timed "
+             "windows, h200.json)"));
+  // The H100, estimated at the same 4690 samples/s: 700 W TDP / 4690 = 0.1493 J, an estimate.
+  const auto& h100 = advice_for(ranking, "h100-sxm5-80gb");
+  CHECK(h100.joules_per_sample == Approx(700.0 / 4690));
+  CHECK(h100.energy_basis == "estimate: TDP");
+  CHECK(says(h100, "energy: estimate, 700 W TDP x 1 / 4690 samples/s = 0.1493 J per sample"));
+  for (const auto& a : ranking) CHECK_FALSE(says(a, "upper bound"));
+  // On 2 GPUs (linear without a batch size) the measured GPUs' draw, 0.2 x 4690 = 938 W each,
+  // over 9380 samples/s is again 0.2 J.
+  request.gpu_count = 2;
+  const auto two = gpuperf::advise(request, db, {run}, {});
+  CHECK(advice_for(two, "h200-sxm-141gb").joules_per_sample == Approx(0.2 * 4690 * 2 / 9380));
+  CHECK(says(advice_for(two, "h200-sxm-141gb"), "= 938 W per GPU; x 2 / 9380 samples/s"));
+}
+
+TEST_CASE("inference under a latency budget gets no throughput without a measurement",
+          "[specs][advisor][inference]") {
+  gpuperf::AdvisorRequest request;
+  request.model = "resnet50";
+  request.mode = "inference";
+  request.precision = "fp16";
+  request.batch_size = 64;
+  request.latency_budget_seconds = 5e-3;
+  const auto ranking = gpuperf::advise(request, shipped(), {}, {});
+  for (const auto& a : ranking) {
+    INFO(a.spec->id);
+    CHECK(std::isnan(a.samples_per_second));
+    CHECK(says(a,
+               "a latency budget needs a measured latency: a datasheet cannot give batch-1 "
+               "latency, so no estimate"));
+  }
 }
 
 TEST_CASE("a run measured on JPEG files caps each GPU at what the host cores decode",
@@ -603,19 +802,6 @@ TEST_CASE("the advisor rejects bad requests naming the field", "[specs][advisor]
                                                     "contradicts model 'resnet50'"));
   r.parameters = 25557032;  // its own count: no contradiction
   CHECK_NOTHROW(r.validate());
-}
-
-const gpuperf::GpuAdvice& advice_for(const std::vector<gpuperf::GpuAdvice>& ranking,
-                                     const std::string& id) {
-  const auto it = std::find_if(ranking.begin(), ranking.end(),
-                               [&](const gpuperf::GpuAdvice& a) { return a.spec->id == id; });
-  REQUIRE(it != ranking.end());
-  return *it;
-}
-
-bool says(const gpuperf::GpuAdvice& a, const std::string& text) {
-  return std::any_of(a.reasons.begin(), a.reasons.end(),
-                     [&](const std::string& line) { return line.find(text) != std::string::npos; });
 }
 
 TEST_CASE("each GPU is costed at its own rental price, then the price for all, then its purchase",
@@ -877,11 +1063,11 @@ TEST_CASE("the inference advisor quotes the best measured batch size within the 
   CHECK(h200.latency_p99 == Approx(4.369e-3));
   CHECK(h200.latency_status == "meets budget");
   CHECK(ranking[0].spec->id == "h200-sxm-141gb");
+  // The unmeasured GPUs get no throughput: only a measured latency can meet a budget.
   const auto b200 = find(ranking, "b200");
   CHECK(b200.latency_status == "not measured");
-  CHECK(b200.throughput_basis == "estimate");
-  CHECK(b200.samples_per_second == Approx(64 / 4.355e-3 * db.find_id("b200")->peak("fp16") /
-                                          db.find_id("h200-sxm-141gb")->peak("fp16")));
+  CHECK(b200.throughput_basis.empty());
+  CHECK(std::isnan(b200.samples_per_second));
 
   // 0.5 ms: nothing measured fits; the H200 says so and ranks after GPUs not measured.
   request.latency_budget_seconds = 0.5e-3;

@@ -105,6 +105,15 @@ expect 0 "percentiles only" "${bin}/gpuperf_compare" "${tmp}/i.json" "${tmp}/i.j
 expect 0 "1 inference result(s)" "${bin}/gpuperf_report" "${tmp}/i.json" "${tmp}/a.json" -o "${tmp}/r.html"
 expect 0 "Basis: measured on H200 SXM 141GB" "${bin}/gpuperf_advise" --model resnet50 \
   --mode inference --precision fp16 --latency-budget-ms 5 --results "${tmp}/i.json"
+# The shipped MLPerf H100 figure ranks in a table of its own only when no PyTorch figure exists.
+printf '{"schema": "gpuperf.published/1", "results": [%s]}' '{"gpu": "8x H100", "gpu_id":
+  "h100-sxm5-80gb", "gpu_count": 8, "model": "resnet50", "precision": "amp",
+  "images_per_second": 56800, "stack": "mlperf", "source": "MLPerf v3.0"}' > "${tmp}/mlperf.json"
+expect 0 "### MLPerf figures" "${bin}/gpuperf_advise" --model resnet50 --precision fp16 \
+  --published "${tmp}/mlperf.json"
+sed 's/"mlperf"/"mxnet"/' "${tmp}/mlperf.json" > "${tmp}/mxnet.json"
+expect 2 "field 'results[0].stack' is 'mxnet', expected 'pytorch' or 'mlperf'" \
+  "${bin}/gpuperf_advise" --model resnet50 --published "${tmp}/mxnet.json"
 expect 0 "Basis: datasheet figures only" "${bin}/gpuperf_advise" --model resnet50 --mode inference
 expect 2 "--latency-budget-ms: must be > 0, got '-1'" "${bin}/gpuperf_advise" --model resnet50 \
   --mode inference --latency-budget-ms=-1

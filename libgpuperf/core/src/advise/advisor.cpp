@@ -72,7 +72,21 @@ struct Reference {
   double p50 = kNaN;            // inference: its per-call latency, seconds
   double p99 = kNaN;
   std::string precision{};  // of the measurement or publication ("" when unknown)
+  // Measured runs and PyTorch published figures: gpuperf's own stack; false for MLPerf figures,
+  // which are never ranked against it nor scaled to other GPUs.
+  bool same_stack = true;
+  // A measured run's energy per sample from its telemetry (NaN when none), and its origin.
+  double joules_per_sample = kNaN;
+  std::string energy_what{};
 };
+
+// The datasheet peak key of a precision as a capability: AMP runs fp16, fp8 and int8 have their
+// own paths (peak_key_for_precision() leaves them out, having no efficiency to compute).
+std::string capability_key(const std::string& precision, const GpuSpec& spec) {
+  if (precision == "amp") return "fp16";
+  if (precision == "fp8" || precision == "int8") return precision;
+  return peak_key_for_precision(precision, &spec);
+}
 
 // Whether `a` is a better reference than `b` (null) for a request in `precision`: the exact
 // precision before another of its class (fp16 for bf16), then the faster; among inference results
@@ -407,6 +421,13 @@ void add_run_references(const AdvisorRequest& request, const SpecDatabase& db,
                         r.config.precision + ", bs " + std::to_string(r.config.batch_size) + ")",
                     true};
       ref.precision = r.config.precision;
+      const TelemetrySummary& t = r.telemetry;
+      if (t.energy_per_sample_joules > 0 && std::isfinite(t.energy_per_sample_joules)) {
+        ref.joules_per_sample = t.energy_per_sample_joules;
+        ref.energy_what = fmt(t.energy_per_sample_joules, 4) + " J per sample (" +
+                          (t.energy_source.empty() ? "telemetry" : t.energy_source) +
+                          " over the timed windows, " + run.path + ")";
+      }
       found.refs.push_back(ref);
     }
   }
@@ -444,14 +465,25 @@ void add_published_references(const AdvisorRequest& request, const SpecDatabase&
         !same_precision_class(p.precision, request.precision)) {
       continue;
     }
-    if (const GpuSpec* s = db.find_id(p.gpu_id)) {
-      Reference ref{
-          s, p.per_gpu(),
-          "published " + fmt(p.per_gpu(), 0) + " img/s per GPU (" + p.setup + "; " + p.source + ")",
-          false};
-      ref.precision = p.precision;
-      found.refs.push_back(ref);
+    const GpuSpec* s = db.find_id(p.gpu_id);
+    if (s == nullptr) continue;
+    const bool mlperf = p.stack == PublishedStack::kMlperf;
+    const std::string what = "published " + fmt(p.per_gpu(), 0) + " img/s per GPU, " +
+                             (mlperf ? "MLPerf" : "PyTorch") + " (" + p.setup + "; " + p.source +
+                             ")";
+    // A figure in a precision its GPU has no path for cannot be of that GPU: it is neither
+    // quoted there nor scaled to others.
+    if (const std::string key = capability_key(p.precision, *s);
+        !key.empty() && s->peak(key) == 0) {
+      const std::string why = " not used: it is " + p.precision +
+                              ", and the datasheet gives this GPU no " + key + " path";
+      found.unused.emplace_back(s, what + why);
+      continue;
     }
+    Reference ref{s, p.per_gpu(), what, false};
+    ref.precision = p.precision;
+    ref.same_stack = !mlperf;
+    found.refs.push_back(ref);
   }
 }
 
@@ -549,12 +581,13 @@ void judge_memory(GpuAdvice& a, const GpuSpec& spec, const Workload& w) {
   }
 }
 
-// The best measured (or published) reference on `spec`, or null.
+// The best measured (or published, of gpuperf's stack or not) reference on `spec`, or null.
 const Reference* best_reference_on(const GpuSpec& spec, const std::vector<Reference>& refs,
-                                   bool want_measured, const std::string& precision) {
+                                   bool want_measured, const std::string& precision,
+                                   bool want_same_stack = true) {
   const Reference* best = nullptr;
   for (const auto& r : refs) {
-    if (r.spec->id == spec.id && r.measured == want_measured &&
+    if (r.spec->id == spec.id && r.measured == want_measured && r.same_stack == want_same_stack &&
         better_reference(r, best, precision)) {
       best = &r;
     }
@@ -577,9 +610,16 @@ double estimate_throughput(GpuAdvice& a, const AdvisorRequest& request, const Wo
                            const std::vector<Reference>& refs, const std::string& key,
                            double peak) {
   const Reference* ref = nullptr;
+  std::string other_stack;  // GPUs with an MLPerf figure only, for the reason line
   for (const auto& r : refs) {
     const double rp = r.spec->peak(peak_key_for_precision(request.precision, r.spec));
     if (!(rp > 0 && r.per_gpu > 0)) continue;
+    if (!r.same_stack) {  // never scaled: another stack's tuning would carry over to every GPU
+      if (other_stack.find(r.spec->name) == std::string::npos) {
+        other_stack += (other_stack.empty() ? "" : ", ") + r.spec->name;
+      }
+      continue;
+    }
     // Measured before published; among measured ones the exact precision, then the best
     // setting (e.g. a CUDA-graph run over an eager one), as the measured GPU itself quotes.
     if (!ref || (r.measured && !ref->measured) ||
@@ -597,6 +637,11 @@ double estimate_throughput(GpuAdvice& a, const AdvisorRequest& request, const Wo
     say_if_carried_over(a, *ref, request.precision);
     return per_gpu;
   }
+  if (!other_stack.empty()) {
+    const std::string mlperf = "the MLPerf figures (" + other_stack + ")";
+    say(a, "throughput: no measured or PyTorch published figure of this workload to scale from; " +
+               mlperf + " are another stack, never scaled to other GPUs");
+  }
   const double per_gpu = peak * request.assumed_utilization / w.flops_per_sample;
   say(a, "throughput: estimate, " + fmt(request.assumed_utilization * 100, 0) + "% of datasheet " +
              key + " peak " + fmt(peak / 1e12, 1) + " TFLOPS / " + general(w.flops_per_sample) +
@@ -613,7 +658,14 @@ double throughput_per_gpu(GpuAdvice& a, const GpuSpec& spec, const AdvisorReques
   }
   const std::string key = peak_key_for_precision(request.precision, &spec);
   const double peak = key.empty() ? kNaN : spec.peak(key);
-  if (const Reference* r = best_reference_on(spec, found.refs, true, request.precision)) {
+  const Reference* r = best_reference_on(spec, found.refs, true, request.precision);
+  if (r != nullptr && !r->precision.empty() && r->precision != request.precision && !(peak > 0)) {
+    say(a, "throughput: " + r->what + " not used: the datasheet gives this GPU no " +
+               (key.empty() ? request.precision : key) + " rate, so it cannot run a " +
+               request.precision + " request");
+    r = nullptr;
+  }
+  if (r != nullptr) {
     a.throughput_basis = "measured";
     a.measured_batch_size = r->batch_size;
     a.latency_p50 = r->p50;
@@ -625,29 +677,49 @@ double throughput_per_gpu(GpuAdvice& a, const GpuSpec& spec, const AdvisorReques
     say_if_carried_over(a, *r, request.precision);
     return r->per_gpu > 0 ? r->per_gpu : kNaN;
   }
-  if (const Reference* p = best_reference_on(spec, found.refs, false, request.precision)) {
-    // A published figure of the other 2-byte type stands in only where the GPU has the requested
-    // one: an fp16 (AMP) figure says nothing of bf16 on a V100, which has no bf16 at all.
-    if (peak > 0) {
-      a.throughput_basis = "published";
-      say(a, "throughput: " + p->what + " (another software stack: treat as indicative)");
-      say_if_carried_over(a, *p, request.precision);
-      return p->per_gpu;
+  // Published figures: PyTorch per GPU (gpuperf's stack) first; an MLPerf figure only where no
+  // PyTorch one exists, in a tier of its own. One of the other 2-byte type stands in only where
+  // the GPU has the requested one: an fp16 (AMP) figure says nothing of bf16 on a V100.
+  const Reference* same = best_reference_on(spec, found.refs, false, request.precision, true);
+  const Reference* other = best_reference_on(spec, found.refs, false, request.precision, false);
+  for (const Reference* p : {same, other}) {
+    if (p == nullptr) continue;
+    if (!(peak > 0)) {
+      say(a, "throughput: " + p->what + " not used: the datasheet gives this GPU no " +
+                 (key.empty() ? request.precision : key) + " rate, so it cannot run a " +
+                 request.precision + " request");
+      continue;
     }
-    say(a, "throughput: " + p->what + " not used: the datasheet gives this GPU no " +
-               (key.empty() ? request.precision : key) + " rate");
+    if (p == same) {
+      a.throughput_basis = "published";
+      say(a, "throughput: " + p->what + " (gpuperf's stack, another setup: treat as indicative)");
+      if (other != nullptr) {
+        say(a, "throughput: " + other->what +
+                   " not used: MLPerf is another stack (its own framework, optimizer and tuning), "
+                   "never ranked against PyTorch figures");
+      }
+    } else {
+      a.throughput_basis = "MLPerf";
+      say(a, "throughput: " + p->what +
+                 " (MLPerf: another stack and heavily tuned; ranked in its own tier, never against "
+                 "PyTorch figures, and never scaled to other GPUs)");
+    }
+    say_if_carried_over(a, *p, request.precision);
+    return p->per_gpu;
   }
   if (!(peak > 0)) {
     say(a, "throughput: datasheet has " + std::string(peak == 0 ? "no" : "no confirmed") + " " +
                (key.empty() ? request.precision : key) + " peak, so no estimate");
     return kNaN;
   }
-  if (!w.train && request.batch_size == 1) {
+  if (!w.train && (request.batch_size == 1 || !std::isnan(request.latency_budget_seconds))) {
     // One sample per call is bound by launches and memory, not by the tensor cores: FLOPs over a
-    // peak gave the H200 about 11x the batch-1 rate it measures, so nothing is estimated.
-    say(a,
-        "throughput: not measured on this GPU, and batch-1 inference is launch-bound: a "
-        "datasheet peak cannot give it, so no estimate");
+    // peak gave the H200 about 11x the batch-1 rate it measures, so nothing is estimated; nor
+    // under a latency budget, which only a measured latency can meet.
+    say(a, std::string("throughput: not measured on this GPU, and ") +
+               (request.batch_size == 1 ? "batch-1 inference is launch-bound"
+                                        : "a latency budget needs a measured latency") +
+               ": a datasheet cannot give batch-1 latency, so no estimate");
     return kNaN;
   }
   return estimate_throughput(a, request, w, found.refs, key, peak);
@@ -825,9 +897,42 @@ void judge_run(GpuAdvice& a, const Workload& w) {
              price_source_text(a.price_source) + ") = " + fmt(a.run_cost_usd, 2) + " USD");
 }
 
+// Energy per unit of work: a measured run's own (its telemetry) where the throughput is measured,
+// at the power it drew per GPU over all GPUs' throughput; else an estimate at the datasheet TDP,
+// which a busy GPU's draw can exceed or fall short of, so it bounds nothing.
+void judge_energy(GpuAdvice& a, const GpuSpec& spec, const AdvisorRequest& request,
+                  const Workload& w, const References& found) {
+  const double total = a.samples_per_second;
+  const int n = w.gpus;
+  const Reference* r = a.throughput_basis == "measured"
+                           ? best_reference_on(spec, found.refs, true, request.precision)
+                           : nullptr;
+  if (r != nullptr && r->joules_per_sample > 0) {
+    a.energy_basis = "measured";
+    const double watts = r->joules_per_sample * r->per_gpu;
+    a.joules_per_sample = watts * n / total;
+    if (n == 1 && total == r->per_gpu) {
+      say(a, "energy: measured, " + r->energy_what);
+    } else {
+      say(a, "energy: measured, " + r->energy_what + " x " + fmt(r->per_gpu, 0) + " " + w.unit +
+                 "s/s = " + fmt(watts, 0) + " W per GPU; x " + std::to_string(n) + " / " +
+                 fmt(total, 0) + " " + w.unit + "s/s = " + fmt(a.joules_per_sample, 4) + " J per " +
+                 w.unit);
+    }
+    return;
+  }
+  if (spec.tdp_watts > 0) {
+    a.energy_basis = "estimate: TDP";
+    a.joules_per_sample = spec.tdp_watts * n / total;
+    say(a, "energy: estimate, " + fmt(spec.tdp_watts, 0) + " W TDP x " + std::to_string(n) + " / " +
+               fmt(total, 0) + " " + w.unit + "s/s = " + fmt(a.joules_per_sample, 4) + " J per " +
+               w.unit + " (not measured: a GPU's real draw can be below or above its TDP)");
+  }
+}
+
 // Cost and energy per unit of work, and the run's time and cost, for a GPU with a throughput.
 void judge_running_cost(GpuAdvice& a, const GpuSpec& spec, const AdvisorRequest& request,
-                        const Workload& w) {
+                        const Workload& w, const References& found) {
   const double total = a.samples_per_second;
   if (!(total > 0)) return;
   const int n = w.gpus;
@@ -835,12 +940,7 @@ void judge_running_cost(GpuAdvice& a, const GpuSpec& spec, const AdvisorRequest&
   if (a.price_per_hour_usd >= 0)
     a.cost_usd_per_million = a.price_per_hour_usd * n / 3600 / total * 1e6;
   judge_run(a, w);
-  if (spec.tdp_watts > 0) {
-    a.joules_per_sample = spec.tdp_watts * n / total;
-    say(a, "energy: " + fmt(spec.tdp_watts, 0) + " W TDP x " + std::to_string(n) + " / " +
-               fmt(total, 0) + " " + w.unit + "s/s = " + fmt(a.joules_per_sample, 4) + " J per " +
-               w.unit + " (TDP: an upper bound)");
-  }
+  judge_energy(a, spec, request, w, found);
 }
 
 // Whether the budget is checked against the run's cost: a run at a rental price.
@@ -902,7 +1002,7 @@ GpuAdvice advise_gpu(const GpuSpec& spec, const AdvisorRequest& request, const W
   judge_latency(a, request);
   a.samples_per_second = scale_to_all_gpus(a, spec, request, w, found, per_gpu);
   judge_input(a, request, w, found);
-  judge_running_cost(a, spec, request, w);
+  judge_running_cost(a, spec, request, w, found);
   judge_budget(a, spec, request, w);
   return a;
 }
@@ -990,6 +1090,7 @@ EvidenceTier evidence_tier(const GpuAdvice& a) {
   }
   if (a.throughput_basis == "measured") return EvidenceTier::kMeasured;
   if (a.throughput_basis == "published") return EvidenceTier::kPublished;
+  if (a.throughput_basis == "MLPerf") return EvidenceTier::kMlperf;
   return EvidenceTier::kEstimate;
 }
 
@@ -1132,7 +1233,7 @@ void write_advice(std::ostream& out, const AdvisorRequest& request,
     if (a.throughput_basis == "measured") {
       measured_on += (measured_on.empty() ? "" : ", ") + a.spec->name;
     }
-    published = published || a.throughput_basis == "published";
+    published = published || a.throughput_basis == "published" || a.throughput_basis == "MLPerf";
   }
   out << "\nBasis: ";
   if (!measured_on.empty()) {
@@ -1152,11 +1253,14 @@ void write_advice(std::ostream& out, const AdvisorRequest& request,
   const std::pair<EvidenceTier, const char*> tiers[] = {
       {EvidenceTier::kMeasured, "Measured on this workload (your results)"},
       {EvidenceTier::kPublished,
-       "Published figures (other software stacks, often heavily tuned: "
-       "indicative, not comparable with a measurement)"},
+       "Published figures (PyTorch per GPU, gpuperf's stack but another setup: indicative, not "
+       "comparable with a measurement)"},
+      {EvidenceTier::kMlperf,
+       "MLPerf figures (another stack: its own framework, optimizer, data pipeline and tuning; "
+       "not comparable with PyTorch figures, never scaled to other GPUs)"},
       {EvidenceTier::kEstimate,
-       "Datasheet estimates (scaled from a measured or published figure "
-       "by peak ratios)"},
+       "Datasheet estimates (scaled from a measured or PyTorch published figure by peak ratios, "
+       "else a fraction of the peak)"},
       {EvidenceTier::kUnusable,
        "Not usable for this workload (does not fit, misses the latency "
        "budget, or no figure)"}};

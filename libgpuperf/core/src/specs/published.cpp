@@ -10,6 +10,10 @@
 
 namespace gpuperf {
 
+const char* stack_name(PublishedStack stack) {
+  return stack == PublishedStack::kMlperf ? "mlperf" : "pytorch";
+}
+
 std::vector<PublishedResult> published_results_from_json(const std::string& text,
                                                          const std::string& origin) {
   const nlohmann::json doc = detail::parse_json(text, origin);
@@ -58,6 +62,15 @@ std::vector<PublishedResult> published_results_from_json(const std::string& text
     if (p.source.empty())
       f.fail(f.field("source"), "is empty: every published figure needs a source");
     p.setup = f.optional_string("setup");
+    // Files written before the field held PyTorch figures and NVIDIA's MLPerf results only, the
+    // latter naming MLPerf in their source or setup.
+    const std::string stack = f.optional_string("stack");
+    if (stack == "mlperf" || (stack.empty() && (p.source.find("MLPerf") != std::string::npos ||
+                                                p.setup.find("MLPerf") != std::string::npos))) {
+      p.stack = PublishedStack::kMlperf;
+    } else if (!stack.empty() && stack != "pytorch") {
+      f.fail(f.field("stack"), "is '" + stack + "', expected 'pytorch' or 'mlperf'");
+    }
     out.push_back(std::move(p));
   }
   return out;

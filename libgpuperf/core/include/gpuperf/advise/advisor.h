@@ -120,7 +120,8 @@ struct GpuAdvice {
   std::string memory_strategy;
   bool fast_link_needed = false;
   double samples_per_second = std::numeric_limits<double>::quiet_NaN();  ///< all GPUs together
-  std::string throughput_basis;  ///< "measured", "published" or "estimate: ..."
+  /// "measured", "published" (PyTorch per GPU), "MLPerf" or "estimate"; empty without a figure.
+  std::string throughput_basis;
   double price_per_hour_usd = std::numeric_limits<double>::quiet_NaN();  ///< per GPU, as used
   PriceSource price_source = PriceSource::kNone;  ///< where price_per_hour_usd comes from
   double cost_usd_per_million = std::numeric_limits<double>::quiet_NaN();
@@ -129,6 +130,8 @@ struct GpuAdvice {
   double run_hours = std::numeric_limits<double>::quiet_NaN();
   double run_cost_usd = std::numeric_limits<double>::quiet_NaN();
   double joules_per_sample = std::numeric_limits<double>::quiet_NaN();
+  /// "measured" (the measured run's telemetry) or "estimate: TDP"; empty without a figure.
+  std::string energy_basis;
   double total_price_usd = std::numeric_limits<double>::quiet_NaN();  ///< purchase, all GPUs
   /// Over the budget: the run's cost at a rental price when a run is given, else the purchase
   /// price of all GPUs.
@@ -144,11 +147,13 @@ struct GpuAdvice {
 };
 
 /// What a GPU's throughput rests on; the ranking keeps the tiers apart, in this order, so that a
-/// published, heavily tuned figure or a datasheet scaling never outranks a measurement.
+/// published figure, an MLPerf submission's or a datasheet scaling never outranks a measurement,
+/// and figures of different software stacks are never ranked against each other.
 enum class EvidenceTier {
   kMeasured,   ///< a result measured on this GPU for this workload
-  kPublished,  ///< a published figure (another software stack)
-  kEstimate,   ///< scaled from another GPU's figure by datasheet peaks
+  kPublished,  ///< a published PyTorch per-GPU figure (gpuperf's stack, another setup)
+  kMlperf,     ///< an MLPerf submission's figure only (another stack, heavily tuned)
+  kEstimate,   ///< scaled by datasheet peaks from a measured or PyTorch published figure
   kUnusable,   ///< does not fit, misses the latency budget, or has no throughput at all
 };
 
@@ -160,10 +165,13 @@ enum class EvidenceTier {
 /// otherwise).
 [[nodiscard]] std::string optimizer_for(const AdvisorRequest& request);
 
-/// Ranks every (non reference-only) GPU of `db`: by evidence tier (measured, published,
+/// Ranks every (non reference-only) GPU of `db`: by evidence tier (measured, published, MLPerf,
 /// estimate, unusable), then fitting and within budget first, then by throughput. `measured`
-/// runs take precedence over `published` figures, which take precedence over datasheet
-/// scaling. Throws ConfigError for an invalid request.
+/// runs take precedence over `published` PyTorch figures, then MLPerf ones, then datasheet
+/// scaling, which scales only from measured or PyTorch figures. A figure in a precision its GPU
+/// has no datasheet path for is not used. Inference at batch 1 or under a latency budget gets no
+/// throughput without a measurement. Energy is a measured run's own where it has telemetry, else
+/// a TDP estimate. Throws ConfigError for an invalid request.
 [[nodiscard]] std::vector<GpuAdvice> advise(const AdvisorRequest& request, const SpecDatabase& db,
                                             const std::vector<LoadedRun>& measured = {},
                                             const std::vector<PublishedResult>& published = {});

@@ -1,6 +1,7 @@
 #pragma once
 // Published training throughput from other people's benchmarks (data/published_results.json),
-// shown beside measured figures and always labelled "published".
+// shown beside measured figures and always labelled "published", each with its software stack:
+// per-GPU PyTorch figures (gpuperf's own stack) or MLPerf submissions, never compared as equals.
 //
 //   auto published = gpuperf::load_published_results(gpuperf::find_data_file(
 //       "published_results.json"));
@@ -14,6 +15,16 @@ namespace gpuperf {
 /// Schema tag of a published-results file.
 inline constexpr const char* kPublishedSchema = "gpuperf.published/1";
 
+/// The software stack a published figure was measured with. Figures of one GPU vary ~1.6x
+/// between stacks (docs/gpu-selection.md), so the advisor ranks and scales only within a stack.
+enum class PublishedStack {
+  kPyTorch,  ///< PyTorch, per-GPU throughput: the stack gpuperf itself measures (LibTorch)
+  kMlperf,   ///< an MLPerf submission: its own framework, optimizer, data pipeline and tuning
+};
+
+/// "pytorch" or "mlperf", as the file spells it.
+[[nodiscard]] const char* stack_name(PublishedStack stack);
+
 /// One published figure.
 struct PublishedResult {
   std::string gpu;     ///< as the source names it, e.g. "8x A100 80GB"
@@ -24,6 +35,8 @@ struct PublishedResult {
   double batch_size = 0;              ///< per GPU; NaN when the source does not say
   double images_per_second_low = 0;   ///< total over gpu_count GPUs
   double images_per_second_high = 0;  ///< equals low unless the source gives a range
+  /// "stack" in the file; a file without it: kMlperf when its source or setup names MLPerf.
+  PublishedStack stack = PublishedStack::kPyTorch;
   std::string source;
   std::string setup;
 
