@@ -617,8 +617,10 @@ RunRecord run_training(const TrainingRun& run, const TrainingHooks& hooks) {
       graph_fallback = measure_training(attempt, resolved, hooks, record);
     } catch (const c10::OutOfMemoryError&) {
       const std::string message = out_of_memory_message(attempt, resolved);
-      if (!may_back_off || attempt.batch_size == 1) throw OutOfMemoryError(message);
+      // Nothing of the run holds memory any more: hand the cache back, for the next try or the
+      // caller's next run.
       release_cached_memory(resolved.device);
+      if (!may_back_off || attempt.batch_size == 1) throw OutOfMemoryError(message);
       const std::int64_t smaller = attempt.batch_size / 2;
       backed_off.push_back("out of memory at batch " + std::to_string(attempt.batch_size) +
                            ": backed off to batch " + std::to_string(smaller));
