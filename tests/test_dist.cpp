@@ -39,7 +39,8 @@ std::optional<gpuperf::LaunchEnv> read(const std::map<std::string, std::string>&
   });
 }
 
-int free_port() {
+// A TCP socket bound to a free loopback port; the port in `port`.
+int bound_loopback_socket(int& port) {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in address{};
   address.sin_family = AF_INET;
@@ -47,8 +48,14 @@ int free_port() {
   socklen_t length = sizeof address;
   REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
   REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0);
-  ::close(fd);
-  return ntohs(address.sin_port);
+  port = ntohs(address.sin_port);
+  return fd;
+}
+
+int free_port() {
+  int port = 0;
+  ::close(bound_loopback_socket(port));
+  return port;
 }
 
 gpuperf::LaunchEnv two_rank_env(int rank, int port) {
@@ -278,15 +285,9 @@ TEST_CASE("A data-parallel sync removes its gradient hooks when it goes", "[dist
 TEST_CASE("A rank whose store port is held by a program that never answers fails, naming it",
           "[dist]") {
   // The silent program: it accepts every connection on the port and never writes a byte.
-  const int listener = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof address;
-  REQUIRE(::bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
+  int port = 0;
+  const int listener = bound_loopback_socket(port);
   REQUIRE(::listen(listener, 16) == 0);
-  REQUIRE(::getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length) == 0);
-  const int port = ntohs(address.sin_port);
   std::vector<int> accepted;
   std::thread silent([&] {
     for (;;) {
@@ -318,7 +319,8 @@ TEST_CASE("A collective whose peer has gone fails with one line naming the rank"
     gpuperf::ProcessGroupOptions options;
     options.timeout_seconds = 5;
     gpuperf::ProcessGroup group(two_rank_env(rank, port), torch::kCPU, options);
-    if (rank == 1) return;  // rank 1 leaves: its group and connections go
+    group.barrier();        // both groups are whole
+    if (rank == 1) return;  // then rank 1 leaves: its group and connections go
     torch::Tensor value = torch::ones({1}, torch::kFloat64);
     group.allreduce_sum(value);
   });
