@@ -24,7 +24,7 @@ COMPARE_PY = "/usr/share/benchmark/compare.py"
 TEXT_COLUMNS = {"timestamp_utc", "model", "device", "precision", "memory_format", "optimizer",
                 "graph_mode", "kernel_fusion", "kind", "name", "category", "variant", "shape",
                 "status", "unit", "gpu", "software", "file", "test", "verdict"}
-BOOL_COLUMNS = {"cuda_graph", "saturated", "baseline"}
+BOOL_COLUMNS = {"saturated", "baseline"}
 
 failures = []
 
@@ -69,11 +69,16 @@ def check_csv_text(label, text, min_rows):
     header = rows[0]
     if len(set(header)) != len(header):
         fail(f"{label}: repeated column names {header}")
+    if "cuda_graph" in header:
+        fail(f"{label}: a cuda_graph column (graph mode is graph_mode: cuda-graph or eager)")
     for i, row in enumerate(rows[1:], start=2):
         if len(row) != len(header):
             fail(f"{label}: line {i} has {len(row)} cells, the header {len(header)}")
             continue
         for name, cell in zip(header, row):
+            # One name and one vocabulary for graph mode, training and inference alike.
+            if name == "graph_mode" and cell not in ("cuda-graph", "eager"):
+                fail(f"{label}: line {i} column graph_mode: {cell!r} is not cuda-graph/eager")
             if name in TEXT_COLUMNS:
                 continue
             if name in BOOL_COLUMNS:
