@@ -1,5 +1,6 @@
 #include "training_program.h"
 
+#include <torch/cuda.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -273,6 +274,12 @@ int run_training_program(int argc, const char* const* argv, const TrainingDefaul
                         " inside a job that " + env->launcher + " started (rank " +
                         std::to_string(env->rank) + " of " + std::to_string(env->world_size) +
                         "): the launcher already chose the processes");
+    }
+    if (largest_batch &&
+        (run.device == "cpu" || (run.device == "auto" && !torch::cuda::is_available()))) {
+      throw ConfigError("batch-size",
+                        "'max' searches a GPU's memory for the largest batch; this run is on the "
+                        "CPU (give a number)");
     }
     if (largest_batch && (env || o.nproc_per_node > 1)) {
       throw ConfigError("batch-size",
