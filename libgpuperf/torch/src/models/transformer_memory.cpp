@@ -6,6 +6,7 @@
 
 #include "gpuperf/base/format.h"
 #include "gpuperf/device/torch_choices.h"
+#include "gpuperf/models/resnet.h"
 #include "gpuperf/models/transformer.h"
 
 namespace gpuperf {
@@ -26,13 +27,9 @@ Widths widths_of(Precision precision) {
   return w;
 }
 
-double block_parameters(const torch::nn::Module& block) {
-  double n = 0;
-  for (const auto& p : block.parameters()) n += static_cast<double>(p.numel());
-  return n;
+double parameters_of(const torch::nn::Module& module) {
+  return static_cast<double>(count_parameters(module));
 }
-
-double all_parameters(const torch::nn::Module& model) { return block_parameters(model); }
 
 std::string n(double v) { return format_number(v, 6); }
 
@@ -94,8 +91,8 @@ TransformerActivations gpt_activations(const GptImpl& gpt, double sequence, Prec
   t.input = w.r * h;
   // The rerun block's output gradient and input gradient (fp32 residual), beside its working set.
   t.rerun = 2 * w.r * h;
-  const double blocks_params = block_parameters(*gpt.blocks->ptr(0));
-  const double total = all_parameters(gpt);
+  const double blocks_params = parameters_of(*gpt.blocks->ptr(0));
+  const double total = parameters_of(gpt);
   // Autocast casts every linear layer's weight and bias (the tied output layer's too), and not
   // the position embedding or the LayerNorms.
   const double cast = w.autocast ? w.e * (total - static_cast<double>(o.context) * h -
@@ -127,8 +124,8 @@ TransformerActivations llama_activations(const LlamaImpl& llama, double sequence
   t.head_formula = n(2 * w.r + (w.autocast ? w.e : w.r)) + " h + " + n(2 * w.e) + " V";
   t.input = w.r * h;
   t.rerun = 2 * w.r * h;
-  const double blocks_params = block_parameters(*llama.blocks->ptr(0));
-  const double total = all_parameters(llama);
+  const double blocks_params = parameters_of(*llama.blocks->ptr(0));
+  const double total = parameters_of(llama);
   // Autocast casts the linear layers' weights, the tied output layer's too; not the norms.
   const double norms = (2 * static_cast<double>(o.layers) + 1) * h;
   const double embedding = V * h;

@@ -7,6 +7,7 @@
 #include "../compat.h"
 #include "gpuperf/base/error.h"
 #include "gpuperf/device/torch_choices.h"
+#include "gpuperf/models/resnet.h"
 #include "gpuperf/models/transformer.h"
 
 namespace gpuperf {
@@ -32,8 +33,7 @@ TrainingMemoryPrediction predict_training_memory(const torch::nn::Module& model,
   require_setting(input.batch_size >= 1, "TrainingMemoryInput::batch_size", input.batch_size,
                   ">= 1");
   MemoryPlanRequest request;
-  double parameters = 0;
-  for (const auto& p : model.parameters()) parameters += static_cast<double>(p.numel());
+  const auto parameters = static_cast<double>(count_parameters(model));
   request.model.parameters = parameters;
   // Autocast keeps the weights, their gradients and the optimizer's states in fp32 (the fp32
   // layout of the planner) and casts the weights to 16 bits as the layers use them.
