@@ -106,18 +106,26 @@ void check_ids(const torch::Tensor& ids, std::int64_t context, const char* model
 // gradients and back-propagates through the rerun, which accumulates the block's parameter
 // gradients and yields the input's. Autocast's state is thread-local and the backward pass runs
 // on autograd's threads: the forward's state is kept and restored for the rerun.
+// A block's forward pass as a plain function of the block: what a checkpointed block reruns.
+using BlockForward = torch::Tensor (*)(torch::nn::Module& block, const torch::Tensor& x,
+                                       const torch::Tensor& cos, const torch::Tensor& sin);
+
 struct CheckpointedBlock : public torch::autograd::Function<CheckpointedBlock> {
-  // What the rerun needs beside the input: the block and the rotary tables (none for GPT-2).
+  // What the rerun needs beside the input: the block, its forward pass and the rotary tables
+  // (none for GPT-2). The block outlives the graph: it is the model's.
   struct Call {
-    const BlockBody* body;
+    torch::nn::Module* block;
+    BlockForward forward;
     torch::Tensor cos, sin;
   };
 
   static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x,
                                const Call* call) {
     const c10::DeviceType device = x.device().type();
-    ctx->saved_data["body"] =
-        static_cast<std::int64_t>(reinterpret_cast<std::intptr_t>(call->body));
+    ctx->saved_data["block"] =
+        static_cast<std::int64_t>(reinterpret_cast<std::intptr_t>(call->block));
+    ctx->saved_data["forward"] =
+        static_cast<std::int64_t>(reinterpret_cast<std::intptr_t>(call->forward));
     ctx->saved_data["autocast"] = compat::autocast_enabled(device);
     ctx->saved_data["dtype"] = static_cast<std::int64_t>(compat::autocast_dtype(device));
     if (call->cos.defined()) {
@@ -125,13 +133,15 @@ struct CheckpointedBlock : public torch::autograd::Function<CheckpointedBlock> {
       ctx->saved_data["sin"] = call->sin;
     }
     ctx->save_for_backward({x});
-    return (*call->body)(x, call->cos, call->sin);
+    return call->forward(*call->block, x, call->cos, call->sin);
   }
 
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                  torch::autograd::variable_list grads) {
-    const auto* body = reinterpret_cast<const BlockBody*>(
-        static_cast<std::intptr_t>(ctx->saved_data["body"].toInt()));
+    auto* block = reinterpret_cast<torch::nn::Module*>(
+        static_cast<std::intptr_t>(ctx->saved_data["block"].toInt()));
+    const auto forward = reinterpret_cast<BlockForward>(
+        static_cast<std::intptr_t>(ctx->saved_data["forward"].toInt()));
     const bool rotary = ctx->saved_data.count("cos") > 0;
     const torch::Tensor cos = rotary ? ctx->saved_data["cos"].toTensor() : torch::Tensor();
     const torch::Tensor sin = rotary ? ctx->saved_data["sin"].toTensor() : torch::Tensor();
@@ -142,16 +152,17 @@ struct CheckpointedBlock : public torch::autograd::Function<CheckpointedBlock> {
       AutocastGuard autocast(input.device().type(),
                              static_cast<c10::ScalarType>(ctx->saved_data["dtype"].toInt()),
                              ctx->saved_data["autocast"].toBool(), /*cache_enabled=*/false);
-      output = (*body)(input, cos, sin);
+      output = forward(*block, input, cos, sin);
     }
     torch::autograd::backward({output}, {grads[0]});
     return {input.grad(), torch::Tensor()};
   }
 };
 
-torch::Tensor run_checkpointed(const BlockBody& body, const torch::Tensor& x,
-                               const torch::Tensor& cos, const torch::Tensor& sin) {
-  const CheckpointedBlock::Call call{&body, cos, sin};
+torch::Tensor run_checkpointed(torch::nn::Module& block, BlockForward forward,
+                               const torch::Tensor& x, const torch::Tensor& cos,
+                               const torch::Tensor& sin) {
+  const CheckpointedBlock::Call call{&block, forward, cos, sin};
   return CheckpointedBlock::apply(x, &call);
 }
 
@@ -266,11 +277,7 @@ std::string attention_kernel_of(const torch::nn::Module& model, std::int64_t seq
   return attention_kernel(q, q, q);
 }
 
-GptBlockImpl::GptBlockImpl(const GptOptions& o)
-    : heads_(o.heads),
-      body_([this](const torch::Tensor& x, const torch::Tensor&, const torch::Tensor&) {
-        return forward(x);
-      }) {
+GptBlockImpl::GptBlockImpl(const GptOptions& o) : heads_(o.heads) {
   const std::int64_t c = o.width;
   ln_1 = register_module("ln_1", torch::nn::LayerNorm(torch::nn::LayerNormOptions({c})));
   c_attn = register_module("c_attn", linear(c, 3 * c, true));
@@ -290,7 +297,11 @@ torch::Tensor GptBlockImpl::forward(const torch::Tensor& x) {
 }
 
 torch::Tensor GptBlockImpl::forward_checkpointed(const torch::Tensor& x) {
-  return run_checkpointed(body_, x, {}, {});
+  return run_checkpointed(
+      *this,
+      [](torch::nn::Module& block, const torch::Tensor& in, const torch::Tensor&,
+         const torch::Tensor&) { return static_cast<GptBlockImpl&>(block).forward(in); },
+      x, {}, {});
 }
 
 GptImpl::GptImpl(GptOptions options) : options_(options) {
@@ -322,11 +333,7 @@ torch::Tensor GptImpl::forward(const torch::Tensor& ids) {
   return torch::nn::functional::linear(ln_f(x), wte->weight);  // tied output embedding
 }
 
-LlamaBlockImpl::LlamaBlockImpl(const LlamaOptions& o)
-    : options_(o),
-      body_([this](const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin) {
-        return forward(x, cos, sin);
-      }) {
+LlamaBlockImpl::LlamaBlockImpl(const LlamaOptions& o) : options_(o) {
   const std::int64_t kv_width = o.width / o.heads * o.kv_heads;
   attention_norm = register_parameter("attention_norm", torch::ones({o.width}));
   wq = register_module("wq", linear(o.width, o.width, false));
@@ -364,7 +371,11 @@ torch::Tensor LlamaBlockImpl::forward(const torch::Tensor& x, const torch::Tenso
 
 torch::Tensor LlamaBlockImpl::forward_checkpointed(const torch::Tensor& x, const torch::Tensor& cos,
                                                    const torch::Tensor& sin) {
-  return run_checkpointed(body_, x, cos, sin);
+  return run_checkpointed(
+      *this,
+      [](torch::nn::Module& block, const torch::Tensor& in, const torch::Tensor& c,
+         const torch::Tensor& s) { return static_cast<LlamaBlockImpl&>(block).forward(in, c, s); },
+      x, cos, sin);
 }
 
 LlamaImpl::LlamaImpl(LlamaOptions options) : options_(options) {

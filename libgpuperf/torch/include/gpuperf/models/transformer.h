@@ -18,7 +18,6 @@
 #include <torch/nn/pimpl.h>
 
 #include <cstdint>
-#include <functional>
 #include <optional>
 #include <string>
 
@@ -125,11 +124,6 @@ struct TransformerActivations {
 [[nodiscard]] std::optional<TransformerActivations> transformer_activations(
     const torch::nn::Module& model, std::int64_t sequence, Precision precision, bool checkpointing);
 
-/// The rerun of a checkpointed block: x and the rotary tables (undefined for GPT-2) to the
-/// block's output.
-using BlockBody =
-    std::function<torch::Tensor(const torch::Tensor&, const torch::Tensor&, const torch::Tensor&)>;
-
 /// One GPT-2 block: x + attention(LayerNorm(x)), then x + MLP(LayerNorm(x)) with GELU (tanh).
 class GptBlockImpl : public torch::nn::Module {
  public:
@@ -144,7 +138,6 @@ class GptBlockImpl : public torch::nn::Module {
 
  private:
   std::int64_t heads_;
-  BlockBody body_;
 };
 TORCH_MODULE(GptBlock);
 
@@ -186,7 +179,6 @@ class LlamaBlockImpl : public torch::nn::Module {
 
  private:
   LlamaOptions options_;
-  BlockBody body_;
 };
 TORCH_MODULE(LlamaBlock);
 
