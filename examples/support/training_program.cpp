@@ -3,7 +3,6 @@
 #include <torch/cuda.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -15,7 +14,6 @@
 #include <vector>
 
 #include "gpuperf/base/files.h"
-#include "gpuperf/base/log.h"
 #include "gpuperf/distributed/data_parallel_run.h"
 #include "gpuperf/models/registry.h"
 #include "gpuperf/report/console.h"
@@ -315,49 +313,7 @@ int run_training_program(int argc, const char* const* argv, const TrainingDefaul
       }
       BatchSearchOptions search;
       search.start = run.batch_size;
-      const BatchSearchResult found = find_largest_batch(run, search);
-      if (!run.quiet) {
-        log::info(log::cat("largest batch that trains: ", found.largest_fitting,
-                           found.smallest_failing > 0
-                               ? "; " + std::to_string(found.smallest_failing) + " does not"
-                               : std::string("; every try up to the limit fit"),
-                           " (", found.tries.size(), " tries); measuring it"));
-      }
-      // The batches that fit a try, largest first: at the edge of the memory a longer run can
-      // still run out (cuDNN's autotuning may pick another algorithm and workspace), and then the
-      // next largest is measured, saying so.
-      std::vector<std::int64_t> fitting;
-      for (const BatchTry& t : found.tries) {
-        if (t.outcome == TrialOutcome::kFits) fitting.push_back(t.batch);
-      }
-      std::sort(fitting.rbegin(), fitting.rend());
-      fitting.erase(std::unique(fitting.begin(), fitting.end()), fitting.end());
-      TrainingRun at = run;
-      at.back_off_on_out_of_memory = false;
-      // An image model's prediction probes the device at a quarter and half the batch first: at
-      // the edge of the memory that leaves the run too little. The tries measured it instead.
-      if (ModelRegistry::global().get(run.model).task != ModelTask::kLanguageModel)
-        at.predict_memory = false;
-      std::vector<std::string> fell_back;
-      std::optional<RunRecord> measured;
-      for (std::size_t i = 0; i < fitting.size() && !measured; ++i) {
-        at.batch_size = fitting[i];
-        try {
-          measured = run_training(at);
-        } catch (const OutOfMemoryError&) {
-          if (i + 1 == fitting.size()) throw;
-          fell_back.push_back("batch " + std::to_string(fitting[i]) +
-                              " fit the search's short try but ran out of memory when measured "
-                              "(autotuning at the edge of the memory): measured batch " +
-                              std::to_string(fitting[i + 1]) + ", the next largest that fit");
-          log::warn(fell_back.back());
-        }
-      }
-      RunRecord& record = *measured;
-      record.warnings.insert(record.warnings.begin(), fell_back.begin(), fell_back.end());
-      record.metrics["batch_search_largest_fitting"] = static_cast<double>(found.largest_fitting);
-      record.metrics["batch_search_smallest_failing"] = static_cast<double>(found.smallest_failing);
-      record.metrics["batch_search_tries"] = static_cast<double>(found.tries.size());
+      const RunRecord record = run_training_at_largest_batch(run, search);
       print_and_write(record, outputs, defaults.unit);
       return kExitOk;
     });

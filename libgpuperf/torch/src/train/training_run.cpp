@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <memory>
 #include <optional>
@@ -28,6 +29,7 @@
 #include "gpuperf/device/kernel_trace.h"
 #include "gpuperf/device/torch_choices.h"
 #include "gpuperf/models/registry.h"
+#include "gpuperf/models/resnet.h"
 #include "gpuperf/models/transformer.h"
 #include "gpuperf/report/console.h"
 #include "gpuperf/specs/specs.h"
@@ -328,8 +330,7 @@ void add_loader_figures(const ImageFolderBatches& folder, RunRecord& record) {
 // kernel LibTorch picked.
 void add_language_model_figures(const ResolvedTraining& r, torch::nn::Module& model,
                                 RunRecord& record) {
-  double parameters = 0;
-  for (const auto& p : model.parameters()) parameters += static_cast<double>(p.numel());
+  const auto parameters = static_cast<double>(count_parameters(model));
   const auto t = static_cast<double>(r.sequence);
   const double per_token = transformer_training_flops_per_token(
       parameters, static_cast<double>(r.model.layers), static_cast<double>(r.model.width), t);
@@ -391,10 +392,9 @@ double measure_activation_slope(const TrainingRun& run, const ResolvedTraining& 
 // "cuDNN/cuBLAS workspaces" -> "cudnn_cublas_workspaces".
 std::string metric_name(const std::string& term) {
   std::string out;
-  for (const char c : term) {
-    const bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-    if (alnum) {
-      out += static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  for (const unsigned char c : term) {
+    if (std::isalnum(c)) {
+      out += static_cast<char>(std::tolower(c));
     } else if (!out.empty() && out.back() != '_') {
       out += '_';
     }
@@ -679,6 +679,49 @@ BatchSearchResult find_largest_batch(const TrainingRun& run, const BatchSearchOp
         return t;
       },
       options);
+}
+
+RunRecord run_training_at_largest_batch(const TrainingRun& run, const BatchSearchOptions& options) {
+  const BatchSearchResult found = find_largest_batch(run, options);
+  if (!run.quiet) {
+    log::info(log::cat("largest batch that trains: ", found.largest_fitting,
+                       found.smallest_failing > 0
+                           ? "; " + std::to_string(found.smallest_failing) + " does not"
+                           : std::string("; every try up to the limit fit"),
+                       " (", found.tries.size(), " tries); measuring it"));
+  }
+  // The batches that fit a try, largest first.
+  std::vector<std::int64_t> fitting;
+  for (const BatchTry& t : found.tries) {
+    if (t.outcome == TrialOutcome::kFits) fitting.push_back(t.batch);
+  }
+  std::sort(fitting.rbegin(), fitting.rend());
+  fitting.erase(std::unique(fitting.begin(), fitting.end()), fitting.end());
+  TrainingRun at = run;
+  at.back_off_on_out_of_memory = false;
+  if (ModelRegistry::global().get(run.model).task != ModelTask::kLanguageModel)
+    at.predict_memory = false;
+  std::vector<std::string> fell_back;
+  std::optional<RunRecord> measured;
+  for (std::size_t i = 0; i < fitting.size() && !measured; ++i) {
+    at.batch_size = fitting[i];
+    try {
+      measured = run_training(at);
+    } catch (const OutOfMemoryError&) {
+      if (i + 1 == fitting.size()) throw;
+      fell_back.push_back("batch " + std::to_string(fitting[i]) +
+                          " fit the search's short try but ran out of memory when measured "
+                          "(autotuning at the edge of the memory): measured batch " +
+                          std::to_string(fitting[i + 1]) + ", the next largest that fit");
+      if (!run.quiet) log::warn(fell_back.back());
+    }
+  }
+  RunRecord& record = *measured;
+  record.warnings.insert(record.warnings.begin(), fell_back.begin(), fell_back.end());
+  record.metrics["batch_search_largest_fitting"] = static_cast<double>(found.largest_fitting);
+  record.metrics["batch_search_smallest_failing"] = static_cast<double>(found.smallest_failing);
+  record.metrics["batch_search_tries"] = static_cast<double>(found.tries.size());
+  return record;
 }
 
 }  // namespace gpuperf

@@ -118,4 +118,13 @@ struct TrainingHooks {
 [[nodiscard]] BatchSearchResult find_largest_batch(const TrainingRun& run,
                                                    const BatchSearchOptions& options = {});
 
+/// find_largest_batch(), then run_training() at the largest batch found (an image model without
+/// the memory prediction's probe, which at the edge of the memory would leave the run too little).
+/// If that longer run still runs out of memory (autotuning may pick another algorithm and
+/// workspace), the next largest batch that fit a try is measured and a warning says so. The
+/// record adds the metrics batch_search_largest_fitting, batch_search_smallest_failing and
+/// batch_search_tries.
+[[nodiscard]] RunRecord run_training_at_largest_batch(const TrainingRun& run,
+                                                      const BatchSearchOptions& options = {});
+
 }  // namespace gpuperf
