@@ -253,6 +253,18 @@ TEST_CASE("a transformer's predicted step counts its states, copies and activati
         2000);
   other.activation_checkpointing = true;
   CHECK_THROWS_AS(gpuperf::predict_training_memory(*linear, options, other), gpuperf::ConfigError);
+
+  // A measured workspace replaces the planner's 256 MiB default, in the term and in the total.
+  other.activation_checkpointing = false;
+  const auto by_default = gpuperf::predict_training_memory(*linear, options, other);
+  CHECK(by_default.plan.term("cuDNN/cuBLAS workspaces").bytes == 256.0 * 1024 * 1024);
+  other.workspace_bytes = 3e6;
+  const auto measured = gpuperf::predict_training_memory(*linear, options, other);
+  CHECK(measured.plan.term("cuDNN/cuBLAS workspaces").bytes == 3e6);
+  CHECK(measured.allocated_bytes == Approx(by_default.allocated_bytes - 256.0 * 1024 * 1024 + 3e6));
+  other.workspace_bytes = -1;
+  CHECK_THROWS_WITH(gpuperf::predict_training_memory(*linear, options, other),
+                    Catch::Matchers::Contains("TrainingMemoryInput::workspace_bytes"));
 }
 
 TEST_CASE("an image model refuses activation checkpointing by name", "[memory]") {

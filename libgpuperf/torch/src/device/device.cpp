@@ -212,6 +212,13 @@ void release_cached_memory(const torch::Device& device) {
 #endif
 }
 
+void release_cached_memory_and_workspaces(const torch::Device& device) {
+#if GPUPERF_WITH_CUDA
+  if (device.is_cuda()) at::cuda::clearCublasWorkspaces();
+#endif
+  release_cached_memory(device);
+}
+
 void reset_peak_memory(const torch::Device& device) {
 #if GPUPERF_WITH_CUDA
   if (device.is_cuda()) {

@@ -67,6 +67,11 @@ TrainingMemoryPrediction predict_training_memory(const torch::nn::Module& model,
     // Every weight cast once, and kept until the backward pass has used it.
     request.model.cast_weight_bytes = uses_autocast(options.precision) ? 2 * parameters : 0;
   }
+  if (!std::isnan(input.workspace_bytes)) {
+    require_setting(input.workspace_bytes >= 0, "TrainingMemoryInput::workspace_bytes",
+                    input.workspace_bytes, ">= 0");
+    request.overheads.workspace_bytes = input.workspace_bytes;
+  }
   TrainingMemoryPrediction out;
   out.plan = plan_memory(request);
   const double outside = request.overheads.cuda_context_bytes;

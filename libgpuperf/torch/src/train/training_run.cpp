@@ -358,35 +358,65 @@ bool predicts_memory(const TrainingRun& run, const ResolvedTraining& r) {
   return run.predict_memory && r.device.is_cuda() && (r.language_model() || run.data.empty());
 }
 
-// An image model's activation bytes per sample: the growth of a step's peak from a quarter to
-// half the run's batch (where cuDNN picks its algorithms, and their workspaces, as it will for
-// the run), each measured on the second eager step of a fresh model (optimizer states exist by
-// then). Not in the figures; the allocator's cache is emptied after each.
-double measure_activation_slope(const TrainingRun& run, const ResolvedTraining& r,
-                                std::int64_t classes) {
-  const std::int64_t small = std::max<std::int64_t>(1, run.batch_size / 4);
-  const std::int64_t kBatches[2] = {small, std::max(small + 1, run.batch_size / 2)};
-  TrainStepOptions options = r.step;
-  options.cuda_graph = false;
-  double peaks[2] = {0, 0};
-  for (int i = 0; i < 2; ++i) {
-    {
-      TrainingRun probe = run;
-      probe.batch_size = kBatches[i];
-      TrainStep step(ModelRegistry::global().create(run.model, classes), r.device, options,
-                     cross_entropy_loss());
-      const std::unique_ptr<BatchSource> batches =
-          make_batches(probe, r, static_cast<std::uint64_t>(run.seed));
-      step(batches->next());
-      synchronize(r.device);
-      reset_peak_memory(r.device);
-      step(batches->next());
-      synchronize(r.device);
-      peaks[i] = device_memory(r.device).peak_allocated;
-    }
-    release_cached_memory(r.device);
+// An image model's memory, measured: the peak of a short run of the step as the run takes it
+// (eager, or the eager warm-up, capture and a replay of a captured step) from a fresh model on,
+// at a quarter and half of the run's batch (where cuDNN picks its algorithms, and their
+// workspaces, as it will for the run). Not in the figures; every probe's memory, cuBLAS's
+// per-stream workspaces included, is handed back after it.
+struct MemoryProbe {
+  std::int64_t micro_batch[2] = {0, 0};  // samples per forward/backward
+  std::int64_t batch[2] = {0, 0};
+  double peak[2] = {0, 0};
+
+  // Peak bytes per sample of a micro-batch: the activations (and a captured step's copy of its
+  // batch).
+  double slope() const {
+    if (micro_batch[1] <= micro_batch[0]) return 0.0;
+    return std::max(0.0, (peak[1] - peak[0]) / static_cast<double>(micro_batch[1] - micro_batch[0]));
   }
-  return std::max(0.0, (peaks[1] - peaks[0]) / static_cast<double>(kBatches[1] - kBatches[0]));
+};
+
+MemoryProbe probe_image_model_memory(const TrainingRun& run, const ResolvedTraining& r,
+                                     std::int64_t classes) {
+  const std::int64_t small = std::max<std::int64_t>(1, run.batch_size / 4);
+  const std::int64_t batches[2] = {small, std::max(small + 1, run.batch_size / 2)};
+  // Two steps settle the optimizer's lazy state; a captured step warms up first and replays once.
+  const int steps = r.step.cuda_graph ? r.step.graph_warmup + 2 : 2;
+  const std::int64_t accumulation = std::max(1, r.step.accumulation_steps);
+  MemoryProbe probe;
+  for (int i = 0; i < 2; ++i) {
+    probe.batch[i] = batches[i];
+    probe.micro_batch[i] = (batches[i] + accumulation - 1) / accumulation;
+    {
+      TrainingRun at = run;
+      at.batch_size = batches[i];
+      reset_peak_memory(r.device);
+      TrainStep step(ModelRegistry::global().create(run.model, classes), r.device, r.step,
+                     cross_entropy_loss());
+      const std::unique_ptr<BatchSource> source =
+          make_batches(at, r, static_cast<std::uint64_t>(run.seed));
+      for (int s = 0; s < steps; ++s) step(source->next());
+      synchronize(r.device);
+      probe.peak[i] = device_memory(r.device).peak_allocated;
+    }
+    release_cached_memory_and_workspaces(r.device);
+  }
+  return probe;
+}
+
+// The prediction for an image model: activations from the probes' slope, and as workspaces what
+// the larger probe's peak holds beyond the planner's other terms at its batch.
+TrainingMemoryPrediction predict_image_model_memory(const torch::nn::Module& model,
+                                                    const TrainStepOptions& options,
+                                                    const MemoryProbe& probe,
+                                                    TrainingMemoryInput input) {
+  input.activation_bytes_per_sample = probe.slope();
+  TrainingMemoryInput at_probe = input;
+  at_probe.batch_size = probe.batch[1];
+  at_probe.workspace_bytes = 0;
+  const double others = predict_training_memory(model, options, at_probe).allocated_bytes;
+  input.workspace_bytes = std::max(0.0, probe.peak[1] - others);
+  return predict_training_memory(model, options, input);
 }
 
 // "cuDNN/cuBLAS workspaces" -> "cudnn_cublas_workspaces".
@@ -425,10 +455,14 @@ std::string measure_training(const TrainingRun& run, const ResolvedTraining& r,
                              const TrainingHooks& hooks, RunRecord& record) {
   // Before the seed is set: the probe's models do not change the run's weights.
   const bool predict = predicts_memory(run, r);
-  double activation_slope = kNotAvailable;
+  std::optional<MemoryProbe> probe;
   if (predict && !r.language_model()) {
-    activation_slope = measure_activation_slope(run, r, r.num_classes);
-    record.metrics["activation_bytes_per_sample"] = activation_slope;
+    probe = probe_image_model_memory(run, r, r.num_classes);
+    record.metrics["activation_bytes_per_sample"] = probe->slope();
+    record.metrics["memory_probe_batch_size"] = static_cast<double>(probe->batch[1]);
+    record.metrics["memory_probe_peak_bytes"] = probe->peak[1];
+    record.metrics["memory_probe_small_batch_size"] = static_cast<double>(probe->batch[0]);
+    record.metrics["memory_probe_small_peak_bytes"] = probe->peak[0];
   }
   torch::manual_seed(static_cast<std::uint64_t>(run.seed));
   reset_peak_memory(r.device);
@@ -456,9 +490,9 @@ std::string measure_training(const TrainingRun& run, const ResolvedTraining& r,
     input.batch_size = run.batch_size;
     input.sequence = r.sequence;
     input.activation_checkpointing = run.activation_checkpointing;
-    input.activation_bytes_per_sample = activation_slope;
     input.ranks = hooks.data_world_size;
-    prediction = predict_training_memory(step.module(), r.step, input);
+    prediction = probe ? predict_image_model_memory(step.module(), r.step, *probe, input)
+                       : predict_training_memory(step.module(), r.step, input);
   }
   const std::unique_ptr<BatchSource> synthetic =
       folder ? nullptr
@@ -669,7 +703,8 @@ BatchSearchResult find_largest_batch(const TrainingRun& run, const BatchSearchOp
           t.outcome = TrialOutcome::kError;
           t.message = e.what();
         }
-        release_cached_memory(resolved.device);
+        // The try's step and its graph are gone: its streams' cuBLAS workspaces may go too.
+        release_cached_memory_and_workspaces(resolved.device);
         if (!run.quiet) {
           log::info(log::cat("batch ", batch, ": ", to_string(t.outcome),
                              std::isfinite(t.peak_bytes)

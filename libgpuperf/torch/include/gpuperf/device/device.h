@@ -49,6 +49,10 @@ void reset_peak_memory(const torch::Device& device);
 /// Hands the caching allocator's unused blocks of a CUDA device back to the driver (as
 /// torch.cuda.empty_cache()); no-op elsewhere.
 void release_cached_memory(const torch::Device& device);
+/// release_cached_memory() after freeing cuBLAS's per-stream workspaces too (each stream that ran
+/// a matrix product keeps one, 32 MiB and more on Hopper, until this call). Only while no captured
+/// CUDA graph of this process will be replayed: a graph keeps using its capture's workspace.
+void release_cached_memory_and_workspaces(const torch::Device& device);
 /// The PCI location of a CUDA device. Throws CudaError for other devices.
 [[nodiscard]] PciLocation cuda_pci_location(const torch::Device& device);
 

@@ -29,6 +29,9 @@ struct TrainingMemoryInput {
   /// Activation bytes per sample of a model that is not a Gpt or a Llama: the slope of the
   /// measured peak over the batch size (NaN: not counted; the prediction is then a lower bound).
   double activation_bytes_per_sample = std::numeric_limits<double>::quiet_NaN();
+  /// The bytes a step holds beside its weights, states and activations (cuDNN's and cuBLAS's
+  /// workspaces on every stream the step runs on), measured; NaN: the planner's default.
+  double workspace_bytes = std::numeric_limits<double>::quiet_NaN();
 };
 
 /// A predicted step, as the caching allocator will see it.
