@@ -372,7 +372,8 @@ struct MemoryProbe {
   // batch).
   double slope() const {
     if (micro_batch[1] <= micro_batch[0]) return 0.0;
-    return std::max(0.0, (peak[1] - peak[0]) / static_cast<double>(micro_batch[1] - micro_batch[0]));
+    return std::max(0.0,
+                    (peak[1] - peak[0]) / static_cast<double>(micro_batch[1] - micro_batch[0]));
   }
 };
 
