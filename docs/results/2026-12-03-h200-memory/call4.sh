@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Device call 4 (one H200): image models' memory probed as the run takes its step (eager warm-up,
 # capture and replay), the workspaces from the larger probe's peak, cuBLAS's per-stream
-# workspaces handed back between the batch search's tries. The memory tests, then every row of
+# workspaces handed back between the batch search's tries, LibTorch's CUDA state set up before the
+# allocator's statistics are read or reset. The memory tests, then every row of
 # benchmarks/memory_validation.sh (image models first) and both --batch-size max searches.
 set -uo pipefail
 source .deps/env.sh
@@ -22,5 +23,6 @@ timeout 200 $m build-gpu "$OUT/mem" "max" >"$OUT/logs/mem-max.txt" 2>&1; echo "m
 python3 $s "$OUT/mem" | cut -c1-230
 cat "$OUT/mem/failures.txt" 2>/dev/null
 grep -h "batch [0-9]*:\|fit the search\|largest batch" "$OUT"/mem/*max*.txt | head -40
+cp -r "$OUT/mem" "$OUT/logs/mem"
 tar czf "$OUT/logs.tgz" -C "$OUT" logs
-rm -rf "$OUT/logs"
+rm -rf "$OUT/logs" "$OUT/mem"

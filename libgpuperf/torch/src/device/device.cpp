@@ -16,6 +16,7 @@
 
 #if GPUPERF_WITH_CUDA
 #include <ATen/cuda/CUDAContext.h>
+#include <ATen/ops/empty.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAFunctions.h>
 #include <c10/cuda/CUDAGuard.h>
@@ -180,11 +181,26 @@ void set_intra_op_threads(int threads) {
   at::set_num_threads(threads > 0 ? threads : at::get_num_threads());
 }
 
+#if GPUPERF_WITH_CUDA
+namespace {
+
+// LibTorch sets up its CUDA state, the caching allocator's tables included, with the process's
+// first CUDA tensor: the allocator's statistics refuse a device before that ("Invalid device
+// argument").
+void initialise_cuda(c10::DeviceIndex index) {
+  (void)at::empty({1},
+                  at::TensorOptions().device(torch::Device(torch::kCUDA, index)).dtype(at::kByte));
+}
+
+}  // namespace
+#endif
+
 DeviceMemory device_memory(const torch::Device& device) {
   DeviceMemory m;
 #if GPUPERF_WITH_CUDA
   if (device.is_cuda()) {
     const int index = device.has_index() ? device.index() : 0;
+    initialise_cuda(static_cast<c10::DeviceIndex>(index));
     c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(index));
     size_t free = 0;
     size_t total = 0;
@@ -222,8 +238,9 @@ void release_cached_memory_and_workspaces(const torch::Device& device) {
 void reset_peak_memory(const torch::Device& device) {
 #if GPUPERF_WITH_CUDA
   if (device.is_cuda()) {
-    c10::cuda::CUDACachingAllocator::resetPeakStats(
-        static_cast<c10::DeviceIndex>(device.has_index() ? device.index() : 0));
+    const auto index = static_cast<c10::DeviceIndex>(device.has_index() ? device.index() : 0);
+    initialise_cuda(index);
+    c10::cuda::CUDACachingAllocator::resetPeakStats(index);
   }
 #endif
 }
