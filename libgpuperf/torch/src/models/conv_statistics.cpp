@@ -309,13 +309,19 @@ bool capturing(cudaStream_t stream) {
 
 constexpr std::size_t kTimedPlans = 4;
 
+// The plans by shape and handle: per thread, as ATen keeps its cuDNN handles and its
+// convolutions' plan cache.
+std::map<std::vector<std::int64_t>, std::shared_ptr<Plan>>& plan_cache() {
+  thread_local std::map<std::vector<std::int64_t>, std::shared_ptr<Plan>> cache;
+  return cache;
+}
+
 // The plan for these operands: built on the first call per shape and handle (null when no
 // engine runs the graph), then looked up.
 std::shared_ptr<Plan> plan_for(cudnnHandle_t handle, const at::Tensor& x, const at::Tensor& weight,
                                at::IntArrayRef stride, at::IntArrayRef padding,
                                at::IntArrayRef dilation) {
-  // Per thread, as ATen keeps its cuDNN handles and its convolutions' plan cache.
-  thread_local std::map<std::vector<std::int64_t>, std::shared_ptr<Plan>> cache;
+  auto& cache = plan_cache();
   std::vector<std::int64_t> key{reinterpret_cast<std::int64_t>(handle), x.device().index(),
                                 static_cast<std::int64_t>(x.scalar_type())};
   for (const auto& part : {x.sizes(), weight.sizes(), stride, padding, dilation}) {
@@ -391,6 +397,8 @@ cudnnHandle_t current_handle() {
 
 }  // namespace
 
+void release_conv_statistics_plans() { plan_cache().clear(); }
+
 const ConvStatisticsPlan* conv_statistics_plan(const at::Tensor& x, const at::Tensor& weight,
                                                at::IntArrayRef stride, at::IntArrayRef padding,
                                                at::IntArrayRef dilation) {
@@ -423,6 +431,8 @@ std::pair<at::Tensor, at::Tensor> conv_with_statistics(const ConvStatisticsPlan&
 }
 
 #else  // no cuDNN
+
+void release_conv_statistics_plans() {}
 
 const ConvStatisticsPlan* conv_statistics_plan(const at::Tensor&, const at::Tensor&,
                                                at::IntArrayRef, at::IntArrayRef, at::IntArrayRef) {

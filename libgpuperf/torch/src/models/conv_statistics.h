@@ -39,6 +39,11 @@ struct ConvStatisticsPlan;
                                                              at::IntArrayRef padding,
                                                              at::IntArrayRef dilation);
 
+/// Destroys the calling thread's plans (and the kernels cuDNN compiled for them, which the CUDA
+/// context holds outside the caching allocator). Only while no captured CUDA graph that ran them
+/// will be replayed.
+void release_conv_statistics_plans();
+
 /// {conv(x, weight), sums}: y in channels_last, sums fp32 [2, K] (row 0 each output channel's
 /// sum over N, H and W, row 1 its sum of squares), both computed by `plan`, which
 /// conv_statistics_plan gave for these operands on this thread. With `sums_into` defined (fp32

@@ -272,6 +272,8 @@ torch::Tensor conv_bias_relu(const torch::Tensor& x, const torch::Tensor& conv_w
 
 }  // namespace
 
+void release_fused_convolution_plans() { detail::release_conv_statistics_plans(); }
+
 bool cudnn_fusion_applies(const torch::Tensor& x, const torch::nn::Conv2dImpl& conv) {
   ConvGeometry unused;
   return fusion_geometry(x, conv, &unused);

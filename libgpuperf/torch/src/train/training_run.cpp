@@ -28,6 +28,7 @@
 #include "gpuperf/device/device.h"
 #include "gpuperf/device/kernel_trace.h"
 #include "gpuperf/device/torch_choices.h"
+#include "gpuperf/models/fusion.h"
 #include "gpuperf/models/registry.h"
 #include "gpuperf/models/resnet.h"
 #include "gpuperf/models/transformer.h"
@@ -366,7 +367,8 @@ bool predicts_memory(const TrainingRun& run, const ResolvedTraining& r) {
 struct MemoryProbe {
   std::int64_t micro_batch[2] = {0, 0};  // samples per forward/backward
   std::int64_t batch[2] = {0, 0};
-  double peak[2] = {0, 0};
+  double peak[2] = {0, 0};           // allocated
+  double peak_reserved[2] = {0, 0};  // the caching allocator's segments
 
   // Peak bytes per sample of a micro-batch: the activations (and a captured step's copy of its
   // batch).
@@ -398,8 +400,11 @@ MemoryProbe probe_image_model_memory(const TrainingRun& run, const ResolvedTrain
           make_batches(at, r, static_cast<std::uint64_t>(run.seed));
       for (int s = 0; s < steps; ++s) step(source->next());
       synchronize(r.device);
-      probe.peak[i] = device_memory(r.device).peak_allocated;
+      const DeviceMemory memory = device_memory(r.device);
+      probe.peak[i] = memory.peak_allocated;
+      probe.peak_reserved[i] = memory.peak_reserved;
     }
+    release_fused_convolution_plans();
     release_cached_memory_and_workspaces(r.device);
   }
   return probe;
@@ -417,7 +422,20 @@ TrainingMemoryPrediction predict_image_model_memory(const torch::nn::Module& mod
   at_probe.workspace_bytes = 0;
   const double others = predict_training_memory(model, options, at_probe).allocated_bytes;
   input.workspace_bytes = std::max(0.0, probe.peak[1] - others);
-  return predict_training_memory(model, options, input);
+  TrainingMemoryPrediction p = predict_training_memory(model, options, input);
+  // The segments the allocator reserves, extrapolated the same way from the probes' reserved
+  // peaks (the planner's fixed factor misses how this model's blocks split and round).
+  if (probe.micro_batch[1] > probe.micro_batch[0]) {
+    const std::int64_t micro = (input.batch_size + options.accumulation_steps - 1) /
+                               std::max(1, options.accumulation_steps);
+    const double per_sample = (probe.peak_reserved[1] - probe.peak_reserved[0]) /
+                              static_cast<double>(probe.micro_batch[1] - probe.micro_batch[0]);
+    const double reserved =
+        probe.peak_reserved[1] +
+        std::max(0.0, per_sample) * static_cast<double>(micro - probe.micro_batch[1]);
+    p.reserved_bytes = std::max(p.allocated_bytes, reserved);
+  }
+  return p;
 }
 
 // "cuDNN/cuBLAS workspaces" -> "cudnn_cublas_workspaces".
@@ -462,8 +480,10 @@ std::string measure_training(const TrainingRun& run, const ResolvedTraining& r,
     record.metrics["activation_bytes_per_sample"] = probe->slope();
     record.metrics["memory_probe_batch_size"] = static_cast<double>(probe->batch[1]);
     record.metrics["memory_probe_peak_bytes"] = probe->peak[1];
+    record.metrics["memory_probe_peak_reserved_bytes"] = probe->peak_reserved[1];
     record.metrics["memory_probe_small_batch_size"] = static_cast<double>(probe->batch[0]);
     record.metrics["memory_probe_small_peak_bytes"] = probe->peak[0];
+    record.metrics["memory_probe_small_peak_reserved_bytes"] = probe->peak_reserved[0];
   }
   torch::manual_seed(static_cast<std::uint64_t>(run.seed));
   reset_peak_memory(r.device);
@@ -704,7 +724,10 @@ BatchSearchResult find_largest_batch(const TrainingRun& run, const BatchSearchOp
           t.outcome = TrialOutcome::kError;
           t.message = e.what();
         }
-        // The try's step and its graph are gone: its streams' cuBLAS workspaces may go too.
+        // The try's step and its graph are gone: its streams' cuBLAS workspaces and its shapes'
+        // fused-convolution plans (their compiled kernels sit outside the caching allocator) may
+        // go too.
+        release_fused_convolution_plans();
         release_cached_memory_and_workspaces(resolved.device);
         if (!run.quiet) {
           log::info(log::cat("batch ", batch, ": ", to_string(t.outcome),
@@ -745,10 +768,13 @@ RunRecord run_training_at_largest_batch(const TrainingRun& run, const BatchSearc
       measured = run_training(at);
     } catch (const OutOfMemoryError&) {
       if (i + 1 == fitting.size()) throw;
-      fell_back.push_back("batch " + std::to_string(fitting[i]) +
-                          " fit the search's short try but ran out of memory when measured "
-                          "(autotuning at the edge of the memory): measured batch " +
-                          std::to_string(fitting[i + 1]) + ", the next largest that fit");
+      release_fused_convolution_plans();
+      release_cached_memory_and_workspaces(resolve(at).device);
+      fell_back.push_back(
+          "batch " + std::to_string(fitting[i]) +
+          " fit the search's short try but ran out of memory when measured "
+          "(at the edge of the memory, a capture or autotuning asked for more): measured batch " +
+          std::to_string(fitting[i + 1]) + ", the next largest that fit");
       if (!run.quiet) log::warn(fell_back.back());
     }
   }

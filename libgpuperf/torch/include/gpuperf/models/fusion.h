@@ -45,6 +45,12 @@ class FusableModel {
   virtual std::string fuse_for_inference() = 0;
 };
 
+/// Destroys the fused convolutions' cuDNN plans kept for each shape on the calling thread, and the
+/// kernels cuDNN compiled for them, which the CUDA context holds outside the caching allocator (a
+/// search over many batch sizes builds plans for each). Only while no captured CUDA graph that
+/// ran them will be replayed; the next call per shape builds its plan again.
+void release_fused_convolution_plans();
+
 /// Whether conv2d_bias_relu / conv2d_bias_add_relu can use cuDNN's fused kernels for `x` and
 /// `conv`: a CUDA tensor, cuDNN built in and enabled, zero padding mode, symmetric padding.
 [[nodiscard]] bool cudnn_fusion_applies(const torch::Tensor& x, const torch::nn::Conv2dImpl& conv);
