@@ -28,7 +28,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> specs_extra;
   std::string fail_on = "never";
   gpuperf::CompareOptions options;
-  app.add_option("files", files, "result files (gpuperf.run/1 or gpuperf.inference/2 JSON)")
+  app.add_option("files", files, "result files (gpuperf.run/1 or gpuperf.inference/3 JSON)")
       ->required();
   app.add_option("--baseline", baseline,
                  "baseline: one of the files, or a GPU name/id (default: the first file)");

@@ -27,7 +27,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> specs_extra;
   bool no_published = false;
   gpuperf::HtmlReportOptions options;
-  app.add_option("files", files, "result files (gpuperf.run/1 or gpuperf.inference/2 JSON)")
+  app.add_option("files", files, "result files (gpuperf.run/1 or gpuperf.inference/3 JSON)")
       ->required();
   app.add_option("-o,--output", output, "HTML file to write ('-': standard output)")
       ->capture_default_str();

@@ -57,7 +57,7 @@ if "$program" --device cpu --max-batch 4 --warmup 1 --iterations 5 --quiet \
   grep -q "^Batch-1 latency p50: [0-9.]* ms" "$work/stdout" || { echo "FAIL: no batch-1 line"; failures=$((failures + 1)); }
   grep -q "^Best throughput: [0-9.]* samples/s at batch [0-9]*" "$work/stdout" || { echo "FAIL: no best-throughput line"; failures=$((failures + 1)); }
   grep -q "SIMULATED" "$work/stdout" || { echo "FAIL: serving not marked as simulated"; failures=$((failures + 1)); }
-  grep -q '"schema": "gpuperf.inference/2"' "$work/ok.json" || { echo "FAIL: JSON result incomplete"; failures=$((failures + 1)); }
+  grep -q '"schema": "gpuperf.inference/3"' "$work/ok.json" || { echo "FAIL: JSON result incomplete"; failures=$((failures + 1)); }
   grep -q '"device": {' "$work/ok.json" || { echo "FAIL: JSON result has no device object"; failures=$((failures + 1)); }
   grep -q '"latencies_s": \[' "$work/ok.json" || { echo "FAIL: JSON result has no per-call latencies"; failures=$((failures + 1)); }
   grep -q '"simulated": true' "$work/ok.json" || { echo "FAIL: JSON serving not marked simulated"; failures=$((failures + 1)); }

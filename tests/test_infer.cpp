@@ -362,7 +362,9 @@ TEST_CASE("An inference result has headline figures and JSON that marks serving 
   result.serving = gpuperf::sweep_serving(
       gpuperf::interpolated_service_time({{1, 1e-3}, {8, 2e-3}}), serving, {100, 1e6});
   const auto j = nlohmann::json::parse(gpuperf::to_json(result));
-  CHECK(j.at("schema") == "gpuperf.inference/2");
+  CHECK(j.at("schema") == "gpuperf.inference/3");
+  CHECK(j.at("graph_mode") == "eager");
+  CHECK_FALSE(j.contains("cuda_graph"));
   CHECK(j.at("batches").size() == 3);
   CHECK(j.at("headline").at("best_batch_size") == 8);
   CHECK(j.at("batches").at(0).at("latency").at("p50_s").get<double>() == Approx(1e-3));
@@ -444,11 +446,14 @@ TEST_CASE("An inference result reads back from its JSON with fingerprint and lat
   // Version 1 files (the device as a string, the object under "fingerprint") still read.
   auto v1 = nlohmann::json::parse(gpuperf::to_json(result));
   v1["schema"] = "gpuperf.inference/1";
+  v1.erase("graph_mode");
+  v1["cuda_graph"] = true;
   v1["fingerprint"] = v1["device"];
   v1["device"] = "cuda:1";
   v1["device_name"] = "NVIDIA H200";
   const auto old = gpuperf::from_json<gpuperf::InferenceResult>(v1.dump());
   CHECK(old.device == "cuda:1");
+  CHECK(old.cuda_graph);
   CHECK(old.fingerprint.sm_count == 132);
   CHECK(old.device_name == "NVIDIA H200");
   // Files written before the autotuning threshold was stored: cuDNN timed every batch size.
@@ -502,6 +507,85 @@ TEST_CASE("An inference result reads back from its JSON with fingerprint and lat
   CHECK_THROWS_AS(gpuperf::from_json<gpuperf::InferenceResult>("{"), gpuperf::IoError);
 }
 
+TEST_CASE(
+    "An inference result names its graph mode graph_mode and still reads version 2's "
+    "cuda_graph",
+    "[infer]") {
+  gpuperf::InferenceResult result;
+  result.model = "simple";
+  result.fingerprint.kind = "cuda";
+  result.fingerprint.name = "NVIDIA H200";
+  result.precision = "fp16";
+  result.memory_format = "channels_last";
+  result.timer = "cuda-event";
+  result.iterations = 3;
+  result.cuda_graph = true;
+  gpuperf::BatchSizeResult b;
+  b.batch_size = 2;
+  b.latency = gpuperf::summarize_latency({1e-3, 1.1e-3, 1.3e-3});
+  b.throughput_median = 2 / b.latency.p50;
+  b.iterations = 3;
+  result.batches.push_back(b);
+  using gpuperf::from_json;
+  using gpuperf::InferenceResult;
+
+  // Version 3: "graph_mode", as run records and the CSV exports name it; it reads back.
+  const auto v3 = nlohmann::json::parse(gpuperf::to_json(result));
+  CHECK(v3.at("schema") == gpuperf::kInferenceSchema);
+  CHECK(v3.at("graph_mode") == "cuda-graph");
+  CHECK_FALSE(v3.contains("cuda_graph"));
+  CHECK(from_json<InferenceResult>(v3.dump()).cuda_graph);
+  CHECK(std::string(gpuperf::graph_mode_name(result)) == "cuda-graph");
+  result.cuda_graph = false;
+  const auto eager = nlohmann::json::parse(gpuperf::to_json(result));
+  CHECK(eager.at("graph_mode") == "eager");
+  CHECK_FALSE(from_json<InferenceResult>(eager.dump()).cuda_graph);
+  CHECK(gpuperf::to_json(from_json<InferenceResult>(eager.dump())) == gpuperf::to_json(result));
+
+  // Version 2 (committed files under docs/results): the boolean "cuda_graph" still reads.
+  auto v2 = v3;
+  v2["schema"] = "gpuperf.inference/2";
+  v2.erase("graph_mode");
+  v2["cuda_graph"] = true;
+  CHECK(from_json<InferenceResult>(v2.dump()).cuda_graph);
+  v2["cuda_graph"] = false;
+  CHECK_FALSE(from_json<InferenceResult>(v2.dump()).cuda_graph);
+  // Written again, it is version 3.
+  CHECK(nlohmann::json::parse(gpuperf::to_json(from_json<InferenceResult>(v2.dump())))
+            .at("graph_mode") == "eager");
+
+  // The versions' fields are not mixed: each refusal names the field.
+  auto refused = [](const nlohmann::json& j, const std::string& message) {
+    CHECK_THROWS_WITH(from_json<InferenceResult>(j.dump()),
+                      Catch::Contains("inference result: field " + message));
+  };
+  auto bad = v3;
+  bad["cuda_graph"] = true;  // beside graph_mode
+  refused(bad, "'cuda_graph' is not part of gpuperf.inference/3");
+  bad.erase("graph_mode");  // instead of it
+  refused(bad, "'cuda_graph' is not part of gpuperf.inference/3");
+  bad = v2;
+  bad["graph_mode"] = "eager";  // beside cuda_graph
+  refused(bad, "'graph_mode' is not part of gpuperf.inference/2");
+  bad.erase("cuda_graph");  // instead of it
+  refused(bad, "'graph_mode' is not part of gpuperf.inference/2");
+  bad["schema"] = "gpuperf.inference/1";
+  bad["fingerprint"] = bad["device"];
+  bad["device"] = "cuda:0";
+  bad["device_name"] = "NVIDIA H200";
+  refused(bad, "'graph_mode' is not part of gpuperf.inference/1");
+  bad = v3;
+  bad["graph_mode"] = "graph";
+  refused(bad, "'graph_mode' is 'graph', expected one of eager, cuda-graph");
+  bad["graph_mode"] = true;
+  refused(bad, "'graph_mode' is not a string");
+  bad.erase("graph_mode");
+  refused(bad, "'graph_mode' is missing");
+  bad = v2;
+  bad.erase("cuda_graph");
+  refused(bad, "'cuda_graph' is missing");
+}
+
 TEST_CASE("Evenly spaced latencies keep the first call and stride over the run", "[infer]") {
   std::vector<double> values;
   for (int i = 0; i < 10; ++i) values.push_back(i);
@@ -536,9 +620,14 @@ TEST_CASE("Every number of an inference result is range-checked, the error namin
   const auto good = nlohmann::json::parse(gpuperf::to_json(result));
   REQUIRE_NOTHROW(gpuperf::from_json<gpuperf::InferenceResult>(good.dump()));
   auto refused = [&](const std::function<void(nlohmann::json&)>& edit, const char* field) {
-    for (const char* schema : {"gpuperf.inference/2", "gpuperf.inference/1"}) {
+    for (const char* schema :
+         {"gpuperf.inference/3", "gpuperf.inference/2", "gpuperf.inference/1"}) {
       auto bad = good;
-      if (std::string(schema) == "gpuperf.inference/1") {  // the older layout reads the same
+      if (std::string(schema) != "gpuperf.inference/3") {  // the older layouts read the same
+        bad.erase("graph_mode");
+        bad["cuda_graph"] = false;
+      }
+      if (std::string(schema) == "gpuperf.inference/1") {
         bad["fingerprint"] = bad["device"];
         bad["device"] = "cpu";
         bad["device_name"] = "CPU";
@@ -609,7 +698,7 @@ TEST_CASE("Every number of an inference result is range-checked, the error namin
 
 TEST_CASE("An inference result nested too deep or over 64 MiB is refused, not a crash", "[infer]") {
   const std::size_t depth = 100000;
-  const std::string deep = R"({"schema": "gpuperf.inference/2", "extra": )" +
+  const std::string deep = R"({"schema": "gpuperf.inference/3", "extra": )" +
                            std::string(depth, '[') + std::string(depth, ']') + "}";
   CHECK_THROWS_WITH(
       gpuperf::from_json<gpuperf::InferenceResult>(deep),

@@ -32,7 +32,7 @@ compile time (the first call of each batch size, which compiles for that shape) 
 Prints one JSON line per batch size: {"mode": ..., "batch_size": ..., "p50_s": ...,
 "peak_memory_bytes": ..., ...}, the peak being torch.cuda.max_memory_allocated() from just before
 the batch size's first call to its last timed one. With
---record PATH it also writes the sweep as a gpuperf.inference/2 result
+--record PATH it also writes the sweep as a gpuperf.inference/3 result
 (libgpuperf/python/gpuperf_results.py) for gpuperf_compare, gpuperf_report and gpuperf_advise.
 """
 import argparse
@@ -92,7 +92,7 @@ def make_call(model, x, mode, graph_warmup):
 
 
 def result_writer(a, sample_shape):
-    """A gpuperf.inference/2 writer for this sweep's settings. Untimed calls per batch size: the
+    """A gpuperf.inference/3 writer for this sweep's settings. Untimed calls per batch size: the
     first call, --warmup more and, in the graph modes, --graph-warmup eager calls before the
     capture. frozen-graph records what PyTorch fused as its kernel fusion."""
     gpuperf_results = import_gpuperf_results()
@@ -105,7 +105,8 @@ def result_writer(a, sample_shape):
               "compile-freeze-graph": "torch.compile default (Inductor, freezing)",
               "compile-max-autotune": "torch.compile max-autotune (Inductor, freezing)"}
     return gpuperf_results.InferenceResultWriter(
-        model=a.model, precision=a.precision, memory_format=a.memory_format, cuda_graph=graph,
+        model=a.model, precision=a.precision, memory_format=a.memory_format,
+        graph_mode="cuda-graph" if graph else "eager",
         kernel_fusion=fusion.get(a.mode, "none"),
         warmup=1 + a.warmup + (a.graph_warmup if graph else 0), iterations=a.iterations,
         input_shape=sample_shape, cudnn_benchmark=True,
@@ -132,7 +133,7 @@ def main():
                         "set before the batch size's first call); smaller ones take cuDNN's "
                         "heuristics, as gpuperf's --cudnn-benchmark-from (default 128)")
     p.add_argument("--record", metavar="PATH",
-                   help="also write the sweep as a gpuperf.inference/2 result "
+                   help="also write the sweep as a gpuperf.inference/3 result "
                         "(for gpuperf_compare)")
     a = p.parse_args()
     if a.cudnn_benchmark_from < 1:

@@ -38,7 +38,10 @@ def main():
         with open(path) as f:
             record = json.load(f)
         side = f"gpuperf-{mode}"
-        notes[side] = (f"{'CUDA graph' if record['cuda_graph'] else 'eager'}, fusion "
+        # gpuperf.inference/3 names the graph mode; /1 and /2 wrote the boolean cuda_graph.
+        graph = (record["graph_mode"] == "cuda-graph" if "graph_mode" in record
+                 else record["cuda_graph"])
+        notes[side] = (f"{'CUDA graph' if graph else 'eager'}, fusion "
                        f"{record.get('kernel_fusion', 'none')}")
         if record["graph_fallback_reason"]:
             print(f"warning: {path}: {record['graph_fallback_reason']}")

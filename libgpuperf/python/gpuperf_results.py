@@ -8,7 +8,7 @@ The formats are described by the JSON Schemas in docs/schema/ (installed to
 
     import gpuperf_results as gr
 
-    runs = gr.load_many(["h200-fp16.json", "peer-fp16.json"])   # gpuperf.run/1, inference/1|2, ...
+    runs = gr.load_many(["h200-fp16.json", "peer-fp16.json"])   # gpuperf.run/1, inference/1-3...
     table = gr.to_dataframe(runs)        # one row per measurement, units in the column names
 
     writer = gr.RunRecordWriter(model="resnet50", batch_size=256, precision="fp16",
@@ -35,14 +35,16 @@ import time
 __version__ = "0.1.0"
 
 RUN_SCHEMA = "gpuperf.run/1"
-INFERENCE_SCHEMA = "gpuperf.inference/2"
+INFERENCE_SCHEMA = "gpuperf.inference/3"
+INFERENCE_SCHEMA_V2 = "gpuperf.inference/2"  # the boolean cuda_graph for graph_mode; still read
 INFERENCE_SCHEMA_V1 = "gpuperf.inference/1"
 MICRO_SCHEMA = "gpuperf.micro/1"
 SPECS_SCHEMA = "gpuperf.specs/1"
 PUBLISHED_SCHEMA = "gpuperf.published/1"
 #: Every tag load() accepts, and the kind of document it marks.
-KINDS = {RUN_SCHEMA: "train", INFERENCE_SCHEMA: "inference", INFERENCE_SCHEMA_V1: "inference",
-         MICRO_SCHEMA: "micro", SPECS_SCHEMA: "specs", PUBLISHED_SCHEMA: "published"}
+KINDS = {RUN_SCHEMA: "train", INFERENCE_SCHEMA: "inference", INFERENCE_SCHEMA_V2: "inference",
+         INFERENCE_SCHEMA_V1: "inference", MICRO_SCHEMA: "micro", SPECS_SCHEMA: "specs",
+         PUBLISHED_SCHEMA: "published"}
 
 PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
 MEMORY_FORMATS = ("contiguous", "channels_last")
@@ -528,6 +530,23 @@ def _read_serving(s):
             p.integer_in("requests", 0, _MAX_COUNT)
 
 
+def _read_graph_mode(r, tag):
+    """inference_result.cpp read_cuda_graph(): version 3 names the graph mode as run records do,
+    versions 1 and 2 wrote the boolean cuda_graph; a file holding the other versions' field is
+    refused. Returns "eager" or "cuda-graph"."""
+    if tag != INFERENCE_SCHEMA:
+        if r.has("graph_mode"):
+            r.fail("graph_mode", f"is not part of {tag}, which writes the boolean cuda_graph")
+        return "cuda-graph" if r.boolean("cuda_graph") else "eager"
+    if r.has("cuda_graph"):
+        r.fail("cuda_graph", f"is not part of {INFERENCE_SCHEMA}, which writes graph_mode "
+                             "(eager or cuda-graph)")
+    mode = r.string("graph_mode")
+    if mode not in GRAPH_MODES:
+        r.fail("graph_mode", f"is '{mode}', expected one of {', '.join(GRAPH_MODES)}")
+    return mode
+
+
 def _check_inference(r, tag):
     """inference_result.cpp from_json<InferenceResult>()."""
     for key in ("timestamp_utc", "command", "model"):
@@ -555,7 +574,7 @@ def _check_inference(r, tag):
         r.string(key)
     if r.has("kernel_fusion"):
         r.string("kernel_fusion")
-    r.boolean("cuda_graph")
+    _read_graph_mode(r, tag)
     r.integer_in("warmup", 0, _MAX_COUNT)
     r.integer_in("iterations", 1, _MAX_COUNT)
     r.boolean("out_of_memory")
@@ -681,6 +700,21 @@ def device_of(record):
     return device if isinstance(device, dict) else {}
 
 
+def graph_mode_of(record):
+    """"eager" or "cuda-graph": a training record's config.graph_mode, an inference result's
+    graph_mode whatever the version (gpuperf.inference/1 and /2 files hold the boolean
+    "cuda_graph"); "" for another document."""
+    if not isinstance(record, dict):
+        return ""
+    if kind_of(record) == "train":
+        return record.get("config", {}).get("graph_mode", "")
+    if kind_of(record) != "inference":
+        return ""
+    if "graph_mode" in record:
+        return record["graph_mode"]
+    return "cuda-graph" if record.get("cuda_graph") else "eager"
+
+
 # ---- tables ----------------------------------------------------------------------------------
 def _nan(value):
     return float(value) if _number(value) else math.nan
@@ -730,7 +764,7 @@ def _inference_rows(record, source):
             "measurement": f"inference/{record['model']}/bs{b['batch_size']}",
             "model": record["model"], "precision": record["precision"],
             "memory_format": record["memory_format"], "batch_size": b["batch_size"],
-            "graph_mode": "cuda-graph" if record.get("cuda_graph") else "eager",
+            "graph_mode": graph_mode_of(record),
             "windows": latency["count"],
             "throughput_median_samples_per_s": _nan(b["throughput_median"]),
             "throughput_overall_samples_per_s": _nan(b["throughput_overall"]),
@@ -1287,11 +1321,12 @@ def write_run_record(path, *, window_throughput, **settings):
 
 
 class InferenceResultWriter:
-    """Builds a gpuperf.inference/2 result from per-call latencies, one batch size at a time, as
-    inference_benchmark measures them (untimed warm-up calls, then timed calls). `mode` eager or
-    graph sets cuda_graph; `kernel_fusion` says what the model fused ("none")."""
+    """Builds a gpuperf.inference/3 result from per-call latencies, one batch size at a time, as
+    inference_benchmark measures them (untimed warm-up calls, then timed calls). `graph_mode`
+    "eager" or "cuda-graph" (as RunRecordWriter's); `kernel_fusion` says what the model fused
+    ("none")."""
 
-    def __init__(self, *, model, precision, memory_format="contiguous", cuda_graph=False,
+    def __init__(self, *, model, precision, memory_format="contiguous", graph_mode="eager",
                  kernel_fusion="none", warmup=0, iterations=1, input_shape=(), cudnn_benchmark=True,
                  cudnn_benchmark_from_batch=1, seed=0, device=None, timer=None, command=None,
                  torch_module=None):
@@ -1300,7 +1335,7 @@ class InferenceResultWriter:
         self.model = model
         self.precision = _choice("precision", precision, PRECISIONS)
         self.memory_format = _choice("memory_format", memory_format, MEMORY_FORMATS)
-        self.cuda_graph = bool(cuda_graph)
+        self.graph_mode = _choice("graph_mode", graph_mode, GRAPH_MODES)
         self.kernel_fusion = str(kernel_fusion) or "none"
         self.warmup = _positive_int("warmup", warmup, 0)
         self.iterations = _positive_int("iterations", iterations)
@@ -1362,7 +1397,7 @@ class InferenceResultWriter:
             "cudnn_benchmark": self.cudnn_benchmark,
             "cudnn_benchmark_from_batch": self.cudnn_benchmark_from_batch, "seed": self.seed,
             "precision": self.precision, "memory_format": self.memory_format,
-            "cuda_graph": self.cuda_graph, "graph_fallback_reason": "",
+            "graph_mode": self.graph_mode, "graph_fallback_reason": "",
             "kernel_fusion": self.kernel_fusion, "timer": self.timer, "warmup": self.warmup,
             "iterations": self.iterations, "batches": list(self.batches),
             "stop_reason": f"all {len(self.batches)} batch sizes measured",

@@ -1,4 +1,4 @@
-// libFuzzer target: the inference-result reader (gpuperf.inference/2 and /1), then what the tools
+// libFuzzer target: the inference-result reader (gpuperf.inference/3, /2, /1), then what the tools
 // do with a result it accepted (fuzz_common.h states the contract). Registered in CTest by
 // tests/fuzz/CMakeLists.txt.
 #include <cstddef>

@@ -405,6 +405,14 @@ def delete(path):
     return mutate
 
 
+def replace_field(old, new, value):
+    """A mutation removing the top-level field `old` and setting `new` to `value` instead."""
+    def mutate(d):
+        del d[old]
+        d[new] = value
+    return mutate
+
+
 def inference_v2_to_v1(doc):
     """An inference/2 document as version 1 wrote it (device string, device_name, fingerprint;
     no cudnn_benchmark_from_batch or per-batch peak_memory_bytes, which came with version 2)."""
@@ -429,6 +437,22 @@ def inference_v1_to_v2(doc):
     v2["device"] = doc["fingerprint"]
     v2["schema"] = "gpuperf.inference/2"
     return v2
+
+
+def inference_v3_to_v2(doc):
+    """An inference/3 document as version 2 wrote it: the boolean cuda_graph for graph_mode."""
+    v2 = {k: v for k, v in doc.items() if k != "graph_mode"}
+    v2["cuda_graph"] = doc["graph_mode"] == "cuda-graph"
+    v2["schema"] = "gpuperf.inference/2"
+    return v2
+
+
+def inference_v2_to_v3(doc):
+    """An inference/2 document as version 3 writes it: graph_mode for the boolean cuda_graph."""
+    v3 = {k: v for k, v in doc.items() if k != "cuda_graph"}
+    v3["graph_mode"] = "cuda-graph" if doc["cuda_graph"] else "eager"
+    v3["schema"] = "gpuperf.inference/3"
+    return v3
 
 
 # A gpu_info --json snapshot of one GPU, every reading present.
@@ -468,9 +492,16 @@ def self_test_cases(root):
     (specs,) = read_documents(os.path.join(data, "gpu_specs.json"))
     (published,) = read_documents(os.path.join(data, "published_results.json"))
     if inference["schema"] == "gpuperf.inference/1":
-        v1, v2 = inference, inference_v1_to_v2(inference)
+        v1 = inference
+        v2 = inference_v1_to_v2(v1)
+        v3 = inference_v2_to_v3(v2)
+    elif inference["schema"] == "gpuperf.inference/2":
+        v2 = inference
+        v1, v3 = inference_v2_to_v1(v2), inference_v2_to_v3(v2)
     else:
-        v1, v2 = inference_v2_to_v1(inference), inference
+        v3 = inference
+        v2 = inference_v3_to_v2(v3)
+        v1 = inference_v2_to_v1(v2)
     # The batch-1 entry of the golden sweep (its tiny configuration measures batch sizes 1 and 2).
     b1 = next(i for i, b in enumerate(v2["batches"]) if b["batch_size"] == 1)
     return [
@@ -495,7 +526,23 @@ def self_test_cases(root):
             ("strict: a field current writers always write", delete("config.optimizer_impl")),
             ("strict: the telemetry object missing", delete("telemetry")),
         ]),
+        ("inference/3 (tests/golden/inference.json)", "inference-3", v3, [
+            ("version 2's boolean cuda_graph beside graph_mode", set_value("cuda_graph", False)),
+            ("version 2's boolean cuda_graph instead of graph_mode",
+             replace_field("graph_mode", "cuda_graph", False)),
+            ("the graph mode as a boolean", set_value("graph_mode", False)),
+            ("a graph mode outside the vocabulary", set_value("graph_mode", "graph")),
+            ("a missing graph mode", delete("graph_mode")),
+            ("version 2's tag", set_value("schema", "gpuperf.inference/2")),
+            ("the version 1 device string", set_value("device", "cpu")),
+            ("a string where a number belongs", set_value(f"batches.{b1}.latency.p50_s", "fast")),
+            ("a precision outside the vocabulary", set_value("precision", "int8")),
+        ]),
         ("inference/2", "inference-2", v2, [
+            ("version 3's graph_mode beside cuda_graph", set_value("graph_mode", "eager")),
+            ("version 3's graph_mode instead of cuda_graph",
+             replace_field("cuda_graph", "graph_mode", "eager")),
+            ("version 3's tag", set_value("schema", "gpuperf.inference/3")),
             ("the version 1 device string", set_value("device", "cpu")),
             ("version 1's device_name beside the device object", set_value("device_name", "AMD")),
             ("version 1's fingerprint beside the device object", set_value("fingerprint", {})),

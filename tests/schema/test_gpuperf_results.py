@@ -165,9 +165,10 @@ def main():
            ["train", "inference", "micro", "train"], "golden records' kinds")
     t.that(gr.device_of(seed)["name"] == seed["device"]["name"], "device_of(run record)")
     t.that(gr.device_of(inference)["kind"] == "cpu", "device_of(inference result)")
-    v1 = inference
-    if inference["schema"].endswith("/2"):
-        v1 = check_schemas.inference_v2_to_v1(inference)
+    v2 = inference
+    if inference["schema"].endswith("/3"):
+        v2 = check_schemas.inference_v3_to_v2(inference)
+    v1 = check_schemas.inference_v2_to_v1(v2)
     t.that(gr.device_of(v1)["name"] == gr.device_of(inference)["name"], "device_of(inference/1)")
     oldest = {k: v for k, v in v1.items() if k != "fingerprint"}
     t.that(gr.device_of(oldest) == {"kind": "cpu", "name": v1["device_name"]},
@@ -276,8 +277,10 @@ def main():
                  "a peak memory that is not a number")
         result_path = os.path.join(work, "infer.json")
         result = infer.write(result_path)
-        errors = schemas.errors(gr.load(result_path), "inference-2", strict=True)
+        errors = schemas.errors(gr.load(result_path), "inference-3", strict=True)
         t.that(not errors, f"the module's inference result validates (strict): {errors[:3]}")
+        t.that(result["schema"] == "gpuperf.inference/3" and result["graph_mode"] == "eager"
+               and "cuda_graph" not in result, "the writer names the graph mode graph_mode")
         t.that(result["headline"]["best_batch_size"] == 2 and "batch1_p50_s" in result["headline"],
                "the inference headline")
         t.that([b["peak_memory_bytes"] for b in result["batches"]] == [123456789.0, None],
@@ -298,6 +301,55 @@ def main():
                 f.write(raw if raw is not None else json.dumps(document))
             return path
 
+        # One name for the graph mode: version 3 reads back with graph_mode, version 2 with its
+        # boolean cuda_graph (tables say graph_mode either way), and a file holding the other
+        # version's field is refused naming it, as gpuperf's reader refuses it.
+        t.raises(ValueError, lambda: gr.InferenceResultWriter(
+            model="simple", precision="fp32", device="cpu", graph_mode="graph"),
+            "an unknown graph mode")
+        graph_writer = gr.InferenceResultWriter(model="simple", precision="fp32", device="cpu",
+                                                command="test", graph_mode="cuda-graph")
+        graph_writer.add_batch(1, [0.0025, 0.0024, 0.0026])
+        graph_path = os.path.join(work, "graph.json")
+        graph = graph_writer.write(graph_path)
+        back = gr.load(graph_path)
+        t.that(back["graph_mode"] == "cuda-graph" and "cuda_graph" not in back and
+               gr.graph_mode_of(back) == "cuda-graph",
+               "an inference/3 result reads back with graph_mode")
+        t.that({r["graph_mode"] for r in gr.to_rows([back])} == {"cuda-graph"},
+               "to_rows(): an inference/3 row's graph_mode")
+        old = check_schemas.inference_v3_to_v2(graph)
+        t.that(old["cuda_graph"] is True and "graph_mode" not in old, "the version 2 form")
+        old_path = write("v2-graph.json", old)
+        t.that(gr.kind_of(gr.load(old_path)) == "inference" and
+               gr.graph_mode_of(old) == "cuda-graph" and gr.graph_mode_of(v2) == "eager",
+               "an inference/2 result with cuda_graph still loads, its graph mode named as now")
+        t.that({r["graph_mode"] for r in gr.to_rows([old])} == {"cuda-graph"},
+               "to_rows(): an inference/2 row's graph_mode")
+        errors = schemas.errors(old, "inference-2", strict=False)
+        t.that(not errors, f"the version 2 form validates against inference-2: {errors[:3]}")
+        code, out = run([args.compare, graph_path, old_path])
+        t.that(code == 0 and "cuda-graph" in out,
+               f"gpuperf_compare reads an inference/3 and an inference/2 result (exit {code})")
+        without_mode = {k: v for k, v in graph.items() if k != "graph_mode"}
+        for name, bad, field in (
+                ("v3-cuda-graph.json", dict(graph, cuda_graph=True), "cuda_graph"),
+                ("v3-only-cuda-graph.json", dict(old, schema=gr.INFERENCE_SCHEMA), "cuda_graph"),
+                ("v2-graph-mode.json", dict(old, graph_mode="cuda-graph"), "graph_mode"),
+                ("v2-only-graph-mode.json", dict(graph, schema=gr.INFERENCE_SCHEMA_V2),
+                 "graph_mode"),
+                ("v3-bad-graph-mode.json", dict(graph, graph_mode="graph"), "graph_mode"),
+                ("v3-boolean-graph-mode.json", dict(graph, graph_mode=True), "graph_mode"),
+                ("v3-no-graph-mode.json", without_mode, "graph_mode")):
+            path = write(name, bad)
+            t.raises_only(gr.FormatError, lambda: gr.load(path), f"{name} is refused",
+                          lambda e, p=path, f=field: str(e).startswith(p + ": ") and
+                          f"field '{f}'" in str(e))
+            code, out = run([args.compare, path])
+            t.that(code != 0 and f"field '{field}'" in out,
+                   f"gpuperf_compare refuses {name} naming '{field}' (exit {code}): "
+                   f"{out.strip()[-200:]}")
+
         bad = dict(record, window_throughput=[0.0] + record["window_throughput"][1:])
         t.raises(gr.FormatError, lambda: gr.load(write("zero.json", bad)),
                  "a zero window throughput")
@@ -310,7 +362,7 @@ def main():
                  "NaN, which is not JSON")
         bad = dict(result, device="cpu")
         t.raises(gr.FormatError, lambda: gr.load(write("v2.json", bad)),
-                 "an inference/2 result with a version 1 device string")
+                 "an inference/3 result with a version 1 device string")
         t.raises(gr.FormatError, lambda: gr.load(peer, kinds={"inference"}), "a kind not asked for")
 
         # The bad records of the C++ readers' test (test_compare), refused alike: FormatError
@@ -354,7 +406,7 @@ def main():
         tried = 0
         unexpected = []
         dp4 = os.path.join(args.root, "docs", "results", "2026-12-01-cpu-gloo-ranks", "dp4.json")
-        for base in (seed, inference, micro, gr.load(dp4), v1):
+        for base in (seed, inference, micro, gr.load(dp4), v2, v1):
             for pointer in pointers(base):
                 for value in strangers + (DELETE,):
                     document = json.loads(json.dumps(base))

@@ -116,7 +116,7 @@ def main():
                     1 << 30),
                    f"the record's settings and device are the run's: {c} {doc['device']}")
 
-        # infer_peer.py: one line per batch size as before; the sweep as gpuperf.inference/2.
+        # infer_peer.py: one line per batch size as before; the sweep as gpuperf.inference/3.
         record = os.path.join(work, "infer.json")
         code, lines = peer(args.root, "infer_peer.py", ["--model", "simple", "--precision", "fp32",
                                                         "--memory-format", "contiguous",
@@ -128,7 +128,7 @@ def main():
         if code == 0:
             with open(record, encoding="utf-8") as f:
                 doc = json.load(f)
-            errors = schemas.errors(doc, "inference-2", strict=True)
+            errors = schemas.errors(doc, "inference-3", strict=True)
             t.that(not errors, f"infer_peer.py's result validates (strict): {errors[:3]}")
             t.that([b["batch_size"] for b in doc["batches"]] == [1, 2] and
                    all(math.isclose(b["latency"]["p50_s"], line["p50_s"], rel_tol=1e-12)
@@ -140,8 +140,9 @@ def main():
                    [b["peak_memory_bytes"] for b in doc["batches"]] == peaks,
                    f"each batch size's peak memory, after its own reset, printed and recorded: "
                    f"{peaks}")
-            t.that((doc["cuda_graph"], doc["warmup"], doc["iterations"], doc["timer"]) ==
-                   (True, 1 + 1 + 3, 5, "cuda-event"), "the result's settings are the run's")
+            t.that((doc["graph_mode"], doc["warmup"], doc["iterations"], doc["timer"]) ==
+                   ("cuda-graph", 1 + 1 + 3, 5, "cuda-event"),
+                   "the result's settings are the run's")
             code, out = run([args.compare, os.path.join(golden, "inference.json"), record])
             t.that(code == 0 and compare_row(out, record) is not None,
                    f"gpuperf_compare reads infer_peer.py's result (exit {code})")

@@ -475,7 +475,7 @@ WorkloadKey inference_workload_key(const InferenceResult& result, const BatchSiz
           result.precision,
           result.memory_format,
           "",
-          result.cuda_graph ? "cuda-graph" : "eager",
+          graph_mode_name(result),
           static_cast<long long>(batch.batch_size),
           result.kernel_fusion};
 }

@@ -96,8 +96,7 @@ const char* const kPalette[] = {"#1565c0", "#c62828", "#2e7d32", "#ef6c00",
 // "NVIDIA H200 · fp16 · channels_last · cuda-graph"
 std::string inference_label(const InferenceResult& r) {
   return r.fingerprint.name + " · " + r.precision + " · " + r.memory_format + " · " +
-         (r.cuda_graph ? "cuda-graph" : "eager") +
-         (r.kernel_fusion == "none" ? "" : " · fused " + r.kernel_fusion);
+         graph_mode_name(r) + (r.kernel_fusion == "none" ? "" : " · fused " + r.kernel_fusion);
 }
 
 // One batch size of an inference result as a run record, so that the efficiency figures
@@ -110,7 +109,7 @@ RunRecord as_run_record(const InferenceResult& r, const BatchSizeResult& b) {
   record.config.batch_size = b.batch_size;
   record.config.precision = r.precision;
   record.config.memory_format = r.memory_format;
-  record.config.graph_mode = r.cuda_graph ? "cuda-graph" : "eager";
+  record.config.graph_mode = graph_mode_name(r);
   record.config.kernel_fusion = r.kernel_fusion;
   record.overall_throughput = b.throughput_median;  // no windows: efficiency reads this
   record.peak_memory_bytes = b.peak_memory_bytes;

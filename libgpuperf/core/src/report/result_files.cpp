@@ -60,7 +60,8 @@ LoadedResults load_results(const std::vector<std::string>& paths) {
   for (const auto& path : paths) {
     const std::string text = read_text_file(path);
     const std::string schema = schema_of(text);
-    if (schema == kInferenceSchema || schema == kInferenceSchemaV1) {
+    if (schema == kInferenceSchema || schema == kInferenceSchemaV2 ||
+        schema == kInferenceSchemaV1) {
       out.inference.push_back({path, read_named(path, "inference result",
                                                 [&] { return from_json<InferenceResult>(text); })});
     } else if (schema == RunRecord::kSchema || schema.empty()) {

@@ -182,8 +182,7 @@ void write_csv(std::ostream& out, const InferenceResult& result) {
                          "peak_memory_bytes"});
   auto settings = [&](CsvRow& row) {
     row << result.timestamp_utc << result.model << result.fingerprint.name << result.precision
-        << result.memory_format << (result.cuda_graph ? "cuda-graph" : "eager")
-        << result.kernel_fusion;
+        << result.memory_format << graph_mode_name(result) << result.kernel_fusion;
   };
   auto latency = [](CsvRow& row, const LatencySummary& l) {
     row << l.mean << l.min << l.p50 << l.p90 << l.p95 << l.p99 << l.max;

@@ -83,12 +83,36 @@ std::string ms(double seconds) {
   return out.str();
 }
 
+// Whether the calls replayed a CUDA graph. Version 3 names the graph mode as run records and the
+// CSV exports do ("graph_mode": "eager" or "cuda-graph"); versions 1 and 2, still read, wrote the
+// boolean "cuda_graph". A file holding the other versions' field was edited by hand or written by
+// a tool that mixed them: refused, rather than one of the two fields silently ignored.
+bool read_cuda_graph(const detail::JsonReader& r, const std::string& schema) {
+  if (schema != kInferenceSchema) {
+    if (r.has("graph_mode")) {
+      r.fail(r.field("graph_mode"),
+             "is not part of " + schema + ", which writes the boolean cuda_graph");
+    }
+    return r.boolean("cuda_graph");
+  }
+  if (r.has("cuda_graph")) {
+    r.fail(r.field("cuda_graph"), std::string("is not part of ") + kInferenceSchema +
+                                      ", which writes graph_mode (eager or cuda-graph)");
+  }
+  const std::string mode = r.string("graph_mode");
+  if (mode != "eager" && mode != "cuda-graph") {
+    r.fail(r.field("graph_mode"), "is '" + mode + "', expected one of eager, cuda-graph");
+  }
+  return mode == "cuda-graph";
+}
+
 // The top-level fields: what was run, on what, and how it ended.
 void read_run_fields(const detail::JsonReader& r, InferenceResult& out) {
   out.timestamp_utc = r.string("timestamp_utc");
   out.command = r.string("command");
   out.model = r.string("model");
-  if (r.string("schema") == kInferenceSchemaV1) {
+  const std::string schema = r.string("schema");
+  if (schema == kInferenceSchemaV1) {
     out.device = r.string("device");
     out.device_name = r.string("device_name");
     // Written since inference results joined compare/report/advise; older files name the device
@@ -123,7 +147,7 @@ void read_run_fields(const detail::JsonReader& r, InferenceResult& out) {
   if (r.has("seed")) out.seed = r.integer("seed");
   out.precision = r.string("precision");
   out.memory_format = r.string("memory_format");
-  out.cuda_graph = r.boolean("cuda_graph");
+  out.cuda_graph = read_cuda_graph(r, schema);
   out.graph_fallback_reason = r.string("graph_fallback_reason");
   // Added with kernel fusion: results before it fused nothing.
   out.kernel_fusion = r.has("kernel_fusion") ? r.string("kernel_fusion") : "none";
@@ -259,6 +283,10 @@ std::vector<std::int64_t> sweep_batch_sizes(const std::vector<std::int64_t>& lis
   return sizes;
 }
 
+const char* graph_mode_name(const InferenceResult& result) {
+  return result.cuda_graph ? "cuda-graph" : "eager";
+}
+
 InferenceHeadline inference_headline(const InferenceResult& result) {
   if (result.batches.empty()) throw ConfigError("inference result: no batch size was measured");
   InferenceHeadline h;
@@ -356,7 +384,7 @@ std::string to_json(const InferenceResult& r) {
                       {"seed", r.seed},
                       {"precision", r.precision},
                       {"memory_format", r.memory_format},
-                      {"cuda_graph", r.cuda_graph},
+                      {"graph_mode", graph_mode_name(r)},
                       {"graph_fallback_reason", r.graph_fallback_reason},
                       {"kernel_fusion", r.kernel_fusion},
                       {"timer", r.timer},
@@ -407,7 +435,7 @@ InferenceResult from_json<InferenceResult>(const std::string& text) {
   const detail::JsonReader r(parsed, what, "");
   InferenceResult out;
   const std::string schema = r.string("schema");
-  if (schema != kInferenceSchema && schema != kInferenceSchemaV1) {
+  if (schema != kInferenceSchema && schema != kInferenceSchemaV2 && schema != kInferenceSchemaV1) {
     r.fail(r.field("schema"), "is '" + schema + "', expected '" + kInferenceSchema + "'");
   }
   read_run_fields(r, out);

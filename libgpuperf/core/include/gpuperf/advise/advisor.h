@@ -9,8 +9,8 @@
 //   auto ranking = gpuperf::advise(request, db, measured_runs, published);
 //   gpuperf::write_advice(std::cout, request, ranking);
 //
-// Inference: measured inference results (gpuperf.inference/2) give each GPU's throughput at the
-// best batch size whose p99 per-call latency fits the budget:
+// Inference: measured inference results (gpuperf.inference/1 to /3) give each GPU's throughput
+// at the best batch size whose p99 per-call latency fits the budget:
 //
 //   request.mode = "inference";
 //   request.latency_budget_seconds = 5e-3;

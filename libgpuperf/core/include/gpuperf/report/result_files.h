@@ -1,6 +1,7 @@
 #pragma once
 // Reading result files for the compare, report and advise programs: training run records
-// (gpuperf.run/1) and inference results (gpuperf.inference/2), told apart by their schema field.
+// (gpuperf.run/1) and inference results (gpuperf.inference/3, /2 or /1), told apart by their
+// schema field.
 // Reading never writes: a result file is opened read-only and left as it was.
 //
 //   auto results = gpuperf::load_results({"h200-train.json", "h200-infer.json"});

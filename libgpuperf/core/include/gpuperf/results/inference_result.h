@@ -5,7 +5,7 @@
 // gpuperf_compare, gpuperf_report and gpuperf_advise take inference results beside training
 // records.
 //
-//   auto result = gpuperf::from_json<InferenceResult>(text);   // gpuperf.inference/2 or /1
+//   auto result = gpuperf::from_json<InferenceResult>(text);   // gpuperf.inference/3, /2 or /1
 //   for (const auto& b : result.batches) std::cout << b.batch_size << ": " << b.latency.p50 <<
 //   "\n";
 
@@ -21,10 +21,14 @@
 
 namespace gpuperf {
 
-/// The schema tag of inference result files. Version 2 names the device object "device", as run
-/// records do; version 1 (still read) wrote "device" as a string ("cuda:0") beside "device_name"
-/// and the object under "fingerprint".
-inline constexpr const char* kInferenceSchema = "gpuperf.inference/2";
+/// The schema tag of inference result files. Version 3 names the graph mode "graph_mode"
+/// ("cuda-graph" or "eager"), as run records and the CSV exports do; version 2 (still read) wrote
+/// it as the boolean "cuda_graph". Version 2 named the device object "device", as run records do;
+/// version 1 (still read) wrote "device" as a string ("cuda:0") beside "device_name" and the object
+/// under "fingerprint".
+inline constexpr const char* kInferenceSchema = "gpuperf.inference/3";
+/// The tag of version 2 inference results (the boolean "cuda_graph"), which readers still accept.
+inline constexpr const char* kInferenceSchemaV2 = "gpuperf.inference/2";
 /// The tag of version 1 inference results, which readers still accept.
 inline constexpr const char* kInferenceSchemaV1 = "gpuperf.inference/1";
 /// Per-call latencies a result file holds at most per batch size (a bound on the file's size).
@@ -63,7 +67,7 @@ struct InferenceResult {
   DeviceFingerprint fingerprint;
   std::string precision;  ///< fp32, tf32, fp16, bf16
   std::string memory_format;
-  bool cuda_graph = false;                ///< calls replayed a captured CUDA graph
+  bool cuda_graph = false;                ///< replayed a CUDA graph (JSON: graph_mode)
   std::string graph_fallback_reason;      ///< why a requested CUDA graph was not used; else empty
   std::string kernel_fusion = "none";     ///< what InferenceOptions::fuse fused ("none": nothing)
   std::string timer;                      ///< "cuda-event" or "steady-clock"
@@ -102,19 +106,23 @@ struct InferenceHeadline {
 [[nodiscard]] std::vector<std::int64_t> sweep_batch_sizes(const std::vector<std::int64_t>& list,
                                                           std::int64_t max_batch_size);
 
+/// The graph mode as run records, CSV exports and version 3 files name it: "cuda-graph" when the
+/// calls replayed a captured CUDA graph, else "eager".
+[[nodiscard]] const char* graph_mode_name(const InferenceResult& result);
+
 /// Headline figures of a result; throws ConfigError when no batch size was measured.
 [[nodiscard]] InferenceHeadline inference_headline(const InferenceResult& result);
 
 /// A human-readable table of the result, then the serving sweep if there is one.
 void write_text(std::ostream& out, const InferenceResult& result);
 
-/// The result as JSON text (schema "gpuperf.inference/2"). Per-call latencies, where kept, are
+/// The result as JSON text (schema "gpuperf.inference/3"). Per-call latencies, where kept, are
 /// written as "latencies_s", at most kMaxStoredLatencies per batch size (evenly_spaced()).
 [[nodiscard]] std::string to_json(const InferenceResult& result);
 
-/// Parses a result written by to_json(), including files written before the
-/// fingerprint, configuration extras and per-call latencies were stored. Throws IoError naming
-/// the field when the text is malformed or foreign.
+/// Parses a result written by to_json(), including older versions (kInferenceSchemaV2,
+/// kInferenceSchemaV1) and files written before the fingerprint, configuration extras and per-call
+/// latencies were stored. Throws IoError naming the field when the text is malformed or foreign.
 template <>
 InferenceResult from_json<InferenceResult>(const std::string& text);
 
