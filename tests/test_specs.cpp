@@ -12,6 +12,7 @@
 #include "gpuperf/advise/advisor.h"
 #include "gpuperf/specs/efficiency.h"
 #include "gpuperf/specs/published.h"
+#include "gpuperf/specs/rental_prices.h"
 #include "gpuperf/specs/specs.h"
 
 namespace {
@@ -60,6 +61,12 @@ const gpuperf::GpuAdvice& advice_for(const std::vector<gpuperf::GpuAdvice>& rank
 bool says(const gpuperf::GpuAdvice& a, const std::string& text) {
   return std::any_of(a.reasons.begin(), a.reasons.end(),
                      [&](const std::string& line) { return line.find(text) != std::string::npos; });
+}
+
+// A rental-price file of one entry with `fields` after its gpu_id.
+std::string price_file(const std::string& gpu_id, const std::string& fields) {
+  return R"({"schema": "gpuperf.rental_prices/1", "prices": [{"gpu_id": ")" + gpu_id + R"(", )" +
+         fields + "}]}";
 }
 
 }  // namespace
@@ -380,6 +387,101 @@ TEST_CASE("the published results file loads with a source per figure", "[specs]"
                         "images_per_second": -3, "source": "s"}]})",
                         "p.json"),
                     Catch::Contains("p.json: field 'results[0].images_per_second'"));
+}
+
+TEST_CASE("the shipped rental-price table loads, each price a datasheet GPU's, dated and sourced",
+          "[specs][prices]") {
+  const auto prices = gpuperf::load_rental_prices(kData + "/gpu_rental_prices.json", shipped());
+  CHECK(prices.size() == 10);
+  for (const auto& p : prices) {
+    INFO(p.gpu_id);
+    CHECK(shipped().find_id(p.gpu_id) != nullptr);
+    CHECK(p.usd_per_gpu_hour > 0);
+    CHECK(p.usd_per_gpu_hour < 10);  // on-demand per GPU-hour, not an 8-GPU instance's price
+    CHECK_FALSE(p.provider.empty());
+    CHECK(p.source.rfind("https://", 0) == 0);
+    CHECK(p.date.rfind("2026-", 0) == 0);
+    CHECK_FALSE(p.note.empty());
+  }
+  // One entry as its copy of RunPod's page gives it.
+  const auto h100 = std::find_if(prices.begin(), prices.end(), [](const gpuperf::RentalPrice& p) {
+    return p.gpu_id == "h100-sxm5-80gb";
+  });
+  REQUIRE(h100 != prices.end());
+  CHECK(h100->usd_per_gpu_hour == 3.49);
+  CHECK(h100->provider == "RunPod (Secure Cloud)");
+  CHECK(h100->source == "https://www.runpod.io/pricing");
+  CHECK(h100->date == "2026-09-25");
+}
+
+TEST_CASE("a malformed rental-price entry is refused, naming the file and the entry",
+          "[specs][prices]") {
+  const auto& db = shipped();
+  const std::string good =
+      R"("usd_per_gpu_hour": 2.5, "provider": "P", "source": "https://p", "date": "2026-01-31")";
+  REQUIRE(gpuperf::rental_prices_from_json(price_file("h100-sxm5-80gb", good), "p.json", db)
+              .front()
+              .usd_per_gpu_hour == 2.5);
+  const auto refused = [&](const std::string& id, const std::string& fields) {
+    try {
+      (void)gpuperf::rental_prices_from_json(price_file(id, fields), "p.json", db);
+    } catch (const gpuperf::IoError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  CHECK_THAT(refused("voodoo-5", good),
+             Catch::StartsWith("p.json: field 'prices[0] (voodoo-5).gpu_id' 'voodoo-5' is not an "
+                               "id of the datasheet database"));
+  const std::string where = "p.json: field 'prices[0] (h100-sxm5-80gb).";
+  const auto with_price = [](const std::string& price) {
+    return R"("usd_per_gpu_hour": )" + price +
+           R"(, "provider": "P", "source": "https://p", "date": "2026-01-31")";
+  };
+  CHECK_THAT(refused("h100-sxm5-80gb", with_price("0")),
+             Catch::StartsWith(where + "usd_per_gpu_hour' is 0, expected > 0"));
+  CHECK_THAT(refused("h100-sxm5-80gb", with_price("-2.5")),
+             Catch::StartsWith(where + "usd_per_gpu_hour' is -2.5, expected > 0"));
+  CHECK_THAT(refused("h100-sxm5-80gb", with_price("1e300")),
+             Catch::StartsWith(where + "usd_per_gpu_hour' is 1e+300, expected > 0 and <= 1e+09"));
+  // JSON has no infinity: a number past a double's range is refused by the parser, naming the file.
+  CHECK_THAT(refused("h100-sxm5-80gb", with_price("1e400")),
+             Catch::StartsWith("p.json: not valid JSON") && Catch::Contains("number overflow"));
+  CHECK_THAT(refused("h100-sxm5-80gb", with_price("null")),
+             Catch::StartsWith(where + "usd_per_gpu_hour' is null"));
+  CHECK_THAT(refused("h100-sxm5-80gb", with_price(R"("2.5")")),
+             Catch::StartsWith(where + "usd_per_gpu_hour' is not a number"));
+  CHECK_THAT(refused("h100-sxm5-80gb", R"("usd_per_gpu_hour": 2.5, "provider": "P",
+                                          "date": "2026-01-31")"),
+             Catch::StartsWith(where + "source' is missing"));
+  CHECK_THAT(refused("h100-sxm5-80gb", R"("usd_per_gpu_hour": 2.5, "provider": "P",
+                                          "source": "https://p")"),
+             Catch::StartsWith(where + "date' is missing"));
+  CHECK_THAT(refused("h100-sxm5-80gb", R"("usd_per_gpu_hour": 2.5, "provider": "P",
+                                          "source": "", "date": "2026-01-31")"),
+             Catch::StartsWith(where + "source' is empty"));
+  CHECK_THAT(refused("h100-sxm5-80gb", R"("usd_per_gpu_hour": 2.5, "provider": "P",
+                                          "source": "https://p", "date": "Sept 2026")"),
+             Catch::StartsWith(where + "date' is 'Sept 2026', expected YYYY-MM-DD"));
+  CHECK_THAT(refused("h100-sxm5-80gb", R"("usd_per_gpu_hour": 2.5, "provider": "P",
+                                          "source": "https://p", "date": "2026-13-01")"),
+             Catch::StartsWith(where + "date' is '2026-13-01', expected YYYY-MM-DD"));
+  // The second entry is named by its index; a GPU priced twice, a foreign file and an empty table
+  // are refused too.
+  const std::string entry = R"({"gpu_id": "h100-sxm5-80gb", )" + good + "}";
+  CHECK_THROWS_WITH(
+      gpuperf::rental_prices_from_json(
+          R"({"schema": "gpuperf.rental_prices/1", "prices": [)" + entry + ", " + entry + "]}",
+          "p.json", db),
+      Catch::StartsWith("p.json: field 'prices[1] (h100-sxm5-80gb).gpu_id' 'h100-sxm5-80gb' is "
+                        "priced twice in this file"));
+  CHECK_THROWS_WITH(gpuperf::rental_prices_from_json(
+                        R"({"schema": "gpuperf.published/1", "prices": []})", "p.json", db),
+                    Catch::Contains("p.json: field 'schema' is 'gpuperf.published/1', expected "
+                                    "'gpuperf.rental_prices/1'"));
+  CHECK_THROWS_WITH(gpuperf::rental_prices_from_json(
+                        R"({"schema": "gpuperf.rental_prices/1", "prices": []})", "p.json", db),
+                    Catch::Contains("p.json: field 'prices' is empty"));
 }
 
 TEST_CASE("the advisor ranks by fit, budget and throughput, with reasons", "[specs][advisor]") {
