@@ -10,6 +10,10 @@
 //   gpuperf_advise --model resnet50 --batch-size 256 --gpus 8 --epochs 90
 //       --price h100-sxm5-80gb=2.49 --price "H200 SXM 141GB=3.50" --price-per-hour 1.20
 //
+// A GPU given no price is costed at the default table's dated on-demand rental price
+// (gpu_rental_prices.json), else at its datasheet purchase price; --no-default-prices keeps the
+// purchase price for all.
+//
 // With --fit it answers "will it fit?" instead: the per-GPU memory of a training step under each
 // strategy (data parallel, ZeRO-1/2/3, + activation checkpointing, + CPU offload), term by term,
 // and per datasheet GPU which strategy is needed (docs/memory.md):
@@ -47,10 +51,10 @@ namespace {
 struct AdviseOptions {
   gpuperf::AdvisorRequest request;
   std::vector<std::string> results, specs_extra, prices;
-  std::string specs_path, published_path;
+  std::string specs_path, published_path, default_prices_path;
   double activation_gb = -1;
   double latency_budget_ms = 0;
-  bool no_published = false;
+  bool no_published = false, no_default_prices = false;
   std::size_t top = 0;
   // --fit: the memory planner's options, in the units typed (GB, GB/s).
   bool fit = false;
@@ -66,10 +70,22 @@ struct AdviseOptions {
 
 // Options that only the ranking reads, and those that only --fit reads: given to the other mode,
 // each is refused rather than silently ignored.
-constexpr const char* kRankingOnly[] = {
-    "--mode",   "--activation-gb", "--budget",       "--price-per-hour",    "--price",
-    "--epochs", "--tokens",        "--utilization",  "--latency-budget-ms", "--results",
-    "--top",    "--published",     "--no-published", "--host-cores-per-gpu"};
+constexpr const char* kRankingOnly[] = {"--mode",
+                                        "--activation-gb",
+                                        "--budget",
+                                        "--price-per-hour",
+                                        "--price",
+                                        "--epochs",
+                                        "--tokens",
+                                        "--utilization",
+                                        "--latency-budget-ms",
+                                        "--results",
+                                        "--top",
+                                        "--published",
+                                        "--no-published",
+                                        "--host-cores-per-gpu",
+                                        "--default-prices",
+                                        "--no-default-prices"};
 constexpr const char* kFitOnly[] = {"--gpu",
                                     "--layers",
                                     "--hidden",
@@ -160,7 +176,8 @@ void add_options(CLI::App& app, AdviseOptions& o) {
       ->check(rule([](double v) { return v >= 1 && v <= 4096; }, "1..4096"));
   app.add_option("--price-per-hour", request.price_per_hour_usd,
                  "rental price per GPU-hour (USD) of every GPU without its own --price "
-                 "(default: the purchase price written off over 3 years, plus energy)")
+                 "(default: the default table's on-demand price, else the purchase price written "
+                 "off over 3 years, plus energy)")
       ->check(rule([](double v) { return v >= 0; }, ">= 0"));
   app.add_option("--price", o.prices,
                  "GPU=USD: rental price per GPU-hour of one GPU (datasheet id, name or device "
@@ -198,6 +215,14 @@ void add_options(CLI::App& app, AdviseOptions& o) {
                  "published-results file (default: shipped one); PyTorch figures rank as "
                  "'published' and scale estimates, MLPerf ones rank in their own tier only");
   app.add_flag("--no-published", o.no_published, "do not use published figures");
+  auto* table = app.add_option("--default-prices", o.default_prices_path,
+                               "default rental-price table (default: shipped "
+                               "gpu_rental_prices.json): a GPU given no --price and no "
+                               "--price-per-hour is costed at its dated on-demand price there");
+  app.add_flag("--no-default-prices", o.no_default_prices,
+               "no default rental prices: a GPU given no price is costed at its datasheet "
+               "purchase price (3 years of 24/7 use, plus energy)")
+      ->excludes(table);
   add_fit_options(app, o);
 }
 
@@ -344,7 +369,10 @@ int advise(const AdviseOptions& o) {
   }
   std::vector<gpuperf::PublishedResult> published;
   if (!o.no_published) published = gpuperf::program::load_published(o.published_path);
-  auto ranking = gpuperf::advise_with(o.request, *db, runs, published);
+  std::vector<gpuperf::RentalPrice> prices;
+  if (!o.no_default_prices)
+    prices = gpuperf::program::load_default_prices(o.default_prices_path, *db);
+  auto ranking = gpuperf::advise_with(o.request, *db, runs, published, prices);
   if (o.top > 0 && ranking.size() > o.top) ranking.resize(o.top);
   gpuperf::write_advice(std::cout, o.request, ranking);
   return gpuperf::program::kExitOk;

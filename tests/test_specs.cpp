@@ -12,6 +12,7 @@
 #include "gpuperf/advise/advisor.h"
 #include "gpuperf/specs/efficiency.h"
 #include "gpuperf/specs/published.h"
+#include "gpuperf/specs/rental_prices.h"
 #include "gpuperf/specs/specs.h"
 
 namespace {
@@ -60,6 +61,16 @@ const gpuperf::GpuAdvice& advice_for(const std::vector<gpuperf::GpuAdvice>& rank
 bool says(const gpuperf::GpuAdvice& a, const std::string& text) {
   return std::any_of(a.reasons.begin(), a.reasons.end(),
                      [&](const std::string& line) { return line.find(text) != std::string::npos; });
+}
+
+// A rental-price file of one entry with `fields` after its gpu_id.
+std::string price_file(const std::string& gpu_id, const std::string& fields) {
+  return R"({"schema": "gpuperf.rental_prices/1", "prices": [{"gpu_id": ")" + gpu_id + R"(", )" +
+         fields + "}]}";
+}
+
+gpuperf::RentalPrice table_price(const std::string& id, double usd, const std::string& note) {
+  return {id, usd, "Test Cloud", "https://example.com/pricing", "2026-01-31", "", note};
 }
 
 }  // namespace
@@ -380,6 +391,101 @@ TEST_CASE("the published results file loads with a source per figure", "[specs]"
                         "images_per_second": -3, "source": "s"}]})",
                         "p.json"),
                     Catch::Contains("p.json: field 'results[0].images_per_second'"));
+}
+
+TEST_CASE("the shipped rental-price table loads, each price a datasheet GPU's, dated and sourced",
+          "[specs][prices]") {
+  const auto prices = gpuperf::load_rental_prices(kData + "/gpu_rental_prices.json", shipped());
+  CHECK(prices.size() == 10);
+  for (const auto& p : prices) {
+    INFO(p.gpu_id);
+    CHECK(shipped().find_id(p.gpu_id) != nullptr);
+    CHECK(p.usd_per_gpu_hour > 0);
+    CHECK(p.usd_per_gpu_hour < 10);  // on-demand per GPU-hour, not an 8-GPU instance's price
+    CHECK_FALSE(p.provider.empty());
+    CHECK(p.source.rfind("https://", 0) == 0);
+    CHECK(p.date.rfind("2026-", 0) == 0);
+    CHECK_FALSE(p.note.empty());
+  }
+  // One entry as its copy of RunPod's page gives it.
+  const auto h100 = std::find_if(prices.begin(), prices.end(), [](const gpuperf::RentalPrice& p) {
+    return p.gpu_id == "h100-sxm5-80gb";
+  });
+  REQUIRE(h100 != prices.end());
+  CHECK(h100->usd_per_gpu_hour == 3.49);
+  CHECK(h100->provider == "RunPod (Secure Cloud)");
+  CHECK(h100->source == "https://www.runpod.io/pricing");
+  CHECK(h100->date == "2026-09-25");
+}
+
+TEST_CASE("a malformed rental-price entry is refused, naming the file and the entry",
+          "[specs][prices]") {
+  const auto& db = shipped();
+  const std::string good =
+      R"("usd_per_gpu_hour": 2.5, "provider": "P", "source": "https://p", "date": "2026-01-31")";
+  REQUIRE(gpuperf::rental_prices_from_json(price_file("h100-sxm5-80gb", good), "p.json", db)
+              .front()
+              .usd_per_gpu_hour == 2.5);
+  const auto refused = [&](const std::string& id, const std::string& fields) {
+    try {
+      (void)gpuperf::rental_prices_from_json(price_file(id, fields), "p.json", db);
+    } catch (const gpuperf::IoError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  CHECK_THAT(refused("voodoo-5", good),
+             Catch::StartsWith("p.json: field 'prices[0] (voodoo-5).gpu_id' 'voodoo-5' is not an "
+                               "id of the datasheet database"));
+  const std::string where = "p.json: field 'prices[0] (h100-sxm5-80gb).";
+  const auto with_price = [](const std::string& price) {
+    return R"("usd_per_gpu_hour": )" + price +
+           R"(, "provider": "P", "source": "https://p", "date": "2026-01-31")";
+  };
+  CHECK_THAT(refused("h100-sxm5-80gb", with_price("0")),
+             Catch::StartsWith(where + "usd_per_gpu_hour' is 0, expected > 0"));
+  CHECK_THAT(refused("h100-sxm5-80gb", with_price("-2.5")),
+             Catch::StartsWith(where + "usd_per_gpu_hour' is -2.5, expected > 0"));
+  CHECK_THAT(refused("h100-sxm5-80gb", with_price("1e300")),
+             Catch::StartsWith(where + "usd_per_gpu_hour' is 1e+300, expected > 0 and <= 1e+09"));
+  // JSON has no infinity: a number past a double's range is refused by the parser, naming the file.
+  CHECK_THAT(refused("h100-sxm5-80gb", with_price("1e400")),
+             Catch::StartsWith("p.json: not valid JSON") && Catch::Contains("number overflow"));
+  CHECK_THAT(refused("h100-sxm5-80gb", with_price("null")),
+             Catch::StartsWith(where + "usd_per_gpu_hour' is null"));
+  CHECK_THAT(refused("h100-sxm5-80gb", with_price(R"("2.5")")),
+             Catch::StartsWith(where + "usd_per_gpu_hour' is not a number"));
+  CHECK_THAT(refused("h100-sxm5-80gb", R"("usd_per_gpu_hour": 2.5, "provider": "P",
+                                          "date": "2026-01-31")"),
+             Catch::StartsWith(where + "source' is missing"));
+  CHECK_THAT(refused("h100-sxm5-80gb", R"("usd_per_gpu_hour": 2.5, "provider": "P",
+                                          "source": "https://p")"),
+             Catch::StartsWith(where + "date' is missing"));
+  CHECK_THAT(refused("h100-sxm5-80gb", R"("usd_per_gpu_hour": 2.5, "provider": "P",
+                                          "source": "", "date": "2026-01-31")"),
+             Catch::StartsWith(where + "source' is empty"));
+  CHECK_THAT(refused("h100-sxm5-80gb", R"("usd_per_gpu_hour": 2.5, "provider": "P",
+                                          "source": "https://p", "date": "Sept 2026")"),
+             Catch::StartsWith(where + "date' is 'Sept 2026', expected YYYY-MM-DD"));
+  CHECK_THAT(refused("h100-sxm5-80gb", R"("usd_per_gpu_hour": 2.5, "provider": "P",
+                                          "source": "https://p", "date": "2026-13-01")"),
+             Catch::StartsWith(where + "date' is '2026-13-01', expected YYYY-MM-DD"));
+  // The second entry is named by its index; a GPU priced twice, a foreign file and an empty table
+  // are refused too.
+  const std::string entry = R"({"gpu_id": "h100-sxm5-80gb", )" + good + "}";
+  CHECK_THROWS_WITH(
+      gpuperf::rental_prices_from_json(
+          R"({"schema": "gpuperf.rental_prices/1", "prices": [)" + entry + ", " + entry + "]}",
+          "p.json", db),
+      Catch::StartsWith("p.json: field 'prices[1] (h100-sxm5-80gb).gpu_id' 'h100-sxm5-80gb' is "
+                        "priced twice in this file"));
+  CHECK_THROWS_WITH(gpuperf::rental_prices_from_json(
+                        R"({"schema": "gpuperf.published/1", "prices": []})", "p.json", db),
+                    Catch::Contains("p.json: field 'schema' is 'gpuperf.published/1', expected "
+                                    "'gpuperf.rental_prices/1'"));
+  CHECK_THROWS_WITH(gpuperf::rental_prices_from_json(
+                        R"({"schema": "gpuperf.rental_prices/1", "prices": []})", "p.json", db),
+                    Catch::Contains("p.json: field 'prices' is empty"));
 }
 
 TEST_CASE("the advisor ranks by fit, budget and throughput, with reasons", "[specs][advisor]") {
@@ -858,6 +964,117 @@ TEST_CASE("each GPU is costed at its own rental price, then the price for all, t
                                       "must be a finite price > 0"));
   request.price_per_hour_by_gpu = {{"h100-sxm5-80gb", std::nan("")}};
   CHECK_THROWS_AS(request.validate(), gpuperf::ConfigError);
+}
+
+TEST_CASE("a GPU given no price takes the default table's, before its purchase price",
+          "[specs][advisor][prices]") {
+  // resnet50 bf16 measured at 4690 img/s on the H200; the H100 SXM5 (the same bf16 peak) is
+  // estimated at 4690 too. One GPU each.
+  gpuperf::LoadedRun run{"h200.json", resnet_run(4690)};
+  run.record.config.precision = "bf16";
+  const std::vector<gpuperf::RentalPrice> table = {
+      table_price("h100-sxm5-80gb", 2.69, "single GPU, H100 SXM 80 GB"),
+      table_price("h200-sxm-141gb", 3.99, ""), table_price("rtx-4090", 0.44, "")};
+  gpuperf::AdvisorRequest request;
+  request.model = "resnet50";
+  request.batch_size = 256;
+
+  // Its own price beats the price for all, which beats the table: the H200 at 3.5 (not 3.99),
+  // the H100 at 2.0 (not 2.69).
+  request.price_per_hour_by_gpu = {{"h200-sxm-141gb", 3.5}};
+  request.price_per_hour_usd = 2.0;
+  auto ranking = gpuperf::advise(request, shipped(), {run}, {}, table);
+  CHECK(advice_for(ranking, "h200-sxm-141gb").price_source == gpuperf::PriceSource::kGivenForGpu);
+  CHECK(advice_for(ranking, "h200-sxm-141gb").price_per_hour_usd == 3.5);
+  CHECK(advice_for(ranking, "h100-sxm5-80gb").price_source == gpuperf::PriceSource::kGivenForAll);
+  CHECK(advice_for(ranking, "h100-sxm5-80gb").price_per_hour_usd == 2.0);
+  CHECK_FALSE(advice_for(ranking, "h100-sxm5-80gb").table_price);
+
+  // Without the price for all, the table beats the purchase price: the H100 at 2.69 USD/h, 2.69 /
+  // 3600 / 4690 x 1e6 = 0.1593224 USD per million images; the RTX 4090 at 0.44. The RTX 3090,
+  // not in the table, keeps its purchase price: 1499 USD / (3 x 8766 h) + 350 W x 0.15 USD/kWh =
+  // 0.0570005 + 0.0525 = 0.1095005 USD/h. The A100 SXM4 80GB has neither: no cost.
+  request.price_per_hour_usd = std::nan("");
+  ranking = gpuperf::advise(request, shipped(), {run}, {}, table);
+  const auto& h100 = advice_for(ranking, "h100-sxm5-80gb");
+  CHECK(h100.price_source == gpuperf::PriceSource::kDefaultTable);
+  CHECK(h100.price_per_hour_usd == 2.69);
+  CHECK(h100.cost_usd_per_million == Approx(0.1593224).epsilon(1e-6));
+  REQUIRE(h100.table_price);
+  CHECK(h100.table_price->provider == "Test Cloud");
+  CHECK(says(h100,
+             "cost basis: 2.69 USD per GPU-hour, on-demand at Test Cloud, 2026-01-31 "
+             "(https://example.com/pricing; single GPU, H100 SXM 80 GB); prices vary by provider "
+             "and term: give --price GPU=USD/h"));
+  CHECK(advice_for(ranking, "h200-sxm-141gb").price_per_hour_usd == 3.5);
+  CHECK(advice_for(ranking, "rtx-4090").price_source == gpuperf::PriceSource::kDefaultTable);
+  CHECK(advice_for(ranking, "rtx-4090").price_per_hour_usd == 0.44);
+  CHECK(says(advice_for(ranking, "rtx-4090"),
+             "on-demand at Test Cloud, 2026-01-31 (https://example.com/pricing); prices vary"));
+  CHECK(advice_for(ranking, "rtx-3090").price_source == gpuperf::PriceSource::kPurchase);
+  CHECK(advice_for(ranking, "rtx-3090").price_per_hour_usd == Approx(0.1095005).epsilon(1e-6));
+  CHECK(advice_for(ranking, "a100-sxm4-80gb").price_source == gpuperf::PriceSource::kNone);
+  // The table shows the basis of every price and says how old the table's are.
+  std::ostringstream out;
+  gpuperf::write_advice(out, request, ranking);
+  CHECK_THAT(out.str(), Catch::Contains("USD per GPU-h (basis) |") &&
+                            Catch::Contains("| 2.69 (table) | 0.159 |") &&
+                            Catch::Contains("| 3.50 (this GPU) | 0.207 |") &&
+                            Catch::Contains("Prices: GPUs marked (table) are costed at the "
+                                            "default table's on-demand rental prices, read "
+                                            "2026-01-31;"));
+
+  // With no table (the program's --no-default-prices), the purchase price is the basis again: the
+  // H100's 30000 USD / (3 x 8766 h) + 700 W x 0.15 USD/kWh = 1.1407712 + 0.105 = 1.2457712 USD/h,
+  // the RTX 4090's 0.1283031; and no price column without a price given or a run.
+  request.price_per_hour_by_gpu.clear();
+  ranking = gpuperf::advise(request, shipped(), {run}, {});
+  CHECK(advice_for(ranking, "h100-sxm5-80gb").price_source == gpuperf::PriceSource::kPurchase);
+  CHECK(advice_for(ranking, "h100-sxm5-80gb").price_per_hour_usd ==
+        Approx(1.2457712).epsilon(1e-6));
+  CHECK(advice_for(ranking, "rtx-4090").price_per_hour_usd == Approx(0.1283031).epsilon(1e-6));
+  CHECK(says(advice_for(ranking, "h100-sxm5-80gb"), "cost basis: price 30000 USD"));
+  std::ostringstream plain;
+  gpuperf::write_advice(plain, request, ranking);
+  CHECK_THAT(plain.str(), !Catch::Contains("(basis)") && !Catch::Contains("Prices:"));
+
+  // A table entry that names no datasheet GPU, names one twice or has no price is refused.
+  CHECK_THROWS_WITH(
+      gpuperf::advise(request, shipped(), {run}, {}, {table_price("voodoo-5", 1, "")}),
+      Catch::StartsWith("default_prices: 'voodoo-5=1': 'voodoo-5' is not a "
+                        "datasheet id"));
+  CHECK_THROWS_WITH(gpuperf::advise(request, shipped(), {run}, {},
+                                    {table[0], table_price("h100-sxm5-80gb", 3, "")}),
+                    Catch::Contains("'h100-sxm5-80gb=3': prices h100-sxm5-80gb a second time"));
+  CHECK_THROWS_WITH(gpuperf::advise(request, shipped(), {run}, {}, {table_price("l4", 0, "")}),
+                    Catch::StartsWith("default_prices: 'l4=0' must be a finite price > 0"));
+}
+
+TEST_CASE("a run at a default-table price is budgeted at its cost, as a rented run",
+          "[specs][advisor][prices]") {
+  gpuperf::LoadedRun run{"h200.json", resnet_run(4690)};
+  run.record.config.precision = "bf16";
+  gpuperf::AdvisorRequest request;
+  request.model = "resnet50";
+  request.batch_size = 256;
+  request.epochs = 90;
+  request.budget_usd = 20;
+  const std::vector<gpuperf::RentalPrice> table = {table_price("h100-sxm5-80gb", 2.69, "")};
+  // 90 x 1,281,167 images / 4690 img/s / 3600 = 6.829248 h; x 2.69 USD/h = 18.37068 USD, within
+  // the 20 USD budget.
+  auto ranking = gpuperf::advise(request, shipped(), {run}, {}, table);
+  const auto& h100 = advice_for(ranking, "h100-sxm5-80gb");
+  CHECK(h100.run_cost_usd == Approx(18.37068).epsilon(1e-6));
+  CHECK_FALSE(h100.over_budget);
+  CHECK(says(h100,
+             "run cost: 6.83 h x 1 GPU(s) x 2.690 USD per GPU-hour (on-demand at Test Cloud, "
+             "2026-01-31) = 18.37 USD"));
+  CHECK(says(h100, "budget: the rented run costs 18.37 USD, within 20 USD"));
+  // Without the table the H100's basis is its purchase price, and so is the budget's: 30000 USD.
+  ranking = gpuperf::advise(request, shipped(), {run}, {});
+  const auto& bought = advice_for(ranking, "h100-sxm5-80gb");
+  CHECK(bought.over_budget);
+  CHECK(says(bought, "budget: 1 x 30000 = 30000 USD purchase exceeds 20 USD"));
 }
 
 TEST_CASE("a run of epochs or tokens gets its hours and its cost at each GPU's price",

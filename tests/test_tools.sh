@@ -123,6 +123,21 @@ expect 2 "--latency-budget-ms: '5' applies to --mode inference only" "${bin}/gpu
 # bf16 TFLOPS take 6 x 7e9 x 1e9 / 296.82e12 / 3600 = 39.31 h, at 3.5 USD/h 137.57 USD.
 expect 0 "run cost: 39.31 h x 1 GPU(s) x 3.500 USD per GPU-hour (given for this GPU) = 137.57 USD" \
   "${bin}/gpuperf_advise" --parameters 7e9 --sequence-length 4096 --tokens 1e9 --price h200=3.5
+# The default rental-price table (#32): a GPU given no price takes the table's dated on-demand
+# price; the run above at a table's 4 USD/h for the H200 costs 39.31 h x 4 = 157.22 USD.
+printf '{"schema": "gpuperf.rental_prices/1", "prices": [%s]}' '{"gpu_id": "h200-sxm-141gb",
+  "usd_per_gpu_hour": 4, "provider": "Test Cloud", "source": "https://example.com/pricing",
+  "date": "2026-01-31"}' > "${tmp}/prices.json"
+expect 0 "run cost: 39.31 h x 1 GPU(s) x 4.000 USD per GPU-hour (on-demand at Test Cloud, \
+2026-01-31) = 157.22 USD" "${bin}/gpuperf_advise" --parameters 7e9 --sequence-length 4096 \
+  --tokens 1e9 --default-prices "${tmp}/prices.json"
+expect 0 "cost basis: 3.49 USD per GPU-hour, on-demand at RunPod (Secure Cloud), 2026-09-25" \
+  "${bin}/gpuperf_advise" --model resnet50
+expect 0 "cost basis: price 30000 USD (upper end of a third-party range) over 3 years" \
+  "${bin}/gpuperf_advise" --model resnet50 --no-default-prices
+sed 's/"usd_per_gpu_hour": 4/"usd_per_gpu_hour": 0/' "${tmp}/prices.json" > "${tmp}/free.json"
+expect 2 "free.json: field 'prices[0] (h200-sxm-141gb).usd_per_gpu_hour' is 0, expected > 0" \
+  "${bin}/gpuperf_advise" --model resnet50 --default-prices "${tmp}/free.json"
 # 16e9 parameters on 8 H100s: ZeRO-2, 2 x 16e9 + 14 x 16e9 / 8 + 5e9 reserve = 65e9 per GPU.
 expect 0 "| H100 SXM5 80GB | ZeRO-2 | 65.0 GB / 80.0 GB |" \
   "${bin}/gpuperf_advise" --parameters 16e9 --gpus 8

@@ -47,6 +47,23 @@ std::vector<PublishedResult> load_published(const std::string& path) {
   }
 }
 
+std::vector<RentalPrice> load_default_prices(const std::string& path, const SpecDatabase& db) {
+  if (path.empty()) {
+    try {
+      return load_rental_prices(find_data_file("gpu_rental_prices.json"), db);
+    } catch (const Error& e) {
+      throw ConfigError(std::string("default rental prices: ") + e.what() +
+                        " (give another table with --default-prices FILE, or none with "
+                        "--no-default-prices)");
+    }
+  }
+  try {
+    return load_rental_prices(path, db);
+  } catch (const Error& e) {
+    throw ConfigError(std::string("--default-prices: ") + e.what());
+  }
+}
+
 std::vector<std::string> specs_inputs(const std::string& path,
                                       const std::vector<std::string>& extra) {
   std::vector<std::string> inputs = extra;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "gpuperf/specs/published.h"
+#include "gpuperf/specs/rental_prices.h"
 #include "gpuperf/specs/specs.h"
 
 namespace gpuperf::program {
@@ -26,6 +27,13 @@ namespace gpuperf::program {
 /// The published results: `path`, or the shipped file when it is empty. A file given that is
 /// missing or malformed is a ConfigError naming --published.
 [[nodiscard]] std::vector<PublishedResult> load_published(const std::string& path);
+
+/// The default rental prices: `path`, or the shipped gpu_rental_prices.json when it is empty,
+/// each entry checked against `db`. A file given that is missing or malformed is a ConfigError
+/// naming --default-prices; a shipped one (which a --specs database may lack GPUs of) is one
+/// saying how to give another table or none.
+[[nodiscard]] std::vector<RentalPrice> load_default_prices(const std::string& path,
+                                                           const SpecDatabase& db);
 
 /// The spec files given on the command line, as inputs that no output may overwrite.
 [[nodiscard]] std::vector<std::string> specs_inputs(const std::string& path,

@@ -9,7 +9,8 @@ Installed (<prefix>/share/gpuperf/schema), it uses the schemas of the folder it 
       Every schema is itself valid draft 2020-12; then the golden records (tests/golden/), every
       committed result under docs/results/ and docs/examples/ that carries a gpuperf schema tag
       (others are skipped and counted), gpu_info JSON committed there (gpu_info*.json, no tag),
-      the datasheet database and the published figures (libgpuperf/data/).
+      the datasheet database, the published figures and the default rental prices
+      (libgpuperf/data/).
   check_schemas.py [--schemas DIR] fresh (--expect TAG | --as NAME) [--stdout] -- PROGRAM ARGS...
       Runs PROGRAM ARGS (adding --json <tmp> unless --stdout, which takes its standard output,
       JSON Lines when it has several lines), then validates the output strictly: besides the
@@ -278,8 +279,9 @@ def cmd_committed(schemas, args):
     print(f"skipped {len(skipped)} JSON file(s) without a gpuperf schema tag")
 
     data = os.path.join(root, "libgpuperf", "data")
-    for file_name, name in (("gpu_specs.json", "specs-1"),
-                            ("published_results.json", "published-1")):
+    data_files = (("gpu_specs.json", "specs-1"), ("published_results.json", "published-1"),
+                  ("gpu_rental_prices.json", "rental_prices-1"))
+    for file_name, name in data_files:
         path = os.path.join(data, file_name)
         (document,) = read_documents(path)
         tag_name, _ = schema_for(document, None)
@@ -290,7 +292,7 @@ def cmd_committed(schemas, args):
             print(f"{relative(path, root)}: valid ({name})")
     report.failures += check_data_consistency(data, root)
     validated = sum(sum(c.values()) for c in counts.values())
-    print(f"validated {validated} committed result file(s) and 2 data files; "
+    print(f"validated {validated} committed result file(s) and {len(data_files)} data files; "
           f"{report.failures} problem(s)")
     if validated == 0:
         print("error: no committed result was validated (wrong --root?)")
@@ -300,12 +302,14 @@ def cmd_committed(schemas, args):
 
 def check_data_consistency(data, root):
     """What a schema cannot say about the data files: unique ids, ranges with low <= high, and
-    published figures that name a GPU of the database."""
+    published figures and rental prices that name a GPU of the database (a price at most once)."""
     problems = []
     with open(os.path.join(data, "gpu_specs.json"), encoding="utf-8") as f:
         specs = json.load(f)
     with open(os.path.join(data, "published_results.json"), encoding="utf-8") as f:
         published = json.load(f)
+    with open(os.path.join(data, "gpu_rental_prices.json"), encoding="utf-8") as f:
+        prices = json.load(f)
     ids = [g.get("id") for g in specs.get("gpus", [])]
     for i in sorted({i for i in ids if ids.count(i) > 1}):
         problems.append(f"gpu_specs.json: id '{i}' appears more than once")
@@ -326,6 +330,13 @@ def check_data_consistency(data, root):
         if r.get("gpu_id") not in ids:
             problems.append(f"published_results.json: results[{i}].gpu_id "
                             f"'{r.get('gpu_id')}' is not an id of gpu_specs.json")
+    priced = [p.get("gpu_id") for p in prices.get("prices", [])]
+    for i, gpu_id in enumerate(priced):
+        if gpu_id not in ids:
+            problems.append(f"gpu_rental_prices.json: prices[{i}].gpu_id '{gpu_id}' is not an id "
+                            "of gpu_specs.json")
+        elif priced.index(gpu_id) != i:
+            problems.append(f"gpu_rental_prices.json: prices[{i}].gpu_id '{gpu_id}' is priced twice")
     for p in problems:
         print(p)
     return len(problems)
@@ -491,6 +502,7 @@ def self_test_cases(root):
     (inference,) = read_documents(os.path.join(golden, "inference.json"))
     (specs,) = read_documents(os.path.join(data, "gpu_specs.json"))
     (published,) = read_documents(os.path.join(data, "published_results.json"))
+    (prices,) = read_documents(os.path.join(data, "gpu_rental_prices.json"))
     if inference["schema"] == "gpuperf.inference/1":
         v1 = inference
         v2 = inference_v1_to_v2(v1)
@@ -584,6 +596,15 @@ def self_test_cases(root):
             ("a throughput of zero", set_value("results.0.images_per_second", 0)),
             ("a GPU count of zero", set_value("results.0.gpu_count", 0)),
             ("a missing source", delete("results.0.source")),
+        ]),
+        ("rental_prices/1 (libgpuperf/data/gpu_rental_prices.json)", "rental_prices-1", prices, [
+            ("a price of zero", set_value("prices.0.usd_per_gpu_hour", 0)),
+            ("a price as a string", set_value("prices.0.usd_per_gpu_hour", "2.49")),
+            ("a missing source", delete("prices.0.source")),
+            ("a missing date", delete("prices.0.date")),
+            ("a date that is no YYYY-MM-DD", set_value("prices.0.date", "Sept 2026")),
+            ("a misspelt field (the reader ignores it)", set_value("prices.0.usd_per_hour", 2.0)),
+            ("no price at all", set_value("prices", [])),
         ]),
         ("gpu_info --json snapshot", "gpu-info", GPU_INFO, [
             ("a string where a number belongs", set_value("devices.0.power_draw_watts", "123 W")),

@@ -24,6 +24,7 @@
 #include "gpuperf/telemetry/telemetry_summary.h"
 #include "gpuperf/specs/efficiency.h"
 #include "gpuperf/specs/published.h"
+#include "gpuperf/specs/rental_prices.h"
 #include "gpuperf/specs/specs.h"
 #include "gpuperf/plan/batch_search.h"
 #include "gpuperf/plan/memory_plan.h"

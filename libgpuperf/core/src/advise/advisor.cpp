@@ -170,6 +170,8 @@ struct Workload {
   std::string run_text;
   // Rental prices per GPU-hour of single GPUs, by datasheet id.
   std::map<std::string, double> price_by_id;
+  // The default table's entries, by datasheet id (advise_with()'s default_prices).
+  std::map<std::string, const RentalPrice*> table_by_id;
 };
 
 // A data-parallel training run of the requested model on a GPU of the database: how its global
@@ -837,8 +839,9 @@ double scale_to_all_gpus(GpuAdvice& a, const GpuSpec& spec, const AdvisorRequest
   return total;
 }
 
-// The price per GPU-hour of `spec`: its own, else the one for all GPUs, else its purchase price
-// written off over 3 years plus its energy; said on one line with where it came from.
+// The price per GPU-hour of `spec`: its own, else the one for all GPUs, else the default table's,
+// else its purchase price written off over 3 years plus its energy; said on one line with where
+// it came from.
 void choose_price(GpuAdvice& a, const GpuSpec& spec, const AdvisorRequest& request,
                   const Workload& w) {
   if (const auto own = w.price_by_id.find(spec.id); own != w.price_by_id.end()) {
@@ -852,6 +855,15 @@ void choose_price(GpuAdvice& a, const GpuSpec& spec, const AdvisorRequest& reque
     say(a, "cost basis: " + fmt(a.price_per_hour_usd, 2) + " USD per GPU-hour, given for " +
                (w.price_by_id.empty() ? "every GPU" : "every GPU without its own price") +
                " (rental)");
+  } else if (const auto table = w.table_by_id.find(spec.id); table != w.table_by_id.end()) {
+    const RentalPrice& p = *table->second;
+    a.price_per_hour_usd = p.usd_per_gpu_hour;
+    a.price_source = PriceSource::kDefaultTable;
+    a.table_price = p;
+    say(a, "cost basis: " + fmt(a.price_per_hour_usd, 2) + " USD per GPU-hour, on-demand at " +
+               p.provider + ", " + p.date + " (" + p.source +
+               (p.note.empty() ? "" : "; " + p.note) +
+               "); prices vary by provider and term: give --price GPU=USD/h");
   } else if (spec.price_usd >= 0) {
     a.price_per_hour_usd = spec.price_usd / (kAmortizationYears * kHoursPerYear) +
                            spec.tdp_watts / 1000 * kElectricityUsdPerKwh;
@@ -865,12 +877,14 @@ void choose_price(GpuAdvice& a, const GpuSpec& spec, const AdvisorRequest& reque
   }
 }
 
-std::string price_source_text(PriceSource source) {
-  switch (source) {
+std::string price_source_text(const GpuAdvice& a) {
+  switch (a.price_source) {
     case PriceSource::kGivenForGpu:
       return "given for this GPU";
     case PriceSource::kGivenForAll:
       return "given for all GPUs";
+    case PriceSource::kDefaultTable:
+      return "on-demand at " + a.table_price->provider + ", " + a.table_price->date;
     case PriceSource::kPurchase:
       return "purchase price over 3 years + energy";
     case PriceSource::kNone:
@@ -893,8 +907,8 @@ void judge_run(GpuAdvice& a, const Workload& w) {
   }
   a.run_cost_usd = a.run_hours * n * a.price_per_hour_usd;
   say(a, "run cost: " + fmt(a.run_hours, 2) + " h x " + std::to_string(n) + " GPU(s) x " +
-             fmt(a.price_per_hour_usd, 3) + " USD per GPU-hour (" +
-             price_source_text(a.price_source) + ") = " + fmt(a.run_cost_usd, 2) + " USD");
+             fmt(a.price_per_hour_usd, 3) + " USD per GPU-hour (" + price_source_text(a) +
+             ") = " + fmt(a.run_cost_usd, 2) + " USD");
 }
 
 // Energy per unit of work: a measured run's own (its telemetry) where the throughput is measured,
@@ -943,10 +957,12 @@ void judge_running_cost(GpuAdvice& a, const GpuSpec& spec, const AdvisorRequest&
   judge_energy(a, spec, request, w, found);
 }
 
-// Whether the budget is checked against the run's cost: a run at a rental price.
+// Whether the budget is checked against the run's cost: a run at a rental price, given or the
+// default table's.
 bool budget_is_run_cost(const GpuAdvice& a, const Workload& w) {
   return !std::isnan(w.run_samples) && (a.price_source == PriceSource::kGivenForGpu ||
-                                        a.price_source == PriceSource::kGivenForAll);
+                                        a.price_source == PriceSource::kGivenForAll ||
+                                        a.price_source == PriceSource::kDefaultTable);
 }
 
 // The purchase price of all GPUs, or a rented run's cost, against the budget when there is one.
@@ -1081,6 +1097,40 @@ std::map<std::string, double> prices_by_id(const AdvisorRequest& request, const 
   return by_id;
 }
 
+// The default table by datasheet id; ConfigError for an entry that names no GPU of `db`, a GPU
+// priced twice or a price that is not finite and > 0 (a file read by load_rental_prices() has
+// none of these; a table built by hand may).
+std::map<std::string, const RentalPrice*> table_by_id(const std::vector<RentalPrice>& prices,
+                                                      const SpecDatabase& db) {
+  const std::string field = "default_prices";
+  std::map<std::string, const RentalPrice*> by_id;
+  for (const RentalPrice& p : prices) {
+    const std::string quoted = "'" + p.gpu_id + "=" + general(p.usd_per_gpu_hour) + "'";
+    if (db.find_id(p.gpu_id) == nullptr) {
+      throw ConfigError(field, quoted + ": '" + p.gpu_id + "' is not a datasheet id");
+    }
+    if (!(p.usd_per_gpu_hour > 0 && std::isfinite(p.usd_per_gpu_hour))) {
+      throw ConfigError(field, quoted + " must be a finite price > 0 USD per GPU-hour");
+    }
+    if (!by_id.emplace(p.gpu_id, &p).second) {
+      throw ConfigError(field, quoted + ": prices " + p.gpu_id + " a second time");
+    }
+  }
+  return by_id;
+}
+
+// When the default-table prices of `ranking` were read: "2026-09-25", or "2026-09-20 to
+// 2026-09-25" for several dates; empty when no GPU is priced from the table.
+std::string default_table_dates(const std::vector<GpuAdvice>& ranking) {
+  std::string oldest, newest;
+  for (const auto& a : ranking) {
+    if (!a.table_price) continue;
+    if (oldest.empty() || a.table_price->date < oldest) oldest = a.table_price->date;
+    if (newest.empty() || a.table_price->date > newest) newest = a.table_price->date;
+  }
+  return oldest == newest ? oldest : oldest + " to " + newest;
+}
+
 }  // namespace
 
 EvidenceTier evidence_tier(const GpuAdvice& a) {
@@ -1178,16 +1228,19 @@ void AdvisorRequest::validate() const {
 
 std::vector<GpuAdvice> advise(const AdvisorRequest& request, const SpecDatabase& db,
                               const std::vector<LoadedRun>& measured,
-                              const std::vector<PublishedResult>& published) {
-  return advise_with(request, db, LoadedResults{measured, {}}, published);
+                              const std::vector<PublishedResult>& published,
+                              const std::vector<RentalPrice>& default_prices) {
+  return advise_with(request, db, LoadedResults{measured, {}}, published, default_prices);
 }
 
 std::vector<GpuAdvice> advise_with(const AdvisorRequest& request, const SpecDatabase& db,
                                    const LoadedResults& results,
-                                   const std::vector<PublishedResult>& published) {
+                                   const std::vector<PublishedResult>& published,
+                                   const std::vector<RentalPrice>& default_prices) {
   request.validate();
   Workload w = describe_workload(request);
   w.price_by_id = prices_by_id(request, db);
+  w.table_by_id = table_by_id(default_prices, db);
   // Reference throughputs: measured runs first, then published figures.
   References found;
   add_run_references(request, db, results.runs, found);
@@ -1222,10 +1275,12 @@ void write_advice(std::ostream& out, const AdvisorRequest& request,
   }
   if (!std::isnan(request.epochs)) out << ", a run of " << general(request.epochs) << " epochs";
   if (!std::isnan(request.tokens)) out << ", a run of " << general(request.tokens) << " tokens";
-  // The price and the run's columns appear when asked for: a price given or a run.
+  // The price and the run's columns appear when asked for (a price given or a run), and the price
+  // column whenever a default-table price stands beside other bases.
   const bool run = !std::isnan(request.epochs) || !std::isnan(request.tokens);
-  const bool priced =
-      run || !std::isnan(request.price_per_hour_usd) || !request.price_per_hour_by_gpu.empty();
+  const std::string table_dates = default_table_dates(ranking);
+  const bool priced = run || !std::isnan(request.price_per_hour_usd) ||
+                      !request.price_per_hour_by_gpu.empty() || !table_dates.empty();
   const bool inference = request.mode == "inference";
   std::string measured_on;
   bool published = false;
@@ -1247,6 +1302,13 @@ void write_advice(std::ostream& out, const AdvisorRequest& request,
         << "result matches this workload (give some with --results), so every throughput below "
            "is an estimate"
         << (inference ? " and no latency is known" : "");
+  }
+  if (!table_dates.empty()) {
+    out << "\nPrices: GPUs marked (table) are costed at the default table's on-demand rental "
+           "prices, read "
+        << table_dates
+        << "; prices go stale and vary by provider and term (each GPU's cost basis names its "
+           "source)";
   }
   // One table per evidence tier: a skimming reader never compares a measurement with a
   // published or estimated figure in one column without seeing which is which.
@@ -1294,10 +1356,11 @@ void write_advice(std::ostream& out, const AdvisorRequest& request,
     std::string price;
     if (priced) {
       price = fmt(a.price_per_hour_usd, 2) +
-              (a.price_source == PriceSource::kGivenForGpu   ? " (this GPU)"
-               : a.price_source == PriceSource::kGivenForAll ? " (all GPUs)"
-               : a.price_source == PriceSource::kPurchase    ? " (purchase)"
-                                                             : "") +
+              (a.price_source == PriceSource::kGivenForGpu    ? " (this GPU)"
+               : a.price_source == PriceSource::kGivenForAll  ? " (all GPUs)"
+               : a.price_source == PriceSource::kDefaultTable ? " (table)"
+               : a.price_source == PriceSource::kPurchase     ? " (purchase)"
+                                                              : "") +
               " | ";
     }
     const std::string run_columns =

@@ -21,16 +21,25 @@
 //   request.price_per_hour_by_gpu = {{"h100-sxm5-80gb", 2.49}, {"H200 SXM 141GB", 3.5}};
 //   request.price_per_hour_usd = 1.2;
 //   request.epochs = 90;  // image models: ImageNet-1k epochs; LMs: request.tokens = 2e12
+//
+// GPUs given no price take the default table's dated on-demand price where it has one (pass no
+// table to keep the purchase-price basis):
+//
+//   const auto prices = gpuperf::load_rental_prices(
+//       gpuperf::find_data_file("gpu_rental_prices.json"), db);
+//   auto ranking = gpuperf::advise_with(request, db, results, published, prices);
 
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
 
 #include "gpuperf/report/result_files.h"
 #include "gpuperf/specs/published.h"
+#include "gpuperf/specs/rental_prices.h"
 #include "gpuperf/specs/specs.h"
 
 namespace gpuperf {
@@ -56,8 +65,9 @@ struct AdvisorRequest {
   /// none.
   double budget_usd = std::numeric_limits<double>::quiet_NaN();
   int gpu_count = 1;
-  /// Rental price per GPU-hour for every GPU not in price_per_hour_by_gpu (NaN: purchase price
-  /// written off over 3 years).
+  /// Rental price per GPU-hour for every GPU not in price_per_hour_by_gpu (NaN: the default
+  /// table's price where advise_with() was given one for the GPU, else the purchase price written
+  /// off over 3 years).
   double price_per_hour_usd = std::numeric_limits<double>::quiet_NaN();
   /// Rental price per GPU-hour (USD, > 0) of single GPUs, keyed by datasheet id, name or device
   /// name (as SpecDatabase::resolve() matches them); two keys may not name one entry.
@@ -98,10 +108,11 @@ struct MemoryEstimate {
 
 /// Where the price per GPU-hour of a GPU's cost figures comes from.
 enum class PriceSource {
-  kNone,         ///< no price: no cost figures
-  kGivenForGpu,  ///< AdvisorRequest::price_per_hour_by_gpu
-  kGivenForAll,  ///< AdvisorRequest::price_per_hour_usd
-  kPurchase,     ///< the datasheet's purchase price over 3 years of 24/7 use, plus TDP energy
+  kNone,          ///< no price: no cost figures
+  kGivenForGpu,   ///< AdvisorRequest::price_per_hour_by_gpu
+  kGivenForAll,   ///< AdvisorRequest::price_per_hour_usd
+  kDefaultTable,  ///< the default table's on-demand rental price (RentalPrice)
+  kPurchase,      ///< the datasheet's purchase price over 3 years of 24/7 use, plus TDP energy
 };
 
 /// The advisor's view of one GPU.
@@ -124,6 +135,8 @@ struct GpuAdvice {
   std::string throughput_basis;
   double price_per_hour_usd = std::numeric_limits<double>::quiet_NaN();  ///< per GPU, as used
   PriceSource price_source = PriceSource::kNone;  ///< where price_per_hour_usd comes from
+  /// kDefaultTable: the table's entry (provider, date, source); nullopt otherwise.
+  std::optional<RentalPrice> table_price;
   double cost_usd_per_million = std::numeric_limits<double>::quiet_NaN();
   /// The requested run (epochs or tokens) on all gpu_count GPUs: wall-clock hours, and hours x
   /// gpu_count x price_per_hour_usd; NaN without a run, a throughput or a price.
@@ -133,8 +146,8 @@ struct GpuAdvice {
   /// "measured" (the measured run's telemetry) or "estimate: TDP"; empty without a figure.
   std::string energy_basis;
   double total_price_usd = std::numeric_limits<double>::quiet_NaN();  ///< purchase, all GPUs
-  /// Over the budget: the run's cost at a rental price when a run is given, else the purchase
-  /// price of all GPUs.
+  /// Over the budget: the run's cost at a rental price (given or the default table's) when a run
+  /// is given, else the purchase price of all GPUs.
   bool over_budget = false;
   /// Inference with measured results: the batch size whose throughput is quoted, and its
   /// per-call latency (seconds); 0 and NaN when not measured on this GPU.
@@ -171,19 +184,26 @@ enum class EvidenceTier {
 /// scaling, which scales only from measured or PyTorch figures. A figure in a precision its GPU
 /// has no datasheet path for is not used. Inference at batch 1 or under a latency budget gets no
 /// throughput without a measurement. Energy is a measured run's own where it has telemetry, else
-/// a TDP estimate. Throws ConfigError for an invalid request.
+/// a TDP estimate. Each GPU's price per GPU-hour, which every cost figure uses: its own
+/// (price_per_hour_by_gpu), else the one for all, else its entry of `default_prices` (the
+/// default rental table, load_rental_prices()), else its purchase price. Throws ConfigError for
+/// an invalid request, or a `default_prices` entry that names no GPU of `db`, names one twice or
+/// has no finite price > 0.
 [[nodiscard]] std::vector<GpuAdvice> advise(const AdvisorRequest& request, const SpecDatabase& db,
                                             const std::vector<LoadedRun>& measured = {},
-                                            const std::vector<PublishedResult>& published = {});
+                                            const std::vector<PublishedResult>& published = {},
+                                            const std::vector<RentalPrice>& default_prices = {});
 
 /// As above, with measured results of both kinds: training runs serve train requests, inference
 /// results inference requests. With a latency budget, a GPU whose measured batch sizes all miss
 /// it ranks after those that meet it or were not measured.
 [[nodiscard]] std::vector<GpuAdvice> advise_with(
     const AdvisorRequest& request, const SpecDatabase& db, const LoadedResults& measured,
-    const std::vector<PublishedResult>& published = {});
+    const std::vector<PublishedResult>& published = {},
+    const std::vector<RentalPrice>& default_prices = {});
 
-/// Prints the ranking as a table followed by each GPU's reasons.
+/// Prints the ranking as a table followed by each GPU's reasons. The price column appears with a
+/// run, a price given, or a GPU priced from the default table.
 void write_advice(std::ostream& out, const AdvisorRequest& request,
                   const std::vector<GpuAdvice>& ranking);
 
