@@ -24,6 +24,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -35,6 +36,7 @@
 
 #include "gpuperf/advise/advisor.h"
 #include "gpuperf/advise/fit.h"
+#include "gpuperf/base/choices.h"
 #include "gpuperf/base/error.h"
 #include "gpuperf/plan/memory_plan.h"
 #include "gpuperf/report/result_files.h"
@@ -46,10 +48,12 @@
 
 namespace {
 
-// The options as typed: the request's fields that take other units (GB, ms) stay apart until
+// The options as typed: the request's fields that take other units (GB, ms) or words (the mode,
+// precision and optimizer, which --fit reads in the memory planner's words) stay apart until
 // checked.
 struct AdviseOptions {
   gpuperf::AdvisorRequest request;
+  std::string mode = "train", precision = "bf16", optimizer;
   std::vector<std::string> results, specs_extra, prices;
   std::string specs_path, published_path, default_prices_path;
   double activation_gb = -1;
@@ -154,10 +158,10 @@ void add_options(CLI::App& app, AdviseOptions& o) {
   app.add_option("--model", request.model, "a counted model: simple, resnet50");
   app.add_option("--parameters", request.parameters, "trainable parameters (e.g. 7e9)")
       ->check(rule([](double v) { return v > 0 && v <= 1e15; }, "> 0 and <= 1e15"));
-  app.add_option("--mode", request.mode, "train or inference")->capture_default_str();
-  app.add_option("--precision", request.precision, "fp32, tf32, fp16, bf16 (int8, fp8: inference)")
+  app.add_option("--mode", o.mode, "train or inference")->capture_default_str();
+  app.add_option("--precision", o.precision, "fp32, tf32, fp16, bf16 (int8, fp8: inference)")
       ->capture_default_str();
-  app.add_option("--optimizer", request.optimizer,
+  app.add_option("--optimizer", o.optimizer,
                  "adam, adamw or sgd (default: the model's usual one: sgd for resnet50, adam "
                  "otherwise)");
   app.add_option("--batch-size", request.batch_size, "samples per GPU per step")
@@ -226,6 +230,34 @@ void add_options(CLI::App& app, AdviseOptions& o) {
   add_fit_options(app, o);
 }
 
+// The mode, precision and optimizer as the ranking reads them (inference reads no optimizer).
+void set_workload_in_request(AdviseOptions& o) {
+  const auto bad = [](const char* option, const std::string& text, const char* why) {
+    throw gpuperf::ConfigError(option, "'" + text + "' " + why);
+  };
+  gpuperf::AdvisorRequest& request = o.request;
+  if (o.mode == "train") {
+    request.mode = gpuperf::WorkloadKind::kTrain;
+  } else if (o.mode == "inference") {
+    request.mode = gpuperf::WorkloadKind::kInference;
+  } else {
+    bad("--mode", o.mode, "is not train or inference");
+  }
+  const bool inference = request.mode == gpuperf::WorkloadKind::kInference;
+  const auto formats = gpuperf::numeric_format_names();
+  if (std::find(formats.begin(), formats.end(), o.precision) == formats.end()) {
+    bad("--precision", o.precision,
+        "is not one of fp32, tf32, fp16, bf16 (int8 and fp8 for inference only)");
+  }
+  request.precision = gpuperf::parse_numeric_format(o.precision);
+  if (inference || o.optimizer.empty()) return;
+  const auto optimizers = gpuperf::optimizer_names();
+  if (std::find(optimizers.begin(), optimizers.end(), o.optimizer) == optimizers.end()) {
+    bad("--optimizer", o.optimizer, "is not adam, adamw or sgd");
+  }
+  request.optimizer = gpuperf::parse_optimizer(o.optimizer);
+}
+
 // The options given in GB and ms, checked here so that the error names the option as typed
 // rather than the request's field in bytes or seconds.
 void set_sizes_in_request(const CLI::App& app, AdviseOptions& o) {
@@ -237,10 +269,10 @@ void set_sizes_in_request(const CLI::App& app, AdviseOptions& o) {
     o.request.activation_bytes = o.activation_gb * 1e9;
   }
   if (app.count("--latency-budget-ms") > 0) {
-    if (o.request.mode != "inference") {
-      throw gpuperf::ConfigError(
-          "--latency-budget-ms: '" + app.get_option("--latency-budget-ms")->as<std::string>() +
-          "' applies to --mode inference only (mode is '" + o.request.mode + "')");
+    if (o.mode != "inference") {  // as typed: checked before the mode itself, as it always was
+      throw gpuperf::ConfigError("--latency-budget-ms: '" +
+                                 app.get_option("--latency-budget-ms")->as<std::string>() +
+                                 "' applies to --mode inference only (mode is '" + o.mode + "')");
     }
     if (!(o.latency_budget_ms > 0) || !std::isfinite(o.latency_budget_ms)) {
       throw gpuperf::ConfigError("--latency-budget-ms: must be > 0, got " +
@@ -296,8 +328,10 @@ gpuperf::FitRequest fit_request(const CLI::App& app, const AdviseOptions& o) {
   gpuperf::MemoryPlanRequest& plan = request.plan;
   request.gpu = o.gpu;
   request.include_reference_only = a.include_reference_only;
-  plan.precision = gpuperf::parse_training_precision(a.precision);
-  plan.optimizer = gpuperf::parse_plan_optimizer(gpuperf::optimizer_for(a));
+  plan.precision = gpuperf::parse_training_precision(o.precision);
+  // No optimizer given: the model's usual one (optimizer_for()), as the ranking counts it.
+  plan.optimizer = o.optimizer.empty() ? gpuperf::plan_optimizer(gpuperf::optimizer_for(a))
+                                       : gpuperf::parse_plan_optimizer(o.optimizer);
   if (o.optimizer_step != "fused" && o.optimizer_step != "foreach") {
     throw gpuperf::ConfigError("--optimizer-step: unknown value '" + o.optimizer_step +
                                "' (choose fused or foreach)");
@@ -389,6 +423,7 @@ int main(int argc, char** argv) {
     if (options.fit) return fit(app, options);
     set_sizes_in_request(app, options);
     set_prices_in_request(options);
+    set_workload_in_request(options);
     return advise(options);
   });
 }

@@ -492,7 +492,7 @@ TEST_CASE("the advisor ranks by fit, budget and throughput, with reasons", "[spe
   const auto& db = shipped();
   gpuperf::AdvisorRequest request;
   request.model = "resnet50";
-  request.precision = "bf16";
+  request.precision = gpuperf::NumericFormat::kBf16;
   request.batch_size = 256;
   request.budget_usd = 2000;
   const auto ranking = gpuperf::advise(request, db, {}, {});
@@ -570,14 +570,15 @@ TEST_CASE("the advisor trains each model with its usual optimizer unless told",
           "[specs][advisor]") {
   gpuperf::AdvisorRequest request;
   request.model = "resnet50";
-  CHECK(gpuperf::optimizer_for(request) == "sgd");  // torchvision's and MLPerf's recipe
+  CHECK(gpuperf::optimizer_for(request) ==
+        gpuperf::OptimizerKind::kSgd);  // torchvision's and MLPerf's recipe
   request.model = "simple";
-  CHECK(gpuperf::optimizer_for(request) == "adam");  // the seed's
+  CHECK(gpuperf::optimizer_for(request) == gpuperf::OptimizerKind::kAdam);  // the seed's
   request.model.clear();
   request.parameters = 7e9;
-  CHECK(gpuperf::optimizer_for(request) == "adam");
-  request.optimizer = "sgd";
-  CHECK(gpuperf::optimizer_for(request) == "sgd");
+  CHECK(gpuperf::optimizer_for(request) == gpuperf::OptimizerKind::kAdam);
+  request.optimizer = gpuperf::OptimizerKind::kSgd;
+  CHECK(gpuperf::optimizer_for(request) == gpuperf::OptimizerKind::kSgd);
   // The memory line says which one it counted: SGD's 4 bytes per parameter for resnet50.
   gpuperf::AdvisorRequest resnet;
   resnet.model = "resnet50";
@@ -591,8 +592,8 @@ TEST_CASE("the advisor trains each model with its usual optimizer unless told",
 TEST_CASE("batch-1 inference is never estimated from a datasheet peak", "[specs][advisor]") {
   gpuperf::AdvisorRequest request;
   request.model = "resnet50";
-  request.mode = "inference";
-  request.precision = "fp16";
+  request.mode = gpuperf::WorkloadKind::kInference;
+  request.precision = gpuperf::NumericFormat::kFp16;
   request.batch_size = 1;
   const auto ranking = gpuperf::advise(request, shipped(), {}, {});
   REQUIRE_FALSE(ranking.empty());
@@ -616,8 +617,8 @@ TEST_CASE("a published figure stands in only for a precision the GPU has", "[spe
   const auto published = gpuperf::load_published_results(kData + "/published_results.json");
   gpuperf::AdvisorRequest request;
   request.model = "resnet50";
-  request.optimizer = "sgd";
-  const auto v100_of = [&](const std::string& precision) {
+  request.optimizer = gpuperf::OptimizerKind::kSgd;
+  const auto v100_of = [&](gpuperf::NumericFormat precision) {
     request.precision = precision;
     const auto ranking = gpuperf::advise(request, db, {}, published);
     const auto v100 = std::find_if(ranking.begin(), ranking.end(),
@@ -625,8 +626,8 @@ TEST_CASE("a published figure stands in only for a precision the GPU has", "[spe
     REQUIRE(v100 != ranking.end());
     return *v100;
   };
-  CHECK(v100_of("fp16").throughput_basis == "published");
-  const auto bf16 = v100_of("bf16");
+  CHECK(v100_of(gpuperf::NumericFormat::kFp16).throughput_basis == "published");
+  const auto bf16 = v100_of(gpuperf::NumericFormat::kBf16);
   CHECK(bf16.throughput_basis != "published");
   CHECK(std::isnan(bf16.samples_per_second));
   std::string reasons;
@@ -643,7 +644,7 @@ TEST_CASE("the advisor ranks measured, published and estimated figures in separa
   const auto published = gpuperf::load_published_results(kData + "/published_results.json");
   gpuperf::AdvisorRequest request;
   request.model = "resnet50";
-  request.precision = "fp16";
+  request.precision = gpuperf::NumericFormat::kFp16;
   gpuperf::LoadedRun run{"h200.json", resnet_run(2000)};
   run.record.config.precision = "fp16";
   const auto ranking = gpuperf::advise(request, db, {run}, published);
@@ -696,7 +697,7 @@ TEST_CASE("published figures of different stacks are never ranked or scaled toge
   const auto published = gpuperf::load_published_results(kData + "/published_results.json");
   gpuperf::AdvisorRequest request;
   request.model = "resnet50";
-  request.precision = "fp16";
+  request.precision = gpuperf::NumericFormat::kFp16;
   const auto ranking = gpuperf::advise(request, db, {}, published);
   // The H100 SXM quotes Lambda's PyTorch 2,616 img/s, not MLPerf's 7,100 (MXNet, LARS, DALI):
   // beside the H100 PCIe's PyTorch 1,866 that is 1.40x, not 3.8x.
@@ -751,7 +752,7 @@ TEST_CASE("a figure in a precision its GPU cannot run is not used for that GPU o
   const auto& db = shipped();
   gpuperf::AdvisorRequest request;
   request.model = "resnet50";
-  request.precision = "bf16";
+  request.precision = gpuperf::NumericFormat::kBf16;
   const double flops = gpuperf::count_model("resnet50")->training_flops;
   // A "bf16" figure said to be a V100's cannot be one (Volta has no bf16): the V100 does not
   // quote it, and the A100 is not scaled from it (30% of its 312 TFLOPS instead).
@@ -764,12 +765,12 @@ TEST_CASE("a figure in a precision its GPU cannot run is not used for that GPU o
   CHECK(says(v100, "not used: it is bf16, and the datasheet gives this GPU no bf16 path"));
   CHECK(advice_for(ranking, "a100-sxm4-80gb").samples_per_second == Approx(0.3 * 312e12 / flops));
   // The same for fp16 requests: the figure is still not this GPU's.
-  request.precision = "fp16";
+  request.precision = gpuperf::NumericFormat::kFp16;
   const auto fp16 = gpuperf::advise(request, db, {}, impossible);
   CHECK(advice_for(fp16, "v100-sxm2-16gb").throughput_basis == "estimate");
 
   // A V100 measured in fp16 does not stand in for a bf16 request: the V100 cannot run one.
-  request.precision = "bf16";
+  request.precision = gpuperf::NumericFormat::kBf16;
   gpuperf::LoadedRun run{"v100.json", resnet_run(1100)};
   run.record.device.name = "Tesla V100-SXM2-16GB";
   run.record.device.sm_count = 80;
@@ -781,7 +782,7 @@ TEST_CASE("a figure in a precision its GPU cannot run is not used for that GPU o
              "measured 1100 samples/s (v100.json, fp16, bs 256) not used: the "
              "datasheet gives this GPU no bf16 rate, so it cannot run a bf16 "
              "request"));
-  request.precision = "fp16";
+  request.precision = gpuperf::NumericFormat::kFp16;
   CHECK(advice_for(gpuperf::advise(request, db, {run}, {}), "v100-sxm2-16gb").throughput_basis ==
         "measured");
 }
@@ -790,7 +791,7 @@ TEST_CASE("a measured run's energy per sample replaces the TDP estimate", "[spec
   const auto& db = shipped();
   gpuperf::AdvisorRequest request;
   request.model = "resnet50";
-  request.precision = "bf16";
+  request.precision = gpuperf::NumericFormat::kBf16;
   gpuperf::LoadedRun run{"h200.json", resnet_run(4690)};
   run.record.config.precision = "bf16";
   run.record.telemetry.available = true;
@@ -821,8 +822,8 @@ TEST_CASE("inference under a latency budget gets no throughput without a measure
           "[specs][advisor][inference]") {
   gpuperf::AdvisorRequest request;
   request.model = "resnet50";
-  request.mode = "inference";
-  request.precision = "fp16";
+  request.mode = gpuperf::WorkloadKind::kInference;
+  request.precision = gpuperf::NumericFormat::kFp16;
   request.batch_size = 64;
   request.latency_budget_seconds = 5e-3;
   const auto ranking = gpuperf::advise(request, shipped(), {}, {});
@@ -840,7 +841,7 @@ TEST_CASE("a run measured on JPEG files caps each GPU at what the host cores dec
   const auto& db = shipped();
   gpuperf::AdvisorRequest request;
   request.model = "resnet50";
-  request.precision = "fp16";
+  request.precision = gpuperf::NumericFormat::kFp16;
   gpuperf::LoadedRun run{"h200-files.json", resnet_run(5438)};
   run.record.config.precision = "fp16";
   run.record.metrics["loader_images_per_second_per_core"] = 300;
@@ -876,10 +877,10 @@ TEST_CASE("a run measured on JPEG files caps each GPU at what the host cores dec
   request.gpu_count = 1;
   ranking = gpuperf::advise(request, db, {run}, {});
   CHECK(ranking[0].samples_per_second == Approx(5438));
-  request.mode = "inference";
+  request.mode = gpuperf::WorkloadKind::kInference;
   CHECK_THROWS_WITH(request.validate(), Catch::Contains("AdvisorRequest::host_cores_per_gpu: '8' "
                                                         "applies to training only"));
-  request.mode = "train";
+  request.mode = gpuperf::WorkloadKind::kTrain;
   request.host_cores_per_gpu = 0;
   CHECK_THROWS_WITH(request.validate(), Catch::Contains("AdvisorRequest::host_cores_per_gpu"));
 }
@@ -896,9 +897,9 @@ TEST_CASE("the advisor rejects bad requests naming the field", "[specs][advisor]
   r.budget_usd = -100;
   CHECK_THROWS_WITH(r.validate(), Catch::Contains("AdvisorRequest::budget_usd: '-100'"));
   r.budget_usd = 100;
-  r.precision = "fp4";
-  CHECK_THROWS_WITH(r.validate(), Catch::Contains("AdvisorRequest::precision: 'fp4'"));
-  r.precision = "bf16";
+  r.precision = gpuperf::NumericFormat::kInt8;  // inference only
+  CHECK_THROWS_WITH(r.validate(), Catch::Contains("AdvisorRequest::precision: 'int8'"));
+  r.precision = gpuperf::NumericFormat::kBf16;
   r.gpu_count = 0;
   CHECK_THROWS_WITH(r.validate(), Catch::Contains("AdvisorRequest::gpu_count: '0'"));
   // A counted model and a parameter count that contradicts it.
@@ -1142,10 +1143,10 @@ TEST_CASE("a run of epochs or tokens gets its hours and its cost at each GPU's p
   CHECK_THROWS_WITH(bad.validate(), Catch::StartsWith("AdvisorRequest::epochs: '90' and tokens "
                                                       "'1e+09' both give the run"));
   bad.tokens = std::nan("");
-  bad.mode = "inference";
+  bad.mode = gpuperf::WorkloadKind::kInference;
   CHECK_THROWS_WITH(bad.validate(),
                     Catch::StartsWith("AdvisorRequest::epochs: '90' applies to training only"));
-  bad.mode = "train";
+  bad.mode = gpuperf::WorkloadKind::kTrain;
   bad.model.clear();
   bad.parameters = 7e9;
   CHECK_THROWS_WITH(bad.validate(), Catch::StartsWith("AdvisorRequest::epochs: '90' applies to "
@@ -1254,8 +1255,8 @@ TEST_CASE("the inference advisor quotes the best measured batch size within the 
   measured.inference.push_back({"h200-infer.json", r});
   gpuperf::AdvisorRequest request;
   request.model = "resnet50";
-  request.mode = "inference";
-  request.precision = "fp16";
+  request.mode = gpuperf::WorkloadKind::kInference;
+  request.precision = gpuperf::NumericFormat::kFp16;
   auto find = [](const std::vector<gpuperf::GpuAdvice>& ranking, const std::string& id) {
     const auto it = std::find_if(ranking.begin(), ranking.end(),
                                  [&](const auto& a) { return a.spec->id == id; });
@@ -1323,7 +1324,7 @@ TEST_CASE("the inference advisor quotes the best measured batch size within the 
   CHECK_THROWS_WITH(request.validate(),
                     Catch::Contains("AdvisorRequest::latency_budget_seconds: '-1'"));
   request.latency_budget_seconds = 1e-3;
-  request.mode = "train";
+  request.mode = gpuperf::WorkloadKind::kTrain;
   CHECK_THROWS_WITH(request.validate(), Catch::Contains("applies to inference only"));
 }
 
@@ -1332,7 +1333,7 @@ TEST_CASE("the advisor scales by a measured data-parallel run and quotes the lin
   const auto& db = shipped();
   gpuperf::AdvisorRequest request;
   request.model = "resnet50";
-  request.precision = "bf16";
+  request.precision = gpuperf::NumericFormat::kBf16;
   request.batch_size = 256;
   request.gpu_count = 2;
   const auto h200_of = [](const std::vector<gpuperf::GpuAdvice>& ranking) {

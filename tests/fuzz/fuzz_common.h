@@ -76,14 +76,14 @@ inline void consume(const LoadedResults& results, const SpecDatabase& db,
     write_results_report(out, results, &db, published);
   } catch (const Error&) {
   }
-  for (const char* mode : {"train", "inference"}) {
+  for (const WorkloadKind mode : {WorkloadKind::kTrain, WorkloadKind::kInference}) {
     try {
       AdvisorRequest request;
       request.model = "resnet50";
       request.mode = mode;
       request.batch_size = 64;
       request.budget_usd = 1e5;
-      if (request.mode == "inference") request.latency_budget_seconds = 0.01;
+      if (mode == WorkloadKind::kInference) request.latency_budget_seconds = 0.01;
       write_advice(out, request, advise_with(request, db, results, published));
     } catch (const Error&) {
     }

@@ -49,18 +49,34 @@ std::string count_text(double v) {
   return digits;
 }
 
-double activation_bytes_per_element(const std::string& precision) {
-  if (precision == "fp16" || precision == "bf16") return 2;
-  if (precision == "int8" || precision == "fp8") return 1;
+double activation_bytes_per_element(NumericFormat format) {
+  if (is_16_bit(format)) return 2;
+  if (is_8_bit(format)) return 1;
   return 4;
 }
 
-// AMP recipes keep fp32 master weights; inference stores weights in the run's precision.
-bool same_precision_class(const std::string& a, const std::string& b) {
-  auto cls = [](const std::string& p) {
-    return (p == "fp16" || p == "bf16" || p == "amp") ? std::string("half") : p;
-  };
-  return cls(a) == cls(b);
+// Whether a result's or a publication's precision, as its file names it, is of the requested
+// format's class: AMP recipes keep fp32 master weights; inference stores weights in the run's
+// precision.
+bool same_precision_class(const std::string& figure, NumericFormat wanted) {
+  const bool half = figure == "fp16" || figure == "bf16" || figure == "amp";
+  return is_16_bit(wanted) ? half : figure == to_string(wanted);
+}
+
+// The memory planner's precision of a training request: autocast keeps fp32 master weights.
+TrainingPrecision training_precision(NumericFormat format) {
+  switch (format) {
+    case NumericFormat::kFp16:
+      return TrainingPrecision::kAmpFp16;
+    case NumericFormat::kBf16:
+      return TrainingPrecision::kAmpBf16;
+    case NumericFormat::kFp32:
+    case NumericFormat::kTf32:
+    case NumericFormat::kInt8:  // inference only: validate() refuses them in training
+    case NumericFormat::kFp8:
+      break;
+  }
+  return TrainingPrecision::kFp32;
 }
 
 struct Reference {
@@ -88,11 +104,12 @@ std::string capability_key(const std::string& precision, const GpuSpec& spec) {
   return peak_key_for_precision(precision, &spec);
 }
 
-// Whether `a` is a better reference than `b` (null) for a request in `precision`: the exact
+// Whether `a` is a better reference than `b` (null) for a request in `wanted`: the exact
 // precision before another of its class (fp16 for bf16), then the faster; among inference results
 // that all miss the latency budget (0 throughput), the one closest to it.
-bool better_reference(const Reference& a, const Reference* b, const std::string& precision) {
+bool better_reference(const Reference& a, const Reference* b, NumericFormat wanted) {
   if (b == nullptr) return true;
+  const std::string precision = to_string(wanted);
   const bool a_exact = a.precision == precision;
   const bool b_exact = b->precision == precision;
   if (a_exact != b_exact) return a_exact;
@@ -209,26 +226,27 @@ void say(GpuAdvice& a, const std::string& line) { a.reasons.push_back(line); }
 void add_model_state_memory(const AdvisorRequest& request, Workload& w) {
   MemoryEstimate& base = w.memory;
   const double params = w.params;
-  const bool half = request.precision == "fp16" || request.precision == "bf16";
+  const bool half = is_16_bit(request.precision);
   if (w.train) {
     const double weight_bytes = 4 + (half ? 2 : 0);
     base.weights = params * weight_bytes;
     base.gradients = params * 4;
-    const std::string optimizer = optimizer_for(request);
-    const double opt = optimizer == "sgd" ? 4 : 8;
+    const OptimizerKind optimizer = optimizer_for(request);
+    const double opt = optimizer == OptimizerKind::kSgd ? 4 : 8;
     base.optimizer_state = params * opt;
     w.memory_reasons.push_back("weights: " + count_text(params) + " params x " +
                                fmt(weight_bytes, 0) + " B (fp32 master" +
                                (half ? " + 2 B autocast copy" : "") + ") = " + gb(base.weights));
     w.memory_reasons.push_back("gradients: " + count_text(params) +
                                " x 4 B (fp32) = " + gb(base.gradients));
-    w.memory_reasons.push_back("optimizer state (" + optimizer + "): " + count_text(params) +
-                               " x " + fmt(opt, 0) + " B = " + gb(base.optimizer_state));
+    w.memory_reasons.push_back("optimizer state (" + to_string(optimizer) +
+                               "): " + count_text(params) + " x " + fmt(opt, 0) +
+                               " B = " + gb(base.optimizer_state));
   } else {
     const double b = activation_bytes_per_element(request.precision);
     base.weights = params * b;
     w.memory_reasons.push_back("weights: " + count_text(params) + " params x " + fmt(b, 0) +
-                               " B (" + request.precision + ") = " + gb(base.weights));
+                               " B (" + to_string(request.precision) + ") = " + gb(base.weights));
   }
 }
 
@@ -266,8 +284,8 @@ void add_activation_memory(const AdvisorRequest& request, Workload& w) {
 void add_strategy_ladder(const AdvisorRequest& request, Workload& w) {
   MemoryPlanRequest r;
   r.model.parameters = w.params;
-  r.precision = parse_training_precision(request.precision);
-  r.optimizer = parse_plan_optimizer(optimizer_for(request));
+  r.precision = training_precision(request.precision);
+  r.optimizer = plan_optimizer(optimizer_for(request));
   if (w.count) {  // ZeRO-3 gathers its largest layer whole
     double largest = 0;
     for (const auto& layer : w.count->layers) largest = std::max(largest, layer.parameters);
@@ -315,7 +333,7 @@ void describe_run(const AdvisorRequest& request, Workload& w) {
 
 Workload describe_workload(const AdvisorRequest& request) {
   Workload w;
-  w.train = request.mode == "train";
+  w.train = request.mode == WorkloadKind::kTrain;
   w.count = request.model.empty() ? std::nullopt : count_model(request.model);
   if (std::isnan(request.parameters) && !w.count) {
     throw ConfigError("advisor: model '" + request.model +
@@ -324,7 +342,7 @@ Workload describe_workload(const AdvisorRequest& request) {
   w.params = !std::isnan(request.parameters) ? request.parameters : w.count->parameters;
   const bool per_token = !w.count && request.sequence_length == 0;
   w.flops_per_sample =
-      w.count ? w.count->flops_for(request.mode)
+      w.count ? w.count->flops_for(to_string(request.mode))
               : (w.train ? 6 : 2) * w.params *
                     static_cast<double>(std::max<std::int64_t>(request.sequence_length, 1));
   w.unit = per_token ? "token" : "sample";
@@ -398,7 +416,7 @@ void add_run_references(const AdvisorRequest& request, const SpecDatabase& db,
                         const std::vector<LoadedRun>& measured, References& found) {
   for (const auto& run : measured) {
     const RunRecord& r = run.record;
-    if (r.config.model != request.model || r.config.workload != request.mode ||
+    if (r.config.model != request.model || r.config.workload != to_string(request.mode) ||
         !same_precision_class(r.config.precision, request.precision)) {
       continue;
     }
@@ -585,7 +603,7 @@ void judge_memory(GpuAdvice& a, const GpuSpec& spec, const Workload& w) {
 
 // The best measured (or published, of gpuperf's stack or not) reference on `spec`, or null.
 const Reference* best_reference_on(const GpuSpec& spec, const std::vector<Reference>& refs,
-                                   bool want_measured, const std::string& precision,
+                                   bool want_measured, NumericFormat precision,
                                    bool want_same_stack = true) {
   const Reference* best = nullptr;
   for (const auto& r : refs) {
@@ -598,7 +616,8 @@ const Reference* best_reference_on(const GpuSpec& spec, const std::vector<Refere
 }
 
 // A figure of the other 2-byte type (fp16 for bf16 or the reverse) stands in, and says so.
-void say_if_carried_over(GpuAdvice& a, const Reference& r, const std::string& precision) {
+void say_if_carried_over(GpuAdvice& a, const Reference& r, NumericFormat wanted) {
+  const std::string precision = to_string(wanted);
   if (!r.precision.empty() && r.precision != precision) {
     say(a, "precision: " + r.precision + " figure used for a " + precision +
                " request (the same tensor-core rate class on current GPUs; not measured in " +
@@ -611,10 +630,11 @@ void say_if_carried_over(GpuAdvice& a, const Reference& r, const std::string& pr
 double estimate_throughput(GpuAdvice& a, const AdvisorRequest& request, const Workload& w,
                            const std::vector<Reference>& refs, const std::string& key,
                            double peak) {
+  const std::string precision = to_string(request.precision);
   const Reference* ref = nullptr;
   std::string other_stack;  // GPUs with an MLPerf figure only, for the reason line
   for (const auto& r : refs) {
-    const double rp = r.spec->peak(peak_key_for_precision(request.precision, r.spec));
+    const double rp = r.spec->peak(peak_key_for_precision(precision, r.spec));
     if (!(rp > 0 && r.per_gpu > 0)) continue;
     if (!r.same_stack) {  // never scaled: another stack's tuning would carry over to every GPU
       if (other_stack.find(r.spec->name) == std::string::npos) {
@@ -631,7 +651,7 @@ double estimate_throughput(GpuAdvice& a, const AdvisorRequest& request, const Wo
   }
   a.throughput_basis = "estimate";
   if (ref != nullptr) {
-    const double rp = ref->spec->peak(peak_key_for_precision(request.precision, ref->spec));
+    const double rp = ref->spec->peak(peak_key_for_precision(precision, ref->spec));
     const double per_gpu = ref->per_gpu * peak / rp;
     say(a, "throughput: estimate, " + ref->spec->name + " " + ref->what + " x datasheet " + key +
                " peak ratio " + fmt(peak / 1e12, 1) + "/" + fmt(rp / 1e12, 1) + " TFLOPS = " +
@@ -658,13 +678,14 @@ double throughput_per_gpu(GpuAdvice& a, const GpuSpec& spec, const AdvisorReques
   for (const auto& [unused_spec, note] : found.unused) {
     if (unused_spec->id == spec.id) say(a, "throughput: " + note);
   }
-  const std::string key = peak_key_for_precision(request.precision, &spec);
+  const std::string precision = to_string(request.precision);
+  const std::string key = peak_key_for_precision(precision, &spec);
   const double peak = key.empty() ? kNaN : spec.peak(key);
   const Reference* r = best_reference_on(spec, found.refs, true, request.precision);
-  if (r != nullptr && !r->precision.empty() && r->precision != request.precision && !(peak > 0)) {
+  if (r != nullptr && !r->precision.empty() && r->precision != precision && !(peak > 0)) {
     say(a, "throughput: " + r->what + " not used: the datasheet gives this GPU no " +
-               (key.empty() ? request.precision : key) + " rate, so it cannot run a " +
-               request.precision + " request");
+               (key.empty() ? precision : key) + " rate, so it cannot run a " + precision +
+               " request");
     r = nullptr;
   }
   if (r != nullptr) {
@@ -688,8 +709,8 @@ double throughput_per_gpu(GpuAdvice& a, const GpuSpec& spec, const AdvisorReques
     if (p == nullptr) continue;
     if (!(peak > 0)) {
       say(a, "throughput: " + p->what + " not used: the datasheet gives this GPU no " +
-                 (key.empty() ? request.precision : key) + " rate, so it cannot run a " +
-                 request.precision + " request");
+                 (key.empty() ? precision : key) + " rate, so it cannot run a " + precision +
+                 " request");
       continue;
     }
     if (p == same) {
@@ -711,7 +732,7 @@ double throughput_per_gpu(GpuAdvice& a, const GpuSpec& spec, const AdvisorReques
   }
   if (!(peak > 0)) {
     say(a, "throughput: datasheet has " + std::string(peak == 0 ? "no" : "no confirmed") + " " +
-               (key.empty() ? request.precision : key) + " peak, so no estimate");
+               (key.empty() ? precision : key) + " peak, so no estimate");
     return kNaN;
   }
   if (!w.train && (request.batch_size == 1 || !std::isnan(request.latency_budget_seconds))) {
@@ -776,9 +797,10 @@ double link_model_total(GpuAdvice& a, const GpuSpec& spec, const AdvisorRequest&
 
 // Whether `a` is a better scaling reference than `b` (null) for `n` GPUs: a known efficiency,
 // then the requested precision itself, then the GPU count closest to n (the larger on a tie).
-bool better_scaling(const ScalingReference& a, const ScalingReference* b,
-                    const std::string& precision, int n) {
+bool better_scaling(const ScalingReference& a, const ScalingReference* b, NumericFormat wanted,
+                    int n) {
   if (b == nullptr) return true;
+  const std::string precision = to_string(wanted);
   const bool a_known = !std::isnan(a.efficiency), b_known = !std::isnan(b->efficiency);
   if (a_known != b_known) return a_known;
   const bool a_exact = a.precision == precision, b_exact = b->precision == precision;
@@ -809,8 +831,9 @@ const ScalingReference* measured_scaling(GpuAdvice& a, const GpuSpec& spec,
              ") = " + fmt(best->global, 0) + " global samples/s / (" +
              std::to_string(best->world_size) + " x " + fmt(best->baseline, 0) + ", " +
              best->baseline_what + ")" +
-             (best->precision != request.precision
-                  ? "; a " + best->precision + " run used for a " + request.precision + " request"
+             (best->precision != to_string(request.precision)
+                  ? "; a " + best->precision + " run used for a " + to_string(request.precision) +
+                        " request"
                   : ""));
   return best;
 }
@@ -1060,7 +1083,9 @@ void validate_run(const AdvisorRequest& r) {
   for (const auto& [field, value] :
        {std::pair{"epochs", r.epochs}, std::pair{"tokens", r.tokens}}) {
     if (std::isnan(value)) continue;
-    if (r.mode != "train") bad(field, value, "applies to training only (mode is '" + r.mode + "')");
+    if (r.mode != WorkloadKind::kTrain) {
+      bad(field, value, "applies to training only (mode is '" + to_string(r.mode) + "')");
+    }
     if (!(value > 0 && std::isfinite(value))) bad(field, value, "must be a number > 0");
   }
   const bool counted = !r.model.empty() && count_model(r.model).has_value();
@@ -1153,16 +1178,9 @@ void AdvisorRequest::validate() const {
   auto bad = [](const std::string& field, const std::string& value, const std::string& why) {
     throw ConfigError("AdvisorRequest::" + field, "'" + value + "' " + why);
   };
-  if (mode != "train" && mode != "inference") bad("mode", mode, "is not train or inference");
-  const bool half_or_full =
-      precision == "fp32" || precision == "tf32" || precision == "fp16" || precision == "bf16";
-  if (!half_or_full && !(mode == "inference" && (precision == "int8" || precision == "fp8"))) {
-    bad("precision", precision,
+  if (mode == WorkloadKind::kTrain && is_8_bit(precision)) {
+    bad("precision", to_string(precision),
         "is not one of fp32, tf32, fp16, bf16 (int8 and fp8 for inference only)");
-  }
-  if (mode == "train" && !optimizer.empty() && optimizer != "adam" && optimizer != "adamw" &&
-      optimizer != "sgd") {
-    bad("optimizer", optimizer, "is not adam, adamw or sgd");
   }
   if (!std::isnan(parameters) && !(parameters > 0 && std::isfinite(parameters))) {
     bad("parameters", general(parameters), "must be a positive number");
@@ -1189,7 +1207,7 @@ void AdvisorRequest::validate() const {
     bad("activation_bytes", general(activation_bytes), "must be a number >= 0");
   }
   if (!std::isnan(latency_budget_seconds)) {
-    if (mode != "inference") {
+    if (mode != WorkloadKind::kInference) {
       bad("latency_budget_seconds", general(latency_budget_seconds), "applies to inference only");
     }
     if (!(latency_budget_seconds > 0 && std::isfinite(latency_budget_seconds))) {
@@ -1217,7 +1235,7 @@ void AdvisorRequest::validate() const {
     bad("assumed_utilization", general(assumed_utilization), "must be in (0, 1]");
   }
   if (!std::isnan(host_cores_per_gpu)) {
-    if (mode != "train") {
+    if (mode != WorkloadKind::kTrain) {
       bad("host_cores_per_gpu", general(host_cores_per_gpu), "applies to training only");
     }
     if (!(host_cores_per_gpu > 0 && host_cores_per_gpu <= 4096)) {
@@ -1255,20 +1273,22 @@ std::vector<GpuAdvice> advise_with(const AdvisorRequest& request, const SpecData
   return out;
 }
 
-std::string optimizer_for(const AdvisorRequest& request) {
-  if (!request.optimizer.empty()) return request.optimizer;
-  return request.model == "resnet50" ? "sgd" : "adam";
+OptimizerKind optimizer_for(const AdvisorRequest& request) {
+  if (request.optimizer) return *request.optimizer;
+  return request.model == "resnet50" ? OptimizerKind::kSgd : OptimizerKind::kAdam;
 }
 
 void write_advice(std::ostream& out, const AdvisorRequest& request,
                   const std::vector<GpuAdvice>& ranking) {
   const auto count = request.model.empty() ? std::nullopt : count_model(request.model);
   const std::string unit = (!count && request.sequence_length == 0) ? "token" : "sample";
-  out << "Workload: " << request.mode << " "
+  const bool inference = request.mode == WorkloadKind::kInference;
+  out << "Workload: " << to_string(request.mode) << " "
       << (request.model.empty() ? general(request.parameters) + " parameters" : request.model)
-      << ", " << request.precision << (request.mode == "train" ? ", " + optimizer_for(request) : "")
-      << ", batch " << (request.batch_size > 0 ? std::to_string(request.batch_size) : "unknown")
-      << " per GPU, " << request.gpu_count << " GPU(s)";
+      << ", " << to_string(request.precision)
+      << (inference ? "" : ", " + to_string(optimizer_for(request))) << ", batch "
+      << (request.batch_size > 0 ? std::to_string(request.batch_size) : "unknown") << " per GPU, "
+      << request.gpu_count << " GPU(s)";
   if (!std::isnan(request.budget_usd)) out << ", budget " << fmt(request.budget_usd, 0) << " USD";
   if (!std::isnan(request.latency_budget_seconds)) {
     out << ", p99 latency budget " << ms(request.latency_budget_seconds);
@@ -1281,7 +1301,6 @@ void write_advice(std::ostream& out, const AdvisorRequest& request,
   const std::string table_dates = default_table_dates(ranking);
   const bool priced = run || !std::isnan(request.price_per_hour_usd) ||
                       !request.price_per_hour_by_gpu.empty() || !table_dates.empty();
-  const bool inference = request.mode == "inference";
   std::string measured_on;
   bool published = false;
   for (const auto& a : ranking) {

@@ -22,6 +22,14 @@ constexpr Names<Switch, 3> kSwitches{
 constexpr Names<OptimizerKind, 3> kOptimizers{{{OptimizerKind::kAdam, "adam"},
                                                {OptimizerKind::kSgd, "sgd"},
                                                {OptimizerKind::kAdamW, "adamw"}}};
+constexpr Names<NumericFormat, 6> kNumericFormats{{{NumericFormat::kFp32, "fp32"},
+                                                   {NumericFormat::kTf32, "tf32"},
+                                                   {NumericFormat::kFp16, "fp16"},
+                                                   {NumericFormat::kBf16, "bf16"},
+                                                   {NumericFormat::kInt8, "int8"},
+                                                   {NumericFormat::kFp8, "fp8"}}};
+constexpr Names<WorkloadKind, 2> kWorkloadKinds{
+    {{WorkloadKind::kTrain, "train"}, {WorkloadKind::kInference, "inference"}}};
 
 template <typename Enum, std::size_t N>
 std::string name_of(const Names<Enum, N>& names, Enum value) {
@@ -55,6 +63,8 @@ Enum parse(const Names<Enum, N>& names, std::string_view text, std::string_view 
 std::string to_string(Precision value) { return name_of(kPrecisions, value); }
 std::string to_string(MemoryFormat value) { return name_of(kMemoryFormats, value); }
 std::string to_string(OptimizerKind value) { return name_of(kOptimizers, value); }
+std::string to_string(NumericFormat value) { return name_of(kNumericFormats, value); }
+std::string to_string(WorkloadKind value) { return name_of(kWorkloadKinds, value); }
 
 Precision parse_precision(std::string_view text, std::string_view option) {
   return parse(kPrecisions, text, option);
@@ -65,10 +75,18 @@ MemoryFormat parse_memory_format(std::string_view text, std::string_view option)
 OptimizerKind parse_optimizer(std::string_view text, std::string_view option) {
   return parse(kOptimizers, text, option);
 }
+NumericFormat parse_numeric_format(std::string_view text, std::string_view option) {
+  return parse(kNumericFormats, text, option);
+}
+WorkloadKind parse_workload_kind(std::string_view text, std::string_view option) {
+  return parse(kWorkloadKinds, text, option);
+}
 
 std::vector<std::string> precision_names() { return all_names(kPrecisions); }
 std::vector<std::string> memory_format_names() { return all_names(kMemoryFormats); }
 std::vector<std::string> optimizer_names() { return all_names(kOptimizers); }
+std::vector<std::string> numeric_format_names() { return all_names(kNumericFormats); }
+std::vector<std::string> workload_kind_names() { return all_names(kWorkloadKinds); }
 
 std::string to_string(Switch value) { return name_of(kSwitches, value); }
 

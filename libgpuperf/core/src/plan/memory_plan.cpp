@@ -277,6 +277,18 @@ std::string to_string(ZeroStage value) {
   return value == ZeroStage::kNone ? "none" : "ZeRO-" + std::to_string(static_cast<int>(value));
 }
 
+PlanOptimizer plan_optimizer(OptimizerKind kind) {
+  switch (kind) {
+    case OptimizerKind::kSgd:
+      return PlanOptimizer::kSgd;
+    case OptimizerKind::kAdamW:
+      return PlanOptimizer::kAdamW;
+    case OptimizerKind::kAdam:
+      break;
+  }
+  return PlanOptimizer::kAdam;
+}
+
 TrainingPrecision parse_training_precision(std::string_view text, std::string_view option) {
   if (text == "fp32" || text == "tf32") return TrainingPrecision::kFp32;
   if (text == "amp-fp16" || text == "fp16") return TrainingPrecision::kAmpFp16;

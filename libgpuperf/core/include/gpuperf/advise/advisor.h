@@ -4,7 +4,7 @@
 //
 //   gpuperf::AdvisorRequest request;
 //   request.model = "resnet50";
-//   request.precision = "bf16";
+//   request.precision = gpuperf::NumericFormat::kBf16;
 //   request.batch_size = 256;
 //   auto ranking = gpuperf::advise(request, db, measured_runs, published);
 //   gpuperf::write_advice(std::cout, request, ranking);
@@ -12,7 +12,7 @@
 // Inference: measured inference results (gpuperf.inference/1 to /3) give each GPU's throughput
 // at the best batch size whose p99 per-call latency fits the budget:
 //
-//   request.mode = "inference";
+//   request.mode = gpuperf::WorkloadKind::kInference;
 //   request.latency_budget_seconds = 5e-3;
 //   auto ranking = gpuperf::advise_with(request, db, gpuperf::load_results(files), published);
 //
@@ -37,6 +37,7 @@
 #include <string>
 #include <vector>
 
+#include "gpuperf/base/choices.h"
 #include "gpuperf/report/result_files.h"
 #include "gpuperf/specs/published.h"
 #include "gpuperf/specs/rental_prices.h"
@@ -50,11 +51,12 @@ struct AdvisorRequest {
   std::string model;
   /// Trainable parameters; required without a counted model, overrides the model's count.
   double parameters = std::numeric_limits<double>::quiet_NaN();
-  std::string mode = "train";      ///< "train" or "inference"
-  std::string precision = "bf16";  ///< fp32, tf32, fp16, bf16 (inference also int8, fp8)
-  /// Train: adam, adamw (8 B/param), sgd (4 B/param momentum); empty: the model's usual one
+  WorkloadKind mode = WorkloadKind::kTrain;
+  /// fp32, tf32, fp16, bf16; int8 and fp8 in inference only.
+  NumericFormat precision = NumericFormat::kBf16;
+  /// Train: adam, adamw (8 B/param), sgd (4 B/param momentum); nullopt: the model's usual one
   /// (optimizer_for()).
-  std::string optimizer;
+  std::optional<OptimizerKind> optimizer;
   std::int64_t batch_size = 0;  ///< per GPU; 0 when unknown
   /// Tokens per sample for a parameter-count model: FLOPs per sample = 6 (train) or 2
   /// (inference) x parameters x sequence_length. 0: work is counted per token.
@@ -176,7 +178,7 @@ enum class EvidenceTier {
 /// The optimizer the request trains with: its own, else the model's usual one (SGD with
 /// momentum for resnet50, as torchvision's and MLPerf's reference recipes train it; Adam
 /// otherwise).
-[[nodiscard]] std::string optimizer_for(const AdvisorRequest& request);
+[[nodiscard]] OptimizerKind optimizer_for(const AdvisorRequest& request);
 
 /// Ranks every (non reference-only) GPU of `db`: by evidence tier (measured, published, MLPerf,
 /// estimate, unusable), then fitting and within budget first, then by throughput. `measured`

@@ -1,6 +1,7 @@
 #pragma once
-// The shared vocabulary of runs: precision, memory format, optimizer and auto/on/off switches,
-// parsed from and printed as the strings that the programs and the JSON results use.
+// The shared vocabulary of runs: precision, numeric format, workload kind, memory format,
+// optimizer and auto/on/off switches, parsed from and printed as the strings that the programs and
+// the JSON results use.
 
 #include <string>
 #include <string_view>
@@ -15,6 +16,13 @@ enum class Precision {
   kFp16,  ///< autocast to fp16 with a GradScaler
   kBf16,  ///< autocast to bf16, no scaling needed
 };
+
+/// Numeric format of a workload's math: the training precisions, and the 8-bit formats that
+/// inference (not training) may also run in.
+enum class NumericFormat { kFp32, kTf32, kFp16, kBf16, kInt8, kFp8 };
+
+/// What a workload runs: training steps, or inference (forward passes only).
+enum class WorkloadKind { kTrain, kInference };
 
 /// Layout of 4-D activations and weights.
 enum class MemoryFormat { kContiguous, kChannelsLast };
@@ -34,6 +42,8 @@ enum class Switch { kAuto, kOn, kOff };
 [[nodiscard]] std::string to_string(MemoryFormat value);
 [[nodiscard]] std::string to_string(OptimizerKind value);
 [[nodiscard]] std::string to_string(Switch value);
+[[nodiscard]] std::string to_string(NumericFormat value);
+[[nodiscard]] std::string to_string(WorkloadKind value);
 
 /// Parses "fp32", "tf32", "fp16", "bf16"; throws ConfigError naming `option` and the value.
 [[nodiscard]] Precision parse_precision(std::string_view text,
@@ -44,6 +54,21 @@ enum class Switch { kAuto, kOn, kOff };
 /// Parses "adam", "sgd", "adamw".
 [[nodiscard]] OptimizerKind parse_optimizer(std::string_view text,
                                             std::string_view option = "optimizer");
+
+/// Parses "fp32", "tf32", "fp16", "bf16", "int8", "fp8"; throws ConfigError naming `option`.
+[[nodiscard]] NumericFormat parse_numeric_format(std::string_view text,
+                                                 std::string_view option = "precision");
+/// Parses "train", "inference"; throws ConfigError naming `option` and the value.
+[[nodiscard]] WorkloadKind parse_workload_kind(std::string_view text,
+                                               std::string_view option = "mode");
+/// fp16 or bf16: two bytes per value.
+[[nodiscard]] constexpr bool is_16_bit(NumericFormat value) {
+  return value == NumericFormat::kFp16 || value == NumericFormat::kBf16;
+}
+/// int8 or fp8: one byte per value, inference only.
+[[nodiscard]] constexpr bool is_8_bit(NumericFormat value) {
+  return value == NumericFormat::kInt8 || value == NumericFormat::kFp8;
+}
 
 /// Parses "auto", "on", "off"; throws ConfigError naming `option`: "unknown value '<text>' (choose
 /// auto, on or off)".
@@ -58,5 +83,7 @@ enum class Switch { kAuto, kOn, kOff };
 [[nodiscard]] std::vector<std::string> precision_names();
 [[nodiscard]] std::vector<std::string> memory_format_names();
 [[nodiscard]] std::vector<std::string> optimizer_names();
+[[nodiscard]] std::vector<std::string> numeric_format_names();
+[[nodiscard]] std::vector<std::string> workload_kind_names();
 
 }  // namespace gpuperf

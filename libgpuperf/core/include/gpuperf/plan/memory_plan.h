@@ -21,6 +21,8 @@
 #include <string_view>
 #include <vector>
 
+#include "gpuperf/base/choices.h"
+
 namespace gpuperf {
 
 /// How a training run keeps its weights, gradients and optimizer states.
@@ -63,6 +65,9 @@ enum class ZeroStage {
 /// "adamw"; throws ConfigError naming `option` and the value.
 [[nodiscard]] PlanOptimizer parse_plan_optimizer(std::string_view text,
                                                  std::string_view option = "optimizer");
+
+/// The planner's optimizer of a training program's one (their SGD has momentum).
+[[nodiscard]] PlanOptimizer plan_optimizer(OptimizerKind kind);
 
 /// A decoder-only transformer's shape (GPT-2 style blocks), for its parameter count and its
 /// activations (Korthikanti et al. 2022).
