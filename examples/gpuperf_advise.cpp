@@ -14,7 +14,8 @@
 // (gpu_rental_prices.json), else at its datasheet purchase price; --no-default-prices keeps the
 // purchase price for all.
 //
-// With --fit it answers "will it fit?" instead: the per-GPU memory of a training step under each
+// With --fit (the fit mode, which the ranking's reasons point to for checkpointing and offload)
+// it answers "will it fit?" instead: the per-GPU memory of a training step under each
 // strategy (data parallel, ZeRO-1/2/3, + activation checkpointing, + CPU offload), term by term,
 // and per datasheet GPU which strategy is needed (docs/memory.md):
 //
@@ -112,8 +113,9 @@ CLI::Validator rule(bool (*ok)(double), const std::string& text) {
 
 void add_fit_options(CLI::App& app, AdviseOptions& o) {
   app.add_flag("--fit", o.fit,
-               "will it fit: per-GPU training memory under each strategy (data parallel, "
-               "ZeRO-1/2/3, + checkpointing, + offload) and the strategy each GPU needs; "
+               "the fit mode, as the ranking's reasons call it: will it fit? per-GPU training "
+               "memory under each strategy (data parallel, ZeRO-1/2/3, + checkpointing, + offload) "
+               "and the strategy each GPU needs; "
                "--precision fp32|amp-fp16|amp-bf16|pure-bf16 (fp16, bf16: AMP), --optimizer "
                "sgd|sgd-plain|adam|adamw, --batch-size is the micro-batch (default 1)");
   app.add_option("--gpu", o.gpu, "--fit: one datasheet GPU (id or name) instead of all");

@@ -277,10 +277,10 @@ void add_activation_memory(const AdvisorRequest& request, Workload& w) {
   }
 }
 
-// The memory planner's strategies for a training run on w.gpus GPUs, counted as gpuperf_advise
-// --fit counts them (mixed precision as the ZeRO paper: 16-bit weights and gradients, fp32 master
-// weights and optimizer states), with this workload's activations; the planner's overheads are
-// left at zero, as the advisor adds its own reserve per GPU.
+// The memory planner's strategies for a training run on w.gpus GPUs, counted as the fit mode
+// (advise_fit()) counts them (mixed precision as the ZeRO paper: 16-bit weights and gradients, fp32
+// master weights and optimizer states), with this workload's activations; the planner's overheads
+// are left at zero, as the advisor adds its own reserve per GPU.
 void add_strategy_ladder(const AdvisorRequest& request, Workload& w) {
   MemoryPlanRequest r;
   r.model.parameters = w.params;
@@ -301,7 +301,7 @@ void add_strategy_ladder(const AdvisorRequest& request, Workload& w) {
   r.overheads.workspace_bytes = 0;
   r.overheads.fragmentation_factor = 1;
   w.ladder = strategy_ladder(r);
-  // Checkpointing and offload change the training itself: --fit weighs them.
+  // Checkpointing and offload change the training itself: the fit mode weighs them.
   const auto changes_training = [](const StrategyPlan& p) {
     return p.strategy.activation_checkpointing || p.strategy.offload_optimizer;
   };
@@ -527,7 +527,7 @@ std::string strategy_text(const StrategyPlan& rung, int n) {
 // plus this GPU's reserve, until one fits; its bytes and name are the row's.
 void judge_strategies(GpuAdvice& a, const GpuSpec& spec, const Workload& w) {
   say(a, "memory per GPU over " + std::to_string(w.gpus) +
-             " GPUs: the memory planner's count (as gpuperf_advise --fit: mixed precision as the "
+             " GPUs: the memory planner's count (as the fit mode counts it: mixed precision as the "
              "ZeRO paper, 16-bit weights and gradients, fp32 master weights and optimizer "
              "states) plus the reserve, cheapest strategy first");
   const StrategyPlan* chosen = nullptr;
@@ -550,8 +550,8 @@ void judge_strategies(GpuAdvice& a, const GpuSpec& spec, const Workload& w) {
   a.fits_sharded = fits && !a.fits;
   if (!fits) {
     say(a,
-        "no sharding fits; activation checkpointing or optimizer offload may (gpuperf_advise "
-        "--fit weighs them)");
+        "no sharding fits; activation checkpointing or optimizer offload may (the fit mode "
+        "weighs them)");
   } else if (chosen->strategy.zero == ZeroStage::kStage3) {
     a.fast_link_needed = true;
     say(a,
