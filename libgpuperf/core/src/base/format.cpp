@@ -1,5 +1,6 @@
 #include "gpuperf/base/format.h"
 
+#include <cmath>
 #include <cstdio>
 
 namespace gpuperf {
@@ -8,6 +9,35 @@ std::string format_number(double value, int significant) {
   char buffer[64];
   std::snprintf(buffer, sizeof buffer, "%.*g", significant, value);
   return buffer;
+}
+
+std::string format_fixed(double value, int decimals) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
+  return buffer;
+}
+
+std::string format_bytes(double bytes) {
+  if (!std::isfinite(bytes)) return "n/a";
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int unit = 0;
+  while (bytes >= 1024 && unit < 4) {
+    bytes /= 1024;
+    ++unit;
+  }
+  return format_fixed(bytes, unit == 0 ? 0 : 2) + " " + units[unit];
+}
+
+std::string format_duration(double seconds) {
+  if (!std::isfinite(seconds)) return "n/a";
+  if (seconds >= 3600) {
+    const auto minutes = static_cast<long>(std::llround(seconds / 60));
+    char buffer[64];
+    std::snprintf(buffer, sizeof buffer, "%ld h %02ld min", minutes / 60, minutes % 60);
+    return buffer;
+  }
+  if (seconds >= 60) return format_fixed(seconds / 60, 1) + " min";
+  return format_fixed(seconds, 1) + " s";
 }
 
 std::size_t invisible_control_at(const std::string& text, std::size_t i, unsigned* code_point) {

@@ -10,36 +10,9 @@
 namespace gpuperf {
 namespace {
 
-std::string fixed(double value, int decimals) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
-  return buffer;
-}
+std::string fixed(double value, int decimals) { return format_fixed(value, decimals); }
 
 }  // namespace
-
-std::string format_bytes(double bytes) {
-  if (!std::isfinite(bytes)) return "n/a";
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int unit = 0;
-  while (bytes >= 1024 && unit < 4) {
-    bytes /= 1024;
-    ++unit;
-  }
-  return fixed(bytes, unit == 0 ? 0 : 2) + " " + units[unit];
-}
-
-std::string format_duration(double seconds) {
-  if (!std::isfinite(seconds)) return "n/a";
-  if (seconds >= 3600) {
-    const auto minutes = static_cast<long>(std::llround(seconds / 60));
-    char buffer[64];
-    std::snprintf(buffer, sizeof buffer, "%ld h %02ld min", minutes / 60, minutes % 60);
-    return buffer;
-  }
-  if (seconds >= 60) return fixed(seconds / 60, 1) + " min";
-  return fixed(seconds, 1) + " s";
-}
 
 void write_text(std::ostream& out, const RunRecord& r, const std::string& unit) {
   const Summary& t = r.throughput;

@@ -21,7 +21,6 @@
 #include "gpuperf/device/kernel_trace.h"
 #include "gpuperf/infer/inference.h"
 #include "gpuperf/models/registry.h"
-#include "gpuperf/report/console.h"
 #include "gpuperf/serving/serving.h"
 
 namespace gpuperf {

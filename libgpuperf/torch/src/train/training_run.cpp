@@ -32,7 +32,6 @@
 #include "gpuperf/models/registry.h"
 #include "gpuperf/models/resnet.h"
 #include "gpuperf/models/transformer.h"
-#include "gpuperf/report/console.h"
 #include "gpuperf/specs/specs.h"
 #include "gpuperf/telemetry/sampler.h"
 #include "gpuperf/train/batch_source.h"

@@ -1,8 +1,11 @@
 #pragma once
-// Numbers in messages: significant digits, not std::to_string's six fixed decimals ("200" and
-// "9.454", not "200.000000" and "9.453949"; "1e-300", not "0.000000").
+// Numbers and units as people read them: significant digits, not std::to_string's six fixed
+// decimals ("200" and "9.454", not "200.000000" and "9.453949"; "1e-300", not "0.000000"), bytes
+// in binary units, durations in hours and minutes. Every printer and message uses these.
 //
 //   throw ConfigError("ServingOptions::rate", "must be > 0, got " + gpuperf::format_number(rate));
+//   log::info("peak " + gpuperf::format_bytes(peak) + ", " + gpuperf::format_duration(left) + "
+//   left");
 
 #include <cstddef>
 #include <string>
@@ -12,6 +15,15 @@ namespace gpuperf {
 /// `value` with at most `significant` significant digits, in the shorter of fixed and
 /// scientific notation (printf's %g); "inf", "-inf" and "nan" as such.
 [[nodiscard]] std::string format_number(double value, int significant = 4);
+
+/// `value` with exactly `decimals` decimals (printf's %.*f: "nan" and "inf" as such).
+[[nodiscard]] std::string format_fixed(double value, int decimals);
+
+/// Bytes as "1.23 GiB" (B, KiB, MiB, GiB, TiB; whole bytes below 1 KiB); "n/a" for NaN.
+[[nodiscard]] std::string format_bytes(double bytes);
+
+/// Seconds as "2 h 05 min" / "3.2 min" / "12.3 s"; "n/a" for NaN.
+[[nodiscard]] std::string format_duration(double seconds);
 
 /// `text` safe to print in a table or a terminal: control characters (NUL, line breaks, tabs,
 /// the escape that starts terminal sequences, DEL) become visible "\xNN" escapes, and the
