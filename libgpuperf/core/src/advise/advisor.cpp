@@ -649,7 +649,7 @@ double estimate_throughput(GpuAdvice& a, const AdvisorRequest& request, const Wo
       ref = &r;
     }
   }
-  a.throughput_basis = "estimate";
+  a.throughput_basis = ThroughputBasis::kEstimate;
   if (ref != nullptr) {
     const double rp = ref->spec->peak(peak_key_for_precision(precision, ref->spec));
     const double per_gpu = ref->per_gpu * peak / rp;
@@ -689,12 +689,13 @@ double throughput_per_gpu(GpuAdvice& a, const GpuSpec& spec, const AdvisorReques
     r = nullptr;
   }
   if (r != nullptr) {
-    a.throughput_basis = "measured";
+    a.throughput_basis = ThroughputBasis::kMeasured;
     a.measured_batch_size = r->batch_size;
     a.latency_p50 = r->p50;
     a.latency_p99 = r->p99;
     if (!std::isnan(request.latency_budget_seconds)) {
-      a.latency_status = r->per_gpu > 0 ? "meets budget" : "misses budget";
+      a.latency_status =
+          r->per_gpu > 0 ? LatencyStatus::kMeetsBudget : LatencyStatus::kMissesBudget;
     }
     say(a, "throughput: " + r->what);
     say_if_carried_over(a, *r, request.precision);
@@ -714,7 +715,7 @@ double throughput_per_gpu(GpuAdvice& a, const GpuSpec& spec, const AdvisorReques
       continue;
     }
     if (p == same) {
-      a.throughput_basis = "published";
+      a.throughput_basis = ThroughputBasis::kPublished;
       say(a, "throughput: " + p->what + " (gpuperf's stack, another setup: treat as indicative)");
       if (other != nullptr) {
         say(a, "throughput: " + other->what +
@@ -722,7 +723,7 @@ double throughput_per_gpu(GpuAdvice& a, const GpuSpec& spec, const AdvisorReques
                    "never ranked against PyTorch figures");
       }
     } else {
-      a.throughput_basis = "MLPerf";
+      a.throughput_basis = ThroughputBasis::kMlperf;
       say(a, "throughput: " + p->what +
                  " (MLPerf: another stack and heavily tuned; ranked in its own tier, never against "
                  "PyTorch figures, and never scaled to other GPUs)");
@@ -750,8 +751,8 @@ double throughput_per_gpu(GpuAdvice& a, const GpuSpec& spec, const AdvisorReques
 
 // A latency budget with nothing measured on this GPU is said to be unchecked.
 void judge_latency(GpuAdvice& a, const AdvisorRequest& request) {
-  if (!std::isnan(request.latency_budget_seconds) && a.latency_status.empty()) {
-    a.latency_status = "not measured";
+  if (!std::isnan(request.latency_budget_seconds) && a.latency_status == LatencyStatus::kNoBudget) {
+    a.latency_status = LatencyStatus::kNotMeasured;
     say(a,
         "latency: not measured on this GPU; a datasheet cannot give per-call latency (batch-1 "
         "calls are launch-bound), so the p99 budget of " +
@@ -941,11 +942,11 @@ void judge_energy(GpuAdvice& a, const GpuSpec& spec, const AdvisorRequest& reque
                   const Workload& w, const References& found) {
   const double total = a.samples_per_second;
   const int n = w.gpus;
-  const Reference* r = a.throughput_basis == "measured"
+  const Reference* r = a.throughput_basis == ThroughputBasis::kMeasured
                            ? best_reference_on(spec, found.refs, true, request.precision)
                            : nullptr;
   if (r != nullptr && r->joules_per_sample > 0) {
-    a.energy_basis = "measured";
+    a.energy_basis = EnergyBasis::kMeasured;
     const double watts = r->joules_per_sample * r->per_gpu;
     a.joules_per_sample = watts * n / total;
     if (n == 1 && total == r->per_gpu) {
@@ -959,7 +960,7 @@ void judge_energy(GpuAdvice& a, const GpuSpec& spec, const AdvisorRequest& reque
     return;
   }
   if (spec.tdp_watts > 0) {
-    a.energy_basis = "estimate: TDP";
+    a.energy_basis = EnergyBasis::kTdpEstimate;
     a.joules_per_sample = spec.tdp_watts * n / total;
     say(a, "energy: estimate, " + fmt(spec.tdp_watts, 0) + " W TDP x " + std::to_string(n) + " / " +
                fmt(total, 0) + " " + w.unit + "s/s = " + fmt(a.joules_per_sample, 4) + " J per " +
@@ -1051,7 +1052,9 @@ GpuAdvice advise_gpu(const GpuSpec& spec, const AdvisorRequest& request, const W
 void rank(std::vector<GpuAdvice>& advice, const AdvisorRequest& request, const Workload& w) {
   auto category = [&](const GpuAdvice& a) {
     if (!a.fits && !a.fits_sharded) return 4;
-    if (!(a.samples_per_second > 0) || a.latency_status == "misses budget") return 3;
+    if (!(a.samples_per_second > 0) || a.latency_status == LatencyStatus::kMissesBudget) {
+      return 3;
+    }
     if (a.over_budget) return 2;
     const double checked = budget_is_run_cost(a, w) ? a.run_cost_usd : a.total_price_usd;
     if (!std::isnan(request.budget_usd) && std::isnan(checked)) return 1;
@@ -1063,7 +1066,8 @@ void rank(std::vector<GpuAdvice>& advice, const AdvisorRequest& request, const W
     const int cx = category(x), cy = category(y);
     if (cx != cy) return cx < cy;
     // A measured latency within budget beats an unchecked one.
-    const bool mx = x.latency_status == "meets budget", my = y.latency_status == "meets budget";
+    const bool mx = x.latency_status == LatencyStatus::kMeetsBudget;
+    const bool my = y.latency_status == LatencyStatus::kMeetsBudget;
     if (mx != my) return mx;
     const double tx = x.samples_per_second > 0 ? x.samples_per_second : -1;
     const double ty = y.samples_per_second > 0 ? y.samples_per_second : -1;
@@ -1158,14 +1162,64 @@ std::string default_table_dates(const std::vector<GpuAdvice>& ranking) {
 
 }  // namespace
 
+std::string to_string(ThroughputBasis value) {
+  switch (value) {
+    case ThroughputBasis::kMeasured:
+      return "measured";
+    case ThroughputBasis::kPublished:
+      return "published";
+    case ThroughputBasis::kMlperf:
+      return "MLPerf";
+    case ThroughputBasis::kEstimate:
+      return "estimate";
+    case ThroughputBasis::kNone:
+      break;
+  }
+  return "";
+}
+
+std::string to_string(EnergyBasis value) {
+  switch (value) {
+    case EnergyBasis::kMeasured:
+      return "measured";
+    case EnergyBasis::kTdpEstimate:
+      return "estimate: TDP";
+    case EnergyBasis::kNone:
+      break;
+  }
+  return "";
+}
+
+std::string to_string(LatencyStatus value) {
+  switch (value) {
+    case LatencyStatus::kMeetsBudget:
+      return "meets budget";
+    case LatencyStatus::kMissesBudget:
+      return "misses budget";
+    case LatencyStatus::kNotMeasured:
+      return "not measured";
+    case LatencyStatus::kNoBudget:
+      break;
+  }
+  return "";
+}
+
 EvidenceTier evidence_tier(const GpuAdvice& a) {
   if ((!a.fits && !a.fits_sharded) || !(a.samples_per_second > 0) ||
-      a.latency_status == "misses budget") {
+      a.latency_status == LatencyStatus::kMissesBudget) {
     return EvidenceTier::kUnusable;
   }
-  if (a.throughput_basis == "measured") return EvidenceTier::kMeasured;
-  if (a.throughput_basis == "published") return EvidenceTier::kPublished;
-  if (a.throughput_basis == "MLPerf") return EvidenceTier::kMlperf;
+  switch (a.throughput_basis) {
+    case ThroughputBasis::kMeasured:
+      return EvidenceTier::kMeasured;
+    case ThroughputBasis::kPublished:
+      return EvidenceTier::kPublished;
+    case ThroughputBasis::kMlperf:
+      return EvidenceTier::kMlperf;
+    case ThroughputBasis::kNone:  // no throughput: unusable above
+    case ThroughputBasis::kEstimate:
+      break;
+  }
   return EvidenceTier::kEstimate;
 }
 
@@ -1304,10 +1358,11 @@ void write_advice(std::ostream& out, const AdvisorRequest& request,
   std::string measured_on;
   bool published = false;
   for (const auto& a : ranking) {
-    if (a.throughput_basis == "measured") {
+    if (a.throughput_basis == ThroughputBasis::kMeasured) {
       measured_on += (measured_on.empty() ? "" : ", ") + a.spec->name;
     }
-    published = published || a.throughput_basis == "published" || a.throughput_basis == "MLPerf";
+    published = published || a.throughput_basis == ThroughputBasis::kPublished ||
+                a.throughput_basis == ThroughputBasis::kMlperf;
   }
   out << "\nBasis: ";
   if (!measured_on.empty()) {
@@ -1369,7 +1424,9 @@ void write_advice(std::ostream& out, const AdvisorRequest& request,
                     ? fmt(a.latency_p50 * 1e3, 3) + " / " + fmt(a.latency_p99 * 1e3, 3) + " (" +
                           std::to_string(a.measured_batch_size) + ")"
                     : std::string("not measured");
-      if (a.latency_status == "misses budget") latency += " misses budget";
+      if (a.latency_status == LatencyStatus::kMissesBudget) {
+        latency += " " + to_string(a.latency_status);
+      }
       latency += " | ";
     }
     std::string price;
@@ -1391,9 +1448,10 @@ void write_advice(std::ostream& out, const AdvisorRequest& request,
                                                                : std::string("needed, none"))
                                : std::string("-"))
         << " | " << fmt(a.samples_per_second, 0) << " | "
-        << (a.throughput_basis.empty() ? "-" : a.throughput_basis) << " | " << latency << price
-        << fmt(a.cost_usd_per_million, 3) << " | " << run_columns << fmt(a.joules_per_sample, 4)
-        << " | " << (std::isnan(a.total_price_usd) ? std::string("?") : fmt(a.total_price_usd, 0))
+        << (a.throughput_basis == ThroughputBasis::kNone ? "-" : to_string(a.throughput_basis))
+        << " | " << latency << price << fmt(a.cost_usd_per_million, 3) << " | " << run_columns
+        << fmt(a.joules_per_sample, 4) << " | "
+        << (std::isnan(a.total_price_usd) ? std::string("?") : fmt(a.total_price_usd, 0))
         << (a.over_budget ? " (over budget)" : "") << " |\n";
   }
   out << "\nReasons:\n";
