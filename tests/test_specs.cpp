@@ -501,7 +501,7 @@ TEST_CASE("the advisor ranks by fit, budget and throughput, with reasons", "[spe
   CHECK(ranking[0].spec->id == "rtx-5090");
   CHECK_FALSE(ranking[0].over_budget);
   for (const auto& a : ranking) CHECK(a.spec->id != "mi300x");
-  CHECK(ranking[0].throughput_basis == "estimate");
+  CHECK(ranking[0].throughput_basis == gpuperf::ThroughputBasis::kEstimate);
 
   // With measured results, the measured GPU uses them and others scale from them.
   gpuperf::LoadedRun run{"h200.json", resnet_run(4690)};
@@ -511,12 +511,12 @@ TEST_CASE("the advisor ranks by fit, budget and throughput, with reasons", "[spe
   const auto h200 = std::find_if(measured.begin(), measured.end(),
                                  [](const auto& a) { return a.spec->id == "h200-sxm-141gb"; });
   REQUIRE(h200 != measured.end());
-  CHECK(h200->throughput_basis == "measured");
+  CHECK(h200->throughput_basis == gpuperf::ThroughputBasis::kMeasured);
   CHECK(h200->samples_per_second == Approx(4690));
   const auto h100 = std::find_if(measured.begin(), measured.end(),
                                  [](const auto& a) { return a.spec->id == "h100-sxm5-80gb"; });
   CHECK(h100->samples_per_second == Approx(4690));  // same bf16 peak
-  CHECK(h100->throughput_basis == "estimate");
+  CHECK(h100->throughput_basis == gpuperf::ThroughputBasis::kEstimate);
   CHECK(std::any_of(h100->reasons.begin(), h100->reasons.end(), [](const std::string& line) {
     return line.find("estimate, H200 SXM 141GB measured 4690") != std::string::npos;
   }));
@@ -626,13 +626,30 @@ TEST_CASE("a published figure stands in only for a precision the GPU has", "[spe
     REQUIRE(v100 != ranking.end());
     return *v100;
   };
-  CHECK(v100_of(gpuperf::NumericFormat::kFp16).throughput_basis == "published");
+  CHECK(v100_of(gpuperf::NumericFormat::kFp16).throughput_basis ==
+        gpuperf::ThroughputBasis::kPublished);
   const auto bf16 = v100_of(gpuperf::NumericFormat::kBf16);
-  CHECK(bf16.throughput_basis != "published");
+  CHECK(bf16.throughput_basis != gpuperf::ThroughputBasis::kPublished);
   CHECK(std::isnan(bf16.samples_per_second));
   std::string reasons;
   for (const auto& line : bf16.reasons) reasons += line + "\n";
   CHECK_THAT(reasons, Catch::Contains("not used: the datasheet gives this GPU no bf16 rate"));
+}
+
+TEST_CASE("the advisor's bases and latency statuses print as the table and reasons spell them",
+          "[specs][advisor]") {
+  CHECK(gpuperf::to_string(gpuperf::ThroughputBasis::kMeasured) == "measured");
+  CHECK(gpuperf::to_string(gpuperf::ThroughputBasis::kPublished) == "published");
+  CHECK(gpuperf::to_string(gpuperf::ThroughputBasis::kMlperf) == "MLPerf");
+  CHECK(gpuperf::to_string(gpuperf::ThroughputBasis::kEstimate) == "estimate");
+  CHECK(gpuperf::to_string(gpuperf::ThroughputBasis::kNone).empty());
+  CHECK(gpuperf::to_string(gpuperf::EnergyBasis::kMeasured) == "measured");
+  CHECK(gpuperf::to_string(gpuperf::EnergyBasis::kTdpEstimate) == "estimate: TDP");
+  CHECK(gpuperf::to_string(gpuperf::EnergyBasis::kNone).empty());
+  CHECK(gpuperf::to_string(gpuperf::LatencyStatus::kMeetsBudget) == "meets budget");
+  CHECK(gpuperf::to_string(gpuperf::LatencyStatus::kMissesBudget) == "misses budget");
+  CHECK(gpuperf::to_string(gpuperf::LatencyStatus::kNotMeasured) == "not measured");
+  CHECK(gpuperf::to_string(gpuperf::LatencyStatus::kNoBudget).empty());
 }
 
 TEST_CASE("the advisor ranks measured, published and estimated figures in separate tiers",
@@ -658,7 +675,7 @@ TEST_CASE("the advisor ranks measured, published and estimated figures in separa
   const auto a100 = std::find_if(ranking.begin(), ranking.end(),
                                  [](const auto& a) { return a.spec->id == "a100-sxm4-80gb"; });
   REQUIRE(a100 != ranking.end());
-  CHECK(a100->throughput_basis == "published");
+  CHECK(a100->throughput_basis == gpuperf::ThroughputBasis::kPublished);
   CHECK(a100->samples_per_second > ranking[0].samples_per_second);  // faster, yet ranked after
 
   std::ostringstream text;
@@ -702,7 +719,7 @@ TEST_CASE("published figures of different stacks are never ranked or scaled toge
   // The H100 SXM quotes Lambda's PyTorch 2,616 img/s, not MLPerf's 7,100 (MXNet, LARS, DALI):
   // beside the H100 PCIe's PyTorch 1,866 that is 1.40x, not 3.8x.
   const auto& h100 = advice_for(ranking, "h100-sxm5-80gb");
-  CHECK(h100.throughput_basis == "published");
+  CHECK(h100.throughput_basis == gpuperf::ThroughputBasis::kPublished);
   CHECK(h100.samples_per_second == Approx(2616));
   CHECK(says(h100, "published 7100 img/s per GPU, MLPerf"));
   CHECK(says(h100, "not used: MLPerf is another stack"));
@@ -711,7 +728,7 @@ TEST_CASE("published figures of different stacks are never ranked or scaled toge
   // Estimates scale from the fastest PyTorch figure, the H100 SXM's 2,616 (same fp16 peak on the
   // H200; the B200: 2616 x 2250 / 989.4 = 5949), never from MLPerf's 7,100.
   const auto& h200 = advice_for(ranking, "h200-sxm-141gb");
-  CHECK(h200.throughput_basis == "estimate");
+  CHECK(h200.throughput_basis == gpuperf::ThroughputBasis::kEstimate);
   CHECK(h200.samples_per_second == Approx(2616));
   CHECK(advice_for(ranking, "b200").samples_per_second == Approx(2616 * 2250 / 989.4));
 
@@ -720,7 +737,7 @@ TEST_CASE("published figures of different stacks are never ranked or scaled toge
   const std::vector<gpuperf::PublishedResult> mlperf_only = {published[13]};
   const auto alone = gpuperf::advise(request, db, {}, mlperf_only);
   const auto& h100_mlperf = advice_for(alone, "h100-sxm5-80gb");
-  CHECK(h100_mlperf.throughput_basis == "MLPerf");
+  CHECK(h100_mlperf.throughput_basis == gpuperf::ThroughputBasis::kMlperf);
   CHECK(h100_mlperf.samples_per_second == Approx(7100));
   CHECK(gpuperf::evidence_tier(h100_mlperf) == gpuperf::EvidenceTier::kMlperf);
   const auto& h200_alone = advice_for(alone, "h200-sxm-141gb");
@@ -760,14 +777,14 @@ TEST_CASE("a figure in a precision its GPU cannot run is not used for that GPU o
       published_figure("v100-sxm2-16gb", "bf16", 2000, gpuperf::PublishedStack::kPyTorch)};
   const auto ranking = gpuperf::advise(request, db, {}, impossible);
   const auto& v100 = advice_for(ranking, "v100-sxm2-16gb");
-  CHECK(v100.throughput_basis.empty());
+  CHECK(v100.throughput_basis == gpuperf::ThroughputBasis::kNone);
   CHECK(std::isnan(v100.samples_per_second));
   CHECK(says(v100, "not used: it is bf16, and the datasheet gives this GPU no bf16 path"));
   CHECK(advice_for(ranking, "a100-sxm4-80gb").samples_per_second == Approx(0.3 * 312e12 / flops));
   // The same for fp16 requests: the figure is still not this GPU's.
   request.precision = gpuperf::NumericFormat::kFp16;
   const auto fp16 = gpuperf::advise(request, db, {}, impossible);
-  CHECK(advice_for(fp16, "v100-sxm2-16gb").throughput_basis == "estimate");
+  CHECK(advice_for(fp16, "v100-sxm2-16gb").throughput_basis == gpuperf::ThroughputBasis::kEstimate);
 
   // A V100 measured in fp16 does not stand in for a bf16 request: the V100 cannot run one.
   request.precision = gpuperf::NumericFormat::kBf16;
@@ -777,14 +794,14 @@ TEST_CASE("a figure in a precision its GPU cannot run is not used for that GPU o
   run.record.device.memory_bytes = 16e9;
   const auto measured = gpuperf::advise(request, db, {run}, {});
   const auto& v100_measured = advice_for(measured, "v100-sxm2-16gb");
-  CHECK(v100_measured.throughput_basis.empty());
+  CHECK(v100_measured.throughput_basis == gpuperf::ThroughputBasis::kNone);
   CHECK(says(v100_measured,
              "measured 1100 samples/s (v100.json, fp16, bs 256) not used: the "
              "datasheet gives this GPU no bf16 rate, so it cannot run a bf16 "
              "request"));
   request.precision = gpuperf::NumericFormat::kFp16;
   CHECK(advice_for(gpuperf::advise(request, db, {run}, {}), "v100-sxm2-16gb").throughput_basis ==
-        "measured");
+        gpuperf::ThroughputBasis::kMeasured);
 }
 
 TEST_CASE("a measured run's energy per sample replaces the TDP estimate", "[specs][advisor]") {
@@ -800,14 +817,14 @@ TEST_CASE("a measured run's energy per sample replaces the TDP estimate", "[spec
   const auto ranking = gpuperf::advise(request, db, {run}, {});
   const auto& h200 = advice_for(ranking, "h200-sxm-141gb");
   CHECK(h200.joules_per_sample == Approx(0.2));
-  CHECK(h200.energy_basis == "measured");
+  CHECK(h200.energy_basis == gpuperf::EnergyBasis::kMeasured);
   CHECK(says(h200,
              "energy: measured, 0.2000 J per sample (energy counter over the timed "
              "windows, h200.json)"));
   // The H100, estimated at the same 4690 samples/s: 700 W TDP / 4690 = 0.1493 J, an estimate.
   const auto& h100 = advice_for(ranking, "h100-sxm5-80gb");
   CHECK(h100.joules_per_sample == Approx(700.0 / 4690));
-  CHECK(h100.energy_basis == "estimate: TDP");
+  CHECK(h100.energy_basis == gpuperf::EnergyBasis::kTdpEstimate);
   CHECK(says(h100, "energy: estimate, 700 W TDP x 1 / 4690 samples/s = 0.1493 J per sample"));
   for (const auto& a : ranking) CHECK_FALSE(says(a, "upper bound"));
   // On 2 GPUs (linear without a batch size) the measured GPUs' draw, 0.2 x 4690 = 938 W each,
@@ -1266,10 +1283,10 @@ TEST_CASE("the inference advisor quotes the best measured batch size within the 
 
   // No budget: the best throughput, batch 512.
   auto h200 = find(gpuperf::advise_with(request, db, measured), "h200-sxm-141gb");
-  CHECK(h200.throughput_basis == "measured");
+  CHECK(h200.throughput_basis == gpuperf::ThroughputBasis::kMeasured);
   CHECK(h200.measured_batch_size == 512);
   CHECK(h200.samples_per_second == Approx(512 / 29.299e-3));
-  CHECK(h200.latency_status.empty());
+  CHECK(h200.latency_status == gpuperf::LatencyStatus::kNoBudget);
 
   // 5 ms: batch 512 misses, batch 64 (p99 4.369 ms) is the best that fits; it ranks before the
   // unmeasured GPUs even where their datasheet estimate is higher.
@@ -1279,19 +1296,19 @@ TEST_CASE("the inference advisor quotes the best measured batch size within the 
   CHECK(h200.measured_batch_size == 64);
   CHECK(h200.samples_per_second == Approx(64 / 4.355e-3));
   CHECK(h200.latency_p99 == Approx(4.369e-3));
-  CHECK(h200.latency_status == "meets budget");
+  CHECK(h200.latency_status == gpuperf::LatencyStatus::kMeetsBudget);
   CHECK(ranking[0].spec->id == "h200-sxm-141gb");
   // The unmeasured GPUs get no throughput: only a measured latency can meet a budget.
   const auto b200 = find(ranking, "b200");
-  CHECK(b200.latency_status == "not measured");
-  CHECK(b200.throughput_basis.empty());
+  CHECK(b200.latency_status == gpuperf::LatencyStatus::kNotMeasured);
+  CHECK(b200.throughput_basis == gpuperf::ThroughputBasis::kNone);
   CHECK(std::isnan(b200.samples_per_second));
 
   // 0.5 ms: nothing measured fits; the H200 says so and ranks after GPUs not measured.
   request.latency_budget_seconds = 0.5e-3;
   ranking = gpuperf::advise_with(request, db, measured);
   h200 = find(ranking, "h200-sxm-141gb");
-  CHECK(h200.latency_status == "misses budget");
+  CHECK(h200.latency_status == gpuperf::LatencyStatus::kMissesBudget);
   CHECK(std::isnan(h200.samples_per_second));
   CHECK(ranking[0].spec->id != "h200-sxm-141gb");
   CHECK(std::any_of(h200.reasons.begin(), h200.reasons.end(), [](const std::string& line) {
@@ -1307,7 +1324,7 @@ TEST_CASE("the inference advisor quotes the best measured batch size within the 
   request.latency_budget_seconds = std::nan("");
   request.batch_size = 128;
   h200 = find(gpuperf::advise_with(request, db, measured), "h200-sxm-141gb");
-  CHECK(h200.throughput_basis == "estimate");
+  CHECK(h200.throughput_basis == gpuperf::ThroughputBasis::kEstimate);
   CHECK(std::any_of(h200.reasons.begin(), h200.reasons.end(), [](const std::string& line) {
     return line.find("has no batch 128 (measured: 1, 64, 512)") != std::string::npos;
   }));
@@ -1361,7 +1378,7 @@ TEST_CASE("the advisor scales by a measured data-parallel run and quotes the lin
   two.record.distributed.interconnect = "NVLink";
   two.record.distributed.global_throughput = 1800;
   auto a = h200_of(gpuperf::advise(request, db, {two, one}, {}));
-  CHECK(a.throughput_basis == "measured");
+  CHECK(a.throughput_basis == gpuperf::ThroughputBasis::kMeasured);
   CHECK(a.samples_per_second == Approx(1800));
   CHECK(says(a, "measured scaling: 90.0% on 2 GPUs (NVLink, h200-2gpu.json)"));
   CHECK(says(a, "the 1-GPU run h200-1gpu.json"));

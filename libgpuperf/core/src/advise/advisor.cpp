@@ -4,16 +4,15 @@
 
 #include <algorithm>
 #include <cmath>
-#include <iomanip>
 #include <map>
 #include <optional>
-#include <sstream>
 #include <utility>
 
 #include "gpuperf/advise/fit.h"
 #include "gpuperf/base/error.h"
 #include "gpuperf/plan/memory_plan.h"
 #include "gpuperf/specs/efficiency.h"
+#include "advise/number_text.h"
 
 namespace gpuperf {
 namespace {
@@ -25,20 +24,10 @@ constexpr double kElectricityUsdPerKwh = 0.15;
 constexpr double kContextReserveBytes = 1e9;
 constexpr double kFragmentationShare = 0.05;
 
-std::string fmt(double v, int digits = 1) {
-  if (!std::isfinite(v)) return "n/a";
-  std::ostringstream out;
-  out << std::fixed << std::setprecision(digits) << v;
-  return out.str();
-}
-
-std::string gb(double bytes) { return fmt(bytes / 1e9, 1) + " GB"; }
-
-std::string general(double v) {
-  std::ostringstream out;
-  out << v;
-  return out.str();
-}
+using detail::fmt;
+using detail::gb;
+using detail::general;
+using detail::ms;
 
 // Parameter and element counts read better as 25,557,032 or 7e+10 than as 2.5557e+07.
 std::string count_text(double v) {
@@ -115,8 +104,6 @@ bool better_reference(const Reference& a, const Reference* b, NumericFormat want
   if (a_exact != b_exact) return a_exact;
   return a.per_gpu > b->per_gpu || (a.per_gpu == b->per_gpu && a.p99 < b->p99);
 }
-
-std::string ms(double seconds) { return fmt(seconds * 1e3, 3) + " ms"; }
 
 std::string batch_list(const InferenceResult& r) {
   std::string out;
@@ -649,7 +636,7 @@ double estimate_throughput(GpuAdvice& a, const AdvisorRequest& request, const Wo
       ref = &r;
     }
   }
-  a.throughput_basis = "estimate";
+  a.throughput_basis = ThroughputBasis::kEstimate;
   if (ref != nullptr) {
     const double rp = ref->spec->peak(peak_key_for_precision(precision, ref->spec));
     const double per_gpu = ref->per_gpu * peak / rp;
@@ -689,12 +676,13 @@ double throughput_per_gpu(GpuAdvice& a, const GpuSpec& spec, const AdvisorReques
     r = nullptr;
   }
   if (r != nullptr) {
-    a.throughput_basis = "measured";
+    a.throughput_basis = ThroughputBasis::kMeasured;
     a.measured_batch_size = r->batch_size;
     a.latency_p50 = r->p50;
     a.latency_p99 = r->p99;
     if (!std::isnan(request.latency_budget_seconds)) {
-      a.latency_status = r->per_gpu > 0 ? "meets budget" : "misses budget";
+      a.latency_status =
+          r->per_gpu > 0 ? LatencyStatus::kMeetsBudget : LatencyStatus::kMissesBudget;
     }
     say(a, "throughput: " + r->what);
     say_if_carried_over(a, *r, request.precision);
@@ -714,7 +702,7 @@ double throughput_per_gpu(GpuAdvice& a, const GpuSpec& spec, const AdvisorReques
       continue;
     }
     if (p == same) {
-      a.throughput_basis = "published";
+      a.throughput_basis = ThroughputBasis::kPublished;
       say(a, "throughput: " + p->what + " (gpuperf's stack, another setup: treat as indicative)");
       if (other != nullptr) {
         say(a, "throughput: " + other->what +
@@ -722,7 +710,7 @@ double throughput_per_gpu(GpuAdvice& a, const GpuSpec& spec, const AdvisorReques
                    "never ranked against PyTorch figures");
       }
     } else {
-      a.throughput_basis = "MLPerf";
+      a.throughput_basis = ThroughputBasis::kMlperf;
       say(a, "throughput: " + p->what +
                  " (MLPerf: another stack and heavily tuned; ranked in its own tier, never against "
                  "PyTorch figures, and never scaled to other GPUs)");
@@ -750,8 +738,8 @@ double throughput_per_gpu(GpuAdvice& a, const GpuSpec& spec, const AdvisorReques
 
 // A latency budget with nothing measured on this GPU is said to be unchecked.
 void judge_latency(GpuAdvice& a, const AdvisorRequest& request) {
-  if (!std::isnan(request.latency_budget_seconds) && a.latency_status.empty()) {
-    a.latency_status = "not measured";
+  if (!std::isnan(request.latency_budget_seconds) && a.latency_status == LatencyStatus::kNoBudget) {
+    a.latency_status = LatencyStatus::kNotMeasured;
     say(a,
         "latency: not measured on this GPU; a datasheet cannot give per-call latency (batch-1 "
         "calls are launch-bound), so the p99 budget of " +
@@ -941,11 +929,11 @@ void judge_energy(GpuAdvice& a, const GpuSpec& spec, const AdvisorRequest& reque
                   const Workload& w, const References& found) {
   const double total = a.samples_per_second;
   const int n = w.gpus;
-  const Reference* r = a.throughput_basis == "measured"
+  const Reference* r = a.throughput_basis == ThroughputBasis::kMeasured
                            ? best_reference_on(spec, found.refs, true, request.precision)
                            : nullptr;
   if (r != nullptr && r->joules_per_sample > 0) {
-    a.energy_basis = "measured";
+    a.energy_basis = EnergyBasis::kMeasured;
     const double watts = r->joules_per_sample * r->per_gpu;
     a.joules_per_sample = watts * n / total;
     if (n == 1 && total == r->per_gpu) {
@@ -959,7 +947,7 @@ void judge_energy(GpuAdvice& a, const GpuSpec& spec, const AdvisorRequest& reque
     return;
   }
   if (spec.tdp_watts > 0) {
-    a.energy_basis = "estimate: TDP";
+    a.energy_basis = EnergyBasis::kTdpEstimate;
     a.joules_per_sample = spec.tdp_watts * n / total;
     say(a, "energy: estimate, " + fmt(spec.tdp_watts, 0) + " W TDP x " + std::to_string(n) + " / " +
                fmt(total, 0) + " " + w.unit + "s/s = " + fmt(a.joules_per_sample, 4) + " J per " +
@@ -1051,7 +1039,9 @@ GpuAdvice advise_gpu(const GpuSpec& spec, const AdvisorRequest& request, const W
 void rank(std::vector<GpuAdvice>& advice, const AdvisorRequest& request, const Workload& w) {
   auto category = [&](const GpuAdvice& a) {
     if (!a.fits && !a.fits_sharded) return 4;
-    if (!(a.samples_per_second > 0) || a.latency_status == "misses budget") return 3;
+    if (!(a.samples_per_second > 0) || a.latency_status == LatencyStatus::kMissesBudget) {
+      return 3;
+    }
     if (a.over_budget) return 2;
     const double checked = budget_is_run_cost(a, w) ? a.run_cost_usd : a.total_price_usd;
     if (!std::isnan(request.budget_usd) && std::isnan(checked)) return 1;
@@ -1063,7 +1053,8 @@ void rank(std::vector<GpuAdvice>& advice, const AdvisorRequest& request, const W
     const int cx = category(x), cy = category(y);
     if (cx != cy) return cx < cy;
     // A measured latency within budget beats an unchecked one.
-    const bool mx = x.latency_status == "meets budget", my = y.latency_status == "meets budget";
+    const bool mx = x.latency_status == LatencyStatus::kMeetsBudget;
+    const bool my = y.latency_status == LatencyStatus::kMeetsBudget;
     if (mx != my) return mx;
     const double tx = x.samples_per_second > 0 ? x.samples_per_second : -1;
     const double ty = y.samples_per_second > 0 ? y.samples_per_second : -1;
@@ -1144,28 +1135,66 @@ std::map<std::string, const RentalPrice*> table_by_id(const std::vector<RentalPr
   return by_id;
 }
 
-// When the default-table prices of `ranking` were read: "2026-09-25", or "2026-09-20 to
-// 2026-09-25" for several dates; empty when no GPU is priced from the table.
-std::string default_table_dates(const std::vector<GpuAdvice>& ranking) {
-  std::string oldest, newest;
-  for (const auto& a : ranking) {
-    if (!a.table_price) continue;
-    if (oldest.empty() || a.table_price->date < oldest) oldest = a.table_price->date;
-    if (newest.empty() || a.table_price->date > newest) newest = a.table_price->date;
+}  // namespace
+
+std::string to_string(ThroughputBasis value) {
+  switch (value) {
+    case ThroughputBasis::kMeasured:
+      return "measured";
+    case ThroughputBasis::kPublished:
+      return "published";
+    case ThroughputBasis::kMlperf:
+      return "MLPerf";
+    case ThroughputBasis::kEstimate:
+      return "estimate";
+    case ThroughputBasis::kNone:
+      break;
   }
-  return oldest == newest ? oldest : oldest + " to " + newest;
+  return "";
 }
 
-}  // namespace
+std::string to_string(EnergyBasis value) {
+  switch (value) {
+    case EnergyBasis::kMeasured:
+      return "measured";
+    case EnergyBasis::kTdpEstimate:
+      return "estimate: TDP";
+    case EnergyBasis::kNone:
+      break;
+  }
+  return "";
+}
+
+std::string to_string(LatencyStatus value) {
+  switch (value) {
+    case LatencyStatus::kMeetsBudget:
+      return "meets budget";
+    case LatencyStatus::kMissesBudget:
+      return "misses budget";
+    case LatencyStatus::kNotMeasured:
+      return "not measured";
+    case LatencyStatus::kNoBudget:
+      break;
+  }
+  return "";
+}
 
 EvidenceTier evidence_tier(const GpuAdvice& a) {
   if ((!a.fits && !a.fits_sharded) || !(a.samples_per_second > 0) ||
-      a.latency_status == "misses budget") {
+      a.latency_status == LatencyStatus::kMissesBudget) {
     return EvidenceTier::kUnusable;
   }
-  if (a.throughput_basis == "measured") return EvidenceTier::kMeasured;
-  if (a.throughput_basis == "published") return EvidenceTier::kPublished;
-  if (a.throughput_basis == "MLPerf") return EvidenceTier::kMlperf;
+  switch (a.throughput_basis) {
+    case ThroughputBasis::kMeasured:
+      return EvidenceTier::kMeasured;
+    case ThroughputBasis::kPublished:
+      return EvidenceTier::kPublished;
+    case ThroughputBasis::kMlperf:
+      return EvidenceTier::kMlperf;
+    case ThroughputBasis::kNone:  // no throughput: unusable above
+    case ThroughputBasis::kEstimate:
+      break;
+  }
   return EvidenceTier::kEstimate;
 }
 
@@ -1276,131 +1305,6 @@ std::vector<GpuAdvice> advise_with(const AdvisorRequest& request, const SpecData
 OptimizerKind optimizer_for(const AdvisorRequest& request) {
   if (request.optimizer) return *request.optimizer;
   return request.model == "resnet50" ? OptimizerKind::kSgd : OptimizerKind::kAdam;
-}
-
-void write_advice(std::ostream& out, const AdvisorRequest& request,
-                  const std::vector<GpuAdvice>& ranking) {
-  const auto count = request.model.empty() ? std::nullopt : count_model(request.model);
-  const std::string unit = (!count && request.sequence_length == 0) ? "token" : "sample";
-  const bool inference = request.mode == WorkloadKind::kInference;
-  out << "Workload: " << to_string(request.mode) << " "
-      << (request.model.empty() ? general(request.parameters) + " parameters" : request.model)
-      << ", " << to_string(request.precision)
-      << (inference ? "" : ", " + to_string(optimizer_for(request))) << ", batch "
-      << (request.batch_size > 0 ? std::to_string(request.batch_size) : "unknown") << " per GPU, "
-      << request.gpu_count << " GPU(s)";
-  if (!std::isnan(request.budget_usd)) out << ", budget " << fmt(request.budget_usd, 0) << " USD";
-  if (!std::isnan(request.latency_budget_seconds)) {
-    out << ", p99 latency budget " << ms(request.latency_budget_seconds);
-  }
-  if (!std::isnan(request.epochs)) out << ", a run of " << general(request.epochs) << " epochs";
-  if (!std::isnan(request.tokens)) out << ", a run of " << general(request.tokens) << " tokens";
-  // The price and the run's columns appear when asked for (a price given or a run), and the price
-  // column whenever a default-table price stands beside other bases.
-  const bool run = !std::isnan(request.epochs) || !std::isnan(request.tokens);
-  const std::string table_dates = default_table_dates(ranking);
-  const bool priced = run || !std::isnan(request.price_per_hour_usd) ||
-                      !request.price_per_hour_by_gpu.empty() || !table_dates.empty();
-  std::string measured_on;
-  bool published = false;
-  for (const auto& a : ranking) {
-    if (a.throughput_basis == "measured") {
-      measured_on += (measured_on.empty() ? "" : ", ") + a.spec->name;
-    }
-    published = published || a.throughput_basis == "published" || a.throughput_basis == "MLPerf";
-  }
-  out << "\nBasis: ";
-  if (!measured_on.empty()) {
-    out << "measured on " << measured_on
-        << "; every other throughput is published or a datasheet estimate, labelled as such";
-  } else if (published) {
-    out << "no measured result for this workload; published figures where labelled, datasheet "
-           "estimates elsewhere";
-  } else {
-    out << "datasheet figures only: no measured " << (inference ? "inference " : "")
-        << "result matches this workload (give some with --results), so every throughput below "
-           "is an estimate"
-        << (inference ? " and no latency is known" : "");
-  }
-  if (!table_dates.empty()) {
-    out << "\nPrices: GPUs marked (table) are costed at the default table's on-demand rental "
-           "prices, read "
-        << table_dates
-        << "; prices go stale and vary by provider and term (each GPU's cost basis names its "
-           "source)";
-  }
-  // One table per evidence tier: a skimming reader never compares a measurement with a
-  // published or estimated figure in one column without seeing which is which.
-  const std::pair<EvidenceTier, const char*> tiers[] = {
-      {EvidenceTier::kMeasured, "Measured on this workload (your results)"},
-      {EvidenceTier::kPublished,
-       "Published figures (PyTorch per GPU, gpuperf's stack but another setup: indicative, not "
-       "comparable with a measurement)"},
-      {EvidenceTier::kMlperf,
-       "MLPerf figures (another stack: its own framework, optimizer, data pipeline and tuning; "
-       "not comparable with PyTorch figures, never scaled to other GPUs)"},
-      {EvidenceTier::kEstimate,
-       "Datasheet estimates (scaled from a measured or PyTorch published figure by peak ratios, "
-       "else a fraction of the peak)"},
-      {EvidenceTier::kUnusable,
-       "Not usable for this workload (does not fit, misses the latency "
-       "budget, or no figure)"}};
-  int rank = 1;
-  EvidenceTier current = EvidenceTier::kUnusable;
-  bool any = false;
-  for (const auto& a : ranking) {
-    const EvidenceTier tier = evidence_tier(a);
-    if (!any || tier != current) {
-      for (const auto& [t, title] : tiers) {
-        if (t == tier) out << (any ? "\n### " : "\n\n### ") << title << "\n";
-      }
-      out << "\n| rank | GPU | fits | memory need / have | fast link | " << unit
-          << "s/s (all GPUs) | basis | " << (inference ? "p50 / p99 ms (batch) | " : "")
-          << (priced ? "USD per GPU-h (basis) | " : "") << "USD per M " << unit << "s | "
-          << (run ? "run h | run USD | " : "") << "J per " << unit << " | price USD |\n"
-          << "|---:|---|---|---|---|---:|---|" << (inference ? "---|" : "")
-          << (priced ? "---:|" : "") << "---:|" << (run ? "---:|---:|" : "") << "---:|---:|\n";
-      current = tier;
-      any = true;
-    }
-    std::string latency;
-    if (inference) {
-      latency = a.measured_batch_size > 0
-                    ? fmt(a.latency_p50 * 1e3, 3) + " / " + fmt(a.latency_p99 * 1e3, 3) + " (" +
-                          std::to_string(a.measured_batch_size) + ")"
-                    : std::string("not measured");
-      if (a.latency_status == "misses budget") latency += " misses budget";
-      latency += " | ";
-    }
-    std::string price;
-    if (priced) {
-      price = fmt(a.price_per_hour_usd, 2) +
-              (a.price_source == PriceSource::kGivenForGpu    ? " (this GPU)"
-               : a.price_source == PriceSource::kGivenForAll  ? " (all GPUs)"
-               : a.price_source == PriceSource::kDefaultTable ? " (table)"
-               : a.price_source == PriceSource::kPurchase     ? " (purchase)"
-                                                              : "") +
-              " | ";
-    }
-    const std::string run_columns =
-        run ? fmt(a.run_hours, 1) + " | " + fmt(a.run_cost_usd, 0) + " | " : std::string();
-    out << "| " << rank++ << " | " << a.spec->name << " | "
-        << (a.fits ? "yes" : (a.fits_sharded ? a.memory_strategy : std::string("no"))) << " | "
-        << gb(a.memory_need_bytes) << " / " << gb(a.spec->memory_bytes) << " | "
-        << (a.fast_link_needed ? (a.spec->link_bytes_per_s > 0 ? "needed, has " + a.spec->link_name
-                                                               : std::string("needed, none"))
-                               : std::string("-"))
-        << " | " << fmt(a.samples_per_second, 0) << " | "
-        << (a.throughput_basis.empty() ? "-" : a.throughput_basis) << " | " << latency << price
-        << fmt(a.cost_usd_per_million, 3) << " | " << run_columns << fmt(a.joules_per_sample, 4)
-        << " | " << (std::isnan(a.total_price_usd) ? std::string("?") : fmt(a.total_price_usd, 0))
-        << (a.over_budget ? " (over budget)" : "") << " |\n";
-  }
-  out << "\nReasons:\n";
-  for (const auto& a : ranking) {
-    out << "\n" << a.spec->name << " (" << a.spec->id << "; source: " << a.spec->source << ")\n";
-    for (const auto& line : a.reasons) out << "  - " << line << "\n";
-  }
 }
 
 }  // namespace gpuperf

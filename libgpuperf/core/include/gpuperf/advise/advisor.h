@@ -117,6 +117,41 @@ enum class PriceSource {
   kPurchase,      ///< the datasheet's purchase price over 3 years of 24/7 use, plus TDP energy
 };
 
+// The advisor's own result vocabulary. No other module writes or reads these: efficiency's
+// power_basis ("measured", "TDP", "power limit") is a sibling with other values and spellings, so
+// they live here, beside PriceSource, rather than in base/choices.h.
+
+/// What a GPU's throughput figure rests on.
+enum class ThroughputBasis {
+  kNone,       ///< no figure
+  kMeasured,   ///< a result measured on this GPU for this workload
+  kPublished,  ///< a published PyTorch per-GPU figure
+  kMlperf,     ///< an MLPerf submission's figure
+  kEstimate,   ///< scaled by datasheet peaks, or a fraction of the peak
+};
+
+/// Where a GPU's energy per unit of work comes from.
+enum class EnergyBasis {
+  kNone,         ///< no figure
+  kMeasured,     ///< the measured run's telemetry
+  kTdpEstimate,  ///< the datasheet TDP over the throughput
+};
+
+/// A latency budget checked against a GPU's measured per-call latency.
+enum class LatencyStatus {
+  kNoBudget,      ///< the request gives no latency budget
+  kMeetsBudget,   ///< a measured batch size's p99 fits the budget
+  kMissesBudget,  ///< measured, and no batch size's p99 fits it
+  kNotMeasured,   ///< a budget, but no measured latency on this GPU
+};
+
+/// "measured", "published", "MLPerf", "estimate"; "" for kNone.
+[[nodiscard]] std::string to_string(ThroughputBasis value);
+/// "measured", "estimate: TDP"; "" for kNone.
+[[nodiscard]] std::string to_string(EnergyBasis value);
+/// "meets budget", "misses budget", "not measured"; "" for kNoBudget.
+[[nodiscard]] std::string to_string(LatencyStatus value);
+
 /// The advisor's view of one GPU.
 struct GpuAdvice {
   const GpuSpec* spec = nullptr;
@@ -133,8 +168,7 @@ struct GpuAdvice {
   std::string memory_strategy;
   bool fast_link_needed = false;
   double samples_per_second = std::numeric_limits<double>::quiet_NaN();  ///< all GPUs together
-  /// "measured", "published" (PyTorch per GPU), "MLPerf" or "estimate"; empty without a figure.
-  std::string throughput_basis;
+  ThroughputBasis throughput_basis = ThroughputBasis::kNone;
   double price_per_hour_usd = std::numeric_limits<double>::quiet_NaN();  ///< per GPU, as used
   PriceSource price_source = PriceSource::kNone;  ///< where price_per_hour_usd comes from
   /// kDefaultTable: the table's entry (provider, date, source); nullopt otherwise.
@@ -145,8 +179,7 @@ struct GpuAdvice {
   double run_hours = std::numeric_limits<double>::quiet_NaN();
   double run_cost_usd = std::numeric_limits<double>::quiet_NaN();
   double joules_per_sample = std::numeric_limits<double>::quiet_NaN();
-  /// "measured" (the measured run's telemetry) or "estimate: TDP"; empty without a figure.
-  std::string energy_basis;
+  EnergyBasis energy_basis = EnergyBasis::kNone;
   double total_price_usd = std::numeric_limits<double>::quiet_NaN();  ///< purchase, all GPUs
   /// Over the budget: the run's cost at a rental price (given or the default table's) when a run
   /// is given, else the purchase price of all GPUs.
@@ -156,8 +189,7 @@ struct GpuAdvice {
   std::int64_t measured_batch_size = 0;
   double latency_p50 = std::numeric_limits<double>::quiet_NaN();
   double latency_p99 = std::numeric_limits<double>::quiet_NaN();
-  /// With a latency budget: "meets budget", "misses budget" or "not measured"; else empty.
-  std::string latency_status;
+  LatencyStatus latency_status = LatencyStatus::kNoBudget;
   std::vector<std::string> reasons;  ///< one per line, in the order they were decided
 };
 
