@@ -287,6 +287,13 @@ TEST_CASE("the HTML report is self-contained: inline SVG charts, no scripts, not
   CHECK(page.find("src=") == std::string::npos);
   CHECK(page.find("href=") == std::string::npos);
   CHECK_THROWS_AS(gpuperf::write_html_report(html, {}, &db, {}, {}), gpuperf::ConfigError);
+  // Bad efficiency assumptions are refused by name before anything is written.
+  gpuperf::HtmlReportOptions bad;
+  bad.efficiency.price_per_hour_usd = -1;
+  std::ostringstream nothing;
+  CHECK_THROWS_WITH(gpuperf::write_html_report(nothing, runs, &db, published, bad),
+                    Catch::Contains("EfficiencyOptions::price_per_hour_usd"));
+  CHECK(nothing.str().empty());
 
   // Rendering it in a browser is tests/render_report.sh (SKIPPED without Chromium).
 }

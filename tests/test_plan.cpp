@@ -341,6 +341,12 @@ TEST_CASE("10B parameters fit one 80 GB GPU only with offload, and 8 of them wit
   gpuperf::FitRequest request;
   request.plan.model.parameters = 10e9;
   request.gpu = "a100-sxm4-80gb";
+  // A bad plan is refused by its field, before any GPU is judged.
+  gpuperf::FitRequest bad = request;
+  bad.plan.strategy.gpus = 0;
+  CHECK_THROWS_WITH(bad.validate(), Catch::Contains("MemoryStrategy::gpus"));
+  CHECK_THROWS_WITH(gpuperf::advise_fit(bad, db), Catch::Contains("MemoryStrategy::gpus"));
+  CHECK_NOTHROW(request.validate());
   const auto one = gpuperf::advise_fit(request, db);
   REQUIRE(one.ladder.size() == 3);
   CHECK(one.ladder[0].plan.total_bytes == Approx(176.795279e9));

@@ -61,7 +61,10 @@ std::vector<StrategyPlan> strategy_ladder(const MemoryPlanRequest& request) {
   return ladder;
 }
 
+void FitRequest::validate() const { plan.validate(); }
+
 FitAdvice advise_fit(const FitRequest& request, const SpecDatabase& db) {
+  request.validate();
   FitAdvice advice;
   advice.ladder = strategy_ladder(request.plan);
   std::vector<const GpuSpec*> specs;

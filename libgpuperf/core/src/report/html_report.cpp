@@ -616,6 +616,8 @@ std::string svg_line_chart(const std::string& title, const std::string& x_unit,
   return s.str();
 }
 
+void HtmlReportOptions::validate() const { efficiency.validate(); }
+
 void write_html_report(std::ostream& out, const std::vector<LoadedRun>& runs,
                        const SpecDatabase* specs, const std::vector<PublishedResult>& published,
                        const HtmlReportOptions& options) {
@@ -943,6 +945,7 @@ void write_published_table(std::ostream& out, const std::vector<PublishedResult>
 void write_results_report(std::ostream& out, const LoadedResults& results,
                           const SpecDatabase* specs, const std::vector<PublishedResult>& published,
                           const HtmlReportOptions& options) {
+  options.validate();
   if (results.empty() && published.empty()) {
     throw ConfigError("report: no result files and no published figures to show");
   }

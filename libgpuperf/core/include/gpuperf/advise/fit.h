@@ -30,6 +30,9 @@ struct FitRequest {
   std::string gpu;
   /// Also judge entries marked reference_only.
   bool include_reference_only = false;
+
+  /// Throws ConfigError naming the first bad field of `plan` (MemoryPlanRequest::validate()).
+  void validate() const;
 };
 
 /// One rung of the strategy ladder and its plan.

@@ -58,7 +58,7 @@ enum class ZeroStage {
 
 /// Parses "fp32", "amp-fp16", "amp-bf16", "pure-bf16", and the run precisions "tf32" (as fp32),
 /// "fp16" and "bf16" (autocast keeps fp32 master weights: as amp-fp16 / amp-bf16). Throws
-/// ConfigError "--<option>: unknown value '<text>' (...)".
+/// ConfigError naming `option` and the value.
 [[nodiscard]] TrainingPrecision parse_training_precision(std::string_view text,
                                                          std::string_view option = "precision");
 /// Parses "sgd" (with momentum, as the training programs mean it), "sgd-plain", "adam",
@@ -151,8 +151,8 @@ struct MemoryPlanRequest {
   MemoryStrategy strategy;    ///< GPUs, ZeRO stage, checkpointing, offload
   MemoryOverheads overheads;  ///< context, workspaces, graph pool, fragmentation
 
-  /// Throws ConfigError "--<option>: must be <rule>, got <value>" for the first bad field
-  /// (options named as gpuperf_advise --fit spells them).
+  /// Throws ConfigError naming the first bad field (e.g. "MemoryStrategy::gpus") with its rule
+  /// and value.
   void validate() const;
 };
 

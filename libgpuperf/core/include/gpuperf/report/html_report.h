@@ -31,6 +31,10 @@ struct HtmlReportOptions {
   std::string subtitle;
   /// Assumptions for cost and power columns.
   EfficiencyOptions efficiency;
+
+  /// Throws ConfigError naming the first bad field (the efficiency assumptions:
+  /// EfficiencyOptions::validate()).
+  void validate() const;
 };
 
 /// One horizontal bar of a chart.
@@ -99,7 +103,7 @@ void distinguish_labels(std::vector<ChartBar>& bars, const std::vector<std::stri
 
 /// Writes the whole page. `specs` may be null (no peaks); `published` may be empty. Runs may be
 /// empty only when published figures are given (a page of published figures alone).
-/// ConfigError when both are empty.
+/// ConfigError when both are empty or `options` is invalid.
 void write_html_report(std::ostream& out, const std::vector<LoadedRun>& runs,
                        const SpecDatabase* specs, const std::vector<PublishedResult>& published,
                        const HtmlReportOptions& options = {});
@@ -110,7 +114,7 @@ void write_html_report(std::ostream& out, const std::vector<LoadedRun>& runs,
 /// point, and a table of scaling efficiency, interconnect and all-reduce bandwidth), then
 /// per model an inference section (throughput-versus-latency chart, batch-1 latency, a latency
 /// table per batch size, the simulated serving curve where there is one, labelled SIMULATED).
-/// ConfigError when there are no results and no published figures.
+/// ConfigError when there are no results and no published figures, or `options` is invalid.
 void write_results_report(std::ostream& out, const LoadedResults& results,
                           const SpecDatabase* specs, const std::vector<PublishedResult>& published,
                           const HtmlReportOptions& options = {});
