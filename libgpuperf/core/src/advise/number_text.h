@@ -7,25 +7,20 @@
 #include <sstream>
 #include <string>
 
+#include "gpuperf/base/format.h"
+
 namespace gpuperf::detail {
 
 /// `v` with `digits` decimals; "n/a" when not finite.
 inline std::string fmt(double v, int digits = 1) {
-  if (!std::isfinite(v)) return "n/a";
-  std::ostringstream out;
-  out << std::fixed << std::setprecision(digits) << v;
-  return out.str();
+  return std::isfinite(v) ? format_fixed(v, digits) : "n/a";
 }
 
 /// Bytes as "12.3 GB".
 inline std::string gb(double bytes) { return fmt(bytes / 1e9, 1) + " GB"; }
 
 /// `v` as an ostream prints it by default ("7e+09", "0.3").
-inline std::string general(double v) {
-  std::ostringstream out;
-  out << v;
-  return out.str();
-}
+inline std::string general(double v) { return format_number(v, 6); }
 
 /// Seconds as "1.234 ms".
 inline std::string ms(double seconds) { return fmt(seconds * 1e3, 3) + " ms"; }

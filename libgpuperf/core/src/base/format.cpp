@@ -5,16 +5,26 @@
 
 namespace gpuperf {
 
+namespace {
+
+// printf's output for one double, whatever its length (%.*f of 1e300 is 301 characters).
+std::string print_double(const char* format, int digits, double value) {
+  const int length = std::snprintf(nullptr, 0, format, digits, value);
+  if (length <= 0) return {};
+  std::string text(static_cast<std::size_t>(length) + 1, '\0');
+  std::snprintf(text.data(), text.size(), format, digits, value);
+  text.resize(static_cast<std::size_t>(length));
+  return text;
+}
+
+}  // namespace
+
 std::string format_number(double value, int significant) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.*g", significant, value);
-  return buffer;
+  return print_double("%.*g", significant, value);
 }
 
 std::string format_fixed(double value, int decimals) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
-  return buffer;
+  return print_double("%.*f", decimals, value);
 }
 
 std::string format_bytes(double bytes) {

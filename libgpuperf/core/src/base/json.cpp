@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "gpuperf/base/error.h"
+#include "gpuperf/base/format.h"
 
 namespace gpuperf {
 namespace detail {
@@ -156,11 +157,7 @@ void JsonReader::check_non_negative(double value, const std::string& key) const 
   if (value > kMaxFigure) fail(field(key), "is " + num(value) + ", expected <= " + num(kMaxFigure));
 }
 
-std::string JsonReader::num(double value) {
-  std::ostringstream out;
-  out << value;
-  return out.str();
-}
+std::string JsonReader::num(double value) { return format_number(value, 6); }
 
 double JsonReader::number_in(const char* key, double low, double high, bool nullable,
                              bool exclusive_low) const {

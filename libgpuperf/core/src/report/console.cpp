@@ -8,30 +8,24 @@
 #include "gpuperf/base/format.h"
 
 namespace gpuperf {
-namespace {
-
-std::string fixed(double value, int decimals) { return format_fixed(value, decimals); }
-
-}  // namespace
-
 void write_text(std::ostream& out, const RunRecord& r, const std::string& unit) {
   const Summary& t = r.throughput;
   const RunConfig& c = r.config;
   out << "Workload: " << c.model << ", batch " << c.batch_size << ", " << c.precision << ", "
       << c.memory_format << ", " << c.optimizer << " (" << c.optimizer_impl << "), " << c.graph_mode
       << " on " << printable(r.device.name) << "\n";
-  out << "Throughput: " << fixed(t.median, 2) << " " << unit << "\n";
+  out << "Throughput: " << format_fixed(t.median, 2) << " " << unit << "\n";
   out << "  median of " << t.count << " windows x " << r.config.steps_per_window << " steps ("
-      << r.timer << "); mean " << fixed(t.mean, 2) << ", 95% CI [" << fixed(t.ci95_low, 2) << ", "
-      << fixed(t.ci95_high, 2) << "] (+/-" << fixed(100 * t.relative_ci95_half_width(), 2)
-      << "%), IQR " << fixed(t.iqr, 2) << ", min " << fixed(t.min, 2) << ", max " << fixed(t.max, 2)
-      << "\n";
-  out << "  overall " << fixed(r.overall_throughput, 2) << " " << unit << " (" << r.timed_steps
-      << " timed steps in " << fixed(r.timed_seconds, 3) << " s; " << r.config.warmup_steps
-      << " warm-up steps excluded; stop: " << r.stop_reason << ")\n";
+      << r.timer << "); mean " << format_fixed(t.mean, 2) << ", 95% CI ["
+      << format_fixed(t.ci95_low, 2) << ", " << format_fixed(t.ci95_high, 2) << "] (+/-"
+      << format_fixed(100 * t.relative_ci95_half_width(), 2) << "%), IQR " << format_fixed(t.iqr, 2)
+      << ", min " << format_fixed(t.min, 2) << ", max " << format_fixed(t.max, 2) << "\n";
+  out << "  overall " << format_fixed(r.overall_throughput, 2) << " " << unit << " ("
+      << r.timed_steps << " timed steps in " << format_fixed(r.timed_seconds, 3) << " s; "
+      << r.config.warmup_steps << " warm-up steps excluded; stop: " << r.stop_reason << ")\n";
   out << "  skipped optimizer steps (inf/NaN gradients): " << r.skipped_steps << " of "
-      << r.total_steps << "; final loss " << fixed(r.final_loss, 4);
-  if (r.config.grad_scaler) out << "; loss scale " << fixed(r.final_loss_scale, 0);
+      << r.total_steps << "; final loss " << format_fixed(r.final_loss, 4);
+  if (r.config.grad_scaler) out << "; loss scale " << format_fixed(r.final_loss_scale, 0);
   out << "\n";
   const auto metric = [&](const char* name) {
     const auto found = r.metrics.find(name);
@@ -45,7 +39,7 @@ void write_text(std::ostream& out, const RunRecord& r, const std::string& unit) 
     out << "; predicted " << format_bytes(metric("predicted_peak_allocated_bytes"));
     if (std::isfinite(metric("predicted_peak_error"))) {
       out << " (" << (metric("predicted_peak_error") >= 0 ? "+" : "")
-          << fixed(100 * metric("predicted_peak_error"), 1) << "%)";
+          << format_fixed(100 * metric("predicted_peak_error"), 1) << "%)";
     }
     out << ", " << format_bytes(metric("predicted_peak_reserved_bytes")) << " reserved";
   }
@@ -54,29 +48,31 @@ void write_text(std::ostream& out, const RunRecord& r, const std::string& unit) 
   if (d.world_size > 1) {
     out << "Data-parallel: " << d.world_size << " ranks (" << d.backend << ", " << d.launcher
         << "), " << d.interconnect << "\n";
-    out << "  global " << fixed(d.global_throughput, 2) << " " << unit << "; per rank";
-    for (double rank : d.rank_throughput) out << " " << fixed(rank, 2);
+    out << "  global " << format_fixed(d.global_throughput, 2) << " " << unit << "; per rank";
+    for (double rank : d.rank_throughput) out << " " << format_fixed(rank, 2);
     if (std::isfinite(d.scaling_efficiency)) {
-      out << "; scaling " << fixed(100 * d.scaling_efficiency, 1) << "% of " << d.world_size
-          << " x " << fixed(d.baseline_throughput, 2);
+      out << "; scaling " << format_fixed(100 * d.scaling_efficiency, 1) << "% of " << d.world_size
+          << " x " << format_fixed(d.baseline_throughput, 2);
     }
     out << "\n  gradients " << format_bytes(d.gradient_bytes) << " in " << d.buckets
-        << " buckets; their all-reduce alone: " << fixed(d.allreduce_bus_gbps, 1)
-        << " GB/s bus bandwidth, " << fixed(100 * d.allreduce_share_of_step, 1)
+        << " buckets; their all-reduce alone: " << format_fixed(d.allreduce_bus_gbps, 1)
+        << " GB/s bus bandwidth, " << format_fixed(100 * d.allreduce_share_of_step, 1)
         << "% of a step; parameters identical on every rank: "
         << (d.parameters_identical ? "yes" : "NO") << "\n";
   }
   // A language model's figures, all the record's: tokens/s and the FLOP count behind MFU.
   if (const auto it = r.metrics.find("tokens_per_second"); it != r.metrics.end()) {
-    out << "Tokens: " << fixed(it->second, 0) << " tokens/s (sequence "
-        << fixed(metric("sequence_length"), 0) << ", " << c.kernel_fusion << ")";
+    out << "Tokens: " << format_fixed(it->second, 0) << " tokens/s (sequence "
+        << format_fixed(metric("sequence_length"), 0) << ", " << c.kernel_fusion << ")";
     const double mfu = metric("fraction_of_datasheet_peak");
-    if (std::isfinite(mfu)) out << "; MFU " << fixed(100 * mfu, 1) << "% of the datasheet peak";
+    if (std::isfinite(mfu))
+      out << "; MFU " << format_fixed(100 * mfu, 1) << "% of the datasheet peak";
     out << "\n  training FLOPs per token 6N + 6LCT = "
         << format_number(metric("model_flops_per_token"), 4) << " (N "
         << format_number(metric("model_parameters"), 4) << " parameters, L "
-        << fixed(metric("model_layers"), 0) << " layers, C " << fixed(metric("model_width"), 0)
-        << " width, T " << fixed(metric("sequence_length"), 0) << " tokens)\n";
+        << format_fixed(metric("model_layers"), 0) << " layers, C "
+        << format_fixed(metric("model_width"), 0) << " width, T "
+        << format_fixed(metric("sequence_length"), 0) << " tokens)\n";
   }
   // The projection is the record's (an ImageNet-shaped model's); the printer only shows it.
   if (const auto it = r.metrics.find("imagenet_90_epochs_seconds");

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "gpuperf/base/error.h"
+#include "gpuperf/base/format.h"
 
 namespace gpuperf {
 namespace {
@@ -95,13 +96,6 @@ void finish(ModelCount& m) {
   m.training_flops = kTrainingFlopsFactor * m.forward_flops;
 }
 
-std::string format(double v) {
-  std::ostringstream out;
-  out.precision(4);
-  out << v;
-  return out.str();
-}
-
 }  // namespace
 
 double ModelCount::flops_for(const std::string& workload) const {
@@ -153,7 +147,7 @@ void EfficiencyOptions::validate() const {
     if (std::isnan(v) && allow_nan) return;
     if (!std::isfinite(v) || v < 0) {
       throw ConfigError(std::string("EfficiencyOptions::") + name,
-                        "must be a finite number >= 0, got " + format(v));
+                        "must be a finite number >= 0, got " + format_number(v));
     }
   };
   check(price_per_hour_usd, "price_per_hour_usd", true);
@@ -161,7 +155,7 @@ void EfficiencyOptions::validate() const {
   check(amortization_years, "amortization_years", false);
   if (!(amortization_years > 0)) {
     throw ConfigError("efficiency option amortization_years must be > 0, got " +
-                      format(amortization_years));
+                      format_number(amortization_years));
   }
   check(electricity_usd_per_kwh, "electricity_usd_per_kwh", false);
   check(measured_power_watts, "measured_power_watts", true);
@@ -199,7 +193,7 @@ void add_power(Efficiency& e, const EfficiencyInput& input, const GpuSpec* spec,
     e.power_watts = spec->tdp_watts;
     e.power_basis = "TDP";
     e.notes.push_back("no measured power: samples per joule uses the TDP (" +
-                      format(spec->tdp_watts) + " W), an upper bound on draw");
+                      format_number(spec->tdp_watts) + " W), an upper bound on draw");
   } else if (input.power_limit_watts > 0) {
     e.power_watts = input.power_limit_watts;
     e.power_basis = "power limit";
@@ -217,7 +211,7 @@ void add_cost(Efficiency& e, const GpuSpec* spec, const EfficiencyOptions& optio
   const double seconds_per_million = 1e6 / e.samples_per_second;
   if (options.price_per_hour_usd >= 0) {
     e.cost_usd_per_million_samples = options.price_per_hour_usd * seconds_per_million / 3600;
-    e.cost_basis = "rental at " + format(options.price_per_hour_usd) + " USD per GPU-hour";
+    e.cost_basis = "rental at " + format_number(options.price_per_hour_usd) + " USD per GPU-hour";
     return;
   }
   const double price = options.purchase_price_usd >= 0 ? options.purchase_price_usd
@@ -233,11 +227,11 @@ void add_cost(Efficiency& e, const GpuSpec* spec, const EfficiencyOptions& optio
     energy = e.power_watts / 1000 * seconds_per_million / 3600 * options.electricity_usd_per_kwh;
   }
   e.cost_usd_per_million_samples = capital + energy;
-  e.cost_basis = "purchase " + format(price) + " USD written off over " +
-                 format(options.amortization_years) + " years of 24/7 use";
+  e.cost_basis = "purchase " + format_number(price) + " USD written off over " +
+                 format_number(options.amortization_years) + " years of 24/7 use";
   if (e.power_watts > 0) {
-    e.cost_basis += ", plus energy at " + format(options.electricity_usd_per_kwh) +
-                    " USD/kWh and " + format(e.power_watts) + " W (" + e.power_basis + ")";
+    e.cost_basis += ", plus energy at " + format_number(options.electricity_usd_per_kwh) +
+                    " USD/kWh and " + format_number(e.power_watts) + " W (" + e.power_basis + ")";
   }
   e.cost_basis += "; host, cooling and idle time not included";
 }

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "gpuperf/base/error.h"
+#include "gpuperf/base/format.h"
 #include "gpuperf/base/version.h"
 #include "gpuperf/device/cuda_timer.h"
 #include "gpuperf/device/device.h"
@@ -40,11 +41,7 @@ namespace {
 // threads, telemetry and printing may differ without changing what is trained or timed.
 std::vector<std::pair<std::string, std::string>> shared_settings(const TrainingRun& run,
                                                                  const DataParallelRun& options) {
-  const auto number = [](double v) {
-    std::ostringstream text;
-    text << std::setprecision(17) << v;
-    return text.str();
-  };
+  const auto number = [](double v) { return format_number(v, 17); };
   const MeasureOptions& m = run.measure;
   return {
       {"gpuperf_build", kBuildVersion},

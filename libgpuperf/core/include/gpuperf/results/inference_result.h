@@ -67,12 +67,13 @@ struct InferenceResult {
   DeviceFingerprint fingerprint;
   std::string precision;  ///< fp32, tf32, fp16, bf16
   std::string memory_format;
-  bool cuda_graph = false;                ///< replayed a CUDA graph (JSON: graph_mode)
-  std::string graph_fallback_reason;      ///< why a requested CUDA graph was not used; else empty
-  std::string kernel_fusion = "none";     ///< what InferenceOptions::fuse fused ("none": nothing)
-  std::string timer;                      ///< "cuda-event" or "steady-clock"
-  int warmup = 0;                         ///< untimed calls per batch size
-  int iterations = 0;                     ///< timed calls per batch size
+  bool cuda_graph = false;            ///< replayed a CUDA graph (JSON: graph_mode)
+  std::string graph_fallback_reason;  ///< why a requested CUDA graph was not used; else empty
+  std::string kernel_fusion =
+      "none";          ///< what InferenceOptions::kernel_fusion fused ("none": nothing)
+  std::string timer;   ///< "cuda-event" or "steady-clock"
+  int warmup = 0;      ///< untimed calls per batch size
+  int iterations = 0;  ///< timed calls per batch size
   std::vector<std::int64_t> input_shape;  ///< one sample, e.g. {3, 224, 224}; empty: not stored
   bool cudnn_benchmark = false;
   /// With cudnn_benchmark, the smallest batch size cuDNN timed its algorithms for; smaller ones

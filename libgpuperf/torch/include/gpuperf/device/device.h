@@ -10,8 +10,9 @@
 
 namespace gpuperf {
 
-/// Parses --device: "auto" (the first CUDA device if there is one, else the CPU), "cpu", "cuda",
-/// "cuda:N". Throws ConfigError naming --device when CUDA is asked for and absent.
+/// Parses a device name: "auto" (the first CUDA device if there is one, else the CPU), "cpu",
+/// "cuda", "cuda:N". Throws ConfigError naming the field "device" when CUDA is asked for and
+/// absent.
 [[nodiscard]] torch::Device resolve_device(const std::string& text);
 
 /// Whether this LibTorch has CUDA and sees at least one device.

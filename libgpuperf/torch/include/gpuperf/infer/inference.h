@@ -96,7 +96,7 @@ class InferenceSession {
   [[nodiscard]] const torch::Device& device() const { return device_; }
   /// The dtype of parameters and inputs (kFloat, kHalf or kBFloat16).
   [[nodiscard]] torch::ScalarType dtype() const { return dtype_; }
-  /// What `fuse` fused ("none" without it or for a model that cannot fuse).
+  /// What `kernel_fusion` fused ("none" without it or for a model that cannot fuse).
   [[nodiscard]] const std::string& kernel_fusion() const { return kernel_fusion_; }
   /// Batch sizes that replay a captured graph.
   [[nodiscard]] std::vector<std::int64_t> captured_batch_sizes() const;
