@@ -500,6 +500,31 @@ TEST_CASE("The report draws inference results: latency table, latency curve, sim
              Catch::Contains("no data"));
 }
 
+TEST_CASE("the unit formatters print what printf prints, at any length", "[compare]") {
+  // The reference: the C library's printf into a buffer large enough for any double.
+  const auto printf_of = [](const char* format, int digits, double v) {
+    char buffer[512];
+    std::snprintf(buffer, sizeof buffer, format, digits, v);
+    return std::string(buffer);
+  };
+  for (const double v : {0.0, 0.1234567, 7e9, -2.5, 1e-300, 1e300, -1.7976931348623157e308}) {
+    CHECK(gpuperf::format_number(v, 4) == printf_of("%.*g", 4, v));
+    CHECK(gpuperf::format_number(v, 17) == printf_of("%.*g", 17, v));
+    CHECK(gpuperf::format_fixed(v, 2) == printf_of("%.*f", 2, v));
+  }
+  CHECK(gpuperf::format_fixed(1e300, 0).size() == 301);  // once cut at 63 characters
+  CHECK(gpuperf::format_number(7e9, 6) == "7e+09");
+  CHECK(gpuperf::format_fixed(2.5, 2) == "2.50");
+  CHECK(gpuperf::format_bytes(512) == "512 B");
+  CHECK(gpuperf::format_bytes(1536) == "1.50 KiB");
+  CHECK(gpuperf::format_bytes(1.5 * 1024 * 1024 * 1024) == "1.50 GiB");
+  CHECK(gpuperf::format_bytes(std::nan("")) == "n/a");
+  CHECK(gpuperf::format_duration(7500) == "2 h 05 min");
+  CHECK(gpuperf::format_duration(90) == "1.5 min");
+  CHECK(gpuperf::format_duration(12.34) == "12.3 s");
+  CHECK(gpuperf::format_duration(std::nan("")) == "n/a");
+}
+
 TEST_CASE("Device names with line breaks or terminal escapes print as visible escapes",
           "[compare]") {
   CHECK(gpuperf::printable("H200\n| x\x1b[31m\t\x7f") == "H200\\x0a| x\\x1b[31m\\x09\\x7f");
