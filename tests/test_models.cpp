@@ -81,11 +81,28 @@ TEST_CASE("ResNet initialises like torchvision: He fan-out convolutions and iden
 
 TEST_CASE("ResNet options are validated", "[models]") {
   gpuperf::ResNetOptions options;
+  CHECK_NOTHROW(options.validate());
   options.layers = {3, 4, 6};
+  CHECK_THROWS_WITH(options.validate(), Catch::Contains("ResNetOptions::layers"));
   CHECK_THROWS_WITH(gpuperf::ResNet(options), Catch::Contains("layers"));
+  options.layers = {3, 0, 6, 3};
+  CHECK_THROWS_WITH(options.validate(), Catch::Contains("ResNetOptions::layers") &&
+                                            Catch::Contains(">= 1 block, got 0"));
   options = {};
   options.num_classes = 0;
+  CHECK_THROWS_WITH(options.validate(), Catch::Contains("ResNetOptions::num_classes"));
   CHECK_THROWS_WITH(gpuperf::ResNet(options), Catch::Contains("num_classes"));
+}
+
+TEST_CASE("SimpleModel options are validated", "[models]") {
+  gpuperf::SimpleModelOptions options;
+  CHECK_NOTHROW(options.validate());
+  options.image_size = 0;
+  CHECK_THROWS_WITH(options.validate(), Catch::Contains("SimpleModelOptions::image_size"));
+  CHECK_THROWS_WITH(gpuperf::SimpleModel(options), Catch::Contains("image_size"));
+  options = {};
+  options.num_classes = -1;
+  CHECK_THROWS_WITH(options.validate(), Catch::Contains("SimpleModelOptions::num_classes"));
 }
 
 TEST_CASE("SimpleModel is the seed's network", "[models]") {

@@ -120,20 +120,25 @@ void BottleneckImpl::fuse_for_inference() {
   folded_ = true;
 }
 
-ResNetImpl::ResNetImpl(ResNetOptions options) {
-  if (options.layers.size() != 4) {
+void ResNetOptions::validate() const {
+  if (layers.size() != 4) {
     throw ConfigError("ResNetOptions::layers",
-                      "must have 4 stages, got " + std::to_string(options.layers.size()));
+                      "must have 4 stages, got " + std::to_string(layers.size()));
   }
-  for (std::int64_t blocks : options.layers) {
-    if (blocks < 1)
-      throw ConfigError("ResNetOptions.layers: each stage needs >= 1 block, got " +
-                        std::to_string(blocks));
+  for (std::int64_t blocks : layers) {
+    if (blocks < 1) {
+      throw ConfigError("ResNetOptions::layers",
+                        "each stage needs >= 1 block, got " + std::to_string(blocks));
+    }
   }
-  if (options.num_classes <= 0) {
+  if (num_classes <= 0) {
     throw ConfigError("ResNetOptions::num_classes",
-                      "must be > 0, got " + std::to_string(options.num_classes));
+                      "must be > 0, got " + std::to_string(num_classes));
   }
+}
+
+ResNetImpl::ResNetImpl(ResNetOptions options) {
+  options.validate();
   conv1 = register_module("conv1", conv(3, 64, 7, 2, 3));
   bn1 = register_module("bn1", torch::nn::BatchNorm2d(64));
   layer1 = register_module("layer1", make_stage(64, options.layers[0], 1));

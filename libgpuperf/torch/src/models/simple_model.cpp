@@ -9,15 +9,19 @@
 
 namespace gpuperf {
 
-SimpleModelImpl::SimpleModelImpl(SimpleModelOptions options) {
-  if (options.num_classes <= 0) {
+void SimpleModelOptions::validate() const {
+  if (num_classes <= 0) {
     throw ConfigError("SimpleModelOptions::num_classes",
-                      "must be > 0, got " + std::to_string(options.num_classes));
+                      "must be > 0, got " + std::to_string(num_classes));
   }
-  if (options.image_size <= 0) {
+  if (image_size <= 0) {
     throw ConfigError("SimpleModelOptions::image_size",
-                      "must be > 0, got " + std::to_string(options.image_size));
+                      "must be > 0, got " + std::to_string(image_size));
   }
+}
+
+SimpleModelImpl::SimpleModelImpl(SimpleModelOptions options) {
+  options.validate();
   conv1 = register_module(
       "conv1", torch::nn::Conv2d(torch::nn::Conv2dOptions(3, 64, 3).stride(1).padding(1)));
   conv2 = register_module(

@@ -28,6 +28,9 @@ struct ResNetOptions {
   /// (torchvision's zero_init_residual; "Bag of Tricks", Goyal et al. 2017).
   bool zero_init_residual = false;
 
+  /// Throws ConfigError naming the first bad field: 4 stages of >= 1 block, num_classes > 0.
+  void validate() const;
+
   [[nodiscard]] static ResNetOptions resnet50() { return {{3, 4, 6, 3}}; }
   [[nodiscard]] static ResNetOptions resnet101() { return {{3, 4, 23, 3}}; }
   [[nodiscard]] static ResNetOptions resnet152() { return {{3, 8, 36, 3}}; }

@@ -20,6 +20,9 @@ namespace gpuperf {
 struct SimpleModelOptions {
   std::int64_t num_classes = 10;  ///< outputs of the final linear layer
   std::int64_t image_size = 32;   ///< height and width of the 3-channel input
+
+  /// Throws ConfigError naming the first field that is not > 0.
+  void validate() const;
 };
 
 /// The seed's CNN (see the file comment).
