@@ -3,8 +3,6 @@
 // (advisor.cpp) and its text printer (advice_text.cpp) so that both spell a figure alike.
 
 #include <cmath>
-#include <iomanip>
-#include <sstream>
 #include <string>
 
 #include "gpuperf/base/format.h"

@@ -205,6 +205,18 @@ std::vector<double> JsonReader::numbers_in(const char* key, double low, double h
   return out;
 }
 
+void JsonReader::expect_schema(const std::string& expected) const {
+  const std::string schema = string("schema");
+  if (schema != expected) fail(field("schema"), "is '" + schema + "', expected '" + expected + "'");
+}
+
+const json& JsonReader::non_empty_array(const char* key) const {
+  const json& array = at(key);
+  if (!array.is_array()) fail(field(key), "is not an array");
+  if (array.empty()) fail(field(key), "is empty");
+  return array;
+}
+
 JsonReader JsonReader::child(const char* key) const { return {at(key), what_, field(key)}; }
 
 JsonReader JsonReader::element(const char* key, std::size_t index) const {

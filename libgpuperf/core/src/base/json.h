@@ -47,6 +47,11 @@ class JsonReader {
   [[nodiscard]] bool has(const char* key) const { return object_.contains(key); }
   /// The value of `key`; IoError "... is missing" when absent.
   [[nodiscard]] const nlohmann::json& at(const char* key) const;
+  /// IoError "... field 'schema' is '<found>', expected '<expected>'" unless the string field
+  /// "schema" is `expected`.
+  void expect_schema(const std::string& expected) const;
+  /// The value of `key`: an array with at least one element (IoError otherwise).
+  [[nodiscard]] const nlohmann::json& non_empty_array(const char* key) const;
   [[nodiscard]] const nlohmann::json& object() const { return object_; }
   [[nodiscard]] const std::string& what() const { return what_; }
 

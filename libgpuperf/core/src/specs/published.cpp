@@ -18,13 +18,8 @@ std::vector<PublishedResult> published_results_from_json(const std::string& text
                                                          const std::string& origin) {
   const nlohmann::json doc = detail::parse_json(text, origin);
   const detail::JsonReader top(doc, origin, "");
-  const std::string schema = top.string("schema");
-  if (schema != kPublishedSchema) {
-    top.fail(top.field("schema"), "is '" + schema + "', expected '" + kPublishedSchema + "'");
-  }
-  const nlohmann::json& results = top.at("results");
-  if (!results.is_array()) top.fail(top.field("results"), "is not an array");
-  if (results.empty()) top.fail(top.field("results"), "is empty");
+  top.expect_schema(kPublishedSchema);
+  const nlohmann::json& results = top.non_empty_array("results");
   std::vector<PublishedResult> out;
   for (std::size_t i = 0; i < results.size(); ++i) {
     const detail::JsonReader f(results[i], origin, "results[" + std::to_string(i) + "]");

@@ -28,13 +28,8 @@ std::vector<RentalPrice> rental_prices_from_json(const std::string& text, const 
                                                  const SpecDatabase& db) {
   const nlohmann::json doc = detail::parse_json(text, origin);
   const detail::JsonReader top(doc, origin, "");
-  const std::string schema = top.string("schema");
-  if (schema != kRentalPricesSchema) {
-    top.fail(top.field("schema"), "is '" + schema + "', expected '" + kRentalPricesSchema + "'");
-  }
-  const nlohmann::json& prices = top.at("prices");
-  if (!prices.is_array()) top.fail(top.field("prices"), "is not an array");
-  if (prices.empty()) top.fail(top.field("prices"), "is empty");
+  top.expect_schema(kRentalPricesSchema);
+  const nlohmann::json& prices = top.non_empty_array("prices");
   std::vector<RentalPrice> out;
   std::set<std::string> seen;
   for (std::size_t i = 0; i < prices.size(); ++i) {

@@ -144,11 +144,7 @@ GpuSpec parse_entry(const json& entry, const std::string& origin, const std::str
 // Returns the entries array of a spec document after checking its schema tag.
 const json& entries_of(const json& doc, const std::string& origin) {
   const JsonReader top(doc, origin, "");
-  const std::string schema = top.string("schema");
-  if (schema != kSpecSchema) {
-    top.fail(top.field("schema"),
-             "is '" + schema + "', expected '" + std::string(kSpecSchema) + "'");
-  }
+  top.expect_schema(kSpecSchema);
   const json& gpus = top.at("gpus");
   if (!gpus.is_array()) top.fail(top.field("gpus"), "is not an array");
   return gpus;

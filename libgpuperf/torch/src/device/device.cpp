@@ -184,12 +184,16 @@ void set_intra_op_threads(int threads) {
 #if GPUPERF_WITH_CUDA
 namespace {
 
-// LibTorch sets up its CUDA state, the caching allocator's tables included, with the process's
-// first CUDA tensor: the allocator's statistics refuse a device before that ("Invalid device
-// argument").
+// LibTorch sets up its CUDA state, the caching allocator's tables for every GPU included, with
+// the process's first CUDA tensor: the allocator's statistics refuse a device before that
+// ("Invalid device argument"). Once per process.
 void initialise_cuda(c10::DeviceIndex index) {
-  (void)at::empty({1},
-                  at::TensorOptions().device(torch::Device(torch::kCUDA, index)).dtype(at::kByte));
+  static const bool initialised = [index] {
+    (void)at::empty(
+        {1}, at::TensorOptions().device(torch::Device(torch::kCUDA, index)).dtype(at::kByte));
+    return true;
+  }();
+  (void)initialised;
 }
 
 }  // namespace

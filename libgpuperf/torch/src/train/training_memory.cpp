@@ -27,6 +27,11 @@ PlanOptimizer plan_optimizer(const TrainStepOptions& o) {
 
 }  // namespace
 
+std::int64_t micro_batch_size(std::int64_t batch_size, int accumulation_steps) {
+  const std::int64_t steps = std::max(1, accumulation_steps);
+  return std::max<std::int64_t>(1, (batch_size + steps - 1) / steps);
+}
+
 TrainingMemoryPrediction predict_training_memory(const torch::nn::Module& model,
                                                  const TrainStepOptions& options,
                                                  const TrainingMemoryInput& input) {
@@ -46,9 +51,7 @@ TrainingMemoryPrediction predict_training_memory(const torch::nn::Module& model,
   request.gradients_live_at_peak =
       !(options.fused_optimizer || options.cuda_graph || compat::kZeroGradSetsNone);
   // Gradient accumulation: the activations of one micro-batch at a time.
-  const std::int64_t micro = std::max<std::int64_t>(
-      1, (input.batch_size + options.accumulation_steps - 1) / options.accumulation_steps);
-  request.micro_batch = micro;
+  request.micro_batch = micro_batch_size(input.batch_size, options.accumulation_steps);
   request.strategy.activation_checkpointing = input.activation_checkpointing;
   request.strategy.gpus = input.ranks;
   if (const auto counted = transformer_activations(model, input.sequence, options.precision,

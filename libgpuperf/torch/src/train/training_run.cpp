@@ -358,6 +358,14 @@ bool predicts_memory(const TrainingRun& run, const ResolvedTraining& r) {
   return run.predict_memory && r.device.is_cuda() && (r.language_model() || run.data.empty());
 }
 
+// What a finished step leaves behind beside the allocator's cache: cuBLAS's per-stream workspaces
+// and the fused convolutions' plans per shape (their compiled kernels sit in the CUDA context,
+// outside the allocator). Only where no captured graph of the run is left.
+void release_step_memory(const torch::Device& device) {
+  release_fused_convolution_plans();
+  release_cached_memory_and_workspaces(device);
+}
+
 // An image model's memory, measured: the peak of a short run of the step as the run takes it
 // (eager, or the eager warm-up, capture and a replay of a captured step) from a fresh model on,
 // at a quarter and half of the run's batch (where cuDNN picks its algorithms, and their
@@ -369,12 +377,19 @@ struct MemoryProbe {
   double peak[2] = {0, 0};           // allocated
   double peak_reserved[2] = {0, 0};  // the caching allocator's segments
 
-  // Peak bytes per sample of a micro-batch: the activations (and a captured step's copy of its
-  // batch).
-  double slope() const {
+  // Peak allocated bytes per sample of a micro-batch: the activations (and a captured step's
+  // copy of its batch).
+  double slope() const { return growth(peak); }
+  // The reserved peak at `micro` samples per micro-batch, extrapolated from the larger probe.
+  double reserved_at(std::int64_t micro) const {
+    return peak_reserved[1] + growth(peak_reserved) * static_cast<double>(micro - micro_batch[1]);
+  }
+
+ private:
+  double growth(const double (&values)[2]) const {
     if (micro_batch[1] <= micro_batch[0]) return 0.0;
     return std::max(0.0,
-                    (peak[1] - peak[0]) / static_cast<double>(micro_batch[1] - micro_batch[0]));
+                    (values[1] - values[0]) / static_cast<double>(micro_batch[1] - micro_batch[0]));
   }
 };
 
@@ -384,11 +399,10 @@ MemoryProbe probe_image_model_memory(const TrainingRun& run, const ResolvedTrain
   const std::int64_t batches[2] = {small, std::max(small + 1, run.batch_size / 2)};
   // Two steps settle the optimizer's lazy state; a captured step warms up first and replays once.
   const int steps = r.step.cuda_graph ? r.step.graph_warmup + 2 : 2;
-  const std::int64_t accumulation = std::max(1, r.step.accumulation_steps);
   MemoryProbe probe;
   for (int i = 0; i < 2; ++i) {
     probe.batch[i] = batches[i];
-    probe.micro_batch[i] = (batches[i] + accumulation - 1) / accumulation;
+    probe.micro_batch[i] = micro_batch_size(batches[i], r.step.accumulation_steps);
     {
       TrainingRun at = run;
       at.batch_size = batches[i];
@@ -403,8 +417,7 @@ MemoryProbe probe_image_model_memory(const TrainingRun& run, const ResolvedTrain
       probe.peak[i] = memory.peak_allocated;
       probe.peak_reserved[i] = memory.peak_reserved;
     }
-    release_fused_convolution_plans();
-    release_cached_memory_and_workspaces(r.device);
+    release_step_memory(r.device);
   }
   return probe;
 }
@@ -424,16 +437,9 @@ TrainingMemoryPrediction predict_image_model_memory(const torch::nn::Module& mod
   TrainingMemoryPrediction p = predict_training_memory(model, options, input);
   // The segments the allocator reserves, extrapolated the same way from the probes' reserved
   // peaks (the planner's fixed factor misses how this model's blocks split and round).
-  if (probe.micro_batch[1] > probe.micro_batch[0]) {
-    const std::int64_t micro = (input.batch_size + options.accumulation_steps - 1) /
-                               std::max(1, options.accumulation_steps);
-    const double per_sample = (probe.peak_reserved[1] - probe.peak_reserved[0]) /
-                              static_cast<double>(probe.micro_batch[1] - probe.micro_batch[0]);
-    const double reserved =
-        probe.peak_reserved[1] +
-        std::max(0.0, per_sample) * static_cast<double>(micro - probe.micro_batch[1]);
-    p.reserved_bytes = std::max(p.allocated_bytes, reserved);
-  }
+  p.reserved_bytes =
+      std::max(p.allocated_bytes,
+               probe.reserved_at(micro_batch_size(input.batch_size, options.accumulation_steps)));
   return p;
 }
 
@@ -723,11 +729,8 @@ BatchSearchResult find_largest_batch(const TrainingRun& run, const BatchSearchOp
           t.outcome = TrialOutcome::kError;
           t.message = e.what();
         }
-        // The try's step and its graph are gone: its streams' cuBLAS workspaces and its shapes'
-        // fused-convolution plans (their compiled kernels sit outside the caching allocator) may
-        // go too.
-        release_fused_convolution_plans();
-        release_cached_memory_and_workspaces(resolved.device);
+        // The try's step and its graph are gone: what it left behind may go too.
+        release_step_memory(resolved.device);
         if (!run.quiet) {
           log::info(log::cat("batch ", batch, ": ", to_string(t.outcome),
                              std::isfinite(t.peak_bytes)
@@ -759,6 +762,7 @@ RunRecord run_training_at_largest_batch(const TrainingRun& run, const BatchSearc
   at.back_off_on_out_of_memory = false;
   if (ModelRegistry::global().get(run.model).task != ModelTask::kLanguageModel)
     at.predict_memory = false;
+  const torch::Device device = resolve(at).device;
   std::vector<std::string> fell_back;
   std::optional<RunRecord> measured;
   for (std::size_t i = 0; i < fitting.size() && !measured; ++i) {
@@ -767,8 +771,7 @@ RunRecord run_training_at_largest_batch(const TrainingRun& run, const BatchSearc
       measured = run_training(at);
     } catch (const OutOfMemoryError&) {
       if (i + 1 == fitting.size()) throw;
-      release_fused_convolution_plans();
-      release_cached_memory_and_workspaces(resolve(at).device);
+      release_step_memory(device);
       fell_back.push_back(
           "batch " + std::to_string(fitting[i]) +
           " fit the search's short try but ran out of memory when measured "

@@ -41,6 +41,10 @@ struct TrainingMemoryPrediction {
   double reserved_bytes = 0;   ///< allocated_bytes x the plan's fragmentation factor
 };
 
+/// Samples per forward/backward pass of a step of `batch_size` samples split into
+/// `accumulation_steps` micro-batches (the largest chunk, as TrainStep splits it; at least 1).
+[[nodiscard]] std::int64_t micro_batch_size(std::int64_t batch_size, int accumulation_steps);
+
 /// The plan of one TrainStep step of `model` under `options` on one GPU: weights, gradients and
 /// optimizer states from the parameters (autocast keeps them in fp32 and adds 16-bit copies of
 /// the weights; the fused or foreach optimizer step), activations, workspaces and fragmentation
