@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "gpuperf/amp/autocast.h"
 #include "gpuperf/base/error.h"
 #include "gpuperf/models/registry.h"
 #include "gpuperf/models/transformer.h"
@@ -446,4 +447,132 @@ TEST_CASE("next_token_loss is ATen's cross-entropy on the CPU", "[models][lm]") 
             .item<double>());
   CHECK_THROWS_WITH(gpuperf::next_token_loss(logits, targets.narrow(1, 0, 4)),
                     Catch::Contains("disagree"));
+}
+
+namespace {
+
+// residual_layer_norm() (residual_rms_norm() with `rms`) on CUDA under `dtype` (autocast to it;
+// float32: autocast off) against the same sum and norm in float64: values and the gradients of
+// x, branch, weight and bias.
+void check_residual_norm(torch::ScalarType dtype, std::vector<std::int64_t> shape, bool with_branch,
+                         bool rms) {
+  const std::int64_t width = shape.back();
+  const auto on = torch::TensorOptions().device(torch::kCUDA);
+  const torch::Tensor x = (torch::randn(shape, on) * 3 + 1).requires_grad_(true);
+  const torch::Tensor branch =
+      with_branch ? torch::randn(shape, on).to(dtype).requires_grad_(true) : torch::Tensor();
+  const torch::Tensor weight = (torch::randn({width}, on) + 1).requires_grad_(true);
+  const torch::Tensor bias = torch::randn({width}, on).requires_grad_(true);
+  // Random incoming gradients for both outputs: the residual stream's and the normalized one's.
+  const torch::Tensor grad_sum = torch::randn(shape, on);
+  const torch::Tensor grad_normalized = torch::randn(shape, on).to(dtype).to(torch::kFloat);
+  gpuperf::ResidualNorm got;
+  {
+    gpuperf::AutocastGuard autocast(torch::kCUDA, dtype == torch::kFloat ? torch::kBFloat16 : dtype,
+                                    dtype != torch::kFloat);
+    if (rms) {
+      REQUIRE(gpuperf::fused_residual_rms_norm_applies(x, branch, weight));
+      got = gpuperf::residual_rms_norm(x, branch, weight, 1e-5);
+    } else {
+      REQUIRE(gpuperf::fused_residual_layer_norm_applies(x, branch, weight, bias));
+      got = gpuperf::residual_layer_norm(x, branch, weight, bias, 1e-5);
+    }
+  }
+  REQUIRE(got.normalized.scalar_type() == dtype);
+  REQUIRE(got.sum.scalar_type() == torch::kFloat);
+  const torch::Tensor loss = (got.normalized.to(torch::kFloat) * grad_normalized).sum() +
+                             (with_branch ? (got.sum * grad_sum).sum() : torch::zeros({}, on));
+  loss.backward();
+
+  auto f64 = [](const torch::Tensor& t) {
+    return t.detach().to(torch::kDouble).requires_grad_(true);
+  };
+  const torch::Tensor x64 = f64(x);
+  const torch::Tensor b64 = with_branch ? f64(branch) : torch::Tensor();
+  const torch::Tensor w64 = f64(weight);
+  const torch::Tensor c64 = f64(bias);
+  const torch::Tensor h64 = with_branch ? x64 + b64 : x64;
+  const torch::Tensor y64 = rms ? h64 * torch::rsqrt(h64.pow(2).mean(-1, true) + 1e-5) * w64
+                                : torch::layer_norm(h64, {width}, w64, c64, 1e-5);
+  const torch::Tensor ref =
+      (y64 * grad_normalized.to(torch::kDouble)).sum() +
+      (with_branch ? (h64 * grad_sum.to(torch::kDouble)).sum() : torch::zeros({}, x64.options()));
+  ref.backward();
+
+  // Largest difference relative to the reference's largest magnitude.
+  auto relative = [](const torch::Tensor& a, const torch::Tensor& b) {
+    return (a.to(torch::kDouble) - b).abs().max().item<double>() / b.abs().max().item<double>();
+  };
+  // The output and the branch's gradient are rounded to `dtype` once (half an ulp: 2^-9 in bf16,
+  // 2^-12 in fp16); everything kept in float32 within float32 sums' error.
+  const double rounded = dtype == torch::kBFloat16 ? 4e-3 : (dtype == torch::kHalf ? 5e-4 : 1e-5);
+  CHECK(relative(got.sum, h64) < 1e-6);
+  CHECK(relative(got.normalized, y64) < rounded);
+  CHECK(relative(x.grad(), x64.grad()) < 1e-5);
+  if (with_branch) CHECK(relative(branch.grad(), b64.grad()) < rounded);
+  CHECK(relative(weight.grad(), w64.grad()) < 1e-5);
+  if (rms) {
+    CHECK_FALSE(bias.grad().defined());
+  } else {
+    CHECK(relative(bias.grad(), c64.grad()) < 1e-5);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("the fused residual add + LayerNorm or RMSNorm matches fp64 values and gradients",
+          "[models][lm][gpu]") {
+  GPUPERF_REQUIRE_GPU();
+  torch::manual_seed(8);
+  for (const auto dtype : {torch::kBFloat16, torch::kHalf, torch::kFloat}) {
+    for (const bool with_branch : {true, false}) {
+      // GPT-2's widths, a narrow one, and more rows than the backward pass's partial sums.
+      for (const auto& shape : std::vector<std::vector<std::int64_t>>{
+               {3, 37, 768}, {2, 5, 1600}, {7, 12}, {4, 600, 64}}) {
+        for (const bool rms : {false, true}) {
+          INFO("dtype " << c10::toString(dtype) << ", branch " << with_branch << ", width "
+                        << shape.back() << ", rows " << shape[0] * (shape.size() > 2 ? shape[1] : 1)
+                        << ", RMSNorm " << rms);
+          check_residual_norm(dtype, shape, with_branch, rms);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("residual_layer_norm is ATen's add and layer_norm where its kernels do not apply",
+          "[models][lm]") {
+  torch::manual_seed(9);
+  const torch::Tensor x = torch::randn({2, 3, 8});
+  const torch::Tensor branch = torch::randn({2, 3, 8});
+  const torch::Tensor weight = torch::randn({8});
+  const torch::Tensor bias = torch::randn({8});
+  CHECK_FALSE(gpuperf::fused_residual_layer_norm_applies(x, branch, weight, bias));
+  const gpuperf::ResidualNorm got = gpuperf::residual_layer_norm(x, branch, weight, bias, 1e-5);
+  CHECK(torch::equal(got.sum, x + branch));
+  CHECK(torch::equal(got.normalized, torch::layer_norm(x + branch, {8}, weight, bias, 1e-5)));
+  const gpuperf::ResidualNorm alone = gpuperf::residual_layer_norm(x, {}, weight, bias, 1e-5);
+  CHECK(alone.sum.is_same(x));
+  CHECK(torch::equal(alone.normalized, torch::layer_norm(x, {8}, weight, bias, 1e-5)));
+  CHECK_FALSE(gpuperf::fused_residual_rms_norm_applies(x, branch, weight));
+  const gpuperf::ResidualNorm rms = gpuperf::residual_rms_norm(x, branch, weight, 1e-5);
+  const torch::Tensor h = (x + branch).to(torch::kDouble);
+  CHECK(torch::allclose(
+      rms.normalized.to(torch::kDouble),
+      h * torch::rsqrt(h.pow(2).mean(-1, true) + 1e-5) * weight.to(torch::kDouble), 1e-6, 1e-6));
+}
+
+TEST_CASE("GPT-2 and Llama blocks run with their add pending are the blocks run whole",
+          "[models][lm]") {
+  torch::manual_seed(10);
+  const torch::Tensor x = torch::randn({2, 5, 16});
+  const torch::Tensor pending = torch::randn({2, 5, 16});
+  gpuperf::GptBlock gpt(tiny_gpt());
+  const auto [h, mlp] = gpt->forward_pending(x, pending);
+  CHECK(torch::allclose(h + mlp, gpt->forward(x + pending), 1e-6, 1e-6));
+  gpuperf::Llama llama(tiny_llama(2, true));
+  auto* block = llama->blocks->ptr(0)->as<gpuperf::LlamaBlockImpl>();
+  const auto [hl, ffn] = block->forward_pending(x, pending, llama->rope_cos, llama->rope_sin);
+  CHECK(torch::allclose(hl + ffn, block->forward(x + pending, llama->rope_cos, llama->rope_sin),
+                        1e-6, 1e-6));
 }

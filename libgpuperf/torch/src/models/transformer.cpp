@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <tuple>
+#include <utility>
 
 #include "../compat.h"
 #include "gpuperf/amp/autocast.h"
@@ -60,12 +62,6 @@ torch::Tensor written_out_attention(const torch::Tensor& q, const torch::Tensor&
   return torch::matmul(torch::softmax(scores, -1, at_least_float).to(v.scalar_type()), v);
 }
 #endif
-
-torch::Tensor rms_norm(const torch::Tensor& x, const torch::Tensor& weight, double eps) {
-  // In float32 at least, as torchtitan's RMSNorm computes it (fp64 stays fp64).
-  const torch::Tensor f = x.to(at::promote_types(x.scalar_type(), torch::kFloat));
-  return (f * torch::rsqrt(f.pow(2).mean(-1, true) + eps)).to(x.scalar_type()) * weight;
-}
 
 torch::Tensor rotate_half(const torch::Tensor& x) {
   const std::int64_t half = x.size(-1) / 2;
@@ -287,13 +283,22 @@ GptBlockImpl::GptBlockImpl(const GptOptions& o) : heads_(o.heads) {
   mlp_proj = register_module("mlp_proj", linear(4 * c, c, true));
 }
 
-torch::Tensor GptBlockImpl::forward(const torch::Tensor& x) {
+std::pair<torch::Tensor, torch::Tensor> GptBlockImpl::forward_pending(
+    const torch::Tensor& x, const torch::Tensor& pending) {
   const std::int64_t c = x.size(2);
-  const std::vector<torch::Tensor> qkv = c_attn(ln_1(x)).split(c, 2);
+  const ResidualNorm in =
+      residual_layer_norm(x, pending, ln_1->weight, ln_1->bias, ln_1->options.eps());
+  const std::vector<torch::Tensor> qkv = c_attn(in.normalized).split(c, 2);
   const torch::Tensor y = causal_attention(split_heads(qkv[0], heads_), split_heads(qkv[1], heads_),
                                            split_heads(qkv[2], heads_));
-  const torch::Tensor h = x + attn_proj(merge_heads(y));
-  return h + mlp_proj(at::gelu(c_fc(ln_2(h)), "tanh"));
+  const ResidualNorm mid = residual_layer_norm(in.sum, attn_proj(merge_heads(y)), ln_2->weight,
+                                               ln_2->bias, ln_2->options.eps());
+  return {mid.sum, mlp_proj(at::gelu(c_fc(mid.normalized), "tanh"))};
+}
+
+torch::Tensor GptBlockImpl::forward(const torch::Tensor& x) {
+  const auto [h, mlp] = forward_pending(x, {});
+  return h + mlp;
 }
 
 torch::Tensor GptBlockImpl::forward_checkpointed(const torch::Tensor& x) {
@@ -326,11 +331,21 @@ torch::Tensor GptImpl::forward(const torch::Tensor& ids) {
   check_ids(ids, options_.context, "Gpt");
   const torch::Tensor positions = torch::arange(ids.size(1), ids.options());
   torch::Tensor x = wte(ids) + wpe(positions);
+  // The blocks pass the residual stream on with its last add pending, so that every add is made
+  // together with the LayerNorm after it (residual_layer_norm); checkpointed blocks make theirs.
+  torch::Tensor pending;
   for (const auto& block : *blocks) {
     auto* b = block->as<GptBlockImpl>();
-    x = checkpointing_ && x.requires_grad() ? b->forward_checkpointed(x) : b->forward(x);
+    if (checkpointing_ && x.requires_grad()) {
+      if (pending.defined()) x = x + std::exchange(pending, {});
+      x = b->forward_checkpointed(x);
+    } else {
+      std::tie(x, pending) = b->forward_pending(x, pending);
+    }
   }
-  return torch::nn::functional::linear(ln_f(x), wte->weight);  // tied output embedding
+  const ResidualNorm last =
+      residual_layer_norm(x, pending, ln_f->weight, ln_f->bias, ln_f->options.eps());
+  return torch::nn::functional::linear(last.normalized, wte->weight);  // tied output embedding
 }
 
 LlamaBlockImpl::LlamaBlockImpl(const LlamaOptions& o) : options_(o) {
@@ -346,10 +361,12 @@ LlamaBlockImpl::LlamaBlockImpl(const LlamaOptions& o) : options_(o) {
   w3 = register_module("w3", linear(o.width, o.hidden, false));
 }
 
-torch::Tensor LlamaBlockImpl::forward(const torch::Tensor& x, const torch::Tensor& cos,
-                                      const torch::Tensor& sin) {
+std::pair<torch::Tensor, torch::Tensor> LlamaBlockImpl::forward_pending(
+    const torch::Tensor& x, const torch::Tensor& pending, const torch::Tensor& cos,
+    const torch::Tensor& sin) {
   const LlamaOptions& o = options_;
-  const torch::Tensor n = rms_norm(x, attention_norm, o.norm_eps);
+  const ResidualNorm in = residual_rms_norm(x, pending, attention_norm, o.norm_eps);
+  const torch::Tensor& n = in.normalized;
   const torch::Tensor q = rotary(split_heads(wq(n), o.heads), cos, sin);
   torch::Tensor k = rotary(split_heads(wk(n), o.kv_heads), cos, sin);
   torch::Tensor v = split_heads(wv(n), o.kv_heads);
@@ -364,9 +381,16 @@ torch::Tensor LlamaBlockImpl::forward(const torch::Tensor& x, const torch::Tenso
     k = widen(k);
     v = widen(v);
   }
-  const torch::Tensor h = x + wo(merge_heads(causal_attention(q, k, v)));
-  const torch::Tensor m = rms_norm(h, ffn_norm, o.norm_eps);
-  return h + w2(torch::silu(w1(m)) * w3(m));
+  const ResidualNorm mid =
+      residual_rms_norm(in.sum, wo(merge_heads(causal_attention(q, k, v))), ffn_norm, o.norm_eps);
+  const torch::Tensor& m = mid.normalized;
+  return {mid.sum, w2(torch::silu(w1(m)) * w3(m))};
+}
+
+torch::Tensor LlamaBlockImpl::forward(const torch::Tensor& x, const torch::Tensor& cos,
+                                      const torch::Tensor& sin) {
+  const auto [h, ffn] = forward_pending(x, {}, cos, sin);
+  return h + ffn;
 }
 
 torch::Tensor LlamaBlockImpl::forward_checkpointed(const torch::Tensor& x, const torch::Tensor& cos,
@@ -409,13 +433,18 @@ LlamaImpl::LlamaImpl(LlamaOptions options) : options_(options) {
 torch::Tensor LlamaImpl::forward(const torch::Tensor& ids) {
   check_ids(ids, options_.context, "Llama");
   torch::Tensor x = tok_embeddings(ids);
+  torch::Tensor pending;  // as in GptImpl::forward
   for (const auto& block : *blocks) {
     auto* b = block->as<LlamaBlockImpl>();
-    x = checkpointing_ && x.requires_grad() ? b->forward_checkpointed(x, rope_cos, rope_sin)
-                                            : b->forward(x, rope_cos, rope_sin);
+    if (checkpointing_ && x.requires_grad()) {
+      if (pending.defined()) x = x + std::exchange(pending, {});
+      x = b->forward_checkpointed(x, rope_cos, rope_sin);
+    } else {
+      std::tie(x, pending) = b->forward_pending(x, pending, rope_cos, rope_sin);
+    }
   }
-  x = rms_norm(x, norm, options_.norm_eps);
-  return output ? output(x) : torch::nn::functional::linear(x, tok_embeddings->weight);
+  const torch::Tensor last = residual_rms_norm(x, pending, norm, options_.norm_eps).normalized;
+  return output ? output(last) : torch::nn::functional::linear(last, tok_embeddings->weight);
 }
 
 }  // namespace gpuperf

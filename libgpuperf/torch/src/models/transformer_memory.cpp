@@ -109,19 +109,19 @@ TransformerActivations llama_activations(const LlamaImpl& llama, double sequence
   const double h = static_cast<double>(o.width), a = static_cast<double>(o.heads);
   const double H = static_cast<double>(o.hidden), V = static_cast<double>(o.vocabulary);
   PerToken t;
-  // Per block: each RMSNorm keeps its fp32 input (x, then h: r each) and its normalised product
-  // (r each); the linear layers' inputs are autocast's casts, one per layer (wq, wk, wv: 3e; w1,
-  // w3: 2e), or the shared norm output in fp32 (r each norm); rotary q, the widened k and v and
-  // the attention output (4e; the merged heads are a view of it, as for GPT-2) with the fp32
-  // logsumexp (4a); SwiGLU keeps w1's output, SiLU's output, w3's output and their product (4e
-  // per inner width).
-  const double inputs = w.autocast ? 5 * w.e : 2 * w.r;
-  t.block = (4 * w.r + inputs + 4 * w.e) * h + 4 * w.e * H + 4 * a;
-  t.block_formula = n(4 * w.r + inputs + 4 * w.e) + " h + " + n(4 * w.e) + " H + 4 a";
-  // The final RMSNorm (input and product, r each), the output layer's input (e; in fp32 the
-  // norm's output, r), the logits and their gradient (2e V).
-  t.head = (2 * w.r + (w.autocast ? w.e : w.r)) * h + 2 * w.e * V;
-  t.head_formula = n(2 * w.r + (w.autocast ? w.e : w.r)) + " h + " + n(2 * w.e) + " V";
+  // Per block: each RMSNorm (one node with the residual add before it, residual_rms_norm) keeps
+  // its fp32 input (x, then h: r each) and writes its output in autocast's dtype (e each; r in
+  // fp32), which the linear layers after it share (wq, wk, wv; w1, w3); rotary q, the widened k
+  // and v and the attention output (4e; the merged heads are a view of it, as for GPT-2) with the
+  // fp32 logsumexp (4a); SwiGLU keeps w1's output, SiLU's output, w3's output and their product
+  // (4e per inner width).
+  const double normalized = w.autocast ? w.e : w.r;
+  t.block = (2 * w.r + 2 * normalized + 4 * w.e) * h + 4 * w.e * H + 4 * a;
+  t.block_formula = n(2 * w.r + 2 * normalized + 4 * w.e) + " h + " + n(4 * w.e) + " H + 4 a";
+  // The final RMSNorm's input (r) and output, the output layer's input (e; r in fp32), the
+  // logits and their gradient (2e V).
+  t.head = (w.r + normalized) * h + 2 * w.e * V;
+  t.head_formula = n(w.r + normalized) + " h + " + n(2 * w.e) + " V";
   t.input = w.r * h;
   t.rerun = 2 * w.r * h;
   const double blocks_params = parameters_of(*llama.blocks->ptr(0));

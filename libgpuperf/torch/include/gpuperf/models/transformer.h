@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "gpuperf/base/choices.h"
 
@@ -98,6 +99,33 @@ struct LlamaOptions {
 [[nodiscard]] bool fused_cross_entropy_applies(const torch::Device& device,
                                                torch::ScalarType dtype);
 
+/// A pre-LayerNorm block's residual add and the LayerNorm after it: sum = x + branch (x when
+/// `branch` is undefined), normalized = LayerNorm(sum; weight, bias, eps) over the last dimension.
+struct ResidualNorm {
+  torch::Tensor sum;
+  torch::Tensor normalized;
+};
+/// On CUDA (x float32, width a multiple of 4 up to 2,048, branch in autocast's dtype) gpuperf's
+/// kernels run it in one pass forward and one backward, writing `normalized` in autocast's 16-bit
+/// dtype (float32 without autocast), which is what ATen's add, float32 layer_norm and the next
+/// projection's cast give. Elsewhere ATen's add and layer_norm.
+[[nodiscard]] ResidualNorm residual_layer_norm(const torch::Tensor& x, const torch::Tensor& branch,
+                                               const torch::Tensor& weight,
+                                               const torch::Tensor& bias, double eps);
+/// Whether residual_layer_norm() runs gpuperf's kernels for these tensors.
+[[nodiscard]] bool fused_residual_layer_norm_applies(const torch::Tensor& x,
+                                                     const torch::Tensor& branch,
+                                                     const torch::Tensor& weight,
+                                                     const torch::Tensor& bias);
+/// residual_layer_norm() with RMSNorm: normalized = sum / sqrt(mean(sum^2) + eps) x weight, in
+/// float32 at least, as torchtitan's RMSNorm computes it; the same kernels where they apply.
+[[nodiscard]] ResidualNorm residual_rms_norm(const torch::Tensor& x, const torch::Tensor& branch,
+                                             const torch::Tensor& weight, double eps);
+/// Whether residual_rms_norm() runs gpuperf's kernels for these tensors.
+[[nodiscard]] bool fused_residual_rms_norm_applies(const torch::Tensor& x,
+                                                   const torch::Tensor& branch,
+                                                   const torch::Tensor& weight);
+
 /// attention_kernel() for the attention of `model` (a Gpt or a Llama) over `sequence` tokens at
 /// the activations' dtype under `precision`; "" for any other module.
 [[nodiscard]] std::string attention_kernel_of(const torch::nn::Module& model, std::int64_t sequence,
@@ -130,6 +158,12 @@ class GptBlockImpl : public torch::nn::Module {
   explicit GptBlockImpl(const GptOptions& options);
   /// [batch, sequence, width] -> the same shape.
   torch::Tensor forward(const torch::Tensor& x);
+  /// The block over a residual stream whose last add is still pending, as Gpt runs its blocks:
+  /// from x and `pending` (the previous block's MLP output, or undefined), returns the stream
+  /// after the attention's add and this block's MLP output, whose add the next LayerNorm makes.
+  /// Each add and the LayerNorm after it are one residual_layer_norm().
+  std::pair<torch::Tensor, torch::Tensor> forward_pending(const torch::Tensor& x,
+                                                          const torch::Tensor& pending);
   /// forward() keeping only x for the backward pass, which runs the block again.
   torch::Tensor forward_checkpointed(const torch::Tensor& x);
 
@@ -169,6 +203,12 @@ class LlamaBlockImpl : public torch::nn::Module {
   explicit LlamaBlockImpl(const LlamaOptions& options);
   /// [batch, sequence, width] -> the same shape; cos and sin [sequence, head width].
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin);
+  /// The block with its residual adds pending, as GptBlockImpl::forward_pending (each add made
+  /// with the RMSNorm after it by residual_rms_norm()).
+  std::pair<torch::Tensor, torch::Tensor> forward_pending(const torch::Tensor& x,
+                                                          const torch::Tensor& pending,
+                                                          const torch::Tensor& cos,
+                                                          const torch::Tensor& sin);
   /// forward() keeping only x for the backward pass, which runs the block again.
   torch::Tensor forward_checkpointed(const torch::Tensor& x, const torch::Tensor& cos,
                                      const torch::Tensor& sin);
