@@ -59,36 +59,38 @@ bool fused_applies(const torch::Tensor& x, const torch::Tensor& branch, const to
   return true;
 }
 
-// Inputs x (float32), branch (the normalized dtype, or undefined), weight, bias (undefined for
-// RMSNorm); outputs {h, y} with a branch, {y} without (h is x). Saves h (x without a branch), the
-// weight and each row's mean and 1/std: what ATen's LayerNorm keeps.
+// Inputs x (float32), branch (the normalized dtype; ignored without `with_branch`), weight, bias
+// (ignored for RMSNorm): LibTorch's custom functions take no undefined tensors, so the ones not
+// used are empty placeholders. Outputs {h, y} with a branch, {y} without (h is x). Saves h (x
+// without a branch), the weight and each row's mean and 1/std: what ATen's LayerNorm keeps.
 struct ResidualLayerNormNode : public torch::autograd::Function<ResidualLayerNormNode> {
   static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx,
                                                 const torch::Tensor& x, const torch::Tensor& branch,
                                                 const torch::Tensor& weight,
                                                 const torch::Tensor& bias, double eps,
-                                                detail::NormKind kind) {
+                                                detail::NormKind kind, bool with_branch) {
     const c10::cuda::CUDAGuard guard(x.device());
     const c10::ScalarType dtype = normalized_dtype(x.device());
     const std::int64_t width = x.size(-1);
     const std::int64_t rows = x.numel() / width;
-    const torch::Tensor h = branch.defined() ? torch::empty_like(x) : x;
+    const torch::Tensor h = with_branch ? torch::empty_like(x) : x;
     torch::Tensor y = torch::empty(x.sizes(), x.options().dtype(dtype));
     const auto stats = x.options().dtype(torch::kFloat);
     torch::Tensor mean = torch::empty({rows}, stats);
     torch::Tensor rstd = torch::empty({rows}, stats);
     C10_CUDA_CHECK(detail::residual_layer_norm_forward(
         kind, detail::nhwc_dtype(dtype), x.data_ptr<float>(),
-        branch.defined() ? branch.data_ptr() : nullptr, weight.data_ptr<float>(),
-        bias.defined() ? bias.data_ptr<float>() : nullptr, static_cast<float>(eps), rows,
-        static_cast<int>(width), branch.defined() ? h.data_ptr<float>() : nullptr, y.data_ptr(),
-        mean.data_ptr<float>(), rstd.data_ptr<float>(), at::cuda::getCurrentCUDAStream()));
+        with_branch ? branch.data_ptr() : nullptr, weight.data_ptr<float>(),
+        kind == detail::NormKind::kLayerNorm ? bias.data_ptr<float>() : nullptr,
+        static_cast<float>(eps), rows, static_cast<int>(width),
+        with_branch ? h.data_ptr<float>() : nullptr, y.data_ptr(), mean.data_ptr<float>(),
+        rstd.data_ptr<float>(), at::cuda::getCurrentCUDAStream()));
     ctx->save_for_backward({h, weight, mean, rstd});
-    ctx->saved_data["branch"] = branch.defined();
+    ctx->saved_data["branch"] = with_branch;
     ctx->saved_data["dtype"] = static_cast<std::int64_t>(dtype);
     ctx->saved_data["kind"] = static_cast<std::int64_t>(kind);
-    ctx->saved_data["branch_grad"] = branch.defined() && branch.requires_grad();
-    if (!branch.defined()) return {y};
+    ctx->saved_data["branch_grad"] = with_branch && branch.requires_grad();
+    if (!with_branch) return {y};
     return {h, y};
   }
 
@@ -126,15 +128,18 @@ struct ResidualLayerNormNode : public torch::autograd::Function<ResidualLayerNor
         partial.data_ptr<float>(), grad_weight.data_ptr<float>(),
         grad_bias.defined() ? grad_bias.data_ptr<float>() : nullptr,
         at::cuda::getCurrentCUDAStream()));
-    return {grad_x, grad_branch, grad_weight, grad_bias, torch::Tensor(), torch::Tensor()};
+    return {grad_x,          grad_branch,     grad_weight,    grad_bias,
+            torch::Tensor(), torch::Tensor(), torch::Tensor()};
   }
 };
 
 ResidualNorm apply_fused(const torch::Tensor& x, const torch::Tensor& branch,
                          const torch::Tensor& weight, const torch::Tensor& bias, double eps,
                          detail::NormKind kind) {
+  const torch::Tensor none = torch::empty({0}, x.options());
   const torch::autograd::variable_list out =
-      ResidualLayerNormNode::apply(x, branch, weight, bias, eps, kind);
+      ResidualLayerNormNode::apply(x, branch.defined() ? branch : none, weight,
+                                   bias.defined() ? bias : none, eps, kind, branch.defined());
   if (branch.defined()) return {out[0], out[1]};
   return {x, out[0]};
 }
