@@ -50,7 +50,8 @@ void write_kernel_trace(const std::string& path, const std::function<void()>& wo
 #if GPUPERF_WITH_CUDA
   activities.insert(prof::ActivityType::CUDA);
 #endif
-  const prof::ProfilerConfig config(prof::ProfilerState::KINETO);
+  // With the operators' input shapes: the trace says which call launched a kernel on what.
+  const prof::ProfilerConfig config(prof::ProfilerState::KINETO, /*report_input_shapes=*/true);
   try {
     torch::autograd::profiler::prepareProfiler(config, activities);
     torch::autograd::profiler::enableProfiler(config, activities);

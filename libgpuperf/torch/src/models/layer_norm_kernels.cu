@@ -10,9 +10,13 @@
 namespace gpuperf::detail {
 namespace {
 
-constexpr int kWarps = 4;  // rows per block (forward); warps per block (backward)
+constexpr int kWarps = 4;  // rows per block (forward)
 constexpr int kThreads = kWarps * 32;
-constexpr int kBackwardBlocks = kLayerNormPartialRows / kWarps;
+// The backward pass: 8 warps a block, kLayerNormPartialRows warps in all (about two blocks per
+// SM on an H100/H200: enough warps in flight to keep its loads going).
+constexpr int kBackwardWarps = 8;
+constexpr int kBackwardThreads = kBackwardWarps * 32;
+constexpr int kBackwardBlocks = kLayerNormPartialRows / kBackwardWarps;
 
 __device__ __forceinline__ float warp_sum(float v) {
 #pragma unroll
@@ -110,11 +114,11 @@ __global__ void __launch_bounds__(kThreads)
 // Each warp takes rows warp, warp + kLayerNormPartialRows, ... and keeps its share of the weight
 // and bias gradients in registers; column_sum_kernel adds the warps' shares.
 template <typename T, int kVecs, bool kRms>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kBackwardThreads)
     backward_kernel(const float* sum, const T* grad_y, const float* grad_sum, const float* weight,
                     const float* mean, const float* rstd, std::int64_t rows, int width,
                     float* grad_x, T* grad_branch, float* partial_weight, float* partial_bias) {
-  const int warp = blockIdx.x * kWarps + threadIdx.x / 32;
+  const int warp = blockIdx.x * kBackwardWarps + threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
   float dw[kVecs][4];
   float db[kVecs][4];
@@ -181,8 +185,14 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-// out[c] = sum over p of partial[p][c], p in a fixed order: 32 columns x 8 partial rows a block.
-__global__ void column_sum_kernel(const float* partial, int parts, int width, float* out) {
+// out[c] = sum over p of partial[p][c], p in a fixed order: 32 columns x 8 partial rows a block;
+// blockIdx.y 1 sums the second array (partial + parts x width into out2).
+__global__ void column_sum_kernel(const float* partial, int parts, int width, float* out,
+                                  float* out2) {
+  if (blockIdx.y == 1) {
+    partial += static_cast<std::int64_t>(parts) * width;
+    out = out2;
+  }
   __shared__ float tile[8][33];
   const int c = blockIdx.x * 32 + threadIdx.x;
   float s = 0.0f;
@@ -241,23 +251,19 @@ cudaError_t backward_as(const float* sum, const void* grad_y, const float* grad_
                         const float* weight, const float* mean, const float* rstd,
                         std::int64_t rows, int width, float* grad_x, void* grad_branch,
                         float* partial, float* grad_weight, float* grad_bias, cudaStream_t stream) {
-  float* partial_weight = partial;
   float* partial_bias = partial + static_cast<std::int64_t>(kLayerNormPartialRows) * width;
   const cudaError_t launched = with_vecs(width, [&](auto vecs) {
-    backward_kernel<T, decltype(vecs)::value, kRms><<<kBackwardBlocks, kThreads, 0, stream>>>(
-        sum, static_cast<const T*>(grad_y), grad_sum, weight, mean, rstd, rows, width, grad_x,
-        static_cast<T*>(grad_branch), partial_weight, partial_bias);
+    backward_kernel<T, decltype(vecs)::value, kRms>
+        <<<kBackwardBlocks, kBackwardThreads, 0, stream>>>(
+            sum, static_cast<const T*>(grad_y), grad_sum, weight, mean, rstd, rows, width, grad_x,
+            static_cast<T*>(grad_branch), partial, partial_bias);
     return cudaGetLastError();
   });
   if (launched != cudaSuccess) return launched;
   const dim3 block(32, 8);
-  const auto columns = static_cast<unsigned>((width + 31) / 32);
-  column_sum_kernel<<<columns, block, 0, stream>>>(partial_weight, kLayerNormPartialRows, width,
-                                                   grad_weight);
-  if (!kRms) {
-    column_sum_kernel<<<columns, block, 0, stream>>>(partial_bias, kLayerNormPartialRows, width,
-                                                     grad_bias);
-  }
+  const dim3 grid(static_cast<unsigned>((width + 31) / 32), kRms ? 1 : 2);
+  column_sum_kernel<<<grid, block, 0, stream>>>(partial, kLayerNormPartialRows, width, grad_weight,
+                                                grad_bias);
   return cudaGetLastError();
 }
 

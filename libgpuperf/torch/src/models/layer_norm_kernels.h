@@ -24,7 +24,7 @@ constexpr int kLayerNormMaxWidth = 2048;
 
 /// Rows that one backward launch reduces its weight and bias gradients over: the float32 scratch
 /// it needs is 2 x this x width.
-constexpr int kLayerNormPartialRows = 1024;
+constexpr int kLayerNormPartialRows = 2048;
 
 /// For each of `rows` rows of `width` (a multiple of 4, <= kLayerNormMaxWidth): h = x + branch
 /// (`branch` of `dtype`, or null: h = x, `sum` not written), y = (h - mean) / sqrt(var + eps) x
