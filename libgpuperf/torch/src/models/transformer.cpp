@@ -2,9 +2,9 @@
 #include "gpuperf/models/transformer.h"
 
 #include <ATen/ops/gelu.h>
+#include <ATen/ops/linear.h>
 #include <torch/autograd.h>
 #include <torch/nn/init.h>
-#include <torch/nn/functional/linear.h>
 #include <torch/utils.h>
 
 #include <cmath>
@@ -32,6 +32,15 @@ void require_positive(std::int64_t value, const char* field) {
 
 torch::nn::Linear linear(std::int64_t in, std::int64_t out, bool bias) {
   return torch::nn::Linear(torch::nn::LinearOptions(in, out).bias(bias));
+}
+
+// x through a linear layer as PyTorch's nn.Linear runs it: at::linear (under autocast the bias
+// cast too, and a 3-D input flattened into one addmm that adds the bias in the GEMM's epilogue).
+// LibTorch's own Linear::forward runs matmul and then `+= bias`: a float32 bias added in place to
+// a 16-bit output under autocast, a separate strided kernel per layer (6 ms of a GPT-2 124M step
+// on an H200).
+torch::Tensor project(const torch::nn::Linear& layer, const torch::Tensor& x) {
+  return at::linear(x, layer->weight, layer->bias);
 }
 
 // N(0, std) weights and zero biases for every Linear and Embedding below `module`.
@@ -288,12 +297,12 @@ std::pair<torch::Tensor, torch::Tensor> GptBlockImpl::forward_pending(
   const std::int64_t c = x.size(2);
   const ResidualNorm in =
       residual_layer_norm(x, pending, ln_1->weight, ln_1->bias, ln_1->options.eps());
-  const std::vector<torch::Tensor> qkv = c_attn(in.normalized).split(c, 2);
+  const std::vector<torch::Tensor> qkv = project(c_attn, in.normalized).split(c, 2);
   const torch::Tensor y = causal_attention(split_heads(qkv[0], heads_), split_heads(qkv[1], heads_),
                                            split_heads(qkv[2], heads_));
-  const ResidualNorm mid = residual_layer_norm(in.sum, attn_proj(merge_heads(y)), ln_2->weight,
-                                               ln_2->bias, ln_2->options.eps());
-  return {mid.sum, mlp_proj(at::gelu(c_fc(mid.normalized), "tanh"))};
+  const ResidualNorm mid = residual_layer_norm(in.sum, project(attn_proj, merge_heads(y)),
+                                               ln_2->weight, ln_2->bias, ln_2->options.eps());
+  return {mid.sum, project(mlp_proj, at::gelu(project(c_fc, mid.normalized), "tanh"))};
 }
 
 torch::Tensor GptBlockImpl::forward(const torch::Tensor& x) {
@@ -345,7 +354,7 @@ torch::Tensor GptImpl::forward(const torch::Tensor& ids) {
   }
   const ResidualNorm last =
       residual_layer_norm(x, pending, ln_f->weight, ln_f->bias, ln_f->options.eps());
-  return torch::nn::functional::linear(last.normalized, wte->weight);  // tied output embedding
+  return at::linear(last.normalized, wte->weight);  // tied output embedding
 }
 
 LlamaBlockImpl::LlamaBlockImpl(const LlamaOptions& o) : options_(o) {
@@ -367,9 +376,9 @@ std::pair<torch::Tensor, torch::Tensor> LlamaBlockImpl::forward_pending(
   const LlamaOptions& o = options_;
   const ResidualNorm in = residual_rms_norm(x, pending, attention_norm, o.norm_eps);
   const torch::Tensor& n = in.normalized;
-  const torch::Tensor q = rotary(split_heads(wq(n), o.heads), cos, sin);
-  torch::Tensor k = rotary(split_heads(wk(n), o.kv_heads), cos, sin);
-  torch::Tensor v = split_heads(wv(n), o.kv_heads);
+  const torch::Tensor q = rotary(split_heads(project(wq, n), o.heads), cos, sin);
+  torch::Tensor k = rotary(split_heads(project(wk, n), o.kv_heads), cos, sin);
+  torch::Tensor v = split_heads(project(wv, n), o.kv_heads);
   if (o.kv_heads != o.heads) {
     // Grouped-query attention: each key/value head serves heads / kv_heads query heads.
     const std::int64_t repeat = o.heads / o.kv_heads;
@@ -381,10 +390,10 @@ std::pair<torch::Tensor, torch::Tensor> LlamaBlockImpl::forward_pending(
     k = widen(k);
     v = widen(v);
   }
-  const ResidualNorm mid =
-      residual_rms_norm(in.sum, wo(merge_heads(causal_attention(q, k, v))), ffn_norm, o.norm_eps);
+  const ResidualNorm mid = residual_rms_norm(
+      in.sum, project(wo, merge_heads(causal_attention(q, k, v))), ffn_norm, o.norm_eps);
   const torch::Tensor& m = mid.normalized;
-  return {mid.sum, w2(torch::silu(w1(m)) * w3(m))};
+  return {mid.sum, project(w2, torch::silu(project(w1, m)) * project(w3, m))};
 }
 
 torch::Tensor LlamaBlockImpl::forward(const torch::Tensor& x, const torch::Tensor& cos,
@@ -444,7 +453,7 @@ torch::Tensor LlamaImpl::forward(const torch::Tensor& ids) {
     }
   }
   const torch::Tensor last = residual_rms_norm(x, pending, norm, options_.norm_eps).normalized;
-  return output ? output(last) : torch::nn::functional::linear(last, tok_embeddings->weight);
+  return output ? project(output, last) : at::linear(last, tok_embeddings->weight);
 }
 
 }  // namespace gpuperf
