@@ -9,16 +9,12 @@
 #include <vector>
 
 #include "gpuperf/advise/advisor.h"
+#include "gpuperf/base/format.h"
 #include "gpuperf/specs/efficiency.h"
-#include "advise/number_text.h"
 
 namespace gpuperf {
 namespace {
 
-using detail::fmt;
-using detail::gb;
-using detail::general;
-using detail::ms;
 
 // The columns the tables show, decided once for the whole ranking.
 struct Columns {
@@ -57,17 +53,17 @@ Columns columns_for(const AdvisorRequest& request, const std::string& table_date
 void write_workload(std::ostream& out, const AdvisorRequest& request) {
   const bool inference = request.mode == WorkloadKind::kInference;
   out << "Workload: " << to_string(request.mode) << " "
-      << (request.model.empty() ? general(request.parameters) + " parameters" : request.model)
+      << (request.model.empty() ? format_number(request.parameters, 6) + " parameters" : request.model)
       << ", " << to_string(request.precision)
       << (inference ? "" : ", " + to_string(optimizer_for(request))) << ", batch "
       << (request.batch_size > 0 ? std::to_string(request.batch_size) : "unknown") << " per GPU, "
       << request.gpu_count << " GPU(s)";
-  if (!std::isnan(request.budget_usd)) out << ", budget " << fmt(request.budget_usd, 0) << " USD";
+  if (!std::isnan(request.budget_usd)) out << ", budget " << format_fixed_or(request.budget_usd, 0) << " USD";
   if (!std::isnan(request.latency_budget_seconds)) {
-    out << ", p99 latency budget " << ms(request.latency_budget_seconds);
+    out << ", p99 latency budget " << format_ms(request.latency_budget_seconds);
   }
-  if (!std::isnan(request.epochs)) out << ", a run of " << general(request.epochs) << " epochs";
-  if (!std::isnan(request.tokens)) out << ", a run of " << general(request.tokens) << " tokens";
+  if (!std::isnan(request.epochs)) out << ", a run of " << format_number(request.epochs, 6) << " epochs";
+  if (!std::isnan(request.tokens)) out << ", a run of " << format_number(request.tokens, 6) << " tokens";
 }
 
 // What the throughputs rest on: the GPUs measured, else published figures, else datasheets.
@@ -136,7 +132,7 @@ void write_table_header(std::ostream& out, const Columns& c) {
 // "0.512 / 0.734 (8)" or "not measured", and " misses budget" when it does.
 std::string latency_cell(const GpuAdvice& a) {
   std::string cell = a.measured_batch_size > 0
-                         ? fmt(a.latency_p50 * 1e3, 3) + " / " + fmt(a.latency_p99 * 1e3, 3) +
+                         ? format_fixed_or(a.latency_p50 * 1e3, 3) + " / " + format_fixed_or(a.latency_p99 * 1e3, 3) +
                                " (" + std::to_string(a.measured_batch_size) + ")"
                          : std::string("not measured");
   if (a.latency_status == LatencyStatus::kMissesBudget) {
@@ -163,7 +159,7 @@ std::string price_cell(const GpuAdvice& a) {
     case PriceSource::kNone:
       break;
   }
-  return fmt(a.price_per_hour_usd, 2) + basis;
+  return format_fixed_or(a.price_per_hour_usd, 2) + basis;
 }
 
 std::string fits_cell(const GpuAdvice& a) {
@@ -179,16 +175,16 @@ std::string link_cell(const GpuAdvice& a) {
 
 void write_row(std::ostream& out, int rank, const GpuAdvice& a, const Columns& c) {
   out << "| " << rank << " | " << a.spec->name << " | " << fits_cell(a) << " | "
-      << gb(a.memory_need_bytes) << " / " << gb(a.spec->memory_bytes) << " | " << link_cell(a)
-      << " | " << fmt(a.samples_per_second, 0) << " | "
+      << format_gb(a.memory_need_bytes) << " / " << format_gb(a.spec->memory_bytes) << " | " << link_cell(a)
+      << " | " << format_fixed_or(a.samples_per_second, 0) << " | "
       << (a.throughput_basis == ThroughputBasis::kNone ? "-" : to_string(a.throughput_basis))
       << " | ";
   if (c.inference) out << latency_cell(a) << " | ";
   if (c.priced) out << price_cell(a) << " | ";
-  out << fmt(a.cost_usd_per_million, 3) << " | ";
-  if (c.run) out << fmt(a.run_hours, 1) << " | " << fmt(a.run_cost_usd, 0) << " | ";
-  out << fmt(a.joules_per_sample, 4) << " | "
-      << (std::isnan(a.total_price_usd) ? std::string("?") : fmt(a.total_price_usd, 0))
+  out << format_fixed_or(a.cost_usd_per_million, 3) << " | ";
+  if (c.run) out << format_fixed_or(a.run_hours, 1) << " | " << format_fixed_or(a.run_cost_usd, 0) << " | ";
+  out << format_fixed_or(a.joules_per_sample, 4) << " | "
+      << (std::isnan(a.total_price_usd) ? std::string("?") : format_fixed_or(a.total_price_usd, 0))
       << (a.over_budget ? " (over budget)" : "") << " |\n";
 }
 

@@ -10,9 +10,9 @@
 
 #include "gpuperf/advise/fit.h"
 #include "gpuperf/base/error.h"
+#include "gpuperf/base/format.h"
 #include "gpuperf/plan/memory_plan.h"
 #include "gpuperf/specs/efficiency.h"
-#include "advise/number_text.h"
 
 namespace gpuperf {
 namespace {
@@ -24,18 +24,9 @@ constexpr double kElectricityUsdPerKwh = 0.15;
 constexpr double kContextReserveBytes = 1e9;
 constexpr double kFragmentationShare = 0.05;
 
-using detail::fmt;
-using detail::gb;
-using detail::general;
-using detail::ms;
-
 // Parameter and element counts read better as 25,557,032 or 7e+10 than as 2.5557e+07.
 std::string count_text(double v) {
-  if (!(v < 1e12) || v != std::floor(v)) return general(v);
-  std::string digits = fmt(v, 0);
-  for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3)
-    digits.insert(static_cast<std::size_t>(i), ",");
-  return digits;
+  return v < 1e12 && v == std::floor(v) ? format_grouped(v) : format_number(v, 6);
 }
 
 double activation_bytes_per_element(NumericFormat format) {
@@ -144,15 +135,15 @@ std::optional<Reference> inference_reference(const LoadedInference& file, const 
   };
   if (best == nullptr) {
     return quote(*smallest, 0,
-                 "measured, but no batch size meets p99 <= " + ms(request.latency_budget_seconds) +
+                 "measured, but no batch size meets p99 <= " + format_ms(request.latency_budget_seconds) +
                      ": batch " + std::to_string(smallest->batch_size) + " has p99 " +
-                     ms(smallest->latency.p99) + " (" + file.path + ", " + setting + ")");
+                     format_ms(smallest->latency.p99) + " (" + file.path + ", " + setting + ")");
   }
   return quote(*best, best->throughput_median,
-               "measured " + fmt(best->throughput_median, 0) + " samples/s at batch " +
+               "measured " + format_fixed_or(best->throughput_median, 0) + " samples/s at batch " +
                    std::to_string(best->batch_size) + " (batch / p50; p50 " +
-                   ms(best->latency.p50) + ", p99 " + ms(best->latency.p99) +
-                   (budget ? " <= budget " + ms(request.latency_budget_seconds) : "") + "; " +
+                   format_ms(best->latency.p50) + ", p99 " + format_ms(best->latency.p99) +
+                   (budget ? " <= budget " + format_ms(request.latency_budget_seconds) : "") + "; " +
                    file.path + ", " + setting + ")");
 }
 
@@ -222,18 +213,18 @@ void add_model_state_memory(const AdvisorRequest& request, Workload& w) {
     const double opt = optimizer == OptimizerKind::kSgd ? 4 : 8;
     base.optimizer_state = params * opt;
     w.memory_reasons.push_back("weights: " + count_text(params) + " params x " +
-                               fmt(weight_bytes, 0) + " B (fp32 master" +
-                               (half ? " + 2 B autocast copy" : "") + ") = " + gb(base.weights));
+                               format_fixed_or(weight_bytes, 0) + " B (fp32 master" +
+                               (half ? " + 2 B autocast copy" : "") + ") = " + format_gb(base.weights));
     w.memory_reasons.push_back("gradients: " + count_text(params) +
-                               " x 4 B (fp32) = " + gb(base.gradients));
+                               " x 4 B (fp32) = " + format_gb(base.gradients));
     w.memory_reasons.push_back("optimizer state (" + to_string(optimizer) +
-                               "): " + count_text(params) + " x " + fmt(opt, 0) +
-                               " B = " + gb(base.optimizer_state));
+                               "): " + count_text(params) + " x " + format_fixed_or(opt, 0) +
+                               " B = " + format_gb(base.optimizer_state));
   } else {
     const double b = activation_bytes_per_element(request.precision);
     base.weights = params * b;
-    w.memory_reasons.push_back("weights: " + count_text(params) + " params x " + fmt(b, 0) +
-                               " B (" + to_string(request.precision) + ") = " + gb(base.weights));
+    w.memory_reasons.push_back("weights: " + count_text(params) + " params x " + format_fixed_or(b, 0) +
+                               " B (" + to_string(request.precision) + ") = " + format_gb(base.weights));
   }
 }
 
@@ -243,7 +234,7 @@ void add_activation_memory(const AdvisorRequest& request, Workload& w) {
   const double act_b = activation_bytes_per_element(request.precision);
   if (!std::isnan(request.activation_bytes)) {
     base.activations = request.activation_bytes;
-    w.memory_reasons.push_back("activations: " + gb(base.activations) + " as given");
+    w.memory_reasons.push_back("activations: " + format_gb(base.activations) + " as given");
   } else if (w.count && request.batch_size > 0) {
     const ModelCount& count = *w.count;
     const double bs = static_cast<double>(request.batch_size);
@@ -255,8 +246,8 @@ void add_activation_memory(const AdvisorRequest& request, Workload& w) {
                                           count_text(count.activation_elements) + " elements"
                                     : "2 largest layer outputs live, " +
                                           count_text(count.largest_output_elements) + " elements") +
-                               " x " + fmt(act_b, 0) + " B x batch " +
-                               std::to_string(request.batch_size) + " = " + gb(base.activations));
+                               " x " + format_fixed_or(act_b, 0) + " B x batch " +
+                               std::to_string(request.batch_size) + " = " + format_gb(base.activations));
   } else {
     w.memory_reasons.push_back(
         "activations: not estimated (needs a counted model and a batch size, or an explicit "
@@ -301,19 +292,19 @@ void add_strategy_ladder(const AdvisorRequest& request, Workload& w) {
 void describe_run(const AdvisorRequest& request, Workload& w) {
   if (!std::isnan(request.epochs)) {
     w.run_samples = request.epochs * kImageNet1kTrainImages;
-    w.run_text = general(request.epochs) + " epochs x " + count_text(kImageNet1kTrainImages) +
+    w.run_text = format_number(request.epochs, 6) + " epochs x " + count_text(kImageNet1kTrainImages) +
                  " ImageNet-1k images = " + count_text(w.run_samples) + " samples";
   } else if (!std::isnan(request.tokens)) {
     if (request.sequence_length > 0) {
       w.run_samples = request.tokens / static_cast<double>(request.sequence_length);
       const bool whole = w.run_samples == std::floor(w.run_samples);
-      w.run_text = general(request.tokens) + " tokens / " +
+      w.run_text = format_number(request.tokens, 6) + " tokens / " +
                    std::to_string(request.sequence_length) +
-                   " per sample = " + (whole ? count_text(w.run_samples) : fmt(w.run_samples, 1)) +
+                   " per sample = " + (whole ? count_text(w.run_samples) : format_fixed_or(w.run_samples, 1)) +
                    " samples";
     } else {
       w.run_samples = request.tokens;
-      w.run_text = general(request.tokens) + " tokens";
+      w.run_text = format_number(request.tokens, 6) + " tokens";
     }
   }
 }
@@ -424,14 +415,14 @@ void add_run_references(const AdvisorRequest& request, const SpecDatabase& db,
     const double thr = r.throughput.count > 0 ? r.throughput.median : r.overall_throughput;
     if (m.spec != nullptr && thr > 0) {
       Reference ref{m.spec, thr,
-                    "measured " + fmt(thr, 0) + " samples/s (" + run.path + ", " +
+                    "measured " + format_fixed_or(thr, 0) + " samples/s (" + run.path + ", " +
                         r.config.precision + ", bs " + std::to_string(r.config.batch_size) + ")",
                     true};
       ref.precision = r.config.precision;
       const TelemetrySummary& t = r.telemetry;
       if (t.energy_per_sample_joules > 0 && std::isfinite(t.energy_per_sample_joules)) {
         ref.joules_per_sample = t.energy_per_sample_joules;
-        ref.energy_what = fmt(t.energy_per_sample_joules, 4) + " J per sample (" +
+        ref.energy_what = format_fixed_or(t.energy_per_sample_joules, 4) + " J per sample (" +
                           (t.energy_source.empty() ? "telemetry" : t.energy_source) +
                           " over the timed windows, " + run.path + ")";
       }
@@ -475,7 +466,7 @@ void add_published_references(const AdvisorRequest& request, const SpecDatabase&
     const GpuSpec* s = db.find_id(p.gpu_id);
     if (s == nullptr) continue;
     const bool mlperf = p.stack == PublishedStack::kMlperf;
-    const std::string what = "published " + fmt(p.per_gpu(), 0) + " img/s per GPU, " +
+    const std::string what = "published " + format_fixed_or(p.per_gpu(), 0) + " img/s per GPU, " +
                              (mlperf ? "MLPerf" : "PyTorch") + " (" + p.setup + "; " + p.source +
                              ")";
     // A figure in a precision its GPU has no path for cannot be of that GPU: it is neither
@@ -521,13 +512,13 @@ void judge_strategies(GpuAdvice& a, const GpuSpec& spec, const Workload& w) {
   for (const auto& rung : w.ladder) {
     std::string terms;
     for (const auto& term : rung.plan.terms) {
-      if (term.bytes > 0) terms += term.name + " " + gb(term.bytes) + " + ";
+      if (term.bytes > 0) terms += term.name + " " + format_gb(term.bytes) + " + ";
     }
     a.memory_need_bytes = rung.plan.total_bytes + a.memory.reserve;
     a.memory_strategy = rung.name;
     const bool fits = a.memory_need_bytes <= spec.memory_bytes;
-    say(a, strategy_text(rung, w.gpus) + ": " + terms + "reserve " + gb(a.memory.reserve) + " = " +
-               gb(a.memory_need_bytes) + " per GPU of " + gb(spec.memory_bytes) + ": " +
+    say(a, strategy_text(rung, w.gpus) + ": " + terms + "reserve " + format_gb(a.memory.reserve) + " = " +
+               format_gb(a.memory_need_bytes) + " per GPU of " + format_gb(spec.memory_bytes) + ": " +
                (fits ? "fits" : "does not fit"));
     chosen = &rung;
     if (fits) break;
@@ -562,8 +553,8 @@ void judge_memory(GpuAdvice& a, const GpuSpec& spec, const Workload& w) {
   a.memory = w.memory;
   for (const auto& line : w.memory_reasons) say(a, line);
   a.memory.reserve = kContextReserveBytes + kFragmentationShare * spec.memory_bytes;
-  say(a, "reserve: 1 GB CUDA context and workspaces + 5% of " + gb(spec.memory_bytes) +
-             " for allocator slack = " + gb(a.memory.reserve));
+  say(a, "reserve: 1 GB CUDA context and workspaces + 5% of " + format_gb(spec.memory_bytes) +
+             " for allocator slack = " + format_gb(a.memory.reserve));
   if (!w.ladder.empty()) {
     judge_strategies(a, spec, w);
     return;
@@ -573,7 +564,7 @@ void judge_memory(GpuAdvice& a, const GpuSpec& spec, const Workload& w) {
   a.fits = need <= spec.memory_bytes;
   a.memory_need_bytes = need;
   a.memory_strategy = n > 1 ? "data parallel" : "one GPU";
-  say(a, "needs " + gb(need) + " per GPU of " + gb(spec.memory_bytes) + ": " +
+  say(a, "needs " + format_gb(need) + " per GPU of " + format_gb(spec.memory_bytes) + ": " +
              (a.fits ? "fits" : "does not fit"));
   if (!a.fits && n > 1) {
     // Inference: the weights split over the GPUs (tensor parallel), the rest on each.
@@ -581,7 +572,7 @@ void judge_memory(GpuAdvice& a, const GpuSpec& spec, const Workload& w) {
     a.fits_sharded = sharded <= spec.memory_bytes;
     a.memory_need_bytes = sharded;
     a.memory_strategy = "weights sharded";
-    say(a, "weights sharded over " + std::to_string(n) + " GPUs (tensor parallel): " + gb(sharded) +
+    say(a, "weights sharded over " + std::to_string(n) + " GPUs (tensor parallel): " + format_gb(sharded) +
                " per GPU: " +
                (a.fits_sharded ? "fits, and needs a fast link" : "does not fit either"));
     if (a.fits_sharded) a.fast_link_needed = true;
@@ -641,8 +632,8 @@ double estimate_throughput(GpuAdvice& a, const AdvisorRequest& request, const Wo
     const double rp = ref->spec->peak(peak_key_for_precision(precision, ref->spec));
     const double per_gpu = ref->per_gpu * peak / rp;
     say(a, "throughput: estimate, " + ref->spec->name + " " + ref->what + " x datasheet " + key +
-               " peak ratio " + fmt(peak / 1e12, 1) + "/" + fmt(rp / 1e12, 1) + " TFLOPS = " +
-               fmt(per_gpu, 0) + " " + w.unit + "s/s (memory-bound layers scale less)");
+               " peak ratio " + format_fixed_or(peak / 1e12, 1) + "/" + format_fixed_or(rp / 1e12, 1) + " TFLOPS = " +
+               format_fixed_or(per_gpu, 0) + " " + w.unit + "s/s (memory-bound layers scale less)");
     say_if_carried_over(a, *ref, request.precision);
     return per_gpu;
   }
@@ -652,9 +643,9 @@ double estimate_throughput(GpuAdvice& a, const AdvisorRequest& request, const Wo
                mlperf + " are another stack, never scaled to other GPUs");
   }
   const double per_gpu = peak * request.assumed_utilization / w.flops_per_sample;
-  say(a, "throughput: estimate, " + fmt(request.assumed_utilization * 100, 0) + "% of datasheet " +
-             key + " peak " + fmt(peak / 1e12, 1) + " TFLOPS / " + general(w.flops_per_sample) +
-             " FLOP per " + w.unit + " = " + fmt(per_gpu, 0) + " " + w.unit + "s/s");
+  say(a, "throughput: estimate, " + format_fixed_or(request.assumed_utilization * 100, 0) + "% of datasheet " +
+             key + " peak " + format_fixed_or(peak / 1e12, 1) + " TFLOPS / " + format_number(w.flops_per_sample, 6) +
+             " FLOP per " + w.unit + " = " + format_fixed_or(per_gpu, 0) + " " + w.unit + "s/s");
   return per_gpu;
 }
 
@@ -743,7 +734,7 @@ void judge_latency(GpuAdvice& a, const AdvisorRequest& request) {
     say(a,
         "latency: not measured on this GPU; a datasheet cannot give per-call latency (batch-1 "
         "calls are launch-bound), so the p99 budget of " +
-            ms(request.latency_budget_seconds) + " is not checked");
+            format_ms(request.latency_budget_seconds) + " is not checked");
   }
 }
 
@@ -755,17 +746,17 @@ double link_model_total(GpuAdvice& a, const GpuSpec& spec, const AdvisorRequest&
   double total = per_gpu * n;
   const bool has_link = spec.link_bytes_per_s > 0;
   const double bw = has_link ? spec.link_bytes_per_s / 2 : spec.pcie_bytes_per_s_per_direction();
-  const std::string via = has_link ? spec.link_name + " " + fmt(bw / 1e9, 0) + " GB/s per direction"
-                                   : "PCIe " + spec.pcie + " x16 " + fmt(bw / 1e9, 0) +
+  const std::string via = has_link ? spec.link_name + " " + format_fixed_or(bw / 1e9, 0) + " GB/s per direction"
+                                   : "PCIe " + spec.pcie + " x16 " + format_fixed_or(bw / 1e9, 0) +
                                          " GB/s per direction (no GPU link)";
   if (w.train && bw > 0) {
     const double comm = 2.0 * (n - 1) / n * w.params * 4 / bw;
-    say(a, "all-reduce of " + gb(w.params * 4) + " gradients per step over " + via + ": " +
-               fmt(comm * 1e3, 1) + " ms");
+    say(a, "all-reduce of " + format_gb(w.params * 4) + " gradients per step over " + via + ": " +
+               format_fixed_or(comm * 1e3, 1) + " ms");
     if (request.batch_size > 0 && per_gpu > 0) {
       const double compute = static_cast<double>(request.batch_size) / per_gpu;
       say(a, "compute per step: batch " + std::to_string(request.batch_size) + " / " +
-                 fmt(per_gpu, 0) + " = " + fmt(compute * 1e3, 1) +
+                 format_fixed_or(per_gpu, 0) + " = " + format_fixed_or(compute * 1e3, 1) +
                  " ms; the all-reduce overlaps backward, so a step takes the longer of the two");
       if (comm > 0.5 * compute) a.fast_link_needed = true;
       total = n * static_cast<double>(request.batch_size) / std::max(compute, comm);
@@ -814,10 +805,10 @@ const ScalingReference* measured_scaling(GpuAdvice& a, const GpuSpec& spec,
                "model is used");
     return nullptr;
   }
-  say(a, "measured scaling: " + fmt(best->efficiency * 100, 1) + "% on " +
+  say(a, "measured scaling: " + format_fixed_or(best->efficiency * 100, 1) + "% on " +
              std::to_string(best->world_size) + " GPUs (" + best->interconnect + ", " + best->path +
-             ") = " + fmt(best->global, 0) + " global samples/s / (" +
-             std::to_string(best->world_size) + " x " + fmt(best->baseline, 0) + ", " +
+             ") = " + format_fixed_or(best->global, 0) + " global samples/s / (" +
+             std::to_string(best->world_size) + " x " + format_fixed_or(best->baseline, 0) + ", " +
              best->baseline_what + ")" +
              (best->precision != to_string(request.precision)
                   ? "; a " + best->precision + " run used for a " + to_string(request.precision) +
@@ -838,10 +829,10 @@ double scale_to_all_gpus(GpuAdvice& a, const GpuSpec& spec, const AdvisorRequest
   const double linked = link_model_total(a, spec, request, w, per_gpu);
   if (m == nullptr || !(per_gpu > 0)) return linked;
   const double total = per_gpu * n * m->efficiency;
-  say(a, "the link model predicts " + fmt(linked / (per_gpu * n) * 100, 1) + "% (" +
-             fmt(linked, 0) + " " + w.unit + "s/s); the measured scaling is used instead");
-  say(a, "all GPUs: " + std::to_string(n) + " x " + fmt(per_gpu, 0) + " x " +
-             fmt(m->efficiency * 100, 1) + "% = " + fmt(total, 0) + " " + w.unit + "s/s" +
+  say(a, "the link model predicts " + format_fixed_or(linked / (per_gpu * n) * 100, 1) + "% (" +
+             format_fixed_or(linked, 0) + " " + w.unit + "s/s); the measured scaling is used instead");
+  say(a, "all GPUs: " + std::to_string(n) + " x " + format_fixed_or(per_gpu, 0) + " x " +
+             format_fixed_or(m->efficiency * 100, 1) + "% = " + format_fixed_or(total, 0) + " " + w.unit + "s/s" +
              (n == m->world_size
                   ? std::string()
                   : ", extrapolated from " + std::to_string(m->world_size) + " to " +
@@ -858,12 +849,12 @@ void choose_price(GpuAdvice& a, const GpuSpec& spec, const AdvisorRequest& reque
   if (const auto own = w.price_by_id.find(spec.id); own != w.price_by_id.end()) {
     a.price_per_hour_usd = own->second;
     a.price_source = PriceSource::kGivenForGpu;
-    say(a, "cost basis: " + fmt(a.price_per_hour_usd, 2) +
+    say(a, "cost basis: " + format_fixed_or(a.price_per_hour_usd, 2) +
                " USD per GPU-hour, given for this GPU (rental)");
   } else if (request.price_per_hour_usd >= 0) {
     a.price_per_hour_usd = request.price_per_hour_usd;
     a.price_source = PriceSource::kGivenForAll;
-    say(a, "cost basis: " + fmt(a.price_per_hour_usd, 2) + " USD per GPU-hour, given for " +
+    say(a, "cost basis: " + format_fixed_or(a.price_per_hour_usd, 2) + " USD per GPU-hour, given for " +
                (w.price_by_id.empty() ? "every GPU" : "every GPU without its own price") +
                " (rental)");
   } else if (const auto table = w.table_by_id.find(spec.id); table != w.table_by_id.end()) {
@@ -871,7 +862,7 @@ void choose_price(GpuAdvice& a, const GpuSpec& spec, const AdvisorRequest& reque
     a.price_per_hour_usd = p.usd_per_gpu_hour;
     a.price_source = PriceSource::kDefaultTable;
     a.table_price = p;
-    say(a, "cost basis: " + fmt(a.price_per_hour_usd, 2) + " USD per GPU-hour, on-demand at " +
+    say(a, "cost basis: " + format_fixed_or(a.price_per_hour_usd, 2) + " USD per GPU-hour, on-demand at " +
                p.provider + ", " + p.date + " (" + p.source +
                (p.note.empty() ? "" : "; " + p.note) +
                "); prices vary by provider and term: give --price GPU=USD/h");
@@ -879,10 +870,10 @@ void choose_price(GpuAdvice& a, const GpuSpec& spec, const AdvisorRequest& reque
     a.price_per_hour_usd = spec.price_usd / (kAmortizationYears * kHoursPerYear) +
                            spec.tdp_watts / 1000 * kElectricityUsdPerKwh;
     a.price_source = PriceSource::kPurchase;
-    say(a, "cost basis: price " + fmt(spec.price_usd, 0) + " USD" +
+    say(a, "cost basis: price " + format_fixed_or(spec.price_usd, 0) + " USD" +
                (spec.is_approximate("price_usd") ? " (upper end of a third-party range)" : "") +
                " over 3 years of 24/7 use + TDP energy at 0.15 USD/kWh = " +
-               fmt(a.price_per_hour_usd, 3) + " USD/h per GPU (host and cooling not included)");
+               format_fixed_or(a.price_per_hour_usd, 3) + " USD/h per GPU (host and cooling not included)");
   } else {
     say(a, "cost: no price in the datasheet; give a price per hour");
   }
@@ -910,16 +901,16 @@ void judge_run(GpuAdvice& a, const Workload& w) {
   const double total = a.samples_per_second;
   const int n = w.gpus;
   a.run_hours = w.run_samples / total / 3600;
-  say(a, "run: " + w.run_text + " / " + fmt(total, 0) + " " + w.unit + "s/s (" + std::to_string(n) +
-             " GPU(s) together) / 3600 = " + fmt(a.run_hours, 2) + " h");
+  say(a, "run: " + w.run_text + " / " + format_fixed_or(total, 0) + " " + w.unit + "s/s (" + std::to_string(n) +
+             " GPU(s) together) / 3600 = " + format_fixed_or(a.run_hours, 2) + " h");
   if (std::isnan(a.price_per_hour_usd)) {
     say(a, "run cost: no price known");
     return;
   }
   a.run_cost_usd = a.run_hours * n * a.price_per_hour_usd;
-  say(a, "run cost: " + fmt(a.run_hours, 2) + " h x " + std::to_string(n) + " GPU(s) x " +
-             fmt(a.price_per_hour_usd, 3) + " USD per GPU-hour (" + price_source_text(a) +
-             ") = " + fmt(a.run_cost_usd, 2) + " USD");
+  say(a, "run cost: " + format_fixed_or(a.run_hours, 2) + " h x " + std::to_string(n) + " GPU(s) x " +
+             format_fixed_or(a.price_per_hour_usd, 3) + " USD per GPU-hour (" + price_source_text(a) +
+             ") = " + format_fixed_or(a.run_cost_usd, 2) + " USD");
 }
 
 // Energy per unit of work: a measured run's own (its telemetry) where the throughput is measured,
@@ -939,9 +930,9 @@ void judge_energy(GpuAdvice& a, const GpuSpec& spec, const AdvisorRequest& reque
     if (n == 1 && total == r->per_gpu) {
       say(a, "energy: measured, " + r->energy_what);
     } else {
-      say(a, "energy: measured, " + r->energy_what + " x " + fmt(r->per_gpu, 0) + " " + w.unit +
-                 "s/s = " + fmt(watts, 0) + " W per GPU; x " + std::to_string(n) + " / " +
-                 fmt(total, 0) + " " + w.unit + "s/s = " + fmt(a.joules_per_sample, 4) + " J per " +
+      say(a, "energy: measured, " + r->energy_what + " x " + format_fixed_or(r->per_gpu, 0) + " " + w.unit +
+                 "s/s = " + format_fixed_or(watts, 0) + " W per GPU; x " + std::to_string(n) + " / " +
+                 format_fixed_or(total, 0) + " " + w.unit + "s/s = " + format_fixed_or(a.joules_per_sample, 4) + " J per " +
                  w.unit);
     }
     return;
@@ -949,8 +940,8 @@ void judge_energy(GpuAdvice& a, const GpuSpec& spec, const AdvisorRequest& reque
   if (spec.tdp_watts > 0) {
     a.energy_basis = EnergyBasis::kTdpEstimate;
     a.joules_per_sample = spec.tdp_watts * n / total;
-    say(a, "energy: estimate, " + fmt(spec.tdp_watts, 0) + " W TDP x " + std::to_string(n) + " / " +
-               fmt(total, 0) + " " + w.unit + "s/s = " + fmt(a.joules_per_sample, 4) + " J per " +
+    say(a, "energy: estimate, " + format_fixed_or(spec.tdp_watts, 0) + " W TDP x " + std::to_string(n) + " / " +
+               format_fixed_or(total, 0) + " " + w.unit + "s/s = " + format_fixed_or(a.joules_per_sample, 4) + " J per " +
                w.unit + " (not measured: a GPU's real draw can be below or above its TDP)");
   }
 }
@@ -984,8 +975,8 @@ void judge_budget(GpuAdvice& a, const GpuSpec& spec, const AdvisorRequest& reque
   if (std::isnan(request.budget_usd)) return;
   if (budget_is_run_cost(a, w)) {
     a.over_budget = a.run_cost_usd > request.budget_usd;
-    say(a, "budget: the rented run costs " + fmt(a.run_cost_usd, 2) + " USD, " +
-               (a.over_budget ? "exceeds " : "within ") + fmt(request.budget_usd, 0) + " USD");
+    say(a, "budget: the rented run costs " + format_fixed_or(a.run_cost_usd, 2) + " USD, " +
+               (a.over_budget ? "exceeds " : "within ") + format_fixed_or(request.budget_usd, 0) + " USD");
     return;
   }
   if (std::isnan(a.total_price_usd)) {
@@ -993,9 +984,9 @@ void judge_budget(GpuAdvice& a, const GpuSpec& spec, const AdvisorRequest& reque
     return;
   }
   a.over_budget = a.total_price_usd > request.budget_usd;
-  say(a, "budget: " + std::to_string(n) + " x " + fmt(spec.price_usd, 0) + " = " +
-             fmt(a.total_price_usd, 0) + " USD purchase " +
-             (a.over_budget ? "exceeds " : "within ") + fmt(request.budget_usd, 0) + " USD");
+  say(a, "budget: " + std::to_string(n) + " x " + format_fixed_or(spec.price_usd, 0) + " = " +
+             format_fixed_or(a.total_price_usd, 0) + " USD purchase " +
+             (a.over_budget ? "exceeds " : "within ") + format_fixed_or(request.budget_usd, 0) + " USD");
 }
 
 // Training on files: the host's decoding rate caps the GPUs' (cores per GPU x a measured run's
@@ -1007,12 +998,12 @@ void judge_input(GpuAdvice& a, const AdvisorRequest& request, const Workload& w,
   const double cores = given ? request.host_cores_per_gpu : found.loader_threads;
   const double cap = cores * found.loader_per_core * w.gpus;
   const std::string basis =
-      fmt(cores, 0) + " CPU cores per GPU" + (given ? "" : " (the measured run's threads)") +
-      " x " + fmt(found.loader_per_core, 0) + " img/s per core (" + found.loader_path + ") x " +
-      std::to_string(w.gpus) + " GPU(s) = " + fmt(cap, 0) + " img/s";
+      format_fixed_or(cores, 0) + " CPU cores per GPU" + (given ? "" : " (the measured run's threads)") +
+      " x " + format_fixed_or(found.loader_per_core, 0) + " img/s per core (" + found.loader_path + ") x " +
+      std::to_string(w.gpus) + " GPU(s) = " + format_fixed_or(cap, 0) + " img/s";
   if (a.samples_per_second > cap) {
     say(a, "input-bound: JPEG decoding on the host delivers " + basis + ", below the GPUs' " +
-               fmt(a.samples_per_second, 0) + " samples/s; the rate is capped there");
+               format_fixed_or(a.samples_per_second, 0) + " samples/s; the rate is capped there");
     a.samples_per_second = cap;
   } else {
     say(a, "the input keeps up: " + basis);
@@ -1065,11 +1056,11 @@ void rank(std::vector<GpuAdvice>& advice, const AdvisorRequest& request, const W
 // The run's length: epochs of an image model or tokens of a parameter-count model, in training.
 void validate_run(const AdvisorRequest& r) {
   auto bad = [](const std::string& field, double value, const std::string& why) {
-    throw ConfigError("AdvisorRequest::" + field, "'" + general(value) + "' " + why);
+    throw ConfigError("AdvisorRequest::" + field, "'" + format_number(value, 6) + "' " + why);
   };
   const bool by_epochs = !std::isnan(r.epochs), by_tokens = !std::isnan(r.tokens);
   if (by_epochs && by_tokens) {
-    bad("epochs", r.epochs, "and {tokens} '" + general(r.tokens) + "' both give the run: give one");
+    bad("epochs", r.epochs, "and {tokens} '" + format_number(r.tokens, 6) + "' both give the run: give one");
   }
   for (const auto& [field, value] :
        {std::pair{"epochs", r.epochs}, std::pair{"tokens", r.tokens}}) {
@@ -1097,7 +1088,7 @@ std::map<std::string, double> prices_by_id(const AdvisorRequest& request, const 
   std::map<std::string, double> by_id;
   std::map<std::string, std::string> named_as;
   for (const auto& [name, usd] : request.price_per_hour_by_gpu) {
-    const std::string quoted = "'" + name + "=" + general(usd) + "'";
+    const std::string quoted = "'" + name + "=" + format_number(usd, 6) + "'";
     const GpuSpec* spec = nullptr;
     try {
       spec = &db.resolve(name, field);
@@ -1121,7 +1112,7 @@ std::map<std::string, const RentalPrice*> table_by_id(const std::vector<RentalPr
   const std::string field = "default_prices";
   std::map<std::string, const RentalPrice*> by_id;
   for (const RentalPrice& p : prices) {
-    const std::string quoted = "'" + p.gpu_id + "=" + general(p.usd_per_gpu_hour) + "'";
+    const std::string quoted = "'" + p.gpu_id + "=" + format_number(p.usd_per_gpu_hour, 6) + "'";
     if (db.find_id(p.gpu_id) == nullptr) {
       throw ConfigError(field, quoted + ": '" + p.gpu_id + "' is not a datasheet id");
     }
@@ -1212,7 +1203,7 @@ void AdvisorRequest::validate() const {
         "is not one of fp32, tf32, fp16, bf16 (int8 and fp8 for inference only)");
   }
   if (!std::isnan(parameters) && !(parameters > 0 && std::isfinite(parameters))) {
-    bad("parameters", general(parameters), "must be a positive number");
+    bad("parameters", format_number(parameters, 6), "must be a positive number");
   }
   if (model.empty() && std::isnan(parameters)) {
     throw ConfigError("advisor: give a model name or a parameter count (both are empty)");
@@ -1225,50 +1216,50 @@ void AdvisorRequest::validate() const {
   if (const auto count = model.empty() ? std::nullopt : count_model(model);
       count && !std::isnan(parameters) &&
       std::abs(parameters - count->parameters) > 0.01 * count->parameters) {
-    bad("parameters", general(parameters),
-        "contradicts model '" + model + "' (" + general(count->parameters) +
+    bad("parameters", format_number(parameters, 6),
+        "contradicts model '" + model + "' (" + format_number(count->parameters, 6) +
             " parameters): give the model or a parameter count, not both");
   }
   if (batch_size < 0) bad("batch_size", std::to_string(batch_size), "must be >= 0");
   if (sequence_length < 0) bad("sequence_length", std::to_string(sequence_length), "must be >= 0");
   if (!std::isnan(activation_bytes) &&
       !(activation_bytes >= 0 && std::isfinite(activation_bytes))) {
-    bad("activation_bytes", general(activation_bytes), "must be a number >= 0");
+    bad("activation_bytes", format_number(activation_bytes, 6), "must be a number >= 0");
   }
   if (!std::isnan(latency_budget_seconds)) {
     if (mode != WorkloadKind::kInference) {
-      bad("latency_budget_seconds", general(latency_budget_seconds), "applies to inference only");
+      bad("latency_budget_seconds", format_number(latency_budget_seconds, 6), "applies to inference only");
     }
     if (!(latency_budget_seconds > 0 && std::isfinite(latency_budget_seconds))) {
-      bad("latency_budget_seconds", general(latency_budget_seconds), "must be a number > 0");
+      bad("latency_budget_seconds", format_number(latency_budget_seconds, 6), "must be a number > 0");
     }
   }
   if (!std::isnan(budget_usd) && !(budget_usd >= 0 && std::isfinite(budget_usd))) {
-    bad("budget_usd", general(budget_usd), "must be a number >= 0");
+    bad("budget_usd", format_number(budget_usd, 6), "must be a number >= 0");
   }
   if (gpu_count < 1 || gpu_count > 4096)
     bad("gpu_count", std::to_string(gpu_count), "must be 1..4096");
   if (!std::isnan(price_per_hour_usd) &&
       !(price_per_hour_usd >= 0 && std::isfinite(price_per_hour_usd))) {
-    bad("price_per_hour_usd", general(price_per_hour_usd), "must be a number >= 0");
+    bad("price_per_hour_usd", format_number(price_per_hour_usd, 6), "must be a number >= 0");
   }
   for (const auto& [gpu, usd] : price_per_hour_by_gpu) {
-    if (gpu.empty()) bad("price_per_hour_by_gpu", "=" + general(usd), "names no GPU");
+    if (gpu.empty()) bad("price_per_hour_by_gpu", "=" + format_number(usd, 6), "names no GPU");
     if (!(usd > 0 && std::isfinite(usd))) {
-      bad("price_per_hour_by_gpu", gpu + "=" + general(usd),
+      bad("price_per_hour_by_gpu", gpu + "=" + format_number(usd, 6),
           "must be a finite price > 0 USD per GPU-hour");
     }
   }
   validate_run(*this);
   if (!(assumed_utilization > 0 && assumed_utilization <= 1)) {
-    bad("assumed_utilization", general(assumed_utilization), "must be in (0, 1]");
+    bad("assumed_utilization", format_number(assumed_utilization, 6), "must be in (0, 1]");
   }
   if (!std::isnan(host_cores_per_gpu)) {
     if (mode != WorkloadKind::kTrain) {
-      bad("host_cores_per_gpu", general(host_cores_per_gpu), "applies to training only");
+      bad("host_cores_per_gpu", format_number(host_cores_per_gpu, 6), "applies to training only");
     }
     if (!(host_cores_per_gpu > 0 && host_cores_per_gpu <= 4096)) {
-      bad("host_cores_per_gpu", general(host_cores_per_gpu), "must be a number in (0, 4096]");
+      bad("host_cores_per_gpu", format_number(host_cores_per_gpu, 6), "must be a number in (0, 4096]");
     }
   }
 }

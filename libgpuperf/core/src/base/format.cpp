@@ -1,6 +1,7 @@
 #include "gpuperf/base/format.h"
 
 #include <cmath>
+#include <cstddef>
 #include <cstdio>
 
 namespace gpuperf {
@@ -25,6 +26,43 @@ std::string format_number(double value, int significant) {
 
 std::string format_fixed(double value, int decimals) {
   return print_double("%.*f", decimals, value);
+}
+
+std::string format_fixed_or(double value, int decimals, const char* absent) {
+  return std::isfinite(value) ? format_fixed(value, decimals) : absent;
+}
+
+std::string format_grouped(double value) {
+  if (!std::isfinite(value)) return "n/a";
+  std::string digits = format_fixed(std::abs(value), 0);
+  for (auto i = static_cast<std::ptrdiff_t>(digits.size()) - 3; i > 0; i -= 3) {
+    digits.insert(static_cast<std::size_t>(i), ",");
+  }
+  return (value < 0 && digits != "0" ? "-" : "") + digits;
+}
+
+std::string format_percent(double fraction, int significant) {
+  return std::isfinite(fraction) ? format_number(fraction * 100, significant) + "%" : "n/a";
+}
+
+std::string format_ms(double seconds, int decimals) {
+  return std::isfinite(seconds) ? format_fixed(seconds * 1e3, decimals) + " ms" : "n/a";
+}
+
+std::string format_gb(double bytes) {
+  return std::isfinite(bytes) ? format_number(bytes / 1e9, 4) + " GB" : "n/a";
+}
+
+std::string format_exact_bytes(double bytes) {
+  if (!std::isfinite(bytes)) return "n/a";
+  const char* const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int unit = 0;
+  // The largest unit that divides the size exactly: sizes stay exact ("1048572 B", "1536 MiB").
+  while (unit < 4 && bytes >= 1024 && std::fmod(bytes, 1024) == 0) {
+    bytes /= 1024;
+    ++unit;
+  }
+  return format_fixed(bytes, 0) + " " + units[unit];
 }
 
 std::string format_bytes(double bytes) {

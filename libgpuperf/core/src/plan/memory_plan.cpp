@@ -53,7 +53,6 @@ int buffers_of(PlanOptimizer o) {
   return 0;
 }
 
-std::string gb(double bytes) { return format_number(bytes / 1e9, 4) + " GB"; }
 std::string num(double v) { return format_number(v, 6); }
 
 // "x B x P params / N GPUs": the per-parameter arithmetic of a model-state term.
@@ -91,19 +90,19 @@ void add_activations(MemoryPlan& plan, const MemoryPlanRequest& r) {
         t.flash_attention ? "s b h 34 + 4 a s b (flash attention: no a s^2 b scores)"
                           : "s b h (34 + 5 a s / h)";
     const std::string head_text =
-        " + 4 s b h + 4 s b V (embedding, output layer, fp32 logits) " + gb(head);
+        " + 4 s b h + 4 s b V (embedding, output layer, fp32 logits) " + format_gb(head);
     if (st.activation_checkpointing) {
       // Full recomputation per block: only each block's input (2 s b h in 16-bit) is kept; the
       // backward pass recomputes one block at a time, so one block's working set is live.
       const double inputs = L * 2 * s * b * h;
       add(plan, "activations", inputs + block + head,
           "checkpointed per block (Korthikanti et al. 2022): L x 2 s b h block inputs " +
-              gb(inputs) + " + one block recomputed, " + block_formula + " " + gb(block) +
+              format_gb(inputs) + " + one block recomputed, " + block_formula + " " + format_gb(block) +
               head_text);
     } else {
       add(plan, "activations", L * block + head,
           "Korthikanti et al. 2022, 16-bit, no recomputation: L x " + block_formula + " = " +
-              num(L) + " x " + gb(block) + head_text);
+              num(L) + " x " + format_gb(block) + head_text);
     }
     return;
   }
@@ -216,23 +215,23 @@ void add_model_states(MemoryPlan& plan, const MemoryPlanRequest& r, double param
   add(plan, "ZeRO-3 gathered layers", gathered, gathered_reason);
   add(plan, "autocast weight copies", r.model.cast_weight_bytes,
       r.model.cast_weight_bytes > 0
-          ? "given: " + gb(r.model.cast_weight_bytes) +
+          ? "given: " + format_gb(r.model.cast_weight_bytes) +
                 " of 16-bit weight copies kept from the forward to the backward pass"
           : std::string("none: no autocast copies given"));
 }
 
 void add_overheads(MemoryPlan& plan, const MemoryOverheads& o) {
-  add(plan, "cuDNN/cuBLAS workspaces", o.workspace_bytes, "given: " + gb(o.workspace_bytes));
+  add(plan, "cuDNN/cuBLAS workspaces", o.workspace_bytes, "given: " + format_gb(o.workspace_bytes));
   add(plan, "CUDA graph pool", o.cuda_graph_pool_bytes,
-      o.cuda_graph_pool_bytes > 0 ? "given: " + gb(o.cuda_graph_pool_bytes)
+      o.cuda_graph_pool_bytes > 0 ? "given: " + format_gb(o.cuda_graph_pool_bytes)
                                   : std::string("none: no captured graph"));
   double allocated = 0;
   for (const auto& t : plan.terms) allocated += t.bytes;
   add(plan, "allocator fragmentation", (o.fragmentation_factor - 1) * allocated,
-      "(" + num(o.fragmentation_factor) + " - 1) x " + gb(allocated) +
+      "(" + num(o.fragmentation_factor) + " - 1) x " + format_gb(allocated) +
           " held by the caching allocator (reserved / allocated)");
   // Outside the allocator: not multiplied by the fragmentation factor.
-  add(plan, "CUDA context", o.cuda_context_bytes, "given: " + gb(o.cuda_context_bytes));
+  add(plan, "CUDA context", o.cuda_context_bytes, "given: " + format_gb(o.cuda_context_bytes));
 }
 
 void require_count(std::int64_t value, const char* field) {

@@ -21,13 +21,6 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-std::string fixed(double v, int digits) {
-  if (!std::isfinite(v)) return "n/a";
-  std::ostringstream out;
-  out << std::fixed << std::setprecision(digits) << v;
-  return out.str();
-}
-
 std::string lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s;
@@ -263,10 +256,10 @@ TableFormat parse_table_format(const std::string& text, const std::string& optio
 
 void CompareOptions::validate() const {
   if (!(alpha > 0 && alpha < 1)) {
-    throw ConfigError("compare option alpha must be in (0, 1), got " + fixed(alpha, 4));
+    throw ConfigError("compare option alpha must be in (0, 1), got " + format_fixed_or(alpha, 4));
   }
   if (!(min_change >= 0 && min_change < 1)) {
-    throw ConfigError("compare option min_change must be in [0, 1), got " + fixed(min_change, 4));
+    throw ConfigError("compare option min_change must be in [0, 1), got " + format_fixed_or(min_change, 4));
   }
 }
 
@@ -546,10 +539,10 @@ void write_comparison(std::ostream& out, const Comparison& c, TableFormat format
                                            "p (Welch)",          "verdict"};
   std::vector<std::vector<std::string>> rows;
   for (const auto& r : c.rows) {
-    rows.push_back({r.key.label(), r.gpu, r.software, r.path, fixed(r.median, 1),
-                    fixed(r.ci95_half_width, 1), std::to_string(r.windows),
-                    r.has_baseline ? fixed(r.speedup, 3) + "x" : "n/a",
-                    fixed(r.significance.p_value, 4), r.significance.verdict});
+    rows.push_back({r.key.label(), r.gpu, r.software, r.path, format_fixed_or(r.median, 1),
+                    format_fixed_or(r.ci95_half_width, 1), std::to_string(r.windows),
+                    r.has_baseline ? format_fixed_or(r.speedup, 3) + "x" : "n/a",
+                    format_fixed_or(r.significance.p_value, 4), r.significance.verdict});
   }
   std::vector<bool> numeric(header.size(), false);
   for (std::size_t i = 4; i <= 8; ++i) numeric[i] = true;
@@ -573,9 +566,9 @@ void write_comparison(std::ostream& out, const InferenceComparison& c, TableForm
   std::vector<std::vector<std::string>> rows;
   for (const auto& r : c.rows) {
     rows.push_back(
-        {r.key.label(), r.gpu, r.software, r.path, fixed(r.latency.p50 * 1e3, 3),
-         fixed(r.latency.p99 * 1e3, 3), fixed(r.throughput, 1),
-         r.has_baseline ? fixed(r.speedup, 3) + "x" : "n/a", fixed(r.significance.p_value, 4),
+        {r.key.label(), r.gpu, r.software, r.path, format_fixed_or(r.latency.p50 * 1e3, 3),
+         format_fixed_or(r.latency.p99 * 1e3, 3), format_fixed_or(r.throughput, 1),
+         r.has_baseline ? format_fixed_or(r.speedup, 3) + "x" : "n/a", format_fixed_or(r.significance.p_value, 4),
          r.significance.method.empty() ? "-" : r.significance.method, r.significance.verdict});
   }
   std::vector<bool> numeric(header.size(), false);

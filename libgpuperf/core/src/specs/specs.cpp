@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "gpuperf/base/error.h"
+#include "gpuperf/base/format.h"
 #include "base/json.h"
 
 namespace gpuperf {
@@ -78,13 +79,6 @@ std::vector<std::string> data_dirs() {
   const std::string exe = executable_dir();
   if (!exe.empty()) dirs.push_back(exe + "/../share/gpuperf");
   return dirs;
-}
-
-std::string gb(double bytes) {
-  std::ostringstream out;
-  out.precision(4);
-  out << bytes / 1e9 << " GB";
-  return out.str();
 }
 
 GpuSpec parse_entry(const json& entry, const std::string& origin, const std::string& path) {
@@ -278,8 +272,8 @@ SpecMatch SpecDatabase::match_device(const std::string& device_name, double sm_c
     if (memory_bytes > 0 && spec.memory_bytes > 0) {
       memory_error = std::abs(memory_bytes - spec.memory_bytes) / spec.memory_bytes;
       if (memory_error > 0.15) {
-        rejected.push_back(spec.id + ": memory " + gb(memory_bytes) + ", datasheet " +
-                           gb(spec.memory_bytes));
+        rejected.push_back(spec.id + ": memory " + format_gb(memory_bytes) + ", datasheet " +
+                           format_gb(spec.memory_bytes));
         continue;
       }
     }
@@ -302,7 +296,7 @@ SpecMatch SpecDatabase::match_device(const std::string& device_name, double sm_c
   std::ostringstream reason;
   reason << "'" << device_name << "' matched datasheet entry " << best.spec->id << " by name";
   if (sm_count > 0 && best.spec->sm_count > 0) reason << ", " << sm_count << " SMs";
-  if (memory_bytes > 0) reason << ", " << gb(memory_bytes) << " ~ " << gb(best.spec->memory_bytes);
+  if (memory_bytes > 0) reason << ", " << format_gb(memory_bytes) << " ~ " << format_gb(best.spec->memory_bytes);
   if (candidates.size() > 1) {
     const Candidate& second = candidates[1];
     if (second.score == best.score && second.memory_error == best.memory_error) {

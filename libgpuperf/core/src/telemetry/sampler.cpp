@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "gpuperf/base/error.h"
+#include "gpuperf/base/format.h"
 #include "gpuperf/base/log.h"
 #include "gpuperf/telemetry/clock_events.h"
 
@@ -29,10 +30,7 @@ auto guarded(Read&& read, std::vector<std::string>& errors) -> decltype(read()) 
 }
 
 std::string percent_text(double fraction) {
-  std::ostringstream out;
-  out.precision(fraction < 0.1 ? 2 : 3);
-  out << fraction * 100 << "%";
-  return out.str();
+  return format_percent(fraction, fraction < 0.1 ? 2 : 3);
 }
 
 struct Stats {

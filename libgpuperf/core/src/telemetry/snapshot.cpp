@@ -8,6 +8,7 @@
 #include <iomanip>
 #include <sstream>
 
+#include "gpuperf/base/format.h"
 #include "gpuperf/base/not_available.h"
 #include "gpuperf/base/timestamp.h"
 #include "gpuperf/telemetry/clock_events.h"
@@ -39,15 +40,13 @@ json optional_json(const std::optional<T>& value) {
   return json(*value);
 }
 
-// A number with `precision` decimals, or "n/a".
+// A reading with `precision` decimals, or "n/a" when the device did not give it.
 std::string fixed(const std::optional<double>& value, int precision) {
-  if (!value || !std::isfinite(*value)) return "n/a";
-  std::ostringstream out;
-  out << std::fixed << std::setprecision(precision) << *value;
-  return out.str();
+  return value ? format_fixed_or(*value, precision) : "n/a";
 }
 
-std::string mib(double bytes) { return fixed(std::floor(bytes / kMiB), 0); }
+// Whole MiB, as nvidia-smi shows a device's memory.
+std::string mib(double bytes) { return format_fixed(std::floor(bytes / kMiB), 0); }
 
 void line(std::ostream& out, const char* label, const std::string& text) {
   out << "  " << std::left << std::setw(16) << label << std::right << text << "\n";
@@ -321,7 +320,7 @@ void write_telemetry_summary(std::ostream& out, const TelemetrySummary& t,
   const auto row = [&](const char* label, const std::string& text) {
     out << indent << std::left << std::setw(22) << label << std::right << text << "\n";
   };
-  const auto num = [](double v, int p) { return fixed(std::optional<double>(v), p); };
+  const auto num = [](double v, int p) { return format_fixed_or(v, p); };
   row("samples", std::to_string(t.sample_count) + " over " + num(t.duration_seconds, 2) + " s");
   row("power mean / max", num(t.power_mean_watts, 1) + " / " + num(t.power_max_watts, 1) + " W");
   row("energy", num(t.energy_joules, 3) + " J" +

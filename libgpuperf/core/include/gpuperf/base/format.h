@@ -19,8 +19,32 @@ namespace gpuperf {
 /// `value` with exactly `decimals` decimals (printf's %.*f: "nan" and "inf" as such).
 [[nodiscard]] std::string format_fixed(double value, int decimals);
 
-/// Bytes as "1.23 GiB" (B, KiB, MiB, GiB, TiB; whole bytes below 1 KiB); "n/a" for NaN.
+/// format_fixed(), or `absent` when `value` is not finite (a quantity not measured).
+[[nodiscard]] std::string format_fixed_or(double value, int decimals, const char* absent = "n/a");
+
+/// A whole number with thousands separators, rounded ("25,557,032", "-1,234"); "n/a" when not
+/// finite.
+[[nodiscard]] std::string format_grouped(double value);
+
+/// A fraction as a percentage with `significant` significant digits ("19.4%", "5.3%", "100%");
+/// "n/a" when not finite.
+[[nodiscard]] std::string format_percent(double fraction, int significant = 3);
+
+/// Seconds as milliseconds with `decimals` decimals ("1.234 ms"); "n/a" when not finite. Table
+/// cells under a "ms" heading write format_fixed_or(seconds * 1e3, decimals).
+[[nodiscard]] std::string format_ms(double seconds, int decimals = 3);
+
+/// Bytes in binary units as "1.23 GiB" (B, KiB, MiB, GiB, TiB; whole bytes below 1 KiB); "n/a"
+/// for NaN. What a device or a process holds.
 [[nodiscard]] std::string format_bytes(double bytes);
+
+/// Bytes in decimal gigabytes with 4 significant digits ("80 GB", "12.35 GB", "0.05 GB"); "n/a"
+/// when not finite. What datasheets and memory plans count in (1 GB = 1e9 bytes).
+[[nodiscard]] std::string format_gb(double bytes);
+
+/// A size in the largest binary unit that divides it exactly ("1536 MiB", "1048572 B"): the sizes
+/// of a sweep, which must read exact.
+[[nodiscard]] std::string format_exact_bytes(double bytes);
 
 /// Seconds as "2 h 05 min" / "3.2 min" / "12.3 s"; "n/a" for NaN.
 [[nodiscard]] std::string format_duration(double seconds);
