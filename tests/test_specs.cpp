@@ -1023,7 +1023,7 @@ TEST_CASE("a GPU given no price takes the default table's, before its purchase p
   CHECK(says(h100,
              "cost basis: 2.69 USD per GPU-hour, on-demand at Test Cloud, 2026-01-31 "
              "(https://example.com/pricing; single GPU, H100 SXM 80 GB); prices vary by provider "
-             "and term: give --price GPU=USD/h"));
+             "and term: give this GPU's own in AdvisorRequest::price_per_hour_by_gpu"));
   CHECK(advice_for(ranking, "h200-sxm-141gb").price_per_hour_usd == 3.5);
   CHECK(advice_for(ranking, "rtx-4090").price_source == gpuperf::PriceSource::kDefaultTable);
   CHECK(advice_for(ranking, "rtx-4090").price_per_hour_usd == 0.44);
@@ -1333,7 +1333,9 @@ TEST_CASE("the inference advisor quotes the best measured batch size within the 
   request.batch_size = 0;
   std::ostringstream plain;
   gpuperf::write_advice(plain, request, gpuperf::advise_with(request, db, {}));
-  CHECK_THAT(plain.str(), Catch::Contains("Basis: datasheet figures only") &&
+  CHECK_THAT(plain.str(), Catch::Contains("Basis: datasheet figures only: no measured inference "
+                                          "result matches this workload (advise() was given "
+                                          "none), so every throughput below is an estimate") &&
                               Catch::Contains("no latency is known"));
 
   // A latency budget is for inference, and positive.

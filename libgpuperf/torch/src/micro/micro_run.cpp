@@ -43,7 +43,7 @@ void attach_datasheet(MicroReport& report, const std::string& specs_path) {
 }
 
 // P2P copies between GPUs 0..n-1 and the collectives over them (NCCL); on the CPU, the
-// collectives over 2 (or --ranks) threads with Gloo over loopback, labelled as no interconnect.
+// collectives over 2 (or run.ranks) threads with Gloo over loopback, labelled as no interconnect.
 void run_interconnect(const MicroRun& run, bool cuda, MicroReport& report,
                       const std::function<void(MicroResult)>& add) {
   const MicroOptions& options = run.timing;
@@ -123,7 +123,8 @@ void add_noise_warnings(MicroReport& report) {
       std::ostringstream text;
       text.precision(2);
       text << r.name << " is noisy: 95% CI half-width is " << std::fixed
-           << 100 * r.summary.relative_ci95_half_width() << "% of the mean; use more --windows";
+           << 100 * r.summary.relative_ci95_half_width()
+           << "% of the mean; use more MicroOptions::windows";
       report.warnings.push_back(text.str());
     }
   }
@@ -192,9 +193,9 @@ MicroReport run_micro(const MicroRun& described) {
   try {
     measure_micro(run, device, report);
   } catch (const c10::OutOfMemoryError& e) {
-    throw OutOfMemoryError(
-        std::string("CUDA out of memory (try a smaller --gemm-size or --memory-size-mib): ") +
-        e.what_without_backtrace());
+    throw OutOfMemoryError(std::string("CUDA out of memory (try a smaller MicroRun::gemm_shape or "
+                                       "MicroRun::memory_size_mib): ") +
+                           e.what_without_backtrace());
   }
   attach_datasheet(report, run.specs_path);
   add_noise_warnings(report);

@@ -57,7 +57,7 @@ struct RunConfig {
 struct DistributedSummary {
   int world_size = 1;
   std::string backend;       ///< "nccl" or "gloo"
-  std::string launcher;      ///< "torchrun", "mpi", "slurm" or "gpuperf" (--nproc-per-node)
+  std::string launcher;      ///< "torchrun", "mpi", "slurm" or "gpuperf" (its own launcher)
   std::string interconnect;  ///< what carried the all-reduce, in words (NVLink, PCIe, sockets...)
   /// Samples/s of all ranks together: the median over windows of the per-window sums.
   double global_throughput = kNotAvailable;
