@@ -38,6 +38,14 @@ std::string format_bytes(double bytes) {
   return format_fixed(bytes, unit == 0 ? 0 : 2) + " " + units[unit];
 }
 
+std::string format_grouped(double value) {
+  if (!std::isfinite(value)) return format_fixed(value, 0);
+  std::string digits = format_fixed(std::abs(value), 0);
+  for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3)
+    digits.insert(static_cast<std::size_t>(i), ",");
+  return (value < 0 && digits != "0" ? "-" : "") + digits;
+}
+
 std::string format_duration(double seconds) {
   if (!std::isfinite(seconds)) return "n/a";
   if (seconds >= 3600) {

@@ -621,15 +621,10 @@ void enrich(const TrainingRun& run, const ResolvedTraining& r, const std::string
       record.metrics["host_peak_rss_bytes"] = static_cast<double>(usage.ru_maxrss) * 1024.0;
     }
   }
+  // The efficiency figures and the ImageNet projection (imagenet_projection_seconds(): the job's
+  // rate, all ranks' when data-parallel).
   add_efficiency(record);
-  // After the efficiency figures, whose projection is one device's: the projection is the whole
-  // job's, all ranks' samples per second.
   const DistributedSummary& d = record.distributed;
-  const double rate = d.world_size > 1 ? d.global_throughput : record.throughput.median;
-  const auto& shape = r.model.input_shape;
-  if (shape.size() == 3 && shape[1] == 224 && rate > 0) {
-    record.metrics["imagenet_90_epochs_seconds"] = kImageNetEpochs * kImageNet1kTrainImages / rate;
-  }
   if (d.world_size > 1 && !d.parameters_identical) {
     record.warnings.push_back(
         "the ranks' parameters differ after the run: the data-parallel "

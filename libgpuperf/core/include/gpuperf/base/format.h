@@ -19,6 +19,10 @@ namespace gpuperf {
 /// `value` with exactly `decimals` decimals (printf's %.*f: "nan" and "inf" as such).
 [[nodiscard]] std::string format_fixed(double value, int decimals);
 
+/// `value` rounded to a whole number with thousands separators ("1,281,167", "-1,000"); "nan"
+/// and "inf" as format_fixed() prints them.
+[[nodiscard]] std::string format_grouped(double value);
+
 /// Bytes as "1.23 GiB" (B, KiB, MiB, GiB, TiB; whole bytes below 1 KiB); "n/a" for NaN.
 [[nodiscard]] std::string format_bytes(double bytes);
 
