@@ -515,6 +515,10 @@ TEST_CASE("the unit formatters print what printf prints, at any length", "[compa
   CHECK(gpuperf::format_fixed(1e300, 0).size() == 301);  // once cut at 63 characters
   CHECK(gpuperf::format_number(7e9, 6) == "7e+09");
   CHECK(gpuperf::format_fixed(2.5, 2) == "2.50");
+  CHECK(gpuperf::format_grouped(1281167) == "1,281,167");
+  CHECK(gpuperf::format_grouped(999.6) == "1,000");
+  CHECK(gpuperf::format_grouped(-1234) == "-1,234");
+  CHECK(gpuperf::format_grouped(-0.2) == "0");
   CHECK(gpuperf::format_bytes(512) == "512 B");
   CHECK(gpuperf::format_bytes(1536) == "1.50 KiB");
   CHECK(gpuperf::format_bytes(1.5 * 1024 * 1024 * 1024) == "1.50 GiB");
@@ -778,4 +782,50 @@ TEST_CASE("The report draws data-parallel scaling only when a record ran on seve
   CHECK(single.str().find("Data-parallel scaling") == std::string::npos);
   CHECK(single.str().find("stroke-dasharray") == std::string::npos);
   CHECK(single.str().find("rank 0 of") == std::string::npos);
+}
+
+TEST_CASE("The ImageNet projection is one rule: the console and the HTML report show the same",
+          "[report][html][distributed]") {
+  const auto db = gpuperf::SpecDatabase::load_file(kData + "/gpu_specs.json");
+  const double images = 90 * 1281167.0;
+  // A ResNet-101 at 1000 samples/s (not only ResNet-50 has a projection): 115,305 s.
+  std::vector<gpuperf::LoadedRun> runs = {{"r101.json", run("NVIDIA H200", {990, 1000, 1010})}};
+  runs[0].record.config.model = "resnet101";
+  runs[0].record.config.input_shape = {3, 224, 224};
+  // Two ranks at 950 samples/s each, 1900 together: the job's rate, not rank 0's.
+  runs.push_back({"dp2.json", run("NVIDIA H200", {940, 950, 960})});
+  runs[1].record.config.input_shape = {3, 224, 224};
+  runs[1].record.distributed.world_size = 2;
+  runs[1].record.distributed.global_throughput = 1900;
+  CHECK(gpuperf::imagenet_projection_seconds(runs[0].record) == Approx(images / 1000));
+  CHECK(gpuperf::imagenet_projection_seconds(runs[1].record) == Approx(images / 1900));
+
+  std::ostringstream r101;
+  std::ostringstream dp2;
+  gpuperf::write_text(r101, runs[0].record);
+  gpuperf::write_text(dp2, runs[1].record);
+  CHECK_THAT(r101.str(), Catch::Contains("Projected 90 epochs of ImageNet-1k (1,281,167 images) "
+                                         "at this rate: 32 h 02 min (compute only: no data "
+                                         "loading, one device)"));
+  CHECK_THAT(dp2.str(), Catch::Contains("Projected 90 epochs of ImageNet-1k (1,281,167 images) "
+                                        "at this rate: 16 h 51 min (compute only: no data "
+                                        "loading, 2 devices)"));
+  std::ostringstream html;
+  gpuperf::write_html_report(html, runs, &db, {}, {});
+  // The runs table's column "90 epochs ImageNet", in hours: 32.03 h and 16.86 h.
+  CHECK_THAT(html.str(), Catch::Contains("<td class=\"n\">32.0 h</td>") &&
+                             Catch::Contains("<td class=\"n\">16.9 h</td>"));
+
+  // Anything but a 3x224x224 training record has none, in either.
+  for (auto& r : runs) r.record.config.input_shape = {3, 32, 32};
+  std::ostringstream small;
+  gpuperf::write_text(small, runs[0].record);
+  CHECK(std::isnan(gpuperf::imagenet_projection_seconds(runs[0].record)));
+  CHECK(small.str().find("Projected") == std::string::npos);
+  std::ostringstream small_html;
+  gpuperf::write_html_report(small_html, runs, &db, {}, {});
+  CHECK(small_html.str().find(" h</td>") == std::string::npos);
+  runs[0].record.config.input_shape = {3, 224, 224};
+  runs[0].record.config.workload = "inference";
+  CHECK(std::isnan(gpuperf::imagenet_projection_seconds(runs[0].record)));
 }

@@ -4,9 +4,12 @@
 #include <torch/types.h>
 
 #include <cmath>
+#include <cstdint>
 #include <optional>
 #include <sstream>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "gpuperf/base/error.h"
@@ -130,9 +133,18 @@ TEST_CASE("A microbenchmark run names the option that makes it invalid, before r
   CHECK_THROWS_WITH(gpuperf::run_micro(run), Contains("MicroRun::ranks: must be >= 2"));
   run.ranks = 0;
   run.timing.windows = 0;
-  CHECK_THROWS_WITH(gpuperf::run_micro(run),
-                    Contains("MicroOptions::windows: must be >= 1, got 0"));
+  CHECK_THROWS_WITH(gpuperf::run_micro(run), Contains("MicroTiming::windows: must be >= 1, got 0"));
 }
+
+// A MicroRun has one seed, RunBasics::seed: its timing has none that could disagree with it;
+// the MicroOptions each measurement gets carry it.
+template <typename T, typename = void>
+struct HasSeed : std::false_type {};
+template <typename T>
+struct HasSeed<T, std::void_t<decltype(std::declval<T&>().seed)>> : std::true_type {};
+static_assert(!HasSeed<decltype(gpuperf::MicroRun::timing)>::value);
+static_assert(std::is_same_v<decltype(std::declval<gpuperf::MicroRun&>().seed), std::int64_t>);
+static_assert(HasSeed<gpuperf::MicroOptions>::value);
 
 TEST_CASE("a tiny CPU GEMM run returns positive finite rates in TFLOP/s", "[micro]") {
   for (GemmDtype dtype : {GemmDtype::kFp64, GemmDtype::kFp32}) {

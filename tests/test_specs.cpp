@@ -305,6 +305,7 @@ TEST_CASE("efficiency against the datasheet uses the precision's dense peak",
           "[specs][efficiency]") {
   const auto& db = shipped();
   gpuperf::RunRecord r = resnet_run(5720);
+  r.config.input_shape = {3, 224, 224};
   const auto m = db.match_device(r.device.name, r.device.sm_count, r.device.memory_bytes);
   REQUIRE(m.spec != nullptr);
   gpuperf::Efficiency e = gpuperf::compute_efficiency(r, m.spec);
@@ -314,7 +315,7 @@ TEST_CASE("efficiency against the datasheet uses the precision's dense peak",
   CHECK(e.fraction_of_peak == Approx(5720 * flops / 989.4e12));
   CHECK(e.power_basis == "TDP");
   CHECK(e.samples_per_joule == Approx(5720.0 / 700));
-  CHECK(e.imagenet_90_epochs_seconds == Approx(1281167.0 * 90 / 5720));
+  CHECK(gpuperf::imagenet_projection_seconds(r) == Approx(1281167.0 * 90 / 5720));
   CHECK(std::isnan(e.cost_usd_per_million_samples));  // H200 has no confirmed price
 
   gpuperf::EfficiencyOptions options;
@@ -329,7 +330,7 @@ TEST_CASE("efficiency against the datasheet uses the precision's dense peak",
   gpuperf::add_efficiency_metrics(r, e);
   CHECK(r.metrics.at("fraction_of_datasheet_peak") == Approx(e.fraction_of_peak));
   CHECK(r.metrics.at("power_measured") == 1);
-  CHECK(r.metrics.at("imagenet_90_epochs_seconds") == Approx(e.imagenet_90_epochs_seconds));
+  CHECK(r.metrics.at("imagenet_90_epochs_seconds") == Approx(1281167.0 * 90 / 5720));
 
   // Volta has no TF32 path: TF32 mode is compared with the FP32 peak.
   std::string note;
@@ -1023,7 +1024,7 @@ TEST_CASE("a GPU given no price takes the default table's, before its purchase p
   CHECK(says(h100,
              "cost basis: 2.69 USD per GPU-hour, on-demand at Test Cloud, 2026-01-31 "
              "(https://example.com/pricing; single GPU, H100 SXM 80 GB); prices vary by provider "
-             "and term: give --price GPU=USD/h"));
+             "and term: give this GPU's own in AdvisorRequest::price_per_hour_by_gpu"));
   CHECK(advice_for(ranking, "h200-sxm-141gb").price_per_hour_usd == 3.5);
   CHECK(advice_for(ranking, "rtx-4090").price_source == gpuperf::PriceSource::kDefaultTable);
   CHECK(advice_for(ranking, "rtx-4090").price_per_hour_usd == 0.44);
@@ -1333,7 +1334,9 @@ TEST_CASE("the inference advisor quotes the best measured batch size within the 
   request.batch_size = 0;
   std::ostringstream plain;
   gpuperf::write_advice(plain, request, gpuperf::advise_with(request, db, {}));
-  CHECK_THAT(plain.str(), Catch::Contains("Basis: datasheet figures only") &&
+  CHECK_THAT(plain.str(), Catch::Contains("Basis: datasheet figures only: no measured inference "
+                                          "result matches this workload (advise() was given "
+                                          "none), so every throughput below is an estimate") &&
                               Catch::Contains("no latency is known"));
 
   // A latency budget is for inference, and positive.

@@ -86,7 +86,7 @@ void write_basis(std::ostream& out, const std::vector<GpuAdvice>& ranking, bool 
            "estimates elsewhere";
   } else {
     out << "datasheet figures only: no measured " << (inference ? "inference " : "")
-        << "result matches this workload (give some with --results), so every throughput below "
+        << "result matches this workload (advise() was given none), so every throughput below "
            "is an estimate"
         << (inference ? " and no latency is known" : "");
   }

@@ -865,7 +865,8 @@ void choose_price(GpuAdvice& a, const GpuSpec& spec, const AdvisorRequest& reque
     say(a, "cost basis: " + format_fixed_or(a.price_per_hour_usd, 2) + " USD per GPU-hour, on-demand at " +
                p.provider + ", " + p.date + " (" + p.source +
                (p.note.empty() ? "" : "; " + p.note) +
-               "); prices vary by provider and term: give --price GPU=USD/h");
+               "); prices vary by provider and term: give this GPU's own in "
+               "AdvisorRequest::price_per_hour_by_gpu");
   } else if (spec.price_usd >= 0) {
     a.price_per_hour_usd = spec.price_usd / (kAmortizationYears * kHoursPerYear) +
                            spec.tdp_watts / 1000 * kElectricityUsdPerKwh;

@@ -6,6 +6,8 @@
 #include <string>
 
 #include "gpuperf/base/format.h"
+#include "gpuperf/results/run_record.h"
+#include "gpuperf/specs/efficiency.h"
 
 namespace gpuperf {
 void write_text(std::ostream& out, const RunRecord& r, const std::string& unit) {
@@ -74,11 +76,12 @@ void write_text(std::ostream& out, const RunRecord& r, const std::string& unit) 
         << format_fixed(metric("model_width"), 0) << " width, T "
         << format_fixed(metric("sequence_length"), 0) << " tokens)\n";
   }
-  // The projection is the record's (an ImageNet-shaped model's); the printer only shows it.
-  if (const auto it = r.metrics.find("imagenet_90_epochs_seconds");
-      it != r.metrics.end() && std::isfinite(it->second)) {
-    out << "Projected 90 epochs of ImageNet-1k (1,281,167 images) at this rate: "
-        << format_duration(it->second) << " ("
+  // The one rule of the projection (a 3x224x224 training model, at the job's rate): the figure
+  // the record's metric and the HTML report hold.
+  if (const double projected = imagenet_projection_seconds(r); std::isfinite(projected)) {
+    out << "Projected " << format_number(kImageNetEpochs) << " epochs of ImageNet-1k ("
+        << format_grouped(kImageNet1kTrainImages)
+        << " images) at this rate: " << format_duration(projected) << " ("
         << (r.config.data_source.rfind("image folder", 0) == 0
                 ? "decoding the JPEG files on the CPU, "
                 : "compute only: no data loading, ")

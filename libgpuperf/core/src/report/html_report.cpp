@@ -13,6 +13,7 @@
 #include "gpuperf/base/error.h"
 #include "gpuperf/base/format.h"
 #include "gpuperf/report/compare.h"
+#include "gpuperf/results/run_record.h"
 #include "gpuperf/specs/efficiency.h"
 
 namespace gpuperf {
@@ -885,6 +886,7 @@ void write_runs_table(std::ostream& out, const std::vector<RunRow>& rows) {
   for (const auto& row : rows) {
     const RunRecord& r = row.run->record;
     const Efficiency& e = row.eff;
+    const double projected = imagenet_projection_seconds(r);  // as the console shows it
     out << "<tr><td>" << html_escape(row.run->path) << "</td><td>" << html_escape(r.device.name)
         << "</td><td>" << html_escape(row.spec != nullptr ? row.spec->name : "no datasheet entry")
         << "</td><td>" << html_escape(workload_key(r).label()) << "</td><td class=\"n\">"
@@ -896,10 +898,8 @@ void write_runs_table(std::ostream& out, const std::vector<RunRow>& rows) {
         << (e.power_basis.empty() ? "" : " (" + html_escape(e.power_basis) + ")")
         << "</td><td class=\"n\">" << num(e.cost_usd_per_million_samples, 3)
         << "</td><td class=\"n\">"
-        << (std::isfinite(e.imagenet_90_epochs_seconds)
-                ? num(e.imagenet_90_epochs_seconds / 3600, 1) + " h"
-                : "n/a")
-        << "</td><td>" << html_escape(software_text(r.device)) << "</td></tr>\n";
+        << (std::isfinite(projected) ? num(projected / 3600, 1) + " h" : "n/a") << "</td><td>"
+        << html_escape(software_text(r.device)) << "</td></tr>\n";
   }
   out << "</table>\n";
 }

@@ -1,5 +1,7 @@
 // A run record's efficiency: its figures in, the derived metrics back into the record.
 #include <cmath>
+#include <cstdint>
+#include <vector>
 
 #include "gpuperf/results/run_record.h"
 
@@ -52,7 +54,18 @@ void add_efficiency_metrics(RunRecord& record, const Efficiency& e) {
     record.metrics["power_measured"] = e.power_basis == "measured" ? 1 : 0;
   put("samples_per_joule", e.samples_per_joule);
   put("cost_usd_per_million_samples", e.cost_usd_per_million_samples);
-  put("imagenet_90_epochs_seconds", e.imagenet_90_epochs_seconds);
+  put("imagenet_90_epochs_seconds", imagenet_projection_seconds(record));
+}
+
+double imagenet_projection_seconds(const RunRecord& record) {
+  const std::vector<std::int64_t> kImageNetShape = {3, 224, 224};
+  if (record.config.workload != "train" || record.config.input_shape != kImageNetShape) {
+    return kNotAvailable;
+  }
+  const double rate = record.distributed.world_size > 1 ? record.distributed.global_throughput
+                      : record.throughput.count > 0     ? record.throughput.median
+                                                        : record.overall_throughput;
+  return rate > 0 ? kImageNetEpochs * kImageNet1kTrainImages / rate : kNotAvailable;
 }
 
 }  // namespace gpuperf

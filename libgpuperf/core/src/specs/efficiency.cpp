@@ -263,9 +263,6 @@ Efficiency compute_efficiency(const EfficiencyInput& input, const GpuSpec* spec,
   add_peak(e, input, spec);
   add_power(e, input, spec, options);
   add_cost(e, spec, options);
-  if (input.model == "resnet50" && input.workload == "train") {
-    e.imagenet_90_epochs_seconds = kImageNet1kTrainImages * kImageNetEpochs / e.samples_per_second;
-  }
   return e;
 }
 

@@ -80,13 +80,14 @@ Measurement measure(const std::function<void()>& step, double samples_per_step, 
 std::string time_limit_overrun(const Measurement& m, const MeasureOptions& options) {
   if (!options.adaptive || !(m.timed_seconds > 1.5 * options.max_seconds)) return "";
   const double per_window = m.timed_seconds / static_cast<double>(m.window_seconds.size());
-  return "timing took " + format_number(m.timed_seconds, 3) + " s against --max-seconds " +
-         format_number(options.max_seconds, 3) + " (" +
+  return "timing took " + format_number(m.timed_seconds, 3) +
+         " s against MeasureOptions::max_seconds " + format_number(options.max_seconds, 3) + " (" +
          format_number(m.timed_seconds / options.max_seconds, 2) +
          "x): " + std::to_string(m.window_seconds.size()) + " windows of " +
-         format_number(per_window, 3) + " s each (at least --min-windows " +
+         format_number(per_window, 3) + " s each (at least MeasureOptions::min_windows " +
          std::to_string(options.min_windows) +
-         " run); use fewer --steps-per-window or a smaller --min-windows";
+         " run); use fewer MeasureOptions::steps_per_window or a smaller "
+         "MeasureOptions::min_windows";
 }
 
 }  // namespace gpuperf

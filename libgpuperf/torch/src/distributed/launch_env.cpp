@@ -64,7 +64,7 @@ class Environment {
 
 constexpr long kMaxRanks = 1 << 20;
 
-// torchrun's static rendezvous (its default, without --standalone or --rdzv-backend c10d): the
+// torchrun's static rendezvous (its default, unless told standalone or a c10d rendezvous): the
 // agent already serves the TCPStore at MASTER_ADDR:MASTER_PORT, and its workers share it under a
 // prefix per restart (torch/distributed/rendezvous.py, _create_c10d_store).
 constexpr const char* kUseAgentStore = "TORCHELASTIC_USE_AGENT_STORE";
@@ -154,7 +154,7 @@ std::optional<LaunchEnv> read_launch_env(const EnvironmentReader& getenv) {
     if (!env.has(v->rank)) continue;
     LaunchEnv e = read_launcher(env, *v);
     if (e.world_size == 1) return std::nullopt;  // a one-task job is a single process
-    // gpuperf's own --nproc-per-node sets torchrun's variables and says so.
+    // gpuperf's own launcher sets torchrun's variables and says so.
     if (v == &kTorchrun && env.string_or("GPUPERF_LAUNCHER", "") == "gpuperf")
       e.launcher = "gpuperf";
     if (e.launcher == "torchrun") read_agent_store(env, e);

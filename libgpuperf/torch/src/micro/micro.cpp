@@ -150,14 +150,12 @@ std::string gemm_note(GemmDtype dtype) {
 
 }  // namespace
 
-void MicroOptions::validate() const {
-  require_setting(warmup >= 0, "MicroOptions::warmup", warmup, ">= 0");
-  require_setting(calls_per_window >= 1, "MicroOptions::calls_per_window", calls_per_window,
-                  ">= 1");
-  require_setting(windows >= 1, "MicroOptions::windows", windows, ">= 1");
-  require_setting(min_operand_sets >= 1, "MicroOptions::min_operand_sets", min_operand_sets,
-                  ">= 1");
-  require_setting(l2_multiple >= 0, "MicroOptions::l2_multiple", l2_multiple, ">= 0");
+void MicroTiming::validate() const {
+  require_setting(warmup >= 0, "MicroTiming::warmup", warmup, ">= 0");
+  require_setting(calls_per_window >= 1, "MicroTiming::calls_per_window", calls_per_window, ">= 1");
+  require_setting(windows >= 1, "MicroTiming::windows", windows, ">= 1");
+  require_setting(min_operand_sets >= 1, "MicroTiming::min_operand_sets", min_operand_sets, ">= 1");
+  require_setting(l2_multiple >= 0, "MicroTiming::l2_multiple", l2_multiple, ">= 0");
 }
 
 MatmulTf32Guard::MatmulTf32Guard(bool allow)

@@ -43,10 +43,9 @@ void attach_datasheet(MicroReport& report, const std::string& specs_path) {
 }
 
 // P2P copies between GPUs 0..n-1 and the collectives over them (NCCL); on the CPU, the
-// collectives over 2 (or --ranks) threads with Gloo over loopback, labelled as no interconnect.
-void run_interconnect(const MicroRun& run, bool cuda, MicroReport& report,
-                      const std::function<void(MicroResult)>& add) {
-  const MicroOptions& options = run.timing;
+// collectives over 2 (or run.ranks) threads with Gloo over loopback, labelled as no interconnect.
+void run_interconnect(const MicroRun& run, const MicroOptions& options, bool cuda,
+                      MicroReport& report, const std::function<void(MicroResult)>& add) {
   CollectiveOptions collectives;
   if (!run.collectives.empty()) collectives.collectives = run.collectives;
   collectives.sizes = !run.collective_sizes.empty()
@@ -101,17 +100,13 @@ void MicroRun::validate() const {
   require_setting(memory_size_mib >= 0, "MicroRun::memory_size_mib", memory_size_mib,
                   ">= 1 (0: the default)");
   require_setting(host_size_mib > 0, "MicroRun::host_size_mib", host_size_mib, "> 0");
-  require_setting(timing.warmup >= 0, "MicroOptions::warmup", timing.warmup, ">= 0");
-  require_setting(timing.calls_per_window >= 1, "MicroOptions::calls_per_window",
-                  timing.calls_per_window, ">= 1");
-  require_setting(timing.windows >= 1, "MicroOptions::windows", timing.windows, ">= 1");
+  timing.validate();
   require_setting(p2p_size_mib > 0, "MicroRun::p2p_size_mib", p2p_size_mib, "> 0");
   require_setting(ranks == 0 || ranks >= 2, "MicroRun::ranks", ranks, ">= 2 (0: the default)");
   if (!gemm && !memory && !interconnect) {
     throw ConfigError("MicroRun::gemm",
                       "off, with {memory} and {interconnect} off too: nothing to run");
   }
-  timing.validate();
 }
 
 namespace {
@@ -123,7 +118,8 @@ void add_noise_warnings(MicroReport& report) {
       std::ostringstream text;
       text.precision(2);
       text << r.name << " is noisy: 95% CI half-width is " << std::fixed
-           << 100 * r.summary.relative_ci95_half_width() << "% of the mean; use more --windows";
+           << 100 * r.summary.relative_ci95_half_width()
+           << "% of the mean; use more MicroTiming::windows";
       report.warnings.push_back(text.str());
     }
   }
@@ -137,7 +133,7 @@ MicroReport describe(const MicroRun& run, const torch::Device& device) {
   report.variant = device.is_cuda() ? "gpu" : "cpu";
   report.timer = device.is_cuda() ? "cuda-event" : "steady-clock";
   if (!run.quiet) {
-    const MicroOptions& o = run.timing;
+    const MicroTiming& o = run.timing;
     log::info(log::cat("microbenchmarks on ", report.device.name, " (", device.str(), ")",
                        device.is_cuda() ? "" : ": CPU variant (host memory, CPU GEMMs)", "; ",
                        o.windows, " windows of ", o.calls_per_window, " calls after ", o.warmup,
@@ -146,7 +142,16 @@ MicroReport describe(const MicroRun& run, const torch::Device& device) {
   return report;
 }
 
+// What each measurement gets: the run's timing and its one seed, RunBasics::seed.
+MicroOptions measurement_options(const MicroRun& run) {
+  MicroOptions options;
+  static_cast<MicroTiming&>(options) = run.timing;
+  options.seed = static_cast<std::uint64_t>(run.seed);
+  return options;
+}
+
 void measure_micro(const MicroRun& run, const torch::Device& device, MicroReport& report) {
+  const MicroOptions options = measurement_options(run);
   const bool cuda = device.is_cuda();
   const std::int64_t edge = cuda ? 8192 : 1024;
   const GemmShape shape = run.gemm_shape.value_or(GemmShape{edge, edge, edge});
@@ -161,26 +166,24 @@ void measure_micro(const MicroRun& run, const torch::Device& device, MicroReport
     report.results.push_back(std::move(r));
   };
   if (run.gemm) {
-    for (GemmDtype d : dtypes) add(run_gemm(d, shape, device, run.timing));
+    for (GemmDtype d : dtypes) add(run_gemm(d, shape, device, options));
   }
   if (run.memory) {
     for (MemoryOp op : default_memory_ops(device)) {
       const bool transfer =
           op == MemoryOp::kHostToDevicePinned || op == MemoryOp::kDeviceToHostPinned ||
           op == MemoryOp::kHostToDevicePageable || op == MemoryOp::kDeviceToHostPageable;
-      add(run_memory(op, transfer ? host_bytes : memory_bytes, device, run.timing));
+      add(run_memory(op, transfer ? host_bytes : memory_bytes, device, options));
     }
   }
-  if (run.interconnect) run_interconnect(run, cuda, report, add);
+  if (run.interconnect) run_interconnect(run, options, cuda, report, add);
   synchronize(device);
 }
 
 }  // namespace
 
-MicroReport run_micro(const MicroRun& described) {
-  described.validate();
-  MicroRun run = described;
-  run.timing.seed = static_cast<std::uint64_t>(run.seed);  // one seed, RunBasics'
+MicroReport run_micro(const MicroRun& run) {
+  run.validate();
   const torch::Device device = resolve_device(run.device);
   set_intra_op_threads(run.threads);
   if (run.interconnect && device.is_cuda() && run.ranks > cuda_device_count()) {
@@ -192,9 +195,9 @@ MicroReport run_micro(const MicroRun& described) {
   try {
     measure_micro(run, device, report);
   } catch (const c10::OutOfMemoryError& e) {
-    throw OutOfMemoryError(
-        std::string("CUDA out of memory (try a smaller --gemm-size or --memory-size-mib): ") +
-        e.what_without_backtrace());
+    throw OutOfMemoryError(std::string("CUDA out of memory (try a smaller MicroRun::gemm_shape or "
+                                       "MicroRun::memory_size_mib): ") +
+                           e.what_without_backtrace());
   }
   attach_datasheet(report, run.specs_path);
   add_noise_warnings(report);

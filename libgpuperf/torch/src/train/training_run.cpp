@@ -195,7 +195,7 @@ class RunTelemetry {
   RunTelemetry(const TrainingRun& run, const torch::Device& device, RunRecord& record) {
     if (!device.is_cuda() || !run.telemetry) {
       record.telemetry.unavailable_reason =
-          device.is_cuda() ? "disabled (--no-telemetry)" : "CPU run";
+          device.is_cuda() ? "disabled (TrainingRun::telemetry off)" : "CPU run";
       return;
     }
     opened_ = open_nvml_telemetry();
@@ -234,12 +234,12 @@ std::string out_of_memory_message(const TrainingRun& run, const ResolvedTraining
   const DeviceMemory m = device_memory(r.device);
   const std::string sequence =
       r.language_model() ? ", sequence " + std::to_string(r.sequence) + " tokens" : "";
-  return "CUDA out of memory with --batch-size " + std::to_string(run.batch_size) + " (model " +
-         run.model + sequence + ", precision " + to_string(r.step.precision) + ") on " +
-         r.device.str() + ": device " + format_bytes(m.total) + ", free " + format_bytes(m.free) +
-         ", LibTorch allocated " + format_bytes(m.allocated) + " (peak " +
+  return "CUDA out of memory with TrainingRun::batch_size " + std::to_string(run.batch_size) +
+         " (model " + run.model + sequence + ", precision " + to_string(r.step.precision) +
+         ") on " + r.device.str() + ": device " + format_bytes(m.total) + ", free " +
+         format_bytes(m.free) + ", LibTorch allocated " + format_bytes(m.allocated) + " (peak " +
          format_bytes(m.peak_allocated) + "), reserved " + format_bytes(m.reserved) +
-         ". Try a smaller --batch-size.";
+         ". Try a smaller TrainingRun::batch_size.";
 }
 
 void log_start(const TrainingRun& run, const ResolvedTraining& r, const RunRecord& record) {
@@ -539,7 +539,7 @@ std::string measure_training(const TrainingRun& run, const ResolvedTraining& r,
   auto progress = [&](const WindowProgress& p) {
     if (run.quiet) return;
     // Time left at the pace so far; in adaptive mode the run may stop earlier, and stops at
-    // --max-seconds of timed time at the latest.
+    // MeasureOptions::max_seconds of timed time at the latest.
     double left = p.elapsed_seconds / p.window * (p.planned_windows - p.window);
     if (run.measure.adaptive)
       left = std::min(left, std::max(0.0, run.measure.max_seconds - p.elapsed_seconds));
@@ -621,15 +621,10 @@ void enrich(const TrainingRun& run, const ResolvedTraining& r, const std::string
       record.metrics["host_peak_rss_bytes"] = static_cast<double>(usage.ru_maxrss) * 1024.0;
     }
   }
+  // The efficiency figures and the ImageNet projection (imagenet_projection_seconds(): the job's
+  // rate, all ranks' when data-parallel).
   add_efficiency(record);
-  // After the efficiency figures, whose projection is one device's: the projection is the whole
-  // job's, all ranks' samples per second.
   const DistributedSummary& d = record.distributed;
-  const double rate = d.world_size > 1 ? d.global_throughput : record.throughput.median;
-  const auto& shape = r.model.input_shape;
-  if (shape.size() == 3 && shape[1] == 224 && rate > 0) {
-    record.metrics["imagenet_90_epochs_seconds"] = kImageNetEpochs * kImageNet1kTrainImages / rate;
-  }
   if (d.world_size > 1 && !d.parameters_identical) {
     record.warnings.push_back(
         "the ranks' parameters differ after the run: the data-parallel "
@@ -651,7 +646,7 @@ void enrich(const TrainingRun& run, const ResolvedTraining& r, const std::string
   if (spread > 0.05) {
     record.warnings.push_back("throughput is noisy: 95% CI half-width is " +
                               format_number(100 * spread, 3) +
-                              "% of the mean; use --adaptive or more windows");
+                              "% of the mean; use MeasureOptions::adaptive or more windows");
   }
 }
 

@@ -63,8 +63,8 @@ struct FitAdvice {
   std::vector<GpuFit> gpus;          ///< in datasheet order
 };
 
-/// The ladder judged on every datasheet GPU (or `request.gpu` alone; ConfigError naming --gpu
-/// when it is unknown).
+/// The ladder judged on every datasheet GPU (or `request.gpu` alone; ConfigError naming the
+/// field `gpu` when it is unknown).
 [[nodiscard]] FitAdvice advise_fit(const FitRequest& request, const SpecDatabase& db);
 
 /// Prints the per-strategy terms, one table of GPUs (fits per strategy and the one needed) and

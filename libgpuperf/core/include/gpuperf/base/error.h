@@ -21,7 +21,7 @@ class Error : public std::runtime_error {
 /// (`field()`, e.g. "TrainingRun::batch_size") and says what is wrong (`problem()`); what()
 /// reads "TrainingRun::batch_size: must be > 0, got 0". A problem may name another setting as
 /// "{min_windows}": what() writes it as `min_windows`. The programs print the flag that sets the
-/// field instead (`--batch-size: must be > 0, got 0`, examples/support/program.cpp).
+/// field instead (examples/support/program.cpp).
 class ConfigError : public Error {
  public:
   /// An error that names no single setting (a file's contents, a combination of settings).

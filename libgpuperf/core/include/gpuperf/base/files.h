@@ -2,7 +2,7 @@
 // Result files are written whole or not at all: a temporary file beside the target, renamed over
 // it. Programs check their output paths before a long run, never after it.
 //
-//   gpuperf::check_writable(path, "json");           // before the run: ConfigError naming --json
+//   gpuperf::check_writable(path, "json");           // before the run: ConfigError naming "json"
 //   gpuperf::write_text_file_atomically(text, path);  // after it
 //
 // Every temporary file (the "<path>.tmp-<random>" of a write, check_writable()'s probe) is

@@ -9,7 +9,8 @@
 namespace gpuperf {
 
 /// Prints the throughput line ("Throughput: N <unit>", as the seed does), its spread, skipped
-/// steps, memory, the record's 90-epoch ImageNet-1k projection where it has one, and warnings.
+/// steps, memory, the 90-epoch ImageNet-1k projection where the record has one
+/// (imagenet_projection_seconds(), as the HTML report), and warnings.
 void write_text(std::ostream& out, const RunRecord& record,
                 const std::string& unit = "samples/sec");
 

@@ -12,7 +12,7 @@
 // cell for "not available", and the run's settings repeated on every row so that files
 // concatenate into one table.
 //
-// Google Benchmark JSON (the format of --benchmark_out_format=json, library 1.7): one benchmark
+// Google Benchmark JSON (its own JSON output format, library 1.7): one benchmark
 // family per measured configuration, one "iteration" run per repetition (a training window, an
 // inference call, a micro window) with real_time = time per step, call or operation, then the
 // mean, median, stddev and cv aggregates over the repetitions. cpu_time repeats real_time: gpuperf

@@ -49,7 +49,7 @@ struct BatchSizeResult {
   double peak_memory_bytes = kNotAvailable;
   /// Per-call latencies in seconds, in call order (every timed call after a measurement; at most
   /// kMaxStoredLatencies, spread evenly over the run, once written to a file). Empty when not
-  /// kept: files written before they were stored, or `--keep-latencies 0`.
+  /// kept: files written before they were stored, or InferenceRun::keep_latencies 0.
   std::vector<double> latencies;
 };
 
@@ -103,7 +103,7 @@ struct InferenceHeadline {
 
 /// The sweep's batch sizes: `list` if it is not empty, else 1, 2, 4, ... up to max_batch_size,
 /// and max_batch_size itself when it is not a power of two. Throws ConfigError naming
-/// --batch-sizes or --max-batch for a size <= 0.
+/// "batch_sizes" or "max_batch" for a size <= 0.
 [[nodiscard]] std::vector<std::int64_t> sweep_batch_sizes(const std::vector<std::int64_t>& list,
                                                           std::int64_t max_batch_size);
 

@@ -20,7 +20,7 @@ enum class Collective { kAllReduce, kAllGather, kReduceScatter };
 /// "all-reduce", "all-gather", "reduce-scatter".
 [[nodiscard]] std::string to_string(Collective collective);
 /// Parses a comma-separated list (case-insensitive; "allreduce" and "all_reduce" also work);
-/// duplicates collapse. Throws ConfigError naming `--option` and the bad item.
+/// duplicates collapse. Throws ConfigError naming `option` and the bad item.
 [[nodiscard]] std::vector<Collective> parse_collectives(const std::string& list,
                                                         const std::string& option);
 
@@ -52,7 +52,7 @@ struct CollectiveBuffers {
 
 /// Parses a size list: comma-separated items, each a size ("4096", "64K", "1M", "1MiB", "2G";
 /// binary multiples, B optional) or a sweep "A..B" (A, 2A, 4A, ... up to B) or "A..B:F" (factor F).
-/// Returns bytes in order, duplicates removed. Throws ConfigError naming `--option` and the item.
+/// Returns bytes in order, duplicates removed. Throws ConfigError naming `option` and the item.
 [[nodiscard]] std::vector<double> parse_byte_sizes(const std::string& text,
                                                    const std::string& option);
 /// "4 B", "64 KiB", "1536 MiB", "1048572 B": the largest binary unit that divides the size.

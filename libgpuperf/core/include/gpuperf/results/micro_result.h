@@ -28,10 +28,10 @@ enum class GemmDtype { kFp64, kFp32, kTf32, kFp16, kBf16, kInt8, kFp8 };
 [[nodiscard]] const std::vector<GemmDtype>& all_gemm_dtypes();
 /// "fp64", "fp32", "tf32", "fp16", "bf16", "int8", "fp8".
 [[nodiscard]] std::string to_string(GemmDtype dtype);
-/// Parses one name (case-insensitive). Throws ConfigError naming `--option` and the value.
+/// Parses one name (case-insensitive). Throws ConfigError naming `option` and the value.
 [[nodiscard]] GemmDtype parse_gemm_dtype(const std::string& text, const std::string& option);
 /// Parses a comma-separated list ("fp32,bf16"); duplicates collapse, order follows the list.
-/// Throws ConfigError naming `--option` and the bad item (an empty list or item is bad too).
+/// Throws ConfigError naming `option` and the bad item (an empty list or item is bad too).
 [[nodiscard]] std::vector<GemmDtype> parse_gemm_dtypes(const std::string& list,
                                                        const std::string& option);
 
@@ -43,7 +43,7 @@ struct GemmShape {
   /// "MxNxK".
   [[nodiscard]] std::string str() const;
 };
-/// Parses "N" (square) or "MxNxK". Throws ConfigError naming `--option` and the value.
+/// Parses "N" (square) or "MxNxK". Throws ConfigError naming `option` and the value.
 [[nodiscard]] GemmShape parse_gemm_shape(const std::string& text, const std::string& option);
 
 /// Floating-point (or integer) operations of one GEMM: 2*M*N*K, a multiply and an add per term.

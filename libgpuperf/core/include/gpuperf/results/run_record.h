@@ -57,7 +57,7 @@ struct RunConfig {
 struct DistributedSummary {
   int world_size = 1;
   std::string backend;       ///< "nccl" or "gloo"
-  std::string launcher;      ///< "torchrun", "mpi", "slurm" or "gpuperf" (--nproc-per-node)
+  std::string launcher;      ///< "torchrun", "mpi", "slurm" or "gpuperf" (its own launcher)
   std::string interconnect;  ///< what carried the all-reduce, in words (NVLink, PCIe, sockets...)
   /// Samples/s of all ranks together: the median over windows of the per-window sums.
   double global_throughput = kNotAvailable;
@@ -144,7 +144,14 @@ RunRecord from_json<RunRecord>(const std::string& text);
 [[nodiscard]] Efficiency compute_efficiency(const RunRecord& record, const GpuSpec* spec,
                                             const EfficiencyOptions& options = {});
 /// Writes the figures into record.metrics under the names listed in docs/efficiency.md
-/// ("model_flops_per_sample", "fraction_of_datasheet_peak", ...), skipping unavailable ones.
+/// ("model_flops_per_sample", "fraction_of_datasheet_peak", ...), skipping unavailable ones, and
+/// the record's imagenet_projection_seconds() as "imagenet_90_epochs_seconds".
 void add_efficiency_metrics(RunRecord& record, const Efficiency& efficiency);
+/// Seconds for kImageNetEpochs epochs of ImageNet-1k (kImageNet1kTrainImages images) at the
+/// job's rate: all ranks' samples/s (distributed.global_throughput) when it ran on more than
+/// one, else the median window (the overall rate without windows). Only a training record of a
+/// 3x224x224 image model has one; NaN otherwise. The one rule for the record's metric, the
+/// console and the HTML report.
+[[nodiscard]] double imagenet_projection_seconds(const RunRecord& record);
 
 }  // namespace gpuperf

@@ -1,8 +1,9 @@
 #pragma once
 // Efficiency of a run against its datasheet: model FLOPs per sample counted layer by layer,
-// achieved FLOP/s and fraction of the dense peak for the precision used, samples per joule,
-// cost per million samples and the projected 90-epoch ImageNet-1k time. docs/efficiency.md
-// explains the counting.
+// achieved FLOP/s and fraction of the dense peak for the precision used, samples per joule and
+// cost per million samples. docs/efficiency.md explains the counting. The projected 90-epoch
+// ImageNet-1k time needs the record (its input shape, its ranks): imagenet_projection_seconds()
+// in gpuperf/results/run_record.h.
 //
 //   gpuperf::EfficiencyInput input;
 //   input.model = "resnet50";
@@ -104,7 +105,6 @@ struct Efficiency {
   double samples_per_joule = std::numeric_limits<double>::quiet_NaN();  ///< = samples/s per W
   double cost_usd_per_million_samples = std::numeric_limits<double>::quiet_NaN();
   std::string cost_basis;  ///< the assumptions behind the cost, in words
-  double imagenet_90_epochs_seconds = std::numeric_limits<double>::quiet_NaN();
   std::vector<std::string> notes;
 };
 

@@ -65,8 +65,8 @@ struct Measurement {
                                   const std::function<void()>& before_timing = {});
 
 /// In adaptive mode, a warning when the timed seconds ran past options.max_seconds by more than
-/// half (the --min-windows windows run whatever their length, and a window is never cut short):
-/// says by how much and what to change; "" otherwise.
+/// half (the options.min_windows windows run whatever their length, and a window is never cut
+/// short): says by how much and what to change; "" otherwise.
 [[nodiscard]] std::string time_limit_overrun(const Measurement& measurement,
                                              const MeasureOptions& options);
 

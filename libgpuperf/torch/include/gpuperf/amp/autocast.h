@@ -41,7 +41,7 @@ class AutocastGuard {
 };
 
 /// Checks that the precision can run on the device with this LibTorch (TF32 needs CUDA; fp16 and
-/// bf16 need an autocast for the device); throws ConfigError naming --precision otherwise.
+/// bf16 need an autocast for the device); throws ConfigError naming "precision" otherwise.
 void check_precision_supported(Precision precision, const c10::Device& device);
 
 }  // namespace gpuperf

@@ -21,8 +21,9 @@ namespace gpuperf {
 /// Name, size, clocks and software versions of the device (see DeviceFingerprint).
 [[nodiscard]] DeviceFingerprint collect_fingerprint(const torch::Device& device);
 
-/// The software underneath, for --version: "LibTorch 2.11.0, CUDA runtime 13.0, cuDNN 9.13.0,
-/// CUDA driver API 13.0, NVIDIA driver 580.159.04" (what is present; "(CPU only)" without CUDA).
+/// The software underneath, for a program's version text: "LibTorch 2.11.0, CUDA runtime 13.0,
+/// cuDNN 9.13.0, CUDA driver API 13.0, NVIDIA driver 580.159.04" (what is present; "(CPU only)"
+/// without CUDA).
 [[nodiscard]] std::string software_versions();
 
 /// Sets LibTorch's CPU intra-op threads: `threads` (> 0), or for 0 LibTorch's own default count

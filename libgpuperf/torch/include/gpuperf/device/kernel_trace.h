@@ -2,7 +2,7 @@
 // Where a step's GPU time goes: runs some work under LibTorch's profiler (Kineto, which reads
 // the GPU's kernel records through CUPTI, kernels replayed from a CUDA graph included) and writes
 // the Chrome trace that torch.profiler's export_chrome_trace writes, so that one classifier
-// (benchmarks/python/profile_step.py --trace) reads gpuperf's step and a PyTorch peer's alike.
+// (benchmarks/python/profile_step.py) reads gpuperf's traces and a PyTorch peer's alike.
 //
 //   gpuperf::write_kernel_trace("step.trace.json", [&] { for (int i = 0; i < 5; ++i) step(batch);
 //   });

@@ -3,7 +3,7 @@
 // device and its own synthetic data, gradients averaged through DataParallelSync; the record
 // keeps the per-GPU figures and adds the job's (record.distributed).
 //
-//   // started by torchrun --nproc-per-node 2 (or mpirun, srun, or --nproc-per-node)
+//   // started by torchrun with 2 processes per node (or mpirun, srun, or a gpuperf program)
 //   auto env = gpuperf::read_launch_env();
 //   gpuperf::TrainingRun run;
 //   run.model = "resnet50";

@@ -20,7 +20,7 @@ namespace gpuperf {
 
 /// This process's place in a data-parallel job.
 struct LaunchEnv {
-  std::string launcher;  ///< "torchrun", "mpi", "slurm" or "gpuperf" (--nproc-per-node)
+  std::string launcher;  ///< "torchrun", "mpi", "slurm" or "gpuperf" (its own launcher)
   int rank = 0;
   int world_size = 1;
   int local_rank = 0;        ///< index on this machine: the GPU it uses
@@ -34,7 +34,7 @@ struct LaunchEnv {
   /// torch.distributed's env:// rendezvous uses it); empty without the agent store.
   std::string store_prefix;
   /// The launcher's name for this job, where it gives one (GPUPERF_JOB_ID, set by gpuperf's
-  /// --nproc-per-node; TORCHELASTIC_RUN_ID; SLURM_JOB_ID.SLURM_STEP_ID; Open MPI's job id): a
+  /// own launcher; TORCHELASTIC_RUN_ID; SLURM_JOB_ID.SLURM_STEP_ID; Open MPI's job id): a
   /// rank of another job that reaches this job's store is refused. Empty: unknown.
   std::string job_id;
 };

@@ -19,17 +19,22 @@
 
 namespace gpuperf {
 
-/// Measurement settings shared by the microbenchmarks.
-struct MicroOptions {
+/// How the microbenchmarks time: warm-up, windows of calls, and the GEMM inputs rotated past
+/// the L2 cache (MicroRun::timing; a run's seed is RunBasics::seed).
+struct MicroTiming {
   int warmup = 3;             ///< untimed calls first (cuBLAS heuristics, allocator, clocks)
   int calls_per_window = 10;  ///< calls between two timer marks
   int windows = 5;            ///< timed windows; the result is their median
   int min_operand_sets = 4;   ///< GEMM input pairs rotated at least
   double l2_multiple = 3;     ///< rotated GEMM inputs together exceed this many L2 caches
-  std::uint64_t seed = 0;     ///< random operands
 
-  /// Throws ConfigError naming the first bad field.
+  /// Throws ConfigError naming the first bad field ("MicroTiming::windows").
   void validate() const;
+};
+
+/// Measurement settings of one microbenchmark call: its timing and the seed of its operands.
+struct MicroOptions : MicroTiming {
+  std::uint64_t seed = 0;  ///< random operands
 };
 
 /// Allows (or forbids) TF32 math for fp32 matmuls while alive; restores the previous state of

@@ -37,7 +37,7 @@ struct MicroRun : RunBasics {
   std::vector<double> collective_sizes;  ///< bytes; empty: 1M..1G (GPU), 64K..4M (CPU)
   std::int64_t p2p_size_mib = 256;       ///< buffer of the P2P bandwidth copies
   std::int64_t ranks = 0;  ///< collective ranks; 0: every GPU, or 2 threads on the CPU
-  MicroOptions timing;     ///< warm-up, calls per window, windows (its seed: RunBasics::seed)
+  MicroTiming timing;      ///< warm-up, calls per window, windows (the seed: RunBasics::seed)
   std::string specs_path;  ///< datasheet file; empty: the shipped one
 
   /// Throws ConfigError naming the first bad field ("MicroRun::host_size_mib") and its value.

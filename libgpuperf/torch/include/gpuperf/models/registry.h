@@ -65,8 +65,8 @@ class ModelRegistry {
   std::vector<ModelInfo> models_;
 };
 
-/// One line per registered model, sorted by name: "<name>\t<description>" (the programs'
-/// --list-models).
+/// One line per registered model, sorted by name: "<name>\t<description>" (the programs' model
+/// list).
 void write_text(std::ostream& out, const ModelRegistry& registry);
 
 }  // namespace gpuperf
