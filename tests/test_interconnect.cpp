@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "gpuperf/base/format.h"
 #include "gpuperf/base/error.h"
 #include "gpuperf/results/export.h"
 #include "gpuperf/results/interconnect_result.h"
@@ -149,10 +150,10 @@ TEST_CASE("size lists take binary units and doubling or stepped sweeps", "[inter
     CHECK_THROWS_WITH(gpuperf::parse_byte_sizes(bad, "collective-sizes"),
                       Contains("collective-sizes: "));
   }
-  CHECK(gpuperf::bytes_text(4) == "4 B");
-  CHECK(gpuperf::bytes_text(64 * 1024) == "64 KiB");
-  CHECK(gpuperf::bytes_text(1048572) == "1048572 B");
-  CHECK(gpuperf::bytes_text(1.5 * kGiB) == "1536 MiB");
+  CHECK(gpuperf::format_exact_bytes(4) == "4 B");
+  CHECK(gpuperf::format_exact_bytes(64 * 1024) == "64 KiB");
+  CHECK(gpuperf::format_exact_bytes(1048572) == "1048572 B");
+  CHECK(gpuperf::format_exact_bytes(1.5 * kGiB) == "1536 MiB");
 }
 
 TEST_CASE("P2P and collective rows compare with the link's per-direction datasheet figure",

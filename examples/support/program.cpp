@@ -14,6 +14,7 @@
 #include <cstring>
 #include <filesystem>
 #include <limits>
+#include <regex>
 #include <string>
 #include <system_error>
 #include <utility>
@@ -79,9 +80,25 @@ std::string flag_of(const CLI::App& app, const std::string& field) {
   return app.get_option_no_throw("--" + flag) != nullptr ? "--" + flag : bare;
 }
 
+// A library message as this program's user reads it: every "Owner::field" this program has a
+// flag for spelled as the flag ("Try a smaller TrainingRun::batch_size" -> "--batch-size").
+std::string in_flags(const CLI::App& app, const std::string& text) {
+  static const std::regex field(R"(\b[A-Z][A-Za-z0-9]*::[a-z_][a-z0-9_]*\b)");
+  std::string out;
+  auto last = text.cbegin();
+  for (std::sregex_iterator it(text.begin(), text.end(), field), end; it != end; ++it) {
+    const std::string flag = flag_of(app, it->str());
+    out.append(last, text.cbegin() + it->position());
+    out += flag.rfind("--", 0) == 0 ? flag : it->str();
+    last = text.cbegin() + it->position() + it->length();
+  }
+  out.append(last, text.cend());
+  return out;
+}
+
 // A library ConfigError as this program's user reads it: fields spelled as flags.
 std::string usage_message(const CLI::App& app, const ConfigError& e) {
-  if (e.field().empty()) return e.what();
+  if (e.field().empty()) return in_flags(app, e.what());
   return ConfigError::render(e.field(), e.value(), e.problem(),
                              [&](const std::string& name) { return flag_of(app, name); });
 }
@@ -419,11 +436,11 @@ int run_program(CLI::App& app, int argc, const char* const* argv, const std::fun
   } catch (const ConfigError& e) {
     return fail(err, app, usage_message(app, e).c_str(), kExitUsage);
   } catch (const IoError& e) {
-    return fail(err, app, e.what(), kExitUsage);
+    return fail(err, app, in_flags(app, e.what()).c_str(), kExitUsage);
   } catch (const OutOfMemoryError& e) {
-    return fail(err, app, e.what(), kExitOutOfMemory);
+    return fail(err, app, in_flags(app, e.what()).c_str(), kExitOutOfMemory);
   } catch (const std::exception& e) {
-    return fail(err, app, e.what(), kExitFailure);
+    return fail(err, app, in_flags(app, e.what()).c_str(), kExitFailure);
   }
 }
 

@@ -15,7 +15,6 @@
 namespace gpuperf {
 namespace {
 
-
 // The columns the tables show, decided once for the whole ranking.
 struct Columns {
   std::string unit;        // "sample", or "token" for a parameter count without a sequence
@@ -53,17 +52,21 @@ Columns columns_for(const AdvisorRequest& request, const std::string& table_date
 void write_workload(std::ostream& out, const AdvisorRequest& request) {
   const bool inference = request.mode == WorkloadKind::kInference;
   out << "Workload: " << to_string(request.mode) << " "
-      << (request.model.empty() ? format_number(request.parameters, 6) + " parameters" : request.model)
+      << (request.model.empty() ? format_number(request.parameters, 6) + " parameters"
+                                : request.model)
       << ", " << to_string(request.precision)
       << (inference ? "" : ", " + to_string(optimizer_for(request))) << ", batch "
       << (request.batch_size > 0 ? std::to_string(request.batch_size) : "unknown") << " per GPU, "
       << request.gpu_count << " GPU(s)";
-  if (!std::isnan(request.budget_usd)) out << ", budget " << format_fixed_or(request.budget_usd, 0) << " USD";
+  if (!std::isnan(request.budget_usd))
+    out << ", budget " << format_fixed_or(request.budget_usd, 0) << " USD";
   if (!std::isnan(request.latency_budget_seconds)) {
     out << ", p99 latency budget " << format_ms(request.latency_budget_seconds);
   }
-  if (!std::isnan(request.epochs)) out << ", a run of " << format_number(request.epochs, 6) << " epochs";
-  if (!std::isnan(request.tokens)) out << ", a run of " << format_number(request.tokens, 6) << " tokens";
+  if (!std::isnan(request.epochs))
+    out << ", a run of " << format_number(request.epochs, 6) << " epochs";
+  if (!std::isnan(request.tokens))
+    out << ", a run of " << format_number(request.tokens, 6) << " tokens";
 }
 
 // What the throughputs rest on: the GPUs measured, else published figures, else datasheets.
@@ -132,8 +135,9 @@ void write_table_header(std::ostream& out, const Columns& c) {
 // "0.512 / 0.734 (8)" or "not measured", and " misses budget" when it does.
 std::string latency_cell(const GpuAdvice& a) {
   std::string cell = a.measured_batch_size > 0
-                         ? format_fixed_or(a.latency_p50 * 1e3, 3) + " / " + format_fixed_or(a.latency_p99 * 1e3, 3) +
-                               " (" + std::to_string(a.measured_batch_size) + ")"
+                         ? format_fixed_or(a.latency_p50 * 1e3, 3) + " / " +
+                               format_fixed_or(a.latency_p99 * 1e3, 3) + " (" +
+                               std::to_string(a.measured_batch_size) + ")"
                          : std::string("not measured");
   if (a.latency_status == LatencyStatus::kMissesBudget) {
     cell += " " + to_string(a.latency_status);
@@ -175,14 +179,15 @@ std::string link_cell(const GpuAdvice& a) {
 
 void write_row(std::ostream& out, int rank, const GpuAdvice& a, const Columns& c) {
   out << "| " << rank << " | " << a.spec->name << " | " << fits_cell(a) << " | "
-      << format_gb(a.memory_need_bytes) << " / " << format_gb(a.spec->memory_bytes) << " | " << link_cell(a)
-      << " | " << format_fixed_or(a.samples_per_second, 0) << " | "
+      << format_gb(a.memory_need_bytes) << " / " << format_gb(a.spec->memory_bytes) << " | "
+      << link_cell(a) << " | " << format_fixed_or(a.samples_per_second, 0) << " | "
       << (a.throughput_basis == ThroughputBasis::kNone ? "-" : to_string(a.throughput_basis))
       << " | ";
   if (c.inference) out << latency_cell(a) << " | ";
   if (c.priced) out << price_cell(a) << " | ";
   out << format_fixed_or(a.cost_usd_per_million, 3) << " | ";
-  if (c.run) out << format_fixed_or(a.run_hours, 1) << " | " << format_fixed_or(a.run_cost_usd, 0) << " | ";
+  if (c.run)
+    out << format_fixed_or(a.run_hours, 1) << " | " << format_fixed_or(a.run_cost_usd, 0) << " | ";
   out << format_fixed_or(a.joules_per_sample, 4) << " | "
       << (std::isnan(a.total_price_usd) ? std::string("?") : format_fixed_or(a.total_price_usd, 0))
       << (a.over_budget ? " (over budget)" : "") << " |\n";

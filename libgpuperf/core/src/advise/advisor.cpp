@@ -134,17 +134,18 @@ std::optional<Reference> inference_reference(const LoadedInference& file, const 
     return ref;
   };
   if (best == nullptr) {
-    return quote(*smallest, 0,
-                 "measured, but no batch size meets p99 <= " + format_ms(request.latency_budget_seconds) +
-                     ": batch " + std::to_string(smallest->batch_size) + " has p99 " +
-                     format_ms(smallest->latency.p99) + " (" + file.path + ", " + setting + ")");
+    return quote(
+        *smallest, 0,
+        "measured, but no batch size meets p99 <= " + format_ms(request.latency_budget_seconds) +
+            ": batch " + std::to_string(smallest->batch_size) + " has p99 " +
+            format_ms(smallest->latency.p99) + " (" + file.path + ", " + setting + ")");
   }
   return quote(*best, best->throughput_median,
                "measured " + format_fixed_or(best->throughput_median, 0) + " samples/s at batch " +
                    std::to_string(best->batch_size) + " (batch / p50; p50 " +
                    format_ms(best->latency.p50) + ", p99 " + format_ms(best->latency.p99) +
-                   (budget ? " <= budget " + format_ms(request.latency_budget_seconds) : "") + "; " +
-                   file.path + ", " + setting + ")");
+                   (budget ? " <= budget " + format_ms(request.latency_budget_seconds) : "") +
+                   "; " + file.path + ", " + setting + ")");
 }
 
 // What advise_with() derives from the request once, before looking at any GPU.
@@ -214,7 +215,8 @@ void add_model_state_memory(const AdvisorRequest& request, Workload& w) {
     base.optimizer_state = params * opt;
     w.memory_reasons.push_back("weights: " + count_text(params) + " params x " +
                                format_fixed_or(weight_bytes, 0) + " B (fp32 master" +
-                               (half ? " + 2 B autocast copy" : "") + ") = " + format_gb(base.weights));
+                               (half ? " + 2 B autocast copy" : "") +
+                               ") = " + format_gb(base.weights));
     w.memory_reasons.push_back("gradients: " + count_text(params) +
                                " x 4 B (fp32) = " + format_gb(base.gradients));
     w.memory_reasons.push_back("optimizer state (" + to_string(optimizer) +
@@ -223,8 +225,9 @@ void add_model_state_memory(const AdvisorRequest& request, Workload& w) {
   } else {
     const double b = activation_bytes_per_element(request.precision);
     base.weights = params * b;
-    w.memory_reasons.push_back("weights: " + count_text(params) + " params x " + format_fixed_or(b, 0) +
-                               " B (" + to_string(request.precision) + ") = " + format_gb(base.weights));
+    w.memory_reasons.push_back("weights: " + count_text(params) + " params x " +
+                               format_fixed_or(b, 0) + " B (" + to_string(request.precision) +
+                               ") = " + format_gb(base.weights));
   }
 }
 
@@ -240,14 +243,14 @@ void add_activation_memory(const AdvisorRequest& request, Workload& w) {
     const double bs = static_cast<double>(request.batch_size);
     base.activations = w.train ? 2 * count.activation_elements * act_b * bs
                                : 2 * count.largest_output_elements * act_b * bs;
-    w.memory_reasons.push_back(std::string("activations (estimate, +-50%): ") +
-                               (w.train
-                                    ? "2 saved tensors per layer output, " +
-                                          count_text(count.activation_elements) + " elements"
-                                    : "2 largest layer outputs live, " +
-                                          count_text(count.largest_output_elements) + " elements") +
-                               " x " + format_fixed_or(act_b, 0) + " B x batch " +
-                               std::to_string(request.batch_size) + " = " + format_gb(base.activations));
+    w.memory_reasons.push_back(
+        std::string("activations (estimate, +-50%): ") +
+        (w.train ? "2 saved tensors per layer output, " + count_text(count.activation_elements) +
+                       " elements"
+                 : "2 largest layer outputs live, " + count_text(count.largest_output_elements) +
+                       " elements") +
+        " x " + format_fixed_or(act_b, 0) + " B x batch " + std::to_string(request.batch_size) +
+        " = " + format_gb(base.activations));
   } else {
     w.memory_reasons.push_back(
         "activations: not estimated (needs a counted model and a batch size, or an explicit "
@@ -292,15 +295,16 @@ void add_strategy_ladder(const AdvisorRequest& request, Workload& w) {
 void describe_run(const AdvisorRequest& request, Workload& w) {
   if (!std::isnan(request.epochs)) {
     w.run_samples = request.epochs * kImageNet1kTrainImages;
-    w.run_text = format_number(request.epochs, 6) + " epochs x " + count_text(kImageNet1kTrainImages) +
+    w.run_text = format_number(request.epochs, 6) + " epochs x " +
+                 count_text(kImageNet1kTrainImages) +
                  " ImageNet-1k images = " + count_text(w.run_samples) + " samples";
   } else if (!std::isnan(request.tokens)) {
     if (request.sequence_length > 0) {
       w.run_samples = request.tokens / static_cast<double>(request.sequence_length);
       const bool whole = w.run_samples == std::floor(w.run_samples);
       w.run_text = format_number(request.tokens, 6) + " tokens / " +
-                   std::to_string(request.sequence_length) +
-                   " per sample = " + (whole ? count_text(w.run_samples) : format_fixed_or(w.run_samples, 1)) +
+                   std::to_string(request.sequence_length) + " per sample = " +
+                   (whole ? count_text(w.run_samples) : format_fixed_or(w.run_samples, 1)) +
                    " samples";
     } else {
       w.run_samples = request.tokens;
@@ -517,9 +521,9 @@ void judge_strategies(GpuAdvice& a, const GpuSpec& spec, const Workload& w) {
     a.memory_need_bytes = rung.plan.total_bytes + a.memory.reserve;
     a.memory_strategy = rung.name;
     const bool fits = a.memory_need_bytes <= spec.memory_bytes;
-    say(a, strategy_text(rung, w.gpus) + ": " + terms + "reserve " + format_gb(a.memory.reserve) + " = " +
-               format_gb(a.memory_need_bytes) + " per GPU of " + format_gb(spec.memory_bytes) + ": " +
-               (fits ? "fits" : "does not fit"));
+    say(a, strategy_text(rung, w.gpus) + ": " + terms + "reserve " + format_gb(a.memory.reserve) +
+               " = " + format_gb(a.memory_need_bytes) + " per GPU of " +
+               format_gb(spec.memory_bytes) + ": " + (fits ? "fits" : "does not fit"));
     chosen = &rung;
     if (fits) break;
   }
@@ -572,8 +576,8 @@ void judge_memory(GpuAdvice& a, const GpuSpec& spec, const Workload& w) {
     a.fits_sharded = sharded <= spec.memory_bytes;
     a.memory_need_bytes = sharded;
     a.memory_strategy = "weights sharded";
-    say(a, "weights sharded over " + std::to_string(n) + " GPUs (tensor parallel): " + format_gb(sharded) +
-               " per GPU: " +
+    say(a, "weights sharded over " + std::to_string(n) +
+               " GPUs (tensor parallel): " + format_gb(sharded) + " per GPU: " +
                (a.fits_sharded ? "fits, and needs a fast link" : "does not fit either"));
     if (a.fits_sharded) a.fast_link_needed = true;
   }
@@ -632,8 +636,9 @@ double estimate_throughput(GpuAdvice& a, const AdvisorRequest& request, const Wo
     const double rp = ref->spec->peak(peak_key_for_precision(precision, ref->spec));
     const double per_gpu = ref->per_gpu * peak / rp;
     say(a, "throughput: estimate, " + ref->spec->name + " " + ref->what + " x datasheet " + key +
-               " peak ratio " + format_fixed_or(peak / 1e12, 1) + "/" + format_fixed_or(rp / 1e12, 1) + " TFLOPS = " +
-               format_fixed_or(per_gpu, 0) + " " + w.unit + "s/s (memory-bound layers scale less)");
+               " peak ratio " + format_fixed_or(peak / 1e12, 1) + "/" +
+               format_fixed_or(rp / 1e12, 1) + " TFLOPS = " + format_fixed_or(per_gpu, 0) + " " +
+               w.unit + "s/s (memory-bound layers scale less)");
     say_if_carried_over(a, *ref, request.precision);
     return per_gpu;
   }
@@ -643,9 +648,10 @@ double estimate_throughput(GpuAdvice& a, const AdvisorRequest& request, const Wo
                mlperf + " are another stack, never scaled to other GPUs");
   }
   const double per_gpu = peak * request.assumed_utilization / w.flops_per_sample;
-  say(a, "throughput: estimate, " + format_fixed_or(request.assumed_utilization * 100, 0) + "% of datasheet " +
-             key + " peak " + format_fixed_or(peak / 1e12, 1) + " TFLOPS / " + format_number(w.flops_per_sample, 6) +
-             " FLOP per " + w.unit + " = " + format_fixed_or(per_gpu, 0) + " " + w.unit + "s/s");
+  say(a, "throughput: estimate, " + format_fixed_or(request.assumed_utilization * 100, 0) +
+             "% of datasheet " + key + " peak " + format_fixed_or(peak / 1e12, 1) + " TFLOPS / " +
+             format_number(w.flops_per_sample, 6) + " FLOP per " + w.unit + " = " +
+             format_fixed_or(per_gpu, 0) + " " + w.unit + "s/s");
   return per_gpu;
 }
 
@@ -746,9 +752,10 @@ double link_model_total(GpuAdvice& a, const GpuSpec& spec, const AdvisorRequest&
   double total = per_gpu * n;
   const bool has_link = spec.link_bytes_per_s > 0;
   const double bw = has_link ? spec.link_bytes_per_s / 2 : spec.pcie_bytes_per_s_per_direction();
-  const std::string via = has_link ? spec.link_name + " " + format_fixed_or(bw / 1e9, 0) + " GB/s per direction"
-                                   : "PCIe " + spec.pcie + " x16 " + format_fixed_or(bw / 1e9, 0) +
-                                         " GB/s per direction (no GPU link)";
+  const std::string via =
+      has_link ? spec.link_name + " " + format_fixed_or(bw / 1e9, 0) + " GB/s per direction"
+               : "PCIe " + spec.pcie + " x16 " + format_fixed_or(bw / 1e9, 0) +
+                     " GB/s per direction (no GPU link)";
   if (w.train && bw > 0) {
     const double comm = 2.0 * (n - 1) / n * w.params * 4 / bw;
     say(a, "all-reduce of " + format_gb(w.params * 4) + " gradients per step over " + via + ": " +
@@ -830,9 +837,11 @@ double scale_to_all_gpus(GpuAdvice& a, const GpuSpec& spec, const AdvisorRequest
   if (m == nullptr || !(per_gpu > 0)) return linked;
   const double total = per_gpu * n * m->efficiency;
   say(a, "the link model predicts " + format_fixed_or(linked / (per_gpu * n) * 100, 1) + "% (" +
-             format_fixed_or(linked, 0) + " " + w.unit + "s/s); the measured scaling is used instead");
+             format_fixed_or(linked, 0) + " " + w.unit +
+             "s/s); the measured scaling is used instead");
   say(a, "all GPUs: " + std::to_string(n) + " x " + format_fixed_or(per_gpu, 0) + " x " +
-             format_fixed_or(m->efficiency * 100, 1) + "% = " + format_fixed_or(total, 0) + " " + w.unit + "s/s" +
+             format_fixed_or(m->efficiency * 100, 1) + "% = " + format_fixed_or(total, 0) + " " +
+             w.unit + "s/s" +
              (n == m->world_size
                   ? std::string()
                   : ", extrapolated from " + std::to_string(m->world_size) + " to " +
@@ -854,7 +863,8 @@ void choose_price(GpuAdvice& a, const GpuSpec& spec, const AdvisorRequest& reque
   } else if (request.price_per_hour_usd >= 0) {
     a.price_per_hour_usd = request.price_per_hour_usd;
     a.price_source = PriceSource::kGivenForAll;
-    say(a, "cost basis: " + format_fixed_or(a.price_per_hour_usd, 2) + " USD per GPU-hour, given for " +
+    say(a, "cost basis: " + format_fixed_or(a.price_per_hour_usd, 2) +
+               " USD per GPU-hour, given for " +
                (w.price_by_id.empty() ? "every GPU" : "every GPU without its own price") +
                " (rental)");
   } else if (const auto table = w.table_by_id.find(spec.id); table != w.table_by_id.end()) {
@@ -862,8 +872,8 @@ void choose_price(GpuAdvice& a, const GpuSpec& spec, const AdvisorRequest& reque
     a.price_per_hour_usd = p.usd_per_gpu_hour;
     a.price_source = PriceSource::kDefaultTable;
     a.table_price = p;
-    say(a, "cost basis: " + format_fixed_or(a.price_per_hour_usd, 2) + " USD per GPU-hour, on-demand at " +
-               p.provider + ", " + p.date + " (" + p.source +
+    say(a, "cost basis: " + format_fixed_or(a.price_per_hour_usd, 2) +
+               " USD per GPU-hour, on-demand at " + p.provider + ", " + p.date + " (" + p.source +
                (p.note.empty() ? "" : "; " + p.note) +
                "); prices vary by provider and term: give this GPU's own in "
                "AdvisorRequest::price_per_hour_by_gpu");
@@ -874,7 +884,8 @@ void choose_price(GpuAdvice& a, const GpuSpec& spec, const AdvisorRequest& reque
     say(a, "cost basis: price " + format_fixed_or(spec.price_usd, 0) + " USD" +
                (spec.is_approximate("price_usd") ? " (upper end of a third-party range)" : "") +
                " over 3 years of 24/7 use + TDP energy at 0.15 USD/kWh = " +
-               format_fixed_or(a.price_per_hour_usd, 3) + " USD/h per GPU (host and cooling not included)");
+               format_fixed_or(a.price_per_hour_usd, 3) +
+               " USD/h per GPU (host and cooling not included)");
   } else {
     say(a, "cost: no price in the datasheet; give a price per hour");
   }
@@ -902,16 +913,17 @@ void judge_run(GpuAdvice& a, const Workload& w) {
   const double total = a.samples_per_second;
   const int n = w.gpus;
   a.run_hours = w.run_samples / total / 3600;
-  say(a, "run: " + w.run_text + " / " + format_fixed_or(total, 0) + " " + w.unit + "s/s (" + std::to_string(n) +
-             " GPU(s) together) / 3600 = " + format_fixed_or(a.run_hours, 2) + " h");
+  say(a, "run: " + w.run_text + " / " + format_fixed_or(total, 0) + " " + w.unit + "s/s (" +
+             std::to_string(n) + " GPU(s) together) / 3600 = " + format_fixed_or(a.run_hours, 2) +
+             " h");
   if (std::isnan(a.price_per_hour_usd)) {
     say(a, "run cost: no price known");
     return;
   }
   a.run_cost_usd = a.run_hours * n * a.price_per_hour_usd;
-  say(a, "run cost: " + format_fixed_or(a.run_hours, 2) + " h x " + std::to_string(n) + " GPU(s) x " +
-             format_fixed_or(a.price_per_hour_usd, 3) + " USD per GPU-hour (" + price_source_text(a) +
-             ") = " + format_fixed_or(a.run_cost_usd, 2) + " USD");
+  say(a, "run cost: " + format_fixed_or(a.run_hours, 2) + " h x " + std::to_string(n) +
+             " GPU(s) x " + format_fixed_or(a.price_per_hour_usd, 3) + " USD per GPU-hour (" +
+             price_source_text(a) + ") = " + format_fixed_or(a.run_cost_usd, 2) + " USD");
 }
 
 // Energy per unit of work: a measured run's own (its telemetry) where the throughput is measured,
@@ -931,19 +943,20 @@ void judge_energy(GpuAdvice& a, const GpuSpec& spec, const AdvisorRequest& reque
     if (n == 1 && total == r->per_gpu) {
       say(a, "energy: measured, " + r->energy_what);
     } else {
-      say(a, "energy: measured, " + r->energy_what + " x " + format_fixed_or(r->per_gpu, 0) + " " + w.unit +
-                 "s/s = " + format_fixed_or(watts, 0) + " W per GPU; x " + std::to_string(n) + " / " +
-                 format_fixed_or(total, 0) + " " + w.unit + "s/s = " + format_fixed_or(a.joules_per_sample, 4) + " J per " +
-                 w.unit);
+      say(a, "energy: measured, " + r->energy_what + " x " + format_fixed_or(r->per_gpu, 0) + " " +
+                 w.unit + "s/s = " + format_fixed_or(watts, 0) + " W per GPU; x " +
+                 std::to_string(n) + " / " + format_fixed_or(total, 0) + " " + w.unit +
+                 "s/s = " + format_fixed_or(a.joules_per_sample, 4) + " J per " + w.unit);
     }
     return;
   }
   if (spec.tdp_watts > 0) {
     a.energy_basis = EnergyBasis::kTdpEstimate;
     a.joules_per_sample = spec.tdp_watts * n / total;
-    say(a, "energy: estimate, " + format_fixed_or(spec.tdp_watts, 0) + " W TDP x " + std::to_string(n) + " / " +
-               format_fixed_or(total, 0) + " " + w.unit + "s/s = " + format_fixed_or(a.joules_per_sample, 4) + " J per " +
-               w.unit + " (not measured: a GPU's real draw can be below or above its TDP)");
+    say(a, "energy: estimate, " + format_fixed_or(spec.tdp_watts, 0) + " W TDP x " +
+               std::to_string(n) + " / " + format_fixed_or(total, 0) + " " + w.unit +
+               "s/s = " + format_fixed_or(a.joules_per_sample, 4) + " J per " + w.unit +
+               " (not measured: a GPU's real draw can be below or above its TDP)");
   }
 }
 
@@ -977,7 +990,8 @@ void judge_budget(GpuAdvice& a, const GpuSpec& spec, const AdvisorRequest& reque
   if (budget_is_run_cost(a, w)) {
     a.over_budget = a.run_cost_usd > request.budget_usd;
     say(a, "budget: the rented run costs " + format_fixed_or(a.run_cost_usd, 2) + " USD, " +
-               (a.over_budget ? "exceeds " : "within ") + format_fixed_or(request.budget_usd, 0) + " USD");
+               (a.over_budget ? "exceeds " : "within ") + format_fixed_or(request.budget_usd, 0) +
+               " USD");
     return;
   }
   if (std::isnan(a.total_price_usd)) {
@@ -987,7 +1001,8 @@ void judge_budget(GpuAdvice& a, const GpuSpec& spec, const AdvisorRequest& reque
   a.over_budget = a.total_price_usd > request.budget_usd;
   say(a, "budget: " + std::to_string(n) + " x " + format_fixed_or(spec.price_usd, 0) + " = " +
              format_fixed_or(a.total_price_usd, 0) + " USD purchase " +
-             (a.over_budget ? "exceeds " : "within ") + format_fixed_or(request.budget_usd, 0) + " USD");
+             (a.over_budget ? "exceeds " : "within ") + format_fixed_or(request.budget_usd, 0) +
+             " USD");
 }
 
 // Training on files: the host's decoding rate caps the GPUs' (cores per GPU x a measured run's
@@ -998,10 +1013,11 @@ void judge_input(GpuAdvice& a, const AdvisorRequest& request, const Workload& w,
   const bool given = !std::isnan(request.host_cores_per_gpu);
   const double cores = given ? request.host_cores_per_gpu : found.loader_threads;
   const double cap = cores * found.loader_per_core * w.gpus;
-  const std::string basis =
-      format_fixed_or(cores, 0) + " CPU cores per GPU" + (given ? "" : " (the measured run's threads)") +
-      " x " + format_fixed_or(found.loader_per_core, 0) + " img/s per core (" + found.loader_path + ") x " +
-      std::to_string(w.gpus) + " GPU(s) = " + format_fixed_or(cap, 0) + " img/s";
+  const std::string basis = format_fixed_or(cores, 0) + " CPU cores per GPU" +
+                            (given ? "" : " (the measured run's threads)") + " x " +
+                            format_fixed_or(found.loader_per_core, 0) + " img/s per core (" +
+                            found.loader_path + ") x " + std::to_string(w.gpus) +
+                            " GPU(s) = " + format_fixed_or(cap, 0) + " img/s";
   if (a.samples_per_second > cap) {
     say(a, "input-bound: JPEG decoding on the host delivers " + basis + ", below the GPUs' " +
                format_fixed_or(a.samples_per_second, 0) + " samples/s; the rate is capped there");
@@ -1061,7 +1077,8 @@ void validate_run(const AdvisorRequest& r) {
   };
   const bool by_epochs = !std::isnan(r.epochs), by_tokens = !std::isnan(r.tokens);
   if (by_epochs && by_tokens) {
-    bad("epochs", r.epochs, "and {tokens} '" + format_number(r.tokens, 6) + "' both give the run: give one");
+    bad("epochs", r.epochs,
+        "and {tokens} '" + format_number(r.tokens, 6) + "' both give the run: give one");
   }
   for (const auto& [field, value] :
        {std::pair{"epochs", r.epochs}, std::pair{"tokens", r.tokens}}) {
@@ -1229,10 +1246,12 @@ void AdvisorRequest::validate() const {
   }
   if (!std::isnan(latency_budget_seconds)) {
     if (mode != WorkloadKind::kInference) {
-      bad("latency_budget_seconds", format_number(latency_budget_seconds, 6), "applies to inference only");
+      bad("latency_budget_seconds", format_number(latency_budget_seconds, 6),
+          "applies to inference only");
     }
     if (!(latency_budget_seconds > 0 && std::isfinite(latency_budget_seconds))) {
-      bad("latency_budget_seconds", format_number(latency_budget_seconds, 6), "must be a number > 0");
+      bad("latency_budget_seconds", format_number(latency_budget_seconds, 6),
+          "must be a number > 0");
     }
   }
   if (!std::isnan(budget_usd) && !(budget_usd >= 0 && std::isfinite(budget_usd))) {
@@ -1260,7 +1279,8 @@ void AdvisorRequest::validate() const {
       bad("host_cores_per_gpu", format_number(host_cores_per_gpu, 6), "applies to training only");
     }
     if (!(host_cores_per_gpu > 0 && host_cores_per_gpu <= 4096)) {
-      bad("host_cores_per_gpu", format_number(host_cores_per_gpu, 6), "must be a number in (0, 4096]");
+      bad("host_cores_per_gpu", format_number(host_cores_per_gpu, 6),
+          "must be a number in (0, 4096]");
     }
   }
 }

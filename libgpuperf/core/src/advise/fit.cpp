@@ -11,8 +11,6 @@
 namespace gpuperf {
 namespace {
 
-std::string gb(double bytes) { return format_number(bytes / 1e9, 4); }
-
 std::string model_text(const MemoryPlanRequest& r) {
   std::string text;
   if (!std::isnan(r.model.parameters)) {
@@ -108,9 +106,9 @@ void write_fit(std::ostream& out, const FitRequest& request, const FitAdvice& ad
     states += whole.term(name).bytes;
   }
   out << "Model states (weights, gradients, master weights, optimizer states): "
-      << format_number(states / params, 4) << " B/param = " << gb(states) << " GB on one GPU";
+      << format_number(states / params, 4) << " B/param = " << format_gb(states) << " on one GPU";
   if (r.strategy.gpus > 1) {
-    out << "; " << gb(states / r.strategy.gpus) << " GB per GPU with ZeRO-3 over "
+    out << "; " << format_gb(states / r.strategy.gpus) << " per GPU with ZeRO-3 over "
         << r.strategy.gpus << " GPUs";
   }
   out << "\n";
@@ -123,15 +121,18 @@ void write_fit(std::ostream& out, const FitRequest& request, const FitAdvice& ad
   out << "\n";
   for (std::size_t t = 0; t < ladder.front().plan.terms.size(); ++t) {
     out << "| " << ladder.front().plan.terms[t].name << " |";
-    for (const auto& rung : ladder) out << " " << gb(rung.plan.terms[t].bytes) << " |";
+    for (const auto& rung : ladder)
+      out << " " << format_number(rung.plan.terms[t].bytes / 1e9, 4) << " |";
     out << "\n";
   }
   out << "| **total** |";
-  for (const auto& rung : ladder) out << " **" << gb(rung.plan.total_bytes) << "** |";
+  for (const auto& rung : ladder)
+    out << " **" << format_number(rung.plan.total_bytes / 1e9, 4) << "** |";
   out << "\n| dominant term |";
   for (const auto& rung : ladder) out << " " << rung.plan.dominant().name << " |";
   out << "\n| host memory per GPU |";
-  for (const auto& rung : ladder) out << " " << gb(rung.plan.host_bytes) << " |";
+  for (const auto& rung : ladder)
+    out << " " << format_number(rung.plan.host_bytes / 1e9, 4) << " |";
   out << "\n";
 
   out << "\nFits in the datasheet memory of each GPU:\n\n| GPU | memory GB |";
@@ -140,7 +141,8 @@ void write_fit(std::ostream& out, const FitRequest& request, const FitAdvice& ad
   for (std::size_t i = 0; i < ladder.size(); ++i) out << "---|";
   out << "---|---:|\n";
   for (const auto& g : advice.gpus) {
-    out << "| " << printable(g.spec->name) << " | " << gb(g.spec->memory_bytes) << " |";
+    out << "| " << printable(g.spec->name) << " | " << format_number(g.spec->memory_bytes / 1e9, 4)
+        << " |";
     for (const bool ok : g.fits) out << (ok ? " yes |" : " no |");
     out << " " << (g.needed < 0 ? std::string("none fits") : ladder[g.needed].name) << " | "
         << (std::isnan(g.offload_seconds_per_step) ? std::string("n/a")
@@ -148,13 +150,13 @@ void write_fit(std::ostream& out, const FitRequest& request, const FitAdvice& ad
         << " |\n";
   }
   const MemoryPlan& offload = ladder.back().plan;
-  out << "\nOffload moves " << gb(offload.host_transfer_bytes_per_step)
-      << " GB per GPU per step over the host link (gradients down, updated weights up), "
+  out << "\nOffload moves " << format_gb(offload.host_transfer_bytes_per_step)
+      << " per GPU per step over the host link (gradients down, updated weights up), "
       << (r.strategy.host_link_bytes_per_s > 0
               ? "at the given " + format_number(r.strategy.host_link_bytes_per_s / 1e9, 4) + " GB/s"
               : std::string("at each GPU's datasheet PCIe x16 rate (a measured rate can be "
                             "given instead)"))
-      << "; the host holds " << gb(offload.host_bytes) << " GB per GPU.\n";
+      << "; the host holds " << format_gb(offload.host_bytes) << " per GPU.\n";
 
   // Each term's formula where it is first used and wherever a later rung changes it.
   out << "\nHow each term is counted:\n";
@@ -164,7 +166,7 @@ void write_fit(std::ostream& out, const FitRequest& request, const FitAdvice& ad
     for (std::size_t t = 0; t < ladder[i].plan.terms.size(); ++t) {
       const MemoryTerm& term = ladder[i].plan.terms[t];
       if (i > 0 && term.reason == ladder[i - 1].plan.terms[t].reason) continue;
-      out << "  - " << term.name << ": " << gb(term.bytes) << " GB = " << term.reason << "\n";
+      out << "  - " << term.name << ": " << format_gb(term.bytes) << " = " << term.reason << "\n";
       changed = true;
     }
     if (!changed) out << "  (none)\n";

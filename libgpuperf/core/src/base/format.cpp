@@ -1,5 +1,6 @@
 #include "gpuperf/base/format.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdio>
@@ -39,6 +40,15 @@ std::string format_grouped(double value) {
     digits.insert(static_cast<std::size_t>(i), ",");
   }
   return (value < 0 && digits != "0" ? "-" : "") + digits;
+}
+
+std::string format_readable(double value, const char* absent) {
+  if (!std::isfinite(value)) return absent;
+  const double magnitude = std::abs(value);
+  if (magnitude >= 100) return format_grouped(value);
+  if (magnitude == 0) return "0";
+  const int decimals = std::max(0, 2 - static_cast<int>(std::floor(std::log10(magnitude))));
+  return format_fixed(value, decimals);
 }
 
 std::string format_percent(double fraction, int significant) {

@@ -97,8 +97,8 @@ void add_activations(MemoryPlan& plan, const MemoryPlanRequest& r) {
       const double inputs = L * 2 * s * b * h;
       add(plan, "activations", inputs + block + head,
           "checkpointed per block (Korthikanti et al. 2022): L x 2 s b h block inputs " +
-              format_gb(inputs) + " + one block recomputed, " + block_formula + " " + format_gb(block) +
-              head_text);
+              format_gb(inputs) + " + one block recomputed, " + block_formula + " " +
+              format_gb(block) + head_text);
     } else {
       add(plan, "activations", L * block + head,
           "Korthikanti et al. 2022, 16-bit, no recomputation: L x " + block_formula + " = " +

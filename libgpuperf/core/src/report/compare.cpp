@@ -259,7 +259,8 @@ void CompareOptions::validate() const {
     throw ConfigError("compare option alpha must be in (0, 1), got " + format_fixed_or(alpha, 4));
   }
   if (!(min_change >= 0 && min_change < 1)) {
-    throw ConfigError("compare option min_change must be in [0, 1), got " + format_fixed_or(min_change, 4));
+    throw ConfigError("compare option min_change must be in [0, 1), got " +
+                      format_fixed_or(min_change, 4));
   }
 }
 
@@ -568,7 +569,8 @@ void write_comparison(std::ostream& out, const InferenceComparison& c, TableForm
     rows.push_back(
         {r.key.label(), r.gpu, r.software, r.path, format_fixed_or(r.latency.p50 * 1e3, 3),
          format_fixed_or(r.latency.p99 * 1e3, 3), format_fixed_or(r.throughput, 1),
-         r.has_baseline ? format_fixed_or(r.speedup, 3) + "x" : "n/a", format_fixed_or(r.significance.p_value, 4),
+         r.has_baseline ? format_fixed_or(r.speedup, 3) + "x" : "n/a",
+         format_fixed_or(r.significance.p_value, 4),
          r.significance.method.empty() ? "-" : r.significance.method, r.significance.verdict});
   }
   std::vector<bool> numeric(header.size(), false);

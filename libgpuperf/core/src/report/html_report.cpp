@@ -19,21 +19,6 @@
 namespace gpuperf {
 namespace {
 
-std::string num(double v, int digits) {
-  if (!std::isfinite(v)) return "n/a";
-  std::ostringstream out;
-  out << std::fixed << std::setprecision(digits) << v;
-  return out.str();
-}
-
-// Thousands separators make throughput columns readable at a glance.
-std::string grouped(double v) {
-  if (!std::isfinite(v)) return "n/a";
-  std::string digits = num(std::abs(v), 0);
-  for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3) digits.insert(i, ",");
-  return (v < 0 ? "-" : "") + digits;
-}
-
 // "LibTorch 2.11.0, CUDA 13.0, driver 580.159.04", leaving out what the record does not have (a
 // CPU run has no CUDA and no driver).
 std::string software_text(const DeviceFingerprint& d) {
@@ -43,20 +28,11 @@ std::string software_text(const DeviceFingerprint& d) {
   return text;
 }
 
-// A chart's value label: whole numbers grouped from 100 up, else three significant digits
-// (0.334 img/s reads 0.334, never 0).
-std::string significant(double v) {
-  if (v >= 100) return grouped(v);
-  if (v <= 0) return num(0, 0);
-  const int decimals = std::max(0, 2 - static_cast<int>(std::floor(std::log10(v))));
-  return num(v, decimals);
-}
-
 // A tick label: grouped thousands from 100, else up to three significant digits without
 // trailing zeros ("0.25", "2.5", "40").
 std::string tick(double v) {
-  if (v >= 100) return grouped(v);
-  std::string text = num(v, v >= 10 ? 1 : v >= 1 ? 2 : 3);
+  if (v >= 100) return format_grouped(v);
+  std::string text = format_fixed_or(v, v >= 10 ? 1 : v >= 1 ? 2 : 3);
   if (text.find('.') != std::string::npos) {
     text.erase(text.find_last_not_of('0') + 1);
     if (text.back() == '.') text.pop_back();
@@ -128,8 +104,6 @@ const GpuSpec* spec_of(const InferenceResult& r, const SpecDatabase* specs, std:
   return m.spec;
 }
 
-std::string ms_cell(double seconds) { return num(seconds * 1e3, 3); }
-
 // The charts of one model's inference results: throughput against latency per batch size,
 // batch-1 latency, and any serving curve.
 void write_inference_charts(std::ostream& out, const std::vector<const LoadedInference*>& files) {
@@ -148,8 +122,8 @@ void write_inference_charts(std::ostream& out, const std::vector<const LoadedInf
       if (b.batch_size == 1) {
         batch1_paths.push_back(file->path);
         batch1.push_back({inference_label(r), b.latency.p50 * 1e3, "measured",
-                          label + ": p50 " + ms_cell(b.latency.p50) + " ms, p99 " +
-                              ms_cell(b.latency.p99) + " ms over " +
+                          label + ": p50 " + format_fixed_or(b.latency.p50 * 1e3, 3) + " ms, p99 " +
+                              format_fixed_or(b.latency.p99 * 1e3, 3) + " ms over " +
                               std::to_string(b.latency.count) + " calls"});
       }
     }
@@ -158,8 +132,9 @@ void write_inference_charts(std::ostream& out, const std::vector<const LoadedInf
     if (!r.serving.points.empty()) {
       ChartSeries sim{label + (r.serving_measured ? " [measured]" : " [simulated]"), {}};
       for (const auto& p : r.serving.points) {
-        sim.points.push_back({p.achieved_rate, p.latency.p99 * 1e3,
-                              num(p.offered_rate, 0) + " req/s" + (p.saturated ? " (sat.)" : "")});
+        sim.points.push_back(
+            {p.achieved_rate, p.latency.p99 * 1e3,
+             format_fixed_or(p.offered_rate, 0) + " req/s" + (p.saturated ? " (sat.)" : "")});
       }
       serving.push_back(sim);
     }
@@ -199,14 +174,14 @@ void write_inference_latency_table(std::ostream& out,
       const LatencySummary& l = b.latency;
       out << "<tr><td class=\"n\">" << b.batch_size;
       for (double v : {l.p50, l.p90, l.p95, l.p99, l.max}) {
-        out << "</td><td class=\"n\">" << ms_cell(v);
+        out << "</td><td class=\"n\">" << format_fixed_or(v * 1e3, 3);
       }
-      out << "</td><td class=\"n\">" << num(l.tail_ratio(), 3) << "</td><td class=\"n\">"
-          << grouped(b.throughput_median) << "</td><td class=\"n\">"
-          << grouped(b.throughput_overall) << "</td><td class=\"n\">"
-          << num(b.peak_memory_bytes / (1024.0 * 1024.0), 1) << "</td><td class=\"n\">"
-          << num(e.fraction_of_peak * 100, 1) << "</td><td class=\"n\">"
-          << num(e.samples_per_joule, 2)
+      out << "</td><td class=\"n\">" << format_fixed_or(l.tail_ratio(), 3)
+          << "</td><td class=\"n\">" << format_grouped(b.throughput_median)
+          << "</td><td class=\"n\">" << format_grouped(b.throughput_overall)
+          << "</td><td class=\"n\">" << format_fixed_or(b.peak_memory_bytes / (1024.0 * 1024.0), 1)
+          << "</td><td class=\"n\">" << format_fixed_or(e.fraction_of_peak * 100, 1)
+          << "</td><td class=\"n\">" << format_fixed_or(e.samples_per_joule, 2)
           << (e.power_basis.empty() ? "" : " (" + html_escape(e.power_basis) + ")")
           << "</td></tr>\n";
     }
@@ -383,27 +358,29 @@ std::string svg_bar_chart(const std::string& title, const std::string& unit,
     s << "<text x=\"" << label_width - 6 << "\" y=\"" << y + 16
       << "\" font-size=\"12\" text-anchor=\"end\">" << html_escape(b.label) << "</text>";
     s << "<rect class=\"bar\" x=\"" << label_width << "\" y=\"" << y + 4 << "\" width=\""
-      << num(std::max(w, 1.0), 1) << "\" height=\"" << row - 8 << "\" fill=\"" << colour(b.series)
-      << "\"/>";
+      << format_fixed_or(std::max(w, 1.0), 1) << "\" height=\"" << row - 8 << "\" fill=\""
+      << colour(b.series) << "\"/>";
     // The value's label starts past the bar and past its whisker, never under either.
     double label_x = label_width + std::max(w, 1.0);
     if (std::isfinite(b.low) && std::isfinite(b.high) && b.high > b.low) {
       const double x0 = label_width + std::clamp(b.low, 0.0, max_value) / max_value * plot_width;
       const double x1 = label_width + std::clamp(b.high, 0.0, max_value) / max_value * plot_width;
-      s << "<line class=\"whisker\" x1=\"" << num(x0, 1) << "\" x2=\"" << num(x1, 1) << "\" y1=\""
-        << y + 12 << "\" y2=\"" << y + 12 << "\" stroke=\"#000\" stroke-width=\"1.5\"/>";
+      s << "<line class=\"whisker\" x1=\"" << format_fixed_or(x0, 1) << "\" x2=\""
+        << format_fixed_or(x1, 1) << "\" y1=\"" << y + 12 << "\" y2=\"" << y + 12
+        << "\" stroke=\"#000\" stroke-width=\"1.5\"/>";
       label_x = std::max(label_x, x1);
     }
-    s << "<text x=\"" << num(label_x + 6, 1) << "\" y=\"" << y + 16 << "\" font-size=\"12\">"
-      << significant(b.value) << "</text></g>\n";
+    s << "<text x=\"" << format_fixed_or(label_x + 6, 1) << "\" y=\"" << y + 16
+      << "\" font-size=\"12\">" << format_readable(b.value) << "</text></g>\n";
   }
   const int axis_y = top + row * static_cast<int>(bars.size()) + 4;
   s << "<line x1=\"" << label_width << "\" x2=\"" << label_width + plot_width << "\" y1=\""
     << axis_y << "\" y2=\"" << axis_y << "\" stroke=\"#999\"/>";
   for (const double t : ticks) {
     const double x = label_width + t / max_value * plot_width;
-    s << "<line x1=\"" << num(x, 1) << "\" x2=\"" << num(x, 1) << "\" y1=\"" << axis_y << "\" y2=\""
-      << axis_y + 4 << "\" stroke=\"#999\"/><text x=\"" << num(x, 1) << "\" y=\"" << axis_y + 16
+    s << "<line x1=\"" << format_fixed_or(x, 1) << "\" x2=\"" << format_fixed_or(x, 1) << "\" y1=\""
+      << axis_y << "\" y2=\"" << axis_y + 4 << "\" stroke=\"#999\"/><text x=\""
+      << format_fixed_or(x, 1) << "\" y=\"" << axis_y + 16
       << "\" font-size=\"11\" text-anchor=\"middle\">" << tick(t) << "</text>";
   }
   s << "\n</svg>\n";
@@ -477,15 +454,16 @@ void write_line_chart_axes(std::ostream& s, const LineChartFrame& f,
                            const std::string& x_unit, const std::string& y_unit) {
   const int top = f.top, left = f.left, plot_width = f.plot_width, plot_height = f.plot_height;
   for (const double fx : x_ticks) {
-    s << "<line x1=\"" << num(f.px(fx), 1) << "\" x2=\"" << num(f.px(fx), 1) << "\" y1=\"" << top
-      << "\" y2=\"" << top + plot_height << "\" stroke=\"#eee\"/>";
-    s << "<text x=\"" << num(f.px(fx), 1) << "\" y=\"" << top + plot_height + 16
+    s << "<line x1=\"" << format_fixed_or(f.px(fx), 1) << "\" x2=\"" << format_fixed_or(f.px(fx), 1)
+      << "\" y1=\"" << top << "\" y2=\"" << top + plot_height << "\" stroke=\"#eee\"/>";
+    s << "<text x=\"" << format_fixed_or(f.px(fx), 1) << "\" y=\"" << top + plot_height + 16
       << "\" font-size=\"11\" text-anchor=\"middle\">" << tick(fx) << "</text>";
   }
   for (const double fy : y_ticks) {
-    s << "<line x1=\"" << left << "\" x2=\"" << left + plot_width << "\" y1=\"" << num(f.py(fy), 1)
-      << "\" y2=\"" << num(f.py(fy), 1) << "\" stroke=\"#eee\"/>";
-    s << "<text x=\"" << left - 6 << "\" y=\"" << num(f.py(fy) + 4, 1)
+    s << "<line x1=\"" << left << "\" x2=\"" << left + plot_width << "\" y1=\""
+      << format_fixed_or(f.py(fy), 1) << "\" y2=\"" << format_fixed_or(f.py(fy), 1)
+      << "\" stroke=\"#eee\"/>";
+    s << "<text x=\"" << left - 6 << "\" y=\"" << format_fixed_or(f.py(fy) + 4, 1)
       << "\" font-size=\"11\" text-anchor=\"end\">" << tick(fy) << "</text>\n";
   }
   s << "<rect x=\"" << left << "\" y=\"" << top << "\" width=\"" << plot_width << "\" height=\""
@@ -528,15 +506,16 @@ void write_line_chart_series(std::ostream& s, const LineChartFrame& f, const Cha
     << "stroke=\"" << colour << "\" stroke-width=\"2\" "
     << (line.dashed ? "stroke-dasharray=\"6 4\" " : "") << "points=\"";
   for (const auto& p : line_vertices(line.points)) {
-    s << num(f.px(p.x), 1) << "," << num(f.py(p.y), 1) << " ";
+    s << format_fixed_or(f.px(p.x), 1) << "," << format_fixed_or(f.py(p.y), 1) << " ";
   }
   s << "\"/>";
   for (const auto& p : line.points) {
     if (line.dashed) break;
-    s << "<circle cx=\"" << num(f.px(p.x), 1) << "\" cy=\"" << num(f.py(p.y), 1)
-      << "\" r=\"3.5\" fill=\"" << colour << "\"><title>" << html_escape(line.name) << ": "
-      << html_escape(p.label) << ", " << tick(p.x) << " " << html_escape(x_unit) << ", "
-      << tick(p.y) << " " << html_escape(y_unit) << "</title></circle>";
+    s << "<circle cx=\"" << format_fixed_or(f.px(p.x), 1) << "\" cy=\""
+      << format_fixed_or(f.py(p.y), 1) << "\" r=\"3.5\" fill=\"" << colour << "\"><title>"
+      << html_escape(line.name) << ": " << html_escape(p.label) << ", " << tick(p.x) << " "
+      << html_escape(x_unit) << ", " << tick(p.y) << " " << html_escape(y_unit)
+      << "</title></circle>";
     if (p.label.empty()) continue;
     const LabelBox box{f.px(p.x) + 5, f.py(p.y) - 14, f.px(p.x) + 5 + 6.0 * p.label.size(),
                        f.py(p.y) - 3};
@@ -545,8 +524,9 @@ void write_line_chart_series(std::ostream& s, const LineChartFrame& f, const Cha
       continue;  // the tooltip still names the point
     }
     labels.push_back(box);
-    s << "<text x=\"" << num(box.x0, 1) << "\" y=\"" << num(f.py(p.y) - 5, 1)
-      << "\" font-size=\"10\" fill=\"" << colour << "\">" << html_escape(p.label) << "</text>";
+    s << "<text x=\"" << format_fixed_or(box.x0, 1) << "\" y=\""
+      << format_fixed_or(f.py(p.y) - 5, 1) << "\" font-size=\"10\" fill=\"" << colour << "\">"
+      << html_escape(p.label) << "</text>";
   }
   s << "</g>\n";
   const int ly = f.legend_top + f.legend_row * static_cast<int>(index);
@@ -677,8 +657,8 @@ void write_training_charts(std::ostream& out, const std::vector<RunRow>& rows) {
       const std::string label = run_label(r);
       throughput.push_back({label, median_of(r), "measured",
                             label + ": median of " + std::to_string(r.window_throughput.size()) +
-                                " windows (IQR " + grouped(r.throughput.q1) + "-" +
-                                grouped(r.throughput.q3) + "), " + row->run->path});
+                                " windows (IQR " + format_grouped(r.throughput.q1) + "-" +
+                                format_grouped(r.throughput.q3) + "), " + row->run->path});
       // The whisker is the windows' interquartile range, around the median the bar shows.
       if (r.throughput.count > 1) {
         throughput.back().low = r.throughput.q1;
@@ -774,7 +754,7 @@ ScalingRow scaling_row(const RunRow& row, const std::vector<RunRow>& rows) {
   if (std::isfinite(d.scaling_efficiency)) {
     s.efficiency = d.scaling_efficiency;
     s.basis = std::isfinite(d.baseline_throughput)
-                  ? "recorded, vs " + grouped(d.baseline_throughput) + " samples/s"
+                  ? "recorded, vs " + format_grouped(d.baseline_throughput) + " samples/s"
                   : std::string("recorded");
   } else if (s.baseline != nullptr && std::isfinite(d.global_throughput)) {
     s.efficiency = d.global_throughput / (d.world_size * median_of(s.baseline->run->record));
@@ -794,8 +774,9 @@ std::vector<ChartSeries> scaling_chart_series(
     int most_ranks = 1;
     for (const ScalingRow& s : members) {
       const DistributedSummary& d = s.row->run->record.distributed;
-      line.points.push_back({static_cast<double>(d.world_size), d.global_throughput,
-                             std::isfinite(s.efficiency) ? num(s.efficiency * 100, 1) + "%" : ""});
+      line.points.push_back(
+          {static_cast<double>(d.world_size), d.global_throughput,
+           std::isfinite(s.efficiency) ? format_fixed_or(s.efficiency * 100, 1) + "%" : ""});
       if (base == nullptr) base = s.baseline;
       most_ranks = std::max(most_ranks, d.world_size);
     }
@@ -825,23 +806,23 @@ void write_scaling_table(std::ostream& out,
         shown_base = s.baseline;
         const RunRecord& b = s.baseline->run->record;
         out << "<tr><td>" << html_escape(scaling_workload(b)) << "</td><td class=\"n\">1</td>"
-            << "<td class=\"n\">" << grouped(median_of(b)) << "</td><td class=\"n\">"
-            << grouped(median_of(b)) << "</td><td>1-GPU baseline</td><td>one process</td>"
+            << "<td class=\"n\">" << format_grouped(median_of(b)) << "</td><td class=\"n\">"
+            << format_grouped(median_of(b)) << "</td><td>1-GPU baseline</td><td>one process</td>"
             << "<td class=\"n\">—</td><td>—</td><td>" << html_escape(s.baseline->run->path)
             << "</td></tr>\n";
       }
       const RunRecord& r = s.row->run->record;
       const DistributedSummary& d = r.distributed;
       out << "<tr><td>" << html_escape(scaling_workload(r)) << "</td><td class=\"n\">"
-          << d.world_size << "</td><td class=\"n\">" << grouped(d.global_throughput)
-          << "</td><td class=\"n\">" << grouped(median_of(r)) << "</td><td class=\"n\">"
+          << d.world_size << "</td><td class=\"n\">" << format_grouped(d.global_throughput)
+          << "</td><td class=\"n\">" << format_grouped(median_of(r)) << "</td><td class=\"n\">"
           << (std::isfinite(s.efficiency)
-                  ? num(s.efficiency * 100, 1) + "% (" + html_escape(s.basis) + ")"
+                  ? format_fixed_or(s.efficiency * 100, 1) + "% (" + html_escape(s.basis) + ")"
                   : std::string("n/a"))
           << "</td><td>" << html_escape(d.interconnect.empty() ? "n/a" : d.interconnect)
-          << "</td><td class=\"n\">" << num(d.allreduce_bus_gbps, 1)
+          << "</td><td class=\"n\">" << format_fixed_or(d.allreduce_bus_gbps, 1)
           << (std::isfinite(d.allreduce_share_of_step)
-                  ? " (" + num(d.allreduce_share_of_step * 100, 0) + "% of a step)"
+                  ? " (" + format_fixed_or(d.allreduce_share_of_step * 100, 0) + "% of a step)"
                   : "")
           << "</td><td>" << (d.parameters_identical ? "yes" : "no") << "</td><td>"
           << html_escape(s.row->run->path) << "</td></tr>\n";
@@ -890,16 +871,16 @@ void write_runs_table(std::ostream& out, const std::vector<RunRow>& rows) {
     out << "<tr><td>" << html_escape(row.run->path) << "</td><td>" << html_escape(r.device.name)
         << "</td><td>" << html_escape(row.spec != nullptr ? row.spec->name : "no datasheet entry")
         << "</td><td>" << html_escape(workload_key(r).label()) << "</td><td class=\"n\">"
-        << grouped(median_of(r)) << "</td><td class=\"n\">"
-        << (r.throughput.count > 1 ? num(r.throughput.ci95_half_width(), 1) : "n/a")
-        << "</td><td class=\"n\">" << num(e.achieved_flops_per_second / 1e12, 1)
-        << "</td><td class=\"n\">" << num(e.fraction_of_peak * 100, 1) << "</td><td class=\"n\">"
-        << num(e.samples_per_joule, 2)
+        << format_grouped(median_of(r)) << "</td><td class=\"n\">"
+        << (r.throughput.count > 1 ? format_fixed_or(r.throughput.ci95_half_width(), 1) : "n/a")
+        << "</td><td class=\"n\">" << format_fixed_or(e.achieved_flops_per_second / 1e12, 1)
+        << "</td><td class=\"n\">" << format_fixed_or(e.fraction_of_peak * 100, 1)
+        << "</td><td class=\"n\">" << format_fixed_or(e.samples_per_joule, 2)
         << (e.power_basis.empty() ? "" : " (" + html_escape(e.power_basis) + ")")
-        << "</td><td class=\"n\">" << num(e.cost_usd_per_million_samples, 3)
+        << "</td><td class=\"n\">" << format_fixed_or(e.cost_usd_per_million_samples, 3)
         << "</td><td class=\"n\">"
-        << (std::isfinite(projected) ? num(projected / 3600, 1) + " h" : "n/a") << "</td><td>"
-        << html_escape(software_text(r.device)) << "</td></tr>\n";
+        << (std::isfinite(projected) ? format_fixed_or(projected / 3600, 1) + " h" : "n/a")
+        << "</td><td>" << html_escape(software_text(r.device)) << "</td></tr>\n";
   }
   out << "</table>\n";
 }
@@ -930,12 +911,12 @@ void write_published_table(std::ostream& out, const std::vector<PublishedResult>
          "GPU</th><th>setup</th><th>source</th></tr>\n";
   for (const auto& p : published) {
     out << "<tr><td>" << html_escape(p.gpu) << "</td><td>" << html_escape(p.precision)
-        << "</td><td class=\"n\">" << grouped(p.images_per_second_low)
+        << "</td><td class=\"n\">" << format_grouped(p.images_per_second_low)
         << (p.images_per_second_high > p.images_per_second_low
-                ? "–" + grouped(p.images_per_second_high)
+                ? "–" + format_grouped(p.images_per_second_high)
                 : "")
-        << "</td><td class=\"n\">" << grouped(p.per_gpu()) << "</td><td>" << html_escape(p.setup)
-        << "</td><td>" << html_escape(p.source) << "</td></tr>\n";
+        << "</td><td class=\"n\">" << format_grouped(p.per_gpu()) << "</td><td>"
+        << html_escape(p.setup) << "</td><td>" << html_escape(p.source) << "</td></tr>\n";
   }
   out << "</table>\n";
 }

@@ -69,20 +69,6 @@ LatencySummary read_latency(const detail::JsonReader& r) {
   return s;
 }
 
-// Bytes in MiB to one decimal, or "n/a" where not measured.
-std::string mib(double bytes) {
-  if (!std::isfinite(bytes)) return "n/a";
-  std::ostringstream out;
-  out << std::fixed << std::setprecision(1) << bytes / (1024.0 * 1024.0);
-  return out.str();
-}
-
-std::string ms(double seconds) {
-  std::ostringstream out;
-  out << std::fixed << std::setprecision(3) << seconds * 1e3;
-  return out.str();
-}
-
 // Whether the calls replayed a CUDA graph. Version 3 names the graph mode as run records and the
 // CSV exports do ("graph_mode": "eager" or "cuda-graph"); versions 1 and 2, still read, wrote the
 // boolean "cuda_graph". A file holding the other versions' field was edited by hand or written by
@@ -316,16 +302,18 @@ void write_text(std::ostream& out, const InferenceResult& r) {
   out << "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   for (const auto& b : r.batches) {
     const auto& l = b.latency;
-    out << "| " << b.batch_size << " | " << ms(l.p50) << " | " << ms(l.p90) << " | " << ms(l.p95)
-        << " | " << ms(l.p99) << " | " << ms(l.max) << " | " << std::fixed << std::setprecision(3)
-        << l.tail_ratio() << " | " << std::setprecision(1) << b.throughput_median << " | "
-        << b.throughput_overall << " | " << mib(b.peak_memory_bytes) << " |\n";
+    out << "| " << b.batch_size << " | " << format_fixed_or(l.p50 * 1e3, 3) << " | "
+        << format_fixed_or(l.p90 * 1e3, 3) << " | " << format_fixed_or(l.p95 * 1e3, 3) << " | "
+        << format_fixed_or(l.p99 * 1e3, 3) << " | " << format_fixed_or(l.max * 1e3, 3) << " | "
+        << std::fixed << std::setprecision(3) << l.tail_ratio() << " | " << std::setprecision(1)
+        << b.throughput_median << " | " << b.throughput_overall << " | "
+        << format_fixed_or(b.peak_memory_bytes / (1024.0 * 1024.0), 1) << " |\n";
   }
   out << "Sweep: " << r.stop_reason << "\n";
   const InferenceHeadline h = inference_headline(r);
   if (h.has_batch1) {
-    out << "Batch-1 latency p50: " << ms(h.batch1_p50) << " ms (p99/p50 " << std::setprecision(3)
-        << h.batch1_tail_ratio << ")\n";
+    out << "Batch-1 latency p50: " << format_fixed_or(h.batch1_p50 * 1e3, 3) << " ms (p99/p50 "
+        << std::setprecision(3) << h.batch1_tail_ratio << ")\n";
   }
   out << "Best throughput: " << std::setprecision(1) << h.best_throughput << " samples/s at batch "
       << h.best_batch_size << "\n";
@@ -338,15 +326,19 @@ void write_text(std::ostream& out, const InferenceResult& r) {
                 "arrivals, driven by the measured median service time per batch size; not a real "
                 "concurrent server). Max batch ")
       << r.serving_options.max_batch << ", max queue delay "
-      << ms(r.serving_options.max_queue_delay) << " ms, " << (r.serving_measured ? "up to " : "")
-      << r.serving_options.requests << " requests per rate\n";
+      << format_fixed_or(r.serving_options.max_queue_delay * 1e3, 3) << " ms, "
+      << (r.serving_measured ? "up to " : "") << r.serving_options.requests
+      << " requests per rate\n";
   out << "| offered req/s | achieved req/s | mean batch | p50 ms | p90 ms | p99 ms | max ms | "
          "sustained |\n";
   out << "|---:|---:|---:|---:|---:|---:|---:|---|\n";
   for (const auto& p : r.serving.points) {
     out << "| " << std::setprecision(1) << p.offered_rate << " | " << p.achieved_rate << " | "
-        << std::setprecision(2) << p.mean_batch_size << " | " << ms(p.latency.p50) << " | "
-        << ms(p.latency.p90) << " | " << ms(p.latency.p99) << " | " << ms(p.latency.max) << " | "
+        << std::setprecision(2) << p.mean_batch_size << " | "
+        << format_fixed_or(p.latency.p50 * 1e3, 3) << " | "
+        << format_fixed_or(p.latency.p90 * 1e3, 3) << " | "
+        << format_fixed_or(p.latency.p99 * 1e3, 3) << " | "
+        << format_fixed_or(p.latency.max * 1e3, 3) << " | "
         << (p.saturated ? "no: " + p.saturation_reason : std::string("yes")) << " |\n";
   }
   if (!r.serving.reached_saturation) out << "Every offered rate was sustained.\n";

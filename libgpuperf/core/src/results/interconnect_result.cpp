@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "gpuperf/base/error.h"
+#include "gpuperf/base/format.h"
 
 namespace gpuperf {
 namespace {
@@ -119,7 +120,7 @@ CollectiveBuffers collective_buffers(Collective collective, double size_bytes, i
   const double unit = ranks * element_bytes;
   const double parts = std::floor(size_bytes / unit);
   if (parts < 1) {
-    throw ConfigError(to_string(collective) + ": a size of " + bytes_text(size_bytes) +
+    throw ConfigError(to_string(collective) + ": a size of " + format_exact_bytes(size_bytes) +
                       " is less than one " + std::to_string(static_cast<int>(element_bytes)) +
                       "-byte element per rank over " + std::to_string(ranks) + " ranks");
   }
@@ -193,20 +194,6 @@ std::vector<double> parse_byte_sizes(const std::string& text, const std::string&
     for (double bytes = first; bytes <= last; bytes *= factor) add(bytes);
   }
   return out;
-}
-
-std::string bytes_text(double bytes) {
-  static const char* const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int unit = 0;
-  double value = bytes;
-  // The largest unit that divides the size exactly: sizes stay exact ("1048572 B", "1536 MiB").
-  while (unit < 4 && value >= 1024 && std::fmod(value, 1024) == 0) {
-    value /= 1024;
-    ++unit;
-  }
-  char buffer[48];
-  std::snprintf(buffer, sizeof buffer, "%.0f %s", value, units[unit]);
-  return buffer;
 }
 
 }  // namespace gpuperf

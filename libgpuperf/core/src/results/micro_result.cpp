@@ -66,27 +66,10 @@ json summary_json(const Summary& s) {
           {"ci95_high", number(s.ci95_high)}};
 }
 
-// Three significant figures at most, never scientific notation: table cells stay readable.
-std::string format_rate(double value) {
-  if (!std::isfinite(value)) return "-";
-  char buffer[64];
-  const double magnitude = std::fabs(value);
-  const int decimals = magnitude >= 100 ? 0 : magnitude >= 10 ? 1 : magnitude >= 1 ? 2 : 3;
-  std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
-  return buffer;
-}
-
-std::string format_percent(double value) {
-  if (!std::isfinite(value)) return "-";
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.0f%%", value);
-  return buffer;
-}
-
 // "measured / datasheet"; a datasheet 0 means the part has no such path at all.
 std::string cell(double measured, double datasheet) {
-  const std::string sheet = datasheet == 0 ? "n/a" : format_rate(datasheet);
-  return format_rate(measured) + " / " + sheet;
+  const std::string sheet = datasheet == 0 ? "n/a" : format_readable(datasheet, "-");
+  return format_readable(measured, "-") + " / " + sheet;
 }
 
 std::string gpu_label(const MicroReport& r) {
@@ -121,7 +104,7 @@ void write_interconnect_markdown(const MicroReport& report, std::ostream& out) {
           std::to_string(std::min(l.src, l.dst)) + "<->" + std::to_string(std::max(l.src, l.dst));
       const auto value = [&](const std::string& name) {
         const MicroResult* r = report.find(name);
-        return r ? format_rate(r->value()) : std::string("-");
+        return r ? format_readable(r->value(), "-") : std::string("-");
       };
       out << "| " << l.src << " | " << l.dst << " | " << (l.detail.empty() ? l.type : l.detail)
           << " | " << (l.p2p_access ? "on" : "off") << " | " << value("p2p/copy/" + pair) << " | "
@@ -141,9 +124,10 @@ void write_interconnect_markdown(const MicroReport& report, std::ostream& out) {
              "|---|---:|---:|---:|---:|---:|---|\n";
       any_collective = true;
     }
-    out << "| " << r.variant << " | " << r.shape << " | " << format_rate(figure(r, "time_us"))
-        << " | " << format_rate(figure(r, "algbw_gb_s")) << " | " << format_rate(r.value()) << " | "
-        << format_rate(r.datasheet) << " | " << r.status << " |\n";
+    out << "| " << r.variant << " | " << r.shape << " | "
+        << format_readable(figure(r, "time_us"), "-") << " | "
+        << format_readable(figure(r, "algbw_gb_s"), "-") << " | " << format_readable(r.value(), "-")
+        << " | " << format_readable(r.datasheet, "-") << " | " << r.status << " |\n";
   }
 }
 
@@ -404,13 +388,16 @@ void write_markdown(std::ostream& out, const MicroReport& report) {
   for (const auto& r : report.results) {
     out << "| " << r.name << " | " << r.shape << " | ";
     if (r.ok()) {
-      out << format_rate(r.summary.median) << " | " << r.unit << " | " << format_rate(r.summary.q1)
-          << ".." << format_rate(r.summary.q3);
+      out << format_readable(r.summary.median, "-") << " | " << r.unit << " | "
+          << format_readable(r.summary.q1, "-") << ".." << format_readable(r.summary.q3, "-");
     } else {
       out << r.status << " | " << r.unit << " | -";
     }
-    out << " | " << (r.datasheet == 0 ? std::string("n/a") : format_rate(r.datasheet)) << " | "
-        << format_percent(r.percent_of_datasheet) << " | " << r.note << " |\n";
+    out << " | " << (r.datasheet == 0 ? std::string("n/a") : format_readable(r.datasheet, "-"))
+        << " | "
+        << (std::isfinite(r.percent_of_datasheet) ? format_fixed(r.percent_of_datasheet, 0) + "%"
+                                                  : "-")
+        << " | " << r.note << " |\n";
   }
   write_interconnect_markdown(report, out);
   if (!report.warnings.empty()) {

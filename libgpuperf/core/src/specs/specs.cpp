@@ -296,7 +296,8 @@ SpecMatch SpecDatabase::match_device(const std::string& device_name, double sm_c
   std::ostringstream reason;
   reason << "'" << device_name << "' matched datasheet entry " << best.spec->id << " by name";
   if (sm_count > 0 && best.spec->sm_count > 0) reason << ", " << sm_count << " SMs";
-  if (memory_bytes > 0) reason << ", " << format_gb(memory_bytes) << " ~ " << format_gb(best.spec->memory_bytes);
+  if (memory_bytes > 0)
+    reason << ", " << format_gb(memory_bytes) << " ~ " << format_gb(best.spec->memory_bytes);
   if (candidates.size() > 1) {
     const Candidate& second = candidates[1];
     if (second.score == best.score && second.memory_error == best.memory_error) {

@@ -17,6 +17,7 @@
 
 #include "compat.h"
 #include "gpuperf/base/error.h"
+#include "gpuperf/base/format.h"
 #include "gpuperf/micro/interconnect.h"
 #include "gpuperf/timing/statistics.h"
 #include "micro/micro_internal.h"
@@ -166,7 +167,7 @@ class HostBarrier {
 };
 
 std::string size_key(double bytes) {
-  std::string text = bytes_text(bytes);
+  std::string text = format_exact_bytes(bytes);
   text.erase(std::remove(text.begin(), text.end(), ' '), text.end());
   return text;
 }
@@ -344,7 +345,7 @@ MicroResult collective_result(const Plan& plan, std::size_t p,
   r.category = "collective";
   r.variant = to_string(plan.collective);
   r.name = "collective/" + r.variant + "/" + size_key(plan.buffers.size_bytes);
-  r.shape = bytes_text(plan.buffers.size_bytes);
+  r.shape = format_exact_bytes(plan.buffers.size_bytes);
   r.buffer_bytes = plan.buffers.size_bytes;
   r.work_per_call = plan.buffers.size_bytes;
   r.unit = "GB/s";

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "gpuperf/base/format.h"
 #include "gpuperf/device/device.h"
 #include "gpuperf/base/error.h"
 #include "gpuperf/telemetry/telemetry.h"
@@ -40,7 +41,7 @@ MicroResult p2p_result(const std::string& variant, const std::string& pair, doub
   r.category = "p2p";
   r.variant = variant;
   r.name = "p2p/" + variant + "/" + pair;
-  r.shape = bytes_text(buffer_bytes);
+  r.shape = format_exact_bytes(buffer_bytes);
   r.buffer_bytes = buffer_bytes;
   r.operand_sets = 1;
   return r;
@@ -77,7 +78,7 @@ MicroResult time_latency(int src, int dst, double bytes, const MicroOptions& opt
   r.work_per_call = 1;  // calls: measure() gives calls per second, inverted below
   r.unit = "us";
   r.unit_scale = 1e-6;
-  r.note = "time per dst.copy_(src) of " + bytes_text(bytes) + ", back to back";
+  r.note = "time per dst.copy_(src) of " + format_exact_bytes(bytes) + ", back to back";
   const torch::Tensor from = on_gpu(bytes, src, true);
   torch::Tensor to = on_gpu(bytes, dst, false);
   auto timer = make_cuda_event_timer(src);

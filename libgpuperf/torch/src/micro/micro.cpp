@@ -16,6 +16,7 @@
 #include "compat.h"
 #include "gpuperf/base/error.h"
 #include "micro/micro_internal.h"
+#include "gpuperf/base/format.h"
 #include "gpuperf/timing/measure.h"
 #include "gpuperf/device/cuda_timer.h"
 
@@ -59,17 +60,12 @@ std::unique_ptr<Timer> timer_for(const torch::Device& device) {
                     device_index(device));
 }
 
-std::string mib_text(double bytes) {
-  return std::to_string(static_cast<long long>(std::llround(bytes / (1024.0 * 1024.0)))) + " MiB";
-}
-
 }  // namespace detail
 
 namespace {
 
 using detail::device_index;
 using detail::first_line;
-using detail::mib_text;
 using detail::time_calls;
 using detail::timer_for;
 
@@ -338,7 +334,7 @@ MicroResult run_memory(MemoryOp op, double buffer_bytes, const torch::Device& de
   r.category = "memory";
   r.variant = to_string(op);
   r.name = "memory/" + r.variant;
-  r.shape = mib_text(buffer_bytes);
+  r.shape = format_exact_bytes(buffer_bytes);
   r.buffer_bytes = buffer_bytes;
   r.work_per_call = memory_bytes_per_call(op, buffer_bytes);
   r.unit = "GB/s";

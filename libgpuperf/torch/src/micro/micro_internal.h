@@ -18,8 +18,6 @@ namespace gpuperf::detail {
 [[nodiscard]] int device_index(const torch::Device& device);
 /// CUDA events on the device's current stream, or a steady clock for the CPU.
 [[nodiscard]] std::unique_ptr<Timer> timer_for(const torch::Device& device);
-/// "256 MiB".
-[[nodiscard]] std::string mib_text(double bytes);
 /// Times `step` (one call = r.work_per_call units of work) through measure() and fills the rate
 /// fields of `r` (windows, summary, warm-up and calls per window) in r's unit.
 void time_calls(MicroResult& r, const std::function<void()>& step, Timer& timer,

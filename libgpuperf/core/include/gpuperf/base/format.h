@@ -26,6 +26,11 @@ namespace gpuperf {
 /// finite.
 [[nodiscard]] std::string format_grouped(double value);
 
+/// A table cell or chart label: three significant digits in fixed notation, never scientific
+/// ("0.0500", "2.35", "51.2"), whole numbers grouped from 100 up ("1,979"); `absent` when not
+/// finite.
+[[nodiscard]] std::string format_readable(double value, const char* absent = "n/a");
+
 /// A fraction as a percentage with `significant` significant digits ("19.4%", "5.3%", "100%");
 /// "n/a" when not finite.
 [[nodiscard]] std::string format_percent(double fraction, int significant = 3);

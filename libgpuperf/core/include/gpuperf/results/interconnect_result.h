@@ -50,12 +50,4 @@ struct CollectiveBuffers {
 /// iterations < 1 or a time that is not positive.
 [[nodiscard]] double collective_seconds(const std::vector<double>& rank_seconds, int iterations);
 
-/// Parses a size list: comma-separated items, each a size ("4096", "64K", "1M", "1MiB", "2G";
-/// binary multiples, B optional) or a sweep "A..B" (A, 2A, 4A, ... up to B) or "A..B:F" (factor F).
-/// Returns bytes in order, duplicates removed. Throws ConfigError naming `option` and the item.
-[[nodiscard]] std::vector<double> parse_byte_sizes(const std::string& text,
-                                                   const std::string& option);
-/// "4 B", "64 KiB", "1536 MiB", "1048572 B": the largest binary unit that divides the size.
-[[nodiscard]] std::string bytes_text(double bytes);
-
 }  // namespace gpuperf
