@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <iomanip>
 #include <iterator>
 #include <sstream>
 #include <utility>
@@ -305,17 +304,17 @@ void write_text(std::ostream& out, const InferenceResult& r) {
     out << "| " << b.batch_size << " | " << format_fixed_or(l.p50 * 1e3, 3) << " | "
         << format_fixed_or(l.p90 * 1e3, 3) << " | " << format_fixed_or(l.p95 * 1e3, 3) << " | "
         << format_fixed_or(l.p99 * 1e3, 3) << " | " << format_fixed_or(l.max * 1e3, 3) << " | "
-        << std::fixed << std::setprecision(3) << l.tail_ratio() << " | " << std::setprecision(1)
-        << b.throughput_median << " | " << b.throughput_overall << " | "
+        << format_fixed(l.tail_ratio(), 3) << " | " << format_fixed(b.throughput_median, 1) << " | "
+        << format_fixed(b.throughput_overall, 1) << " | "
         << format_fixed_or(b.peak_memory_bytes / (1024.0 * 1024.0), 1) << " |\n";
   }
   out << "Sweep: " << r.stop_reason << "\n";
   const InferenceHeadline h = inference_headline(r);
   if (h.has_batch1) {
     out << "Batch-1 latency p50: " << format_fixed_or(h.batch1_p50 * 1e3, 3) << " ms (p99/p50 "
-        << std::setprecision(3) << h.batch1_tail_ratio << ")\n";
+        << format_fixed(h.batch1_tail_ratio, 3) << ")\n";
   }
-  out << "Best throughput: " << std::setprecision(1) << h.best_throughput << " samples/s at batch "
+  out << "Best throughput: " << format_fixed(h.best_throughput, 1) << " samples/s at batch "
       << h.best_batch_size << "\n";
   if (r.serving.points.empty()) return;
   out << (r.serving_measured
@@ -333,8 +332,8 @@ void write_text(std::ostream& out, const InferenceResult& r) {
          "sustained |\n";
   out << "|---:|---:|---:|---:|---:|---:|---:|---|\n";
   for (const auto& p : r.serving.points) {
-    out << "| " << std::setprecision(1) << p.offered_rate << " | " << p.achieved_rate << " | "
-        << std::setprecision(2) << p.mean_batch_size << " | "
+    out << "| " << format_fixed(p.offered_rate, 1) << " | " << format_fixed(p.achieved_rate, 1)
+        << " | " << format_fixed(p.mean_batch_size, 2) << " | "
         << format_fixed_or(p.latency.p50 * 1e3, 3) << " | "
         << format_fixed_or(p.latency.p90 * 1e3, 3) << " | "
         << format_fixed_or(p.latency.p99 * 1e3, 3) << " | "

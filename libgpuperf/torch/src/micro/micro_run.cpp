@@ -5,12 +5,12 @@
 
 #include <cmath>
 #include <functional>
-#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "gpuperf/base/error.h"
+#include "gpuperf/base/format.h"
 #include "gpuperf/base/log.h"
 #include "gpuperf/base/timestamp.h"
 #include "gpuperf/device/device.h"
@@ -24,11 +24,9 @@ constexpr double kMiB = 1024.0 * 1024.0;
 
 std::string progress_line(const MicroResult& r) {
   if (!r.ok()) return log::cat(r.name, " ", r.shape, ": ", r.status);
-  std::ostringstream line;
-  line.precision(4);
-  line << r.name << " " << r.shape << ": " << r.summary.median << " " << r.unit << " (median of "
-       << r.windows.size() << " windows, " << r.summary.min << ".." << r.summary.max << ")";
-  return line.str();
+  return log::cat(r.name, " ", r.shape, ": ", format_number(r.summary.median), " ", r.unit,
+                  " (median of ", r.windows.size(), " windows, ", format_number(r.summary.min),
+                  "..", format_number(r.summary.max), ")");
 }
 
 // Datasheet figures need a matching entry; a missing file or an unknown GPU costs the
@@ -115,12 +113,9 @@ namespace {
 void add_noise_warnings(MicroReport& report) {
   for (const auto& r : report.results) {
     if (r.ok() && r.summary.count >= 2 && r.summary.relative_ci95_half_width() > 0.05) {
-      std::ostringstream text;
-      text.precision(2);
-      text << r.name << " is noisy: 95% CI half-width is " << std::fixed
-           << 100 * r.summary.relative_ci95_half_width()
-           << "% of the mean; use more MicroTiming::windows";
-      report.warnings.push_back(text.str());
+      report.warnings.push_back(r.name + " is noisy: 95% CI half-width is " +
+                                format_fixed(100 * r.summary.relative_ci95_half_width(), 2) +
+                                "% of the mean; use more MicroTiming::windows");
     }
   }
 }
