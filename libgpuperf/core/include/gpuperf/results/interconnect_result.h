@@ -50,4 +50,11 @@ struct CollectiveBuffers {
 /// iterations < 1 or a time that is not positive.
 [[nodiscard]] double collective_seconds(const std::vector<double>& rank_seconds, int iterations);
 
+/// Parses a size list: comma-separated items, each a size ("4096", "64K", "1M", "1MiB", "2G";
+/// binary multiples, B optional) or a sweep "A..B" (A, 2A, 4A, ... up to B) or "A..B:F" (factor F).
+/// Returns bytes in order, duplicates removed (format_exact_bytes() prints them back). Throws
+/// ConfigError naming `option` and the item.
+[[nodiscard]] std::vector<double> parse_byte_sizes(const std::string& text,
+                                                   const std::string& option);
+
 }  // namespace gpuperf
