@@ -16,12 +16,11 @@ their library and nothing else.
 Python 3 standard library only.
 """
 
-import argparse
 import os
 import re
-import subprocess
 import sys
-import tempfile
+
+import checker_harness
 
 # ---- The declared layers, bottom to top ---------------------------------------------------------
 LAYERS = {
@@ -283,42 +282,28 @@ def check(root):
 
 
 # ---- --self-test ----------------------------------------------------------------------------------
-def write(root, rel, text):
-    path = os.path.join(root, *rel.split("/"))
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(text)
-
-
 def clean_tree(root):
     """A tiny tree with no violation."""
-    write(root, "libgpuperf/core/include/gpuperf/base/error.h", "#pragma once\n")
-    write(root, "libgpuperf/core/include/gpuperf/timing/timer.h",
+    checker_harness.write(root, "libgpuperf/core/include/gpuperf/base/error.h", "#pragma once\n")
+    checker_harness.write(root, "libgpuperf/core/include/gpuperf/timing/timer.h",
           '#pragma once\n#include "gpuperf/base/error.h"\n#include <vector>\n')
-    write(root, "libgpuperf/core/src/base/json.h", '#pragma once\n#include "gpuperf/base/error.h"\n')
-    write(root, "libgpuperf/core/src/timing/timer.cpp",
+    checker_harness.write(root, "libgpuperf/core/src/base/json.h", '#pragma once\n#include "gpuperf/base/error.h"\n')
+    checker_harness.write(root, "libgpuperf/core/src/timing/timer.cpp",
           '#include "gpuperf/timing/timer.h"\n#include "base/json.h"\n'
           '// #include "gpuperf/device/device.h" (a comment, not an include)\n')
-    write(root, "libgpuperf/core/include/gpuperf/core.h",
+    checker_harness.write(root, "libgpuperf/core/include/gpuperf/core.h",
           '#pragma once\n#include "gpuperf/base/error.h"\n#include "gpuperf/timing/timer.h"\n'
           '#include "gpuperf/base/version.h"\n')
-    write(root, "libgpuperf/torch/include/gpuperf/device/device.h",
+    checker_harness.write(root, "libgpuperf/torch/include/gpuperf/device/device.h",
           '#pragma once\n#include <torch/types.h>\n#include "gpuperf/timing/timer.h"\n')
-    write(root, "libgpuperf/torch/src/compat.h", "#pragma once\n#include <ATen/Context.h>\n")
-    write(root, "libgpuperf/torch/src/models/model.cpp",
+    checker_harness.write(root, "libgpuperf/torch/src/compat.h", "#pragma once\n#include <ATen/Context.h>\n")
+    checker_harness.write(root, "libgpuperf/torch/src/models/model.cpp",
           '#include "compat.h"\n#include "gpuperf/device/device.h"\n')
-    write(root, "libgpuperf/torch/include/gpuperf/gpuperf.h",
+    checker_harness.write(root, "libgpuperf/torch/include/gpuperf/gpuperf.h",
           '#pragma once\n#include "gpuperf/core.h"\n#include "gpuperf/device/device.h"\n')
 
 
-def run_checker(root):
-    proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--root", root],
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          universal_newlines=True)
-    return proc.returncode, proc.stdout
-
-
-def self_test():
+def planted_cases():
     # (name, files to plant over the clean tree, the file:line that must be reported, words of
     # the reason)
     cases = [
@@ -348,48 +333,9 @@ def self_test():
                                               '#include "micro_cli.h"\n'},
          "libgpuperf/torch/include/gpuperf/gpuperf.h:4", "includes only"),
     ]
-    failures = []
-    with tempfile.TemporaryDirectory(prefix="check_layers_") as tmp:
-        root = os.path.join(tmp, "clean")
-        clean_tree(root)
-        rc, out = run_checker(root)
-        if rc != 0:
-            failures.append("clean tree: expected exit 0, got %d:\n%s" % (rc, out))
-        for i, (name, planted, where, why) in enumerate(cases):
-            root = os.path.join(tmp, "case%d" % i)
-            clean_tree(root)
-            for rel, text in planted.items():
-                write(root, rel, text)
-            rc, out = run_checker(root)
-            lines = out.splitlines()
-            hits = [l for l in lines if l.startswith(where + ":") and why in l]
-            if rc != 1 or not hits or len(lines) != 1:
-                failures.append("%s: expected exit 1 and exactly one line '%s: ... %s', got exit "
-                                "%d:\n%s" % (name, where, why, rc, out))
-            else:
-                print("ok: %s -> %s" % (name, hits[0]))
-    if failures:
-        for f in failures:
-            print("FAIL: " + f)
-        return 1
-    print("self-test passed (%d planted violations reported, clean tree accepted)" % len(cases))
-    return 0
-
-
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--root", default=os.path.dirname(os.path.dirname(os.path.abspath(
-        __file__))), help="repository root (default: the one holding this script)")
-    parser.add_argument("--self-test", action="store_true",
-                        help="check that planted violations in a temporary tree are reported")
-    args = parser.parse_args()
-    if args.self_test:
-        return self_test()
-    violations = check(args.root)
-    for v in violations:
-        print(v)
-    return 1 if violations else 0
+    return cases
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(checker_harness.main(__file__, __doc__, check, clean_tree, planted_cases,
+                                  "violations"))

@@ -14,12 +14,11 @@ looked at, and a Markdown table separator ("|---|") is no flag.
 Python 3 standard library only.
 """
 
-import argparse
 import os
 import re
-import subprocess
 import sys
-import tempfile
+
+import checker_harness
 
 # ---- What is checked ------------------------------------------------------------------------------
 CHECKED_DIRS = ["libgpuperf/core", "libgpuperf/torch"]
@@ -112,13 +111,6 @@ def check(root):
 
 
 # ---- --self-test ----------------------------------------------------------------------------------
-def write(root, rel, text):
-    path = os.path.join(root, *rel.split("/"))
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(text)
-
-
 CLEAN_CPP = """// Names MeasureOptions::max_seconds, not a flag; a -- b and an em--dash are no flags.
 #include <string>
 /* A block comment: | a | b |
@@ -135,21 +127,14 @@ int f(int i) {
 
 def clean_tree(root):
     """A tiny tree with no flag."""
-    write(root, "libgpuperf/core/src/timing/measure.cpp", CLEAN_CPP)
-    write(root, "libgpuperf/torch/include/gpuperf/train/run.h",
+    checker_harness.write(root, "libgpuperf/core/src/timing/measure.cpp", CLEAN_CPP)
+    checker_harness.write(root, "libgpuperf/torch/include/gpuperf/train/run.h",
           "#pragma once\n/// TrainingRun::batch_size: samples per step.\nint g();\n")
     # Outside the checked folders, flags are fine.
-    write(root, "examples/program.cpp", 'const char* flag = "--batch-size";\n')
+    checker_harness.write(root, "examples/program.cpp", 'const char* flag = "--batch-size";\n')
 
 
-def run_checker(root):
-    proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--root", root],
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          universal_newlines=True)
-    return proc.returncode, proc.stdout
-
-
-def self_test():
+def planted_cases():
     # (name, files to plant over the clean tree, the file:line that must be reported, words of
     # the report)
     cases = [
@@ -172,48 +157,9 @@ def self_test():
                                    "// tuned with --gemm-size 8192\n__global__ void k() {}\n"},
          "libgpuperf/torch/src/models/k.cu:1", "--gemm-size in a comment"),
     ]
-    failures = []
-    with tempfile.TemporaryDirectory(prefix="check_no_flags_") as tmp:
-        root = os.path.join(tmp, "clean")
-        clean_tree(root)
-        rc, out = run_checker(root)
-        if rc != 0:
-            failures.append("clean tree: expected exit 0, got %d:\n%s" % (rc, out))
-        for i, (name, planted, where, why) in enumerate(cases):
-            root = os.path.join(tmp, "case%d" % i)
-            clean_tree(root)
-            for rel, text in planted.items():
-                write(root, rel, text)
-            rc, out = run_checker(root)
-            lines = out.splitlines()
-            hits = [l for l in lines if l.startswith(where + ":") and why in l]
-            if rc != 1 or not hits or len(lines) != 1:
-                failures.append("%s: expected exit 1 and exactly one line '%s: ... %s', got exit "
-                                "%d:\n%s" % (name, where, why, rc, out))
-            else:
-                print("ok: %s -> %s" % (name, hits[0]))
-    if failures:
-        for f in failures:
-            print("FAIL: " + f)
-        return 1
-    print("self-test passed (%d planted flags reported, clean tree accepted)" % len(cases))
-    return 0
-
-
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--root", default=os.path.dirname(os.path.dirname(os.path.abspath(
-        __file__))), help="repository root (default: the one holding this script)")
-    parser.add_argument("--self-test", action="store_true",
-                        help="check that planted flags in a temporary tree are reported")
-    args = parser.parse_args()
-    if args.self_test:
-        return self_test()
-    violations = check(args.root)
-    for v in violations:
-        print(v)
-    return 1 if violations else 0
+    return cases
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(checker_harness.main(__file__, __doc__, check, clean_tree, planted_cases,
+                                  "flags"))
