@@ -227,7 +227,7 @@ TEST_CASE("the seeds' table shows measured over datasheet for a made-up result s
   const auto row = gpuperf::seeds_table_row(report);
   REQUIRE(row.size() == gpuperf::seeds_table_columns().size());
   CHECK(row == std::vector<std::string>{"NVIDIA H200", "51.2 / 67.0", "410 / 495", "-", "787 / 989",
-                                        "896 / 1979", "- / 1979", "4260 / 4800", "- / 450"});
+                                        "896 / 1,979", "- / 1,979", "4,260 / 4,800", "- / 450"});
 
   std::ostringstream md;
   gpuperf::write_markdown(md, report);
@@ -235,8 +235,8 @@ TEST_CASE("the seeds' table shows measured over datasheet for a made-up result s
   CHECK_THAT(
       text, Contains("| GPU | FP32 | TF32 | FP16 | BF16 | INT8 | FP8 | memory GB/s | link GB/s |"));
   CHECK_THAT(text,
-             Contains("| NVIDIA H200 | 51.2 / 67.0 | 410 / 495 | - | 787 / 989 | 896 / 1979 | "
-                      "- / 1979 | 4260 / 4800 | - / 450 |"));
+             Contains("| NVIDIA H200 | 51.2 / 67.0 | 410 / 495 | - | 787 / 989 | 896 / 1,979 | "
+                      "- / 1,979 | 4,260 / 4,800 | - / 450 |"));
   CHECK_THAT(text,
              Contains("| gemm/bf16 | 8192x8192x8192 | 787 | TFLOP/s | 783..791 | 989 | 80% |"));
   CHECK_THAT(
@@ -263,7 +263,7 @@ TEST_CASE("a CPU report labels its row as the CPU variant", "[micro]") {
   std::ostringstream md;
   gpuperf::write_seeds_table_markdown(md, {report});
   CHECK_THAT(md.str(),
-             Contains("| AMD EPYC (CPU variant) | 0.050 / - | - | - | - | - | - | - | - / - |"));
+             Contains("| AMD EPYC (CPU variant) | 0.0500 / - | - | - | - | - | - | - | - / - |"));
 }
 
 TEST_CASE("a small CUDA GEMM returns a positive rate in every dtype", "[micro][gpu]") {

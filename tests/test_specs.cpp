@@ -1197,9 +1197,9 @@ TEST_CASE("on several GPUs the memory need is the per-GPU need of the sharding t
   CHECK(h100.memory_strategy == "ZeRO-2");
   CHECK(h100.memory_need_bytes == Approx(65e9));
   CHECK(says(h100, "ZeRO-1, optimizer states sharded over 8 GPUs:"));
-  CHECK(says(h100, "= 93.0 GB per GPU of 80.0 GB: does not fit"));
+  CHECK(says(h100, "= 93 GB per GPU of 80 GB: does not fit"));
   CHECK(says(h100, "ZeRO-2, optimizer states and gradients sharded over 8 GPUs:"));
-  CHECK(says(h100, "= 65.0 GB per GPU of 80.0 GB: fits"));
+  CHECK(says(h100, "= 65 GB per GPU of 80 GB: fits"));
   CHECK(says(h100, "needs ZeRO-2"));
   const auto& h200 = advice_for(ranking, "h200-sxm-141gb");
   CHECK(h200.memory_strategy == "ZeRO-1");
@@ -1214,9 +1214,9 @@ TEST_CASE("on several GPUs the memory need is the per-GPU need of the sharding t
 
   std::ostringstream table;
   gpuperf::write_advice(table, request, ranking);
-  CHECK_THAT(table.str(), Catch::Contains("| H100 SXM5 80GB | ZeRO-2 | 65.0 GB / 80.0 GB |") &&
-                              Catch::Contains("| H200 SXM 141GB | ZeRO-1 | 96.0 GB / 141.0 GB |") &&
-                              Catch::Contains("| GeForce RTX 4090 | no | 34.2 GB / 24.0 GB |"));
+  CHECK_THAT(table.str(), Catch::Contains("| H100 SXM5 80GB | ZeRO-2 | 65 GB / 80 GB |") &&
+                              Catch::Contains("| H200 SXM 141GB | ZeRO-1 | 96 GB / 141 GB |") &&
+                              Catch::Contains("| GeForce RTX 4090 | no | 34.2 GB / 24 GB |"));
 
   // 30e9 on 8 H200s: ZeRO-2 60e9 + 52.5e9 + 8.05e9 = 120.55e9 fits; on 8 H100s only ZeRO-3,
   // 480e9 / 8 + 5e9 = 65e9, which all-gathers the weights: a fast link.
