@@ -141,7 +141,7 @@ sed 's/"usd_per_gpu_hour": 4/"usd_per_gpu_hour": 0/' "${tmp}/prices.json" > "${t
 expect 2 "free.json: field 'prices[0] (h200-sxm-141gb).usd_per_gpu_hour' is 0, expected > 0" \
   "${bin}/gpuperf_advise" --model resnet50 --default-prices "${tmp}/free.json"
 # 16e9 parameters on 8 H100s: ZeRO-2, 2 x 16e9 + 14 x 16e9 / 8 + 5e9 reserve = 65e9 per GPU.
-expect 0 "| H100 SXM5 80GB | ZeRO-2 | 65.0 GB / 80.0 GB |" \
+expect 0 "| H100 SXM5 80GB | ZeRO-2 | 65 GB / 80 GB |" \
   "${bin}/gpuperf_advise" --parameters 16e9 --gpus 8
 expect 2 "--price: 'h100-sxm5-80gb=0' must be a finite price > 0" "${bin}/gpuperf_advise" \
   --model resnet50 --price h100-sxm5-80gb=0
