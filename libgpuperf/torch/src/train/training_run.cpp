@@ -34,6 +34,7 @@
 #include "gpuperf/models/transformer.h"
 #include "gpuperf/specs/specs.h"
 #include "gpuperf/telemetry/sampler.h"
+#include "gpuperf/telemetry/telemetry.h"
 #include "gpuperf/train/batch_source.h"
 #include "gpuperf/train/image_folder_batches.h"
 #include "gpuperf/train/train_step.h"

@@ -5,8 +5,8 @@
 
 #include <string>
 
-#include "gpuperf/results/run_record.h"
-#include "gpuperf/telemetry/telemetry.h"
+#include "gpuperf/base/fingerprint.h"
+#include "gpuperf/base/not_available.h"
 
 namespace gpuperf {
 
