@@ -134,6 +134,11 @@ TEST_CASE("A microbenchmark run names the option that makes it invalid, before r
   run.ranks = 0;
   run.timing.windows = 0;
   CHECK_THROWS_WITH(gpuperf::run_micro(run), Contains("MicroTiming::windows: must be >= 1, got 0"));
+  run.timing.windows = 3;
+  // The kernel trace is every run's field (RunBasics); microbenchmarks refuse it, not ignore it.
+  run.kernel_trace = "trace.json";
+  CHECK_THROWS_WITH(gpuperf::run_micro(run),
+                    Contains("MicroRun::kernel_trace") && Contains("must be empty"));
 }
 
 // A MicroRun has one seed, RunBasics::seed: its timing has none that could disagree with it;

@@ -90,6 +90,10 @@ void run_interconnect(const MicroRun& run, const MicroOptions& options, bool cud
 
 void MicroRun::validate() const {
   RunBasics::validate();
+  if (!kernel_trace.empty()) {
+    throw ConfigError("MicroRun::kernel_trace", kernel_trace,
+                      "must be empty: microbenchmarks write no kernel trace");
+  }
   if (gemm_shape) {
     require_setting(gemm_shape->m > 0 && gemm_shape->n > 0 && gemm_shape->k > 0,
                     "MicroRun::gemm_shape", std::min({gemm_shape->m, gemm_shape->n, gemm_shape->k}),

@@ -1,7 +1,7 @@
 #pragma once
-// What every run description shares: where it runs, how it is seeded, whether it talks, and how
-// to run it again. TrainingRun, InferenceRun and MicroRun derive from it, so each field has one
-// name, one default and one check:
+// What every run description shares: where it runs, how it is seeded, whether it talks, how to
+// run it again, and where a kernel trace goes. TrainingRun, InferenceRun and MicroRun derive from
+// it, so each field has one name, one default and one check:
 //
 //   gpuperf::TrainingRun run;   // a RunBasics
 //   run.device = "cuda:1";
@@ -21,6 +21,10 @@ struct RunBasics {
   int threads = 0;              ///< CPU intra-op threads; 0: LibTorch's default
   bool quiet = false;           ///< no progress lines
   std::string command_line;     ///< recorded as the command that reproduces the run
+  /// Where to write a Chrome trace (CPU operators, GPU kernels) of a few steps or calls made
+  /// under LibTorch's profiler after the measurement, never inside it; "" for none. Each run
+  /// says what it traces; MicroRun traces nothing and refuses a path.
+  std::string kernel_trace;
 
   /// Throws ConfigError naming the first bad field and its value. Run types call it first.
   void validate() const;

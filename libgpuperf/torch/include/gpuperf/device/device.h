@@ -7,6 +7,7 @@
 
 #include "gpuperf/base/fingerprint.h"
 #include "gpuperf/base/not_available.h"
+#include "gpuperf/telemetry/telemetry.h"  // PciLocation
 
 namespace gpuperf {
 

@@ -58,9 +58,8 @@ struct InferenceRun : RunBasics {
   /// Per-call latencies kept per batch size in the result (evenly spread; 0: none), for
   /// gpuperf_compare's rank test. At most kMaxStoredLatencies.
   std::size_t keep_latencies = 1000;
-  /// After the sweep: make kKernelTraceCalls more calls at each measured batch size (after 3
-  /// untraced ones) under LibTorch's profiler and write their Chrome trace here; "" for none.
-  std::string kernel_trace;
+  /// kernel_trace (RunBasics): after the sweep, kKernelTraceCalls more calls at each measured
+  /// batch size (after 3 untraced ones) are traced.
   static constexpr int kKernelTraceCalls = 10;
 
   /// The batch sizes the sweep tries, in order: batch_sizes, or 1, 2, 4, ... then max_batch.

@@ -78,9 +78,7 @@ struct TrainingRun : RunBasics {
   MeasureOptions measure;                  ///< warm-up, windows, adaptive stopping
   bool telemetry = true;                   ///< sample NVML while timing (GPU only)
   double telemetry_period = 0.1;           ///< seconds between samples
-  /// After the timed windows: run steps_per_window more steps under LibTorch's profiler and
-  /// write their Chrome trace (CPU operators, GPU kernels) here; "" for none. Not in the figures.
-  std::string kernel_trace;
+  // kernel_trace (RunBasics): after the timed windows, steps_per_window more steps are traced.
 
   /// Throws ConfigError naming the first bad field ("TrainingRun::batch_size") and its value.
   void validate() const;
