@@ -25,7 +25,7 @@ import checker_harness
 # ---- The declared layers, bottom to top ---------------------------------------------------------
 LAYERS = {
     "core": ["base", "timing", "telemetry", "specs", "plan", "input", "serving", "results", "report", "advise"],
-    "torch": ["device", "optim", "amp", "models", "train", "infer", "micro", "distributed"],
+    "torch": ["device", "comm", "optim", "amp", "models", "train", "infer", "micro", "distributed"],
 }
 # Libraries in dependency order: a library may use every module of the libraries before it.
 LIBRARIES = ["core", "torch"]

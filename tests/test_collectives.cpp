@@ -12,8 +12,8 @@
 namespace {
 
 using Catch::Matchers::Contains;
+using gpuperf::C10dBackend;
 using gpuperf::Collective;
-using gpuperf::CollectiveBackend;
 
 // Small enough for a shared 2-core machine, still a median over windows.
 gpuperf::MicroOptions tiny_timing() {
@@ -95,13 +95,13 @@ TEST_CASE("collective options reject bad values, naming the field", "[micro]") {
 TEST_CASE("NCCL collectives are refused with the reason where the build cannot run them",
           "[micro]") {
   std::string reason;
-  if (gpuperf::collective_backend_available(CollectiveBackend::kNccl, &reason)) {
+  if (gpuperf::collective_backend_available(C10dBackend::kNccl, &reason)) {
     CHECK(reason.empty());
     return;
   }
   CHECK_THAT(reason, Contains("NCCL"));
   gpuperf::CollectiveOptions o;
-  o.backend = CollectiveBackend::kNccl;
+  o.backend = C10dBackend::kNccl;
   o.sizes = {1024};
   CHECK_THROWS_AS(gpuperf::run_collectives(o, tiny_timing()), gpuperf::ConfigError);
 }
@@ -112,7 +112,7 @@ TEST_CASE("Gloo collectives over 2 and 3 CPU ranks give the analytic sums and bu
           "[micro]") {
   for (const int ranks : {2, 3}) {
     gpuperf::CollectiveOptions o;
-    o.backend = CollectiveBackend::kGloo;
+    o.backend = C10dBackend::kGloo;
     o.ranks = ranks;
     o.sizes = {12 * 1024, 48 * 1024};
     // run_collectives checks each result once per size and throws on a wrong one.
@@ -150,7 +150,7 @@ TEST_CASE("Gloo collectives over 2 and 3 CPU ranks give the analytic sums and bu
 TEST_CASE("without Gloo headers the CPU collectives are refused with the package to install",
           "[micro]") {
   std::string reason;
-  CHECK_FALSE(gpuperf::collective_backend_available(CollectiveBackend::kGloo, &reason));
+  CHECK_FALSE(gpuperf::collective_backend_available(C10dBackend::kGloo, &reason));
   CHECK_THAT(reason, Contains("libgloo-dev"));
 }
 
@@ -181,7 +181,7 @@ TEST_CASE("NCCL collectives and P2P copies between two GPUs are correct", "[micr
   CHECK(find(p2p.results, "p2p/latency/1->0").unit == "us");
 
   gpuperf::CollectiveOptions o;
-  o.backend = CollectiveBackend::kNccl;
+  o.backend = C10dBackend::kNccl;
   o.ranks = 2;
   o.sizes = {1024.0 * 1024, 8.0 * 1024 * 1024};
   const auto results = gpuperf::run_collectives(o, tiny_timing());  // throws on a wrong sum

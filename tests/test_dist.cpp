@@ -101,7 +101,7 @@ struct Reference {
 // Two ranks, each on half the batch, through DataParallelSync; checks the broadcast and the
 // averaged gradients against the reference.
 void check_two_rank_gradients(torch::Device device0, torch::Device device1,
-                              gpuperf::DistBackend backend) {
+                              gpuperf::C10dBackend backend) {
   const Reference ref(device0);
   const int port = free_port();
   std::vector<torch::Tensor> weight_grads(2), bias_grads(2), weights(2);
@@ -261,7 +261,7 @@ TEST_CASE(
     "Two data-parallel ranks start from rank 0's weights and step with the full-batch "
     "gradient (fp64 reference)",
     "[dist]") {
-  check_two_rank_gradients(torch::kCPU, torch::kCPU, gpuperf::DistBackend::kGloo);
+  check_two_rank_gradients(torch::kCPU, torch::kCPU, gpuperf::C10dBackend::kGloo);
 }
 
 TEST_CASE("A data-parallel sync removes its gradient hooks when it goes", "[dist]") {
@@ -397,7 +397,7 @@ TEST_CASE("Data-parallel gradients of CUDA tensors over Gloo equal the full-batc
           "[dist][gpu]") {
   GPUPERF_REQUIRE_GPU();
   check_two_rank_gradients(torch::Device(torch::kCUDA, 0), torch::Device(torch::kCUDA, 0),
-                           gpuperf::DistBackend::kGloo);
+                           gpuperf::C10dBackend::kGloo);
 }
 #endif
 
@@ -405,7 +405,7 @@ TEST_CASE("Two NCCL ranks on two GPUs get the full-batch gradient (fp64 referenc
           "[dist][gpu][gpu2]") {
   GPUPERF_REQUIRE_TWO_GPUS();
   check_two_rank_gradients(torch::Device(torch::kCUDA, 0), torch::Device(torch::kCUDA, 1),
-                           gpuperf::DistBackend::kNccl);
+                           gpuperf::C10dBackend::kNccl);
 }
 
 TEST_CASE("Two NCCL ranks training in a captured CUDA graph end with identical parameters",

@@ -189,7 +189,7 @@ void add_distributed_options(CLI::App& app, TrainingOptions& o) {
 // The data-parallel settings, parsed once.
 DataParallelRun typed_data_parallel(const TrainingOptions& o) {
   DataParallelRun dp = o.data_parallel;
-  dp.group.backend = parse_dist_backend(o.dist_backend);
+  dp.group.backend = parse_c10d_backend(o.dist_backend, "ProcessGroupOptions::backend");
   require_setting(dp.group.timeout_seconds > 0 && std::isfinite(dp.group.timeout_seconds),
                   "dist-timeout", dp.group.timeout_seconds, "> 0");
   require_setting(o.bucket_mib > 0 && std::isfinite(o.bucket_mib), "bucket-mib", o.bucket_mib,

@@ -7,6 +7,7 @@
 #include "gpuperf/device/device.h"
 #include "gpuperf/device/kernel_trace.h"
 #include "gpuperf/device/torch_choices.h"
+#include "gpuperf/comm/backend.h"
 #include "gpuperf/optim/fused_optimizer.h"
 #include "gpuperf/amp/autocast.h"
 #include "gpuperf/amp/grad_scaler.h"

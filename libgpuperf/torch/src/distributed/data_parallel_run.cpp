@@ -64,9 +64,7 @@ std::vector<std::pair<std::string, std::string>> shared_settings(const TrainingR
       {"MeasureOptions::windows", std::to_string(m.windows)},
       {"DataParallelOptions::bucket_bytes", number(options.sync.bucket_bytes)},
       {"DataParallelOptions::overlap", options.sync.overlap ? "on" : "off"},
-      {"ProcessGroupOptions::backend", options.group.backend == DistBackend::kNccl   ? "nccl"
-                                       : options.group.backend == DistBackend::kGloo ? "gloo"
-                                                                                     : "auto"},
+      {"ProcessGroupOptions::backend", to_string(options.group.backend)},
   };
 }
 

@@ -33,13 +33,6 @@
 
 namespace gpuperf {
 
-DistBackend parse_dist_backend(const std::string& text, const std::string& option) {
-  if (text == "auto") return DistBackend::kAuto;
-  if (text == "nccl") return DistBackend::kNccl;
-  if (text == "gloo") return DistBackend::kGloo;
-  throw ConfigError(option, "unknown value '" + text + "' (choose auto, nccl or gloo)");
-}
-
 #if GPUPERF_WITH_GLOO || GPUPERF_WITH_NCCL
 
 struct ProcessGroup::Impl {
@@ -283,17 +276,15 @@ ProcessGroup::ProcessGroup(const LaunchEnv& env, const torch::Device& device,
     : impl_(std::make_unique<Impl>()) {
   options.validate();
   impl_->env = env;
-  DistBackend backend = options.backend;
-  if (backend == DistBackend::kAuto)
-    backend = device.is_cuda() ? DistBackend::kNccl : DistBackend::kGloo;
-  if (backend == DistBackend::kNccl && !device.is_cuda()) {
+  const C10dBackend backend = resolve_c10d_backend(options.backend, device);
+  if (backend == C10dBackend::kNccl && !device.is_cuda()) {
     throw ConfigError("ProcessGroupOptions::backend", "nccl",
                       "NCCL needs CUDA devices; device is " + device.str());
   }
   const auto timeout =
       std::max(std::chrono::milliseconds(std::llround(options.timeout_seconds * 1e3)),
                std::chrono::milliseconds(1));
-  if (backend == DistBackend::kGloo) {
+  if (backend == C10dBackend::kGloo) {
 #if GPUPERF_WITH_GLOO
     impl_->store = join_store(env, timeout);
     agree_or_fail(*impl_->store, env, options);

@@ -42,13 +42,9 @@
 
 namespace gpuperf {
 
-std::string to_string(CollectiveBackend backend) {
-  return backend == CollectiveBackend::kNccl ? "nccl" : "gloo";
-}
-
-bool collective_backend_available(CollectiveBackend backend, std::string* reason) {
+bool collective_backend_available(C10dBackend backend, std::string* reason) {
   std::string why;
-  if (backend == CollectiveBackend::kNccl) {
+  if (backend != C10dBackend::kGloo) {
 #if !GPUPERF_WITH_CUDA
     why = "NCCL collectives need a CUDA LibTorch; this build has none";
 #elif !GPUPERF_WITH_NCCL
@@ -96,6 +92,10 @@ std::string check_collective_output(Collective c, const torch::Tensor& output, i
 }
 
 void CollectiveOptions::validate() const {
+  if (backend == C10dBackend::kAuto) {
+    throw ConfigError("CollectiveOptions::backend", "auto",
+                      "must be nccl or gloo: the microbenchmark times the backend it is given");
+  }
   if (ranks < 2) {
     throw ConfigError("CollectiveOptions::ranks", "must be >= 2, got " + std::to_string(ranks));
   }
@@ -183,7 +183,7 @@ struct Group {
 Group make_group(const CollectiveOptions& o, const c10::intrusive_ptr<c10d::Store>& store,
                  int rank) {
   const auto timeout = std::chrono::milliseconds(static_cast<long long>(o.timeout_seconds * 1e3));
-  if (o.backend == CollectiveBackend::kGloo) {
+  if (o.backend == C10dBackend::kGloo) {
 #if GPUPERF_WITH_GLOO
     auto options = c10d::ProcessGroupGloo::Options::create(timeout);
     // Loopback by address: createDefaultDevice() resolves the host name, which fails in chroots
@@ -212,10 +212,10 @@ Group make_group(const CollectiveOptions& o, const c10::intrusive_ptr<c10d::Stor
 
 // One call of the collective, waited for as torch.distributed's synchronous calls wait: for
 // NCCL the current stream waits for NCCL's (no host block), for Gloo the host waits.
-std::function<void()> make_call(Group& group, CollectiveBackend backend, Collective c,
+std::function<void()> make_call(Group& group, C10dBackend backend, Collective c,
                                 torch::Tensor& input, torch::Tensor& output, int ranks) {
   compat::C10dBackend& pg = *group.backend;
-  const bool flat = backend == CollectiveBackend::kNccl;  // NCCL takes flat buffers directly
+  const bool flat = backend == C10dBackend::kNccl;  // NCCL takes flat buffers directly
   switch (c) {
     case Collective::kAllReduce:
       return [&pg, &input] {
@@ -252,7 +252,7 @@ void drain(const torch::Device& device) {
 void run_rank(int rank, const CollectiveOptions& o, const MicroOptions& timing,
               const std::vector<Plan>& plans, const c10::intrusive_ptr<c10d::Store>& store,
               HostBarrier& barrier, RankOutcome& out) {
-  const bool nccl = o.backend == CollectiveBackend::kNccl;
+  const bool nccl = o.backend == C10dBackend::kNccl;
   const torch::Device device =
       nccl ? torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(rank))
            : torch::Device(torch::kCPU);
@@ -389,7 +389,7 @@ std::vector<MicroResult> run_collectives(const CollectiveOptions& o, const Micro
   timing.validate();
   std::string reason;
   if (!collective_backend_available(o.backend, &reason)) throw ConfigError(reason);
-  const bool nccl = o.backend == CollectiveBackend::kNccl;
+  const bool nccl = o.backend == C10dBackend::kNccl;
   if (nccl && o.ranks > cuda_device_count()) {
     throw ConfigError("NCCL collectives over " + std::to_string(o.ranks) + " ranks need " +
                       std::to_string(o.ranks) + " GPUs, found " +

@@ -64,11 +64,11 @@ void run_interconnect(const MicroRun& run, const MicroOptions& options, bool cud
     for (auto& r : p2p.results) add(std::move(r));
     report.peer_links = std::move(p2p.links);
     for (auto& w : p2p.warnings) report.warnings.push_back(std::move(w));
-    collectives.backend = CollectiveBackend::kNccl;
+    collectives.backend = C10dBackend::kNccl;
     collectives.ranks = ranks;
     report.interconnect = "NCCL through c10d, " + std::to_string(ranks) + " GPUs";
   } else {
-    collectives.backend = CollectiveBackend::kGloo;
+    collectives.backend = C10dBackend::kGloo;
     report.warnings.push_back(
         collective_backend_available(collectives.backend, nullptr)
             ? "interconnect: no CUDA GPU, so no P2P copies; the collectives ran on the CPU with "

@@ -15,24 +15,14 @@
 #include <utility>
 #include <vector>
 
+#include "gpuperf/comm/backend.h"
 #include "gpuperf/distributed/launch_env.h"
 
 namespace gpuperf {
 
-/// Which c10d backend carries the collectives.
-enum class DistBackend {
-  kAuto,  ///< NCCL for CUDA devices, Gloo for the CPU
-  kNccl,
-  kGloo,
-};
-
-/// Parses "auto", "nccl", "gloo"; ConfigError naming --<option> otherwise.
-[[nodiscard]] DistBackend parse_dist_backend(const std::string& text,
-                                             const std::string& option = "dist-backend");
-
 /// How a process joins the job.
 struct ProcessGroupOptions {
-  DistBackend backend = DistBackend::kAuto;
+  C10dBackend backend = C10dBackend::kAuto;
   /// Longest wait for the other ranks, at the rendezvous (joining the store and connecting the
   /// group together) and in any collective: a rank that died or hangs makes the others fail
   /// with an error after this long instead of waiting forever. From 1 ms to a day.

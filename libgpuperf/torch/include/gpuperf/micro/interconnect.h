@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "gpuperf/comm/backend.h"
 #include "gpuperf/results/interconnect_result.h"
 #include "gpuperf/micro/micro.h"
 #include "gpuperf/results/micro_result.h"
@@ -45,19 +46,14 @@ struct P2pReport {
 [[nodiscard]] std::vector<PeerLink> describe_peer_links(const std::vector<int>& devices,
                                                         std::vector<std::string>* warnings);
 
-/// Which c10d backend runs the collectives.
-enum class CollectiveBackend { kNccl, kGloo };
-/// "nccl" or "gloo".
-[[nodiscard]] std::string to_string(CollectiveBackend backend);
 /// Whether this build has `backend` (compiled in; NCCL also needs a CUDA LibTorch and nccl.h
 /// at build time, Gloo its headers); when not, `reason` says why.
-[[nodiscard]] bool collective_backend_available(CollectiveBackend backend,
-                                                std::string* reason = nullptr);
+[[nodiscard]] bool collective_backend_available(C10dBackend backend, std::string* reason = nullptr);
 
 /// What run_collectives() runs; timing (warm-up, calls per window, windows) is a MicroOptions.
 struct CollectiveOptions {
-  CollectiveBackend backend = CollectiveBackend::kNccl;
-  int ranks = 2;  ///< threads, one rank each; NCCL: rank r on cuda:r
+  C10dBackend backend = C10dBackend::kNccl;  ///< nccl or gloo (validate() refuses auto)
+  int ranks = 2;                             ///< threads, one rank each; NCCL: rank r on cuda:r
   std::vector<Collective> collectives = all_collectives();
   std::vector<double> sizes;     ///< nccl-tests' size S in bytes, fp32 elements; must not be empty
   bool check_results = true;     ///< verify each collective's result once per size
