@@ -10,8 +10,10 @@
 
 #include "gpuperf/base/format.h"
 #include "gpuperf/base/error.h"
+#include "gpuperf/report/micro_markdown.h"
 #include "gpuperf/results/export.h"
 #include "gpuperf/results/interconnect_result.h"
+#include "gpuperf/results/micro_datasheet.h"
 #include "gpuperf/results/micro_result.h"
 #include "gpuperf/specs/specs.h"
 

@@ -16,6 +16,10 @@
 #include "gpuperf/device/device.h"
 #include "gpuperf/micro/micro.h"
 #include "gpuperf/micro/micro_run.h"
+#include "gpuperf/report/micro_markdown.h"
+#include "gpuperf/results/micro_datasheet.h"
+#include "gpuperf/results/micro_math.h"
+#include "gpuperf/results/micro_parse.h"
 #include "gpuperf/results/micro_result.h"
 #include "gpuperf/specs/specs.h"
 

@@ -6,6 +6,8 @@
 
 #include "gpuperf/base/files.h"
 #include "gpuperf/micro/micro_run.h"
+#include "gpuperf/report/micro_markdown.h"
+#include "gpuperf/results/micro_parse.h"
 #include "gpuperf/specs/specs.h"
 #include "memory_errors.h"
 #include "program.h"

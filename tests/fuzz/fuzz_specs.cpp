@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "fuzz_common.h"
+#include "gpuperf/results/micro_datasheet.h"
 #include "gpuperf/results/micro_result.h"
 
 namespace {

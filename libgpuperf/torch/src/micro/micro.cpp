@@ -17,6 +17,7 @@
 #include "gpuperf/base/error.h"
 #include "micro/micro_internal.h"
 #include "gpuperf/base/format.h"
+#include "gpuperf/results/micro_math.h"
 #include "gpuperf/timing/measure.h"
 #include "gpuperf/device/cuda_timer.h"
 

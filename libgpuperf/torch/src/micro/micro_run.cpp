@@ -15,6 +15,7 @@
 #include "gpuperf/base/timestamp.h"
 #include "gpuperf/device/device.h"
 #include "gpuperf/micro/interconnect.h"
+#include "gpuperf/results/micro_datasheet.h"
 #include "gpuperf/specs/specs.h"
 
 namespace gpuperf {
