@@ -192,3 +192,25 @@ TEST_CASE("NCCL collectives and P2P copies between two GPUs are correct", "[micr
     CHECK(r.value() > 0);
   }
 }
+
+TEST_CASE("one c10d backend for process groups and collectives: names, auto, refusals",
+          "[collectives]") {
+  CHECK(gpuperf::parse_c10d_backend("auto", "f") == C10dBackend::kAuto);
+  CHECK(gpuperf::parse_c10d_backend("nccl", "f") == C10dBackend::kNccl);
+  CHECK(gpuperf::parse_c10d_backend("gloo", "f") == C10dBackend::kGloo);
+  CHECK_THROWS_WITH(gpuperf::parse_c10d_backend("mpi", "ProcessGroupOptions::backend"),
+                    Contains("ProcessGroupOptions::backend") && Contains("'mpi'"));
+  for (const auto b : {C10dBackend::kAuto, C10dBackend::kNccl, C10dBackend::kGloo}) {
+    CHECK(gpuperf::parse_c10d_backend(gpuperf::to_string(b), "f") == b);
+  }
+  // auto: NCCL between CUDA devices, Gloo on the CPU; a named backend stays as named.
+  CHECK(gpuperf::resolve_c10d_backend(C10dBackend::kAuto, torch::kCPU) == C10dBackend::kGloo);
+  CHECK(gpuperf::resolve_c10d_backend(C10dBackend::kAuto, torch::Device(torch::kCUDA, 0)) ==
+        C10dBackend::kNccl);
+  CHECK(gpuperf::resolve_c10d_backend(C10dBackend::kGloo, torch::Device(torch::kCUDA, 0)) ==
+        C10dBackend::kGloo);
+  // The collective microbenchmark times the backend it is given: auto is refused by field.
+  gpuperf::CollectiveOptions o;
+  o.backend = C10dBackend::kAuto;
+  CHECK_THROWS_WITH(o.validate(), Contains("CollectiveOptions::backend"));
+}
