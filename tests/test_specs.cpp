@@ -1215,7 +1215,7 @@ TEST_CASE("on several GPUs the memory need is the per-GPU need of the sharding t
   std::ostringstream table;
   gpuperf::write_advice(table, request, ranking);
   CHECK_THAT(table.str(), Catch::Contains("| H100 SXM5 80GB | ZeRO-2 | 65 GB / 80 GB |") &&
-                              Catch::Contains("| H200 SXM 141GB | ZeRO-1 | 96 GB / 141 GB |") &&
+                              Catch::Contains("| H200 SXM 141GB | ZeRO-1 | 96.05 GB / 141 GB |") &&
                               Catch::Contains("| GeForce RTX 4090 | no | 34.2 GB / 24 GB |"));
 
   // 30e9 on 8 H200s: ZeRO-2 60e9 + 52.5e9 + 8.05e9 = 120.55e9 fits; on 8 H100s only ZeRO-3,
