@@ -24,8 +24,8 @@
 
 #include "gpuperf/base/error.h"
 #include "gpuperf/distributed/data_parallel.h"
-#include "gpuperf/distributed/launch_env.h"
-#include "gpuperf/distributed/process_group.h"
+#include "gpuperf/comm/launch_env.h"
+#include "gpuperf/comm/process_group.h"
 #include "gpuperf/train/train_step.h"
 
 namespace {

@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "gpuperf/distributed/process_group.h"
+#include "gpuperf/comm/process_group.h"
 #include "gpuperf/train/gradient_sync.h"
 
 namespace gpuperf {

@@ -13,8 +13,8 @@
 #include <limits>
 
 #include "gpuperf/distributed/data_parallel.h"
-#include "gpuperf/distributed/launch_env.h"
-#include "gpuperf/distributed/process_group.h"
+#include "gpuperf/comm/launch_env.h"
+#include "gpuperf/comm/process_group.h"
 #include "gpuperf/train/training_run.h"
 
 namespace gpuperf {

@@ -1,4 +1,4 @@
-#include "gpuperf/distributed/launch_env.h"
+#include "gpuperf/comm/launch_env.h"
 
 #include <cstdlib>
 #include <string>

@@ -1,6 +1,6 @@
 // ProcessGroup over c10d. Only this translation unit includes c10d's process-group headers,
 // which compile only with USE_C10D_GLOO / USE_C10D_NCCL defined (libgpuperf/CMakeLists.txt).
-#include "gpuperf/distributed/process_group.h"
+#include "gpuperf/comm/process_group.h"
 
 #include <algorithm>
 #include <chrono>

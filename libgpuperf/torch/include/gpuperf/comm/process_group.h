@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "gpuperf/comm/backend.h"
-#include "gpuperf/distributed/launch_env.h"
+#include "gpuperf/comm/launch_env.h"
 
 namespace gpuperf {
 
