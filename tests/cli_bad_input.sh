@@ -97,5 +97,18 @@ if [ "$rc" -ne 1 ] || ! grep -q -- "--csv: the run finished, but its CSV was not
 else
   echo "ok: a write failing after the run: exit 1, $(cat "$work/late.err")"
 fi
+# A library warning reaches the console in the program's words (its flags) and the record in the
+# library's (the fields): an adaptive run far over its time limit.
+"$program" --device cpu --batch-size 2 --warmup 0 --steps-per-window 5 --adaptive --max-seconds 0.0001 \
+  --min-windows 2 --json "$work/limit.json" >"$work/limit.out" 2>&1
+rc=$?
+if [ "$rc" -ne 0 ] || ! grep -q -- "against --max-seconds" "$work/limit.out" ||
+   grep -q "MeasureOptions::" "$work/limit.out" ||
+   ! grep -q "against MeasureOptions::max_seconds" "$work/limit.json"; then
+  echo "FAIL: a warning in the program's words: exit $rc; console: $(grep -i "max.seconds" "$work/limit.out")"
+  failures=$((failures + 1))
+else
+  echo "ok: a warning in the program's words: $(grep -o "against --max-seconds[^;]*" "$work/limit.out" | head -1)"
+fi
 echo "$failures failure(s)"
 [ "$failures" -eq 0 ]

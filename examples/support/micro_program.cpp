@@ -192,7 +192,9 @@ int run_micro_program(int argc, const char* const* argv) {
     });
     refuse_allocation_failures(report, sizes);
     std::ostringstream markdown;
-    write_markdown(markdown, report);
+    MicroReport shown = report;  // the tables in the program's words, the JSON in the library's
+    for (auto& warning : shown.warnings) warning = in_flags(app, warning);
+    write_markdown(markdown, shown);
     // The tables are the console text; with --markdown - they are that output instead.
     if (!is_stdout_path(o.markdown_path)) outputs.console() << markdown.str() << "\n";
     outputs.write("markdown", markdown.str());

@@ -80,22 +80,6 @@ std::string flag_of(const CLI::App& app, const std::string& field) {
   return app.get_option_no_throw("--" + flag) != nullptr ? "--" + flag : bare;
 }
 
-// A library message as this program's user reads it: every "Owner::field" this program has a
-// flag for spelled as the flag ("Try a smaller TrainingRun::batch_size" -> "--batch-size").
-std::string in_flags(const CLI::App& app, const std::string& text) {
-  static const std::regex field(R"(\b[A-Z][A-Za-z0-9]*::[a-z_][a-z0-9_]*\b)");
-  std::string out;
-  auto last = text.cbegin();
-  for (std::sregex_iterator it(text.begin(), text.end(), field), end; it != end; ++it) {
-    const std::string flag = flag_of(app, it->str());
-    out.append(last, text.cbegin() + it->position());
-    out += flag.rfind("--", 0) == 0 ? flag : it->str();
-    last = text.cbegin() + it->position() + it->length();
-  }
-  out.append(last, text.cend());
-  return out;
-}
-
 // A library ConfigError as this program's user reads it: fields spelled as flags.
 std::string usage_message(const CLI::App& app, const ConfigError& e) {
   if (e.field().empty()) return in_flags(app, e.what());
@@ -343,6 +327,22 @@ std::string strict_number(NumberKind kind, std::string& value) {
 }
 
 }  // namespace
+
+// A library message as this program's user reads it: every "Owner::field" this program has a
+// flag for spelled as the flag ("Try a smaller TrainingRun::batch_size" -> "--batch-size").
+std::string in_flags(const CLI::App& app, const std::string& text) {
+  static const std::regex field(R"(\b[A-Z][A-Za-z0-9]*::[a-z_][a-z0-9_]*\b)");
+  std::string out;
+  auto last = text.cbegin();
+  for (std::sregex_iterator it(text.begin(), text.end(), field), end; it != end; ++it) {
+    const std::string flag = flag_of(app, it->str());
+    out.append(last, text.cbegin() + it->position());
+    out += flag.rfind("--", 0) == 0 ? flag : it->str();
+    last = text.cbegin() + it->position() + it->length();
+  }
+  out.append(last, text.cend());
+  return out;
+}
 
 void install_stop_signal_handlers(const std::string& program) {
   static bool installed = false;

@@ -39,6 +39,11 @@ inline constexpr int kExitOutOfMemory = 3;  ///< the device ran out of memory
 int run_program(CLI::App& app, int argc, const char* const* argv, const std::function<int()>& body,
                 std::ostream& out = std::cout, std::ostream& err = std::cerr);
 
+/// A library message as this program's user reads it: every "Owner::field" the program has a
+/// flag for spelled as that flag ("Try a smaller TrainingRun::batch_size" -> "--batch-size"); what
+/// the records keep stays in the library's words.
+[[nodiscard]] std::string in_flags(const CLI::App& app, const std::string& text);
+
 /// Exit status of a program ended by signal `signal_number`, as a shell reports it: 128 + N
 /// (130 SIGINT, 143 SIGTERM, 129 SIGHUP).
 [[nodiscard]] constexpr int exit_code_for_signal(int signal_number) { return 128 + signal_number; }

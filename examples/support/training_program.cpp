@@ -201,9 +201,11 @@ DataParallelRun typed_data_parallel(const TrainingOptions& o) {
   return dp;
 }
 
-void print_and_write(const RunRecord& record, const ResultOutputs& outputs,
+void print_and_write(const CLI::App& app, const RunRecord& record, const ResultOutputs& outputs,
                      const std::string& unit) {
-  write_text(outputs.console(), record, unit);
+  RunRecord shown = record;  // the console in the program's words, the record in the library's
+  for (auto& warning : shown.warnings) warning = in_flags(app, warning);
+  write_text(outputs.console(), shown, unit);
   if (record.telemetry.available) write_telemetry_summary(outputs.console(), record.telemetry);
   write_results(outputs, record);
 }
@@ -304,17 +306,17 @@ int run_training_program(int argc, const char* const* argv, const TrainingDefaul
     return with_memory_errors("--batch-size " + o.batch_size, [&] {
       if (env) {
         const RunRecord record = run_data_parallel_training(run, *env, data_parallel);
-        if (env->rank == 0) print_and_write(record, outputs, defaults.unit);
+        if (env->rank == 0) print_and_write(app, record, outputs, defaults.unit);
         return kExitOk;
       }
       if (!largest_batch) {
-        print_and_write(run_training(run), outputs, defaults.unit);
+        print_and_write(app, run_training(run), outputs, defaults.unit);
         return kExitOk;
       }
       BatchSearchOptions search;
       search.start = run.batch_size;
       const RunRecord record = run_training_at_largest_batch(run, search);
-      print_and_write(record, outputs, defaults.unit);
+      print_and_write(app, record, outputs, defaults.unit);
       return kExitOk;
     });
   });
