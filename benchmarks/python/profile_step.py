@@ -140,20 +140,25 @@ def print_classes(title, events, steps, top, batch_size=None):
         print(f"    {t / steps:9.1f} us/step {count / steps:5.1f}x  [{cls.split()[0]}] {name[:110]}")
 
 
+def read_trace_events(path):
+    """The events of a Chrome trace (.json or .json.gz); OSError or ValueError when unreadable."""
+    import gzip
+    import json
+    with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
+        trace = json.load(f)
+    return trace.get("traceEvents", trace) if isinstance(trace, dict) else trace
+
+
 def classify_trace(path, steps, top, batch_size):
     """The GPU kernels (and memory copies/sets) of a Chrome trace (.json or .json.gz), by class,
     per step; how much of the span from the first kernel's start to the last one's end the GPU
     was busy; and how long kernels overlapped, which makes their durations add up to more than
     the busy time."""
-    import gzip
-    import json
     try:
-        with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
-            trace = json.load(f)
+        events = read_trace_events(path)
     except (OSError, ValueError) as e:
         print(f"error: --trace {path}: {e}", file=sys.stderr)
         return 2
-    events = trace.get("traceEvents", trace) if isinstance(trace, dict) else trace
     gpu = [e for e in events if isinstance(e, dict) and e.get("ph") == "X"
            and e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")]
     if not gpu:

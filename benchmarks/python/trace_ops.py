@@ -14,23 +14,22 @@ their input dimensions and types, the launch grid and the kernel's duration in m
 """
 import argparse
 import collections
-import json
 import sys
+
+from profile_step import read_trace_events
 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("trace", help="a Chrome trace (JSON) from --kernel-trace")
+    p.add_argument("trace", help="a Chrome trace (.json or .json.gz) from --kernel-trace")
     p.add_argument("pattern", help="a substring of the kernel names to explain")
     p.add_argument("--top", type=int, default=30, help="rows to print (default 30)")
     a = p.parse_args()
     try:
-        with open(a.trace) as f:
-            events = json.load(f)
+        events = read_trace_events(a.trace)
     except (OSError, ValueError) as e:
         print(f"trace_ops.py: cannot read {a.trace}: {e}", file=sys.stderr)
         return 2
-    events = events.get("traceEvents", []) if isinstance(events, dict) else events
     ops = collections.defaultdict(list)
     for e in events:
         args = e.get("args") or {}

@@ -4,10 +4,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <iomanip>
 #include <limits>
 #include <map>
-#include <sstream>
 #include <tuple>
 
 #include "gpuperf/base/error.h"

@@ -6,7 +6,6 @@
 #include <torch/utils.h>
 #include <torch/version.h>
 
-#include <cmath>
 #include <functional>
 #include <memory>
 #include <optional>
