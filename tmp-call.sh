@@ -1,17 +1,35 @@
 #!/usr/bin/env bash
-# Device call: the whole GPU tree after the comm move (NCCL process group, collectives), then
-# every single-GPU test (label gpu) and the installed-programs check.
+# Device call: the linear layers' bias-gradient kernels (with GELU's backward), SwiGLU and rotary
+# kernels: their fp64 tests, the GPT-2 step's profile, GPT-2 124M side by side with torch.compile
+# (2 repeats) and the Llama-style 1B side by side (1 repeat).
 set -uo pipefail
 source .deps/env.sh
 mkdir -p "$OUT/logs"
-finish() { tar czf "$OUT/logs.tgz" -C "$OUT" logs; rm -rf "$OUT/logs"; }
 start=$(date +%s)
+left() { echo $(( ${DEADLINE:-585} - ($(date +%s) - start) )); }
+cap() { local l; l=$(left); [ "$l" -lt "$1" ] && echo "$l" || echo "$1"; }
+finish() { tar czf "$OUT/logs.tgz" -C "$OUT" logs; rm -rf "$OUT/logs"; }
 { cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release &&
-  timeout 400 cmake --build build-gpu -j16; } >"$OUT/logs/build.log" 2>&1
-rc=$?; echo "build rc=$rc after $(( $(date +%s) - start )) s"
-if [ $rc -ne 0 ]; then grep -B2 -A12 "error" "$OUT/logs/build.log" | head -80; tail -5 "$OUT/logs/build.log"; finish; exit 1; fi
-left=$(( 560 - ($(date +%s) - start) ))
-timeout $left ctest --test-dir build-gpu -L '^gpu$' -j4 --output-on-failure >"$OUT/logs/ctest-gpu.txt" 2>&1
-echo "ctest rc=$? after $(( $(date +%s) - start )) s"
-grep -E "tests passed|Failed|\*\*\*|Not Run|Timeout" "$OUT/logs/ctest-gpu.txt" | head -40
+  cmake --build build-gpu -j16 --target lm_benchmark test_transformer; } >"$OUT/logs/build.log" 2>&1 ||
+  { grep -B2 -A12 "error" "$OUT/logs/build.log" | head -100; finish; exit 1; }
+echo "built after $(( $(date +%s) - start )) s"
+timeout "$(cap 90)" ./build-gpu/tests/test_transformer "[gpu]" >"$OUT/logs/test_transformer_gpu.txt" 2>&1
+echo "gpu cases rc=$?"; grep -E -B3 -A12 "FAILED|failed" "$OUT/logs/test_transformer_gpu.txt" | head -60
+tail -3 "$OUT/logs/test_transformer_gpu.txt"
+echo "== graph profile (gpt2)"
+timeout "$(cap 60)" ./build-gpu/examples/lm_benchmark --model gpt2 --batch-size 16 --seq-len 1024 --warmup 5 \
+  --steps-per-window 10 --windows 1 --quiet --json '' \
+  --kernel-trace "$OUT/logs/gpuperf_trace.json" >"$OUT/logs/profile_run.txt" 2>&1
+python3 benchmarks/python/profile_step.py --trace "$OUT/logs/gpuperf_trace.json" --steps 10 \
+  --batch-size 16 --top 30 >"$OUT/logs/gpuperf_profile.txt" 2>&1
+rm -f "$OUT/logs/gpuperf_trace.json"
+head -26 "$OUT/logs/gpuperf_profile.txt"
+echo "== gpt2 side by side ($(left) s left)"
+LM_PEER_VARIANTS="compile" timeout "$(cap 250)" \
+  benchmarks/lm_side_by_side.sh build-gpu "$OUT/logs/lm" 2 gpt2 >"$OUT/logs/lm.txt" 2>&1
+echo "side-by-side rc=$?"; cat "$OUT/logs/lm/lm.md" 2>/dev/null || tail -20 "$OUT/logs/lm.txt"
+echo "== llama-1b side by side ($(left) s left)"
+LM_PEER_VARIANTS="compile" timeout "$(cap 200)" \
+  benchmarks/lm_side_by_side.sh build-gpu "$OUT/logs/lm-llama" 1 llama-1b >"$OUT/logs/lm-llama.txt" 2>&1
+echo "side-by-side rc=$?"; cat "$OUT/logs/lm-llama/lm.md" 2>/dev/null || tail -20 "$OUT/logs/lm-llama.txt"
 finish

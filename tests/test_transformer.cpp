@@ -10,6 +10,7 @@
 #include <fstream>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpuperf/amp/autocast.h"
@@ -575,4 +576,197 @@ TEST_CASE("GPT-2 and Llama blocks run with their add pending are the blocks run 
   const auto [hl, ffn] = block->forward_pending(x, pending, llama->rope_cos, llama->rope_sin);
   CHECK(torch::allclose(hl + ffn, block->forward(x + pending, llama->rope_cos, llama->rope_sin),
                         1e-6, 1e-6));
+}
+
+namespace {
+
+// Largest difference relative to the reference's largest magnitude.
+double relative_error(const torch::Tensor& got, const torch::Tensor& reference) {
+  return (got.detach().to(torch::kDouble) - reference).abs().max().item<double>() /
+         reference.abs().max().item<double>();
+}
+
+torch::Tensor f64(const torch::Tensor& t) {
+  return t.detach().to(torch::kDouble).requires_grad_(true);
+}
+
+// One rounding to `dtype` (half an ulp: 2^-9 in bf16, 2^-12 in fp16) relative to the largest
+// magnitude, or float32 arithmetic's error.
+double rounded_once(torch::ScalarType dtype) {
+  return dtype == torch::kBFloat16 ? 4e-3 : (dtype == torch::kHalf ? 5e-4 : 1e-5);
+}
+
+torch::Tensor rotate_half64(const torch::Tensor& x) {
+  const std::int64_t half = x.size(-1) / 2;
+  return torch::cat({-x.narrow(-1, half, half), x.narrow(-1, 0, half)}, -1);
+}
+
+// Rotary tables as the Llama model builds them: position t, frequency 10000^(-2i / width).
+std::pair<torch::Tensor, torch::Tensor> rotary_tables(std::int64_t positions, std::int64_t width,
+                                                      const torch::TensorOptions& on) {
+  const torch::Tensor i = torch::arange(0, width, 2, torch::kDouble);
+  const torch::Tensor angles = torch::outer(torch::arange(positions, torch::kDouble),
+                                            torch::pow(10000.0, -i / static_cast<double>(width)))
+                                   .repeat({1, 2});
+  return {angles.cos().to(torch::kFloat).to(on.device()),
+          angles.sin().to(torch::kFloat).to(on.device())};
+}
+
+// linear_activation() on CUDA under `dtype` (autocast to it; float32: autocast off) against
+// activation(x W^T + b) in float64 from the same rounded inputs: values and the gradients of x,
+// weight and bias.
+void check_linear(torch::ScalarType dtype, std::vector<std::int64_t> shape, std::int64_t out,
+                  gpuperf::Activation activation) {
+  const auto on = torch::TensorOptions().device(torch::kCUDA);
+  const std::int64_t in = shape.back();
+  const torch::Tensor x = torch::randn(shape, on).to(dtype).requires_grad_(true);
+  const torch::Tensor weight =
+      (torch::randn({out, in}, on) / std::sqrt(static_cast<double>(in))).requires_grad_(true);
+  const torch::Tensor bias = torch::randn({out}, on).requires_grad_(true);
+  std::vector<std::int64_t> out_shape = shape;
+  out_shape.back() = out;
+  const torch::Tensor grad_y = torch::randn(out_shape, on).to(dtype).to(torch::kFloat);
+  torch::Tensor y;
+  {
+    gpuperf::AutocastGuard autocast(torch::kCUDA, dtype == torch::kFloat ? torch::kBFloat16 : dtype,
+                                    dtype != torch::kFloat);
+    REQUIRE(gpuperf::fused_linear_applies(x, weight, bias));
+    y = gpuperf::linear_activation(x, weight, bias, activation);
+  }
+  REQUIRE(y.scalar_type() == dtype);
+  (y.to(torch::kFloat) * grad_y).sum().backward();
+  REQUIRE(weight.grad().scalar_type() == torch::kFloat);
+  REQUIRE(bias.grad().scalar_type() == torch::kFloat);
+
+  // The reference reads what the GEMM reads: x and the weight and bias rounded to `dtype`.
+  const torch::Tensor x64 = f64(x);
+  const torch::Tensor w64 = weight.detach().to(dtype).to(torch::kDouble).requires_grad_(true);
+  const torch::Tensor b64 = bias.detach().to(dtype).to(torch::kDouble).requires_grad_(true);
+  torch::Tensor y64 = torch::linear(x64, w64, b64);
+  if (activation == gpuperf::Activation::kGeluTanh) y64 = torch::gelu(y64, "tanh");
+  (y64 * grad_y.to(torch::kDouble)).sum().backward();
+  // A 16-bit GEMM reads rounded inputs and rounds its output once; its gradients read the rounded
+  // output gradient: a few roundings of `dtype`.
+  const double tolerance = dtype == torch::kFloat ? 1e-5 : 4 * rounded_once(dtype);
+  CHECK(relative_error(y, y64) < tolerance);
+  CHECK(relative_error(x.grad(), x64.grad()) < tolerance);
+  CHECK(relative_error(weight.grad(), w64.grad()) < tolerance);
+  CHECK(relative_error(bias.grad(), b64.grad()) < tolerance);
+}
+
+}  // namespace
+
+TEST_CASE("linear_activation's bias (and GELU) gradient kernels match fp64", "[models][lm][gpu]") {
+  GPUPERF_REQUIRE_GPU();
+  torch::manual_seed(11);
+  for (const auto dtype : {torch::kBFloat16, torch::kHalf, torch::kFloat}) {
+    for (const auto activation : {gpuperf::Activation::kNone, gpuperf::Activation::kGeluTanh}) {
+      // GPT-2's projection widths; a width past one block of columns but not a multiple of it;
+      // more rows than the kernel's parts x 8.
+      for (const auto& [shape, out] :
+           std::vector<std::pair<std::vector<std::int64_t>, std::int64_t>>{
+               {{3, 37, 768}, 2304}, {{2, 50, 768}, 3072}, {{2, 9, 64}, 264}, {{4, 600, 64}, 40}}) {
+        INFO("dtype " << c10::toString(dtype) << ", GELU "
+                      << (activation == gpuperf::Activation::kGeluTanh) << ", in " << shape.back()
+                      << ", out " << out);
+        check_linear(dtype, shape, out, activation);
+      }
+    }
+  }
+}
+
+TEST_CASE("swiglu's kernels match fp64 values and gradients", "[models][lm][gpu]") {
+  GPUPERF_REQUIRE_GPU();
+  torch::manual_seed(12);
+  const auto on = torch::TensorOptions().device(torch::kCUDA);
+  for (const auto dtype : {torch::kBFloat16, torch::kHalf, torch::kFloat}) {
+    for (const auto& shape : std::vector<std::vector<std::int64_t>>{{3, 37, 512}, {1, 8}}) {
+      INFO("dtype " << c10::toString(dtype) << ", elements " << shape.back());
+      const torch::Tensor a = (torch::randn(shape, on) * 3).to(dtype).requires_grad_(true);
+      const torch::Tensor b = torch::randn(shape, on).to(dtype).requires_grad_(true);
+      const torch::Tensor grad = torch::randn(shape, on).to(dtype).to(torch::kFloat);
+      REQUIRE(gpuperf::fused_swiglu_applies(a, b));
+      const torch::Tensor y = gpuperf::swiglu(a, b);
+      REQUIRE(y.scalar_type() == dtype);
+      (y.to(torch::kFloat) * grad).sum().backward();
+      const torch::Tensor a64 = f64(a);
+      const torch::Tensor b64 = f64(b);
+      const torch::Tensor y64 = torch::silu(a64) * b64;
+      (y64 * grad.to(torch::kDouble)).sum().backward();
+      CHECK(relative_error(y, y64) < rounded_once(dtype));
+      CHECK(relative_error(a.grad(), a64.grad()) < rounded_once(dtype));
+      CHECK(relative_error(b.grad(), b64.grad()) < rounded_once(dtype));
+    }
+  }
+}
+
+TEST_CASE("rotary_embedding's kernels match fp64 values and gradients", "[models][lm][gpu]") {
+  GPUPERF_REQUIRE_GPU();
+  torch::manual_seed(13);
+  const auto on = torch::TensorOptions().device(torch::kCUDA);
+  for (const auto dtype : {torch::kBFloat16, torch::kHalf, torch::kFloat}) {
+    // As the Llama block passes q and k (split heads of a projection), and a contiguous tensor.
+    for (const bool projection_layout : {true, false}) {
+      for (const std::int64_t width : {64, 8}) {
+        INFO("dtype " << c10::toString(dtype) << ", projection layout " << projection_layout
+                      << ", head width " << width);
+        const std::int64_t batch = 2;
+        const std::int64_t heads = 3;
+        const std::int64_t sequence = 11;
+        const torch::Tensor leaf =
+            projection_layout
+                ? torch::randn({batch, sequence, heads * width}, on).to(dtype).requires_grad_(true)
+                : torch::randn({batch, heads, sequence, width}, on).to(dtype).requires_grad_(true);
+        const torch::Tensor x =
+            projection_layout ? leaf.view({batch, sequence, heads, width}).transpose(1, 2) : leaf;
+        const auto [cos, sin] = rotary_tables(sequence + 5, width, on);
+        const torch::Tensor grad =
+            torch::randn({batch, heads, sequence, width}, on).to(dtype).to(torch::kFloat);
+        REQUIRE(gpuperf::fused_rotary_applies(x, cos, sin));
+        const torch::Tensor y = gpuperf::rotary_embedding(x, cos, sin);
+        REQUIRE(y.sizes() == x.sizes());
+        REQUIRE(y.scalar_type() == dtype);
+        (y.to(torch::kFloat) * grad).sum().backward();
+        const torch::Tensor leaf64 = f64(leaf);
+        const torch::Tensor x64 = projection_layout
+                                      ? leaf64.view({batch, sequence, heads, width}).transpose(1, 2)
+                                      : leaf64;
+        const torch::Tensor c64 = cos.narrow(0, 0, sequence).to(torch::kDouble);
+        const torch::Tensor s64 = sin.narrow(0, 0, sequence).to(torch::kDouble);
+        const torch::Tensor y64 = x64 * c64 + rotate_half64(x64) * s64;
+        (y64 * grad.to(torch::kDouble)).sum().backward();
+        CHECK(relative_error(y, y64) < rounded_once(dtype));
+        CHECK(relative_error(leaf.grad(), leaf64.grad()) < rounded_once(dtype));
+      }
+    }
+  }
+}
+
+TEST_CASE("linear_activation, swiglu and rotary_embedding are ATen's operations on the CPU",
+          "[models][lm]") {
+  torch::manual_seed(14);
+  const torch::Tensor x = torch::randn({2, 5, 16});
+  const torch::Tensor weight = torch::randn({24, 16});
+  const torch::Tensor bias = torch::randn({24});
+  CHECK_FALSE(gpuperf::fused_linear_applies(x, weight, bias));
+  CHECK(torch::equal(gpuperf::linear_activation(x, weight, bias, gpuperf::Activation::kNone),
+                     torch::linear(x, weight, bias)));
+  CHECK(torch::equal(gpuperf::linear_activation(x, weight, bias, gpuperf::Activation::kGeluTanh),
+                     torch::gelu(torch::linear(x, weight, bias), "tanh")));
+  const torch::Tensor a = torch::randn({3, 8});
+  const torch::Tensor b = torch::randn({3, 8});
+  CHECK_FALSE(gpuperf::fused_swiglu_applies(a, b));
+  CHECK(torch::equal(gpuperf::swiglu(a, b), torch::silu(a) * b));
+  // The rotary embedding against the rotation written out in float64: each pair (x_i,
+  // x_{i + w/2}) turned by its position's angle.
+  const torch::Tensor q = torch::randn({2, 3, 7, 8}, torch::kDouble);
+  const auto [cos, sin] = rotary_tables(9, 8, torch::TensorOptions());
+  CHECK_FALSE(gpuperf::fused_rotary_applies(q, cos, sin));
+  const torch::Tensor got =
+      gpuperf::rotary_embedding(q, cos.to(torch::kDouble), sin.to(torch::kDouble));
+  const torch::Tensor c = cos.narrow(0, 0, 7).narrow(1, 0, 4).to(torch::kDouble);
+  const torch::Tensor s = sin.narrow(0, 0, 7).narrow(1, 0, 4).to(torch::kDouble);
+  const torch::Tensor q1 = q.narrow(-1, 0, 4);
+  const torch::Tensor q2 = q.narrow(-1, 4, 4);
+  CHECK(torch::allclose(got, torch::cat({q1 * c - q2 * s, q2 * c + q1 * s}, -1), 1e-12, 1e-12));
 }

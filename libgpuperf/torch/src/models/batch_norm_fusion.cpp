@@ -72,10 +72,6 @@ torch::Tensor separate_ops(const torch::Tensor& x, torch::nn::BatchNorm2dImpl& b
 
 #if GPUPERF_WITH_CUDA_KERNELS
 
-bool aligned16(const torch::Tensor& t) {
-  return !t.defined() || reinterpret_cast<std::uintptr_t>(t.data_ptr()) % 16 == 0;
-}
-
 torch::Tensor floats(std::int64_t n, const torch::Tensor& like) {
   return at::empty({n}, like.options().dtype(torch::kFloat));
 }
@@ -324,7 +320,8 @@ bool batch_norm_kernel_applies(const torch::Tensor& x, const torch::nn::BatchNor
 #if GPUPERF_WITH_CUDA_KERNELS
   if (!x.defined() || !x.is_cuda() || x.dim() != 4 || !detail::own_kernel_dtype(x.scalar_type()))
     return false;
-  if (!x.is_contiguous(at::MemoryFormat::ChannelsLast) || !aligned16(x) || !aligned16(z))
+  if (!x.is_contiguous(at::MemoryFormat::ChannelsLast) || !detail::aligned16(x) ||
+      !detail::aligned16(z))
     return false;
   const std::int64_t channels = x.size(1);
   const int width = detail::batch_norm_vector_width(detail::nhwc_dtype(x.scalar_type()));

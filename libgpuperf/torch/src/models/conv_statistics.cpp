@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "gpuperf/base/error.h"
+#include "models/kernel_dtype.h"
 
 #if GPUPERF_WITH_CUDNN
 #include <ATen/cuda/CUDAContext.h>
@@ -45,9 +46,7 @@ bool conv_statistics_applies(const at::Tensor& x, const at::Tensor& weight) {
   if (!x.is_contiguous(at::MemoryFormat::ChannelsLast) ||
       !weight.is_contiguous(at::MemoryFormat::ChannelsLast))
     return false;
-  if (reinterpret_cast<std::uintptr_t>(x.data_ptr()) % 16 != 0 ||
-      reinterpret_cast<std::uintptr_t>(weight.data_ptr()) % 16 != 0)
-    return false;
+  if (!detail::aligned16(x) || !detail::aligned16(weight)) return false;
   return x.size(1) == weight.size(1) && x.size(1) % 8 == 0 && weight.size(0) % 8 == 0 &&
          x.numel() > 0 && weight.numel() > 0;
 #else

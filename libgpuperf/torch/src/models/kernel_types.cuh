@@ -34,4 +34,29 @@ struct alignas(sizeof(T) * V) Pack {
   T v[V];
 };
 
+// N consecutive elements at p as float32 (and back), in loads (stores) of at most 16 bytes: p
+// aligned to min(16, N x sizeof(T)) bytes.
+template <int N, typename T>
+__device__ __forceinline__ void load_floats(const T* p, float (&v)[N]) {
+  constexpr int kPer = 16 / static_cast<int>(sizeof(T)) < N ? 16 / static_cast<int>(sizeof(T)) : N;
+#pragma unroll
+  for (int j = 0; j < N; j += kPer) {
+    const Pack<T, kPer> pack = *reinterpret_cast<const Pack<T, kPer>*>(p + j);
+#pragma unroll
+    for (int i = 0; i < kPer; ++i) v[j + i] = to_float(pack.v[i]);
+  }
+}
+
+template <int N, typename T>
+__device__ __forceinline__ void store_floats(T* p, const float (&v)[N]) {
+  constexpr int kPer = 16 / static_cast<int>(sizeof(T)) < N ? 16 / static_cast<int>(sizeof(T)) : N;
+#pragma unroll
+  for (int j = 0; j < N; j += kPer) {
+    Pack<T, kPer> pack;
+#pragma unroll
+    for (int i = 0; i < kPer; ++i) pack.v[i] = from_float<T>(v[j + i]);
+    *reinterpret_cast<Pack<T, kPer>*>(p + j) = pack;
+  }
+}
+
 }  // namespace gpuperf::detail

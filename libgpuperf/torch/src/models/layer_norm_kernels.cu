@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "models/column_sum.cuh"
 #include "models/kernel_types.cuh"
 #include "models/layer_norm_kernels.h"
 
@@ -182,31 +183,6 @@ __global__ void __launch_bounds__(kBackwardThreads)
       store4(partial_weight + static_cast<std::int64_t>(warp) * width + e, dw[k]);
       if (!kRms) store4(partial_bias + static_cast<std::int64_t>(warp) * width + e, db[k]);
     }
-  }
-}
-
-// out[c] = sum over p of partial[p][c], p in a fixed order: 32 columns x 8 partial rows a block;
-// blockIdx.y 1 sums the second array (partial + parts x width into out2).
-__global__ void column_sum_kernel(const float* partial, int parts, int width, float* out,
-                                  float* out2) {
-  if (blockIdx.y == 1) {
-    partial += static_cast<std::int64_t>(parts) * width;
-    out = out2;
-  }
-  __shared__ float tile[8][33];
-  const int c = blockIdx.x * 32 + threadIdx.x;
-  float s = 0.0f;
-  if (c < width) {
-    for (int p = threadIdx.y; p < parts; p += 8)
-      s += partial[static_cast<std::int64_t>(p) * width + c];
-  }
-  tile[threadIdx.y][threadIdx.x] = s;
-  __syncthreads();
-  if (threadIdx.y == 0 && c < width) {
-    float t = 0.0f;
-#pragma unroll
-    for (int y = 0; y < 8; ++y) t += tile[y][threadIdx.x];
-    out[c] = t;
   }
 }
 

@@ -22,9 +22,7 @@ namespace {
 
 #if GPUPERF_WITH_CUDA_KERNELS
 
-bool aligned(const torch::Tensor& t) {
-  return t.is_contiguous() && reinterpret_cast<std::uintptr_t>(t.data_ptr()) % 16 == 0;
-}
+bool aligned(const torch::Tensor& t) { return t.is_contiguous() && detail::aligned16(t); }
 
 // The dtype the LayerNorm's output is written in: autocast's 16-bit dtype where autocast is on
 // (the dtype the next projection reads), else float32.

@@ -1,7 +1,6 @@
 // GPT-2 and the Llama-style decoder (models/transformer.h).
 #include "gpuperf/models/transformer.h"
 
-#include <ATen/ops/gelu.h>
 #include <ATen/ops/linear.h>
 #include <torch/autograd.h>
 #include <torch/nn/init.h>
@@ -43,6 +42,13 @@ torch::Tensor project(const torch::nn::Linear& layer, const torch::Tensor& x) {
   return at::linear(x, layer->weight, layer->bias);
 }
 
+// A linear layer with a bias (GPT-2's) and the activation after it: linear_activation(), whose
+// bias gradient gpuperf's kernels take on CUDA.
+torch::Tensor with_bias(const torch::nn::Linear& layer, const torch::Tensor& x,
+                        Activation activation = Activation::kNone) {
+  return linear_activation(x, layer->weight, layer->bias, activation);
+}
+
 // N(0, std) weights and zero biases for every Linear and Embedding below `module`.
 void init_normal(torch::nn::Module& module, double std) {
   torch::NoGradGuard no_grad;
@@ -71,20 +77,6 @@ torch::Tensor written_out_attention(const torch::Tensor& q, const torch::Tensor&
   return torch::matmul(torch::softmax(scores, -1, at_least_float).to(v.scalar_type()), v);
 }
 #endif
-
-torch::Tensor rotate_half(const torch::Tensor& x) {
-  const std::int64_t half = x.size(-1) / 2;
-  return torch::cat({-x.narrow(-1, half, half), x.narrow(-1, 0, half)}, -1);
-}
-
-// Rotary position embedding of x [batch, heads, sequence, head width] in the half-split layout
-// (rotate_half); cos and sin [>= sequence, head width].
-torch::Tensor rotary(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin) {
-  const std::int64_t t = x.size(2);
-  const torch::Tensor c = cos.narrow(0, 0, t).to(x.scalar_type());
-  const torch::Tensor s = sin.narrow(0, 0, t).to(x.scalar_type());
-  return x * c + rotate_half(x) * s;
-}
 
 // [batch, sequence, heads x head width] -> [batch, heads, sequence, head width].
 torch::Tensor split_heads(const torch::Tensor& x, std::int64_t heads) {
@@ -297,12 +289,13 @@ std::pair<torch::Tensor, torch::Tensor> GptBlockImpl::forward_pending(
   const std::int64_t c = x.size(2);
   const ResidualNorm in =
       residual_layer_norm(x, pending, ln_1->weight, ln_1->bias, ln_1->options.eps());
-  const std::vector<torch::Tensor> qkv = project(c_attn, in.normalized).split(c, 2);
+  const std::vector<torch::Tensor> qkv = with_bias(c_attn, in.normalized).split(c, 2);
   const torch::Tensor y = causal_attention(split_heads(qkv[0], heads_), split_heads(qkv[1], heads_),
                                            split_heads(qkv[2], heads_));
-  const ResidualNorm mid = residual_layer_norm(in.sum, project(attn_proj, merge_heads(y)),
+  const ResidualNorm mid = residual_layer_norm(in.sum, with_bias(attn_proj, merge_heads(y)),
                                                ln_2->weight, ln_2->bias, ln_2->options.eps());
-  return {mid.sum, project(mlp_proj, at::gelu(project(c_fc, mid.normalized), "tanh"))};
+  const torch::Tensor gelu = with_bias(c_fc, mid.normalized, Activation::kGeluTanh);
+  return {mid.sum, with_bias(mlp_proj, gelu)};
 }
 
 torch::Tensor GptBlockImpl::forward(const torch::Tensor& x) {
@@ -376,8 +369,8 @@ std::pair<torch::Tensor, torch::Tensor> LlamaBlockImpl::forward_pending(
   const LlamaOptions& o = options_;
   const ResidualNorm in = residual_rms_norm(x, pending, attention_norm, o.norm_eps);
   const torch::Tensor& n = in.normalized;
-  const torch::Tensor q = rotary(split_heads(project(wq, n), o.heads), cos, sin);
-  torch::Tensor k = rotary(split_heads(project(wk, n), o.kv_heads), cos, sin);
+  const torch::Tensor q = rotary_embedding(split_heads(project(wq, n), o.heads), cos, sin);
+  torch::Tensor k = rotary_embedding(split_heads(project(wk, n), o.kv_heads), cos, sin);
   torch::Tensor v = split_heads(project(wv, n), o.kv_heads);
   if (o.kv_heads != o.heads) {
     // Grouped-query attention: each key/value head serves heads / kv_heads query heads.
@@ -393,7 +386,7 @@ std::pair<torch::Tensor, torch::Tensor> LlamaBlockImpl::forward_pending(
   const ResidualNorm mid = residual_rms_norm(
       in.sum, project(wo, merge_heads(causal_attention(q, k, v))), ffn_norm, o.norm_eps);
   const torch::Tensor& m = mid.normalized;
-  return {mid.sum, project(w2, torch::silu(project(w1, m)) * project(w3, m))};
+  return {mid.sum, project(w2, swiglu(project(w1, m), project(w3, m)))};
 }
 
 torch::Tensor LlamaBlockImpl::forward(const torch::Tensor& x, const torch::Tensor& cos,

@@ -113,11 +113,11 @@ TransformerActivations llama_activations(const LlamaImpl& llama, double sequence
   // its fp32 input (x, then h: r each) and writes its output in autocast's dtype (e each; r in
   // fp32), which the linear layers after it share (wq, wk, wv; w1, w3); rotary q, the widened k
   // and v and the attention output (4e; the merged heads are a view of it, as for GPT-2) with the
-  // fp32 logsumexp (4a); SwiGLU keeps w1's output, SiLU's output, w3's output and their product
-  // (4e per inner width).
+  // fp32 logsumexp (4a); the MLP keeps w1's output and w3's output (swiglu()'s node keeps them
+  // for its backward pass, not SiLU's output) and their gated product (3e per inner width).
   const double normalized = w.autocast ? w.e : w.r;
-  t.block = (2 * w.r + 2 * normalized + 4 * w.e) * h + 4 * w.e * H + 4 * a;
-  t.block_formula = n(2 * w.r + 2 * normalized + 4 * w.e) + " h + " + n(4 * w.e) + " H + 4 a";
+  t.block = (2 * w.r + 2 * normalized + 4 * w.e) * h + 3 * w.e * H + 4 * a;
+  t.block_formula = n(2 * w.r + 2 * normalized + 4 * w.e) + " h + " + n(3 * w.e) + " H + 4 a";
   // The final RMSNorm's input (r) and output, the output layer's input (e; r in fp32), the
   // logits and their gradient (2e V).
   t.head = (w.r + normalized) * h + 2 * w.e * V;

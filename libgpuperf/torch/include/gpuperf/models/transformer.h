@@ -126,6 +126,38 @@ struct ResidualNorm {
                                                    const torch::Tensor& branch,
                                                    const torch::Tensor& weight);
 
+/// What follows a linear layer in linear_activation(): nothing, or GELU's tanh approximation.
+enum class Activation { kNone, kGeluTanh };
+
+/// activation(x W^T + b) as nn.Linear and GELU run it (at::linear: under autocast the weight and
+/// bias cast, the bias added in the GEMM's epilogue). On CUDA with a bias whose width is a
+/// multiple of 8, one autograd node whose backward pass takes the bias gradient, and GELU's
+/// gradient with it, in one pass of gpuperf's kernels where ATen runs a GELU backward pass and a
+/// strided column reduction; ATen's operations elsewhere.
+[[nodiscard]] torch::Tensor linear_activation(const torch::Tensor& x, const torch::Tensor& weight,
+                                              const torch::Tensor& bias, Activation activation);
+/// Whether linear_activation() runs gpuperf's kernels for these tensors.
+[[nodiscard]] bool fused_linear_applies(const torch::Tensor& x, const torch::Tensor& weight,
+                                        const torch::Tensor& bias);
+
+/// silu(a) x b, the Llama MLP's gate: one kernel forward and one backward on CUDA (a and b of one
+/// shape and dtype, contiguous, a multiple of 8 elements), keeping a and b for the backward pass
+/// (ATen's silu and mul keep silu's output too); ATen's silu and mul elsewhere.
+[[nodiscard]] torch::Tensor swiglu(const torch::Tensor& a, const torch::Tensor& b);
+/// Whether swiglu() runs gpuperf's kernels for these tensors.
+[[nodiscard]] bool fused_swiglu_applies(const torch::Tensor& a, const torch::Tensor& b);
+
+/// The rotary position embedding of x [batch, heads, sequence, head width] in the rotate_half
+/// layout: x cos + rotate_half(x) sin, with cos and sin float32 [>= sequence, head width] rows by
+/// position. One kernel each way on CUDA (head width a multiple of 8; the result in
+/// [batch, sequence, heads, head width] memory order, as the projections write it); elsewhere
+/// ATen's operations, the tables cast to x's dtype first.
+[[nodiscard]] torch::Tensor rotary_embedding(const torch::Tensor& x, const torch::Tensor& cos,
+                                             const torch::Tensor& sin);
+/// Whether rotary_embedding() runs gpuperf's kernels for these tensors.
+[[nodiscard]] bool fused_rotary_applies(const torch::Tensor& x, const torch::Tensor& cos,
+                                        const torch::Tensor& sin);
+
 /// attention_kernel() for the attention of `model` (a Gpt or a Llama) over `sequence` tokens at
 /// the activations' dtype under `precision`; "" for any other module.
 [[nodiscard]] std::string attention_kernel_of(const torch::nn::Module& model, std::int64_t sequence,

@@ -1,0 +1,257 @@
+// The transformers' element-wise kernels (transformer_kernels.h): float32 math, one rounding to
+// the element type on the way out.
+
+#include <cstdint>
+
+#include "models/column_sum.cuh"
+#include "models/kernel_types.cuh"
+#include "models/transformer_kernels.h"
+
+namespace gpuperf::detail {
+namespace {
+
+// The bias gradient: 32 threads of 8 columns each across (256 columns a block), 8 rows down;
+// blockIdx.y is the part of the rows (rows y, y + parts, ... in steps of 8 rows) a block sums.
+constexpr int kColumnThreads = 32;
+constexpr int kRowThreads = 8;
+constexpr int kVec = 8;
+constexpr int kBlockColumns = kColumnThreads * kVec;
+
+// d/dx of GELU's tanh approximation, as ATen's GeluBackward computes it.
+__device__ __forceinline__ float gelu_tanh_grad(float x) {
+  constexpr float kBeta = 0.7978845608028654f;  // sqrt(2 / pi)
+  constexpr float kKappa = 0.044715f;
+  const float x_sq = x * x;
+  const float inner = kBeta * (x + kKappa * x_sq * x);
+  const float tanh_inner = tanhf(inner);
+  const float left = 0.5f * x;
+  const float right = 1.0f + tanh_inner;
+  const float right_derivative =
+      left * (1.0f - tanh_inner * tanh_inner) * kBeta * (1.0f + 3.0f * kKappa * x_sq);
+  return 0.5f * right + right_derivative;
+}
+
+template <typename T, bool kGelu>
+__global__ void __launch_bounds__(kColumnThreads* kRowThreads)
+    bias_gradient_kernel(const T* grad_y, const T* pre, std::int64_t rows, int width, T* grad_pre,
+                         float* partial) {
+  const int column = blockIdx.x * kBlockColumns + threadIdx.x * kVec;
+  float sum[kVec];
+#pragma unroll
+  for (int i = 0; i < kVec; ++i) sum[i] = 0.0f;
+  if (column < width) {
+    const std::int64_t step = static_cast<std::int64_t>(kBiasGradientParts) * kRowThreads;
+    for (std::int64_t r = static_cast<std::int64_t>(blockIdx.y) * kRowThreads + threadIdx.y;
+         r < rows; r += step) {
+      const std::int64_t at = r * width + column;
+      float g[kVec];
+      load_floats(grad_y + at, g);
+      if constexpr (kGelu) {
+        float x[kVec];
+        load_floats(pre + at, x);
+#pragma unroll
+        for (int i = 0; i < kVec; ++i) g[i] *= gelu_tanh_grad(x[i]);
+        store_floats(grad_pre + at, g);
+      }
+#pragma unroll
+      for (int i = 0; i < kVec; ++i) sum[i] += g[i];
+    }
+  }
+  // The 8 row threads' sums, then one column a thread: tile[y][i x 32 + x] is thread (x, y)'s
+  // column 8x + i (no bank conflicts either way).
+  __shared__ float tile[kRowThreads][kBlockColumns];
+#pragma unroll
+  for (int i = 0; i < kVec; ++i) tile[threadIdx.y][i * kColumnThreads + threadIdx.x] = sum[i];
+  __syncthreads();
+  const int j = threadIdx.y * kColumnThreads + threadIdx.x;  // the block's column j
+  const int c = blockIdx.x * kBlockColumns + j;
+  if (c < width) {
+    float t = 0.0f;
+#pragma unroll
+    for (int y = 0; y < kRowThreads; ++y) t += tile[y][(j % kVec) * kColumnThreads + j / kVec];
+    partial[static_cast<std::int64_t>(blockIdx.y) * width + c] = t;
+  }
+}
+
+template <typename T>
+cudaError_t bias_gradient_as(const void* grad_y, const void* pre, std::int64_t rows, int width,
+                             void* grad_pre, float* partial, float* grad_bias,
+                             cudaStream_t stream) {
+  const dim3 block(kColumnThreads, kRowThreads);
+  const dim3 grid(static_cast<unsigned>((width + kBlockColumns - 1) / kBlockColumns),
+                  kBiasGradientParts);
+  if (pre != nullptr) {
+    bias_gradient_kernel<T, true>
+        <<<grid, block, 0, stream>>>(static_cast<const T*>(grad_y), static_cast<const T*>(pre),
+                                     rows, width, static_cast<T*>(grad_pre), partial);
+  } else {
+    bias_gradient_kernel<T, false><<<grid, block, 0, stream>>>(
+        static_cast<const T*>(grad_y), nullptr, rows, width, nullptr, partial);
+  }
+  const cudaError_t launched = cudaGetLastError();
+  if (launched != cudaSuccess) return launched;
+  const dim3 sum_block(32, 8);
+  const dim3 sum_grid(static_cast<unsigned>((width + 31) / 32), 1);
+  column_sum_kernel<<<sum_grid, sum_block, 0, stream>>>(partial, kBiasGradientParts, width,
+                                                        grad_bias, nullptr);
+  return cudaGetLastError();
+}
+
+constexpr int kThreads = 256;
+
+unsigned blocks_for(std::int64_t threads) {
+  return static_cast<unsigned>((threads + kThreads - 1) / kThreads);
+}
+
+__device__ __forceinline__ float sigmoid(float a) { return 1.0f / (1.0f + expf(-a)); }
+
+template <typename T>
+__global__ void __launch_bounds__(kThreads)
+    swiglu_forward_kernel(const T* a, const T* b, T* out, std::int64_t n) {
+  const std::int64_t at = (static_cast<std::int64_t>(blockIdx.x) * kThreads + threadIdx.x) * kVec;
+  if (at >= n) return;
+  float x[kVec];
+  float y[kVec];
+  load_floats(a + at, x);
+  load_floats(b + at, y);
+#pragma unroll
+  for (int i = 0; i < kVec; ++i) y[i] *= x[i] * sigmoid(x[i]);
+  store_floats(out + at, y);
+}
+
+// silu'(a) = sigmoid(a) (1 + a (1 - sigmoid(a))), as ATen's silu_backward.
+template <typename T>
+__global__ void __launch_bounds__(kThreads)
+    swiglu_backward_kernel(const T* grad, const T* a, const T* b, T* grad_a, T* grad_b,
+                           std::int64_t n) {
+  const std::int64_t at = (static_cast<std::int64_t>(blockIdx.x) * kThreads + threadIdx.x) * kVec;
+  if (at >= n) return;
+  float g[kVec];
+  float x[kVec];
+  float y[kVec];
+  load_floats(grad + at, g);
+  load_floats(a + at, x);
+  load_floats(b + at, y);
+  float ga[kVec];
+  float gb[kVec];
+#pragma unroll
+  for (int i = 0; i < kVec; ++i) {
+    const float s = sigmoid(x[i]);
+    gb[i] = g[i] * x[i] * s;
+    ga[i] = g[i] * y[i] * s * (1.0f + x[i] * (1.0f - s));
+  }
+  store_floats(grad_a + at, ga);
+  store_floats(grad_b + at, gb);
+}
+
+// One thread per 4 elements of each half of one (b, h, t) row; rows in (b, t, h) order, heads
+// fastest (the projections' layout).
+template <typename T, bool kInverse>
+__global__ void __launch_bounds__(kThreads)
+    rotary_kernel(const T* x, RotaryStrides xs, T* out, RotaryStrides os, const float* cos,
+                  const float* sin, std::int64_t heads, std::int64_t sequence, int width,
+                  std::int64_t total) {
+  const std::int64_t index = static_cast<std::int64_t>(blockIdx.x) * kThreads + threadIdx.x;
+  if (index >= total) return;
+  const int groups = width / 8;
+  const int half = width / 2;
+  const int e = 4 * static_cast<int>(index % groups);
+  std::int64_t row = index / groups;
+  const std::int64_t h = row % heads;
+  row /= heads;
+  const std::int64_t t = row % sequence;
+  const std::int64_t b = row / sequence;
+  const std::int64_t xi = b * xs.batch + h * xs.head + t * xs.position + e;
+  const std::int64_t oi = b * os.batch + h * os.head + t * os.position + e;
+  const std::int64_t ti = t * width + e;
+  float x1[4], x2[4], c1[4], c2[4], s1[4], s2[4];
+  load_floats(x + xi, x1);
+  load_floats(x + xi + half, x2);
+  load_floats(cos + ti, c1);
+  load_floats(cos + ti + half, c2);
+  load_floats(sin + ti, s1);
+  load_floats(sin + ti + half, s2);
+  float o1[4], o2[4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    if constexpr (kInverse) {
+      o1[i] = x1[i] * c1[i] + x2[i] * s2[i];
+      o2[i] = x2[i] * c2[i] - x1[i] * s1[i];
+    } else {
+      o1[i] = x1[i] * c1[i] - x2[i] * s1[i];
+      o2[i] = x2[i] * c2[i] + x1[i] * s2[i];
+    }
+  }
+  store_floats(out + oi, o1);
+  store_floats(out + oi + half, o2);
+}
+
+// f.template operator()<T>() for the element type `dtype` names.
+template <typename F>
+cudaError_t with_type(NhwcDtype dtype, F&& f) {
+  switch (dtype) {
+    case NhwcDtype::kHalf:
+      return f(__half{});
+    case NhwcDtype::kBFloat16:
+      return f(__nv_bfloat16{});
+    default:
+      return f(float{});
+  }
+}
+
+}  // namespace
+
+cudaError_t bias_gradient(NhwcDtype dtype, const void* grad_y, const void* pre, std::int64_t rows,
+                          int width, void* grad_pre, float* partial, float* grad_bias,
+                          cudaStream_t stream) {
+  return with_type(dtype, [&](auto element) {
+    return bias_gradient_as<decltype(element)>(grad_y, pre, rows, width, grad_pre, partial,
+                                               grad_bias, stream);
+  });
+}
+
+cudaError_t swiglu_forward(NhwcDtype dtype, const void* a, const void* b, void* out, std::int64_t n,
+                           cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  return with_type(dtype, [&](auto element) {
+    using T = decltype(element);
+    swiglu_forward_kernel<T><<<blocks_for(n / kVec), kThreads, 0, stream>>>(
+        static_cast<const T*>(a), static_cast<const T*>(b), static_cast<T*>(out), n);
+    return cudaGetLastError();
+  });
+}
+
+cudaError_t swiglu_backward(NhwcDtype dtype, const void* grad, const void* a, const void* b,
+                            void* grad_a, void* grad_b, std::int64_t n, cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  return with_type(dtype, [&](auto element) {
+    using T = decltype(element);
+    swiglu_backward_kernel<T><<<blocks_for(n / kVec), kThreads, 0, stream>>>(
+        static_cast<const T*>(grad), static_cast<const T*>(a), static_cast<const T*>(b),
+        static_cast<T*>(grad_a), static_cast<T*>(grad_b), n);
+    return cudaGetLastError();
+  });
+}
+
+cudaError_t rotary_embedding(NhwcDtype dtype, const void* x, RotaryStrides x_strides, void* out,
+                             RotaryStrides out_strides, const float* cos, const float* sin,
+                             std::int64_t batch, std::int64_t heads, std::int64_t sequence,
+                             int width, bool inverse, cudaStream_t stream) {
+  const std::int64_t total = batch * heads * sequence * (width / 8);
+  if (total == 0) return cudaSuccess;
+  return with_type(dtype, [&](auto element) {
+    using T = decltype(element);
+    const auto* in = static_cast<const T*>(x);
+    auto* o = static_cast<T*>(out);
+    if (inverse) {
+      rotary_kernel<T, true><<<blocks_for(total), kThreads, 0, stream>>>(
+          in, x_strides, o, out_strides, cos, sin, heads, sequence, width, total);
+    } else {
+      rotary_kernel<T, false><<<blocks_for(total), kThreads, 0, stream>>>(
+          in, x_strides, o, out_strides, cos, sin, heads, sequence, width, total);
+    }
+    return cudaGetLastError();
+  });
+}
+
+}  // namespace gpuperf::detail

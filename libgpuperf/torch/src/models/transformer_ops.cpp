@@ -1,0 +1,249 @@
+// linear_activation(), swiglu() and rotary_embedding(): gpuperf's kernels
+// (transformer_kernels.h) as autograd nodes on CUDA, ATen's operations elsewhere.
+#include <ATen/ops/cat.h>
+#include <ATen/ops/gelu.h>
+#include <ATen/ops/linear.h>
+#include <ATen/ops/silu.h>
+#include <torch/autograd.h>
+
+#include <cstdint>
+
+#include "../compat.h"
+#include "gpuperf/models/transformer.h"
+#include "models/kernel_dtype.h"
+
+#if GPUPERF_WITH_CUDA_KERNELS
+#include <ATen/cuda/CUDAContext.h>
+#include <ATen/ops/mm.h>
+#include <c10/cuda/CUDAException.h>
+#include <c10/cuda/CUDAGuard.h>
+
+#include "models/transformer_kernels.h"
+#endif
+
+namespace gpuperf {
+namespace {
+
+// ATen's rotary embedding in the rotate_half layout: the tables cast to x's dtype, then
+// x cos + rotate_half(x) sin.
+torch::Tensor aten_rotary(const torch::Tensor& x, const torch::Tensor& cos,
+                          const torch::Tensor& sin) {
+  const std::int64_t t = x.size(2);
+  const std::int64_t half = x.size(-1) / 2;
+  const torch::Tensor c = cos.narrow(0, 0, t).to(x.scalar_type());
+  const torch::Tensor s = sin.narrow(0, 0, t).to(x.scalar_type());
+  const torch::Tensor rotated = at::cat({-x.narrow(-1, half, half), x.narrow(-1, 0, half)}, -1);
+  return x * c + rotated * s;
+}
+
+#if GPUPERF_WITH_CUDA_KERNELS
+
+// The dtype a linear layer computes in on x's device: autocast's where it is on, else x's.
+c10::ScalarType compute_dtype(const torch::Tensor& x) {
+  const c10::DeviceType device = x.device().type();
+  return compat::autocast_enabled(device) ? compat::autocast_dtype(device) : x.scalar_type();
+}
+
+bool on_own_kernels(const torch::Tensor& x) {
+  return x.defined() && x.is_cuda() && detail::own_kernel_dtype(x.scalar_type()) &&
+         detail::own_kernels_run_on(x.device().index());
+}
+
+// Inputs x, weight, bias; output activation(x W^T + b) in the compute dtype. Saves the cast input
+// and weight (what ATen's addmm keeps) and, with GELU, its input (what ATen's gelu keeps).
+struct LinearNode : public torch::autograd::Function<LinearNode> {
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x,
+                               const torch::Tensor& weight, const torch::Tensor& bias,
+                               Activation activation) {
+    const c10::ScalarType dtype = compute_dtype(x);
+    const torch::Tensor xc = x.to(dtype);
+    const torch::Tensor wc = weight.to(dtype);
+    const torch::Tensor pre = at::linear(xc, wc, bias.to(dtype));
+    const bool gelu = activation == Activation::kGeluTanh;
+    ctx->save_for_backward({xc, wc, gelu ? pre : torch::Tensor()});
+    ctx->saved_data["gelu"] = gelu;
+    ctx->saved_data["x_dtype"] = static_cast<std::int64_t>(x.scalar_type());
+    ctx->saved_data["weight_dtype"] = static_cast<std::int64_t>(weight.scalar_type());
+    ctx->saved_data["bias_dtype"] = static_cast<std::int64_t>(bias.scalar_type());
+    return gelu ? at::gelu(pre, "tanh") : pre;
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const torch::Tensor& xc = saved[0];
+    const torch::Tensor& wc = saved[1];
+    const c10::cuda::CUDAGuard guard(xc.device());
+    const std::int64_t out = wc.size(0);
+    const std::int64_t in = wc.size(1);
+    torch::Tensor g = grads[0].to(wc.scalar_type()).contiguous().view({-1, out});
+    if (!detail::aligned16(g)) g = g.clone();
+    const std::int64_t rows = g.size(0);
+    const bool gelu = ctx->saved_data["gelu"].toBool();
+    const torch::Tensor grad_pre = gelu ? torch::empty_like(g) : g;
+    const auto floats = g.options().dtype(torch::kFloat);
+    torch::Tensor partial = torch::empty({detail::kBiasGradientParts, out}, floats);
+    torch::Tensor grad_bias = torch::empty({out}, floats);
+    C10_CUDA_CHECK(detail::bias_gradient(
+        detail::nhwc_dtype(g.scalar_type()), g.data_ptr(),
+        gelu ? saved[2].contiguous().data_ptr() : nullptr, rows, static_cast<int>(out),
+        gelu ? grad_pre.data_ptr() : nullptr, partial.data_ptr<float>(),
+        grad_bias.data_ptr<float>(), at::cuda::getCurrentCUDAStream()));
+    auto dtype_of = [&](const char* key) {
+      return static_cast<c10::ScalarType>(ctx->saved_data[key].toInt());
+    };
+    const torch::Tensor grad_x = at::mm(grad_pre, wc).view(xc.sizes()).to(dtype_of("x_dtype"));
+    const torch::Tensor grad_weight =
+        at::mm(grad_pre.t(), xc.reshape({-1, in})).to(dtype_of("weight_dtype"));
+    return {grad_x, grad_weight, grad_bias.to(dtype_of("bias_dtype")), torch::Tensor()};
+  }
+};
+
+// silu(a) x b; saves a and b (ATen's silu and mul keep a, silu's output and b).
+struct SwigluNode : public torch::autograd::Function<SwigluNode> {
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& a,
+                               const torch::Tensor& b) {
+    const c10::cuda::CUDAGuard guard(a.device());
+    torch::Tensor out = torch::empty_like(a);
+    C10_CUDA_CHECK(detail::swiglu_forward(detail::nhwc_dtype(a.scalar_type()), a.data_ptr(),
+                                          b.data_ptr(), out.data_ptr(), a.numel(),
+                                          at::cuda::getCurrentCUDAStream()));
+    ctx->save_for_backward({a, b});
+    return out;
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const torch::Tensor& a = saved[0];
+    const c10::cuda::CUDAGuard guard(a.device());
+    torch::Tensor g = grads[0].to(a.scalar_type()).contiguous();
+    if (!detail::aligned16(g)) g = g.clone();
+    torch::Tensor grad_a = torch::empty_like(a);
+    torch::Tensor grad_b = torch::empty_like(a);
+    C10_CUDA_CHECK(detail::swiglu_backward(
+        detail::nhwc_dtype(a.scalar_type()), g.data_ptr(), a.data_ptr(), saved[1].data_ptr(),
+        grad_a.data_ptr(), grad_b.data_ptr(), a.numel(), at::cuda::getCurrentCUDAStream()));
+    return {grad_a, grad_b};
+  }
+};
+
+// Whether x's layout suits the rotary kernel: head width contiguous, the other strides and the
+// start 16-byte multiples.
+bool rotary_layout(const torch::Tensor& x) {
+  const auto bytes = static_cast<std::int64_t>(x.element_size());
+  return x.stride(3) == 1 && x.stride(0) * bytes % 16 == 0 && x.stride(1) * bytes % 16 == 0 &&
+         x.stride(2) * bytes % 16 == 0 && detail::aligned16(x);
+}
+
+detail::RotaryStrides strides_of(const torch::Tensor& x) {
+  return {x.stride(0), x.stride(1), x.stride(2)};
+}
+
+// x [batch, heads, sequence, head width] rotated by its positions' angles (or back, `inverse`),
+// written in the projections' layout ([batch, sequence, heads, head width] in memory).
+torch::Tensor rotate(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin,
+                     bool inverse) {
+  const c10::cuda::CUDAGuard guard(x.device());
+  const torch::Tensor in = rotary_layout(x) ? x : x.contiguous();
+  torch::Tensor out =
+      torch::empty({x.size(0), x.size(2), x.size(1), x.size(3)}, x.options()).transpose(1, 2);
+  C10_CUDA_CHECK(detail::rotary_embedding(
+      detail::nhwc_dtype(x.scalar_type()), in.data_ptr(), strides_of(in), out.data_ptr(),
+      strides_of(out), cos.data_ptr<float>(), sin.data_ptr<float>(), x.size(0), x.size(1),
+      x.size(2), static_cast<int>(x.size(3)), inverse, at::cuda::getCurrentCUDAStream()));
+  return out;
+}
+
+struct RotaryNode : public torch::autograd::Function<RotaryNode> {
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x,
+                               const torch::Tensor& cos, const torch::Tensor& sin) {
+    ctx->save_for_backward({cos, sin});
+    return rotate(x, cos, sin, false);
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    return {rotate(grads[0], saved[0], saved[1], true), torch::Tensor(), torch::Tensor()};
+  }
+};
+
+#endif  // GPUPERF_WITH_CUDA_KERNELS
+
+}  // namespace
+
+bool fused_linear_applies(const torch::Tensor& x, const torch::Tensor& weight,
+                          const torch::Tensor& bias) {
+#if GPUPERF_WITH_CUDA_KERNELS
+  if (!on_own_kernels(x) || !weight.defined() || !bias.defined() || weight.dim() != 2 ||
+      x.dim() < 1 || x.size(-1) != weight.size(1) || bias.dim() != 1 ||
+      bias.size(0) != weight.size(0) || weight.size(0) % 8 != 0 || weight.device() != x.device() ||
+      bias.device() != x.device()) {
+    return false;
+  }
+  const c10::ScalarType dtype = compute_dtype(x);
+  if (!detail::own_kernel_dtype(dtype)) return false;
+  // Without autocast at::linear takes one dtype throughout.
+  return compat::autocast_enabled(x.device().type()) ||
+         (weight.scalar_type() == dtype && bias.scalar_type() == dtype);
+#else
+  (void)x, (void)weight, (void)bias;
+  return false;
+#endif
+}
+
+torch::Tensor linear_activation(const torch::Tensor& x, const torch::Tensor& weight,
+                                const torch::Tensor& bias, Activation activation) {
+#if GPUPERF_WITH_CUDA_KERNELS
+  if (fused_linear_applies(x, weight, bias)) return LinearNode::apply(x, weight, bias, activation);
+#endif
+  const torch::Tensor y = at::linear(x, weight, bias);
+  return activation == Activation::kGeluTanh ? at::gelu(y, "tanh") : y;
+}
+
+bool fused_swiglu_applies(const torch::Tensor& a, const torch::Tensor& b) {
+#if GPUPERF_WITH_CUDA_KERNELS
+  return on_own_kernels(a) && b.defined() && b.device() == a.device() &&
+         b.scalar_type() == a.scalar_type() && b.sizes() == a.sizes() && a.is_contiguous() &&
+         b.is_contiguous() && a.numel() % 8 == 0 && detail::aligned16(a) && detail::aligned16(b);
+#else
+  (void)a, (void)b;
+  return false;
+#endif
+}
+
+torch::Tensor swiglu(const torch::Tensor& a, const torch::Tensor& b) {
+#if GPUPERF_WITH_CUDA_KERNELS
+  if (fused_swiglu_applies(a, b)) return SwigluNode::apply(a, b);
+#endif
+  return at::silu(a) * b;
+}
+
+bool fused_rotary_applies(const torch::Tensor& x, const torch::Tensor& cos,
+                          const torch::Tensor& sin) {
+#if GPUPERF_WITH_CUDA_KERNELS
+  if (!on_own_kernels(x) || x.dim() != 4 || x.size(3) % 8 != 0) return false;
+  for (const torch::Tensor* table : {&cos, &sin}) {
+    if (!table->defined() || table->device() != x.device() ||
+        table->scalar_type() != torch::kFloat || table->dim() != 2 || !table->is_contiguous() ||
+        table->size(0) < x.size(2) || table->size(1) != x.size(3) || !detail::aligned16(*table)) {
+      return false;
+    }
+  }
+  return true;
+#else
+  (void)x, (void)cos, (void)sin;
+  return false;
+#endif
+}
+
+torch::Tensor rotary_embedding(const torch::Tensor& x, const torch::Tensor& cos,
+                               const torch::Tensor& sin) {
+#if GPUPERF_WITH_CUDA_KERNELS
+  if (fused_rotary_applies(x, cos, sin)) return RotaryNode::apply(x, cos, sin);
+#endif
+  return aten_rotary(x, cos, sin);
+}
+
+}  // namespace gpuperf
