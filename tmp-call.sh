@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Device call: the linear layers' bias-gradient kernels (with GELU's backward), SwiGLU and rotary
-# kernels: their fp64 tests, the GPT-2 step's profile, GPT-2 124M side by side with torch.compile
-# (2 repeats) and the Llama-style 1B side by side (1 repeat).
+# Device call: the column sums with 32 partial rows a block, the cross-entropy's forward pass one
+# rescale per pack (hardware exp for 16-bit logits), weight gradients in float32 from the GEMM:
+# the fp64 tests, the GPT-2 step's profile, GPT-2 124M side by side with torch.compile (2
+# repeats), the Llama-style 1B and GPT-2 774M side by side (1 repeat each).
 set -uo pipefail
 source .deps/env.sh
 mkdir -p "$OUT/logs"
@@ -32,4 +33,10 @@ echo "== llama-1b side by side ($(left) s left)"
 LM_PEER_VARIANTS="compile" timeout "$(cap 200)" \
   benchmarks/lm_side_by_side.sh build-gpu "$OUT/logs/lm-llama" 1 llama-1b >"$OUT/logs/lm-llama.txt" 2>&1
 echo "side-by-side rc=$?"; cat "$OUT/logs/lm-llama/lm.md" 2>/dev/null || tail -20 "$OUT/logs/lm-llama.txt"
+echo "== gpt2-large side by side ($(left) s left)"
+if [ "$(left)" -gt 70 ]; then
+  LM_PEER_VARIANTS="compile" timeout "$(cap 150)" \
+    benchmarks/lm_side_by_side.sh build-gpu "$OUT/logs/lm-large" 1 gpt2-large >"$OUT/logs/lm-large.txt" 2>&1
+  echo "side-by-side rc=$?"; cat "$OUT/logs/lm-large/lm.md" 2>/dev/null || tail -20 "$OUT/logs/lm-large.txt"
+fi
 finish

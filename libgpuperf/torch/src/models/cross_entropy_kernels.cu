@@ -3,6 +3,7 @@
 #include <math_constants.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "models/cross_entropy_kernels.h"
 #include "models/kernel_types.cuh"
@@ -21,6 +22,18 @@ __device__ __forceinline__ void add_value(float v, float& m, float& s) {
     m = v;
   } else {
     s += expf(v - m);
+  }
+}
+
+// exp(x) for the softmax over logits of type T: the hardware's approximation (ex2.approx, a few
+// float32 ulps) for 16-bit logits, whose rounding is a thousand times coarser; expf for float32.
+// The forward pass over a 50,304-token vocabulary is bound by its exponentials, not its loads.
+template <typename T>
+__device__ __forceinline__ float exp_of(float x) {
+  if constexpr (std::is_same_v<T, float>) {
+    return expf(x);
+  } else {
+    return __expf(x);
   }
 }
 
@@ -50,8 +63,20 @@ __global__ void __launch_bounds__(kThreads)
     const auto* packs = reinterpret_cast<const Pack<T, kVector>*>(x);
     for (std::int64_t p = threadIdx.x; p < vocab / kVector; p += kThreads) {
       const Pack<T, kVector> pack = packs[p];
+      // The pack's maximum first: one rescale of the running sum per pack, not per element.
+      float v[kVector];
+      float top = m;
 #pragma unroll
-      for (int i = 0; i < kVector; ++i) add_value(to_float(pack.v[i]), m, s);
+      for (int i = 0; i < kVector; ++i) {
+        v[i] = to_float(pack.v[i]);
+        top = fmaxf(top, v[i]);
+      }
+      if (top > m) {
+        s *= exp_of<T>(m - top);
+        m = top;
+      }
+#pragma unroll
+      for (int i = 0; i < kVector; ++i) s += exp_of<T>(v[i] - m);
     }
   } else {
     for (std::int64_t i = threadIdx.x; i < vocab; i += kThreads) add_value(to_float(x[i]), m, s);
@@ -108,7 +133,7 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
       for (int i = 0; i < kVector; ++i) {
         const std::int64_t k = p * kVector + i;
-        const float prob = expf(to_float(pack.v[i]) - log_sum);
+        const float prob = exp_of<T>(to_float(pack.v[i]) - log_sum);
         result.v[i] = from_float<T>((prob - (k == t ? 1.0f : 0.0f)) * factor);
       }
       out[p] = result;

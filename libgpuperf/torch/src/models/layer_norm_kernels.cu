@@ -236,11 +236,8 @@ cudaError_t backward_as(const float* sum, const void* grad_y, const float* grad_
     return cudaGetLastError();
   });
   if (launched != cudaSuccess) return launched;
-  const dim3 block(32, 8);
-  const dim3 grid(static_cast<unsigned>((width + 31) / 32), kRms ? 1 : 2);
-  column_sum_kernel<<<grid, block, 0, stream>>>(partial, kLayerNormPartialRows, width, grad_weight,
-                                                grad_bias);
-  return cudaGetLastError();
+  return column_sum(partial, kLayerNormPartialRows, width, grad_weight, kRms ? nullptr : grad_bias,
+                    stream);
 }
 
 template <typename T>

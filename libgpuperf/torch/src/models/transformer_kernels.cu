@@ -90,11 +90,7 @@ cudaError_t bias_gradient_as(const void* grad_y, const void* pre, std::int64_t r
   }
   const cudaError_t launched = cudaGetLastError();
   if (launched != cudaSuccess) return launched;
-  const dim3 sum_block(32, 8);
-  const dim3 sum_grid(static_cast<unsigned>((width + 31) / 32), 1);
-  column_sum_kernel<<<sum_grid, sum_block, 0, stream>>>(partial, kBiasGradientParts, width,
-                                                        grad_bias, nullptr);
-  return cudaGetLastError();
+  return column_sum(partial, kBiasGradientParts, width, grad_bias, nullptr, stream);
 }
 
 constexpr int kThreads = 256;

@@ -7,6 +7,8 @@
 #include <torch/autograd.h>
 
 #include <cstdint>
+#include <type_traits>
+#include <utility>
 
 #include "../compat.h"
 #include "gpuperf/models/transformer.h"
@@ -42,6 +44,23 @@ torch::Tensor aten_rotary(const torch::Tensor& x, const torch::Tensor& cos,
 c10::ScalarType compute_dtype(const torch::Tensor& x) {
   const c10::DeviceType device = x.device().type();
   return compat::autocast_enabled(device) ? compat::autocast_dtype(device) : x.scalar_type();
+}
+
+// Whether this LibTorch has mm with an output dtype (aten::mm.dtype: 16-bit inputs, a float32
+// result straight from the GEMM; PyTorch 2.8 and later).
+template <typename T, typename = void>
+struct HasMmDtype : std::false_type {};
+template <typename T>
+struct HasMmDtype<T, std::void_t<decltype(at::mm(std::declval<const T&>(), std::declval<const T&>(),
+                                                 c10::ScalarType::Float))>> : std::true_type {};
+
+// a b in `dtype`: written by the GEMM where LibTorch can (no cast kernel after it), else cast.
+template <typename T = torch::Tensor>
+torch::Tensor mm_as(const T& a, const T& b, c10::ScalarType dtype) {
+  if constexpr (HasMmDtype<T>::value) {
+    if (a.scalar_type() != dtype && dtype == torch::kFloat) return at::mm(a, b, dtype);
+  }
+  return at::mm(a, b).to(dtype);
 }
 
 bool on_own_kernels(const torch::Tensor& x) {
@@ -94,7 +113,7 @@ struct LinearNode : public torch::autograd::Function<LinearNode> {
     };
     const torch::Tensor grad_x = at::mm(grad_pre, wc).view(xc.sizes()).to(dtype_of("x_dtype"));
     const torch::Tensor grad_weight =
-        at::mm(grad_pre.t(), xc.reshape({-1, in})).to(dtype_of("weight_dtype"));
+        mm_as(grad_pre.t(), xc.reshape({-1, in}), dtype_of("weight_dtype"));
     return {grad_x, grad_weight, grad_bias.to(dtype_of("bias_dtype")), torch::Tensor()};
   }
 };
