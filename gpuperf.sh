@@ -71,10 +71,10 @@ case "$command" in
     build seed_benchmark  # only what runs: the tests and other programs build with `test`
     # The record goes to results/ unless the caller chose where (--json PATH, --json=PATH).
     for arg in "$@"; do
-      case "$arg" in --json | --json=*) exec "$build_dir/examples/seed_benchmark" "$@" ;; esac
+      case "$arg" in --json | --json=*) exec "$build_dir/apps/seed_benchmark" "$@" ;; esac
     done
     mkdir -p results
-    exec "$build_dir/examples/seed_benchmark" --json results/seed_benchmark.json "$@"
+    exec "$build_dir/apps/seed_benchmark" --json results/seed_benchmark.json "$@"
     ;;
   test)
     packages+=("${test_packages[@]}")
