@@ -22,7 +22,7 @@ packages=(cmake ninja-build g++ libtorch-dev libspdlog-dev libfmt-dev catch2 nlo
 # recommends): the fuzz tests (tests/fuzz), SKIPPED without them. python3-torch and
 # python3-torchvision: gpuperf's ResNet-50 against PyTorch's from torchvision's weights on the CPU
 # (benchmarks/python/equivalence.py --device cpu), SKIPPED without them. clang-format-14: the
-# format test (tests/check_format.sh), SKIPPED without it.
+# format test (tests/tools/check_format.sh), SKIPPED without it.
 test_packages=(chromium procps python3-jsonschema libbenchmark-tools python3-scipy clang-14
                libclang-rt-14-dev clang-format-14 python3-torch python3-torchvision)
 

@@ -295,7 +295,7 @@ TEST_CASE("the HTML report is self-contained: inline SVG charts, no scripts, not
                     Catch::Contains("EfficiencyOptions::price_per_hour_usd"));
   CHECK(nothing.str().empty());
 
-  // Rendering it in a browser is tests/render_report.sh (SKIPPED without Chromium).
+  // Rendering it in a browser is tests/apps/render_report.sh (SKIPPED without Chromium).
 }
 
 TEST_CASE("The Mann-Whitney test matches pair counting and the exact permutation distribution",

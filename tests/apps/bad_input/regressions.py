@@ -38,7 +38,7 @@ def check(ok, what, done=None):
 
 def long_names(bin_dir):
     # Its temporary file ("<name>.tmp-<pid>") would pass NAME_MAX; it is shortened instead.
-    source = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+    source = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..")
     example = os.path.join(source, "docs/examples/h200-resnet50-fp16-cl.json")
     with tempfile.TemporaryDirectory() as work:
         for program, name in (("gpuperf_compare", "c" * 250 + ".md"),
