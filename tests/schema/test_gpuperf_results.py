@@ -365,8 +365,8 @@ def main():
                  "an inference/3 result with a version 1 device string")
         t.raises(gr.FormatError, lambda: gr.load(peer, kinds={"inference"}), "a kind not asked for")
 
-        # The bad records of the C++ readers' test (test_compare), refused alike: FormatError
-        # naming the file and the field.
+        # The bad records of the C++ readers' test (core/test_report.cpp), refused alike:
+        # FormatError naming the file and the field.
         with open(os.path.join(args.root, "tests", "fixtures", "refused_records.json"),
                   encoding="utf-8") as f:
             fixtures = json.load(f)["cases"]
