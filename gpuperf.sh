@@ -22,7 +22,7 @@ packages=(cmake ninja-build g++ libtorch-dev libspdlog-dev libfmt-dev catch2 nlo
 # recommends): the fuzz tests (tests/fuzz), SKIPPED without them. python3-torch and
 # python3-torchvision: gpuperf's ResNet-50 against PyTorch's from torchvision's weights on the CPU
 # (benchmarks/python/equivalence.py --device cpu), SKIPPED without them. clang-format-14: the
-# format test (tests/check_format.sh), SKIPPED without it.
+# format test (tests/tools/check_format.sh), SKIPPED without it.
 test_packages=(chromium procps python3-jsonschema libbenchmark-tools python3-scipy clang-14
                libclang-rt-14-dev clang-format-14 python3-torch python3-torchvision)
 
@@ -71,10 +71,10 @@ case "$command" in
     build seed_benchmark  # only what runs: the tests and other programs build with `test`
     # The record goes to results/ unless the caller chose where (--json PATH, --json=PATH).
     for arg in "$@"; do
-      case "$arg" in --json | --json=*) exec "$build_dir/examples/seed_benchmark" "$@" ;; esac
+      case "$arg" in --json | --json=*) exec "$build_dir/apps/seed_benchmark" "$@" ;; esac
     done
     mkdir -p results
-    exec "$build_dir/examples/seed_benchmark" --json results/seed_benchmark.json "$@"
+    exec "$build_dir/apps/seed_benchmark" --json results/seed_benchmark.json "$@"
     ;;
   test)
     packages+=("${test_packages[@]}")

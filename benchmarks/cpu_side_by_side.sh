@@ -14,7 +14,7 @@ mkdir -p "$out"
 args=(--device cpu --model simple --batch-size "$batch" --precision bf16 --optimizer adam --lr 1e-3
       --warmup 3 --steps-per-window 5 --windows 6)
 for r in $(seq 1 "$repeats"); do
-  "$build/examples/seed_benchmark" "${args[@]}" --quiet --json "$out/seed-cpu-gpuperf-$r.json" >"$out/seed-cpu-gpuperf-$r.txt"
+  "$build/apps/seed_benchmark" "${args[@]}" --quiet --json "$out/seed-cpu-gpuperf-$r.json" >"$out/seed-cpu-gpuperf-$r.txt"
   /usr/bin/python3 "$here/python/train_peer.py" "${args[@]}" | sed 's/^{/{"label": "seed-cpu", /' >>"$out/peer.jsonl"
 done
 python3 "$here/python/summarize_side_by_side.py" "$out"

@@ -10,11 +10,11 @@ build=$1 out=$2 repeats=$3 model=$4 links=${5:-}
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$out"
 if [ "$model" = resnet50 ]; then
-  ours=("$build/examples/resnet50_benchmark")
+  ours=("$build/apps/resnet50_benchmark")
   peer=(--model resnet50 --batch-size 256 --precision fp16 --memory-format channels_last
         --optimizer sgd --lr 0.1 --fused on --warmup 15 --steps-per-window 10 --windows 8)
 else
-  ours=("$build/examples/seed_benchmark")
+  ours=("$build/apps/seed_benchmark")
   peer=(--model simple --batch-size 256 --precision fp16 --optimizer adam --lr 1e-3 --fused on
         --warmup 20 --steps-per-window 50 --windows 10)
 fi

@@ -28,7 +28,7 @@ for s in $sections; do
 done
 [[ $repeats =~ ^[1-9][0-9]*$ ]] || { echo "headline.sh: repeats must be >= 1, got '$repeats'" >&2; exit 2; }
 for program in resnet50_benchmark seed_benchmark inference_benchmark; do
-  [[ -x $build/examples/$program ]] || { echo "headline.sh: $build/examples/$program not built" >&2; exit 2; }
+  [[ -x $build/apps/$program ]] || { echo "headline.sh: $build/apps/$program not built" >&2; exit 2; }
 done
 mkdir -p "$out"
 # A failed run stops the table (no partial table presented as complete) and says where to look.
@@ -59,14 +59,14 @@ progress() { echo "headline: repeat $1/$repeats, $2 done at ${SECONDS}s" >&2; }
 
 for r in $(seq 1 "$repeats"); do
   if [[ " $sections " == *" train-resnet50 "* ]]; then
-    "$build/examples/resnet50_benchmark" "${resnet[@]}" --quiet --json "$out/train-resnet50-gpuperf-$r.json" >/dev/null
+    "$build/apps/resnet50_benchmark" "${resnet[@]}" --quiet --json "$out/train-resnet50-gpuperf-$r.json" >/dev/null
     peer train-resnet50 eager "$r" train_peer.py "${resnet[@]}"
     peer train-resnet50 compile "$r" train_peer.py "${resnet[@]}" --compile default --fused on
     peer train-resnet50 compile-reduce-overhead "$r" train_peer.py "${resnet[@]}" --compile reduce-overhead --fused on
     progress "$r" train-resnet50
   fi
   if [[ " $sections " == *" train-seed "* ]]; then
-    "$build/examples/seed_benchmark" "${seed[@]}" --quiet --json "$out/train-seed-gpuperf-$r.json" >/dev/null
+    "$build/apps/seed_benchmark" "${seed[@]}" --quiet --json "$out/train-seed-gpuperf-$r.json" >/dev/null
     peer train-seed eager "$r" train_peer.py "${seed[@]}"
     peer train-seed graph "$r" train_peer.py "${seed[@]}" --fused on --graph on
     peer train-seed compile "$r" train_peer.py "${seed[@]}" --compile default --fused on
@@ -78,7 +78,7 @@ for r in $(seq 1 "$repeats"); do
     progress "$r" train-seed
   fi
   if [[ " $sections " == *" infer-resnet50 "* ]]; then
-    "$build/examples/inference_benchmark" "${infer[@]}" --quiet --json "$out/infer-resnet50-gpuperf-$r.json" >/dev/null
+    "$build/apps/inference_benchmark" "${infer[@]}" --quiet --json "$out/infer-resnet50-gpuperf-$r.json" >/dev/null
     for mode in ${INFER_PEER_MODES:-eager graph compile-graph compile-freeze-graph}; do
       peer infer-resnet50 "$mode" "$r" infer_peer.py "${infer[@]}" --mode "$mode"
     done

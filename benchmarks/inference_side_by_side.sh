@@ -26,7 +26,7 @@ for r in $(seq 1 "$repeats"); do
       graph) ours=(--fuse off) ;;
       eager) ours=(--graph off --fuse off) ;;
     esac
-    "$build/examples/inference_benchmark" "${shared[@]}" "${ours[@]}" --quiet \
+    "$build/apps/inference_benchmark" "${shared[@]}" "${ours[@]}" --quiet \
       --json "$out/gpuperf-$mode-$r.json" >"$out/gpuperf-$mode-$r.txt"
   done
   for mode in ${PEER_MODES:-eager graph frozen-graph}; do

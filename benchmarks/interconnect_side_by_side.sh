@@ -18,7 +18,7 @@ export NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE:-0}
 shared=(--collective-sizes 1M..1G --p2p-size-mib 256 --warmup 3 --calls-per-window 10
         --windows 5)
 for r in $(seq 1 "$repeats"); do
-  "$build/examples/microbench" --device cuda --no-gemm --no-memory --interconnect "${shared[@]}" \
+  "$build/apps/microbench" --device cuda --no-gemm --no-memory --interconnect "${shared[@]}" \
     --quiet --json "$out/gpuperf-$r.json" --markdown "$out/gpuperf-$r.md" >/dev/null
   python3 "$here/python/interconnect_peer.py" "${shared[@]}" 2>"$out/peer-$r.err" \
     | sed "s/^{/{\"repeat\": $r, /" >>"$out/peer.jsonl"

@@ -18,7 +18,7 @@ rows=${4:-gpt2}
 variants=${LM_PEER_VARIANTS:-"eager graph compile max-autotune"}
 here=$(cd "$(dirname "$0")" && pwd)
 [[ $repeats =~ ^[1-9][0-9]*$ ]] || { echo "lm_side_by_side.sh: repeats must be >= 1, got '$repeats'" >&2; exit 2; }
-[[ -x $build/examples/lm_benchmark ]] || { echo "lm_side_by_side.sh: $build/examples/lm_benchmark not built" >&2; exit 2; }
+[[ -x $build/apps/lm_benchmark ]] || { echo "lm_side_by_side.sh: $build/apps/lm_benchmark not built" >&2; exit 2; }
 mkdir -p "$out"
 touch "$out/peer.jsonl"
 commit=${GPUPERF_COMMIT:-$(git -C "$here" describe --always --dirty 2>/dev/null || echo unknown)}
@@ -35,7 +35,7 @@ for row in $rows; do
   shared=("${settings[@]}" --lr 6e-4 --beta2 0.95 --weight-decay 0.1 --warmup 10
           --steps-per-window 10 --windows 5)
   for r in $(seq 1 "$repeats"); do
-    "$build/examples/lm_benchmark" "${shared[@]}" --quiet --json "$out/$row-gpuperf-$r.json" \
+    "$build/apps/lm_benchmark" "${shared[@]}" --quiet --json "$out/$row-gpuperf-$r.json" \
       >"$out/$row-gpuperf-$r.txt"
     for v in $variants; do
       [[ $v == max-autotune && $r -gt 1 ]] && continue

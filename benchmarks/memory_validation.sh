@@ -13,7 +13,7 @@ out=$2
 parts=${3:-"lm resnet seed max"}
 here=$(cd "$(dirname "$0")" && pwd)
 for program in lm_benchmark resnet50_benchmark seed_benchmark; do
-  [[ -x $build/examples/$program ]] || { echo "memory_validation.sh: $build/examples/$program not built" >&2; exit 2; }
+  [[ -x $build/apps/$program ]] || { echo "memory_validation.sh: $build/apps/$program not built" >&2; exit 2; }
 done
 mkdir -p "$out"
 commit=${GPUPERF_COMMIT:-$(git -C "$here" describe --always --dirty 2>/dev/null || echo unknown)}
@@ -27,7 +27,7 @@ row() {
   local name=$1 program=$2 quiet=--quiet
   shift 2
   [[ $name == *max* ]] && quiet=
-  "$build/examples/$program" "$@" "${short[@]}" $quiet --json "$out/$name.json" >"$out/$name.txt" 2>&1 ||
+  "$build/apps/$program" "$@" "${short[@]}" $quiet --json "$out/$name.json" >"$out/$name.txt" 2>&1 ||
     echo "$name: $program exited $?" | tee -a "$out/failures.txt"
 }
 

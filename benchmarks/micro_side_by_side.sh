@@ -29,7 +29,7 @@ if [[ -n ${DTYPES:-} ]]; then
   shared+=(--dtypes "$DTYPES")
 fi
 for r in $(seq 1 "$repeats"); do
-  "$build/examples/microbench" --device cuda "${shared[@]}" --quiet \
+  "$build/apps/microbench" --device cuda "${shared[@]}" --quiet \
     --json "$out/gpuperf-$r.json" --markdown "$out/gpuperf-$r.md" >/dev/null
   python3 "$here/python/micro_peer.py" --device cuda "${shared[@]}" 2>"$out/peer-$r.err" \
     | sed "s/^{/{\"repeat\": $r, /" >>"$out/peer.jsonl"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs gpuperf's training examples and the PyTorch peer (benchmarks/python/train_peer.py) on the
+# Runs gpuperf's training programs and the PyTorch peer (benchmarks/python/train_peer.py) on the
 # same workloads, alternating, several repeats each, and prints the ratio of medians.
 # Usage: benchmarks/side_by_side.sh <gpuperf build dir> <output dir> [repeats] [rows]
 #   rows: space-separated subset of the row names below (default: all)
@@ -23,7 +23,7 @@ run_row() {
   [[ " $rows " == *" $label "* ]] || return 0
   for r in $(seq 1 "$repeats"); do
     # shellcheck disable=SC2086  # the per-side argument strings are word lists
-    "$build/examples/$program" "$@" $ours --quiet --json "$out/$label-gpuperf-$r.json" >"$out/$label-gpuperf-$r.txt"
+    "$build/apps/$program" "$@" $ours --quiet --json "$out/$label-gpuperf-$r.json" >"$out/$label-gpuperf-$r.txt"
     # shellcheck disable=SC2086
     python3 "$here/python/train_peer.py" "$@" $theirs 2>/dev/null | sed "s/^{/{\"label\": \"$label\", /" >>"$out/peer.jsonl"
   done

@@ -2,7 +2,7 @@
 # Compares gpu_info --json with nvidia-smi, field by field, on every GPU; then checks that the
 # sampler's counter energy agrees with mean power x time. Exits non-zero on any mismatch.
 #
-#   benchmarks/telemetry_check.sh BUILD_DIR        (BUILD_DIR holds examples/gpu_info)
+#   benchmarks/telemetry_check.sh BUILD_DIR        (BUILD_DIR holds apps/gpu_info)
 #
 # Static fields (name, memory total, power limit, max SM clock, driver) must match exactly, up to
 # nvidia-smi's rounding. Fluctuating fields are read between two nvidia-smi calls and must lie
@@ -10,7 +10,7 @@
 set -euo pipefail
 
 build=${1:?usage: $0 BUILD_DIR}
-gpu_info="$build/examples/gpu_info"
+gpu_info="$build/apps/gpu_info"
 if [[ ! -x $gpu_info ]]; then
   echo "telemetry_check: no $gpu_info (build the gpu_info target first)" >&2
   exit 2

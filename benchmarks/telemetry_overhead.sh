@@ -9,7 +9,7 @@ repeats=${3:-5}
 mkdir -p "$out"
 for r in $(seq 1 "$repeats"); do
   for mode in telemetry no-telemetry; do
-    "$build/examples/seed_benchmark" "--$mode" --windows 40 --quiet --json "$out/overhead-$mode-$r.json" >/dev/null
+    "$build/apps/seed_benchmark" "--$mode" --windows 40 --quiet --json "$out/overhead-$mode-$r.json" >/dev/null
   done
 done
 python3 - "$out" "$repeats" <<'PY'

@@ -57,8 +57,8 @@ repeat() { head -c "$2" /dev/zero | tr '\0' "$1"; }
 deep300="$(repeat '[' 300)$(repeat ']' 300)"
 deep100k="$(repeat '[' 100000)$(repeat ']' 100000)"
 large="[$(repeat '7' 30000 | sed 's/7/0.5,/g')0.5]"
-# From the first files of the seed folders, in order (tests/golden and libgpuperf/data first: one
-# file of each kind).
+# From the first files of the seed folders, in order (tests/fixtures/golden and libgpuperf/data
+# first: one file of each kind).
 made=0
 for k in $(seq 1 "$n"); do
   file=$(ls "$work/seeds/$k-"*)

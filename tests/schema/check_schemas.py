@@ -6,7 +6,8 @@ Installed (<prefix>/share/gpuperf/schema), it uses the schemas of the folder it 
       Each FILE by its "schema" tag (gpuperf.run/1 -> run-1.schema.json), or as NAME
       (e.g. --as gpu-info) for output without a tag. A .jsonl file is one document a line.
   check_schemas.py [--schemas DIR] committed --root SRC
-      Every schema is itself valid draft 2020-12; then the golden records (tests/golden/), every
+      Every schema is itself valid draft 2020-12; then the golden records
+      (tests/fixtures/golden/) and the fixture records (tests/fixtures/records/), every
       committed result under docs/results/ and docs/examples/ that carries a gpuperf schema tag
       (others are skipped and counted), gpu_info JSON committed there (gpu_info*.json, no tag),
       the datasheet database, the published figures and the default rental prices
@@ -248,7 +249,8 @@ def cmd_committed(schemas, args):
     def files(*pattern):
         return sorted(glob.glob(os.path.join(root, *pattern), recursive=True))
 
-    groups = [("golden records", files("tests", "golden", "*.json")),
+    groups = [("golden records", files("tests", "fixtures", "golden", "*.json")),
+              ("fixture records", files("tests", "fixtures", "records", "*.json")),
               ("docs/results", files("docs", "results", "**", "*.json")),
               ("docs/examples", files("docs", "examples", "*.json"))]
     for group, paths in groups:
@@ -495,7 +497,7 @@ ONE_RANK = {"world_size": 1, "backend": "gloo", "launcher": "gpuperf", "intercon
 def self_test_cases(root):
     """(label, schema name, good document, [(what, mutation)]); a `what` beginning "strict:" is
     rejected only with the x-always-written properties required (and must pass without)."""
-    golden = os.path.join(root, "tests", "golden")
+    golden = os.path.join(root, "tests", "fixtures", "golden")
     data = os.path.join(root, "libgpuperf", "data")
     (seed,) = read_documents(os.path.join(golden, "seed.json"))
     (micro,) = read_documents(os.path.join(golden, "micro.json"))
@@ -517,7 +519,7 @@ def self_test_cases(root):
     # The batch-1 entry of the golden sweep (its tiny configuration measures batch sizes 1 and 2).
     b1 = next(i for i, b in enumerate(v2["batches"]) if b["batch_size"] == 1)
     return [
-        ("run/1 (tests/golden/seed.json)", "run-1", seed, [
+        ("run/1 (tests/fixtures/golden/seed.json)", "run-1", seed, [
             ("a string where a number belongs", set_value("throughput.median", "245.4")),
             ("a missing required field", delete("config.batch_size")),
             ("a missing required array", delete("window_throughput")),
@@ -538,7 +540,7 @@ def self_test_cases(root):
             ("strict: a field current writers always write", delete("config.optimizer_impl")),
             ("strict: the telemetry object missing", delete("telemetry")),
         ]),
-        ("inference/3 (tests/golden/inference.json)", "inference-3", v3, [
+        ("inference/3 (tests/fixtures/golden/inference.json)", "inference-3", v3, [
             ("version 2's boolean cuda_graph beside graph_mode", set_value("cuda_graph", False)),
             ("version 2's boolean cuda_graph instead of graph_mode",
              replace_field("graph_mode", "cuda_graph", False)),
@@ -575,7 +577,7 @@ def self_test_cases(root):
             ("a device string that names no device", set_value("device", "gpu0")),
             ("version 2's tag", set_value("schema", "gpuperf.inference/2")),
         ]),
-        ("micro/1 (tests/golden/micro.json)", "micro-1", micro, [
+        ("micro/1 (tests/fixtures/golden/micro.json)", "micro-1", micro, [
             ("a string where a number belongs", set_value("results.0.median", "0.008")),
             ("an unsupported result with statistics", set_value("results.0.status", "unsupported")),
             ("a GEMM of an unknown data type", set_value("results.0.variant", "fp4")),

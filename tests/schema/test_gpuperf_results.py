@@ -148,7 +148,7 @@ def main():
     import gpuperf_results as gr
 
     schemas = check_schemas.Schemas(os.path.join(args.root, "docs", "schema"))
-    golden = os.path.join(args.root, "tests", "golden")
+    golden = os.path.join(args.root, "tests", "fixtures", "golden")
     t = Checks()
 
     # The module says the project's version.
@@ -365,8 +365,8 @@ def main():
                  "an inference/3 result with a version 1 device string")
         t.raises(gr.FormatError, lambda: gr.load(peer, kinds={"inference"}), "a kind not asked for")
 
-        # The bad records of the C++ readers' test (test_compare), refused alike: FormatError
-        # naming the file and the field.
+        # The bad records of the C++ readers' test (core/test_report.cpp), refused alike:
+        # FormatError naming the file and the field.
         with open(os.path.join(args.root, "tests", "fixtures", "refused_records.json"),
                   encoding="utf-8") as f:
             fixtures = json.load(f)["cases"]
@@ -379,7 +379,7 @@ def main():
         # Every committed record still reads, with the module and with gpuperf's readers (the
         # consistency checks must never refuse a real measurement).
         committed = []
-        for pattern in (("tests", "golden", "*.json"), ("docs", "examples", "*.json"),
+        for pattern in (("tests", "fixtures", "**", "*.json"), ("docs", "examples", "*.json"),
                         ("docs", "results", "**", "*.json")):
             for path in sorted(glob.glob(os.path.join(args.root, *pattern), recursive=True)):
                 with open(path, encoding="utf-8") as f:
@@ -405,7 +405,8 @@ def main():
         strangers = (None, [], {}, "x", -1, 2 ** 70, 1e300, True, [[]], {"a": {}})
         tried = 0
         unexpected = []
-        dp4 = os.path.join(args.root, "docs", "results", "2026-12-01-cpu-gloo-ranks", "dp4.json")
+        # A data-parallel record (tests/fixtures/README.md says where it comes from).
+        dp4 = os.path.join(args.root, "tests", "fixtures", "records", "cpu-gloo-dp4.json")
         for base in (seed, inference, micro, gr.load(dp4), v2, v1):
             for pointer in pointers(base):
                 for value in strangers + (DELETE,):

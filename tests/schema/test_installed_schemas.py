@@ -56,7 +56,7 @@ def main():
     parser.add_argument("--build", required=True)
     parser.add_argument("--cmake", default="cmake")
     args = parser.parse_args()
-    golden = [os.path.join(os.path.abspath(args.root), "tests", "golden", n)
+    golden = [os.path.join(os.path.abspath(args.root), "tests", "fixtures", "golden", n)
               for n in ("seed.json", "micro.json", "inference.json")]
     with tempfile.TemporaryDirectory(prefix="gpuperf-schemas-") as work:
         prefix = os.path.join(work, "prefix")

@@ -53,7 +53,7 @@ def main():
     parser.add_argument("--compare", required=True, help="the gpuperf_compare program")
     args = parser.parse_args()
     schemas = check_schemas.Schemas(os.path.join(args.root, "docs", "schema"))
-    golden = os.path.join(args.root, "tests", "golden")
+    golden = os.path.join(args.root, "tests", "fixtures", "golden")
     t = Checks()
 
     with tempfile.TemporaryDirectory(prefix="gpuperf-peers-") as work:

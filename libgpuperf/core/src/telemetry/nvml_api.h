@@ -3,7 +3,7 @@
 // a fresh Debian has no nvml.h (the CUDA toolkit is not in main), and linking NVML would stop
 // binaries from starting on machines without a driver, so libnvidia-ml.so.1 is dlopen()ed and
 // these declarations describe what is looked up (pynvml does the same with ctypes).
-// tests/test_nvml_declarations.cpp checks every line here against the real nvml.h where one
+// tests/core/test_nvml_declarations.cpp checks every line here against the real nvml.h where one
 // exists. Member names are the exported symbol names, versioned ones included, so that nvml.h's
 // "#define nvmlInit nvmlInit_v2" style macros never rename anything when both headers meet.
 

@@ -414,8 +414,8 @@ std::pair<at::Tensor, at::Tensor> conv_with_statistics(const ConvStatisticsPlan&
   const std::int64_t channels = weight.size(0);
   at::Tensor y =
       at::empty(plan.output_sizes, x.options().memory_format(at::MemoryFormat::ChannelsLast));
-  // GenStats overwrites its outputs (tests/test_fusion.cpp checks it on a buffer full of 1000s):
-  // no zeroing.
+  // GenStats overwrites its outputs (tests/torch/test_models_fusion.cpp checks it on a buffer full
+  // of 1000s): no zeroing.
   at::Tensor sums = sums_into;
   if (!sums.defined()) sums = at::empty({2, channels}, x.options().dtype(at::kFloat));
   if (sums.scalar_type() != at::kFloat || !sums.is_contiguous() || sums.numel() != 2 * channels ||

@@ -1,5 +1,5 @@
 #pragma once
-// Typed errors. Programs map them to exit codes (examples/support/program.h): ConfigError and
+// Typed errors. Programs map them to exit codes (apps/support/program.h): ConfigError and
 // IoError (bad usage or input) -> 2, OutOfMemoryError -> 3, any other -> 1.
 
 #include <stdexcept>
@@ -21,7 +21,7 @@ class Error : public std::runtime_error {
 /// (`field()`, e.g. "TrainingRun::batch_size") and says what is wrong (`problem()`); what()
 /// reads "TrainingRun::batch_size: must be > 0, got 0". A problem may name another setting as
 /// "{min_windows}": what() writes it as `min_windows`. The programs print the flag that sets the
-/// field instead (examples/support/program.cpp).
+/// field instead (apps/support/program.cpp).
 class ConfigError : public Error {
  public:
   /// An error that names no single setting (a file's contents, a combination of settings).

@@ -3,7 +3,7 @@
 // the uniform draws, and the per-sample random stream the draws come from. The functions repeat
 // torchvision 0.14's arithmetic step for step (float32 where torch computes in float32, Python's
 // round-half-to-even where it calls round()), so that the same draws give the same integer boxes:
-// tests/input_reference.py feeds the draws to torchvision itself and compares.
+// tests/core/input_reference.py feeds the draws to torchvision itself and compares.
 //
 //   gpuperf::SampleStream stream(seed, epoch, index);        // independent per sample
 //   const auto draws = gpuperf::RandomResizedCropDraws::from(stream);

@@ -7,7 +7,7 @@
 // The resampling is PIL's (Resample.c: separable triangle filter whose support grows with the
 // downscale factor, 8-bit fixed-point passes, horizontal first) and the decoder runs with PIL's
 // settings (JDCT_ISLOW, fancy upsampling, PIL's CMYK conversion), so that with dct_scaling off
-// the output equals PIL + torchvision's bit for bit (tests/input_reference.py checks it). With
+// the output equals PIL + torchvision's bit for bit (tests/core/input_reference.py checks it). With
 // dct_scaling on (the default) libjpeg decodes at 1/2, 1/4 or 1/8 size when the crop stays at
 // least as large as the output, which is several times faster and differs by a few levels.
 // Only the rows and columns the crop needs are decoded (jpeg_skip_scanlines,

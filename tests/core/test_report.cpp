@@ -295,7 +295,7 @@ TEST_CASE("the HTML report is self-contained: inline SVG charts, no scripts, not
                     Catch::Contains("EfficiencyOptions::price_per_hour_usd"));
   CHECK(nothing.str().empty());
 
-  // Rendering it in a browser is tests/render_report.sh (SKIPPED without Chromium).
+  // Rendering it in a browser is tests/apps/render_report.sh (SKIPPED without Chromium).
 }
 
 TEST_CASE("The Mann-Whitney test matches pair counting and the exact permutation distribution",
@@ -498,63 +498,6 @@ TEST_CASE("The report draws inference results: latency table, latency curve, sim
   CHECK(chart.find(">q</text>") == std::string::npos);
   CHECK_THAT(gpuperf::svg_line_chart("t", "x", "y", {{"a", {{-1, 2, ""}}}}),
              Catch::Contains("no data"));
-}
-
-TEST_CASE("the unit formatters print what printf prints, at any length", "[compare]") {
-  // The reference: the C library's printf into a buffer large enough for any double.
-  const auto printf_of = [](const char* format, int digits, double v) {
-    char buffer[512];
-    std::snprintf(buffer, sizeof buffer, format, digits, v);
-    return std::string(buffer);
-  };
-  for (const double v : {0.0, 0.1234567, 7e9, -2.5, 1e-300, 1e300, -1.7976931348623157e308}) {
-    CHECK(gpuperf::format_number(v, 4) == printf_of("%.*g", 4, v));
-    CHECK(gpuperf::format_number(v, 17) == printf_of("%.*g", 17, v));
-    CHECK(gpuperf::format_fixed(v, 2) == printf_of("%.*f", 2, v));
-  }
-  CHECK(gpuperf::format_fixed(1e300, 0).size() == 301);  // once cut at 63 characters
-  CHECK(gpuperf::format_number(7e9, 6) == "7e+09");
-  CHECK(gpuperf::format_fixed(2.5, 2) == "2.50");
-  CHECK(gpuperf::format_grouped(1281167) == "1,281,167");
-  CHECK(gpuperf::format_grouped(999.6) == "1,000");
-  CHECK(gpuperf::format_grouped(-1234) == "-1,234");
-  CHECK(gpuperf::format_grouped(-0.2) == "0");
-  CHECK(gpuperf::format_bytes(512) == "512 B");
-  CHECK(gpuperf::format_bytes(1536) == "1.50 KiB");
-  CHECK(gpuperf::format_bytes(1.5 * 1024 * 1024 * 1024) == "1.50 GiB");
-  CHECK(gpuperf::format_bytes(std::nan("")) == "n/a");
-  CHECK(gpuperf::format_duration(7500) == "2 h 05 min");
-  CHECK(gpuperf::format_duration(90) == "1.5 min");
-  CHECK(gpuperf::format_duration(12.34) == "12.3 s");
-  CHECK(gpuperf::format_duration(std::nan("")) == "n/a");
-}
-
-TEST_CASE("one formatter per unit: percent, ms, GB, grouped counts, exact sizes, or n/a",
-          "[compare]") {
-  const double nan = std::nan("");
-  CHECK(gpuperf::format_fixed_or(2.345, 1) == "2.3");
-  CHECK(gpuperf::format_fixed_or(nan, 1) == "n/a");
-  CHECK(gpuperf::format_fixed_or(-INFINITY, 1, "-") == "-");
-  CHECK(gpuperf::format_grouped(25557032) == "25,557,032");
-  CHECK(gpuperf::format_grouped(-1234.4) == "-1,234");
-  CHECK(gpuperf::format_grouped(999.5) == "1,000");
-  CHECK(gpuperf::format_grouped(-0.2) == "0");
-  CHECK(gpuperf::format_grouped(nan) == "n/a");
-  CHECK(gpuperf::format_percent(0.194) == "19.4%");
-  CHECK(gpuperf::format_percent(0.1) == "10%");
-  CHECK(gpuperf::format_percent(0.0534, 2) == "5.3%");
-  CHECK(gpuperf::format_percent(nan) == "n/a");
-  CHECK(gpuperf::format_ms(0.0012345) == "1.234 ms");
-  CHECK(gpuperf::format_ms(0.5, 1) == "500.0 ms");
-  CHECK(gpuperf::format_ms(nan) == "n/a");
-  CHECK(gpuperf::format_gb(80e9) == "80 GB");
-  CHECK(gpuperf::format_gb(12.3456e9) == "12.35 GB");
-  CHECK(gpuperf::format_gb(5e7) == "0.05 GB");
-  CHECK(gpuperf::format_gb(nan) == "n/a");
-  CHECK(gpuperf::format_exact_bytes(1536.0 * 1024 * 1024) == "1536 MiB");
-  CHECK(gpuperf::format_exact_bytes(1048572) == "1048572 B");
-  CHECK(gpuperf::format_exact_bytes(4.0 * 1024 * 1024 * 1024) == "4 GiB");
-  CHECK(gpuperf::format_exact_bytes(0) == "0 B");
 }
 
 TEST_CASE("Device names with line breaks or terminal escapes print as visible escapes",

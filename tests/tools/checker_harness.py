@@ -1,7 +1,8 @@
-"""What tests/check_layers.py and tests/check_no_flags.py share: a planted-file self-test and the
-command line (--root, --self-test). A checker supplies check(root) -> list of violation lines,
-clean_tree(root) (a tree it must accept) and its planted cases: (name, {path: text}, where, why),
-each of which must give exit 1 and exactly one line starting "where:" and containing "why"."""
+"""What tests/tools/check_layers.py and tests/tools/check_no_flags.py share: a planted-file
+self-test and the command line (--root, --self-test). A checker supplies check(root) -> list of
+violation lines, clean_tree(root) (a tree it must accept) and its planted cases: (name, {path:
+text}, where, why), each of which must give exit 1 and exactly one line starting "where:" and
+containing "why"."""
 import argparse
 import os
 import subprocess
@@ -53,8 +54,8 @@ def self_test(script, clean_tree, cases, noun):
 
 def main(script, doc, check, clean_tree, cases, noun):
     parser = argparse.ArgumentParser(description=doc.split("\n")[0])
-    parser.add_argument("--root", default=os.path.dirname(os.path.dirname(os.path.abspath(
-        script))), help="repository root (default: the one holding this script)")
+    parser.add_argument("--root", default=os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(script)))), help="repository root (default: the one holding this script)")
     parser.add_argument("--self-test", action="store_true",
                         help="check that planted %s in a temporary tree are reported" % noun)
     args = parser.parse_args()

@@ -3,7 +3,7 @@
 
 The library names settings by their fields ("MeasureOptions::max_seconds", "TrainingRun::
 batch_size"); the programs map fields to flags in one place (kFlagOfField in
-examples/support/program.cpp). So no string literal and no comment of a C/C++/CUDA file under
+apps/support/program.cpp). So no string literal and no comment of a C/C++/CUDA file under
 libgpuperf/core or libgpuperf/torch may hold a flag: "--" followed by a lower-case letter, not
 preceded by a word character or a dash. Code outside literals and comments (`--i`) is not
 looked at, and a Markdown table separator ("|---|") is no flag.
@@ -131,7 +131,7 @@ def clean_tree(root):
     checker_harness.write(root, "libgpuperf/torch/include/gpuperf/train/run.h",
           "#pragma once\n/// TrainingRun::batch_size: samples per step.\nint g();\n")
     # Outside the checked folders, flags are fine.
-    checker_harness.write(root, "examples/program.cpp", 'const char* flag = "--batch-size";\n')
+    checker_harness.write(root, "apps/program.cpp", 'const char* flag = "--batch-size";\n')
 
 
 def planted_cases():

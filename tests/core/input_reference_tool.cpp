@@ -1,4 +1,4 @@
-// The C++ side of tests/input_reference.py: prints gpuperf's crop geometry for given draws and
+// The C++ side of tests/core/input_reference.py: prints gpuperf's crop geometry for given draws and
 // writes transformed samples, for comparison with torchvision and PIL.
 //
 //   input_reference_tool geometry < cases.txt        one line per case, see below

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Golden-record check: a program's JSON for a fixed tiny configuration matches the committed
-record in tests/golden/, apart from times, timestamps and measured values.
+record in tests/fixtures/golden/, apart from times, timestamps and measured values.
 
   golden_records.py <golden.json> <program> [args...]
 

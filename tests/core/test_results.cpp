@@ -1,3 +1,5 @@
+// The results module's run records: the JSON round trip and its reader's refusals, the writer
+// (whole or nothing, refusing what the schema would), make_record.
 #include <catch2/catch.hpp>
 
 #include <nlohmann/json.hpp>
@@ -5,20 +7,14 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
-#include <filesystem>
 #include <functional>
 #include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include <fcntl.h>
-#include <sys/resource.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include "gpuperf/base/checkpoint_file.h"
 #include "gpuperf/base/files.h"
 #include "gpuperf/base/error.h"
 #include "gpuperf/base/version.h"
@@ -142,206 +138,6 @@ TEST_CASE("write_json_file replaces the file whole and check_writable refuses ba
                     Catch::Contains("json: ") && Catch::Contains("/nonexistent-dir/x.json"));
   CHECK_THROWS_AS(gpuperf::write_json_file(sample_record(), "/nonexistent-dir/x.json"),
                   gpuperf::IoError);
-}
-
-TEST_CASE("Input files must be regular files of bounded size, and outputs never an input",
-          "[report]") {
-  CHECK_THROWS_WITH(gpuperf::read_text_file("/dev/zero"), Catch::Contains("not a regular file"));
-  CHECK_THROWS_WITH(gpuperf::read_text_file("."), Catch::Contains("not a regular file"));
-  CHECK_THROWS_AS(gpuperf::read_text_file("/nonexistent/x.json"), gpuperf::IoError);
-  const std::string input = "test_report_input.json";
-  { std::ofstream(input) << "{}"; }
-  CHECK(gpuperf::read_text_file(input) == "{}");
-  CHECK_THROWS_WITH(gpuperf::check_not_an_input("./" + input, {input}, "--output"),
-                    Catch::Contains("is one of the input files"));
-  const std::string link = "test_report_link.json";
-  std::remove(link.c_str());
-  REQUIRE(::symlink(input.c_str(), link.c_str()) == 0);
-  CHECK_THROWS_WITH(gpuperf::check_not_an_input(link, {input}, "--output"),
-                    Catch::Contains("is one of the input files"));
-  CHECK_NOTHROW(gpuperf::check_not_an_input("test_report_other.json", {input}, "--output"));
-  std::remove(link.c_str());
-  std::remove(input.c_str());
-}
-
-namespace {
-
-std::string file_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-// Names in the current folder that start with `prefix`.
-std::vector<std::string> names_starting(const std::string& prefix) {
-  std::vector<std::string> out;
-  for (const auto& entry : std::filesystem::directory_iterator(".")) {
-    const std::string name = entry.path().filename().string();
-    if (name.rfind(prefix, 0) == 0) out.push_back(name);
-  }
-  return out;
-}
-
-}  // namespace
-
-TEST_CASE("Temporary and probe files never follow a planted link and have unpredictable names",
-          "[report][files]") {
-  // #33: "<out>.tmp-<pid>" and "<out>.probe-<pid>" were opened O_TRUNC, following links: a link
-  // planted there truncated and overwrote its target.
-  const std::string victim = "test_files_victim.txt", out = "test_files_out.json";
-  { std::ofstream(victim) << "precious"; }
-  std::remove(out.c_str());
-  const std::string pid = std::to_string(::getpid());
-  for (const char* suffix : {".tmp-", ".probe-"}) {
-    const std::string planted = out + suffix + pid;
-    std::remove(planted.c_str());
-    REQUIRE(::symlink(victim.c_str(), planted.c_str()) == 0);
-  }
-  CHECK_NOTHROW(gpuperf::check_writable(out, "json"));
-  gpuperf::write_text_file_atomically("{}", out);
-  CHECK(file_text(victim) == "precious");
-  CHECK(file_text(out) == "{}");
-  struct stat st {};
-  REQUIRE(::lstat(out.c_str(), &st) == 0);
-  CHECK(S_ISREG(st.st_mode));
-  for (const char* suffix : {".tmp-", ".probe-"}) std::remove((out + suffix + pid).c_str());
-  {
-    gpuperf::TemporaryFile a(out), b(out);
-    CHECK(a.path() != b.path());
-    CHECK(a.path().rfind(out + ".tmp-", 0) == 0);
-    CHECK(std::filesystem::is_regular_file(a.path()));  // created by the constructor
-  }
-  CHECK(names_starting(out + ".").empty());  // both removed when they went
-  std::remove(out.c_str());
-  std::remove(victim.c_str());
-}
-
-TEST_CASE("An output that leads into /dev or /proc is refused, whatever it resolves to",
-          "[report][files]") {
-  // #33: with standard output a regular file, /dev/stdout resolves to that file and passed; as
-  // root the rename then replaced the system's /dev/stdout link.
-  const std::string file = "test_files_stdout.txt", link = "test_files_fd_link.json";
-  const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  REQUIRE(fd >= 0);
-  const std::string fd_path = "/proc/self/fd/" + std::to_string(fd);
-  std::remove(link.c_str());
-  REQUIRE(::symlink(fd_path.c_str(), link.c_str()) == 0);
-  CHECK_THROWS_WITH(gpuperf::check_writable(fd_path, "json"),
-                    Catch::Contains("json: ") && Catch::Contains("/proc"));
-  CHECK_THROWS_WITH(gpuperf::check_writable(link, "csv"),
-                    Catch::Contains("csv: ") && Catch::Contains(link));
-  CHECK_THROWS_AS(gpuperf::check_writable("/dev/stdout", "json"), gpuperf::ConfigError);
-  CHECK_THROWS_AS(gpuperf::check_writable("/dev/full", "json"), gpuperf::ConfigError);
-  CHECK_THROWS_AS(gpuperf::check_writable("/dev/new-file.json", "json"), gpuperf::ConfigError);
-  CHECK_NOTHROW(gpuperf::check_writable("-", "json"));
-  ::close(fd);
-  std::remove(link.c_str());
-  std::remove(file.c_str());
-}
-
-TEST_CASE("One file has one identity however it is spelled", "[report][files]") {
-  // #33: x.csv and ./x.csv (a file not yet there) compared unequal, and both outputs were written.
-  std::filesystem::create_directories("test_files_dir");
-  const std::string cwd = std::filesystem::current_path().string();
-  const std::string x = gpuperf::file_identity("test_files_new.csv");
-  CHECK(gpuperf::file_identity("./test_files_new.csv") == x);
-  CHECK(gpuperf::file_identity(cwd + "/test_files_new.csv") == x);
-  CHECK(gpuperf::file_identity("test_files_dir/../test_files_new.csv") == x);
-  CHECK(gpuperf::file_identity("test_files_new.json") != x);
-  CHECK(gpuperf::file_identity("test_files_dir/test_files_new.csv") != x);
-  CHECK_THROWS_WITH(
-      gpuperf::check_not_an_input("test_files_dir/../in.json", {"./in.json"}, "--output"),
-      Catch::Contains("is one of the input files"));
-  std::filesystem::remove_all("test_files_dir");
-}
-
-TEST_CASE("A write past the file-size limit is an IoError with the reason, leaving nothing",
-          "[report][files]") {
-  // #33: SIGXFSZ killed the process. In a child, so that the limit and the signal stay there.
-  const std::string out = "test_files_big.json";
-  std::remove(out.c_str());
-  const pid_t child = ::fork();
-  REQUIRE(child >= 0);
-  if (child == 0) {
-    const rlimit limit{4096, 4096};
-    ::setrlimit(RLIMIT_FSIZE, &limit);
-    try {
-      gpuperf::write_text_file_atomically(std::string(100000, 'x'), out);
-    } catch (const gpuperf::IoError& e) {
-      const std::string what = e.what();
-      const bool named = what.find(out) != std::string::npos;
-      ::_exit(what.find("File too large") != std::string::npos && named ? 0 : 3);
-    } catch (...) {
-      ::_exit(4);
-    }
-    ::_exit(5);  // written: the limit did not hold
-  }
-  int status = 0;
-  REQUIRE(::waitpid(child, &status, 0) == child);
-  CHECK(WIFEXITED(status));
-  CHECK(WEXITSTATUS(status) == 0);
-  CHECK_FALSE(std::filesystem::exists(out));
-  CHECK(names_starting(out + ".").empty());
-}
-
-TEST_CASE("A checkpoint container that is cut, padded, flipped or of another format is refused",
-          "[report][files][checkpoint]") {
-  gpuperf::CheckpointHeader header;
-  header.identity = {{"param fc.weight", "Float [10, 64]"}, {"optimizer", "adam (torch::optim)"}};
-  header.tensors_checksum = 0x0123456789abcdefull;
-  const std::string payload = "PK\x03\x04 some archive bytes";
-  const std::string bytes = gpuperf::encode_checkpoint(header, payload);
-  const auto good = gpuperf::decode_checkpoint(bytes, "c.ckpt");
-  CHECK(good.payload == payload);
-  CHECK(good.header.identity == header.identity);
-  CHECK(good.header.tensors_checksum == header.tensors_checksum);
-  // Cut at every length, padded, and every byte flipped: refused, naming the file.
-  for (std::size_t n = 0; n < bytes.size(); ++n) {
-    INFO("cut at " << n);
-    CHECK_THROWS_WITH(gpuperf::decode_checkpoint(bytes.substr(0, n), "c.ckpt"),
-                      Catch::Contains("'c.ckpt'"));
-  }
-  CHECK_THROWS_WITH(gpuperf::decode_checkpoint(bytes + "x", "c.ckpt"),
-                    Catch::Contains("1 bytes after its payload"));
-  const std::size_t payload_at = bytes.size() - payload.size();
-  for (std::size_t i = 0; i < bytes.size(); ++i) {
-    std::string flipped = bytes;
-    flipped[i] = static_cast<char>(flipped[i] ^ 0x01);
-    INFO("flipped byte " << i);
-    if (i >= payload_at) {
-      CHECK_THROWS_WITH(gpuperf::decode_checkpoint(flipped, "c.ckpt"),
-                        Catch::Contains("is corrupt"));
-    } else {
-      // In the header a flip is refused, or changes the identity or checksum it records (which
-      // TrainStep::load compares).
-      try {
-        const auto read = gpuperf::decode_checkpoint(flipped, "c.ckpt");
-        CHECK((read.header.identity != header.identity ||
-               read.header.tensors_checksum != header.tensors_checksum));
-      } catch (const gpuperf::IoError&) {
-      }
-    }
-  }
-  CHECK_THROWS_WITH(gpuperf::decode_checkpoint(payload, "old.pt"), Catch::Contains("format 1"));
-  CHECK_THROWS_WITH(gpuperf::decode_checkpoint("gpuperf.checkpoint/3\n", "c.ckpt"),
-                    Catch::Contains("format '3'"));
-  CHECK(gpuperf::identity_mismatch(header.identity, header.identity).empty());
-  auto other = header.identity;
-  other[0].second = "Float [10, 32]";
-  CHECK(gpuperf::identity_mismatch(header.identity, other) ==
-        "param fc.weight is Float [10, 64] in the checkpoint, Float [10, 32] here");
-}
-
-TEST_CASE("A checkpoint is read only from a regular file: a FIFO is refused, never waited on",
-          "[report][files][checkpoint]") {
-  const std::string fifo = "test_files_fifo.ckpt";
-  std::remove(fifo.c_str());
-  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
-  CHECK_THROWS_WITH(gpuperf::read_binary_file(fifo, 1 << 20),
-                    Catch::Contains("not a regular file"));
-  std::remove(fifo.c_str());
-  CHECK_THROWS_WITH(gpuperf::read_binary_file(".", 1 << 20), Catch::Contains("'.'"));
 }
 
 TEST_CASE("A record no measurement can have written is refused, naming the field", "[report]") {

@@ -1,11 +1,13 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <limits>
 #include <thread>
 #include <vector>
 
 #include "gpuperf/base/error.h"
 #include "gpuperf/base/run_basics.h"
+#include "gpuperf/timing/latency.h"
 #include "gpuperf/timing/measure.h"
 #include "gpuperf/timing/region_timer.h"
 #include "gpuperf/timing/statistics.h"
@@ -262,4 +264,40 @@ TEST_CASE("steady clock timer measures a sleep", "[timing]") {
   const auto b = timer->mark();
   CHECK(timer->seconds(a, b) >= 0.019);
   CHECK(timer->name() == "steady-clock");
+}
+
+TEST_CASE("Latency percentiles interpolate between closest ranks like numpy", "[infer]") {
+  // 1..10 ms: position q*(n-1); p90 -> 8.1 -> 9.1 ms, p95 -> 8.55 -> 9.55 ms, p99 -> 8.91 -> 9.91
+  // ms.
+  std::vector<double> ms;
+  for (int i = 10; i >= 1; --i) ms.push_back(i * 1e-3);
+  const auto s = gpuperf::summarize_latency(ms);
+  CHECK(s.count == 10);
+  CHECK(s.min == Approx(1e-3));
+  CHECK(s.p50 == Approx(5.5e-3));
+  CHECK(s.p90 == Approx(9.1e-3));
+  CHECK(s.p95 == Approx(9.55e-3));
+  CHECK(s.p99 == Approx(9.91e-3));
+  CHECK(s.max == Approx(10e-3));
+  CHECK(s.mean == Approx(5.5e-3));
+  CHECK(s.tail_ratio() == Approx(9.91 / 5.5));
+}
+
+TEST_CASE("A single latency is every percentile and its tail ratio is one", "[infer]") {
+  gpuperf::LatencyRecorder recorder;
+  recorder.add(0.25);
+  const auto s = recorder.summary();
+  CHECK(s.p50 == 0.25);
+  CHECK(s.p99 == 0.25);
+  CHECK(s.max == 0.25);
+  CHECK(s.tail_ratio() == 1.0);
+}
+
+TEST_CASE("The latency recorder refuses negative and non-finite samples and empty summaries",
+          "[infer]") {
+  gpuperf::LatencyRecorder recorder;
+  CHECK_THROWS_AS(recorder.summary(), gpuperf::ConfigError);
+  CHECK_THROWS_WITH(recorder.add(-1), Catch::Contains("-1"));
+  CHECK_THROWS_AS(recorder.add(std::numeric_limits<double>::quiet_NaN()), gpuperf::ConfigError);
+  CHECK(recorder.size() == 0);
 }
