@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 """The formats other tools read, checked as those tools read them.
 
-  check_exports.py csv <build/examples>      CSV from every benchmark and gpuperf_compare, read
-                                              with Python's csv module: one header, rows of the
-                                              header's length, numbers where the column's unit
-                                              says so; '--json -' gives clean JSON on stdout
-  check_exports.py gbench <build/examples>   Google Benchmark JSON from every benchmark, read by
-                                              Google Benchmark's own tools/compare.py (Debian's
-                                              libbenchmark-tools); SKIPPED (77) without it
+  check_exports.py csv <build/apps>      CSV from every benchmark and gpuperf_compare, read
+                                          with Python's csv module: one header, rows of the
+                                          header's length, numbers where the column's unit
+                                          says so; '--json -' gives clean JSON on stdout
+  check_exports.py gbench <build/apps>   Google Benchmark JSON from every benchmark, read by
+                                          Google Benchmark's own tools/compare.py (Debian's
+                                          libbenchmark-tools); SKIPPED (77) without it
 
 Tiny CPU runs; exit 1 with the failures listed."""
 import csv
