@@ -10,6 +10,12 @@ a module that is not declared below fails too, so a new module has to be declare
 The umbrella headers (gpuperf/core.h, gpuperf/gpuperf.h) must include every public header of
 their library and nothing else.
 
+The programs (apps/, examples/, benchmarks/) use the library as its users do: through its public
+headers (<gpuperf/...> or "gpuperf/...", umbrellas included) and their own files (beside the
+including file or in apps/support/), never a private header of libgpuperf/*/src/.
+
+CUDA files (.cu, .cuh) are checked like C++ files.
+
   check_layers.py [--root <repository>]   # exit 1 and one line per violation
   check_layers.py --self-test             # plants violations in a temporary tree
 
@@ -44,7 +50,10 @@ UMBRELLAS = {
 }
 # First path component of LibTorch's headers (a core file may include none of them).
 LIBTORCH_PREFIXES = ["torch", "ATen", "c10", "caffe2"]
-SOURCE_SUFFIXES = (".h", ".hpp", ".cpp", ".cc")
+SOURCE_SUFFIXES = (".h", ".hpp", ".cpp", ".cc", ".cu", ".cuh")
+# The programs' folders, and the include directories their own headers are found in.
+PROGRAM_DIRS = ["apps", "examples", "benchmarks"]
+PROGRAM_INCLUDE_DIRS = ["apps/support"]
 # -------------------------------------------------------------------------------------------------
 
 MODULE_LIBRARY = {m: lib for lib in LIBRARIES for m in LAYERS[lib]}
@@ -214,6 +223,41 @@ class Tree:
                            "libgpuperf?)" % inc)
 
 
+def program_files(tree):
+    for folder in PROGRAM_DIRS:
+        base = os.path.join(tree.root, folder)
+        for dirpath, dirnames, filenames in os.walk(base):
+            dirnames.sort()
+            for name in sorted(filenames):
+                if name.endswith(SOURCE_SUFFIXES):
+                    yield os.path.join(dirpath, name)
+
+
+def program_include_problem(tree, path, delimiter, inc):
+    """Why a program's include is not allowed, or None."""
+    segments = inc.split("/")
+    if segments[0] == "gpuperf":
+        if inc in UMBRELLA_PATHS or inc in GENERATED_HEADERS:
+            return None
+        for lib in LIBRARIES:
+            if os.path.isfile(os.path.join(tree.include_dir(lib), *segments)):
+                return None
+        return "no public header %s in libgpuperf" % inc
+    if delimiter == "<":
+        return None  # a system or LibTorch header
+    candidates = [os.path.join(os.path.dirname(path), *segments)] + [
+        os.path.join(tree.root, d, *segments) for d in PROGRAM_INCLUDE_DIRS]
+    for candidate in candidates:
+        if os.path.isfile(candidate):
+            real = os.path.realpath(candidate)
+            if real.startswith(os.path.realpath(tree.lib_dir) + os.sep):
+                return ("a program includes the library's public headers only, not its private "
+                        "%s" % tree.rel(real))
+            return None
+    return ("'%s' resolves to no file of the programs' folders (%s) and no public header"
+            % (inc, ", ".join(PROGRAM_INCLUDE_DIRS + ["beside the file"])))
+
+
 def check(root):
     """Returns the violations as lines "file:line: #include X: why"."""
     tree = Tree(root)
@@ -261,6 +305,12 @@ def check(root):
                 report(path, line, shown, "upward include: module '%s' is below '%s' (%s)" % (
                     module, target, " < ".join(LAYERS[lib])))
 
+    for path in program_files(tree):
+        for line, delimiter, inc in includes_of(path):
+            problem = program_include_problem(tree, path, delimiter, inc)
+            if problem:
+                report(path, line, delimiter + inc + (">" if delimiter == "<" else '"'), problem)
+
     for lib in LIBRARIES:
         umbrella, extra = UMBRELLAS[lib]
         path = os.path.join(tree.include_dir(lib), *umbrella.split("/"))
@@ -301,6 +351,13 @@ def clean_tree(root):
           '#include "compat.h"\n#include "gpuperf/device/device.h"\n')
     checker_harness.write(root, "libgpuperf/torch/include/gpuperf/gpuperf.h",
           '#pragma once\n#include "gpuperf/core.h"\n#include "gpuperf/device/device.h"\n')
+    checker_harness.write(root, "libgpuperf/torch/src/models/kernels.cuh",
+          '#pragma once\n#include <cuda_runtime_api.h>\n')
+    checker_harness.write(root, "libgpuperf/torch/src/models/kernels.cu", '#include "models/kernels.cuh"\n')
+    checker_harness.write(root, "apps/support/program.h", '#pragma once\n#include "gpuperf/core.h"\n')
+    checker_harness.write(root, "apps/bench.cpp",
+          '#include "program.h"\n#include <gpuperf/gpuperf.h>\n#include "gpuperf/device/device.h"\n'
+          '#include <torch/types.h>\n')
 
 
 def planted_cases():
@@ -332,6 +389,16 @@ def planted_cases():
                                               '#include "gpuperf/device/device.h"\n'
                                               '#include "micro_cli.h"\n'},
          "libgpuperf/torch/include/gpuperf/gpuperf.h:4", "includes only"),
+        ("a CUDA file includes upward", {"libgpuperf/torch/src/device/kernels.cu":
+                                         '#include "models/kernels.cuh"\n'},
+         "libgpuperf/torch/src/device/kernels.cu:1", "upward include"),
+        ("a program includes a private header", {"apps/bench.cpp":
+                                                 '#include "program.h"\n'
+                                                 '#include "../libgpuperf/torch/src/compat.h"\n'},
+         "apps/bench.cpp:2", "public headers only"),
+        ("a program includes a header that is not public", {"examples/demo.cpp":
+                                                            '#include "gpuperf/models/kernels.cuh"\n'},
+         "examples/demo.cpp:1", "no public header"),
     ]
     return cases
 
