@@ -17,30 +17,14 @@
 #include "gpuperf/specs/rental_prices.h"
 #include "gpuperf/specs/specs.h"
 
+#include "specs_fixtures.h"
+
+using gpuperf::testing::resnet_run;
+using gpuperf::testing::shipped_specs;
+
 namespace {
 
 const std::string kData = GPUPERF_TEST_DATA_DIR;
-
-const gpuperf::SpecDatabase& shipped() {
-  static const gpuperf::SpecDatabase db =
-      gpuperf::SpecDatabase::load_file(kData + "/gpu_specs.json");
-  return db;
-}
-
-gpuperf::RunRecord resnet_run(double median) {
-  gpuperf::RunRecord r;
-  r.device.name = "NVIDIA H200";
-  r.device.sm_count = 132;
-  r.device.memory_bytes = 150e9;
-  r.config.model = "resnet50";
-  r.config.workload = "train";
-  r.config.precision = "fp16";
-  r.config.batch_size = 256;
-  r.throughput = gpuperf::summarize({median * 0.99, median, median * 1.01});
-  r.window_throughput = {median * 0.99, median, median * 1.01};
-  r.overall_throughput = median;
-  return r;
-}
 
 const gpuperf::GpuAdvice& advice_for(const std::vector<gpuperf::GpuAdvice>& ranking,
                                      const std::string& id) {
@@ -62,7 +46,7 @@ gpuperf::RentalPrice table_price(const std::string& id, double usd, const std::s
 }  // namespace
 
 TEST_CASE("the advisor ranks by fit, budget and throughput, with reasons", "[specs][advisor]") {
-  const auto& db = shipped();
+  const auto& db = shipped_specs();
   gpuperf::AdvisorRequest request;
   request.model = "resnet50";
   request.precision = gpuperf::NumericFormat::kBf16;
@@ -155,7 +139,7 @@ TEST_CASE("the advisor trains each model with its usual optimizer unless told",
   // The memory line says which one it counted: SGD's 4 bytes per parameter for resnet50.
   gpuperf::AdvisorRequest resnet;
   resnet.model = "resnet50";
-  const auto ranking = gpuperf::advise(resnet, shipped(), {}, {});
+  const auto ranking = gpuperf::advise(resnet, shipped_specs(), {}, {});
   REQUIRE_FALSE(ranking.empty());
   std::string reasons;
   for (const auto& line : ranking.front().reasons) reasons += line + "\n";
@@ -168,7 +152,7 @@ TEST_CASE("batch-1 inference is never estimated from a datasheet peak", "[specs]
   request.mode = gpuperf::WorkloadKind::kInference;
   request.precision = gpuperf::NumericFormat::kFp16;
   request.batch_size = 1;
-  const auto ranking = gpuperf::advise(request, shipped(), {}, {});
+  const auto ranking = gpuperf::advise(request, shipped_specs(), {}, {});
   REQUIRE_FALSE(ranking.empty());
   for (const auto& a : ranking) {
     INFO(a.spec->id);
@@ -178,7 +162,7 @@ TEST_CASE("batch-1 inference is never estimated from a datasheet peak", "[specs]
   for (const auto& line : ranking.front().reasons) reasons += line + "\n";
   CHECK_THAT(reasons, Catch::Contains("batch-1 inference is launch-bound"));
   request.batch_size = 64;  // a full batch is compute-bound enough for a scaled estimate
-  const auto batched = gpuperf::advise(request, shipped(), {}, {});
+  const auto batched = gpuperf::advise(request, shipped_specs(), {}, {});
   CHECK(std::any_of(batched.begin(), batched.end(),
                     [](const auto& a) { return a.samples_per_second > 0; }));
 }
@@ -186,7 +170,7 @@ TEST_CASE("batch-1 inference is never estimated from a datasheet peak", "[specs]
 TEST_CASE("a published figure stands in only for a precision the GPU has", "[specs][advisor]") {
   // The shipped V100 figure is AMP (fp16); the V100 has no bf16: a bf16 request must not rank it
   // by that figure, while an fp16 request may.
-  const auto& db = shipped();
+  const auto& db = shipped_specs();
   const auto published = gpuperf::load_published_results(kData + "/published_results.json");
   gpuperf::AdvisorRequest request;
   request.model = "resnet50";
@@ -230,7 +214,7 @@ TEST_CASE("the advisor ranks measured, published and estimated figures in separa
   // The shipped published figures include an A100 at 2,470 img/s (PyTorch); a measured H200 at
   // 2,000 still ranks first, in its own table, and every estimate after every published figure,
   // whatever the numbers.
-  const auto& db = shipped();
+  const auto& db = shipped_specs();
   const auto published = gpuperf::load_published_results(kData + "/published_results.json");
   gpuperf::AdvisorRequest request;
   request.model = "resnet50";
@@ -283,7 +267,7 @@ gpuperf::PublishedResult published_figure(const std::string& gpu_id, const std::
 
 TEST_CASE("published figures of different stacks are never ranked or scaled together",
           "[specs][advisor]") {
-  const auto& db = shipped();
+  const auto& db = shipped_specs();
   const auto published = gpuperf::load_published_results(kData + "/published_results.json");
   gpuperf::AdvisorRequest request;
   request.model = "resnet50";
@@ -339,7 +323,7 @@ TEST_CASE("published figures of different stacks are never ranked or scaled toge
 
 TEST_CASE("a figure in a precision its GPU cannot run is not used for that GPU or scaled",
           "[specs][advisor]") {
-  const auto& db = shipped();
+  const auto& db = shipped_specs();
   gpuperf::AdvisorRequest request;
   request.model = "resnet50";
   request.precision = gpuperf::NumericFormat::kBf16;
@@ -378,7 +362,7 @@ TEST_CASE("a figure in a precision its GPU cannot run is not used for that GPU o
 }
 
 TEST_CASE("a measured run's energy per sample replaces the TDP estimate", "[specs][advisor]") {
-  const auto& db = shipped();
+  const auto& db = shipped_specs();
   gpuperf::AdvisorRequest request;
   request.model = "resnet50";
   request.precision = gpuperf::NumericFormat::kBf16;
@@ -416,7 +400,7 @@ TEST_CASE("inference under a latency budget gets no throughput without a measure
   request.precision = gpuperf::NumericFormat::kFp16;
   request.batch_size = 64;
   request.latency_budget_seconds = 5e-3;
-  const auto ranking = gpuperf::advise(request, shipped(), {}, {});
+  const auto ranking = gpuperf::advise(request, shipped_specs(), {}, {});
   for (const auto& a : ranking) {
     INFO(a.spec->id);
     CHECK(std::isnan(a.samples_per_second));
@@ -428,7 +412,7 @@ TEST_CASE("inference under a latency budget gets no throughput without a measure
 
 TEST_CASE("a run measured on JPEG files caps each GPU at what the host cores decode",
           "[specs][advisor]") {
-  const auto& db = shipped();
+  const auto& db = shipped_specs();
   gpuperf::AdvisorRequest request;
   request.model = "resnet50";
   request.precision = gpuperf::NumericFormat::kFp16;
@@ -512,7 +496,7 @@ TEST_CASE("each GPU is costed at its own rental price, then the price for all, t
   request.batch_size = 256;
   request.price_per_hour_by_gpu = {{"H200 SXM 141GB", 3.5}};  // by name
   request.price_per_hour_usd = 2.0;
-  auto ranking = gpuperf::advise(request, shipped(), {run}, {});
+  auto ranking = gpuperf::advise(request, shipped_specs(), {run}, {});
   const auto& h200 = advice_for(ranking, "h200-sxm-141gb");
   CHECK(h200.price_source == gpuperf::PriceSource::kGivenForGpu);
   CHECK(h200.price_per_hour_usd == 3.5);
@@ -529,7 +513,7 @@ TEST_CASE("each GPU is costed at its own rental price, then the price for all, t
   // 1599 USD / (3 x 8766 h) + 450 W x 0.15 USD/kWh = 0.0608031 + 0.0675 = 0.1283031 USD/h.
   request.price_per_hour_usd = std::nan("");
   request.price_per_hour_by_gpu = {{"h100-sxm5-80gb", 2.49}, {"NVIDIA H200", 3.5}};  // id, device
-  ranking = gpuperf::advise(request, shipped(), {run}, {});
+  ranking = gpuperf::advise(request, shipped_specs(), {run}, {});
   const auto& rtx = advice_for(ranking, "rtx-4090");
   CHECK(rtx.price_source == gpuperf::PriceSource::kPurchase);
   CHECK(rtx.price_per_hour_usd == Approx(0.1283031).epsilon(1e-6));
@@ -542,11 +526,11 @@ TEST_CASE("each GPU is costed at its own rental price, then the price for all, t
 
   // Names that are no entry, or two names of one entry, are refused before anything is ranked.
   request.price_per_hour_by_gpu = {{"Voodoo 5", 2}};
-  CHECK_THROWS_WITH(gpuperf::advise(request, shipped(), {run}, {}),
+  CHECK_THROWS_WITH(gpuperf::advise(request, shipped_specs(), {run}, {}),
                     Catch::StartsWith("AdvisorRequest::price_per_hour_by_gpu: 'Voodoo 5=2': "
                                       "unknown GPU 'Voodoo 5'"));
   request.price_per_hour_by_gpu = {{"h100-sxm5-80gb", 2}, {"H100 SXM5 80GB", 3}};
-  CHECK_THROWS_WITH(gpuperf::advise(request, shipped(), {run}, {}),
+  CHECK_THROWS_WITH(gpuperf::advise(request, shipped_specs(), {run}, {}),
                     Catch::Contains("'h100-sxm5-80gb=2': prices h100-sxm5-80gb a second time "
                                     "(also as 'H100 SXM5 80GB')"));
   request.price_per_hour_by_gpu = {{"h100-sxm5-80gb", 0}};
@@ -574,7 +558,7 @@ TEST_CASE("a GPU given no price takes the default table's, before its purchase p
   // the H100 at 2.0 (not 2.69).
   request.price_per_hour_by_gpu = {{"h200-sxm-141gb", 3.5}};
   request.price_per_hour_usd = 2.0;
-  auto ranking = gpuperf::advise(request, shipped(), {run}, {}, table);
+  auto ranking = gpuperf::advise(request, shipped_specs(), {run}, {}, table);
   CHECK(advice_for(ranking, "h200-sxm-141gb").price_source == gpuperf::PriceSource::kGivenForGpu);
   CHECK(advice_for(ranking, "h200-sxm-141gb").price_per_hour_usd == 3.5);
   CHECK(advice_for(ranking, "h100-sxm5-80gb").price_source == gpuperf::PriceSource::kGivenForAll);
@@ -586,7 +570,7 @@ TEST_CASE("a GPU given no price takes the default table's, before its purchase p
   // not in the table, keeps its purchase price: 1499 USD / (3 x 8766 h) + 350 W x 0.15 USD/kWh =
   // 0.0570005 + 0.0525 = 0.1095005 USD/h. The A100 SXM4 80GB has neither: no cost.
   request.price_per_hour_usd = std::nan("");
-  ranking = gpuperf::advise(request, shipped(), {run}, {}, table);
+  ranking = gpuperf::advise(request, shipped_specs(), {run}, {}, table);
   const auto& h100 = advice_for(ranking, "h100-sxm5-80gb");
   CHECK(h100.price_source == gpuperf::PriceSource::kDefaultTable);
   CHECK(h100.price_per_hour_usd == 2.69);
@@ -619,7 +603,7 @@ TEST_CASE("a GPU given no price takes the default table's, before its purchase p
   // H100's 30000 USD / (3 x 8766 h) + 700 W x 0.15 USD/kWh = 1.1407712 + 0.105 = 1.2457712 USD/h,
   // the RTX 4090's 0.1283031; and no price column without a price given or a run.
   request.price_per_hour_by_gpu.clear();
-  ranking = gpuperf::advise(request, shipped(), {run}, {});
+  ranking = gpuperf::advise(request, shipped_specs(), {run}, {});
   CHECK(advice_for(ranking, "h100-sxm5-80gb").price_source == gpuperf::PriceSource::kPurchase);
   CHECK(advice_for(ranking, "h100-sxm5-80gb").price_per_hour_usd ==
         Approx(1.2457712).epsilon(1e-6));
@@ -631,14 +615,15 @@ TEST_CASE("a GPU given no price takes the default table's, before its purchase p
 
   // A table entry that names no datasheet GPU, names one twice or has no price is refused.
   CHECK_THROWS_WITH(
-      gpuperf::advise(request, shipped(), {run}, {}, {table_price("voodoo-5", 1, "")}),
+      gpuperf::advise(request, shipped_specs(), {run}, {}, {table_price("voodoo-5", 1, "")}),
       Catch::StartsWith("default_prices: 'voodoo-5=1': 'voodoo-5' is not a "
                         "datasheet id"));
-  CHECK_THROWS_WITH(gpuperf::advise(request, shipped(), {run}, {},
+  CHECK_THROWS_WITH(gpuperf::advise(request, shipped_specs(), {run}, {},
                                     {table[0], table_price("h100-sxm5-80gb", 3, "")}),
                     Catch::Contains("'h100-sxm5-80gb=3': prices h100-sxm5-80gb a second time"));
-  CHECK_THROWS_WITH(gpuperf::advise(request, shipped(), {run}, {}, {table_price("l4", 0, "")}),
-                    Catch::StartsWith("default_prices: 'l4=0' must be a finite price > 0"));
+  CHECK_THROWS_WITH(
+      gpuperf::advise(request, shipped_specs(), {run}, {}, {table_price("l4", 0, "")}),
+      Catch::StartsWith("default_prices: 'l4=0' must be a finite price > 0"));
 }
 
 TEST_CASE("a run at a default-table price is budgeted at its cost, as a rented run",
@@ -653,7 +638,7 @@ TEST_CASE("a run at a default-table price is budgeted at its cost, as a rented r
   const std::vector<gpuperf::RentalPrice> table = {table_price("h100-sxm5-80gb", 2.69, "")};
   // 90 x 1,281,167 images / 4690 img/s / 3600 = 6.829248 h; x 2.69 USD/h = 18.37068 USD, within
   // the 20 USD budget.
-  auto ranking = gpuperf::advise(request, shipped(), {run}, {}, table);
+  auto ranking = gpuperf::advise(request, shipped_specs(), {run}, {}, table);
   const auto& h100 = advice_for(ranking, "h100-sxm5-80gb");
   CHECK(h100.run_cost_usd == Approx(18.37068).epsilon(1e-6));
   CHECK_FALSE(h100.over_budget);
@@ -662,7 +647,7 @@ TEST_CASE("a run at a default-table price is budgeted at its cost, as a rented r
              "2026-01-31) = 18.37 USD"));
   CHECK(says(h100, "budget: the rented run costs 18.37 USD, within 20 USD"));
   // Without the table the H100's basis is its purchase price, and so is the budget's: 30000 USD.
-  ranking = gpuperf::advise(request, shipped(), {run}, {});
+  ranking = gpuperf::advise(request, shipped_specs(), {run}, {});
   const auto& bought = advice_for(ranking, "h100-sxm5-80gb");
   CHECK(bought.over_budget);
   CHECK(says(bought, "budget: 1 x 30000 = 30000 USD purchase exceeds 20 USD"));
@@ -679,7 +664,7 @@ TEST_CASE("a run of epochs or tokens gets its hours and its cost at each GPU's p
   request.price_per_hour_by_gpu = {{"h200-sxm-141gb", 3.5}};
   request.price_per_hour_usd = 2.0;
   request.budget_usd = 20;
-  auto ranking = gpuperf::advise(request, shipped(), {run}, {});
+  auto ranking = gpuperf::advise(request, shipped_specs(), {run}, {});
   // 90 x 1,281,167 = 115,305,030 images / 4690 img/s / 3600 = 6.829248 h; at 3.5 USD/h on one
   // GPU 23.90237 USD, over the 20 USD budget; the H100 (estimated at 4690) at 2 USD/h 13.65850.
   const auto& h200 = advice_for(ranking, "h200-sxm-141gb");
@@ -713,7 +698,7 @@ TEST_CASE("a run of epochs or tokens gets its hours and its cost at each GPU's p
   for (const int gpus : {1, 8}) {
     INFO(gpus << " GPUs");
     lm.gpu_count = gpus;
-    const auto lm_ranking = gpuperf::advise(lm, shipped());
+    const auto lm_ranking = gpuperf::advise(lm, shipped_specs());
     const auto& a = advice_for(lm_ranking, "h200-sxm-141gb");
     CHECK(a.run_hours == Approx(39.30553 / gpus).epsilon(1e-6));
     CHECK(a.run_cost_usd == Approx(137.5693).epsilon(1e-6));
@@ -762,7 +747,7 @@ TEST_CASE("on several GPUs the memory need is the per-GPU need of the sharding t
   gpuperf::AdvisorRequest request;
   request.parameters = 16e9;
   request.gpu_count = 8;
-  const auto ranking = gpuperf::advise(request, shipped());
+  const auto ranking = gpuperf::advise(request, shipped_specs());
   const auto& h100 = advice_for(ranking, "h100-sxm5-80gb");
   CHECK_FALSE(h100.fits);
   CHECK(h100.fits_sharded);
@@ -793,7 +778,7 @@ TEST_CASE("on several GPUs the memory need is the per-GPU need of the sharding t
   // 30e9 on 8 H200s: ZeRO-2 60e9 + 52.5e9 + 8.05e9 = 120.55e9 fits; on 8 H100s only ZeRO-3,
   // 480e9 / 8 + 5e9 = 65e9, which all-gathers the weights: a fast link.
   request.parameters = 30e9;
-  const auto large = gpuperf::advise(request, shipped());
+  const auto large = gpuperf::advise(request, shipped_specs());
   CHECK(advice_for(large, "h200-sxm-141gb").memory_strategy == "ZeRO-2");
   CHECK(advice_for(large, "h200-sxm-141gb").memory_need_bytes == Approx(120.55e9));
   const auto& h100_large = advice_for(large, "h100-sxm5-80gb");
@@ -804,7 +789,7 @@ TEST_CASE("on several GPUs the memory need is the per-GPU need of the sharding t
 
   // Data parallel fits: the planner's replica with its all-reduce buckets, 18 x 1e9 + 5e9.
   request.parameters = 1e9;
-  const auto small = gpuperf::advise(request, shipped());
+  const auto small = gpuperf::advise(request, shipped_specs());
   const auto& h100_small = advice_for(small, "h100-sxm5-80gb");
   CHECK(h100_small.fits);
   CHECK(h100_small.memory_strategy == "data parallel");
@@ -813,7 +798,7 @@ TEST_CASE("on several GPUs the memory need is the per-GPU need of the sharding t
 
 TEST_CASE("the inference advisor quotes the best measured batch size within the latency budget",
           "[specs][advisor][inference]") {
-  const auto& db = shipped();
+  const auto& db = shipped_specs();
   // A measured H200 result (figures from docs/examples/h200-resnet50-infer-fp16-cl-graph.json):
   // batch 1 p50 0.918 / p99 0.922 ms, batch 64 4.355 / 4.369 ms, batch 512 29.299 / 29.338 ms.
   gpuperf::InferenceResult r;
@@ -922,7 +907,7 @@ TEST_CASE("the inference advisor quotes the best measured batch size within the 
 
 TEST_CASE("the advisor scales by a measured data-parallel run and quotes the link model beside it",
           "[specs][advisor][distributed]") {
-  const auto& db = shipped();
+  const auto& db = shipped_specs();
   gpuperf::AdvisorRequest request;
   request.model = "resnet50";
   request.precision = gpuperf::NumericFormat::kBf16;

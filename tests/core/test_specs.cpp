@@ -16,15 +16,14 @@
 #include "gpuperf/specs/rental_prices.h"
 #include "gpuperf/specs/specs.h"
 
+#include "specs_fixtures.h"
+
+using gpuperf::testing::resnet_run;
+using gpuperf::testing::shipped_specs;
+
 namespace {
 
 const std::string kData = GPUPERF_TEST_DATA_DIR;
-
-const gpuperf::SpecDatabase& shipped() {
-  static const gpuperf::SpecDatabase db =
-      gpuperf::SpecDatabase::load_file(kData + "/gpu_specs.json");
-  return db;
-}
 
 std::string minimal_entry(const std::string& id, const std::string& extra = "") {
   return R"({"id": ")" + id + R"(", "name": "Test GPU", "memory_gb": 10, "bandwidth_gb_s": 100,
@@ -36,21 +35,6 @@ std::string spec_file(const std::string& entries) {
   return R"({"schema": "gpuperf.specs/1", "gpus": [)" + entries + "]}";
 }
 
-gpuperf::RunRecord resnet_run(double median) {
-  gpuperf::RunRecord r;
-  r.device.name = "NVIDIA H200";
-  r.device.sm_count = 132;
-  r.device.memory_bytes = 150e9;
-  r.config.model = "resnet50";
-  r.config.workload = "train";
-  r.config.precision = "fp16";
-  r.config.batch_size = 256;
-  r.throughput = gpuperf::summarize({median * 0.99, median, median * 1.01});
-  r.window_throughput = {median * 0.99, median, median * 1.01};
-  r.overall_throughput = median;
-  return r;
-}
-
 // A rental-price file of one entry with `fields` after its gpu_id.
 std::string price_file(const std::string& gpu_id, const std::string& fields) {
   return R"({"schema": "gpuperf.rental_prices/1", "prices": [{"gpu_id": ")" + gpu_id + R"(", )" +
@@ -60,7 +44,7 @@ std::string price_file(const std::string& gpu_id, const std::string& fields) {
 }  // namespace
 
 TEST_CASE("the shipped spec database holds every reference GPU with sources", "[specs]") {
-  const auto& db = shipped();
+  const auto& db = shipped_specs();
   CHECK(db.gpus().size() == 16);
   for (const auto& gpu : db.gpus()) {
     INFO(gpu.id);
@@ -99,7 +83,7 @@ TEST_CASE("the shipped spec database holds every reference GPU with sources", "[
 }
 
 TEST_CASE("a running GPU is matched by name, SM count and memory", "[specs]") {
-  const auto& db = shipped();
+  const auto& db = shipped_specs();
   auto id_of = [&](const std::string& name, double sms, double bytes) {
     const auto m = db.match_device(name, sms, bytes);
     return m.spec != nullptr ? m.spec->id : "none: " + m.reason;
@@ -126,7 +110,7 @@ TEST_CASE("a running GPU is matched by name, SM count and memory", "[specs]") {
 }
 
 TEST_CASE("user names resolve to entries and unknown names are a ConfigError", "[specs]") {
-  const auto& db = shipped();
+  const auto& db = shipped_specs();
   CHECK(db.resolve("h100-sxm5-80gb", "--gpu").id == "h100-sxm5-80gb");
   CHECK(db.resolve("GeForce RTX 4090", "--gpu").id == "rtx-4090");
   CHECK(db.resolve("RTX 3090", "--gpu").id == "rtx-3090");
@@ -136,7 +120,7 @@ TEST_CASE("user names resolve to entries and unknown names are a ConfigError", "
 }
 
 TEST_CASE("a user spec file patches an entry and adds a new one", "[specs]") {
-  gpuperf::SpecDatabase db = shipped();
+  gpuperf::SpecDatabase db = shipped_specs();
   const std::size_t before = db.gpus().size();
   db.merge_json(spec_file(R"({"id": "rtx-4090", "price_usd": 1799, "tdp_w": 400},)" +
                           minimal_entry("my-gpu")),
@@ -189,7 +173,7 @@ TEST_CASE("malformed or foreign spec files name the file and the field", "[specs
   CHECK_THROWS_AS(
       SpecDatabase::from_json(spec_file(minimal_entry("x", R"(, "tdp_w": -1)")), "d.json"),
       gpuperf::IoError);
-  gpuperf::SpecDatabase db = shipped();
+  gpuperf::SpecDatabase db = shipped_specs();
   CHECK_THROWS_AS(db.merge_json(spec_file(R"({"id": "rtx-4090", "price_usd": -5})"), "bad.json"),
                   gpuperf::IoError);
   CHECK_THROWS_AS(gpuperf::published_results_from_json(R"({"schema": "x"})", "p.json"),
@@ -205,9 +189,9 @@ TEST_CASE("a hostile spec file nested too deep is refused, not a crash", "[specs
   CHECK_THROWS_AS(SpecDatabase::from_json(text, "deep.json"), gpuperf::IoError);
   CHECK_THROWS_WITH(SpecDatabase::from_json(text, "deep.json"),
                     Catch::Contains("deep.json") && Catch::Contains("nested deeper than 256"));
-  gpuperf::SpecDatabase db = shipped();
+  gpuperf::SpecDatabase db = shipped_specs();
   CHECK_THROWS_AS(db.merge_json(text, "deep.json"), gpuperf::IoError);
-  CHECK(db.gpus().size() == shipped().gpus().size());
+  CHECK(db.gpus().size() == shipped_specs().gpus().size());
   // The limit itself: 256 levels of nesting read, 257 do not.
   auto nested = [&](std::size_t levels) {
     return spec_file(minimal_entry(
@@ -287,7 +271,7 @@ TEST_CASE("ResNet-50 v1.5 FLOPs and parameters match a per-stage closed form",
 
 TEST_CASE("efficiency against the datasheet uses the precision's dense peak",
           "[specs][efficiency]") {
-  const auto& db = shipped();
+  const auto& db = shipped_specs();
   gpuperf::RunRecord r = resnet_run(5720);
   r.config.input_shape = {3, 224, 224};
   const auto m = db.match_device(r.device.name, r.device.sm_count, r.device.memory_bytes);
@@ -343,7 +327,7 @@ TEST_CASE("the published results file loads with a source per figure", "[specs]"
   for (const auto& p : published) {
     INFO(p.gpu);
     CHECK_FALSE(p.source.empty());
-    CHECK(shipped().find_id(p.gpu_id) != nullptr);
+    CHECK(shipped_specs().find_id(p.gpu_id) != nullptr);
   }
   CHECK(published[4].per_gpu() == Approx(16621.0 / 8));
   // Every figure says its stack: the last is NVIDIA's MLPerf v3.0 submission, the rest PyTorch.
@@ -380,11 +364,12 @@ TEST_CASE("the published results file loads with a source per figure", "[specs]"
 
 TEST_CASE("the shipped rental-price table loads, each price a datasheet GPU's, dated and sourced",
           "[specs][prices]") {
-  const auto prices = gpuperf::load_rental_prices(kData + "/gpu_rental_prices.json", shipped());
+  const auto prices =
+      gpuperf::load_rental_prices(kData + "/gpu_rental_prices.json", shipped_specs());
   CHECK(prices.size() == 10);
   for (const auto& p : prices) {
     INFO(p.gpu_id);
-    CHECK(shipped().find_id(p.gpu_id) != nullptr);
+    CHECK(shipped_specs().find_id(p.gpu_id) != nullptr);
     CHECK(p.usd_per_gpu_hour > 0);
     CHECK(p.usd_per_gpu_hour < 10);  // on-demand per GPU-hour, not an 8-GPU instance's price
     CHECK_FALSE(p.provider.empty());
@@ -405,7 +390,7 @@ TEST_CASE("the shipped rental-price table loads, each price a datasheet GPU's, d
 
 TEST_CASE("a malformed rental-price entry is refused, naming the file and the entry",
           "[specs][prices]") {
-  const auto& db = shipped();
+  const auto& db = shipped_specs();
   const std::string good =
       R"("usd_per_gpu_hour": 2.5, "provider": "P", "source": "https://p", "date": "2026-01-31")";
   REQUIRE(gpuperf::rental_prices_from_json(price_file("h100-sxm5-80gb", good), "p.json", db)
@@ -502,12 +487,12 @@ TEST_CASE("Datasheet and published figures are range-checked, the error naming f
           "bandwidth_gb_s": null, "peak_tflops": {}, "source": "s"})"),
                                         "f.json"));
   // A user's file merged over the shipped one is checked the same way, and leaves it unchanged.
-  SpecDatabase db = shipped();
+  SpecDatabase db = shipped_specs();
   CHECK_THROWS_WITH(
       db.merge_json(spec_file(R"({"id": "rtx-4090", "bandwidth_gb_s": 1e12})"), "user.json"),
       Catch::Contains("user.json: field 'gpus[0] (rtx-4090, merged).bandwidth_gb_s'"));
   CHECK(db.find_id("rtx-4090")->memory_bandwidth_bytes_per_s ==
-        shipped().find_id("rtx-4090")->memory_bandwidth_bytes_per_s);
+        shipped_specs().find_id("rtx-4090")->memory_bandwidth_bytes_per_s);
 
   auto published = [](const std::string& fields) {
     return R"({"schema": "gpuperf.published/1", "results": [{"gpu": "x", "gpu_id": "x",
@@ -543,7 +528,7 @@ TEST_CASE("Spec and published files nested too deep or over 64 MiB are refused, 
                     Catch::Contains("p.json") && Catch::Contains("over the 64 MiB limit"));
   CHECK_THROWS_WITH(gpuperf::SpecDatabase::from_json(huge, "s.json"),
                     Catch::Contains("s.json") && Catch::Contains("over the 64 MiB limit"));
-  gpuperf::SpecDatabase db = shipped();
+  gpuperf::SpecDatabase db = shipped_specs();
   CHECK_THROWS_AS(db.merge_json(huge, "s.json"), gpuperf::IoError);
-  CHECK(db.gpus().size() == shipped().gpus().size());
+  CHECK(db.gpus().size() == shipped_specs().gpus().size());
 }
