@@ -210,10 +210,12 @@ int show_gpus(const InfoOptions& o) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int main(int argc, char** argv) try {
   CLI::App app{"Shows every GPU's state from NVML: a table, JSON, or a line per GPU per refresh.",
                "gpu_info"};
   InfoOptions options;
   add_options(app, options);
   return gpuperf::program::run_program(app, argc, argv, [&] { return show_gpus(options); });
+} catch (...) {
+  return gpuperf::program::setup_failed("gpu_info");
 }

@@ -289,11 +289,16 @@ void set_sizes_in_request(const CLI::App& app, AdviseOptions& o) {
 void set_prices_in_request(AdviseOptions& o) {
   for (const std::string& text : o.prices) {
     const auto bad = [&](const std::string& why) {
-      throw gpuperf::ConfigError("--price", "'" + text + "' " + why);
+      std::string message = "'";
+      message += text;
+      message += "' ";
+      message += why;
+      throw gpuperf::ConfigError("--price", message);
     };
     const std::size_t eq = text.find('=');
     if (eq == std::string::npos) bad("is not GPU=USD (no '=')");
-    const std::string gpu = text.substr(0, eq), usd = text.substr(eq + 1);
+    const std::string gpu = text.substr(0, eq);
+    const std::string usd = text.substr(eq + 1);
     if (gpu.empty()) bad("names no GPU before '='");
     const bool decimal = !usd.empty() &&
                          usd.find_first_not_of("0123456789+-.eE") == std::string::npos &&
@@ -416,7 +421,7 @@ int advise(const AdviseOptions& o) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int main(int argc, char** argv) try {
   CLI::App app{"Rank GPUs for a training or inference workload, with reasons", "gpuperf_advise"};
   AdviseOptions options;
   add_options(app, options);
@@ -428,4 +433,6 @@ int main(int argc, char** argv) {
     set_workload_in_request(options);
     return advise(options);
   });
+} catch (...) {
+  return gpuperf::program::setup_failed("gpuperf_advise");
 }

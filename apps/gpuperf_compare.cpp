@@ -20,11 +20,14 @@
 #include "program.h"
 #include "specs_option.h"
 
-int main(int argc, char** argv) {
+int main(int argc, char** argv) try {
   CLI::App app{"Compare gpuperf result files: speedups against a baseline, Welch t-test verdicts",
                "gpuperf_compare"};
   std::vector<std::string> files;
-  std::string baseline, format = "md", output, specs_path;
+  std::string baseline;
+  std::string format = "md";
+  std::string output;
+  std::string specs_path;
   std::vector<std::string> specs_extra;
   std::string fail_on = "never";
   gpuperf::CompareOptions options;
@@ -97,4 +100,6 @@ int main(int argc, char** argv) {
     }
     return gpuperf::program::kExitOk;
   });
+} catch (...) {
+  return gpuperf::program::setup_failed("gpuperf_compare");
 }

@@ -20,10 +20,12 @@
 #include "program.h"
 #include "specs_option.h"
 
-int main(int argc, char** argv) {
+int main(int argc, char** argv) try {
   CLI::App app{"Render gpuperf result files as a self-contained HTML report", "gpuperf_report"};
   std::vector<std::string> files;
-  std::string output = "gpuperf_report.html", specs_path, published_path;
+  std::string output = "gpuperf_report.html";
+  std::string specs_path;
+  std::string published_path;
   std::vector<std::string> specs_extra;
   bool no_published = false;
   gpuperf::HtmlReportOptions options;
@@ -65,4 +67,6 @@ int main(int argc, char** argv) {
         << " published figure(s))\n";
     return gpuperf::program::kExitOk;
   });
+} catch (...) {
+  return gpuperf::program::setup_failed("gpuperf_report");
 }

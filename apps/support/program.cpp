@@ -1,6 +1,6 @@
 #include "program.h"
 
-#include <signal.h>
+#include <signal.h>  // NOLINT(modernize-deprecated-headers): sigaction is POSIX, not <csignal>
 #include <unistd.h>
 
 #include <algorithm>
@@ -236,7 +236,7 @@ std::string argument_owner(CLI::App& app, int argc, const char* const* argv, int
     return arg.substr(0, arg.find('='));
   }
   if (i > 1 && i < argc) {
-    const std::string previous = argv[i - 1];
+    std::string previous = argv[i - 1];
     if (previous.size() > 1 && previous[0] == '-' && previous.find('=') == std::string::npos) {
       const CLI::Option* option = app.get_option_no_throw(previous);
       if (option != nullptr && option->get_type_size_max() > 0) return previous;
@@ -388,6 +388,18 @@ CLI::Validator number_rule(const std::function<bool(double)>& ok, const std::str
         return "must be " + rule + ", got '" + escape_text(value) + "'";
       },
       "");
+}
+
+int setup_failed(const char* program, std::ostream& err) noexcept {
+  try {
+    throw;
+  } catch (const std::exception& e) {
+    const std::string message = e.what();
+    err << program << ": error: " << escape_text(message.substr(0, message.find('\n'))) << "\n";
+  } catch (...) {
+    err << program << ": error: an unknown exception\n";
+  }
+  return kExitFailure;
 }
 
 int run_program(CLI::App& app, int argc, const char* const* argv, const std::function<int()>& body,

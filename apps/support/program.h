@@ -39,6 +39,13 @@ inline constexpr int kExitOutOfMemory = 3;  ///< the device ran out of memory
 int run_program(CLI::App& app, int argc, const char* const* argv, const std::function<int()>& body,
                 std::ostream& out = std::cout, std::ostream& err = std::cerr);
 
+/// For main()'s catch (...): an exception from building the command line or from run_program()'s
+/// own setup (a programming error, such as two options of one name) prints
+/// "<program>: error: <message>" to `err` and gives kExitFailure, rather than std::terminate().
+///
+///   int main(int argc, char** argv) try { ...; } catch (...) { return setup_failed("name"); }
+[[nodiscard]] int setup_failed(const char* program, std::ostream& err = std::cerr) noexcept;
+
 /// A library message as this program's user reads it: every "Owner::field" the program has a
 /// flag for spelled as that flag ("Try a smaller TrainingRun::batch_size" -> "--batch-size"); what
 /// the records keep stays in the library's words.

@@ -26,7 +26,8 @@ struct Columns {
 // When the default-table prices of `ranking` were read: "2026-09-25", or "2026-09-20 to
 // 2026-09-25" for several dates; empty when no GPU is priced from the table.
 std::string default_table_dates(const std::vector<GpuAdvice>& ranking) {
-  std::string oldest, newest;
+  std::string oldest;
+  std::string newest;
   for (const auto& a : ranking) {
     if (!a.table_price) continue;
     if (oldest.empty() || a.table_price->date < oldest) oldest = a.table_price->date;

@@ -252,7 +252,7 @@ void add_activation_memory(const AdvisorRequest& request, Workload& w) {
         " x " + format_fixed_or(act_b, 0) + " B x batch " + std::to_string(request.batch_size) +
         " = " + format_gb(base.activations));
   } else {
-    w.memory_reasons.push_back(
+    w.memory_reasons.emplace_back(
         "activations: not estimated (needs a counted model and a batch size, or an explicit "
         "activation size); fit judged on model states alone");
   }
@@ -787,11 +787,14 @@ bool better_scaling(const ScalingReference& a, const ScalingReference* b, Numeri
                     int n) {
   if (b == nullptr) return true;
   const std::string precision = to_string(wanted);
-  const bool a_known = !std::isnan(a.efficiency), b_known = !std::isnan(b->efficiency);
+  const bool a_known = !std::isnan(a.efficiency);
+  const bool b_known = !std::isnan(b->efficiency);
   if (a_known != b_known) return a_known;
-  const bool a_exact = a.precision == precision, b_exact = b->precision == precision;
+  const bool a_exact = a.precision == precision;
+  const bool b_exact = b->precision == precision;
   if (a_exact != b_exact) return a_exact;
-  const int da = std::abs(a.world_size - n), db = std::abs(b->world_size - n);
+  const int da = std::abs(a.world_size - n);
+  const int db = std::abs(b->world_size - n);
   return da < db || (da == db && a.world_size > b->world_size);
 }
 
@@ -1056,9 +1059,11 @@ void rank(std::vector<GpuAdvice>& advice, const AdvisorRequest& request, const W
     return 0;
   };
   std::stable_sort(advice.begin(), advice.end(), [&](const GpuAdvice& x, const GpuAdvice& y) {
-    const EvidenceTier ex = evidence_tier(x), ey = evidence_tier(y);
+    const EvidenceTier ex = evidence_tier(x);
+    const EvidenceTier ey = evidence_tier(y);
     if (ex != ey) return ex < ey;
-    const int cx = category(x), cy = category(y);
+    const int cx = category(x);
+    const int cy = category(y);
     if (cx != cy) return cx < cy;
     // A measured latency within budget beats an unchecked one.
     const bool mx = x.latency_status == LatencyStatus::kMeetsBudget;
@@ -1075,7 +1080,8 @@ void validate_run(const AdvisorRequest& r) {
   auto bad = [](const std::string& field, double value, const std::string& why) {
     throw ConfigError("AdvisorRequest::" + field, "'" + format_number(value, 6) + "' " + why);
   };
-  const bool by_epochs = !std::isnan(r.epochs), by_tokens = !std::isnan(r.tokens);
+  const bool by_epochs = !std::isnan(r.epochs);
+  const bool by_tokens = !std::isnan(r.tokens);
   if (by_epochs && by_tokens) {
     bad("epochs", r.epochs,
         "and {tokens} '" + format_number(r.tokens, 6) + "' both give the run: give one");

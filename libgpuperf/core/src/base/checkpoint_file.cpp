@@ -149,7 +149,10 @@ std::string encode_checkpoint(const CheckpointHeader& header, std::string_view p
         value.find('\n') != std::string::npos) {
       throw ConfigError("checkpoint: the identity line '" + key + "' cannot be written");
     }
-    out += key + "\t" + value + "\n";
+    out += key;
+    out += '\t';
+    out += value;
+    out += '\n';
   }
   out += "\n";
   out.append(payload.data(), payload.size());
@@ -216,15 +219,15 @@ CheckpointFile decode_checkpoint(std::string_view bytes, const std::string& what
 
 std::string identity_mismatch(const CheckpointIdentity& in_file, const CheckpointIdentity& here) {
   const std::size_t n = std::min(in_file.size(), here.size());
-  for (std::size_t i = 0; i < n; ++i) {
+  std::size_t i = 0;
+  while (i < n && in_file[i] == here[i]) ++i;
+  if (i < n) {
     const auto& [file_key, file_value] = in_file[i];
     const auto& [key, value] = here[i];
     if (file_key != key) {
       return "the checkpoint has " + file_key + " where this model has " + key;
     }
-    if (file_value != value) {
-      return file_key + " is " + file_value + " in the checkpoint, " + value + " here";
-    }
+    return file_key + " is " + file_value + " in the checkpoint, " + value + " here";
   }
   if (in_file.size() > n) return "the checkpoint has " + in_file[n].first + ", this model has not";
   if (here.size() > n) return "this model has " + here[n].first + ", the checkpoint has not";

@@ -1,5 +1,6 @@
 #include "gpuperf/base/files.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <cerrno>
@@ -8,11 +9,12 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <optional>
 #include <string>
 
 #include <fcntl.h>
-#include <signal.h>
+#include <signal.h>  // NOLINT(modernize-deprecated-headers): sigaction is POSIX, not <csignal>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -239,11 +241,10 @@ bool in_system_folder(const std::filesystem::path& path) {
   const std::string text = path.lexically_normal().string();
   // /dev/shm is a plain memory file system for files of anyone's.
   if (text.compare(0, 9, "/dev/shm/") == 0) return false;
-  for (const char* folder : kFolders) {
+  return std::any_of(std::begin(kFolders), std::end(kFolders), [&](const char* folder) {
     const std::size_t n = std::strlen(folder);
-    if (text.compare(0, n, folder) == 0 && (text.size() == n || text[n] == '/')) return true;
-  }
-  return false;
+    return text.compare(0, n, folder) == 0 && (text.size() == n || text[n] == '/');
+  });
 }
 
 // The first place in /dev, /proc or /sys that `path` is or leads to (its folder resolved, then
@@ -340,11 +341,12 @@ void check_not_an_input(const std::string& path, const std::vector<std::string>&
                         const std::string& option) {
   if (is_stdout_path(path)) return;
   const std::string identity = file_identity(path);
-  for (const auto& input : inputs) {
-    if (input == path || file_identity(input) == identity) {
-      throw ConfigError(option + ": '" + path +
-                        "' is one of the input files; refusing to overwrite it");
-    }
+  const bool is_input = std::any_of(inputs.begin(), inputs.end(), [&](const std::string& input) {
+    return input == path || file_identity(input) == identity;
+  });
+  if (is_input) {
+    throw ConfigError(option + ": '" + path +
+                      "' is one of the input files; refusing to overwrite it");
   }
 }
 

@@ -11,8 +11,7 @@
 #include "gpuperf/base/error.h"
 #include "gpuperf/base/format.h"
 
-namespace gpuperf {
-namespace detail {
+namespace gpuperf::detail {
 
 using nlohmann::json;
 
@@ -225,25 +224,25 @@ JsonReader JsonReader::element(const char* key, std::size_t index) const {
   return {array.at(index), what_, field(key) + "[" + std::to_string(index) + "]"};
 }
 
-DeviceFingerprint read_device(const JsonReader& d) {
+DeviceFingerprint read_device(const JsonReader& reader) {
   DeviceFingerprint device;
-  device.kind = d.string("kind");
-  device.index = static_cast<int>(d.integer_in("index", 0, kMaxCount));
-  device.name = d.string("name");
-  device.sm_count = static_cast<int>(d.integer_in("sm_count", 0, kMaxCount));
-  device.compute_capability = d.string("compute_capability");
-  device.memory_bytes = d.non_negative("memory_bytes");
-  device.sm_clock_max_hz = d.non_negative("sm_clock_max_hz");
-  device.memory_clock_max_hz = d.non_negative("memory_clock_max_hz");
-  device.power_limit_watts = d.non_negative("power_limit_watts");
-  device.driver_version = d.string("driver_version");
-  device.cuda_driver_api_version = d.string("cuda_driver_api_version");
-  device.cuda_runtime_version = d.string("cuda_runtime_version");
-  device.cudnn_version = d.string("cudnn_version");
-  device.libtorch_version = d.string("libtorch_version");
-  device.gpuperf_version = d.string("gpuperf_version");
-  device.intra_op_threads = static_cast<int>(d.integer_in("intra_op_threads", 0, kMaxCount));
-  device.host = d.string("host");
+  device.kind = reader.string("kind");
+  device.index = static_cast<int>(reader.integer_in("index", 0, kMaxCount));
+  device.name = reader.string("name");
+  device.sm_count = static_cast<int>(reader.integer_in("sm_count", 0, kMaxCount));
+  device.compute_capability = reader.string("compute_capability");
+  device.memory_bytes = reader.non_negative("memory_bytes");
+  device.sm_clock_max_hz = reader.non_negative("sm_clock_max_hz");
+  device.memory_clock_max_hz = reader.non_negative("memory_clock_max_hz");
+  device.power_limit_watts = reader.non_negative("power_limit_watts");
+  device.driver_version = reader.string("driver_version");
+  device.cuda_driver_api_version = reader.string("cuda_driver_api_version");
+  device.cuda_runtime_version = reader.string("cuda_runtime_version");
+  device.cudnn_version = reader.string("cudnn_version");
+  device.libtorch_version = reader.string("libtorch_version");
+  device.gpuperf_version = reader.string("gpuperf_version");
+  device.intra_op_threads = static_cast<int>(reader.integer_in("intra_op_threads", 0, kMaxCount));
+  device.host = reader.string("host");
   return device;
 }
 
@@ -365,6 +364,4 @@ nlohmann::json device_json(const DeviceFingerprint& d) {
           {"host", d.host}};
 }
 
-}  // namespace detail
-
-}  // namespace gpuperf
+}  // namespace gpuperf::detail

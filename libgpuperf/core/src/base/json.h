@@ -107,7 +107,8 @@ class JsonReader {
 
  private:
   void check_non_negative(double value, const std::string& key) const;
-  double range(const nlohmann::json& value, const std::string& key, bool midpoint) const;
+  [[nodiscard]] double range(const nlohmann::json& value, const std::string& key,
+                             bool midpoint) const;
 
   const nlohmann::json& object_;
   std::string what_;

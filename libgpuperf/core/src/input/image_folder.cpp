@@ -54,7 +54,12 @@ void walk(const std::string& top,
     (is_folder(entry) ? folders : files).push_back(name);
   }
   out.emplace_back(top, std::move(files));
-  for (const std::string& folder : folders) walk(top + "/" + folder, out, visited, depth + 1);
+  for (const std::string& folder : folders) {
+    std::string path = top;
+    path += '/';
+    path += folder;
+    walk(path, out, visited, depth + 1);
+  }
 }
 
 std::string trim(const std::string& s) {
@@ -116,7 +121,10 @@ ImageFolder scan_image_folder(const std::string& root) {
           ++data.other_files;
           continue;
         }
-        data.samples.push_back({folder + "/" + name, static_cast<std::int64_t>(label)});
+        std::string path = folder;
+        path += '/';
+        path += name;
+        data.samples.push_back({std::move(path), static_cast<std::int64_t>(label)});
         ++found;
       }
     }
@@ -158,8 +166,9 @@ ImageFolder read_file_list(const std::string& list_path, const std::string& base
                         "the label must be an integer in 0..2147483647, got '" + label_text + "'");
     }
     const bool absolute = !path.empty() && path[0] == '/';
-    data.samples.push_back({absolute || folder.empty() ? path : folder + "/" + path,
-                            static_cast<std::int64_t>(label)});
+    std::string full = absolute || folder.empty() ? std::string() : folder + '/';
+    full += path;
+    data.samples.push_back({std::move(full), static_cast<std::int64_t>(label)});
   }
   if (in.bad()) throw IoError("file list " + list_path + ": read failed");
   if (data.samples.empty()) throw ConfigError("file list", list_path, "has no sample");

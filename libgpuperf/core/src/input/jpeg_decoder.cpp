@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <csetjmp>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <utility>
@@ -119,7 +120,10 @@ void to_rgb(const std::uint8_t* in, int pixels, int components, std::uint8_t* ou
   if (components == 3) {
     std::memcpy(out, in, static_cast<std::size_t>(pixels) * 3);
   } else if (components == 1) {
-    for (int x = 0; x < pixels; ++x) out[x * 3] = out[x * 3 + 1] = out[x * 3 + 2] = in[x];
+    for (int x = 0; x < pixels; ++x) {
+      std::uint8_t* rgb = out + static_cast<std::ptrdiff_t>(x) * 3;
+      rgb[0] = rgb[1] = rgb[2] = in[x];
+    }
   } else {
     // PIL reads every CMYK JPEG as "CMYK;I" (inverted, Adobe's convention), then cmyk2rgb:
     // nk = 255 - k, R = nk - MULDIV255(c, nk). With the inversion nk is the stored K byte.

@@ -27,7 +27,7 @@ struct EncodeErrors {
   std::longjmp(errors->jump, 1);
 }
 
-void quiet(j_common_ptr, int) {}
+void quiet(j_common_ptr /*cinfo*/, int /*level*/) {}
 
 // Fills `rows` (the stored samples) from the RGB image.
 void stored_samples(const RgbImage& image, JpegEncodeColor color, std::vector<std::uint8_t>& out) {

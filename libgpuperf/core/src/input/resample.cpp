@@ -41,8 +41,11 @@ void build_axis(int in_size, double in0, double in1, int out_size, int out_first
     const int xx = out_first + i;
     const double center = in0 + (xx + 0.5) * scale;
     const double ss = 1.0 / filterscale;
+    // (int)(x + 0.5) as Pillow's resampler rounds (truncating), for its kernels bit for bit.
+    // NOLINTNEXTLINE(bugprone-incorrect-roundings): Pillow's rounding, on purpose
     int xmin = static_cast<int>(center - support + 0.5);
     if (xmin < 0) xmin = 0;
+    // NOLINTNEXTLINE(bugprone-incorrect-roundings): Pillow's rounding, on purpose
     int xmax = static_cast<int>(center + support + 0.5);
     if (xmax > in_size) xmax = in_size;
     xmax -= xmin;
@@ -58,8 +61,10 @@ void build_axis(int in_size, double in0, double in1, int out_size, int out_first
     std::int32_t* fixed = &axis.kk[static_cast<std::size_t>(i) * axis.ksize];
     for (int x = 0; x < xmax; ++x) {
       const double v = k[static_cast<std::size_t>(x)];
+      // NOLINTBEGIN(bugprone-incorrect-roundings): Pillow's rounding of its fixed-point kernels
       fixed[x] = v < 0 ? static_cast<std::int32_t>(-0.5 + v * (1 << kPrecisionBits))
                        : static_cast<std::int32_t>(0.5 + v * (1 << kPrecisionBits));
+      // NOLINTEND(bugprone-incorrect-roundings)
     }
     axis.first[static_cast<std::size_t>(i)] = xmin;
     axis.taps[static_cast<std::size_t>(i)] = xmax;
@@ -81,7 +86,9 @@ void resample_row(const std::uint8_t* row, int row_origin, int channels, const R
         row + static_cast<std::ptrdiff_t>(axis.first[i] - row_origin) * channels;
     const int taps = axis.taps[i];
     if (channels == 3) {
-      int s0 = half, s1 = half, s2 = half;
+      int s0 = half;
+      int s1 = half;
+      int s2 = half;
       for (int x = 0; x < taps; ++x) {
         s0 += in[x * 3 + 0] * k[x];
         s1 += in[x * 3 + 1] * k[x];

@@ -31,12 +31,12 @@ class ValueNoise {
   }
   // In [-1, 1].
   [[nodiscard]] float at(int x, int y) const {
-    const float fx = static_cast<float>(x) / spacing_;
-    const float fy = static_cast<float>(y) / spacing_;
+    const float fx = static_cast<float>(x) / static_cast<float>(spacing_);
+    const float fy = static_cast<float>(y) / static_cast<float>(spacing_);
     const int ix = static_cast<int>(fx);
     const int iy = static_cast<int>(fy);
-    const float tx = smooth(fx - ix);
-    const float ty = smooth(fy - iy);
+    const float tx = smooth(fx - static_cast<float>(ix));
+    const float ty = smooth(fy - static_cast<float>(iy));
     const float* r0 = &values_[static_cast<std::size_t>(iy) * columns_ + ix];
     const float* r1 = r0 + columns_;
     const float top = r0[0] + (r0[1] - r0[0]) * tx;
@@ -92,22 +92,26 @@ RgbImage synthetic_image(int width, int height, std::uint64_t seed) {
   SampleStream stream(seed, 0x5EED, 0);
   const auto u = [&] { return static_cast<float>(stream.uniform()); };
   // Background: a gradient between two colours along a random direction.
-  float c0[3], c1[3];
+  float c0[3];
+  float c1[3];
   for (int c = 0; c < 3; ++c) {
     c0[c] = 30 + 200 * u();
     c1[c] = 30 + 200 * u();
   }
   const float angle = 6.2831853f * u();
-  const float dx = std::cos(angle), dy = std::sin(angle);
-  const float extent = std::abs(dx) * width + std::abs(dy) * height;
+  const float dx = std::cos(angle);
+  const float dy = std::sin(angle);
+  const auto fwidth = static_cast<float>(width);
+  const auto fheight = static_cast<float>(height);
+  const float extent = std::abs(dx) * fwidth + std::abs(dy) * fheight;
   // Shapes with soft edges.
   std::vector<Shape> shapes(3 + static_cast<std::size_t>(u() * 6));
   for (Shape& s : shapes) {
     s.ellipse = u() < 0.6f;
-    s.cx = u() * width;
-    s.cy = u() * height;
-    s.rx = (0.05f + 0.3f * u()) * width;
-    s.ry = (0.05f + 0.3f * u()) * height;
+    s.cx = u() * fwidth;
+    s.cy = u() * fheight;
+    s.rx = (0.05f + 0.3f * u()) * fwidth;
+    s.ry = (0.05f + 0.3f * u()) * fheight;
     const float a = 3.14159265f * u();
     s.cos_a = std::cos(a);
     s.sin_a = std::sin(a);
@@ -120,6 +124,8 @@ RgbImage synthetic_image(int width, int height, std::uint64_t seed) {
   constexpr float kLumaAmplitude[kOctaves] = {26, 22, 20, 20, 20, 20};
   std::vector<ValueNoise> luma;
   std::vector<ValueNoise> chroma;
+  luma.reserve(kOctaves);
+  chroma.reserve(3);
   for (int o = 0; o < kOctaves; ++o) luma.emplace_back(width, height, 64 >> o, stream);
   for (int c = 0; c < 3; ++c) chroma.emplace_back(width, height, 48, stream);
   SampleStream grain(seed, 0x6A1, 0);
@@ -130,13 +136,16 @@ RgbImage synthetic_image(int width, int height, std::uint64_t seed) {
   image.height = height;
   image.pixels.resize(static_cast<std::size_t>(width) * height * 3);
   for (int y = 0; y < height; ++y) {
+    const auto fy = static_cast<float>(y);
     for (int x = 0; x < width; ++x) {
+      const auto fx = static_cast<float>(x);
       const float t = std::clamp(
-          ((x - width / 2.0f) * dx + (y - height / 2.0f) * dy) / extent + 0.5f, 0.0f, 1.0f);
+          ((fx - fwidth / 2.0f) * dx + (fy - fheight / 2.0f) * dy) / extent + 0.5f, 0.0f, 1.0f);
       float rgb[3];
       for (int c = 0; c < 3; ++c) rgb[c] = c0[c] + (c1[c] - c0[c]) * t;
       for (const Shape& s : shapes) {
-        const float px = x - s.cx, py = y - s.cy;
+        const float px = fx - s.cx;
+        const float py = fy - s.cy;
         const float rx = (px * s.cos_a + py * s.sin_a) / s.rx;
         const float ry = (-px * s.sin_a + py * s.cos_a) / s.ry;
         const float d =
@@ -202,7 +211,8 @@ SyntheticFolderReport write_synthetic_folder(const SyntheticFolderOptions& optio
   SyntheticFolderReport report;
   JpegEncodeOptions encode;
   encode.quality = options.quality;
-  double width_sum = 0, height_sum = 0;
+  double width_sum = 0;
+  double height_sum = 0;
   for (int c = 0; c < options.classes; ++c) {
     char name[32];
     std::snprintf(name, sizeof name, "class_%04d", c);
@@ -229,9 +239,10 @@ SyntheticFolderReport write_synthetic_folder(const SyntheticFolderOptions& optio
         plant_bad_files(options.out + "/class_0000", options.seed, options.out + "/class_empty")
             .size());
   }
-  report.mean_file_bytes = static_cast<double>(report.bytes) / report.files;
-  report.mean_width = width_sum / report.files;
-  report.mean_height = height_sum / report.files;
+  const auto files = static_cast<double>(report.files);
+  report.mean_file_bytes = static_cast<double>(report.bytes) / files;
+  report.mean_width = width_sum / files;
+  report.mean_height = height_sum / files;
   return report;
 }
 

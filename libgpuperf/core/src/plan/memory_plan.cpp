@@ -12,8 +12,6 @@
 namespace gpuperf {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
 // Bytes per parameter of each model state under a precision. The mixed-precision layout is the
 // one the ZeRO paper counts (Rajbhandari et al. 2020, §3.1): 16-bit weights and gradients (2 + 2
 // bytes) and, as "optimizer states", an fp32 master copy (4) with Adam's fp32 moments (4 + 4):
@@ -82,7 +80,8 @@ void add_activations(MemoryPlan& plan, const MemoryPlanRequest& r) {
   if (r.model.transformer) {
     const TransformerShape& t = *r.model.transformer;
     const double L = static_cast<double>(t.layers);
-    const double s = static_cast<double>(t.sequence), h = static_cast<double>(t.hidden);
+    const double s = static_cast<double>(t.sequence);
+    const double h = static_cast<double>(t.hidden);
     const double b = static_cast<double>(r.micro_batch);
     const double block = transformer_block_activation_bytes(t, r.micro_batch);
     const double head = transformer_head_bytes(t, r.micro_batch);
@@ -114,14 +113,14 @@ void add_activations(MemoryPlan& plan, const MemoryPlanRequest& r) {
             num(r.model.activation_bytes_per_sample) + " B/sample x micro-batch " +
             std::to_string(r.micro_batch));
     if (st.activation_checkpointing && source.empty()) {
-      plan.notes.push_back(
+      plan.notes.emplace_back(
           "activations: checkpointing is not modelled for a measured slope; counted as measured "
           "without it");
     }
     return;
   }
   add(plan, "activations", 0, "not counted: no transformer shape or bytes per sample given");
-  plan.notes.push_back(
+  plan.notes.emplace_back(
       "activations: not counted (give the transformer shape or the measured activation bytes "
       "per sample); the plan is a lower bound");
 }
@@ -200,7 +199,7 @@ void add_model_states(MemoryPlan& plan, const MemoryPlanRequest& r, double param
     }
     if (std::isnan(unit)) {
       gathered_reason = "not counted: the largest layer is not known";
-      plan.notes.push_back(
+      plan.notes.emplace_back(
           "ZeRO-3: the gathered layers are not counted (give the transformer shape)");
     } else {
       // The layer being computed and the next one prefetched, in full, and the full gradients
@@ -319,14 +318,16 @@ double TransformerShape::parameters() const {
          (static_cast<double>(vocab) + static_cast<double>(sequence)) * h + 2 * h;
 }
 
-double transformer_block_activation_bytes(const TransformerShape& t, std::int64_t micro_batch) {
-  const double s = static_cast<double>(t.sequence), b = static_cast<double>(micro_batch);
-  const double h = static_cast<double>(t.hidden), a = static_cast<double>(t.heads);
+double transformer_block_activation_bytes(const TransformerShape& shape, std::int64_t micro_batch) {
+  const double s = static_cast<double>(shape.sequence);
+  const double b = static_cast<double>(micro_batch);
+  const double h = static_cast<double>(shape.hidden);
+  const double a = static_cast<double>(shape.heads);
   // 34 s b h: the 16-bit inputs of every matmul, norm and activation function, and 1-byte
   // dropout masks. 5 a s^2 b: the attention scores' softmax (2), its dropout mask (1) and the
   // dropped-out probabilities (2). Flash attention recomputes scores tile by tile in backward
   // from Q, K and V (already in the 34) and keeps only an fp32 logsumexp per row and head.
-  if (t.flash_attention) return s * b * h * 34 + 4 * a * s * b;
+  if (shape.flash_attention) return s * b * h * 34 + 4 * a * s * b;
   return s * b * h * (34 + 5 * a * s / h);
 }
 

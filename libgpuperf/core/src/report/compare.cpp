@@ -94,12 +94,14 @@ std::vector<bool> named_baselines(const std::vector<BaselineCandidate>& items,
 
 std::vector<BaselineCandidate> candidates_of(const std::vector<LoadedRun>& runs) {
   std::vector<BaselineCandidate> items;
+  items.reserve(runs.size());
   for (const auto& run : runs) items.push_back({&run.path, &run.record.device});
   return items;
 }
 
 std::vector<BaselineCandidate> candidates_of(const std::vector<LoadedInference>& results) {
   std::vector<BaselineCandidate> items;
+  items.reserve(results.size());
   for (const auto& r : results) items.push_back({&r.path, &r.result.fingerprint});
   return items;
 }
@@ -397,13 +399,15 @@ Significance mann_whitney_test(const std::vector<double>& baseline,
   }
   // Ranks of the pooled sample, ties sharing their average rank.
   std::vector<std::pair<double, bool>> pooled;  // (latency, is candidate)
+  pooled.reserve(baseline.size() + candidate.size());
   for (double v : baseline) pooled.emplace_back(v, false);
   for (double v : candidate) pooled.emplace_back(v, true);
   std::sort(pooled.begin(), pooled.end());
   const double n1 = static_cast<double>(baseline.size());
   const double n2 = static_cast<double>(candidate.size());
   const double n = n1 + n2;
-  double candidate_rank_sum = 0, tie_term = 0;
+  double candidate_rank_sum = 0;
+  double tie_term = 0;
   for (std::size_t i = 0; i < pooled.size();) {
     std::size_t j = i;
     while (j < pooled.size() && pooled[j].first == pooled[i].first) ++j;

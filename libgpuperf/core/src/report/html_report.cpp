@@ -106,7 +106,9 @@ const GpuSpec* spec_of(const InferenceResult& r, const SpecDatabase* specs, std:
 // The charts of one model's inference results: throughput against latency per batch size,
 // batch-1 latency, and any serving curve.
 void write_inference_charts(std::ostream& out, const std::vector<const LoadedInference*>& files) {
-  std::vector<ChartSeries> curve, by_batch, serving;
+  std::vector<ChartSeries> curve;
+  std::vector<ChartSeries> by_batch;
+  std::vector<ChartSeries> serving;
   std::vector<ChartBar> batch1;
   std::vector<std::string> batch1_paths;
   for (const LoadedInference* file : files) {
@@ -315,7 +317,10 @@ std::string svg_bar_chart(const std::string& title, const std::string& unit,
                               }));
   }
   const int label_width = std::clamp(static_cast<int>(longest) * 7 + 12, 160, 640);
-  const int value_width = 110, row = 24, top = 48, plot_width = 470;
+  const int value_width = 110;
+  const int row = 24;
+  const int top = 48;
+  const int plot_width = 470;
   const int width = label_width + plot_width + value_width;
   if (bars.empty()) {
     s << "<p class=\"note\">" << html_escape(title) << ": no data.</p>\n";
@@ -329,7 +334,8 @@ std::string svg_bar_chart(const std::string& title, const std::string& unit,
   // The axis ends on a nice tick at or above the longest bar.
   const std::vector<double> ticks = nice_ticks(max_value);
   max_value = ticks.back();
-  bool has_published = false, has_measured = false;
+  bool has_published = false;
+  bool has_measured = false;
   for (const auto& b : bars) (b.series == "published" ? has_published : has_measured) = true;
   const int height = top + row * static_cast<int>(bars.size()) + 30;
   s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height
@@ -407,8 +413,9 @@ struct LineChartFrame {
 // Powers of two from the one at or below `min` to the one at or above `max` (both > 0).
 std::vector<double> log2_ticks(double min, double max) {
   std::vector<double> ticks;
-  for (double t = std::exp2(std::floor(std::log2(min))); t <= max * (1 + 1e-9); t *= 2) {
-    ticks.push_back(t);
+  for (int e = static_cast<int>(std::floor(std::log2(min))); std::exp2(e) <= max * (1 + 1e-9);
+       ++e) {
+    ticks.push_back(std::exp2(e));
   }
   if (ticks.back() < max) ticks.push_back(ticks.back() * 2);
   if (ticks.size() < 2) ticks.push_back(ticks.back() * 2);
@@ -451,7 +458,10 @@ std::vector<ChartSeries> plottable_series(const std::vector<ChartSeries>& input,
 void write_line_chart_axes(std::ostream& s, const LineChartFrame& f,
                            const std::vector<double>& x_ticks, const std::vector<double>& y_ticks,
                            const std::string& x_unit, const std::string& y_unit) {
-  const int top = f.top, left = f.left, plot_width = f.plot_width, plot_height = f.plot_height;
+  const int top = f.top;
+  const int left = f.left;
+  const int plot_width = f.plot_width;
+  const int plot_height = f.plot_height;
   for (const double fx : x_ticks) {
     s << "<line x1=\"" << format_fixed_or(f.px(fx), 1) << "\" x2=\"" << format_fixed_or(f.px(fx), 1)
       << "\" y1=\"" << top << "\" y2=\"" << top + plot_height << "\" stroke=\"#eee\"/>";
@@ -516,8 +526,8 @@ void write_line_chart_series(std::ostream& s, const LineChartFrame& f, const Cha
       << html_escape(x_unit) << ", " << tick(p.y) << " " << html_escape(y_unit)
       << "</title></circle>";
     if (p.label.empty()) continue;
-    const LabelBox box{f.px(p.x) + 5, f.py(p.y) - 14, f.px(p.x) + 5 + 6.0 * p.label.size(),
-                       f.py(p.y) - 3};
+    const LabelBox box{f.px(p.x) + 5, f.py(p.y) - 14,
+                       f.px(p.x) + 5 + 6.0 * static_cast<double>(p.label.size()), f.py(p.y) - 3};
     if (std::any_of(labels.begin(), labels.end(),
                     [&](const LabelBox& other) { return box.overlaps(other); })) {
       continue;  // the tooltip still names the point
@@ -561,7 +571,9 @@ std::vector<double> nice_ticks(double max) {
 std::string svg_line_chart(const std::string& title, const std::string& x_unit,
                            const std::string& y_unit, const std::vector<ChartSeries>& input,
                            AxisScale x_scale) {
-  double min_x = 0, max_x = 0, max_y = 0;
+  double min_x = 0;
+  double max_x = 0;
+  double max_y = 0;
   const std::vector<ChartSeries> series = plottable_series(input, x_scale, min_x, max_x, max_y);
   std::ostringstream s;
   if (series.empty()) {
@@ -648,7 +660,9 @@ void write_training_charts(std::ostream& out, const std::vector<RunRow>& rows) {
   std::map<std::string, std::vector<const RunRow*>> by_model;
   for (const auto& row : rows) by_model[row.run->record.config.model].push_back(&row);
   for (const auto& [model, members] : by_model) {
-    std::vector<ChartBar> throughput, fraction, per_joule;
+    std::vector<ChartBar> throughput;
+    std::vector<ChartBar> fraction;
+    std::vector<ChartBar> per_joule;
     std::vector<std::string> paths;
     for (const RunRow* row : members) {
       paths.push_back(row->run->path);
@@ -695,7 +709,7 @@ void write_resnet50_beside_published(std::ostream& out, const std::vector<RunRow
     std::string label = "published: " + p.gpu + " · " + p.precision;
     if (p.gpu_count > 1) label += " (per GPU of " + std::to_string(p.gpu_count) + ")";
     beside.push_back({label, p.per_gpu(), "published", p.setup + " — " + p.source});
-    paths.push_back("");  // published figures of one GPU and precision are numbered
+    paths.emplace_back();  // published figures of one GPU and precision are numbered
   }
   distinguish_labels(beside, paths);
   if (beside.empty()) return;

@@ -12,6 +12,12 @@
 namespace gpuperf {
 namespace {
 
+// The error for a file whose schema is neither kind of result.
+IoError unknown_schema(const std::string& path, const std::string& schema) {
+  return IoError(path + ": field 'schema' is '" + schema + "', expected '" + RunRecord::kSchema +
+                 "' (training) or '" + kInferenceSchema + "' (inference)");
+}
+
 // Runs a reader with the file name in front of its errors.
 template <typename Read>
 auto read_named(const std::string& path, const std::string& what, Read read) {
@@ -68,8 +74,7 @@ LoadedResults load_results(const std::vector<std::string>& paths) {
       out.runs.push_back(
           {path, read_named(path, "run record", [&] { return from_json<RunRecord>(text); })});
     } else {
-      throw IoError(path + ": field 'schema' is '" + schema + "', expected '" + RunRecord::kSchema +
-                    "' (training) or '" + kInferenceSchema + "' (inference)");
+      throw unknown_schema(path, schema);
     }
   }
   return out;

@@ -18,7 +18,7 @@ std::string csv_field(const std::string& text) {
 CsvRow& CsvRow::operator<<(double value) {
   if (!std::isfinite(value)) return cell("");
   char buffer[32];
-  const auto end = std::to_chars(buffer, buffer + sizeof buffer, value).ptr;
+  char* const end = std::to_chars(buffer, buffer + sizeof buffer, value).ptr;
   return cell(std::string(buffer, end));
 }
 

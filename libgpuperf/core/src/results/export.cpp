@@ -1,6 +1,6 @@
 #include "gpuperf/results/export.h"
 
-#include <stdlib.h>
+#include <stdlib.h>  // NOLINT(modernize-deprecated-headers): getloadavg is not in <cstdlib>
 #include <unistd.h>
 
 #include <algorithm>

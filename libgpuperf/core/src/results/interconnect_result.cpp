@@ -190,7 +190,9 @@ std::vector<double> parse_byte_sizes(const std::string& text, const std::string&
     if (!(first > 0) || !(last > 0)) throw bad("not a size");
     if (last < first) throw bad("a sweep must not end below its start");
     if (factor < 2) throw bad("a sweep's factor must be an integer >= 2");
-    for (double bytes = first; bytes <= last; bytes *= factor) add(bytes);
+    // Counted in whole steps, not by a floating-point size: first x factor^k, exact for sizes
+    // within 2^53 bytes.
+    for (int k = 0; first * std::pow(factor, k) <= last; ++k) add(first * std::pow(factor, k));
   }
   return out;
 }

@@ -62,6 +62,7 @@ void check_summary(const Reader& r, const Summary& s) {
   // `field` (`value`) must not be above `bound_name` (`bound`), or below it when `low`.
   const auto bounded = [&r](const char* field, double value, const char* bound_name, double bound,
                             bool low) {
+    // NOLINTNEXTLINE(readability-suspicious-call-argument): below the bound, the bound exceeds it
     if (low ? detail::exceeds(bound, value) : detail::exceeds(value, bound)) {
       r.fail(r.field(field), "is " + Reader::num(value) + (low ? ", below " : ", above ") +
                                  bound_name + " " + Reader::num(bound));

@@ -195,6 +195,7 @@ double SteadyServingClock::now() {
 }
 
 void SteadyServingClock::wait_until(double seconds) {
+  // NOLINTNEXTLINE(clang-analyzer-security.FloatLoopCounter): a clock reading, not a counter
   for (double t = now(); t < seconds; t = now()) {
     if (seconds - t > 5e-4) {
       std::this_thread::sleep_for(std::chrono::duration<double>(seconds - t - 3e-4));

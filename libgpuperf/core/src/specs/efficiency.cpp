@@ -217,7 +217,7 @@ void add_cost(Efficiency& e, const GpuSpec* spec, const EfficiencyOptions& optio
   const double price = options.purchase_price_usd >= 0 ? options.purchase_price_usd
                                                        : (spec != nullptr ? spec->price_usd : kNaN);
   if (!(price >= 0)) {
-    e.notes.push_back("no price: give a price per hour or a purchase price for a cost");
+    e.notes.emplace_back("no price: give a price per hour or a purchase price for a cost");
     return;
   }
   const double hours = options.amortization_years * 365.25 * 24;
@@ -244,11 +244,11 @@ Efficiency compute_efficiency(const EfficiencyInput& input, const GpuSpec* spec,
   Efficiency e;
   e.samples_per_second = input.samples_per_second;
   if (!(e.samples_per_second > 0) || !std::isfinite(e.samples_per_second)) {
-    e.notes.push_back("no positive throughput in the record: nothing derived");
+    e.notes.emplace_back("no positive throughput in the record: nothing derived");
     e.samples_per_second = kNaN;
     return e;
   }
-  if (spec == nullptr) e.notes.push_back("no datasheet entry: no peak, TDP or price");
+  if (spec == nullptr) e.notes.emplace_back("no datasheet entry: no peak, TDP or price");
 
   const auto count = count_model(input.model);
   if (input.flops_per_sample > 0) {

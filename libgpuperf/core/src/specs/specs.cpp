@@ -196,13 +196,21 @@ void SpecDatabase::merge_json(const std::string& text, const std::string& origin
     auto existing =
         std::find_if(parsed.begin(), parsed.end(), [&](const GpuSpec& s) { return s.id == id; });
     if (existing == parsed.end()) {
-      parsed.push_back(parse_entry(entry, origin, path + " (" + id + ")"));
+      std::string named = path;
+      named += " (";
+      named += id;
+      named += ")";
+      parsed.push_back(parse_entry(entry, origin, named));
       raw.push_back(entry.dump());
     } else {
       const auto index = static_cast<std::size_t>(existing - parsed.begin());
       json merged = json::parse(raw[index]);
       merged.merge_patch(entry);
-      *existing = parse_entry(merged, origin, path + " (" + id + ", merged)");
+      std::string named = path;
+      named += " (";
+      named += id;
+      named += ", merged)";
+      *existing = parse_entry(merged, origin, named);
       raw[index] = merged.dump();
     }
   }
@@ -324,7 +332,9 @@ std::string default_specs_path(const std::string& explicit_path) {
 std::string find_data_file(const std::string& file_name) {
   std::string tried;
   for (const auto& dir : data_dirs()) {
-    const std::string path = dir + "/" + file_name;
+    std::string path = dir;
+    path += '/';
+    path += file_name;
     if (file_exists(path)) return path;
     tried += (tried.empty() ? "" : ", ") + path;
   }

@@ -405,6 +405,7 @@ class NvmlDevice final : public TelemetryDevice {
     if (compute) add(*compute, "compute");
     if (graphics) add(*graphics, "graphics");
     std::vector<GpuProcess> out;
+    out.reserve(by_pid.size());
     for (auto& [pid, process] : by_pid) out.push_back(std::move(process));
     return out;
   }

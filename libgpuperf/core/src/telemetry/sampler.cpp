@@ -46,7 +46,9 @@ struct Stats {
     sum += value;
     ++count;
   }
-  [[nodiscard]] double mean() const { return count == 0 ? TelemetrySummary::kNaN : sum / count; }
+  [[nodiscard]] double mean() const {
+    return count == 0 ? TelemetrySummary::kNaN : sum / static_cast<double>(count);
+  }
 };
 
 // Energy from the total-energy counter: the difference between the first and last sample, only
@@ -198,7 +200,11 @@ TelemetrySummary summarize_telemetry(const std::vector<TelemetrySample>& samples
   t.sample_count = static_cast<std::int64_t>(samples.size());
   t.duration_seconds = samples.back().time_seconds - samples.front().time_seconds;
 
-  Stats power, clock, temperature, utilization, memory;
+  Stats power;
+  Stats clock;
+  Stats temperature;
+  Stats utilization;
+  Stats memory;
   ThrottleCounts throttled;
   for (const TelemetrySample& s : samples) {
     if (s.power_watts) power.add(*s.power_watts);
@@ -266,7 +272,7 @@ void TelemetrySampler::start() {
     std::lock_guard<std::mutex> lock(mutex_);
     window_start_ = start;
     samples_.clear();
-    samples_.push_back(std::move(first));
+    samples_.push_back(first);
     errors_ = std::move(errors);
     stop_requested_ = false;
     running_ = true;
@@ -295,7 +301,7 @@ TelemetrySummary TelemetrySampler::stop(double processed_samples) {
   std::vector<TelemetrySample> samples;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    samples_.push_back(std::move(last));
+    samples_.push_back(last);
     for (std::string& e : errors) {
       if (std::find(errors_.begin(), errors_.end(), e) == errors_.end()) {
         errors_.push_back(std::move(e));
@@ -329,7 +335,7 @@ void TelemetrySampler::run() {
     lock.unlock();
     TelemetrySample sample = read_telemetry_sample(device_, at, errors);
     lock.lock();
-    samples_.push_back(std::move(sample));
+    samples_.push_back(sample);
     for (std::string& e : errors) {
       if (std::find(errors_.begin(), errors_.end(), e) == errors_.end()) {
         errors_.push_back(std::move(e));

@@ -311,31 +311,33 @@ void write_watch_rows(std::ostream& out, const SystemSnapshot& snapshot,
   }
 }
 
-void write_telemetry_summary(std::ostream& out, const TelemetrySummary& t,
+void write_telemetry_summary(std::ostream& out, const TelemetrySummary& summary,
                              std::string_view indent) {
-  if (!t.available) {
-    out << indent << "telemetry unavailable: " << t.unavailable_reason << "\n";
+  if (!summary.available) {
+    out << indent << "telemetry unavailable: " << summary.unavailable_reason << "\n";
     return;
   }
   const auto row = [&](const char* label, const std::string& text) {
     out << indent << std::left << std::setw(22) << label << std::right << text << "\n";
   };
   const auto num = [](double v, int p) { return format_fixed_or(v, p); };
-  row("samples", std::to_string(t.sample_count) + " over " + num(t.duration_seconds, 2) + " s");
-  row("power mean / max", num(t.power_mean_watts, 1) + " / " + num(t.power_max_watts, 1) + " W");
-  row("energy", num(t.energy_joules, 3) + " J" +
-                    (t.energy_source.empty() ? "" : " (" + t.energy_source + ")"));
-  if (std::isfinite(t.processed_samples)) {
-    row("processed samples", num(t.processed_samples, 0));
-    row("energy per sample", num(t.energy_per_sample_joules, 6) + " J");
-    row("samples per joule", num(t.samples_per_joule, 3));
+  row("samples",
+      std::to_string(summary.sample_count) + " over " + num(summary.duration_seconds, 2) + " s");
+  row("power mean / max",
+      num(summary.power_mean_watts, 1) + " / " + num(summary.power_max_watts, 1) + " W");
+  row("energy", num(summary.energy_joules, 3) + " J" +
+                    (summary.energy_source.empty() ? "" : " (" + summary.energy_source + ")"));
+  if (std::isfinite(summary.processed_samples)) {
+    row("processed samples", num(summary.processed_samples, 0));
+    row("energy per sample", num(summary.energy_per_sample_joules, 6) + " J");
+    row("samples per joule", num(summary.samples_per_joule, 3));
   }
-  row("SM clock mean / min",
-      num(t.sm_clock_mean_hz / 1e6, 0) + " / " + num(t.sm_clock_min_hz / 1e6, 0) + " MHz");
-  row("temperature max", num(t.temperature_max_celsius, 0) + " C");
-  row("GPU utilization mean", num(t.gpu_utilization_mean_percent, 1) + " %");
-  row("clock events seen", describe_clock_event_reasons(t.clock_event_reasons, ", "));
-  for (const std::string& w : t.warnings) row("warning", w);
+  row("SM clock mean / min", num(summary.sm_clock_mean_hz / 1e6, 0) + " / " +
+                                 num(summary.sm_clock_min_hz / 1e6, 0) + " MHz");
+  row("temperature max", num(summary.temperature_max_celsius, 0) + " C");
+  row("GPU utilization mean", num(summary.gpu_utilization_mean_percent, 1) + " %");
+  row("clock events seen", describe_clock_event_reasons(summary.clock_event_reasons, ", "));
+  for (const std::string& w : summary.warnings) row("warning", w);
 }
 
 }  // namespace gpuperf

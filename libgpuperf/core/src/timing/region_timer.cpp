@@ -54,7 +54,15 @@ RegionTimer::Scope::Scope(RegionTimer& owner, std::string_view name) : owner_(ow
   owner_.begin(name_);
 }
 
-RegionTimer::Scope::~Scope() { owner_.end(name_); }
+// A destructor must not throw. A failed end() leaves the region open, and summary() says so; a
+// region already ended by hand needs nothing more.
+RegionTimer::Scope::~Scope() {
+  try {
+    owner_.end(name_);
+  } catch (...) {
+    // Nothing to add: see above.
+  }
+}
 
 RegionSummary RegionTimer::summary() const {
   for (std::size_t i = 0; i < names_.size(); ++i) {

@@ -153,6 +153,7 @@ enum class LatencyStatus {
 [[nodiscard]] std::string to_string(LatencyStatus value);
 
 /// The advisor's view of one GPU.
+// NOLINTNEXTLINE(clang-analyzer-optin.performance.Padding): fields in the order they are decided
 struct GpuAdvice {
   const GpuSpec* spec = nullptr;
   /// The need of one unsharded replica, part by part (the advisor's own count).
@@ -232,7 +233,7 @@ enum class EvidenceTier {
 /// results inference requests. With a latency budget, a GPU whose measured batch sizes all miss
 /// it ranks after those that meet it or were not measured.
 [[nodiscard]] std::vector<GpuAdvice> advise_with(
-    const AdvisorRequest& request, const SpecDatabase& db, const LoadedResults& measured,
+    const AdvisorRequest& request, const SpecDatabase& db, const LoadedResults& results,
     const std::vector<PublishedResult>& published = {},
     const std::vector<RentalPrice>& default_prices = {});
 

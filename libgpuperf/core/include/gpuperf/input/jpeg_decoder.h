@@ -175,8 +175,8 @@ class ImageTransformer {
   /// Throws ConfigError for bad options.
   explicit ImageTransformer(const ImageTransformOptions& options);
   ~ImageTransformer();
-  ImageTransformer(ImageTransformer&&) noexcept;
-  ImageTransformer& operator=(ImageTransformer&&) noexcept;
+  ImageTransformer(ImageTransformer&& other) noexcept;
+  ImageTransformer& operator=(ImageTransformer&& other) noexcept;
   ImageTransformer(const ImageTransformer&) = delete;
   ImageTransformer& operator=(const ImageTransformer&) = delete;
 

@@ -53,7 +53,7 @@ struct ChartBar {
 /// Renders a horizontal bar chart as an inline <svg> element. Bars with non-finite or negative
 /// values are left out; an empty chart says so instead of drawing axes.
 [[nodiscard]] std::string svg_bar_chart(const std::string& title, const std::string& unit,
-                                        const std::vector<ChartBar>& bars);
+                                        const std::vector<ChartBar>& input);
 
 /// One point of a line chart.
 struct ChartPoint {
@@ -89,7 +89,7 @@ enum class AxisScale {
 /// point's tooltip.
 [[nodiscard]] std::string svg_line_chart(const std::string& title, const std::string& x_unit,
                                          const std::string& y_unit,
-                                         const std::vector<ChartSeries>& series,
+                                         const std::vector<ChartSeries>& input,
                                          AxisScale x_scale = AxisScale::kLinear);
 
 /// Makes the bar labels distinct: a label shared by several bars gets the file name of its
