@@ -49,7 +49,8 @@ class RegionTimer {
   /// Marks the end of one step of `samples` samples (for throughput).
   void step_done(double samples);
 
-  /// RAII region: begin() now, end() on destruction.
+  /// RAII region: begin() now, end() on destruction. The destructor does not throw: an end()
+  /// that fails leaves the region open, which summary() reports.
   class Scope {
    public:
     Scope(RegionTimer& owner, std::string_view name);
