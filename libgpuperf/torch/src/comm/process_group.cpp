@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "comm/c10d_group.h"
 #include "compat.h"
 #include "gpuperf/base/error.h"
 #include "gpuperf/base/format.h"
@@ -41,6 +42,12 @@ struct ProcessGroup::Impl {
   c10::intrusive_ptr<c10d::Store> store;
   c10::intrusive_ptr<compat::C10dBackend> group;
   std::function<void()> shutdown;
+
+  void adopt(detail::C10dGroup made) {
+    group = std::move(made.backend);
+    shutdown = std::move(made.shutdown);
+    backend_name = std::move(made.name);
+  }
 
   void reduce(torch::Tensor& tensor, c10d::ReduceOp::RedOpType op) {
     std::vector<at::Tensor> tensors{tensor};
@@ -291,19 +298,12 @@ ProcessGroup::ProcessGroup(const LaunchEnv& env, const torch::Device& device,
     // Gloo's contexts keep the timeout they were connected with for every later collective, so
     // the connection gets the whole timeout too: a rendezvous waits at most twice it (the store,
     // then the connections) and fails with one error naming the rank.
-    auto gloo = c10d::ProcessGroupGloo::Options::create(timeout);
-    // By address on one machine: createDefaultDevice() resolves the host name, which fails in
-    // chroots and containers without one.
-    gloo->devices.push_back(is_loopback(env.master_addr)
-                                ? c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1")
-                                : c10d::ProcessGroupGloo::createDefaultDevice());
     try {
-      impl_->group =
-          c10::make_intrusive<c10d::ProcessGroupGloo>(impl_->store, env.rank, env.world_size, gloo);
+      impl_->adopt(detail::make_c10d_group(C10dBackend::kGloo, impl_->store, env.rank,
+                                           env.world_size, timeout, is_loopback(env.master_addr)));
     } catch (const std::exception& e) {
       rendezvous_failed(env, options.timeout_seconds, "connecting the Gloo group", e);
     }
-    impl_->backend_name = "gloo";
     return;
 #else
     throw ConfigError(
@@ -315,15 +315,8 @@ ProcessGroup::ProcessGroup(const LaunchEnv& env, const torch::Device& device,
   c10::cuda::set_device(static_cast<c10::DeviceIndex>(device.index()));
   impl_->store = join_store(env, timeout);
   agree_or_fail(*impl_->store, env, options);
-  auto nccl_options = c10d::ProcessGroupNCCL::Options::create();
-  nccl_options->timeout = timeout;
-  auto nccl = c10::make_intrusive<c10d::ProcessGroupNCCL>(impl_->store, env.rank, env.world_size,
-                                                          nccl_options);
-  impl_->group = nccl;
-#if GPUPERF_NCCL_HAS_SHUTDOWN
-  impl_->shutdown = [nccl] { nccl->shutdown(); };
-#endif
-  impl_->backend_name = "nccl";
+  impl_->adopt(detail::make_c10d_group(C10dBackend::kNccl, impl_->store, env.rank, env.world_size,
+                                       timeout, is_loopback(env.master_addr)));
 #else
   throw ConfigError(
       "gpuperf was built without NCCL (nccl.h not found at configure time): no GPU "

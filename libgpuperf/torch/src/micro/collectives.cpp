@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "comm/c10d_group.h"
 #include "compat.h"
 #include "gpuperf/base/error.h"
 #include "gpuperf/base/format.h"
@@ -32,12 +33,12 @@
 #define GPUPERF_WITH_C10D 0
 #endif
 #if GPUPERF_WITH_GLOO
-#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>  // the backend's complete type
 #endif
 #if GPUPERF_WITH_NCCL
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
-#include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
+#include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>  // the backend's complete type
 #endif
 
 namespace gpuperf {
@@ -174,45 +175,9 @@ std::string size_key(double bytes) {
 
 #if GPUPERF_WITH_C10D
 
-// A rank's process group and how to shut it down (ProcessGroupNCCL wants shutdown() first).
-struct Group {
-  c10::intrusive_ptr<compat::C10dBackend> backend;
-  std::function<void()> shutdown;
-};
-
-Group make_group(const CollectiveOptions& o, const c10::intrusive_ptr<c10d::Store>& store,
-                 int rank) {
-  const auto timeout = std::chrono::milliseconds(static_cast<long long>(o.timeout_seconds * 1e3));
-  if (o.backend == C10dBackend::kGloo) {
-#if GPUPERF_WITH_GLOO
-    auto options = c10d::ProcessGroupGloo::Options::create(timeout);
-    // Loopback by address: createDefaultDevice() resolves the host name, which fails in chroots
-    // and containers without one.
-    options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
-    c10::intrusive_ptr<compat::C10dBackend> pg =
-        c10::make_intrusive<c10d::ProcessGroupGloo>(store, rank, o.ranks, options);
-    return {pg, {}};
-#endif
-  } else {
-#if GPUPERF_WITH_NCCL
-    auto options = c10d::ProcessGroupNCCL::Options::create();
-    options->timeout = timeout;
-    auto nccl = c10::make_intrusive<c10d::ProcessGroupNCCL>(store, rank, o.ranks, options);
-    Group group{nccl, {}};
-#if GPUPERF_NCCL_HAS_SHUTDOWN
-    group.shutdown = [nccl] { nccl->shutdown(); };
-#endif
-    return group;
-#endif
-  }
-  std::string reason;
-  (void)collective_backend_available(o.backend, &reason);
-  throw ConfigError(reason);
-}
-
 // One call of the collective, waited for as torch.distributed's synchronous calls wait: for
 // NCCL the current stream waits for NCCL's (no host block), for Gloo the host waits.
-std::function<void()> make_call(Group& group, C10dBackend backend, Collective c,
+std::function<void()> make_call(detail::C10dGroup& group, C10dBackend backend, Collective c,
                                 torch::Tensor& input, torch::Tensor& output, int ranks) {
   compat::C10dBackend& pg = *group.backend;
   const bool flat = backend == C10dBackend::kNccl;  // NCCL takes flat buffers directly
@@ -260,7 +225,10 @@ void run_rank(int rank, const CollectiveOptions& o, const MicroOptions& timing,
   std::optional<c10::cuda::CUDAGuard> guard;
   if (nccl) guard.emplace(static_cast<c10::DeviceIndex>(rank));
 #endif
-  Group group = make_group(o, store, rank);
+  // The in-process ranks meet over loopback.
+  detail::C10dGroup group = detail::make_c10d_group(
+      o.backend, store, rank, o.ranks,
+      std::chrono::milliseconds(static_cast<long long>(o.timeout_seconds * 1e3)), true);
   auto timer = detail::timer_for(device);
   const auto f32 = torch::TensorOptions().dtype(torch::kFloat32).device(device);
   out.window_seconds.assign(plans.size(), {});
