@@ -4,9 +4,9 @@
 // fusion, the whole step in a CUDA graph), so that its losses, skipped steps, BatchNorm
 // statistics and first-step gradients can be held against PyTorch's from the same start.
 // With --model gpt2 (any registered language model) the side of
-// benchmarks/python/lm_equivalence.py: the batch holds int64 'input' and 'target' [N, T], the
-// optimizer is AdamW (--beta2,
-// --weight-decay) and the loss the language-model cross-entropy, as lm_benchmark trains.
+// benchmarks/python/lm_equivalence.py: the batch holds int64 'input' and 'target' [N, T] (one
+// batch every step) or [S, N, T] (step i trains on batch i mod S), the optimizer is AdamW
+// (--beta2, --weight-decay) and the loss the language-model cross-entropy, as lm_benchmark trains.
 //
 //   equivalence_run --weights w.safetensors --batch b.safetensors --mode steps --steps 200 \
 //       --precision fp16 --lr 0.02 --json losses.json --tensors after.safetensors
@@ -84,7 +84,8 @@ int main(int argc, char** argv) {
   app.add_option("--weights", weights, "safetensors file of the model's parameters and buffers")
       ->required();
   app.add_option("--batch", batch_path,
-                 "safetensors file holding 'input' (N,3,H,W) and 'target' (N)")
+                 "safetensors file holding 'input' (N,3,H,W) and 'target' (N); for a language "
+                 "model int64 (N,T) or (S,N,T), S batches taken in turn")
       ->required();
   app.add_option("--mode", mode, "steps or gradients")
       ->check(CLI::IsMember({"steps", "gradients"}));
@@ -145,12 +146,20 @@ int main(int argc, char** argv) {
     const torch::Tensor x =
         language ? input.to(device) : input.to(device).contiguous(at::MemoryFormat::ChannelsLast);
     const torch::Tensor y = target.to(device);
+    const bool batches = language && x.dim() == 3;
+    if (batches && (y.dim() != 3 || y.size(0) != x.size(0))) {
+      throw gpuperf::ConfigError("--batch", batch_path,
+                                 "'input' [S, N, T] needs a 'target' of the same S batches");
+    }
+    const auto pick = [batches](const torch::Tensor& t, std::int64_t i) {
+      return batches ? t[i % t.size(0)] : t;
+    };
 
     if (mode == "gradients") {
       auto snapshot = std::make_shared<GradientSnapshot>(model);
       step.set_gradient_sync(snapshot);
       const double scale = options.precision == gpuperf::Precision::kFp16 ? init_scale : 1.0;
-      (void)step(x, y);
+      (void)step(pick(x, 0), pick(y, 0));
       if (step.skipped_steps() > 0) {
         throw gpuperf::Error("the step overflowed at loss scale " + std::to_string(scale) +
                              ": choose a smaller --init-scale");
@@ -162,8 +171,12 @@ int main(int argc, char** argv) {
       gpuperf::write_safetensors(unscaled, tensors_path);
       return 0;
     }
+    // [S, N, T] token batches: step i trains on batch i mod S (TrainStep copies each into the
+    // buffers its captured graph reads).
     std::vector<torch::Tensor> losses;
-    for (std::int64_t i = 0; i < steps; ++i) losses.push_back(step(x, y).loss.clone());
+    for (std::int64_t i = 0; i < steps; ++i) {
+      losses.push_back(step(pick(x, i), pick(y, i)).loss.clone());
+    }
     const torch::Tensor all = torch::stack(losses).to(torch::kDouble).cpu();
     nlohmann::json out = {{"losses", std::vector<double>(all.data_ptr<double>(),
                                                          all.data_ptr<double>() + all.numel())},

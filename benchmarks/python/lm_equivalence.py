@@ -1,15 +1,19 @@
 #!/usr/bin/env python3
-"""gpuperf's language-model training against PyTorch's from the same initial weights and batch.
+"""gpuperf's language-model training against PyTorch's from the same initial weights and data.
 
-The peer's model (benchmarks/python/lm_peer.py, gpuperf's parameter names) is built with a seed
-and its state_dict and one fixed batch of random tokens are written as safetensors files;
-gpuperf's `equivalence_run --model <lm>` loads them by name and trains --steps steps through
-TrainStep as lm_benchmark does (bf16 autocast, fused AdamW betas 0.9/--beta2, weight decay, the
-whole step in a CUDA graph), also with the graph off and with torch::optim's AdamW. PyTorch runs
-that differ only in choices a user could make set the spread: A eager fused AdamW, B the same
-again (run-to-run nondeterminism), C eager foreach AdamW (PyTorch's default implementation),
-D the whole step in a manual CUDA graph (capturable fused AdamW). gpuperf's largest per-step loss
-difference from A must be within the largest of B's, C's and D's (plus 1e-3).
+The peer's model (benchmarks/python/lm_peer.py, gpuperf's parameter names) is built with a seed;
+its state_dict and the token batches are written as safetensors files. --data bigram (default):
+a new batch every step from a seeded sparse Markov chain (4 possible successors a token), a
+learnable stream on which the loss falls steadily; --data fixed: one batch of random tokens every
+step (memorised, loss to ~0: a regime where small rounding differences grow). gpuperf's
+`equivalence_run --model <lm>` loads them by name and trains --steps steps through TrainStep as
+lm_benchmark does (bf16 autocast, fused AdamW betas 0.9/--beta2, weight decay, the whole step in
+a CUDA graph), also with the graph off and with torch::optim's AdamW. PyTorch runs that differ
+only in choices a user could make set the spread: A eager fused AdamW, B the same again
+(run-to-run nondeterminism), C eager foreach AdamW (PyTorch's default implementation), D the whole
+step in a manual CUDA graph (capturable fused AdamW), E torch.compile (Inductor's own fused
+kernels, so other rounding, as gpuperf's kernels have). gpuperf's largest per-step loss
+difference from A must be within the largest of B's to E's (plus 1e-3).
 
     python3 lm_equivalence.py --build build-gpu --out DIR [--model gpt2] [--steps 200]
 
@@ -29,18 +33,25 @@ import lm_peer  # noqa: E402
 from equivalence import run_gpuperf, write_safetensors  # noqa: E402
 
 
-def pytorch_losses(state, x, y, a, impl, graph=False):
+def pytorch_losses(state, xs, ys, a, impl, graph=False, compiled=False):
+    """Per-step losses of PyTorch's model; step i trains on batch i mod S of xs, ys [S, N, T]."""
     model, _, _, _ = lm_peer.build(a.model)
     model.load_state_dict(state)
     model.cuda()
+    forward = torch.compile(model) if compiled else model
     opt = torch.optim.AdamW(model.parameters(), lr=a.lr, betas=(0.9, a.beta2),
                             weight_decay=a.weight_decay, eps=1e-8,
                             fused=impl == "fused", foreach=impl == "foreach",
                             capturable=graph)
+    x, y = xs[0].clone(), ys[0].clone()
+
+    def load(i):
+        x.copy_(xs[i % xs.shape[0]])
+        y.copy_(ys[i % ys.shape[0]])
 
     def step():
         with torch.autocast("cuda", dtype=torch.bfloat16, cache_enabled=not graph):
-            logits = model(x)
+            logits = forward(x)
             loss = F.cross_entropy(logits.view(-1, logits.shape[-1]), y.view(-1))
         loss.backward()
         opt.step()
@@ -49,22 +60,44 @@ def pytorch_losses(state, x, y, a, impl, graph=False):
 
     losses = []
     if not graph:
-        for _ in range(a.steps):
+        for i in range(a.steps):
+            load(i)
             losses.append(step().clone())
     else:
         side = torch.cuda.Stream()
         side.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(side):
-            for _ in range(3):
+            for i in range(3):
+                load(i)
                 losses.append(step().clone())
         torch.cuda.current_stream().wait_stream(side)
         g = torch.cuda.CUDAGraph()
+        load(3)
         with torch.cuda.graph(g):
             static = step()
-        for _ in range(a.steps - 3):
+        # Capture does not run the step: replay it for step 3 and on.
+        for i in range(3, a.steps):
+            load(i)
             g.replay()
             losses.append(static.clone())
     return [float(v) for v in torch.stack(losses).cpu()]
+
+
+def bigram_tokens(vocab, shape, successors, seed):
+    """Tokens of a seeded sparse Markov chain: each token has `successors` possible next tokens,
+    so the stream is learnable (its entropy is log(successors) nats a token) and training from it
+    falls steadily instead of memorising one batch."""
+    g = torch.Generator().manual_seed(seed)
+    table = torch.randint(0, vocab, (vocab, successors), generator=g)
+    rows = 1
+    for d in shape[:-1]:
+        rows *= d
+    out = torch.empty(rows, shape[-1], dtype=torch.long)
+    out[:, 0] = torch.randint(0, vocab, (rows,), generator=g)
+    for t in range(1, shape[-1]):
+        pick = torch.randint(0, successors, (rows,), generator=g)
+        out[:, t] = table[out[:, t - 1], pick]
+    return out.view(*shape)
 
 
 def main(argv):
@@ -78,6 +111,10 @@ def main(argv):
     p.add_argument("--lr", type=float, default=1e-4)
     p.add_argument("--beta2", type=float, default=0.95)
     p.add_argument("--weight-decay", type=float, default=0.1)
+    p.add_argument("--data", default="bigram", choices=["bigram", "fixed"],
+                   help="bigram: a new batch every step from a seeded sparse Markov chain (a "
+                   "regime where two PyTorch runs stay close); fixed: one batch of random tokens "
+                   "every step (memorised)")
     a = p.parse_args(argv)
     if a.steps < 4 or a.batch_size < 1 or a.seq_len < 1:
         p.error("--steps must be >= 4, --batch-size and --seq-len >= 1")
@@ -89,9 +126,12 @@ def main(argv):
     torch.manual_seed(0)
     model, _, _, vocab = lm_peer.build(a.model)
     state = {k: v.detach().clone() for k, v in model.state_dict().items()}
-    ids = torch.randint(0, vocab, (a.batch_size, a.seq_len + 1),
-                        generator=torch.Generator().manual_seed(1))
-    x, y = ids[:, :-1].contiguous(), ids[:, 1:].contiguous()
+    if a.data == "fixed":
+        ids = torch.randint(0, vocab, (1, a.batch_size, a.seq_len + 1),
+                            generator=torch.Generator().manual_seed(1))
+    else:
+        ids = bigram_tokens(vocab, (a.steps, a.batch_size, a.seq_len + 1), 4, seed=1)
+    x, y = ids[..., :-1].contiguous(), ids[..., 1:].contiguous()
     weights = os.path.join(a.out, "weights.safetensors")
     batch = os.path.join(a.out, "batch.safetensors")
     write_safetensors(state, weights)
@@ -103,6 +143,7 @@ def main(argv):
     runs["B pytorch fused again"] = pytorch_losses(state, xc, yc, a, "fused")
     runs["C pytorch foreach"] = pytorch_losses(state, xc, yc, a, "foreach")
     runs["D pytorch graph"] = pytorch_losses(state, xc, yc, a, "fused", graph=True)
+    runs["E pytorch compile"] = pytorch_losses(state, xc, yc, a, "fused", compiled=True)
     for name, extra in (("gpuperf graph", ["--graph", "on"]),
                         ("gpuperf eager fused", ["--graph", "off"]),
                         ("gpuperf torch::optim", ["--graph", "off", "--optimizer-impl", "torch"])):
@@ -119,9 +160,9 @@ def main(argv):
     def max_diff(losses):
         return max(abs(u - v) for u, v in zip(losses, ref))
 
-    spread = max(max_diff(runs[k]) for k in runs if k.startswith(("B", "C", "D")))
+    spread = max(max_diff(runs[k]) for k in runs if k.startswith(("B", "C", "D", "E")))
     lines = [f"# {a.model}: gpuperf vs PyTorch from the same weights ({a.steps} steps, batch "
-             f"{a.batch_size} x {a.seq_len}, bf16, AdamW lr {a.lr}, betas 0.9/{a.beta2}, "
+             f"{a.batch_size} x {a.seq_len}, {a.data} tokens, bf16, AdamW lr {a.lr}, betas 0.9/{a.beta2}, "
              f"weight decay {a.weight_decay}; torch {torch.__version__})", "",
              "| run | loss step 1 | step 50 | last | largest per-step difference from A |",
              "|---|---|---|---|---|"]
