@@ -12,8 +12,11 @@ a CUDA graph), also with the graph off and with torch::optim's AdamW. PyTorch ru
 only in choices a user could make set the spread: A eager fused AdamW, B the same again
 (run-to-run nondeterminism), C eager foreach AdamW (PyTorch's default implementation), D the whole
 step in a manual CUDA graph (capturable fused AdamW), E torch.compile (Inductor's own fused
-kernels, so other rounding, as gpuperf's kernels have). gpuperf's largest per-step loss
-difference from A must be within the largest of B's to E's (plus 1e-3).
+kernels, so other rounding, as gpuperf's kernels have). R, PyTorch in float32 without autocast
+or TF32, is the reference trajectory. Checks: (1) gpuperf's largest per-step loss difference from
+A within the largest of B's to E's (plus 1e-3); (2) gpuperf's bf16 runs no further from R (RMS
+over the steps) than the furthest of PyTorch's bf16 runs A to E, i.e. no less exact; (3) gpuperf
+in float32 within 1e-3 of R at every step (the same algorithm, rounding aside).
 
     python3 lm_equivalence.py --build build-gpu --out DIR [--model gpt2] [--steps 200]
 
@@ -22,6 +25,7 @@ Writes DIR/lm_equivalence.json and .md, prints the Markdown; exits 1 when a chec
 """
 import argparse
 import json
+import math
 import os
 import sys
 
@@ -33,8 +37,11 @@ import lm_peer  # noqa: E402
 from equivalence import run_gpuperf, write_safetensors  # noqa: E402
 
 
-def pytorch_losses(state, xs, ys, a, impl, graph=False, compiled=False):
-    """Per-step losses of PyTorch's model; step i trains on batch i mod S of xs, ys [S, N, T]."""
+def pytorch_losses(state, xs, ys, a, impl, graph=False, compiled=False, precision="bf16"):
+    """Per-step losses of PyTorch's model; step i trains on batch i mod S of xs, ys [S, N, T].
+    precision fp32: no autocast and no TF32 (the reference trajectory)."""
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
     model, _, _, _ = lm_peer.build(a.model)
     model.load_state_dict(state)
     model.cuda()
@@ -50,7 +57,8 @@ def pytorch_losses(state, xs, ys, a, impl, graph=False, compiled=False):
         y.copy_(ys[i % ys.shape[0]])
 
     def step():
-        with torch.autocast("cuda", dtype=torch.bfloat16, cache_enabled=not graph):
+        with torch.autocast("cuda", dtype=torch.bfloat16, cache_enabled=not graph,
+                            enabled=precision == "bf16"):
             logits = forward(x)
             loss = F.cross_entropy(logits.view(-1, logits.shape[-1]), y.view(-1))
         loss.backward()
@@ -144,43 +152,60 @@ def main(argv):
     runs["C pytorch foreach"] = pytorch_losses(state, xc, yc, a, "foreach")
     runs["D pytorch graph"] = pytorch_losses(state, xc, yc, a, "fused", graph=True)
     runs["E pytorch compile"] = pytorch_losses(state, xc, yc, a, "fused", compiled=True)
-    for name, extra in (("gpuperf graph", ["--graph", "on"]),
-                        ("gpuperf eager fused", ["--graph", "off"]),
-                        ("gpuperf torch::optim", ["--graph", "off", "--optimizer-impl", "torch"])):
+    runs["R pytorch fp32"] = pytorch_losses(state, xc, yc, a, "fused", precision="fp32")
+    gpuperf_runs = (("gpuperf graph", "bf16", ["--graph", "on"]),
+                    ("gpuperf eager fused", "bf16", ["--graph", "off"]),
+                    ("gpuperf torch::optim", "bf16", ["--graph", "off", "--optimizer-impl", "torch"]),
+                    ("gpuperf fp32", "fp32", ["--graph", "on"]))
+    for name, precision, extra in gpuperf_runs:
         js = os.path.join(a.out, name.replace(" ", "_").replace(":", "") + ".json")
         run_gpuperf(tool, ["--model", a.model, "--weights", weights, "--batch", batch,
-                           "--mode", "steps", "--steps", str(a.steps), "--precision", "bf16",
+                           "--mode", "steps", "--steps", str(a.steps), "--precision", precision,
                            "--lr", str(a.lr), "--beta2", str(a.beta2), "--weight-decay",
                            str(a.weight_decay), "--fuse", "off", "--json", js,
                            "--tensors", os.path.join(a.out, "after.safetensors")] + extra)
         with open(js) as f:
             runs[name] = json.load(f)["losses"]
-    ref = runs["A pytorch fused"]
 
-    def max_diff(losses):
-        return max(abs(u - v) for u, v in zip(losses, ref))
+    def diffs(losses, ref):
+        d = [u - v for u, v in zip(losses, runs[ref])]
+        return max(abs(v) for v in d), math.sqrt(sum(v * v for v in d) / len(d))
 
-    spread = max(max_diff(runs[k]) for k in runs if k.startswith(("B", "C", "D", "E")))
+    bf16_gpuperf = [n for n, p, _ in gpuperf_runs if p == "bf16"]
+    pytorch_bf16 = [k for k in runs if k[0] in "BCDE"]
+    spread = max(diffs(runs[k], "A pytorch fused")[0] for k in pytorch_bf16)
+    # Distance from exact arithmetic: PyTorch's bf16 runs (A to E) from the fp32 trajectory.
+    ref_rms = max(diffs(runs[k], "R pytorch fp32")[1] for k in ["A pytorch fused"] + pytorch_bf16)
     lines = [f"# {a.model}: gpuperf vs PyTorch from the same weights ({a.steps} steps, batch "
-             f"{a.batch_size} x {a.seq_len}, {a.data} tokens, bf16, AdamW lr {a.lr}, betas 0.9/{a.beta2}, "
-             f"weight decay {a.weight_decay}; torch {torch.__version__})", "",
-             "| run | loss step 1 | step 50 | last | largest per-step difference from A |",
-             "|---|---|---|---|---|"]
+             f"{a.batch_size} x {a.seq_len}, {a.data} tokens, bf16, AdamW lr {a.lr}, betas "
+             f"0.9/{a.beta2}, weight decay {a.weight_decay}; torch {torch.__version__})", "",
+             "| run | loss step 1 | step 50 | last | largest difference from A | RMS from A "
+             "| largest difference from R (fp32) | RMS from R |",
+             "|---|---|---|---|---|---|---|---|"]
     for name, losses in runs.items():
+        da, ra = diffs(losses, "A pytorch fused")
+        dr, rr = diffs(losses, "R pytorch fp32")
         lines.append(f"| {name} | {losses[0]:.4f} | {losses[min(49, len(losses) - 1)]:.4f} | "
-                     f"{losses[-1]:.4f} | {max_diff(losses):.4f} |")
-    failed = []
-    for name in ("gpuperf graph", "gpuperf eager fused", "gpuperf torch::optim"):
-        ok = max_diff(runs[name]) <= spread + 1e-3
-        if not ok:
-            failed.append(name)
-        lines.append(f"\n{'PASS' if ok else 'FAIL'}: {name} within PyTorch's spread "
-                     f"({max_diff(runs[name]):.4f} vs {spread:.4f} + 1e-3)")
+                     f"{losses[-1]:.4f} | {da:.4f} | {ra:.5f} | {dr:.4f} | {rr:.5f} |")
+    checks = []
+    for name in bf16_gpuperf:
+        d = diffs(runs[name], "A pytorch fused")[0]
+        checks.append((f"{name} within PyTorch's spread around A ({d:.4f} vs {spread:.4f} + 1e-3)",
+                       d <= spread + 1e-3))
+        r = diffs(runs[name], "R pytorch fp32")[1]
+        checks.append((f"{name} as close to the fp32 trajectory as PyTorch's bf16 runs (RMS "
+                       f"{r:.5f} vs at most {ref_rms:.5f})", r <= ref_rms))
+    d = diffs(runs["gpuperf fp32"], "R pytorch fp32")[0]
+    checks.append((f"gpuperf fp32 within 1e-3 of PyTorch fp32 at every step ({d:.5f})", d <= 1e-3))
+    failed = [text for text, ok in checks if not ok]
+    lines.append("")
+    lines += [f"{'PASS' if ok else 'FAIL'}: {text}" for text, ok in checks]
     text = "\n".join(lines)
     with open(os.path.join(a.out, "lm_equivalence.md"), "w") as f:
         f.write(text + "\n")
     with open(os.path.join(a.out, "lm_equivalence.json"), "w") as f:
-        json.dump({"settings": vars(a), "runs": runs, "spread": spread, "failed": failed}, f)
+        json.dump({"settings": vars(a), "runs": runs, "spread": spread,
+                   "reference_rms": ref_rms, "failed": failed}, f)
     print(text)
     return 1 if failed else 0
 
