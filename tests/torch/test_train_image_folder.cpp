@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "gpuperf/base/error.h"
 #include "gpuperf/input/image_folder.h"
@@ -61,6 +62,39 @@ TEST_CASE("image folder batches are channels_last float images with the folder's
   const gpuperf::Batch b = other_threads.next();
   CHECK(torch::equal(a.input, b.input));
   CHECK(torch::equal(a.target, b.target));
+}
+
+TEST_CASE("image folder batches on a GPU are the CPU's, copied from pinned buffers on a stream",
+          "[train][data][gpu]") {
+  GPUPERF_REQUIRE_GPU();
+  const std::string root = make_folder("gpu_batches", 3, 6);
+  gpuperf::ImageFolderBatchOptions options;
+  options.folder = root;
+  options.batch_size = 4;
+  options.threads = 2;
+  options.prefetch_batches = 1;  // two buffers: each is reused every other batch
+  options.seed = 5;
+  gpuperf::ImageFolderBatches on_cpu(options);
+  options.device = torch::Device(torch::kCUDA, 0);
+  gpuperf::ImageFolderBatches on_gpu(options);
+  CHECK(on_gpu.name().find("pinned buffers") != std::string::npos);
+  // Work queued on the current stream ahead of each batch, and a copy of the batch made on that
+  // stream right away: it must see the batch's bytes (the stream waits for the copy), and the
+  // loader must not refill a buffer a copy still reads (next() waits for the last copy).
+  const torch::Tensor busy = torch::randn({2048, 2048}, torch::device(options.device));
+  std::vector<gpuperf::Batch> device_batches;
+  for (int i = 0; i < 8; ++i) {  // past the first epoch's four batches
+    for (int k = 0; k < 4; ++k) (void)busy.matmul(busy);
+    const gpuperf::Batch b = on_gpu.next();
+    REQUIRE(b.input.is_cuda());
+    CHECK(b.input.is_contiguous(at::MemoryFormat::ChannelsLast));
+    device_batches.push_back({b.input.clone(), b.target.clone()});
+  }
+  for (const gpuperf::Batch& d : device_batches) {
+    const gpuperf::Batch c = on_cpu.next();
+    CHECK(torch::equal(d.input.cpu(), c.input));
+    CHECK(torch::equal(d.target.cpu(), c.target));
+  }
 }
 
 TEST_CASE("image folder batches refuse bad options and empty folders, naming them",

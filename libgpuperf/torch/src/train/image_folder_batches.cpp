@@ -1,12 +1,89 @@
-// ImageFolderBatches: CpuLoader's NHWC batches as channels_last NCHW tensors.
+// ImageFolderBatches: CpuLoader's NHWC batches as channels_last NCHW tensors; for a GPU, the
+// loader's buffers are pinned and each batch copies on a stream of its own.
 #include "gpuperf/train/image_folder_batches.h"
 
 #include <algorithm>
+#include <string>
 #include <thread>
 
 #include "gpuperf/base/error.h"
 
+#if GPUPERF_WITH_CUDA
+#include <ATen/cuda/CUDAEvent.h>
+#include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAFunctions.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#include <cuda_runtime_api.h>
+#endif
+
 namespace gpuperf {
+
+#if GPUPERF_WITH_CUDA
+
+namespace {
+
+// Page-locked batch buffers (portable: any GPU of a data-parallel process may read them), so that
+// a batch copies to the device without staging and without holding the host.
+HostAllocator pinned_allocator() {
+  HostAllocator pinned;
+  pinned.allocate = [](std::size_t bytes) {
+    void* pointer = nullptr;
+    const cudaError_t status = cudaHostAlloc(&pointer, bytes, cudaHostAllocPortable);
+    if (status != cudaSuccess) {
+      (void)cudaGetLastError();
+      throw Error("ImageFolderBatches: cudaHostAlloc of " + std::to_string(bytes) +
+                  " bytes: " + cudaGetErrorString(status));
+    }
+    return pointer;
+  };
+  pinned.release = [](void* pointer, std::size_t /*bytes*/) { (void)cudaFreeHost(pointer); };
+  return pinned;
+}
+
+}  // namespace
+
+// The copy stream and the event of the last batch's copy: the loader reuses that batch's buffer
+// once next() is called again, so the copy must have finished by then.
+struct ImageFolderBatches::DeviceCopy {
+  explicit DeviceCopy(c10::DeviceIndex index)
+      : stream(c10::cuda::getStreamFromPool(/*isHighPriority=*/false, index)) {}
+  c10::cuda::CUDAStream stream;
+  at::cuda::CUDAEvent copied;
+  bool pending = false;
+
+  void wait() {
+    if (pending) copied.synchronize();
+    pending = false;
+  }
+
+  // images and labels (views of a pinned buffer) on the device: copied on `stream`, which the
+  // caller's current stream waits for; the device memory is marked as used by that stream, so
+  // the allocator gives it back to the copy stream only after the caller's work on it.
+  Batch to_device(const torch::Tensor& images, const torch::Tensor& labels,
+                  const torch::Device& device) {
+    const c10::cuda::CUDAStream current = c10::cuda::getCurrentCUDAStream(stream.device_index());
+    torch::Tensor x;
+    torch::Tensor y;
+    {
+      const c10::cuda::CUDAStreamGuard guard(stream);
+      x = images.to(device, /*non_blocking=*/true);
+      y = labels.to(device, /*non_blocking=*/true);
+      copied.record(stream);
+    }
+    pending = true;
+    copied.block(current);
+    c10::cuda::CUDACachingAllocator::recordStream(x.storage().data_ptr(), current);
+    c10::cuda::CUDACachingAllocator::recordStream(y.storage().data_ptr(), current);
+    return {x, y};
+  }
+};
+
+#else
+
+struct ImageFolderBatches::DeviceCopy {};
+
+#endif
 
 void ImageFolderBatchOptions::validate() const {
   if (folder.empty()) throw ConfigError("ImageFolderBatchOptions::folder", "must not be empty");
@@ -42,12 +119,30 @@ ImageFolderBatches::ImageFolderBatches(ImageFolderBatchOptions options)
   loader.strict = options_.strict;
   loader.transform.kind = options_.training ? TransformKind::kTrain : TransformKind::kValidation;
   crop_ = loader.transform.crop_size;
+#if GPUPERF_WITH_CUDA
+  if (options_.device.is_cuda()) {
+    const c10::DeviceIndex index =
+        options_.device.has_index() ? options_.device.index() : c10::cuda::current_device();
+    options_.device = torch::Device(torch::kCUDA, index);
+    const c10::cuda::CUDAGuard guard(index);
+    loader.allocator = pinned_allocator();
+    copy_ = std::make_unique<DeviceCopy>(index);
+  }
+#endif
   loader_ = std::make_unique<CpuLoader>(std::move(folder.samples), loader);
 }
 
-ImageFolderBatches::~ImageFolderBatches() = default;
+ImageFolderBatches::~ImageFolderBatches() {
+#if GPUPERF_WITH_CUDA
+  // The loader frees its buffers: no copy may still read one.
+  if (copy_) copy_->wait();
+#endif
+}
 
 Batch ImageFolderBatches::next() {
+#if GPUPERF_WITH_CUDA
+  if (copy_) copy_->wait();  // the previous batch's buffer goes back to the loader below
+#endif
   const ImageBatch* batch = loader_->next();
   if (batch == nullptr) throw Error("ImageFolderBatches: the loader ended");
   const std::int64_t n = batch->size;
@@ -59,13 +154,17 @@ Batch ImageFolderBatches::next() {
   const torch::Tensor labels = torch::from_blob(batch->labels, {n}, torch::kLong);
   if (options_.device.is_cpu())
     return {images.clone(at::MemoryFormat::ChannelsLast), labels.clone()};
+#if GPUPERF_WITH_CUDA
+  if (copy_) return copy_->to_device(images, labels, options_.device);
+#endif
   return {images.to(options_.device), labels.to(options_.device)};
 }
 
 std::string ImageFolderBatches::name() const {
   return "image folder " + options_.folder + " (" + std::to_string(files_) + " JPEG files, " +
          std::to_string(classes_) + " classes, " + (options_.training ? "training" : "validation") +
-         " transform, " + std::to_string(threads_) + " CPU threads)";
+         " transform, " + std::to_string(threads_) + " CPU threads" +
+         (copy_ ? ", pinned buffers, copies on their own stream)" : ")");
 }
 
 CpuLoaderStats ImageFolderBatches::stats() const { return loader_->stats(); }

@@ -11,7 +11,9 @@
 //   for (int i = 0; i < steps; ++i) step(batches.next());  // NCHW channels_last float, labels
 //
 // Epochs follow each other without end (a new shuffle each); each data-parallel rank reads its own
-// share. Bad files are skipped and counted (stats()), never given a wrong label.
+// share. Bad files are skipped and counted (stats()), never given a wrong label. For a CUDA device
+// the loader's batch buffers are page-locked and each batch copies on a stream of its own, which
+// the caller's current stream waits for (the host does not).
 
 #include <cstdint>
 #include <memory>
@@ -67,6 +69,8 @@ class ImageFolderBatches final : public BatchSource {
   std::int64_t files_ = 0;
   int threads_ = 0;
   std::int64_t crop_ = 0;  ///< output height and width (the transform's crop)
+  struct DeviceCopy;       ///< the copy stream and its last copy (CUDA devices)
+  std::unique_ptr<DeviceCopy> copy_;
 };
 
 }  // namespace gpuperf
