@@ -111,6 +111,9 @@ void add_model_options(CLI::App& app, TrainingOptions& o) {
                  "image models: train on the JPEG files of this ImageNet-style folder (one "
                  "sub-folder per class), decoded on the CPU ('': synthetic images)");
   app.add_option("--loader-threads", r.loader_threads, "--data: decoding threads (0: every core)");
+  app.add_flag("--compare-synthetic", r.compare_synthetic,
+               "--data: time the same steps on synthetic batches afterwards and record the "
+               "files' share of that rate");
   app.add_option("--token-file", r.token_file,
                  "language models: uint16 token file (nanoGPT/llm.c .bin) to draw random "
                  "windows from ('': synthetic tokens)");

@@ -139,6 +139,7 @@ TEST_CASE(
   run.measure.windows = 2;
   run.threads = 1;
   run.quiet = true;
+  run.compare_synthetic = true;
   const gpuperf::RunRecord record = gpuperf::run_training(run);
   // The planted bad files sit in a class folder of their own.
   const std::int64_t classes = gpuperf::scan_image_folder(root).num_classes();
@@ -149,6 +150,12 @@ TEST_CASE(
   CHECK(record.metrics.at("loader_images_decoded") >= 6);
   CHECK(record.metrics.at("loader_images_per_second_per_core") > 0);
   CHECK(record.metrics.count("imagenet_90_epochs_seconds") == 1);
+  // The same steps on synthetic batches, in the same record: their rate and the files' share.
+  REQUIRE(record.metrics.count("synthetic_images_per_second") == 1);
+  REQUIRE(record.metrics.count("data_to_synthetic_ratio") == 1);
+  CHECK(record.metrics.at("synthetic_images_per_second") > 0);
+  CHECK(record.metrics.at("data_to_synthetic_ratio") ==
+        Approx(record.throughput.median / record.metrics.at("synthetic_images_per_second")));
   // The planted bad files were met or not, depending on the shuffle; either way each skip is
   // counted and named, never trained on.
   if (record.metrics.at("loader_skipped_files") > 0) {
@@ -158,6 +165,10 @@ TEST_CASE(
     CHECK(named);
   }
 
+  gpuperf::TrainingRun without_files = run;
+  without_files.data.clear();
+  CHECK_THROWS_WITH(gpuperf::run_training(without_files),
+                    Catch::Contains("TrainingRun::compare_synthetic"));
   run.num_classes = 1;
   CHECK_THROWS_WITH(gpuperf::run_training(run),
                     Catch::Contains("TrainingRun::num_classes 1: is below the " +

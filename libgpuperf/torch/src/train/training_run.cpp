@@ -84,6 +84,11 @@ void TrainingRun::validate() const {
   }
   require_setting(loader_threads >= 0 && loader_threads <= 1024, "TrainingRun::loader_threads",
                   loader_threads, ">= 0 and <= 1024 (0: every core)");
+  if (compare_synthetic && data.empty()) {
+    throw ConfigError("TrainingRun::compare_synthetic", "on",
+                      "compares a run on files ({TrainingRun::data}) with synthetic batches: no "
+                      "folder given");
+  }
   if (!data.empty() && info.input_shape != std::vector<std::int64_t>{3, 224, 224}) {
     throw ConfigError("TrainingRun::data", data,
                       "feeds 3x224x224 images; " + model + " takes other input");
@@ -288,6 +293,25 @@ std::unique_ptr<ImageFolderBatches> make_folder_batches(const TrainingRun& run,
   options.world_size = static_cast<int>(hooks.data_world_size);
   options.device = r.device;
   return std::make_unique<ImageFolderBatches>(options);
+}
+
+// The same step on synthetic batches of the folder's classes, measured as the files were: how
+// much of the synthetic rate the files reach, in the files' record.
+void compare_with_synthetic(const TrainingRun& run, const ResolvedTraining& r,
+                            std::int64_t classes, TrainStep& step, Timer& timer,
+                            RunRecord& record) {
+  ResolvedTraining synthetic = r;
+  synthetic.num_classes = classes;
+  const std::unique_ptr<BatchSource> batches =
+      make_batches(run, synthetic, static_cast<std::uint64_t>(run.seed));
+  if (!run.quiet) log::info("the same steps on synthetic batches, for the comparison");
+  const Measurement m = measure([&] { (void)step(batches->next()); },
+                                static_cast<double>(run.batch_size), timer, run.measure);
+  synchronize(r.device);
+  record.metrics["synthetic_images_per_second"] = m.throughput.median;
+  if (m.throughput.median > 0) {
+    record.metrics["data_to_synthetic_ratio"] = record.throughput.median / m.throughput.median;
+  }
 }
 
 // What the loader did, and whether it kept up: its decoding rate per busy core times its threads
@@ -585,6 +609,7 @@ std::string measure_training(const TrainingRun& run, const ResolvedTraining& r,
   if (prediction) add_memory_prediction(*prediction, record);
   if (r.language_model()) add_language_model_figures(r, step.module(), record);
   if (folder) add_loader_figures(*folder, record);
+  if (folder && run.compare_synthetic) compare_with_synthetic(run, r, classes, step, *timer, record);
   if (!run.kernel_trace.empty()) {
     write_kernel_trace(run.kernel_trace, [&] {
       for (std::int64_t i = 0; i < run.measure.steps_per_window; ++i) last = step(batches.next());

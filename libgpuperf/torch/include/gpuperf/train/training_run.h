@@ -60,6 +60,10 @@ struct TrainingRun : RunBasics {
   /// takes the folder's class count.
   std::string data;
   int loader_threads = 0;  ///< data: decoding threads (0: every core)
+  /// data: after the run on the files, the same step timed again on synthetic batches (same
+  /// measurement settings, same model and CUDA graph), recorded as synthetic_images_per_second
+  /// and data_to_synthetic_ratio (the files' median over the synthetic median).
+  bool compare_synthetic = false;
   /// Language models: per-block activation checkpointing (each block keeps only its input and
   /// runs again in the backward pass: less memory, about a third more compute).
   bool activation_checkpointing = false;
