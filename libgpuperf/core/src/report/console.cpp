@@ -78,8 +78,8 @@ void write_text(std::ostream& out, const RunRecord& r, const std::string& unit) 
   }
   if (const double ratio = metric("data_to_synthetic_ratio"); std::isfinite(ratio)) {
     out << "On synthetic batches the same steps ran at "
-        << format_number(metric("synthetic_images_per_second"), 6)
-        << " img/s: the files reach " << format_fixed(100 * ratio, 1) << "% of it\n";
+        << format_number(metric("synthetic_images_per_second"), 6) << " img/s: the files reach "
+        << format_fixed(100 * ratio, 1) << "% of it\n";
   }
   // The one rule of the projection (a 3x224x224 training model, at the job's rate): the figure
   // the record's metric and the HTML report hold.

@@ -297,9 +297,8 @@ std::unique_ptr<ImageFolderBatches> make_folder_batches(const TrainingRun& run,
 
 // The same step on synthetic batches of the folder's classes, measured as the files were: how
 // much of the synthetic rate the files reach, in the files' record.
-void compare_with_synthetic(const TrainingRun& run, const ResolvedTraining& r,
-                            std::int64_t classes, TrainStep& step, Timer& timer,
-                            RunRecord& record) {
+void compare_with_synthetic(const TrainingRun& run, const ResolvedTraining& r, std::int64_t classes,
+                            TrainStep& step, Timer& timer, RunRecord& record) {
   ResolvedTraining synthetic = r;
   synthetic.num_classes = classes;
   const std::unique_ptr<BatchSource> batches =
@@ -609,7 +608,8 @@ std::string measure_training(const TrainingRun& run, const ResolvedTraining& r,
   if (prediction) add_memory_prediction(*prediction, record);
   if (r.language_model()) add_language_model_figures(r, step.module(), record);
   if (folder) add_loader_figures(*folder, record);
-  if (folder && run.compare_synthetic) compare_with_synthetic(run, r, classes, step, *timer, record);
+  if (folder && run.compare_synthetic)
+    compare_with_synthetic(run, r, classes, step, *timer, record);
   if (!run.kernel_trace.empty()) {
     write_kernel_trace(run.kernel_trace, [&] {
       for (std::int64_t i = 0; i < run.measure.steps_per_window; ++i) last = step(batches.next());
