@@ -945,7 +945,8 @@ def _device_template(kind="cpu", index=0):
             "power_limit_watts": None, "driver_version": "", "cuda_driver_api_version": "",
             "cuda_runtime_version": "", "cudnn_version": "", "libtorch_version": "",
             "gpuperf_version": f"{__version__}+python", "intra_op_threads": 0,
-            "host": socket.gethostname()}
+            "host": socket.gethostname(), "host_cpu": _cpu_model(),
+            "host_cores": os.cpu_count() or 0}
 
 
 def _resolve_device(device, torch_module):

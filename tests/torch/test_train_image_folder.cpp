@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gpuperf/base/error.h"
@@ -147,6 +148,9 @@ TEST_CASE(
   CHECK(record.config.num_classes == classes);
   CHECK(record.config.data_source.rfind("image folder " + root, 0) == 0);
   CHECK(record.metrics.at("loader_threads") == 1);
+  // What feeds the loader: the host's CPU and cores, in the record whatever the device.
+  CHECK(!record.device.host_cpu.empty());
+  CHECK(record.device.host_cores == static_cast<int>(std::thread::hardware_concurrency()));
   CHECK(record.metrics.at("loader_images_decoded") >= 6);
   CHECK(record.metrics.at("loader_images_per_second_per_core") > 0);
   CHECK(record.metrics.count("imagenet_90_epochs_seconds") == 1);

@@ -243,6 +243,9 @@ DeviceFingerprint read_device(const JsonReader& reader) {
   device.gpuperf_version = reader.string("gpuperf_version");
   device.intra_op_threads = static_cast<int>(reader.integer_in("intra_op_threads", 0, kMaxCount));
   device.host = reader.string("host");
+  device.host_cpu = reader.optional_string("host_cpu");
+  device.host_cores =
+      reader.has("host_cores") ? static_cast<int>(reader.integer_in("host_cores", 0, kMaxCount)) : 0;
   return device;
 }
 
@@ -361,7 +364,9 @@ nlohmann::json device_json(const DeviceFingerprint& d) {
           {"libtorch_version", d.libtorch_version},
           {"gpuperf_version", d.gpuperf_version},
           {"intra_op_threads", d.intra_op_threads},
-          {"host", d.host}};
+          {"host", d.host},
+          {"host_cpu", d.host_cpu},
+          {"host_cores", d.host_cores}};
 }
 
 }  // namespace gpuperf::detail

@@ -84,6 +84,8 @@ void fill_common(DeviceFingerprint& f) {
   f.gpuperf_version = kBuildVersion;
   f.intra_op_threads = at::get_num_threads();
   f.host = host_name();
+  f.host_cpu = cpu_model();
+  f.host_cores = static_cast<int>(std::thread::hardware_concurrency());
 }
 
 }  // namespace

@@ -26,6 +26,10 @@ struct DeviceFingerprint {
   std::string gpuperf_version;
   int intra_op_threads = 0;  ///< LibTorch's CPU threads
   std::string host;
+  /// The host's CPU model and hardware threads, whatever the device: what feeds a GPU (a JPEG
+  /// loader's rate follows them). "" and 0 in records written before they were recorded.
+  std::string host_cpu;
+  int host_cores = 0;
 };
 
 /// The NVIDIA kernel driver's version ("580.159.04") from /proc/driver/nvidia/version; "" where
