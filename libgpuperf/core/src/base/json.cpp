@@ -244,8 +244,9 @@ DeviceFingerprint read_device(const JsonReader& reader) {
   device.intra_op_threads = static_cast<int>(reader.integer_in("intra_op_threads", 0, kMaxCount));
   device.host = reader.string("host");
   device.host_cpu = reader.optional_string("host_cpu");
-  device.host_cores =
-      reader.has("host_cores") ? static_cast<int>(reader.integer_in("host_cores", 0, kMaxCount)) : 0;
+  device.host_cores = reader.has("host_cores")
+                          ? static_cast<int>(reader.integer_in("host_cores", 0, kMaxCount))
+                          : 0;
   return device;
 }
 
