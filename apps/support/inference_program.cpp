@@ -32,6 +32,16 @@ std::vector<std::string> split_commas(const std::string& text) {
   return items;
 }
 
+// The errors of the list parsers, built here rather than in their loops.
+ConfigError not_a_list(const std::string& option, const std::string& text, const char* of) {
+  return ConfigError("--" + option + ": '" + text + "' is not a comma-separated list of " + of);
+}
+
+ConfigError bad_rate(const std::string& option, const char* bound, const std::string& item) {
+  return ConfigError("--" + option + ": a rate must be " + bound + " requests/s, got '" + item +
+                     "'");
+}
+
 std::vector<std::int64_t> parse_int_list(const std::string& text, const std::string& option) {
   std::vector<std::int64_t> values;
   for (const auto& item : split_commas(text)) {
@@ -43,8 +53,7 @@ std::vector<std::int64_t> parse_int_list(const std::string& text, const std::str
       used = 0;
     }
     if (item.empty() || used != item.size()) {
-      throw ConfigError("--" + option + ": '" + text +
-                        "' is not a comma-separated list of integers");
+      throw not_a_list(option, text, "integers");
     }
     values.push_back(value);
   }
@@ -63,19 +72,18 @@ std::vector<double> parse_rate_list(const std::string& text, const std::string& 
       used = 0;
     }
     if (item.empty() || used != item.size()) {
-      throw ConfigError("--" + option + ": '" + text +
-                        "' is not a comma-separated list of numbers");
+      throw not_a_list(option, text, "numbers");
     }
     if (!(value > 0) || !std::isfinite(value)) {
-      throw ConfigError("--" + option + ": a rate must be > 0 requests/s, got '" + item + "'");
+      throw bad_rate(option, "> 0", item);
     }
     // Slower arrivals put them so far apart that a service time no longer shows in their sum
     // (1e-300 requests/s reported 0.000 ms latencies), and measured serving would wait for days.
     if (value > kMaxServeRate) {
-      throw ConfigError("--" + option + ": a rate must be <= 1e9 requests/s, got '" + item + "'");
+      throw bad_rate(option, "<= 1e9", item);
     }
     if (value < kMinServeRate) {
-      throw ConfigError("--" + option + ": a rate must be >= 0.001 requests/s, got '" + item + "'");
+      throw bad_rate(option, ">= 0.001", item);
     }
     values.push_back(value);
   }

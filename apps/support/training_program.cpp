@@ -54,6 +54,7 @@ std::string launcher_command_line(const std::string& own) {
     }
     if (!args.empty()) {
       std::vector<const char*> argv;
+      argv.reserve(args.size());
       for (const auto& a : args) argv.push_back(a.c_str());
       return join_command_line(static_cast<int>(argv.size()), argv.data());
     }
