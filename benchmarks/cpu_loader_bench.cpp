@@ -17,7 +17,7 @@
 #include "gpuperf/input/image_folder.h"
 #include "program.h"
 
-int main(int argc, char** argv) {
+int main(int argc, char** argv) try {
   CLI::App app("Measures the CPU JPEG input pipeline's throughput", "cpu_loader_bench");
   std::string data;
   gpuperf::CpuLoaderOptions options;
@@ -87,13 +87,16 @@ int main(int argc, char** argv) {
               << (validation ? "validation" : "training") << " transform, " << type
               << ", DCT scaling " << (dct_scaling ? "on" : "off") << ", "
               << loader.stats().decode_seconds_per_thread.size() << " thread(s)\n";
-    std::cout << images << " images in " << wall << " s: " << images / wall
-              << " img/s; per busy core " << decoded / busy << " img/s (" << 1e3 * busy / decoded
-              << " ms per image)\n";
-    std::cout << "mean file " << static_cast<double>(after.bytes_read) / after.images_decoded
+    const auto images_d = static_cast<double>(images);
+    const auto decoded_d = static_cast<double>(decoded);
+    const auto decoded_total = static_cast<double>(after.images_decoded);
+    std::cout << images << " images in " << wall << " s: " << images_d / wall
+              << " img/s; per busy core " << decoded_d / busy << " img/s ("
+              << 1e3 * busy / decoded_d << " ms per image)\n";
+    std::cout << "mean file " << static_cast<double>(after.bytes_read) / decoded_total
               << " bytes, mean decoded pixels "
-              << static_cast<double>(after.decoded_pixels) / after.images_decoded
-              << "; host buffers " << after.host_bytes / (1024.0 * 1024.0) << " MiB; skipped "
+              << static_cast<double>(after.decoded_pixels) / decoded_total << "; host buffers "
+              << static_cast<double>(after.host_bytes) / (1024.0 * 1024.0) << " MiB; skipped "
               << after.skipped << ", warnings " << after.warnings << "\n";
     for (const gpuperf::SkippedFile& f : after.first_skipped) {
       std::cout << "  skipped " << f.path << ": " << gpuperf::to_string(f.reason)
@@ -101,4 +104,6 @@ int main(int argc, char** argv) {
     }
     return 0;
   });
+} catch (...) {
+  return gpuperf::program::setup_failed("cpu_loader_bench");
 }

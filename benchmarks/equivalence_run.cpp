@@ -67,14 +67,25 @@ torch::Tensor tensor_named(const gpuperf::NamedTensors& tensors, const std::stri
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int main(int argc, char** argv) try {
   CLI::App app("ResNet-50 from given weights on one given batch: losses, statistics, gradients",
                "equivalence_run");
-  std::string weights, batch_path, mode = "steps", precision = "fp16", json_path, tensors_path;
-  std::string fuse = "on", graph = "on", device_name = "cuda", optimizer_impl = "fused";
+  std::string weights;
+  std::string batch_path;
+  std::string mode = "steps";
+  std::string precision = "fp16";
+  std::string json_path;
+  std::string tensors_path;
+  std::string fuse = "on";
+  std::string graph = "on";
+  std::string device_name = "cuda";
+  std::string optimizer_impl = "fused";
   std::string model_name = "resnet50";
   std::int64_t steps = 200;
-  double lr = 0.02, init_scale = 65536.0, beta2 = 0.95, weight_decay = 0.1;
+  double lr = 0.02;
+  double init_scale = 65536.0;
+  double beta2 = 0.95;
+  double weight_decay = 0.1;
   app.add_option("--model", model_name,
                  "resnet50, or a registered language model (gpt2, llama-1b, ...)");
   app.add_option("--beta2", beta2, "language models: AdamW's beta2")
@@ -191,4 +202,6 @@ int main(int argc, char** argv) {
     if (!json_path.empty()) gpuperf::write_text_file_atomically(out.dump(1) + "\n", json_path);
     return 0;
   });
+} catch (...) {
+  return gpuperf::program::setup_failed("equivalence_run");
 }

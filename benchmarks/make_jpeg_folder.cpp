@@ -6,6 +6,7 @@
 //   make_jpeg_folder --out /tmp/bad --classes 2 --images-per-class 3 --seed 1 --bad-files
 #include <CLI/CLI.hpp>
 
+#include <cmath>
 #include <cstdint>
 #include <iostream>
 #include <string>
@@ -13,7 +14,7 @@
 #include "gpuperf/input/synthetic_data.h"
 #include "program.h"
 
-int main(int argc, char** argv) {
+int main(int argc, char** argv) try {
   CLI::App app("Writes an ImageNet-like folder of generated JPEGs", "make_jpeg_folder");
   gpuperf::SyntheticFolderOptions options;
   app.add_option("--out", options.out, "The folder to create (must not exist, or be empty)")
@@ -34,10 +35,11 @@ int main(int argc, char** argv) {
     const gpuperf::SyntheticFolderReport r = gpuperf::write_synthetic_folder(options);
     std::cout << "Wrote " << r.files << " JPEG files to " << options.out << ": mean "
               << static_cast<std::int64_t>(r.mean_file_bytes) << " bytes, mean size "
-              << static_cast<int>(r.mean_width + 0.5) << " x "
-              << static_cast<int>(r.mean_height + 0.5) << " pixels, quality " << options.quality
-              << "\n";
+              << std::lround(r.mean_width) << " x " << std::lround(r.mean_height)
+              << " pixels, quality " << options.quality << "\n";
     if (r.planted > 0) std::cout << "Planted " << r.planted << " bad-input files\n";
     return 0;
   });
+} catch (...) {
+  return gpuperf::program::setup_failed("make_jpeg_folder");
 }
