@@ -89,7 +89,7 @@ int time_regions(int steps, int batch_size) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int main(int argc, char** argv) try {
   int steps = 50;
   int batch_size = 64;
   CLI::App app("gpuperf region timing: per-region breakdown of a plain LibTorch training loop",
@@ -104,4 +104,6 @@ int main(int argc, char** argv) {
     return gpuperf::program::with_memory_errors("batch_size " + std::to_string(batch_size),
                                                 [&] { return time_regions(steps, batch_size); });
   });
+} catch (...) {
+  return gpuperf::program::setup_failed("region_timing");
 }

@@ -115,19 +115,20 @@ int train(const Settings& s) {
     }
   }
   const double seconds = timer->seconds(start, timer->mark());
-  const double tokens = static_cast<double>(s.steps - timed_from) * s.batch_size * s.seq_len;
+  const std::int64_t tokens_per_step = s.batch_size * s.seq_len;
+  const double tokens =
+      static_cast<double>(s.steps - timed_from) * static_cast<double>(tokens_per_step);
   if (!step->graph_fallback_reason().empty()) {
     std::printf("%s\n", step->graph_fallback_reason().c_str());
   }
   std::printf("Throughput: %.0f tokens/sec (%d timed steps of %lld tokens, %s)\n", tokens / seconds,
-              s.steps - timed_from, static_cast<long long>(s.batch_size * s.seq_len),
-              device.str().c_str());
+              s.steps - timed_from, static_cast<long long>(tokens_per_step), device.str().c_str());
   return 0;
 }
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int main(int argc, char** argv) try {
   Settings s;
   CLI::App app("gpuperf TrainStep in a research loop: a small transformer language model",
                "transformer_lm");
@@ -177,4 +178,6 @@ int main(int argc, char** argv) {
                                                     " --d-model " + std::to_string(s.d_model),
                                                 [&] { return train(s); });
   });
+} catch (...) {
+  return gpuperf::program::setup_failed("transformer_lm");
 }
