@@ -104,9 +104,7 @@ void update_scale(torch::Tensor& scale, torch::Tensor& growth_tracker,
 
 }  // namespace detail
 
-GradScaler::GradScaler(GradScalerOptions options) : options_(std::move(options)) {
-  options_.validate();
-}
+GradScaler::GradScaler(GradScalerOptions options) : options_(options) { options_.validate(); }
 
 void GradScaler::require_scale(const char* call) const {
   if (!scale_.defined()) {

@@ -87,7 +87,7 @@ void read_agent_store(const Environment& env, LaunchEnv& out) {
 // The launcher's name for the job, where it gives one: two jobs that meet on one MASTER_PORT
 // (a stale port, a copied script) then refuse each other instead of training together.
 std::string job_identity(const Environment& env) {
-  if (const std::string id = env.string_or("GPUPERF_JOB_ID", ""); !id.empty()) return id;
+  if (std::string id = env.string_or("GPUPERF_JOB_ID", ""); !id.empty()) return id;
   if (const std::string id = env.string_or("TORCHELASTIC_RUN_ID", ""); !id.empty() && id != "none")
     return "torchrun:" + id;
   if (const std::string id = env.string_or("SLURM_JOB_ID", ""); !id.empty())

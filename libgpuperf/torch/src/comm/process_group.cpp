@@ -49,7 +49,7 @@ struct ProcessGroup::Impl {
     backend_name = std::move(made.name);
   }
 
-  void reduce(torch::Tensor& tensor, c10d::ReduceOp::RedOpType op) {
+  void reduce(torch::Tensor& tensor, c10d::ReduceOp::RedOpType op) const {
     std::vector<at::Tensor> tensors{tensor};
     c10d::AllreduceOptions options;
     options.reduceOp = c10d::ReduceOp(op);
@@ -160,7 +160,12 @@ std::string text_of(const std::vector<std::uint8_t>& bytes) { return {bytes.begi
 
 std::string encode(const std::vector<std::pair<std::string, std::string>>& settings) {
   std::string out;
-  for (const auto& [field, value] : settings) out += field + kUnit + value + kRecord;
+  for (const auto& [field, value] : settings) {
+    out += field;
+    out += kUnit;
+    out += value;
+    out += kRecord;
+  }
   return out;
 }
 
@@ -175,6 +180,11 @@ std::vector<std::pair<std::string, std::string>> decode(const std::string& text)
   return out;
 }
 
+// The verdict on a setting `field` that is `mine` here and `theirs` on rank 0.
+std::string differs(const std::string& field, const std::string& mine, const std::string& theirs) {
+  return "S" + field + kUnit + mine + kUnit + theirs;
+}
+
 // "" when `mine` is rank 0's; otherwise a verdict "S<field>\x1f<mine>\x1f<rank 0's>".
 std::string compare_settings(const std::vector<std::pair<std::string, std::string>>& mine,
                              const std::vector<std::pair<std::string, std::string>>& theirs) {
@@ -184,7 +194,7 @@ std::string compare_settings(const std::vector<std::pair<std::string, std::strin
     const std::string a = i < mine.size() ? mine[i].second : "(not set)";
     const std::string b =
         i < theirs.size() && theirs[i].first == field ? theirs[i].second : "(not set)";
-    if (a != b) return "S" + field + kUnit + a + kUnit + b;
+    if (a != b) return differs(field, a, b);
   }
   return "";
 }
@@ -192,7 +202,8 @@ std::string compare_settings(const std::vector<std::pair<std::string, std::strin
 // Throws what a verdict says, as rank `rank`'s (`here`: this process is that rank).
 [[noreturn]] void throw_verdict(const std::string& verdict, int rank, int here) {
   if (verdict[0] == 'S') {
-    const std::size_t one = verdict.find(kUnit), two = verdict.find(kUnit, one + 1);
+    const std::size_t one = verdict.find(kUnit);
+    const std::size_t two = verdict.find(kUnit, one + 1);
     const std::string field = verdict.substr(1, one - 1);
     const std::string value = verdict.substr(one + 1, two - one - 1);
     const std::string zero = verdict.substr(two + 1);
@@ -279,7 +290,7 @@ void ProcessGroupOptions::validate() const {
 }
 
 ProcessGroup::ProcessGroup(const LaunchEnv& env, const torch::Device& device,
-                           ProcessGroupOptions options)
+                           const ProcessGroupOptions& options)
     : impl_(std::make_unique<Impl>()) {
   options.validate();
   impl_->env = env;

@@ -47,10 +47,11 @@ class ProcessGroup {
   /// Joins: rank 0 serves the store, the others connect; returns when all world_size ranks have
   /// joined. ConfigError when the backend is not built in or does not fit the device;
   /// gpuperf::Error when the rendezvous times out.
-  ProcessGroup(const LaunchEnv& env, const torch::Device& device, ProcessGroupOptions options = {});
+  ProcessGroup(const LaunchEnv& env, const torch::Device& device,
+               const ProcessGroupOptions& options = {});
   ~ProcessGroup();
-  ProcessGroup(ProcessGroup&&) noexcept;
-  ProcessGroup& operator=(ProcessGroup&&) noexcept;
+  ProcessGroup(ProcessGroup&& other) noexcept;
+  ProcessGroup& operator=(ProcessGroup&& other) noexcept;
   ProcessGroup(const ProcessGroup&) = delete;
   ProcessGroup& operator=(const ProcessGroup&) = delete;
 
