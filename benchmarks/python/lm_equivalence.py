@@ -39,9 +39,7 @@ from equivalence import run_gpuperf, write_safetensors  # noqa: E402
 
 def pytorch_losses(state, xs, ys, a, impl, graph=False, compiled=False, precision="bf16"):
     """Per-step losses of PyTorch's model; step i trains on batch i mod S of xs, ys [S, N, T].
-    precision fp32: no autocast and no TF32 (the reference trajectory)."""
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
+    precision fp32: no autocast (and no TF32, set once in main): the reference trajectory."""
     model, _, _, _ = lm_peer.build(a.model)
     model.load_state_dict(state)
     model.cuda()
@@ -97,9 +95,7 @@ def bigram_tokens(vocab, shape, successors, seed):
     falls steadily instead of memorising one batch."""
     g = torch.Generator().manual_seed(seed)
     table = torch.randint(0, vocab, (vocab, successors), generator=g)
-    rows = 1
-    for d in shape[:-1]:
-        rows *= d
+    rows = math.prod(shape[:-1])
     out = torch.empty(rows, shape[-1], dtype=torch.long)
     out[:, 0] = torch.randint(0, vocab, (rows,), generator=g)
     for t in range(1, shape[-1]):
@@ -129,6 +125,10 @@ def main(argv):
     if not torch.cuda.is_available():
         print("SKIPPED: no CUDA device")
         return 77
+    # float32 means float32 for R (PyTorch's defaults keep TF32 for cuDNN); gpuperf's fp32 run
+    # turns TF32 off itself.
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
     tool = os.path.join(a.build, "benchmarks", "equivalence_run")
     os.makedirs(a.out, exist_ok=True)
     torch.manual_seed(0)
