@@ -146,6 +146,7 @@ void time_allreduce(ProcessGroup& group, const torch::Device& device, DataParall
   for (const auto& b : sync.bucket_buffers()) buckets.push_back(b.clone());
   auto step = [&] {
     std::vector<PendingCollective> pending;
+    pending.reserve(buckets.size());
     for (auto& b : buckets) pending.push_back(group.allreduce_sum_async(b));
     for (auto& p : pending) p();
   };
@@ -160,7 +161,8 @@ void time_allreduce(ProcessGroup& group, const torch::Device& device, DataParall
   DistributedSummary& d = record.distributed;
   const double n = group.world_size();
   d.allreduce_bus_gbps = d.gradient_bytes / seconds * 2 * (n - 1) / n / 1e9;
-  const double step_seconds = record.config.batch_size / record.throughput.median;
+  const double step_seconds =
+      static_cast<double>(record.config.batch_size) / record.throughput.median;
   if (step_seconds > 0) d.allreduce_share_of_step = seconds / step_seconds;
 }
 

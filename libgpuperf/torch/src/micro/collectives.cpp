@@ -286,6 +286,7 @@ std::vector<RankOutcome> run_ranks(const CollectiveOptions& o, const MicroOption
   const c10::intrusive_ptr<c10d::Store> store = c10::make_intrusive<c10d::HashStore>();
   HostBarrier barrier(o.ranks);
   std::vector<std::thread> threads;
+  threads.reserve(static_cast<std::size_t>(o.ranks));
   for (int rank = 0; rank < o.ranks; ++rank) {
     threads.emplace_back([&, rank] {
       RankOutcome& out = outcomes[static_cast<std::size_t>(rank)];
@@ -337,6 +338,7 @@ MicroResult collective_result(const Plan& plan, std::size_t p,
   std::vector<double> algbw;
   for (int w = 0; w < timing.windows; ++w) {
     std::vector<double> per_rank;
+    per_rank.reserve(outcomes.size());
     for (const RankOutcome& out : outcomes)
       per_rank.push_back(out.window_seconds[p][static_cast<std::size_t>(w)]);
     const double t = collective_seconds(per_rank, timing.calls_per_window);

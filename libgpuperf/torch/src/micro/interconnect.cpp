@@ -28,13 +28,13 @@
 namespace gpuperf {
 namespace {
 
-constexpr double kGiga = 1e9;
-
 std::string pair_name(int a, int b, const char* arrow) {
   return std::to_string(a) + arrow + std::to_string(b);
 }
 
 #if GPUPERF_WITH_CUDA
+
+constexpr double kGiga = 1e9;
 
 MicroResult p2p_result(const std::string& variant, const std::string& pair, double buffer_bytes) {
   MicroResult r;
@@ -185,7 +185,8 @@ std::vector<PeerLink> describe_peer_links(const std::vector<int>& devices,
   // CUDA and NVML number GPUs differently: match them by PCI location.
   std::vector<TelemetryDevice*> nvml(devices.size(), nullptr);
   for (std::size_t i = 0; i < devices.size(); ++i) {
-    const PciLocation pci = cuda_pci_location(torch::Device(torch::kCUDA, devices[i]));
+    const PciLocation pci =
+        cuda_pci_location(torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(devices[i])));
     nvml[i] = telemetry.system->find_by_pci_location(pci.domain, pci.bus, pci.device);
     if (nvml[i] == nullptr) {
       warn("link types: NVML has no GPU at cuda:" + std::to_string(devices[i]) + "'s PCI location");

@@ -34,7 +34,8 @@ std::string progress_line(const MicroResult& r) {
 // percentages, never the run.
 void attach_datasheet(MicroReport& report, const std::string& specs_path) {
   if (report.device.kind != "cuda") {
-    report.warnings.push_back("CPU variant: no datasheet comparison (the database describes GPUs)");
+    report.warnings.emplace_back(
+        "CPU variant: no datasheet comparison (the database describes GPUs)");
     return;
   }
   const std::optional<GpuSpec> spec = datasheet_entry(report.device, specs_path, report.warnings);
@@ -60,6 +61,7 @@ void run_interconnect(const MicroRun& run, const MicroOptions& options, bool cud
     }
     const int ranks = run.ranks > 0 ? static_cast<int>(run.ranks) : gpus;
     std::vector<int> devices;
+    devices.reserve(static_cast<std::size_t>(ranks));
     for (int d = 0; d < ranks; ++d) devices.push_back(d);
     P2pReport p2p = run_p2p(devices, static_cast<double>(run.p2p_size_mib) * kMiB, 4, options);
     for (auto& r : p2p.results) add(std::move(r));
@@ -70,7 +72,7 @@ void run_interconnect(const MicroRun& run, const MicroOptions& options, bool cud
     report.interconnect = "NCCL through c10d, " + std::to_string(ranks) + " GPUs";
   } else {
     collectives.backend = C10dBackend::kGloo;
-    report.warnings.push_back(
+    report.warnings.emplace_back(
         collective_backend_available(collectives.backend, nullptr)
             ? "interconnect: no CUDA GPU, so no P2P copies; the collectives ran on the CPU with "
               "Gloo over loopback, which measures no interconnect"

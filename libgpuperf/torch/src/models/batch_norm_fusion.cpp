@@ -398,9 +398,11 @@ namespace {
 // statistics from the convolution's epilogue (else undefined) and the batch norm runs on
 // gpuperf's kernels, they take the sums and make no statistics pass; otherwise
 // batch_norm_add_relu or fused_batch_norm.
+// NOLINTBEGIN(readability-non-const-parameter): written in the CUDA kernels' branch
 torch::Tensor batch_norm_of_conv(const torch::Tensor& y, const torch::Tensor& sums,
                                  torch::nn::BatchNorm2dImpl& bn, const torch::Tensor& z, bool relu,
                                  bool fused, bool* ran_fused, bool* statistics_from_conv) {
+  // NOLINTEND(readability-non-const-parameter)
 #if GPUPERF_WITH_CUDA_KERNELS
   if (sums.defined() && batch_norm_kernel_applies(y, bn, z)) {
     if (ran_fused) *ran_fused = true;
@@ -425,7 +427,8 @@ torch::Tensor conv_then_batch_norm(const torch::Tensor& x, const torch::nn::Conv
                                    const torch::Tensor& weight, torch::nn::BatchNorm2dImpl& bn,
                                    const torch::Tensor& z, bool relu, bool fused, bool* ran_fused,
                                    bool* statistics_from_conv) {
-  torch::Tensor y, sums;
+  torch::Tensor y;
+  torch::Tensor sums;
 #if GPUPERF_WITH_CUDA_KERNELS
   if (fused && bn.is_training())
     std::tie(y, sums) = detail::conv2d_with_statistics(x, conv, weight);
@@ -482,7 +485,7 @@ torch::Tensor batch_norm_from_sums(const torch::Tensor& y, const torch::Tensor& 
     throw Error("batch_norm_from_sums: gpuperf's batch norm kernels do not apply to this tensor");
   }
   bool from_sums = false;
-  const torch::Tensor out =
+  torch::Tensor out =
       batch_norm_of_conv(y, sums, bn, {}, /*relu=*/false, /*fused=*/true, nullptr, &from_sums);
   if (!from_sums) throw Error("batch_norm_from_sums: the batch norm did not take the sums");
   return out;

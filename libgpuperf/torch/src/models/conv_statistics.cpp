@@ -433,13 +433,18 @@ std::pair<at::Tensor, at::Tensor> conv_with_statistics(const ConvStatisticsPlan&
 
 void release_conv_statistics_plans() {}
 
-const ConvStatisticsPlan* conv_statistics_plan(const at::Tensor&, const at::Tensor&,
-                                               at::IntArrayRef, at::IntArrayRef, at::IntArrayRef) {
+const ConvStatisticsPlan* conv_statistics_plan(const at::Tensor& /*x*/,
+                                               const at::Tensor& /*weight*/,
+                                               at::IntArrayRef /*stride*/,
+                                               at::IntArrayRef /*padding*/,
+                                               at::IntArrayRef /*dilation*/) {
   return nullptr;
 }
 
-std::pair<at::Tensor, at::Tensor> conv_with_statistics(const ConvStatisticsPlan&, const at::Tensor&,
-                                                       const at::Tensor&, const at::Tensor&) {
+std::pair<at::Tensor, at::Tensor> conv_with_statistics(const ConvStatisticsPlan& /*plan*/,
+                                                       const at::Tensor& /*x*/,
+                                                       const at::Tensor& /*weight*/,
+                                                       const at::Tensor& /*sums_into*/) {
   throw Error("conv_with_statistics: gpuperf was built without cuDNN");
 }
 

@@ -156,7 +156,11 @@ struct Conv1x1AndShortcut : public torch::autograd::Function<Conv1x1AndShortcut>
                                                 const detail::ConvStatisticsPlan* statistics) {
     ctx->save_for_backward({x, weight});
     if (statistics != nullptr) {
-      auto [y, sums] = detail::conv_with_statistics(*statistics, x, weight);
+      // std::tie, not a structured binding: clang-tidy 14's analyzer reads that pair's second
+      // tensor as uninitialized when it is destroyed (clang-analyzer-core).
+      torch::Tensor y;
+      torch::Tensor sums;
+      std::tie(y, sums) = detail::conv_with_statistics(*statistics, x, weight);
       ctx->mark_non_differentiable({sums});
       ctx->set_materialize_grads(false);  // the backward checks which gradients it got
       return {y, x, sums};
@@ -323,7 +327,8 @@ torch::Tensor conv2d_bias_relu(const torch::Tensor& x, const torch::nn::Conv2dIm
 bool conv1x1_shortcut_applies(const torch::Tensor& x, const torch::nn::Conv2dImpl& conv) {
   ConvGeometry g;
   if (!explicit_geometry(conv, &g) || conv.bias.defined() || g.groups != 1) return false;
-  const std::vector<std::int64_t> ones{1, 1}, zeros{0, 0};
+  const std::vector<std::int64_t> ones{1, 1};
+  const std::vector<std::int64_t> zeros{0, 0};
   if (g.stride != ones || g.padding != zeros || g.dilation != ones) return false;
   if (conv.weight.dim() != 4 || conv.weight.size(2) != 1 || conv.weight.size(3) != 1) return false;
   if (!x.defined() || x.dim() != 4 || !x.is_floating_point() ||

@@ -10,7 +10,7 @@
 namespace gpuperf {
 namespace {
 
-ModelInfo resnet_info(std::string name, ResNetOptions base) {
+ModelInfo resnet_info(std::string name, const ResNetOptions& base) {
   std::string description = "ResNet v1.5 (torchvision " + name + "), 3x224x224";
   return {
       std::move(name), std::move(description), {3, 224, 224}, 1000, [base](std::int64_t classes) {

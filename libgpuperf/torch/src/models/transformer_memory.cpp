@@ -74,7 +74,8 @@ TransformerActivations gpt_activations(const GptImpl& gpt, double sequence, Prec
                                        bool checkpointing) {
   const GptOptions& o = gpt.options();
   const Widths w = widths_of(precision);
-  const double h = static_cast<double>(o.width), a = static_cast<double>(o.heads);
+  const double h = static_cast<double>(o.width);
+  const double a = static_cast<double>(o.heads);
   const double V = static_cast<double>(o.vocabulary);
   PerToken t;
   // Per block: ln_1's input x (r), the input of c_attn (e: autocast's cast of ln_1's fp32
@@ -106,8 +107,10 @@ TransformerActivations llama_activations(const LlamaImpl& llama, double sequence
                                          Precision precision, bool checkpointing) {
   const LlamaOptions& o = llama.options();
   const Widths w = widths_of(precision);
-  const double h = static_cast<double>(o.width), a = static_cast<double>(o.heads);
-  const double H = static_cast<double>(o.hidden), V = static_cast<double>(o.vocabulary);
+  const double h = static_cast<double>(o.width);
+  const double a = static_cast<double>(o.heads);
+  const double H = static_cast<double>(o.hidden);
+  const double V = static_cast<double>(o.vocabulary);
   PerToken t;
   // Per block: each RMSNorm (one node with the residual add before it, residual_rms_norm) keeps
   // its fp32 input (x, then h: r each) and writes its output in autocast's dtype (e each; r in

@@ -130,6 +130,7 @@ std::vector<torch::Tensor> cast_weights(const std::vector<torch::Tensor>& weight
   }
 #endif
   std::vector<torch::Tensor> cast;
+  cast.reserve(weights.size());
   for (const auto& w : weights) cast.push_back(w.to(dtype));
   return cast;
 }

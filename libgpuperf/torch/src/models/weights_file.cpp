@@ -35,6 +35,11 @@ constexpr std::uint64_t kMaxHeaderBytes = 100'000'000;
   throw IoError("safetensors file '" + path + "': " + problem);
 }
 
+[[noreturn]] void bad_tensor(const std::string& path, const std::string& name,
+                             const std::string& problem) {
+  bad_file(path, "tensor '" + name + "' " + problem);
+}
+
 std::string read_whole(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0)
@@ -73,11 +78,12 @@ NamedTensors read_safetensors(const std::string& path) {
   const std::size_t data_begin = 8 + static_cast<std::size_t>(header_bytes);
   const std::size_t data_size = bytes.size() - data_begin;
   NamedTensors tensors;
-  for (const auto& [name, entry] : header.items()) {
+  for (const auto& item : header.items()) {
+    // Not a structured binding: a lambda cannot capture one in C++17.
+    const std::string& name = item.key();
+    const nlohmann::json& entry = item.value();
     if (name == "__metadata__") continue;
-    const auto fail = [&](const std::string& problem) {
-      bad_file(path, "tensor '" + name + "' " + problem);
-    };
+    const auto fail = [&](const std::string& problem) { bad_tensor(path, name, problem); };
     if (!entry.is_object() || !entry.contains("dtype") || !entry.contains("shape") ||
         !entry.contains("data_offsets")) {
       fail("needs dtype, shape and data_offsets");

@@ -42,7 +42,7 @@ bool FusedOptimizer::available(const torch::Device& device) {
 }
 
 FusedOptimizer::FusedOptimizer(std::vector<torch::Tensor> parameters, FusedOptimizerOptions options)
-    : parameters_(std::move(parameters)), options_(std::move(options)) {
+    : parameters_(std::move(parameters)), options_(options) {
   options_.validate();
   if (parameters_.empty()) throw ConfigError("FusedOptimizer: no parameters");
   const torch::Device device = parameters_.front().device();
@@ -87,6 +87,7 @@ std::vector<torch::Tensor> FusedOptimizer::gradients() const {
   return out;
 }
 
+// NOLINTNEXTLINE(readability-convert-member-functions-to-static): static only without the kernels
 void FusedOptimizer::step(const torch::Tensor& grad_scale, const torch::Tensor& found_inf) {
 #if GPUPERF_HAS_FUSED_OPTIMIZERS
   // Only parameters with gradients take part, with their matching state.

@@ -70,7 +70,7 @@ constexpr std::size_t kLlmcHeaderBytes = 256 * sizeof(std::int32_t);
 
 }  // namespace
 
-SyntheticTokens::SyntheticTokens(TokenBatchOptions options) : options_(std::move(options)) {
+SyntheticTokens::SyntheticTokens(TokenBatchOptions options) : options_(options) {
   options_.validate();
   const at::Generator generator = at::detail::createCPUGenerator(options_.seed);
   const torch::Tensor ids =
@@ -80,7 +80,7 @@ SyntheticTokens::SyntheticTokens(TokenBatchOptions options) : options_(std::move
 }
 
 TokenFileBatches::TokenFileBatches(const std::string& path, TokenBatchOptions options)
-    : path_(path), options_(std::move(options)), state_(options_.seed) {
+    : path_(path), options_(options), state_(options_.seed) {
   options_.validate();
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) throw IoError("cannot open the token file " + path + ": " + std::strerror(errno));

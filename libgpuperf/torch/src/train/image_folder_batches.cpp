@@ -132,6 +132,7 @@ ImageFolderBatches::ImageFolderBatches(ImageFolderBatchOptions options)
   loader_ = std::make_unique<CpuLoader>(std::move(folder.samples), loader);
 }
 
+// NOLINTNEXTLINE(modernize-use-equals-default): empty only without CUDA
 ImageFolderBatches::~ImageFolderBatches() {
 #if GPUPERF_WITH_CUDA
   // The loader frees its buffers: no copy may still read one.

@@ -34,7 +34,8 @@ double StepDecay::operator()(std::int64_t step) const {
         std::to_string(base_lr) + ", step_size " + std::to_string(step_size) + ", gamma " +
         std::to_string(gamma) + ", step " + std::to_string(step));
   }
-  return base_lr * std::pow(gamma, static_cast<double>(step / step_size));
+  const std::int64_t decays = step / step_size;  // whole periods only, as torch's StepLR
+  return base_lr * std::pow(gamma, static_cast<double>(decays));
 }
 
 }  // namespace gpuperf

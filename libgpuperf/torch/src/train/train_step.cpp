@@ -125,13 +125,11 @@ GradScalerOptions scaler_options(const TrainStepOptions& options) {
 
 TrainStep::TrainStep(torch::nn::AnyModule model, torch::Device device, TrainStepOptions options,
                      LossFunction loss)
-    : device_(device),
-      options_(std::move(options)),
-      scaler_((options_.validate(), scaler_options(options_))) {
+    : device_(device), options_(options), scaler_((options_.validate(), scaler_options(options_))) {
   if (model.is_empty()) throw ConfigError("TrainStep: the model is empty");
   if (!loss) throw ConfigError("TrainStep: the loss function is empty");
   module_ = model.ptr();
-  loss_ = [model, loss](const std::vector<torch::Tensor>& batch) mutable {
+  loss_ = [model, loss = std::move(loss)](const std::vector<torch::Tensor>& batch) mutable {
     if (batch.size() != 2) {
       throw ConfigError(
           "TrainStep: a model with an (output, target) loss takes a batch of 2 "
@@ -147,7 +145,7 @@ TrainStep::TrainStep(std::shared_ptr<torch::nn::Module> module, BatchLoss loss,
                      torch::Device device, TrainStepOptions options)
     : module_(std::move(module)),
       device_(device),
-      options_(std::move(options)),
+      options_(options),
       loss_(std::move(loss)),
       scaler_((options_.validate(), scaler_options(options_))) {
   if (!module_) throw ConfigError("TrainStep: the module is null");
@@ -330,7 +328,8 @@ bool within_storage(const torch::Tensor& t) {
   std::int64_t last = t.storage_offset();
   if (last < 0) return false;
   for (std::int64_t d = 0; d < t.dim(); ++d) {
-    const std::int64_t size = t.size(d), stride = t.stride(d);
+    const std::int64_t size = t.size(d);
+    const std::int64_t stride = t.stride(d);
     if (size <= 0 || stride < 0) return false;
     if (stride > 0 && size - 1 > (std::numeric_limits<std::int64_t>::max() - last) / stride) {
       return false;
@@ -477,7 +476,8 @@ void TrainStep::load(const std::string& path) {
     return read.item<double>();
   };
   GradScalerState scaler;
-  std::int64_t steps = 0, skipped = 0;
+  std::int64_t steps = 0;
+  std::int64_t skipped = 0;
   try {
     archive.load_from(file.payload.data(), file.payload.size(), device_);
     const std::int64_t version = read_int("gpuperf.checkpoint");
@@ -713,8 +713,10 @@ StepResult TrainStep::replay(const Tensors& batch) {
 
 struct TrainStep::GraphState {};
 
+// NOLINTBEGIN(readability-convert-member-functions-to-static): they read the graph with CUDA
 bool TrainStep::graph_captured() const { return false; }
-bool TrainStep::fits_graph(const Tensors&) const { return false; }
+bool TrainStep::fits_graph(const Tensors& /*batch*/) const { return false; }
+// NOLINTEND(readability-convert-member-functions-to-static)
 
 StepResult TrainStep::warm_up_for_graph(const Tensors& batch) {
   ++graph_warmups_;

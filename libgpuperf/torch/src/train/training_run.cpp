@@ -403,14 +403,14 @@ struct MemoryProbe {
 
   // Peak allocated bytes per sample of a micro-batch: the activations (and a captured step's
   // copy of its batch).
-  double slope() const { return growth(peak); }
+  [[nodiscard]] double slope() const { return growth(peak); }
   // The reserved peak at `micro` samples per micro-batch, extrapolated from the larger probe.
-  double reserved_at(std::int64_t micro) const {
+  [[nodiscard]] double reserved_at(std::int64_t micro) const {
     return peak_reserved[1] + growth(peak_reserved) * static_cast<double>(micro - micro_batch[1]);
   }
 
  private:
-  double growth(const double (&values)[2]) const {
+  [[nodiscard]] double growth(const double (&values)[2]) const {
     if (micro_batch[1] <= micro_batch[0]) return 0.0;
     return std::max(0.0,
                     (values[1] - values[0]) / static_cast<double>(micro_batch[1] - micro_batch[0]));
@@ -652,7 +652,7 @@ void enrich(const TrainingRun& run, const ResolvedTraining& r, const std::string
   add_efficiency(record);
   const DistributedSummary& d = record.distributed;
   if (d.world_size > 1 && !d.parameters_identical) {
-    record.warnings.push_back(
+    record.warnings.emplace_back(
         "the ranks' parameters differ after the run: the data-parallel "
         "gradients did not agree");
   }

@@ -106,7 +106,7 @@ class InferenceSession {
 
  private:
   struct Graph;
-  torch::Tensor prepare(const torch::Tensor& input) const;
+  [[nodiscard]] torch::Tensor prepare(const torch::Tensor& input) const;
   torch::Tensor forward_eager(const torch::Tensor& x);
   torch::Tensor replay_or_capture(const torch::Tensor& x);
 

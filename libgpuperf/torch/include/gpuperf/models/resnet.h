@@ -41,7 +41,7 @@ class BottleneckImpl : public torch::nn::Module {
  public:
   static constexpr std::int64_t kExpansion = 4;
   BottleneckImpl(std::int64_t in_channels, std::int64_t planes, std::int64_t stride);
-  torch::Tensor forward(torch::Tensor x);
+  torch::Tensor forward(const torch::Tensor& x);
   /// Inference only: folds the BatchNorms into the convolutions (the shortcut's bias joins
   /// conv3's) and runs conv+bias+ReLU and conv+bias+shortcut+ReLU as single cuDNN calls.
   void fuse_for_inference();

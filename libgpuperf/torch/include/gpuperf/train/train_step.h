@@ -156,7 +156,7 @@ class TrainStep {
   }
   /// Runs one step on a batch of several tensors (samples along dimension 0 of each), moved to
   /// the device (4-D ones also to the memory format). ConfigError when their sample counts differ.
-  StepResult operator()(const std::vector<torch::Tensor>& batch);
+  StepResult operator()(const std::vector<torch::Tensor>& input);
   /// Runs one step on a batch.
   StepResult operator()(const Batch& batch) { return (*this)(batch.input, batch.target); }
 
