@@ -24,10 +24,13 @@ namespace gpuperf {
 namespace {
 
 // Page-locked batch buffers (portable: any GPU of a data-parallel process may read them), so that
-// a batch copies to the device without staging and without holding the host.
-HostAllocator pinned_allocator() {
+// a batch copies to the device without staging and without holding the host. Allocation and
+// release run on the loader's threads, whose current device is not the training device: both
+// switch to `index` first, so that no thread makes a context on another GPU.
+HostAllocator pinned_allocator(c10::DeviceIndex index) {
   HostAllocator pinned;
-  pinned.allocate = [](std::size_t bytes) {
+  pinned.allocate = [index](std::size_t bytes) {
+    const c10::cuda::CUDAGuard guard(index);
     void* pointer = nullptr;
     const cudaError_t status = cudaHostAlloc(&pointer, bytes, cudaHostAllocPortable);
     if (status != cudaSuccess) {
@@ -37,7 +40,10 @@ HostAllocator pinned_allocator() {
     }
     return pointer;
   };
-  pinned.release = [](void* pointer, std::size_t /*bytes*/) { (void)cudaFreeHost(pointer); };
+  pinned.release = [index](void* pointer, std::size_t /*bytes*/) {
+    const c10::cuda::CUDAGuard guard(index);
+    (void)cudaFreeHost(pointer);
+  };
   return pinned;
 }
 
@@ -124,8 +130,7 @@ ImageFolderBatches::ImageFolderBatches(ImageFolderBatchOptions options)
     const c10::DeviceIndex index =
         options_.device.has_index() ? options_.device.index() : c10::cuda::current_device();
     options_.device = torch::Device(torch::kCUDA, index);
-    const c10::cuda::CUDAGuard guard(index);
-    loader.allocator = pinned_allocator();
+    loader.allocator = pinned_allocator(index);
     copy_ = std::make_unique<DeviceCopy>(index);
   }
 #endif
