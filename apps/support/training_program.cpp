@@ -77,6 +77,7 @@ struct TrainingOptions {
   std::string fused = "auto";
   std::string fuse = "auto";
   std::string graph = "auto";
+  std::string decode = "auto";
   ResultPaths results;
   bool list_models = false;
   // Data-parallel runs.
@@ -110,8 +111,14 @@ void add_model_options(CLI::App& app, TrainingOptions& o) {
                  "language models: tokens per sequence (0: the model's context)");
   app.add_option("--data", r.data,
                  "image models: train on the JPEG files of this ImageNet-style folder (one "
-                 "sub-folder per class), decoded on the CPU ('': synthetic images)");
-  app.add_option("--loader-threads", r.loader_threads, "--data: decoding threads (0: every core)");
+                 "sub-folder per class) ('': synthetic images)");
+  app.add_option("--loader-threads", r.loader_threads,
+                 "--data: loader threads (0: every core); they decode on the CPU path and read "
+                 "files on the GPU path");
+  app.add_option("--decode", o.decode,
+                 "--data: where the JPEGs are decoded: gpu (nvJPEG, the hardware decoder where "
+                 "the GPU has one), cpu (libjpeg-turbo on the loader threads) or auto (gpu on a "
+                 "CUDA device when the build has nvJPEG)");
   app.add_flag("--compare-synthetic", r.compare_synthetic,
                "--data: time the same steps on synthetic batches afterwards and record the "
                "files' share of that rate");
@@ -237,6 +244,7 @@ TrainingRun typed_run(const TrainingOptions& o) {
   run.fused_optimizer = parse_switch(o.fused, "fused");
   run.cuda_graph = parse_switch(o.graph, "graph");
   run.kernel_fusion = parse_switch(o.fuse, "fuse");
+  run.decode = parse_image_decode(o.decode, "decode");
   return run;
 }
 

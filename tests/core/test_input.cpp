@@ -541,6 +541,70 @@ TEST_CASE("Bad files are replaced by good ones and never give a wrong label", "[
   CHECK(stats.warnings > 0);  // the corrupt scan data decodes with warnings
 }
 
+TEST_CASE("In encoded mode good files come as bytes and plans, the rest decoded as before",
+          "[input]") {
+  TempFolder root("encoded");
+  small_folder(root, 2, 4);
+  const auto planted = gpuperf::plant_bad_files(root / "c1", 7);
+  const gpuperf::ImageFolder folder = gpuperf::scan_image_folder(root.path.string());
+  std::map<std::string, std::string> case_of;
+  for (const auto& p : planted) case_of[p.path] = p.case_name;
+  gpuperf::CpuLoaderOptions o = small_loader_options();
+  o.threads = 2;
+  o.epochs = 2;
+  gpuperf::CpuLoader pixels(folder.samples, o);
+  o.output = gpuperf::LoaderOutput::kEncoded;
+  gpuperf::CpuLoader encoded(folder.samples, o);
+  gpuperf::ImageTransformer transformer(o.transform);
+  const std::size_t sample_bytes = o.transform.sample_bytes();
+  std::vector<std::uint8_t> out(sample_bytes);
+  std::set<std::string> on_host;
+  std::int64_t handed_over = 0;
+  while (const gpuperf::ImageBatch* e = encoded.next()) {
+    const gpuperf::ImageBatch* p = pixels.next();
+    REQUIRE(p != nullptr);
+    // The same files in the same slots with the same labels (bad files replaced alike).
+    REQUIRE(e->sample_ids == p->sample_ids);
+    REQUIRE(std::equal(e->labels, e->labels + e->size, p->labels));
+    REQUIRE(e->encoded.size() == static_cast<std::size_t>(o.batch_size));
+    for (int i = 0; i < e->size; ++i) {
+      const auto slot = static_cast<std::size_t>(i);
+      const gpuperf::EncodedSample& sample = e->encoded[slot];
+      const std::string& path = folder.samples[static_cast<std::size_t>(e->sample_ids[slot])].path;
+      const auto* expected = static_cast<const std::uint8_t*>(p->images) + sample_bytes * slot;
+      INFO(path);
+      // What a GPU decoder needs reproduces the CPU sample exactly through libjpeg.
+      const std::int64_t position = e->index_in_epoch * o.batch_size + i;
+      CHECK(sample.random.flip ==
+            gpuperf::SampleRandom::draw(o.seed, e->epoch, position).flip);
+      if (sample.on_host) {
+        on_host.insert(case_of.count(path) != 0 ? case_of[path] : path);
+        CHECK(std::memcmp(static_cast<const std::uint8_t*>(e->images) + sample_bytes * slot,
+                          expected, sample_bytes) == 0);
+        continue;
+      }
+      ++handed_over;
+      CHECK(sample.bytes == read_bytes(path));
+      CHECK(sample.header.components == 3);
+      CHECK_FALSE(sample.header.progressive);
+      const gpuperf::SamplePlan plan = gpuperf::sample_plan(
+          sample.header.height, sample.header.width, o.transform, sample.random);
+      CHECK(sample.plan.source == plan.source);
+      CHECK(sample.plan.flip == plan.flip);
+      (void)transformer.transform(sample.bytes.data(), sample.bytes.size(), sample.random,
+                                  out.data());
+      CHECK(std::memcmp(out.data(), expected, sample_bytes) == 0);
+    }
+  }
+  CHECK(pixels.next() == nullptr);
+  // Grayscale, CMYK and progressive files are decoded by the thread; the ordinary ones are not.
+  CHECK(on_host == std::set<std::string>{"grayscale", "CMYK (Adobe)", "progressive"});
+  const gpuperf::CpuLoaderStats stats = encoded.stats();
+  CHECK(stats.images_encoded == handed_over);
+  CHECK(stats.images_decoded == pixels.stats().images_decoded);
+  CHECK(stats.skipped == pixels.stats().skipped);
+}
+
 TEST_CASE("In strict mode the first bad file stops the loader naming it", "[input]") {
   TempFolder root("strict");
   small_folder(root, 1, 3);

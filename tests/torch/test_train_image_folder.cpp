@@ -1,8 +1,10 @@
 #include "testing.h"
 
 #include <cstdint>
+#include <iostream>
 #include <filesystem>
 #include <string>
+#include <tuple>
 #include <thread>
 #include <vector>
 
@@ -75,6 +77,7 @@ TEST_CASE("image folder batches on a GPU are the CPU's, copied from pinned buffe
   options.threads = 2;
   options.prefetch_batches = 1;  // two buffers: each is reused every other batch
   options.seed = 5;
+  options.decode = gpuperf::ImageDecode::kCpu;
   gpuperf::ImageFolderBatches on_cpu(options);
   options.device = torch::Device(torch::kCUDA, 0);
   gpuperf::ImageFolderBatches on_gpu(options);
@@ -95,6 +98,69 @@ TEST_CASE("image folder batches on a GPU are the CPU's, copied from pinned buffe
     const gpuperf::Batch c = on_cpu.next();
     CHECK(torch::equal(d.input.cpu(), c.input));
     CHECK(torch::equal(d.target.cpu(), c.target));
+  }
+}
+
+TEST_CASE("JPEGs decoded by nvJPEG on the GPU match libjpeg's samples, bad files included",
+          "[train][data][gpu]") {
+  GPUPERF_REQUIRE_GPU();
+  // A CUDA build without nvJPEG: SKIPPED too (the message matches the skip expression).
+  if (!gpuperf::gpu_decode_available()) FAIL("SKIPPED: this test needs 1 CUDA GPU and nvJPEG");
+  const std::string root = make_folder("gpu_decode", 3, 8, /*bad=*/true);
+  for (const bool training : {true, false}) {
+    INFO((training ? "training" : "validation") << " transform");
+    gpuperf::ImageFolderBatchOptions options;
+    options.folder = root;
+    options.batch_size = 6;
+    options.threads = 2;
+    options.seed = 7;
+    options.training = training;
+    // The reference: libjpeg with PIL's pixels (no DCT scaling), on the CPU.
+    options.decode = gpuperf::ImageDecode::kCpu;
+    options.dct_scaling = false;
+    gpuperf::ImageFolderBatches reference(options);
+    options.device = torch::Device(torch::kCUDA, 0);
+    options.decode = gpuperf::ImageDecode::kGpu;
+    gpuperf::ImageFolderBatches decoded(options);
+    CHECK(decoded.decode() == gpuperf::ImageDecode::kGpu);
+    CHECK(decoded.name().find("decoded on the GPU by nvJPEG") != std::string::npos);
+    // Differences in 8-bit levels: x * std * 255 undoes the normalisation's scale.
+    const torch::Tensor level =
+        torch::tensor({0.229, 0.224, 0.225}, torch::kDouble).view({1, 3, 1, 1}) * 255.0;
+    std::vector<torch::Tensor> differences;
+    const int batches = 2 * static_cast<int>(reference.files() / options.batch_size) + 1;
+    for (int i = 0; i < batches; ++i) {  // past an epoch: the bad files are met
+      const gpuperf::Batch c = reference.next();
+      const gpuperf::Batch g = decoded.next();
+      REQUIRE(g.input.is_cuda());
+      CHECK(g.input.is_contiguous(at::MemoryFormat::ChannelsLast));
+      // The same files in the same slots: the labels equal (no bad file gives a wrong one).
+      REQUIRE(torch::equal(g.target.cpu(), c.target));
+      differences.push_back(
+          ((g.input.cpu().to(torch::kDouble) - c.input.to(torch::kDouble)) * level).abs());
+    }
+    const torch::Tensor d = torch::cat(differences).flatten();
+    const double mean = d.mean().item<double>();
+    const double p999 =
+        std::get<0>(d.kthvalue(static_cast<std::int64_t>(0.999 * static_cast<double>(d.numel()))))
+            .item<double>();
+    const double largest = d.max().item<double>();
+    std::cout << "nvJPEG vs libjpeg (" << (training ? "training" : "validation")
+              << "): mean " << mean << " levels, 99.9th percentile " << p999 << ", largest "
+              << largest << "\n";
+    CHECK(mean <= 2.0);
+    CHECK(p999 <= 24.0);
+    const auto figures = decoded.gpu_figures();
+    double hardware = 0;
+    double host = 0;
+    for (const auto& [name, value] : figures) {
+      if (name == "loader_gpu_hardware_decoded" || name == "loader_gpu_backend_decoded")
+        hardware += value;
+      if (name == "loader_gpu_host_decoded") host = value;
+    }
+    CHECK(hardware > 0);
+    CHECK(host > 0);  // the grayscale, CMYK and progressive files went through libjpeg
+    CHECK(decoded.stats().skipped == reference.stats().skipped);
   }
 }
 
@@ -178,6 +244,14 @@ TEST_CASE(
                     Catch::Contains("TrainingRun::num_classes 1: is below the " +
                                     std::to_string(classes) + " classes"));
   run.num_classes = 0;
+  gpuperf::TrainingRun gpu_decode_on_cpu = run;
+  gpu_decode_on_cpu.decode = gpuperf::ImageDecode::kGpu;
+  CHECK_THROWS_WITH(gpuperf::run_training(gpu_decode_on_cpu),
+                    Catch::Contains("TrainingRun::decode gpu"));
+  without_files.compare_synthetic = false;
+  without_files.decode = gpuperf::ImageDecode::kCpu;
+  CHECK_THROWS_WITH(gpuperf::run_training(without_files),
+                    Catch::Contains("TrainingRun::decode cpu: applies to runs on files"));
   run.model = "simple";
   CHECK_THROWS_WITH(gpuperf::run_training(run),
                     Catch::Contains("TrainingRun::data") && Catch::Contains("3x224x224"));

@@ -30,6 +30,8 @@ constexpr Names<NumericFormat, 6> kNumericFormats{{{NumericFormat::kFp32, "fp32"
                                                    {NumericFormat::kFp8, "fp8"}}};
 constexpr Names<WorkloadKind, 2> kWorkloadKinds{
     {{WorkloadKind::kTrain, "train"}, {WorkloadKind::kInference, "inference"}}};
+constexpr Names<ImageDecode, 3> kImageDecodes{
+    {{ImageDecode::kAuto, "auto"}, {ImageDecode::kCpu, "cpu"}, {ImageDecode::kGpu, "gpu"}}};
 
 template <typename Enum, std::size_t N>
 std::string name_of(const Names<Enum, N>& names, Enum value) {
@@ -65,6 +67,7 @@ std::string to_string(MemoryFormat value) { return name_of(kMemoryFormats, value
 std::string to_string(OptimizerKind value) { return name_of(kOptimizers, value); }
 std::string to_string(NumericFormat value) { return name_of(kNumericFormats, value); }
 std::string to_string(WorkloadKind value) { return name_of(kWorkloadKinds, value); }
+std::string to_string(ImageDecode value) { return name_of(kImageDecodes, value); }
 
 Precision parse_precision(std::string_view text, std::string_view option) {
   return parse(kPrecisions, text, option);
@@ -80,6 +83,9 @@ NumericFormat parse_numeric_format(std::string_view text, std::string_view optio
 }
 WorkloadKind parse_workload_kind(std::string_view text, std::string_view option) {
   return parse(kWorkloadKinds, text, option);
+}
+ImageDecode parse_image_decode(std::string_view text, std::string_view option) {
+  return parse(kImageDecodes, text, option);
 }
 
 std::vector<std::string> precision_names() { return all_names(kPrecisions); }

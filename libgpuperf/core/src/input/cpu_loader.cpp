@@ -30,6 +30,26 @@ std::size_t round_up(std::size_t bytes) {
 // files in a row do not decode is not a data set with a few bad files.
 constexpr std::int64_t kMaxSubstitutions = 1024;
 
+// Whether the file ends with the EOI marker (FF D9), allowing for the padding some writers put
+// after it: a file without one is truncated or damaged, and libjpeg's reading of it (which says
+// which) decides whether it is a sample.
+bool has_end_marker(const std::vector<std::uint8_t>& bytes) {
+  constexpr std::size_t kTail = 64;
+  const std::size_t n = bytes.size();
+  const std::size_t stop = n > kTail ? n - kTail : 0;
+  for (std::size_t i = n; i >= stop + 2; --i) {
+    if (bytes[i - 2] == 0xFF && bytes[i - 1] == 0xD9) return true;
+  }
+  return false;
+}
+
+// What a GPU decoder gets: baseline 3-component YCbCr files that end properly. Grayscale, CMYK,
+// progressive and damaged files take libjpeg's path, whose conversions and verdicts are PIL's.
+bool for_gpu(const JpegHeader& header, const std::vector<std::uint8_t>& bytes) {
+  return header.components == 3 && header.color_space == JpegColorSpace::kYCbCr &&
+         !header.progressive && has_end_marker(bytes);
+}
+
 }  // namespace
 
 HostAllocator HostAllocator::aligned() {
@@ -210,6 +230,7 @@ struct CpuLoader::State {
     std::int64_t warnings = 0;
     std::int64_t bytes = 0;
     std::int64_t pixels = 0;
+    std::int64_t encoded = 0;
     bool substituted = false;
     std::vector<SkippedFile> skipped;
     std::exception_ptr error;
@@ -234,13 +255,33 @@ struct CpuLoader::State {
       const std::int64_t id = order[static_cast<std::size_t>((work.rank_position + a) % per_rank)];
       const Sample& sample = samples[static_cast<std::size_t>(id)];
       try {
-        read_image_file(sample.path, bytes);
-        outcome.bytes += static_cast<std::int64_t>(bytes.size());
-        const TransformReport report =
-            transformer.transform(bytes.data(), bytes.size(), random, out);
+        if (options.output == LoaderOutput::kEncoded) {
+          EncodedSample& encoded = view.encoded[static_cast<std::size_t>(work.position)];
+          read_image_file(sample.path, encoded.bytes);
+          outcome.bytes += static_cast<std::int64_t>(encoded.bytes.size());
+          encoded.header =
+              read_jpeg_header(encoded.bytes.data(), encoded.bytes.size(), options.transform.decode);
+          encoded.random = random;
+          encoded.plan = sample_plan(encoded.header.height, encoded.header.width, options.transform,
+                                     random);
+          encoded.on_host = !for_gpu(encoded.header, encoded.bytes);
+          if (encoded.on_host) {
+            const TransformReport report =
+                transformer.transform(encoded.bytes.data(), encoded.bytes.size(), random, out);
+            outcome.warnings += report.decode.warnings;
+            outcome.pixels += report.decoded_pixels;
+          } else {
+            outcome.encoded = 1;
+          }
+        } else {
+          read_image_file(sample.path, bytes);
+          outcome.bytes += static_cast<std::int64_t>(bytes.size());
+          const TransformReport report =
+              transformer.transform(bytes.data(), bytes.size(), random, out);
+          outcome.warnings += report.decode.warnings;
+          outcome.pixels += report.decoded_pixels;
+        }
         outcome.decoded = 1;
-        outcome.warnings += report.decode.warnings;
-        outcome.pixels += report.decoded_pixels;
         view.labels[work.position] = sample.label;
         view.sample_ids[static_cast<std::size_t>(work.position)] = id;
         outcome.substituted = a > 0;
@@ -273,6 +314,7 @@ struct CpuLoader::State {
     stats.warnings += outcome.warnings;
     stats.bytes_read += outcome.bytes;
     stats.decoded_pixels += outcome.pixels;
+    stats.images_encoded += outcome.encoded;
     stats.skipped += static_cast<std::int64_t>(outcome.skipped.size());
     for (const SkippedFile& s : outcome.skipped) {
       if (static_cast<int>(stats.first_skipped.size()) < options.max_reported_skips) {
@@ -317,6 +359,11 @@ CpuLoader::CpuLoader(std::vector<Sample> samples, const CpuLoaderOptions& option
   s.image_bytes = round_up(s.sample_bytes * static_cast<std::size_t>(options.batch_size));
   s.slot_bytes = s.image_bytes + round_up(sizeof(std::int64_t) * options.batch_size);
   s.slots.resize(static_cast<std::size_t>(options.prefetch_batches) + 1);
+  if (options.output == LoaderOutput::kEncoded) {
+    for (State::Slot& slot : s.slots) {
+      slot.view.encoded.resize(static_cast<std::size_t>(options.batch_size));
+    }
+  }
   try {
     for (State::Slot& slot : s.slots) slot.memory = options.allocator.allocate(s.slot_bytes);
   } catch (...) {

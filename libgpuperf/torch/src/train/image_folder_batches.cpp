@@ -3,6 +3,10 @@
 #include "gpuperf/train/image_folder_batches.h"
 
 #include <algorithm>
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <mutex>
 #include <string>
 #include <thread>
 
@@ -15,6 +19,9 @@
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 #include <cuda_runtime_api.h>
+#endif
+#if GPUPERF_WITH_NVJPEG
+#include "train/gpu_image_decoder.h"
 #endif
 
 namespace gpuperf {
@@ -91,6 +98,105 @@ struct ImageFolderBatches::DeviceCopy {};
 
 #endif
 
+#if GPUPERF_WITH_NVJPEG
+
+// The GPU path: a thread takes the loader's encoded batches, has them decoded on a stream of its
+// own and keeps up to `depth` batches ready; next() makes the caller's stream wait for none of
+// them (each is finished when it is queued) and hands the memory over to the caller's stream.
+struct ImageFolderBatches::GpuDecode {
+  GpuDecode(c10::DeviceIndex index, const ImageTransformOptions& transform, int depth_)
+      : device(index),
+        decoder(index, transform),
+        stream(c10::cuda::getStreamFromPool(/*isHighPriority=*/false, index)),
+        depth(depth_) {}
+  ~GpuDecode() { stop(); }
+  GpuDecode(const GpuDecode&) = delete;
+  GpuDecode& operator=(const GpuDecode&) = delete;
+  GpuDecode(GpuDecode&&) = delete;
+  GpuDecode& operator=(GpuDecode&&) = delete;
+
+  c10::DeviceIndex device;
+  detail::GpuImageDecoder decoder;
+  c10::cuda::CUDAStream stream;
+  std::size_t depth;
+  std::thread thread;
+  mutable std::mutex mutex;
+  std::condition_variable changed;
+  std::deque<std::pair<torch::Tensor, torch::Tensor>> ready;
+  bool stopping = false;
+  std::exception_ptr error;
+  detail::GpuDecodeStats published;  // the decoder's figures after the last batch queued
+
+  void start(CpuLoader& loader) {
+    thread = std::thread([this, &loader] { run(loader); });
+  }
+
+  void run(CpuLoader& loader) {
+    try {
+      const c10::cuda::CUDAGuard guard(device);
+      while (true) {
+        {
+          std::unique_lock<std::mutex> lock(mutex);
+          changed.wait(lock, [&] { return stopping || ready.size() < depth; });
+          if (stopping) return;
+        }
+        const ImageBatch* batch = loader.next();
+        if (batch == nullptr) throw Error("ImageFolderBatches: the loader ended");
+        auto decoded = decoder.decode(*batch, stream.stream());
+        const std::lock_guard<std::mutex> lock(mutex);
+        ready.push_back(std::move(decoded));
+        published = decoder.stats();
+        changed.notify_all();
+      }
+    } catch (...) {
+      const std::lock_guard<std::mutex> lock(mutex);
+      error = std::current_exception();
+      changed.notify_all();
+    }
+  }
+
+  Batch next() {
+    std::pair<torch::Tensor, torch::Tensor> batch;
+    {
+      std::unique_lock<std::mutex> lock(mutex);
+      changed.wait(lock, [&] { return !ready.empty() || error; });
+      if (ready.empty()) std::rethrow_exception(error);
+      batch = std::move(ready.front());
+      ready.pop_front();
+      changed.notify_all();
+    }
+    // Finished on the decode stream before it was queued; from here the caller's stream uses
+    // the memory, and the allocator gives it back only after that stream's work on it.
+    const c10::cuda::CUDAStream current = c10::cuda::getCurrentCUDAStream(device);
+    c10::cuda::CUDACachingAllocator::recordStream(batch.first.storage().data_ptr(), current);
+    c10::cuda::CUDACachingAllocator::recordStream(batch.second.storage().data_ptr(), current);
+    return {batch.first.permute({0, 3, 1, 2}), batch.second};
+  }
+
+  void stop() {
+    {
+      const std::lock_guard<std::mutex> lock(mutex);
+      stopping = true;
+    }
+    changed.notify_all();
+    if (thread.joinable()) thread.join();
+  }
+};
+
+#else
+
+struct ImageFolderBatches::GpuDecode {};
+
+#endif
+
+bool gpu_decode_available() {
+#if GPUPERF_WITH_NVJPEG
+  return true;
+#else
+  return false;
+#endif
+}
+
 void ImageFolderBatchOptions::validate() const {
   if (folder.empty()) throw ConfigError("ImageFolderBatchOptions::folder", "must not be empty");
   require_setting(batch_size >= 1 && batch_size <= (1 << 20), "ImageFolderBatchOptions::batch_size",
@@ -102,6 +208,15 @@ void ImageFolderBatchOptions::validate() const {
   require_setting(world_size >= 1, "ImageFolderBatchOptions::world_size", world_size, ">= 1");
   require_setting(rank >= 0 && rank < world_size, "ImageFolderBatchOptions::rank", rank,
                   ">= 0 and < {world_size}");
+  if (decode == ImageDecode::kGpu && !device.is_cuda()) {
+    throw ConfigError("ImageFolderBatchOptions::decode", "gpu",
+                      "needs a CUDA device ({ImageFolderBatchOptions::device} is " +
+                          device.str() + ")");
+  }
+  if (decode == ImageDecode::kGpu && !gpu_decode_available()) {
+    throw ConfigError("ImageFolderBatchOptions::decode", "gpu",
+                      "needs nvJPEG, which this build did not find (decode cpu or auto)");
+  }
 }
 
 ImageFolderBatches::ImageFolderBatches(ImageFolderBatchOptions options)
@@ -124,21 +239,40 @@ ImageFolderBatches::ImageFolderBatches(ImageFolderBatchOptions options)
   loader.drop_last_batch = true;  // every step the same shape (a CUDA graph replays it)
   loader.strict = options_.strict;
   loader.transform.kind = options_.training ? TransformKind::kTrain : TransformKind::kValidation;
+  loader.transform.dct_scaling = options_.dct_scaling;
   crop_ = loader.transform.crop_size;
+  decode_ = options_.decode == ImageDecode::kGpu ||
+                   (options_.decode == ImageDecode::kAuto && options_.device.is_cuda() &&
+                    gpu_decode_available())
+               ? ImageDecode::kGpu
+               : ImageDecode::kCpu;
 #if GPUPERF_WITH_CUDA
   if (options_.device.is_cuda()) {
     const c10::DeviceIndex index =
         options_.device.has_index() ? options_.device.index() : c10::cuda::current_device();
     options_.device = torch::Device(torch::kCUDA, index);
     loader.allocator = pinned_allocator(index);
-    copy_ = std::make_unique<DeviceCopy>(index);
+    if (decode_ == ImageDecode::kCpu) copy_ = std::make_unique<DeviceCopy>(index);
+  }
+#endif
+#if GPUPERF_WITH_NVJPEG
+  if (decode_ == ImageDecode::kGpu) {
+    loader.output = LoaderOutput::kEncoded;
+    gpu_ = std::make_unique<GpuDecode>(options_.device.index(), loader.transform,
+                                       options_.prefetch_batches);
   }
 #endif
   loader_ = std::make_unique<CpuLoader>(std::move(folder.samples), loader);
+#if GPUPERF_WITH_NVJPEG
+  if (gpu_) gpu_->start(*loader_);
+#endif
 }
 
 // NOLINTNEXTLINE(modernize-use-equals-default): empty only without CUDA
 ImageFolderBatches::~ImageFolderBatches() {
+#if GPUPERF_WITH_NVJPEG
+  if (gpu_) gpu_->stop();  // before the loader it reads from goes
+#endif
 #if GPUPERF_WITH_CUDA
   // The loader frees its buffers: no copy may still read one.
   if (copy_) copy_->wait();
@@ -146,6 +280,9 @@ ImageFolderBatches::~ImageFolderBatches() {
 }
 
 Batch ImageFolderBatches::next() {
+#if GPUPERF_WITH_NVJPEG
+  if (gpu_) return gpu_->next();
+#endif
 #if GPUPERF_WITH_CUDA
   if (copy_) copy_->wait();  // the previous batch's buffer goes back to the loader below
 #endif
@@ -170,7 +307,34 @@ std::string ImageFolderBatches::name() const {
   return "image folder " + options_.folder + " (" + std::to_string(files_) + " JPEG files, " +
          std::to_string(classes_) + " classes, " + (options_.training ? "training" : "validation") +
          " transform, " + std::to_string(threads_) + " CPU threads" +
-         (copy_ ? ", pinned buffers, copies on their own stream)" : ")");
+         (gpu_ ? ", decoded on the GPU" + gpu_backend() + ")"
+               : copy_ ? ", pinned buffers, copies on their own stream)"
+                       : ")");
+}
+
+std::string ImageFolderBatches::gpu_backend() const {
+#if GPUPERF_WITH_NVJPEG
+  if (gpu_) return " by nvJPEG's " + gpu_->decoder.backend() + " backend";
+#endif
+  return "";
+}
+
+std::vector<std::pair<std::string, double>> ImageFolderBatches::gpu_figures() const {
+  std::vector<std::pair<std::string, double>> figures;
+#if GPUPERF_WITH_NVJPEG
+  if (!gpu_) return figures;
+  const std::lock_guard<std::mutex> lock(gpu_->mutex);
+  const detail::GpuDecodeStats& s = gpu_->published;
+  figures = {{"loader_gpu_hardware_decoded", static_cast<double>(s.hardware_decoded)},
+             {"loader_gpu_backend_decoded", static_cast<double>(s.gpu_decoded)},
+             {"loader_gpu_host_decoded", static_cast<double>(s.host_decoded)},
+             {"loader_gpu_libjpeg_fallbacks", static_cast<double>(s.libjpeg_fallbacks)},
+             {"loader_gpu_skipped_files", static_cast<double>(s.skipped)},
+             {"loader_gpu_stream_seconds", s.gpu_seconds},
+             {"loader_gpu_kernel_seconds", s.kernel_seconds},
+             {"loader_gpu_peak_buffer_bytes", static_cast<double>(s.peak_buffer_bytes)}};
+#endif
+  return figures;
 }
 
 CpuLoaderStats ImageFolderBatches::stats() const { return loader_->stats(); }

@@ -89,6 +89,18 @@ void TrainingRun::validate() const {
                       "compares a run on files ({TrainingRun::data}) with synthetic batches: no "
                       "folder given");
   }
+  if (decode != ImageDecode::kAuto && data.empty()) {
+    throw ConfigError("TrainingRun::decode", to_string(decode),
+                      "applies to runs on files ({TrainingRun::data}): no folder given");
+  }
+  if (decode == ImageDecode::kGpu && !gpu_decode_available()) {
+    throw ConfigError("TrainingRun::decode", "gpu",
+                      "needs nvJPEG, which this build did not find (cpu or auto)");
+  }
+  if (decode == ImageDecode::kGpu && device == "cpu") {
+    throw ConfigError("TrainingRun::decode", "gpu", "needs a CUDA device ({TrainingRun::device} "
+                      "is cpu)");
+  }
   if (!data.empty() && info.input_shape != std::vector<std::int64_t>{3, 224, 224}) {
     throw ConfigError("TrainingRun::data", data,
                       "feeds 3x224x224 images; " + model + " takes other input");
@@ -292,6 +304,7 @@ std::unique_ptr<ImageFolderBatches> make_folder_batches(const TrainingRun& run,
   options.rank = static_cast<int>(hooks.data_rank);
   options.world_size = static_cast<int>(hooks.data_world_size);
   options.device = r.device;
+  options.decode = run.decode;
   return std::make_unique<ImageFolderBatches>(options);
 }
 
@@ -323,16 +336,36 @@ void add_loader_figures(const ImageFolderBatches& folder, RunRecord& record) {
   record.metrics["loader_images_decoded"] = static_cast<double>(stats.images_decoded);
   record.metrics["loader_skipped_files"] = static_cast<double>(stats.skipped);
   record.metrics["loader_host_bytes"] = static_cast<double>(stats.host_bytes);
+  const bool on_gpu = folder.decode() == ImageDecode::kGpu;
+  record.metrics["loader_decodes_on_gpu"] = on_gpu ? 1.0 : 0.0;
+  double gpu_stream_seconds = 0;
+  for (const auto& [name, value] : folder.gpu_figures()) {
+    record.metrics[name] = value;
+    if (name == "loader_gpu_stream_seconds") gpu_stream_seconds = value;
+  }
   if (busy > 0 && stats.images_decoded > 0) {
+    // On the GPU path the threads read files and headers (and decode the odd file): their rate
+    // and the decode stream's (images over its busy seconds) each bound the loader.
     const double per_core = static_cast<double>(stats.images_decoded) / busy;
     const double capacity = per_core * folder.threads();
     record.metrics["loader_images_per_second_per_core"] = per_core;
     record.metrics["loader_capacity_images_per_second"] = capacity;
     if (record.throughput.median > 0.9 * capacity) {
       record.warnings.push_back("input-bound: the loader's " + std::to_string(folder.threads()) +
-                                " CPU threads decode at most " + format_number(capacity, 4) +
-                                " img/s (" + format_number(per_core, 4) +
-                                " per busy core); training ran at " +
+                                " CPU threads " + (on_gpu ? "read" : "decode") + " at most " +
+                                format_number(capacity, 4) + " img/s (" +
+                                format_number(per_core, 4) + " per busy core); training ran at " +
+                                format_number(record.throughput.median, 4) + " img/s");
+    }
+  }
+  if (on_gpu && gpu_stream_seconds > 0 && stats.batches_delivered > 0) {
+    const double gpu_capacity =
+        static_cast<double>(stats.batches_delivered * folder.batch_size()) / gpu_stream_seconds;
+    record.metrics["loader_gpu_capacity_images_per_second"] = gpu_capacity;
+    if (record.throughput.median > 0.9 * gpu_capacity) {
+      record.warnings.push_back("input-bound: the GPU decodes at most " +
+                                format_number(gpu_capacity, 4) +
+                                " img/s beside training; training ran at " +
                                 format_number(record.throughput.median, 4) + " img/s");
     }
   }

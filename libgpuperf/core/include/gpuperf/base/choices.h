@@ -38,12 +38,20 @@ enum class OptimizerKind {
 /// chose), kOn demands it (an error where it cannot run), kOff refuses it.
 enum class Switch { kAuto, kOn, kOff };
 
+/// Where an input pipeline decodes JPEG files.
+enum class ImageDecode {
+  kAuto,  ///< the GPU for a CUDA device when the build has nvJPEG, else the CPU
+  kCpu,   ///< libjpeg-turbo on the loader's threads
+  kGpu,   ///< nvJPEG on the device (a CUDA device and a build with nvJPEG)
+};
+
 [[nodiscard]] std::string to_string(Precision value);
 [[nodiscard]] std::string to_string(MemoryFormat value);
 [[nodiscard]] std::string to_string(OptimizerKind value);
 [[nodiscard]] std::string to_string(Switch value);
 [[nodiscard]] std::string to_string(NumericFormat value);
 [[nodiscard]] std::string to_string(WorkloadKind value);
+[[nodiscard]] std::string to_string(ImageDecode value);
 
 /// Parses "fp32", "tf32", "fp16", "bf16"; throws ConfigError naming `option` and the value.
 [[nodiscard]] Precision parse_precision(std::string_view text,
@@ -61,6 +69,9 @@ enum class Switch { kAuto, kOn, kOff };
 /// Parses "train", "inference"; throws ConfigError naming `option` and the value.
 [[nodiscard]] WorkloadKind parse_workload_kind(std::string_view text,
                                                std::string_view option = "mode");
+/// Parses "auto", "cpu", "gpu"; throws ConfigError naming `option` and the value.
+[[nodiscard]] ImageDecode parse_image_decode(std::string_view text,
+                                             std::string_view option = "decode");
 /// fp16 or bf16: two bytes per value.
 [[nodiscard]] constexpr bool is_16_bit(NumericFormat value) {
   return value == NumericFormat::kFp16 || value == NumericFormat::kBf16;

@@ -43,6 +43,15 @@ struct HostAllocator {
   [[nodiscard]] static HostAllocator aligned();
 };
 
+/// What the loader's threads hand over for each sample.
+enum class LoaderOutput {
+  kPixels,   ///< decoded and transformed samples (ImageBatch::images)
+  /// The file's bytes and the sample's plan (ImageBatch::encoded), for a GPU decoder; files a
+  /// GPU decoder should not get (not baseline YCbCr with 3 components, or without an end
+  /// marker) are decoded and transformed on the thread as in kPixels.
+  kEncoded,
+};
+
 /// How a CpuLoader runs.
 struct CpuLoaderOptions {
   int batch_size = 256;  ///< samples per batch (>= 1)
@@ -62,6 +71,7 @@ struct CpuLoaderOptions {
   /// instead of being skipped and replaced.
   bool strict = false;
   ImageTransformOptions transform;  ///< training or validation transform, output type
+  LoaderOutput output = LoaderOutput::kPixels;  ///< decoded samples or encoded files
   HostAllocator allocator = HostAllocator::aligned();  ///< the batch buffers
   int max_reported_skips = 16;  ///< skipped files listed in the stats (the count is complete)
 
@@ -69,6 +79,17 @@ struct CpuLoaderOptions {
   /// prefetch_batches 1..64, first_epoch >= 0, epochs >= 1, 0 <= rank < world_size, the
   /// transform, an allocator with both functions.
   void validate() const;
+};
+
+/// One sample of a LoaderOutput::kEncoded batch.
+struct EncodedSample {
+  /// true: the thread decoded it (its pixels are in ImageBatch::images at its position); false:
+  /// `bytes` holds the file for a GPU decoder.
+  bool on_host = false;
+  std::vector<std::uint8_t> bytes;  ///< the JPEG file (on_host false)
+  JpegHeader header;                ///< the file's header
+  SampleRandom random;              ///< the sample's draws (a decoder's fallback repeats them)
+  SamplePlan plan;                  ///< sample_plan(header.height, header.width, transform, random)
 };
 
 /// A batch as next() hands it over; valid until the next call of next() (or the loader's end).
@@ -81,6 +102,8 @@ struct ImageBatch {
   std::int64_t* labels = nullptr;        ///< size labels
   std::vector<std::int64_t> sample_ids;  ///< the data-set index each slot holds
   int substituted = 0;                   ///< slots filled from another file because theirs was bad
+  /// LoaderOutput::kEncoded: per slot, the file or the note that `images` holds it decoded.
+  std::vector<EncodedSample> encoded;
 };
 
 /// A file that gave no sample.
@@ -97,6 +120,7 @@ struct CpuLoaderStats {
   std::int64_t warnings = 0;               ///< libjpeg warnings in images that were kept
   std::int64_t bytes_read = 0;             ///< file bytes read
   std::int64_t decoded_pixels = 0;         ///< pixels libjpeg produced (after DCT scaling and crop)
+  std::int64_t images_encoded = 0;         ///< kEncoded: samples handed over as files
   std::int64_t batches_delivered = 0;      ///< batches next() returned
   std::vector<SkippedFile> first_skipped;  ///< the first max_reported_skips skipped files
   /// Per thread: seconds spent reading, decoding and transforming (images_decoded / the sum is

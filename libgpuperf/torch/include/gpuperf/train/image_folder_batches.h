@@ -10,6 +10,12 @@
 //   gpuperf::ImageFolderBatches batches(options);
 //   for (int i = 0; i < steps; ++i) step(batches.next());  // NCHW channels_last float, labels
 //
+// With a CUDA device and a build with nvJPEG, the files are decoded on the GPU by default (its
+// hardware JPEG decoder where it has one): the threads only read the files and their headers, a
+// thread of the loader's own hands each batch to nvJPEG and one kernel crops, resizes, flips and
+// normalises it on a stream of its own, a few batches ahead; grayscale, CMYK, progressive and
+// damaged files are decoded by libjpeg on the threads as on the CPU path.
+//
 // Epochs follow each other without end (a new shuffle each); each data-parallel rank reads its own
 // share. Bad files are skipped and counted (stats()), never given a wrong label. For a CUDA device
 // the loader's batch buffers are page-locked and each batch copies on a stream of its own, which
@@ -18,11 +24,17 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
+#include "gpuperf/base/choices.h"
 #include "gpuperf/input/cpu_loader.h"
 #include "gpuperf/train/batch_source.h"
 
 namespace gpuperf {
+
+/// Whether this build decodes JPEGs on the GPU (it found nvJPEG).
+[[nodiscard]] bool gpu_decode_available();
 
 /// Options of ImageFolderBatches.
 struct ImageFolderBatchOptions {
@@ -36,8 +48,13 @@ struct ImageFolderBatchOptions {
   int rank = 0;              ///< data-parallel rank
   int world_size = 1;        ///< ranks sharing each epoch
   torch::Device device = torch::kCPU;  ///< where next() puts the batch
+  ImageDecode decode = ImageDecode::kAuto;  ///< where the files are decoded
+  /// CPU decoding at 1/2, 1/4 or 1/8 size where the crop allows (ImageTransformOptions::
+  /// dct_scaling): faster, a few levels from PIL's pixels; false: PIL's pixels exactly.
+  bool dct_scaling = true;
 
-  /// Throws ConfigError naming the first bad field.
+  /// Throws ConfigError naming the first bad field (decode kGpu without a CUDA device or
+  /// without nvJPEG in the build among them).
   void validate() const;
 };
 
@@ -59,8 +76,14 @@ class ImageFolderBatches final : public BatchSource {
   [[nodiscard]] std::int64_t files() const { return files_; }
   /// What the loader did so far: images decoded, skipped files, decode seconds per thread.
   [[nodiscard]] CpuLoaderStats stats() const;
-  /// Decoding threads running.
+  /// Decoding threads running (file reading only, when the GPU decodes).
   [[nodiscard]] int threads() const { return threads_; }
+  /// Where the files are decoded: kCpu or kGpu (kAuto resolved).
+  [[nodiscard]] ImageDecode decode() const { return decode_; }
+  /// The GPU path's figures, as record metrics (empty on the CPU path): files decoded by the
+  /// hardware decoder, by nvJPEG's GPU backend, by libjpeg; skipped files; seconds the decode
+  /// stream was busy and of them the resize kernel's; the largest batch's device buffers.
+  [[nodiscard]] std::vector<std::pair<std::string, double>> gpu_figures() const;
 
  private:
   ImageFolderBatchOptions options_;
@@ -69,8 +92,12 @@ class ImageFolderBatches final : public BatchSource {
   std::int64_t files_ = 0;
   int threads_ = 0;
   std::int64_t crop_ = 0;  ///< output height and width (the transform's crop)
+  [[nodiscard]] std::string gpu_backend() const;  ///< " by nvJPEG's ... backend" or ""
+  ImageDecode decode_ = ImageDecode::kCpu;
   struct DeviceCopy;       ///< the copy stream and its last copy (CUDA devices)
   std::unique_ptr<DeviceCopy> copy_;
+  struct GpuDecode;        ///< the decode thread, nvJPEG and the batches ready (kGpu)
+  std::unique_ptr<GpuDecode> gpu_;
 };
 
 }  // namespace gpuperf

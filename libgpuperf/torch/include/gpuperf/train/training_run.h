@@ -55,11 +55,14 @@ struct TrainingRun : RunBasics {
   /// Language models: a pre-tokenised file (uint16 tokens, nanoGPT's or llm.c's .bin layout) to
   /// draw random windows from; "" for synthetic tokens (one random batch, as for images).
   std::string token_file;
-  /// Image models at 3x224x224: train on the JPEG files of this ImageNet-style folder (decoded on
-  /// the CPU, ImageFolderBatches) instead of synthetic batches; "" for synthetic. num_classes 0
+  /// Image models at 3x224x224: train on the JPEG files of this ImageNet-style folder
+  /// (ImageFolderBatches) instead of synthetic batches; "" for synthetic. num_classes 0
   /// takes the folder's class count.
   std::string data;
   int loader_threads = 0;  ///< data: decoding threads (0: every core)
+  /// data: where the files are decoded (auto: on the GPU with nvJPEG where the run is on a CUDA
+  /// device and the build has it, else on the CPU threads).
+  ImageDecode decode = ImageDecode::kAuto;
   /// data: after the run on the files, the same step timed again on synthetic batches (same
   /// measurement settings, same model and CUDA graph), recorded as synthetic_images_per_second
   /// and data_to_synthetic_ratio (the files' median over the synthetic median).

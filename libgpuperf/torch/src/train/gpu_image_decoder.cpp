@@ -1,0 +1,329 @@
+// nvJPEG's batched decode and the resize kernel (gpu_image_decoder.h). One decode a batch: the
+// files the hardware takes go to it in one call; the rest one by one to nvJPEG's default backend;
+// the samples' jobs travel to the device in one copy and one kernel writes the batch.
+// Compiled only where the build found nvJPEG (GPUPERF_WITH_NVJPEG).
+#if GPUPERF_WITH_NVJPEG
+#include "train/gpu_image_decoder.h"
+
+#include <ATen/cuda/CUDAEvent.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#include <cuda_runtime_api.h>
+#include <nvjpeg.h>
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gpuperf/base/error.h"
+#include "train/image_kernels.h"
+
+namespace gpuperf::detail {
+namespace {
+
+void check(nvjpegStatus_t status, const char* what) {
+  if (status != NVJPEG_STATUS_SUCCESS) {
+    throw Error(std::string("nvJPEG: ") + what + " failed (status " +
+                std::to_string(static_cast<int>(status)) + ")");
+  }
+}
+
+void check(cudaError_t status, const char* what) {
+  if (status != cudaSuccess) {
+    (void)cudaGetLastError();
+    throw Error(std::string("GpuImageDecoder: ") + what + ": " + cudaGetErrorString(status));
+  }
+}
+
+NhwcDtype dtype_of(SampleType type) {
+  switch (type) {
+    case SampleType::kFloat16:
+      return NhwcDtype::kHalf;
+    case SampleType::kBFloat16:
+      return NhwcDtype::kBFloat16;
+    case SampleType::kFloat32:
+      break;
+  }
+  return NhwcDtype::kFloat;
+}
+
+torch::ScalarType scalar_type_of(SampleType type) {
+  switch (type) {
+    case SampleType::kFloat16:
+      return torch::kHalf;
+    case SampleType::kBFloat16:
+      return torch::kBFloat16;
+    case SampleType::kFloat32:
+      break;
+  }
+  return torch::kFloat;
+}
+
+// Decoded images start on 256-byte boundaries within the batch's buffer.
+constexpr std::int64_t kImageAlignment = 256;
+constexpr int kMaxReportedSkips = 16;
+
+}  // namespace
+
+struct GpuImageDecoder::State {
+  c10::DeviceIndex device = 0;
+  ImageTransformOptions transform;
+  ImageTransformer fallback;  // libjpeg, for what nvJPEG refuses
+  nvjpegHandle_t hardware = nullptr;  // NVJPEG_BACKEND_HARDWARE; null where the GPU has none
+  nvjpegJpegState_t hardware_state = nullptr;
+  nvjpegHandle_t general = nullptr;  // NVJPEG_BACKEND_DEFAULT
+  nvjpegJpegState_t general_state = nullptr;
+  nvjpegJpegStream_t parsed = nullptr;  // header parsing for the hardware's verdict
+  int initialized_batch = -1;           // the hardware state's batch size
+  GpuDecodeStats stats;
+
+  State(c10::DeviceIndex index, const ImageTransformOptions& options)
+      : device(index), transform(options), fallback(options) {}
+
+  ~State() {
+    if (parsed != nullptr) (void)nvjpegJpegStreamDestroy(parsed);
+    if (hardware_state != nullptr) (void)nvjpegJpegStateDestroy(hardware_state);
+    if (general_state != nullptr) (void)nvjpegJpegStateDestroy(general_state);
+    if (hardware != nullptr) (void)nvjpegDestroy(hardware);
+    if (general != nullptr) (void)nvjpegDestroy(general);
+  }
+
+  State(const State&) = delete;
+  State& operator=(const State&) = delete;
+  State(State&&) = delete;
+  State& operator=(State&&) = delete;
+
+  // Whether the hardware decoder takes this file (baseline, a sampling it knows).
+  bool hardware_takes(const std::vector<std::uint8_t>& bytes) {
+    if (hardware == nullptr) return false;
+    if (nvjpegJpegStreamParseHeader(hardware, bytes.data(), bytes.size(), parsed) !=
+        NVJPEG_STATUS_SUCCESS) {
+      return false;
+    }
+    int supported = -1;
+    return nvjpegDecodeBatchedSupported(hardware, parsed, &supported) == NVJPEG_STATUS_SUCCESS &&
+           supported == 0;
+  }
+};
+
+GpuImageDecoder::GpuImageDecoder(c10::DeviceIndex device, const ImageTransformOptions& transform)
+    : state_(std::make_unique<State>(device, transform)) {
+  const c10::cuda::CUDAGuard guard(device);
+  State& s = *state_;
+  if (nvjpegCreateEx(NVJPEG_BACKEND_HARDWARE, nullptr, nullptr, NVJPEG_FLAGS_DEFAULT,
+                     &s.hardware) == NVJPEG_STATUS_SUCCESS) {
+    check(nvjpegJpegStateCreate(s.hardware, &s.hardware_state), "the hardware decoder's state");
+    check(nvjpegJpegStreamCreate(s.hardware, &s.parsed), "a stream parser");
+  } else {
+    s.hardware = nullptr;
+  }
+  check(nvjpegCreateEx(NVJPEG_BACKEND_DEFAULT, nullptr, nullptr, NVJPEG_FLAGS_DEFAULT, &s.general),
+        "starting the decoder");
+  check(nvjpegJpegStateCreate(s.general, &s.general_state), "the decoder's state");
+}
+
+GpuImageDecoder::~GpuImageDecoder() {
+  if (state_) {
+    const c10::cuda::CUDAGuard guard(state_->device);
+    state_.reset();
+  }
+}
+
+std::string GpuImageDecoder::backend() const {
+  return state_->hardware != nullptr ? "hardware" : "GPU";
+}
+
+const GpuDecodeStats& GpuImageDecoder::stats() const { return state_->stats; }
+
+std::pair<torch::Tensor, torch::Tensor> GpuImageDecoder::decode(const ImageBatch& batch,
+                                                                void* stream_pointer) {
+  State& s = *state_;
+  const c10::cuda::CUDAGuard guard(s.device);
+  auto* stream = static_cast<cudaStream_t>(stream_pointer);
+  const c10::cuda::CUDAStream torch_stream =
+      c10::cuda::getStreamFromExternal(stream, s.device);
+  const c10::cuda::CUDAStreamGuard stream_guard(torch_stream);
+  const int n = batch.size;
+  const std::int64_t crop = s.transform.crop_size;
+  const std::size_t sample_bytes = s.transform.sample_bytes();
+  const auto device = torch::Device(torch::kCUDA, s.device);
+  const auto host_samples = [&](int i) {
+    return static_cast<const char*>(batch.images) + sample_bytes * static_cast<std::size_t>(i);
+  };
+
+  // Where each file goes, and the decoded images' places in one buffer.
+  std::vector<int> to_hardware;
+  std::vector<int> to_general;
+  std::vector<std::int64_t> offset(static_cast<std::size_t>(n), -1);
+  std::int64_t total = 0;
+  for (int i = 0; i < n; ++i) {
+    const EncodedSample& e = batch.encoded[static_cast<std::size_t>(i)];
+    if (e.on_host) continue;
+    offset[static_cast<std::size_t>(i)] = total;
+    const std::int64_t bytes = static_cast<std::int64_t>(e.header.width) * e.header.height * 3;
+    total += (bytes + kImageAlignment - 1) / kImageAlignment * kImageAlignment;
+    (s.hardware_takes(e.bytes) ? to_hardware : to_general).push_back(i);
+  }
+  const torch::Tensor decoded =
+      torch::empty({std::max<std::int64_t>(total, 1)}, torch::dtype(torch::kByte).device(device));
+  torch::Tensor images = torch::empty({n, crop, crop, 3},
+                                      torch::dtype(scalar_type_of(s.transform.type)).device(device));
+  std::vector<std::int64_t> labels(batch.labels, batch.labels + n);
+  s.stats.peak_buffer_bytes = std::max<std::int64_t>(
+      s.stats.peak_buffer_bytes, total + static_cast<std::int64_t>(sample_bytes) * n);
+  auto* base = static_cast<std::uint8_t*>(decoded.data_ptr());
+  const auto image_of = [&](int i) {
+    const EncodedSample& e = batch.encoded[static_cast<std::size_t>(i)];
+    nvjpegImage_t image{};
+    image.channel[0] = base + offset[static_cast<std::size_t>(i)];
+    image.pitch[0] = static_cast<std::size_t>(e.header.width) * 3;
+    return image;
+  };
+
+  at::cuda::CUDAEvent started(cudaEventDefault);
+  at::cuda::CUDAEvent kernel_started(cudaEventDefault);
+  at::cuda::CUDAEvent finished(cudaEventDefault);
+  started.record(torch_stream);
+
+  // The hardware's share in one call; if the call fails, those files go one by one.
+  if (!to_hardware.empty()) {
+    std::vector<const unsigned char*> data;
+    std::vector<std::size_t> lengths;
+    std::vector<nvjpegImage_t> outputs;
+    for (int i : to_hardware) {
+      const EncodedSample& e = batch.encoded[static_cast<std::size_t>(i)];
+      data.push_back(e.bytes.data());
+      lengths.push_back(e.bytes.size());
+      outputs.push_back(image_of(i));
+    }
+    const int count = static_cast<int>(to_hardware.size());
+    bool ok = true;
+    if (count != s.initialized_batch) {
+      ok = nvjpegDecodeBatchedInitialize(s.hardware, s.hardware_state, count, 1,
+                                         NVJPEG_OUTPUT_RGBI) == NVJPEG_STATUS_SUCCESS;
+      s.initialized_batch = ok ? count : -1;
+    }
+    ok = ok && nvjpegDecodeBatched(s.hardware, s.hardware_state, data.data(), lengths.data(),
+                                   outputs.data(), stream) == NVJPEG_STATUS_SUCCESS;
+    if (ok) {
+      s.stats.hardware_decoded += count;
+    } else {
+      to_general.insert(to_general.end(), to_hardware.begin(), to_hardware.end());
+    }
+  }
+
+  // The rest one by one on the GPU backend; what it refuses, by libjpeg here; what libjpeg
+  // refuses, replaced below.
+  std::vector<char> bad(static_cast<std::size_t>(n), 0);
+  std::vector<std::vector<char>> host_decoded;  // libjpeg's samples, kept alive until the copy
+  std::vector<std::pair<int, const char*>> host_copies;
+  for (int i = 0; i < n; ++i) {
+    if (batch.encoded[static_cast<std::size_t>(i)].on_host) {
+      host_copies.emplace_back(i, host_samples(i));
+      ++s.stats.host_decoded;
+    }
+  }
+  for (int i : to_general) {
+    const EncodedSample& e = batch.encoded[static_cast<std::size_t>(i)];
+    nvjpegImage_t image = image_of(i);
+    if (nvjpegDecode(s.general, s.general_state, e.bytes.data(), e.bytes.size(),
+                     NVJPEG_OUTPUT_RGBI, &image, stream) == NVJPEG_STATUS_SUCCESS) {
+      ++s.stats.gpu_decoded;
+      continue;
+    }
+    try {
+      std::vector<char> sample(sample_bytes);
+      (void)s.fallback.transform(e.bytes.data(), e.bytes.size(), e.random, sample.data());
+      host_decoded.push_back(std::move(sample));
+      host_copies.emplace_back(i, host_decoded.back().data());
+      offset[static_cast<std::size_t>(i)] = -1;
+      ++s.stats.libjpeg_fallbacks;
+    } catch (const BadImageError& error) {
+      bad[static_cast<std::size_t>(i)] = 1;
+      offset[static_cast<std::size_t>(i)] = -1;
+      ++s.stats.skipped;
+      if (static_cast<int>(s.stats.first_skipped.size()) < kMaxReportedSkips) {
+        const std::int64_t id = batch.sample_ids[static_cast<std::size_t>(i)];
+        s.stats.first_skipped.push_back(
+            {"sample " + std::to_string(id), error.reason(), error.detail()});
+      }
+    }
+  }
+
+  // One job per sample decoded on the GPU.
+  std::vector<ImageResizeJob> jobs;
+  jobs.reserve(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    if (offset[static_cast<std::size_t>(i)] < 0) continue;
+    const EncodedSample& e = batch.encoded[static_cast<std::size_t>(i)];
+    ImageResizeJob job;
+    job.pixels = base + offset[static_cast<std::size_t>(i)];
+    job.pitch = e.header.width * 3;
+    job.region_top = e.plan.source.top;
+    job.region_left = e.plan.source.left;
+    job.region_height = e.plan.source.height;
+    job.region_width = e.plan.source.width;
+    job.resized_height = e.plan.resized.height;
+    job.resized_width = e.plan.resized.width;
+    job.window_top = e.plan.crop.top;
+    job.window_left = e.plan.crop.left;
+    job.flip = e.plan.flip ? 1 : 0;
+    job.sample = i;
+    jobs.push_back(job);
+  }
+  const auto job_count = static_cast<std::int64_t>(jobs.size());
+  const torch::Tensor host_jobs =
+      torch::empty({std::max<std::int64_t>(job_count, 1) *
+                    static_cast<std::int64_t>(sizeof(ImageResizeJob))},
+                   torch::dtype(torch::kByte).pinned_memory(true));
+  if (job_count > 0) {
+    std::memcpy(host_jobs.data_ptr(), jobs.data(), jobs.size() * sizeof(ImageResizeJob));
+  }
+  const torch::Tensor device_jobs = host_jobs.to(device, /*non_blocking=*/true);
+  ImageNormalization normalization{};
+  for (int c = 0; c < 3; ++c) {
+    normalization.mean[c] = s.transform.mean[static_cast<std::size_t>(c)];
+    normalization.std[c] = s.transform.std[static_cast<std::size_t>(c)];
+  }
+  kernel_started.record(torch_stream);
+  check(resize_normalize_images(static_cast<const ImageResizeJob*>(device_jobs.data_ptr()),
+                                static_cast<int>(job_count), static_cast<int>(crop),
+                                normalization, dtype_of(s.transform.type), images.data_ptr(),
+                                stream),
+        "the resize kernel");
+  for (const auto& [i, source] : host_copies) {
+    check(cudaMemcpyAsync(static_cast<char*>(images.data_ptr()) +
+                              sample_bytes * static_cast<std::size_t>(i),
+                          source, sample_bytes, cudaMemcpyHostToDevice, stream),
+          "copying a sample decoded on the host");
+  }
+  // A skipped file's slot repeats the nearest good sample of the batch, with its label.
+  for (int i = 0; i < n; ++i) {
+    if (bad[static_cast<std::size_t>(i)] == 0) continue;
+    int from = -1;
+    for (int d = 1; d < n && from < 0; ++d) {
+      for (int j : {i + d, i - d}) {
+        if (j >= 0 && j < n && bad[static_cast<std::size_t>(j)] == 0) {
+          from = j;
+          break;
+        }
+      }
+    }
+    if (from < 0) throw Error("GpuImageDecoder: no file of the batch decodes");
+    images[i].copy_(images[from], /*non_blocking=*/true);
+    labels[static_cast<std::size_t>(i)] = labels[static_cast<std::size_t>(from)];
+  }
+  const torch::Tensor device_labels =
+      torch::from_blob(labels.data(), {n}, torch::kLong).pin_memory().to(device, true);
+  finished.record(torch_stream);
+  finished.synchronize();  // the loader may reuse the batch's memory once this returns
+  s.stats.gpu_seconds += started.elapsed_time(finished) / 1000.0;
+  s.stats.kernel_seconds += kernel_started.elapsed_time(finished) / 1000.0;
+  return {images, device_labels};
+}
+
+}  // namespace gpuperf::detail
+
+#endif  // GPUPERF_WITH_NVJPEG

@@ -1,0 +1,123 @@
+// The fused resize, crop, flip and normalisation of decoded images (image_kernels.h). One thread
+// per output pixel: the pixel's vertical taps each take the horizontal pass over their row, rounded
+// to 8 bits, and the vertical pass rounds again, as Pillow's two passes do. The weights are
+// Pillow's (precompute_coeffs: the bounds truncated, normalised by their sum) in float32 instead
+// of 22-bit fixed point.
+
+#include "models/kernel_types.cuh"
+#include "train/image_kernels.h"
+
+namespace gpuperf::detail {
+namespace {
+
+constexpr int kThreads = 256;
+
+// One axis of Pillow's filter for output index `i` of a resize of `in_size` inputs to
+// `out_size`: the first input and the count of taps, and the scale of the triangle.
+struct Axis {
+  int first;
+  int count;
+  float center;
+  float inverse_scale;
+};
+
+__device__ __forceinline__ Axis axis_for(int i, int in_size, int out_size) {
+  const float scale = static_cast<float>(in_size) / static_cast<float>(out_size);
+  const float filterscale = scale < 1.0f ? 1.0f : scale;
+  const float support = filterscale;
+  const float center = (static_cast<float>(i) + 0.5f) * scale;
+  int first = static_cast<int>(center - support + 0.5f);
+  if (first < 0) first = 0;
+  int last = static_cast<int>(center + support + 0.5f);
+  if (last > in_size) last = in_size;
+  return {first, last - first, center, 1.0f / filterscale};
+}
+
+__device__ __forceinline__ float triangle(float x) {
+  x = fabsf(x);
+  return x < 1.0f ? 1.0f - x : 0.0f;
+}
+
+__device__ __forceinline__ float weight(const Axis& a, int k) {
+  return triangle((static_cast<float>(k + a.first) - a.center + 0.5f) * a.inverse_scale);
+}
+
+__device__ __forceinline__ float weight_sum(const Axis& a) {
+  float sum = 0.0f;
+  for (int k = 0; k < a.count; ++k) sum += weight(a, k);
+  return sum;
+}
+
+__device__ __forceinline__ float clip8(float v) {
+  v = rintf(v);
+  return v < 0.0f ? 0.0f : (v > 255.0f ? 255.0f : v);
+}
+
+template <typename Out>
+__global__ void resize_normalize_kernel(const ImageResizeJob* jobs, int out_size,
+                                        ImageNormalization norm, Out* out) {
+  const ImageResizeJob job = jobs[blockIdx.y];
+  const int pixel = static_cast<int>(blockIdx.x) * kThreads + static_cast<int>(threadIdx.x);
+  if (pixel >= out_size * out_size) return;
+  const int y = pixel / out_size;
+  const int x = pixel % out_size;
+  const int rx = (job.flip ? out_size - 1 - x : x) + job.window_left;
+  const int ry = y + job.window_top;
+  float level[3] = {0.0f, 0.0f, 0.0f};
+  if (rx >= 0 && rx < job.resized_width && ry >= 0 && ry < job.resized_height) {
+    const Axis ax = axis_for(rx, job.region_width, job.resized_width);
+    const Axis ay = axis_for(ry, job.region_height, job.resized_height);
+    const float wx_sum = weight_sum(ax);
+    const float wy_sum = weight_sum(ay);
+    const float wx_norm = wx_sum != 0.0f ? 1.0f / wx_sum : 0.0f;
+    const float wy_norm = wy_sum != 0.0f ? 1.0f / wy_sum : 0.0f;
+    float acc[3] = {0.0f, 0.0f, 0.0f};
+    for (int j = 0; j < ay.count; ++j) {
+      const float wy = weight(ay, j) * wy_norm;
+      const std::uint8_t* row = job.pixels +
+                                static_cast<std::int64_t>(job.region_top + ay.first + j) * job.pitch +
+                                static_cast<std::int64_t>(job.region_left + ax.first) * 3;
+      float h[3] = {0.0f, 0.0f, 0.0f};
+      for (int k = 0; k < ax.count; ++k) {
+        const float wx = weight(ax, k) * wx_norm;
+        h[0] += wx * static_cast<float>(row[3 * k]);
+        h[1] += wx * static_cast<float>(row[3 * k + 1]);
+        h[2] += wx * static_cast<float>(row[3 * k + 2]);
+      }
+      for (int c = 0; c < 3; ++c) acc[c] += wy * clip8(h[c]);
+    }
+    for (int c = 0; c < 3; ++c) level[c] = clip8(acc[c]);
+  }
+  Out* o = out + (static_cast<std::int64_t>(job.sample) * out_size * out_size + pixel) * 3;
+  for (int c = 0; c < 3; ++c) {
+    o[c] = from_float<Out>((level[c] / 255.0f - norm.mean[c]) / norm.std[c]);
+  }
+}
+
+}  // namespace
+
+cudaError_t resize_normalize_images(const ImageResizeJob* jobs, int job_count, int out_size,
+                                    const ImageNormalization& normalization, NhwcDtype out_dtype,
+                                    void* out, cudaStream_t stream) {
+  if (job_count <= 0) return cudaSuccess;
+  const int pixels = out_size * out_size;
+  const dim3 grid(static_cast<unsigned>((pixels + kThreads - 1) / kThreads),
+                  static_cast<unsigned>(job_count));
+  switch (out_dtype) {
+    case NhwcDtype::kFloat:
+      resize_normalize_kernel<float>
+          <<<grid, kThreads, 0, stream>>>(jobs, out_size, normalization, static_cast<float*>(out));
+      break;
+    case NhwcDtype::kHalf:
+      resize_normalize_kernel<__half>
+          <<<grid, kThreads, 0, stream>>>(jobs, out_size, normalization, static_cast<__half*>(out));
+      break;
+    case NhwcDtype::kBFloat16:
+      resize_normalize_kernel<__nv_bfloat16><<<grid, kThreads, 0, stream>>>(
+          jobs, out_size, normalization, static_cast<__nv_bfloat16*>(out));
+      break;
+  }
+  return cudaGetLastError();
+}
+
+}  // namespace gpuperf::detail
