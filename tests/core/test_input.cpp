@@ -575,8 +575,7 @@ TEST_CASE("In encoded mode good files come as bytes and plans, the rest decoded 
       INFO(path);
       // What a GPU decoder needs reproduces the CPU sample exactly through libjpeg.
       const std::int64_t position = e->index_in_epoch * o.batch_size + i;
-      CHECK(sample.random.flip ==
-            gpuperf::SampleRandom::draw(o.seed, e->epoch, position).flip);
+      CHECK(sample.random.flip == gpuperf::SampleRandom::draw(o.seed, e->epoch, position).flip);
       if (sample.on_host) {
         on_host.insert(case_of.count(path) != 0 ? case_of[path] : path);
         CHECK(std::memcmp(static_cast<const std::uint8_t*>(e->images) + sample_bytes * slot,

@@ -145,9 +145,8 @@ TEST_CASE("JPEGs decoded by nvJPEG on the GPU match libjpeg's samples, bad files
         std::get<0>(d.kthvalue(static_cast<std::int64_t>(0.999 * static_cast<double>(d.numel()))))
             .item<double>();
     const double largest = d.max().item<double>();
-    std::cout << "nvJPEG vs libjpeg (" << (training ? "training" : "validation")
-              << "): mean " << mean << " levels, 99.9th percentile " << p999 << ", largest "
-              << largest << "\n";
+    std::cout << "nvJPEG vs libjpeg (" << (training ? "training" : "validation") << "): mean "
+              << mean << " levels, 99.9th percentile " << p999 << ", largest " << largest << "\n";
     CHECK(mean <= 2.0);
     CHECK(p999 <= 24.0);
     const auto figures = decoded.gpu_figures();

@@ -259,11 +259,11 @@ struct CpuLoader::State {
           EncodedSample& encoded = view.encoded[static_cast<std::size_t>(work.position)];
           read_image_file(sample.path, encoded.bytes);
           outcome.bytes += static_cast<std::int64_t>(encoded.bytes.size());
-          encoded.header =
-              read_jpeg_header(encoded.bytes.data(), encoded.bytes.size(), options.transform.decode);
+          encoded.header = read_jpeg_header(encoded.bytes.data(), encoded.bytes.size(),
+                                            options.transform.decode);
           encoded.random = random;
-          encoded.plan = sample_plan(encoded.header.height, encoded.header.width, options.transform,
-                                     random);
+          encoded.plan =
+              sample_plan(encoded.header.height, encoded.header.width, options.transform, random);
           encoded.on_host = !for_gpu(encoded.header, encoded.bytes);
           if (encoded.on_host) {
             const TransformReport report =

@@ -70,7 +70,7 @@ constexpr int kMaxReportedSkips = 16;
 struct GpuImageDecoder::State {
   c10::DeviceIndex device = 0;
   ImageTransformOptions transform;
-  ImageTransformer fallback;  // libjpeg, for what nvJPEG refuses
+  ImageTransformer fallback;          // libjpeg, for what nvJPEG refuses
   nvjpegHandle_t hardware = nullptr;  // NVJPEG_BACKEND_HARDWARE; null where the GPU has none
   nvjpegJpegState_t hardware_state = nullptr;
   nvjpegHandle_t general = nullptr;  // NVJPEG_BACKEND_DEFAULT
@@ -142,8 +142,7 @@ std::pair<torch::Tensor, torch::Tensor> GpuImageDecoder::decode(const ImageBatch
   State& s = *state_;
   const c10::cuda::CUDAGuard guard(s.device);
   auto* stream = static_cast<cudaStream_t>(stream_pointer);
-  const c10::cuda::CUDAStream torch_stream =
-      c10::cuda::getStreamFromExternal(stream, s.device);
+  const c10::cuda::CUDAStream torch_stream = c10::cuda::getStreamFromExternal(stream, s.device);
   const c10::cuda::CUDAStreamGuard stream_guard(torch_stream);
   const int n = batch.size;
   const std::int64_t crop = s.transform.crop_size;
@@ -168,8 +167,8 @@ std::pair<torch::Tensor, torch::Tensor> GpuImageDecoder::decode(const ImageBatch
   }
   const torch::Tensor decoded =
       torch::empty({std::max<std::int64_t>(total, 1)}, torch::dtype(torch::kByte).device(device));
-  torch::Tensor images = torch::empty({n, crop, crop, 3},
-                                      torch::dtype(scalar_type_of(s.transform.type)).device(device));
+  torch::Tensor images = torch::empty(
+      {n, crop, crop, 3}, torch::dtype(scalar_type_of(s.transform.type)).device(device));
   std::vector<std::int64_t> labels(batch.labels, batch.labels + n);
   s.stats.peak_buffer_bytes = std::max<std::int64_t>(
       s.stats.peak_buffer_bytes, total + static_cast<std::int64_t>(sample_bytes) * n);
@@ -228,8 +227,8 @@ std::pair<torch::Tensor, torch::Tensor> GpuImageDecoder::decode(const ImageBatch
   for (int i : to_general) {
     const EncodedSample& e = batch.encoded[static_cast<std::size_t>(i)];
     nvjpegImage_t image = image_of(i);
-    if (nvjpegDecode(s.general, s.general_state, e.bytes.data(), e.bytes.size(),
-                     NVJPEG_OUTPUT_RGBI, &image, stream) == NVJPEG_STATUS_SUCCESS) {
+    if (nvjpegDecode(s.general, s.general_state, e.bytes.data(), e.bytes.size(), NVJPEG_OUTPUT_RGBI,
+                     &image, stream) == NVJPEG_STATUS_SUCCESS) {
       ++s.stats.gpu_decoded;
       continue;
     }
@@ -274,10 +273,9 @@ std::pair<torch::Tensor, torch::Tensor> GpuImageDecoder::decode(const ImageBatch
     jobs.push_back(job);
   }
   const auto job_count = static_cast<std::int64_t>(jobs.size());
-  const torch::Tensor host_jobs =
-      torch::empty({std::max<std::int64_t>(job_count, 1) *
-                    static_cast<std::int64_t>(sizeof(ImageResizeJob))},
-                   torch::dtype(torch::kByte).pinned_memory(true));
+  const torch::Tensor host_jobs = torch::empty(
+      {std::max<std::int64_t>(job_count, 1) * static_cast<std::int64_t>(sizeof(ImageResizeJob))},
+      torch::dtype(torch::kByte).pinned_memory(true));
   if (job_count > 0) {
     std::memcpy(host_jobs.data_ptr(), jobs.data(), jobs.size() * sizeof(ImageResizeJob));
   }
@@ -289,14 +287,13 @@ std::pair<torch::Tensor, torch::Tensor> GpuImageDecoder::decode(const ImageBatch
   }
   kernel_started.record(torch_stream);
   check(resize_normalize_images(static_cast<const ImageResizeJob*>(device_jobs.data_ptr()),
-                                static_cast<int>(job_count), static_cast<int>(crop),
-                                normalization, dtype_of(s.transform.type), images.data_ptr(),
-                                stream),
+                                static_cast<int>(job_count), static_cast<int>(crop), normalization,
+                                dtype_of(s.transform.type), images.data_ptr(), stream),
         "the resize kernel");
   for (const auto& [i, source] : host_copies) {
-    check(cudaMemcpyAsync(static_cast<char*>(images.data_ptr()) +
-                              sample_bytes * static_cast<std::size_t>(i),
-                          source, sample_bytes, cudaMemcpyHostToDevice, stream),
+    check(cudaMemcpyAsync(
+              static_cast<char*>(images.data_ptr()) + sample_bytes * static_cast<std::size_t>(i),
+              source, sample_bytes, cudaMemcpyHostToDevice, stream),
           "copying a sample decoded on the host");
   }
   // A skipped file's slot repeats the nearest good sample of the batch, with its label.

@@ -22,14 +22,14 @@ namespace gpuperf::detail {
 
 /// What the GPU decoder did so far.
 struct GpuDecodeStats {
-  std::int64_t hardware_decoded = 0;  ///< files decoded by the hardware decoder
-  std::int64_t gpu_decoded = 0;       ///< files decoded by nvJPEG's GPU (hybrid) backend
-  std::int64_t host_decoded = 0;      ///< samples the loader's threads decoded (copied)
-  std::int64_t libjpeg_fallbacks = 0;  ///< files nvJPEG refused, decoded by libjpeg here
-  std::int64_t skipped = 0;            ///< files both refused (slots filled from the batch)
+  std::int64_t hardware_decoded = 0;       ///< files decoded by the hardware decoder
+  std::int64_t gpu_decoded = 0;            ///< files decoded by nvJPEG's GPU (hybrid) backend
+  std::int64_t host_decoded = 0;           ///< samples the loader's threads decoded (copied)
+  std::int64_t libjpeg_fallbacks = 0;      ///< files nvJPEG refused, decoded by libjpeg here
+  std::int64_t skipped = 0;                ///< files both refused (slots filled from the batch)
   std::vector<SkippedFile> first_skipped;  ///< the first few of them
-  double gpu_seconds = 0;          ///< decode stream busy: decoding, resizing, copying (events)
-  double kernel_seconds = 0;       ///< of which the resize kernel (on the SMs)
+  double gpu_seconds = 0;              ///< decode stream busy: decoding, resizing, copying (events)
+  double kernel_seconds = 0;           ///< of which the resize kernel (on the SMs)
   std::int64_t peak_buffer_bytes = 0;  ///< the largest batch's decoded images + output
 };
 

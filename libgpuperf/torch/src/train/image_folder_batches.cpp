@@ -209,9 +209,9 @@ void ImageFolderBatchOptions::validate() const {
   require_setting(rank >= 0 && rank < world_size, "ImageFolderBatchOptions::rank", rank,
                   ">= 0 and < {world_size}");
   if (decode == ImageDecode::kGpu && !device.is_cuda()) {
-    throw ConfigError("ImageFolderBatchOptions::decode", "gpu",
-                      "needs a CUDA device ({ImageFolderBatchOptions::device} is " +
-                          device.str() + ")");
+    throw ConfigError(
+        "ImageFolderBatchOptions::decode", "gpu",
+        "needs a CUDA device ({ImageFolderBatchOptions::device} is " + device.str() + ")");
   }
   if (decode == ImageDecode::kGpu && !gpu_decode_available()) {
     throw ConfigError("ImageFolderBatchOptions::decode", "gpu",
@@ -241,11 +241,11 @@ ImageFolderBatches::ImageFolderBatches(ImageFolderBatchOptions options)
   loader.transform.kind = options_.training ? TransformKind::kTrain : TransformKind::kValidation;
   loader.transform.dct_scaling = options_.dct_scaling;
   crop_ = loader.transform.crop_size;
-  decode_ = options_.decode == ImageDecode::kGpu ||
-                   (options_.decode == ImageDecode::kAuto && options_.device.is_cuda() &&
-                    gpu_decode_available())
-               ? ImageDecode::kGpu
-               : ImageDecode::kCpu;
+  decode_ =
+      options_.decode == ImageDecode::kGpu || (options_.decode == ImageDecode::kAuto &&
+                                               options_.device.is_cuda() && gpu_decode_available())
+          ? ImageDecode::kGpu
+          : ImageDecode::kCpu;
 #if GPUPERF_WITH_CUDA
   if (options_.device.is_cuda()) {
     const c10::DeviceIndex index =
@@ -307,9 +307,9 @@ std::string ImageFolderBatches::name() const {
   return "image folder " + options_.folder + " (" + std::to_string(files_) + " JPEG files, " +
          std::to_string(classes_) + " classes, " + (options_.training ? "training" : "validation") +
          " transform, " + std::to_string(threads_) + " CPU threads" +
-         (gpu_ ? ", decoded on the GPU" + gpu_backend() + ")"
-               : copy_ ? ", pinned buffers, copies on their own stream)"
-                       : ")");
+         (gpu_    ? ", decoded on the GPU" + gpu_backend() + ")"
+          : copy_ ? ", pinned buffers, copies on their own stream)"
+                  : ")");
 }
 
 std::string ImageFolderBatches::gpu_backend() const {

@@ -74,9 +74,9 @@ __global__ void resize_normalize_kernel(const ImageResizeJob* jobs, int out_size
     float acc[3] = {0.0f, 0.0f, 0.0f};
     for (int j = 0; j < ay.count; ++j) {
       const float wy = weight(ay, j) * wy_norm;
-      const std::uint8_t* row = job.pixels +
-                                static_cast<std::int64_t>(job.region_top + ay.first + j) * job.pitch +
-                                static_cast<std::int64_t>(job.region_left + ax.first) * 3;
+      const std::uint8_t* row =
+          job.pixels + static_cast<std::int64_t>(job.region_top + ay.first + j) * job.pitch +
+          static_cast<std::int64_t>(job.region_left + ax.first) * 3;
       float h[3] = {0.0f, 0.0f, 0.0f};
       for (int k = 0; k < ax.count; ++k) {
         const float wx = weight(ax, k) * wx_norm;

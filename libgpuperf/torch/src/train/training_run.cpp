@@ -98,7 +98,8 @@ void TrainingRun::validate() const {
                       "needs nvJPEG, which this build did not find (cpu or auto)");
   }
   if (decode == ImageDecode::kGpu && device == "cpu") {
-    throw ConfigError("TrainingRun::decode", "gpu", "needs a CUDA device ({TrainingRun::device} "
+    throw ConfigError("TrainingRun::decode", "gpu",
+                      "needs a CUDA device ({TrainingRun::device} "
                       "is cpu)");
   }
   if (!data.empty() && info.input_shape != std::vector<std::int64_t>{3, 224, 224}) {

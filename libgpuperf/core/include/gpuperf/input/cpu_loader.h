@@ -45,7 +45,7 @@ struct HostAllocator {
 
 /// What the loader's threads hand over for each sample.
 enum class LoaderOutput {
-  kPixels,   ///< decoded and transformed samples (ImageBatch::images)
+  kPixels,  ///< decoded and transformed samples (ImageBatch::images)
   /// The file's bytes and the sample's plan (ImageBatch::encoded), for a GPU decoder; files a
   /// GPU decoder should not get (not baseline YCbCr with 3 components, or without an end
   /// marker) are decoded and transformed on the thread as in kPixels.
@@ -70,7 +70,7 @@ struct CpuLoaderOptions {
   /// The first bad file is an error (BadImageError naming it, from next() at its batch)
   /// instead of being skipped and replaced.
   bool strict = false;
-  ImageTransformOptions transform;  ///< training or validation transform, output type
+  ImageTransformOptions transform;              ///< training or validation transform, output type
   LoaderOutput output = LoaderOutput::kPixels;  ///< decoded samples or encoded files
   HostAllocator allocator = HostAllocator::aligned();  ///< the batch buffers
   int max_reported_skips = 16;  ///< skipped files listed in the stats (the count is complete)

@@ -47,7 +47,7 @@ struct ImageFolderBatchOptions {
   std::uint64_t seed = 0;    ///< the shuffle and the crops follow from it
   int rank = 0;              ///< data-parallel rank
   int world_size = 1;        ///< ranks sharing each epoch
-  torch::Device device = torch::kCPU;  ///< where next() puts the batch
+  torch::Device device = torch::kCPU;       ///< where next() puts the batch
   ImageDecode decode = ImageDecode::kAuto;  ///< where the files are decoded
   /// CPU decoding at 1/2, 1/4 or 1/8 size where the crop allows (ImageTransformOptions::
   /// dct_scaling): faster, a few levels from PIL's pixels; false: PIL's pixels exactly.
@@ -94,9 +94,9 @@ class ImageFolderBatches final : public BatchSource {
   std::int64_t crop_ = 0;  ///< output height and width (the transform's crop)
   [[nodiscard]] std::string gpu_backend() const;  ///< " by nvJPEG's ... backend" or ""
   ImageDecode decode_ = ImageDecode::kCpu;
-  struct DeviceCopy;       ///< the copy stream and its last copy (CUDA devices)
+  struct DeviceCopy;  ///< the copy stream and its last copy (CUDA devices)
   std::unique_ptr<DeviceCopy> copy_;
-  struct GpuDecode;        ///< the decode thread, nvJPEG and the batches ready (kGpu)
+  struct GpuDecode;  ///< the decode thread, nvJPEG and the batches ready (kGpu)
   std::unique_ptr<GpuDecode> gpu_;
 };
 

@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""The PyTorch peer of gpuperf's GPU input pipeline (benchmarks/gpu_loader_bench): file bytes read
+by a torch.utils.data.DataLoader (--workers processes, torchvision.io.read_file, shuffled), then
+torchvision's batched GPU decode, torchvision.io.decode_jpeg(list, device="cuda"), and the ImageNet
+training transform on the GPU per image (RandomResizedCrop's parameters, transforms.v2.functional.
+resized_crop(..., antialias=True) to 224, RandomHorizontalFlip), stacked, converted to float and
+normalised: float32 NCHW channels_last batches on the GPU, as gpuperf's loader hands them to
+training.
+
+Method, as gpu_loader_bench's: two untimed batches, then --batches batches timed on the wall clock
+with the device synchronised at the end: images per second.
+
+    python3 gpu_loader_peer.py --data /tmp/fake-imagenet --workers 4 --batches 40
+
+Prints one JSON line: {"images_per_second", "images", "seconds", "workers", "batch_size", ...}.
+"""
+import argparse
+import json
+import sys
+import time
+
+import torch
+import torchvision
+from torchvision.io import ImageReadMode, decode_jpeg, read_file
+from torchvision import transforms as T
+from torchvision.transforms.v2 import functional as F
+
+
+class FileBytes(torch.utils.data.Dataset):
+    """ImageFolder's samples as raw file bytes (uint8 tensors) and labels."""
+
+    def __init__(self, root):
+        self.samples = torchvision.datasets.ImageFolder(root).samples
+
+    def __len__(self):
+        return len(self.samples)
+
+    def __getitem__(self, i):
+        path, label = self.samples[i]
+        return read_file(path), label
+
+
+def as_lists(batch):
+    return [b[0] for b in batch], torch.tensor([b[1] for b in batch])
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--data", required=True)
+    p.add_argument("--workers", type=int, default=4)
+    p.add_argument("--batch-size", type=int, default=256)
+    p.add_argument("--batches", type=int, default=40)
+    p.add_argument("--seed", type=int, default=0)
+    a = p.parse_args()
+    if a.workers < 0 or a.batch_size < 1 or a.batches < 1:
+        p.error("--workers must be >= 0, --batch-size and --batches >= 1")
+    if not torch.cuda.is_available():
+        p.error("needs a CUDA GPU")
+    torch.manual_seed(a.seed)
+    device = torch.device("cuda")
+    mean = torch.tensor([0.485, 0.456, 0.406], device=device).view(1, 3, 1, 1) * 255
+    std = torch.tensor([0.229, 0.224, 0.225], device=device).view(1, 3, 1, 1) * 255
+    scale, ratio = (0.08, 1.0), (3.0 / 4.0, 4.0 / 3.0)
+    loader = torch.utils.data.DataLoader(FileBytes(a.data), batch_size=a.batch_size,
+                                         shuffle=True, num_workers=a.workers, drop_last=True,
+                                         collate_fn=as_lists, persistent_workers=a.workers > 0,
+                                         prefetch_factor=4 if a.workers > 0 else None)
+
+    def batches():
+        while True:
+            for files, labels in loader:
+                images = decode_jpeg(files, mode=ImageReadMode.RGB, device=device)
+                out = []
+                for img in images:
+                    top, left, h, w = T.RandomResizedCrop.get_params(img, scale, ratio)
+                    img = F.resized_crop(img, top, left, h, w, [224, 224], antialias=True)
+                    if torch.rand(1).item() < 0.5:
+                        img = F.horizontal_flip(img)
+                    out.append(img)
+                x = torch.stack(out).float().sub_(mean).div_(std)
+                yield (x.contiguous(memory_format=torch.channels_last),
+                       labels.to(device, non_blocking=True))
+
+    it = batches()
+    for _ in range(2):
+        next(it)
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    images = 0
+    for _ in range(a.batches):
+        x, _ = next(it)
+        images += x.shape[0]
+    torch.cuda.synchronize()
+    seconds = time.perf_counter() - start
+    print(json.dumps({"images_per_second": images / seconds, "images": images,
+                      "seconds": seconds, "workers": a.workers, "batch_size": a.batch_size,
+                      "decode": "torchvision.io.decode_jpeg(device='cuda')",
+                      "torch": torch.__version__, "torchvision": torchvision.__version__}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
