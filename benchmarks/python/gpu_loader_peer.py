@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The PyTorch peer of gpuperf's GPU input pipeline (benchmarks/gpu_loader_bench): file bytes read
-by a torch.utils.data.DataLoader (--workers processes, torchvision.io.read_file, shuffled), then
+by a torch.utils.data.DataLoader (--workers processes, shuffled), then
 torchvision's batched GPU decode, torchvision.io.decode_jpeg(list, device="cuda"), and the ImageNet
 training transform on the GPU per image (RandomResizedCrop's parameters, transforms.v2.functional.
 resized_crop(..., antialias=True) to 224, RandomHorizontalFlip), stacked, converted to float and
@@ -19,9 +19,10 @@ import json
 import sys
 import time
 
+import numpy
 import torch
 import torchvision
-from torchvision.io import ImageReadMode, decode_jpeg, read_file
+from torchvision.io import ImageReadMode, decode_jpeg
 from torchvision import transforms as T
 from torchvision.transforms.v2 import functional as F
 
@@ -37,11 +38,13 @@ class FileBytes(torch.utils.data.Dataset):
 
     def __getitem__(self, i):
         path, label = self.samples[i]
-        return read_file(path), label
+        # A NumPy array travels from the worker pickled; a tensor per file would travel as a
+        # shared-memory file descriptor each, and a batch of them exhausts the descriptors.
+        return numpy.fromfile(path, dtype=numpy.uint8), label
 
 
 def as_lists(batch):
-    return [b[0] for b in batch], torch.tensor([b[1] for b in batch])
+    return [torch.from_numpy(b[0]) for b in batch], torch.tensor([b[1] for b in batch])
 
 
 def main():

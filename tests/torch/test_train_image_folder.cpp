@@ -135,7 +135,14 @@ TEST_CASE("JPEGs decoded by nvJPEG on the GPU match libjpeg's samples, bad files
       REQUIRE(g.input.is_cuda());
       CHECK(g.input.is_contiguous(at::MemoryFormat::ChannelsLast));
       // The same files in the same slots: the labels equal (no bad file gives a wrong one).
-      REQUIRE(torch::equal(g.target.cpu(), c.target));
+      const bool same_labels = torch::equal(g.target.cpu(), c.target);
+      if (!same_labels) {
+        std::cout << "batch " << i << ": labels " << g.target.cpu() << " vs libjpeg's "
+                  << c.target << "\n";
+        for (const auto& [name, value] : decoded.gpu_figures())
+          std::cout << "  " << name << " " << value << "\n";
+      }
+      CHECK(same_labels);
       differences.push_back(
           ((g.input.cpu().to(torch::kDouble) - c.input.to(torch::kDouble)) * level).abs());
     }

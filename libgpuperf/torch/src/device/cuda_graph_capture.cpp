@@ -29,7 +29,10 @@ std::string capture_on_side_stream(at::cuda::CUDAGraph& graph, c10::DeviceIndex 
     // The graph allocates from its own pool: the blocks the eager steps left in the allocator's
     // cache would otherwise stay reserved beside it, doubling a step's working set.
     c10::cuda::CUDACachingAllocator::emptyCache();
-    graph.capture_begin();
+    // Thread-local capture: only this thread's calls are captured or refused. Under the global
+    // mode, another thread's CUDA work (the input pipeline's nvJPEG decode and copies on their
+    // own stream) would break the capture.
+    graph.capture_begin(at::cuda::MempoolId_t{0, 0}, cudaStreamCaptureModeThreadLocal);
     try {
       step();
     } catch (...) {
