@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The PyTorch peer of gpuperf's GPU input pipeline (benchmarks/gpu_loader_bench): file bytes read
-by a torch.utils.data.DataLoader (--workers processes, shuffled), then
+by a pool of --workers threads one batch ahead (shuffled each epoch), then
 torchvision's batched GPU decode, torchvision.io.decode_jpeg(list, device="cuda"), and the ImageNet
 training transform on the GPU per image (RandomResizedCrop's parameters, transforms.v2.functional.
 resized_crop(..., antialias=True) to 224, RandomHorizontalFlip), stacked, converted to float and
@@ -18,8 +18,8 @@ import argparse
 import json
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 
-import numpy
 import torch
 import torchvision
 from torchvision.io import ImageReadMode, decode_jpeg
@@ -27,24 +27,9 @@ from torchvision import transforms as T
 from torchvision.transforms.v2 import functional as F
 
 
-class FileBytes(torch.utils.data.Dataset):
-    """ImageFolder's samples as raw file bytes (uint8 tensors) and labels."""
-
-    def __init__(self, root):
-        self.samples = torchvision.datasets.ImageFolder(root).samples
-
-    def __len__(self):
-        return len(self.samples)
-
-    def __getitem__(self, i):
-        path, label = self.samples[i]
-        # A NumPy array travels from the worker pickled; a tensor per file would travel as a
-        # shared-memory file descriptor each, and a batch of them exhausts the descriptors.
-        return numpy.fromfile(path, dtype=numpy.uint8), label
-
-
-def as_lists(batch):
-    return [torch.from_numpy(b[0]) for b in batch], torch.tensor([b[1] for b in batch])
+def read_bytes(path):
+    with open(path, "rb") as f:
+        return torch.frombuffer(bytearray(f.read()), dtype=torch.uint8)
 
 
 def main():
@@ -64,25 +49,44 @@ def main():
     mean = torch.tensor([0.485, 0.456, 0.406], device=device).view(1, 3, 1, 1) * 255
     std = torch.tensor([0.229, 0.224, 0.225], device=device).view(1, 3, 1, 1) * 255
     scale, ratio = (0.08, 1.0), (3.0 / 4.0, 4.0 / 3.0)
-    loader = torch.utils.data.DataLoader(FileBytes(a.data), batch_size=a.batch_size,
-                                         shuffle=True, num_workers=a.workers, drop_last=True,
-                                         collate_fn=as_lists, persistent_workers=a.workers > 0,
-                                         prefetch_factor=4 if a.workers > 0 else None)
+    samples = torchvision.datasets.ImageFolder(a.data).samples
+    pool = ThreadPoolExecutor(max_workers=max(1, a.workers))  # the files
+    batcher = ThreadPoolExecutor(max_workers=1)  # the next batch, which waits for its files
+
+    def read_batch(indices):
+        files = list(pool.map(read_bytes, [samples[i][0] for i in indices]))
+        return files, torch.tensor([samples[i][1] for i in indices])
 
     def batches():
+        # Files read by the thread pool one batch ahead (file reads release the GIL) while the
+        # GPU decodes the batch before.
         while True:
-            for files, labels in loader:
-                images = decode_jpeg(files, mode=ImageReadMode.RGB, device=device)
-                out = []
-                for img in images:
-                    top, left, h, w = T.RandomResizedCrop.get_params(img, scale, ratio)
-                    img = F.resized_crop(img, top, left, h, w, [224, 224], antialias=True)
-                    if torch.rand(1).item() < 0.5:
-                        img = F.horizontal_flip(img)
-                    out.append(img)
-                x = torch.stack(out).float().sub_(mean).div_(std)
-                yield (x.contiguous(memory_format=torch.channels_last),
-                       labels.to(device, non_blocking=True))
+            order = torch.randperm(len(samples)).tolist()
+            starts = range(0, len(order) - a.batch_size + 1, a.batch_size)
+            ahead = None
+            for s0 in starts:
+                nxt = batcher.submit(read_batch, order[s0:s0 + a.batch_size])
+                if ahead is None:
+                    ahead = nxt
+                    continue
+                files, labels = ahead.result()
+                ahead = nxt
+                yield transform(files, labels)
+            if ahead is not None:
+                yield transform(*ahead.result())
+
+    def transform(files, labels):
+        images = decode_jpeg(files, mode=ImageReadMode.RGB, device=device)
+        out = []
+        for img in images:
+            top, left, h, w = T.RandomResizedCrop.get_params(img, scale, ratio)
+            img = F.resized_crop(img, top, left, h, w, [224, 224], antialias=True)
+            if torch.rand(1).item() < 0.5:
+                img = F.horizontal_flip(img)
+            out.append(img)
+        x = torch.stack(out).float().sub_(mean).div_(std)
+        return (x.contiguous(memory_format=torch.channels_last),
+                labels.to(device, non_blocking=True))
 
     it = batches()
     for _ in range(2):
