@@ -12,6 +12,8 @@ with the device synchronised at the end: images per second.
 
     python3 gpu_loader_peer.py --data /tmp/fake-imagenet --workers 4 --batches 40
 
+--transform none times the decode alone: a bound on what any transform after it can reach.
+
 Prints one JSON line: {"images_per_second", "images", "seconds", "workers", "batch_size", ...}.
 """
 import argparse
@@ -39,6 +41,8 @@ def main():
     p.add_argument("--batch-size", type=int, default=256)
     p.add_argument("--batches", type=int, default=40)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--transform", choices=["train", "none"], default="train",
+                   help="none: decode only (no crop, flip or normalisation), the peer's bound")
     a = p.parse_args()
     if a.workers < 0 or a.batch_size < 1 or a.batches < 1:
         p.error("--workers must be >= 0, --batch-size and --batches >= 1")
@@ -77,6 +81,8 @@ def main():
 
     def transform(files, labels):
         images = decode_jpeg(files, mode=ImageReadMode.RGB, device=device)
+        if a.transform == "none":
+            return images, labels.to(device, non_blocking=True)
         out = []
         for img in images:
             top, left, h, w = T.RandomResizedCrop.get_params(img, scale, ratio)
@@ -96,12 +102,13 @@ def main():
     images = 0
     for _ in range(a.batches):
         x, _ = next(it)
-        images += x.shape[0]
+        images += len(x)
     torch.cuda.synchronize()
     seconds = time.perf_counter() - start
     print(json.dumps({"images_per_second": images / seconds, "images": images,
                       "seconds": seconds, "workers": a.workers, "batch_size": a.batch_size,
                       "decode": "torchvision.io.decode_jpeg(device='cuda')",
+                      "transform": a.transform,
                       "torch": torch.__version__, "torchvision": torchvision.__version__}))
     return 0
 
