@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "gpuperf/base/checkpoint_file.h"
+#include "gpuperf/base/choices.h"
 #include "gpuperf/base/error.h"
 #include "gpuperf/base/files.h"
 #include "gpuperf/base/format.h"
@@ -277,4 +278,15 @@ TEST_CASE("one formatter per unit: percent, ms, GB, grouped counts, exact sizes,
   CHECK(gpuperf::format_exact_bytes(1048572) == "1048572 B");
   CHECK(gpuperf::format_exact_bytes(4.0 * 1024 * 1024 * 1024) == "4 GiB");
   CHECK(gpuperf::format_exact_bytes(0) == "0 B");
+}
+
+TEST_CASE("the decode choice reads its three spellings back and names a bad one", "[choices]") {
+  for (const gpuperf::ImageDecode d :
+       {gpuperf::ImageDecode::kAuto, gpuperf::ImageDecode::kCpu, gpuperf::ImageDecode::kGpu}) {
+    CHECK(gpuperf::parse_image_decode(gpuperf::to_string(d)) == d);
+  }
+  CHECK(gpuperf::to_string(gpuperf::ImageDecode::kGpu) == "gpu");
+  CHECK_THROWS_WITH(gpuperf::parse_image_decode("nvjpeg", "decode"),
+                    Catch::Contains("decode") && Catch::Contains("'nvjpeg'") &&
+                        Catch::Contains("auto, cpu, gpu"));
 }

@@ -315,6 +315,7 @@ std::string ImageFolderBatches::name() const {
                   : ")");
 }
 
+// NOLINTNEXTLINE(readability-convert-member-functions-to-static): reads gpu_ with nvJPEG
 std::string ImageFolderBatches::gpu_backend() const {
 #if GPUPERF_WITH_NVJPEG
   if (gpu_) return " by nvJPEG's " + gpu_->decoder.backend() + " backend";
@@ -322,6 +323,7 @@ std::string ImageFolderBatches::gpu_backend() const {
   return "";
 }
 
+// NOLINTNEXTLINE(readability-convert-member-functions-to-static): reads gpu_ with nvJPEG
 std::vector<std::pair<std::string, double>> ImageFolderBatches::gpu_figures() const {
   std::vector<std::pair<std::string, double>> figures;
 #if GPUPERF_WITH_NVJPEG
