@@ -446,9 +446,16 @@ TEST_CASE("a run measured on JPEG files caps each GPU at what the host cores dec
     INFO(a.spec->id);
     CHECK(a.samples_per_second <= 2 * 8 * 300 + 1e-6);
   }
+  // A run whose files the GPU decoded: its per-core figure is file reading, no cap on cores.
+  request.gpu_count = 1;
+  ranking = gpuperf::advise(request, db, {run}, {});
+  for (const auto& a : ranking) CHECK(a.samples_per_second <= 8 * 300 + 1e-6);
+  run.record.metrics["loader_decodes_on_gpu"] = 1;
+  ranking = gpuperf::advise(request, db, {run}, {});
+  REQUIRE(ranking[0].spec->id == "h200-sxm-141gb");
+  CHECK(ranking[0].samples_per_second == Approx(5438));
   // Without a run on files nothing is capped.
   run.record.metrics.clear();
-  request.gpu_count = 1;
   ranking = gpuperf::advise(request, db, {run}, {});
   CHECK(ranking[0].samples_per_second == Approx(5438));
   request.mode = gpuperf::WorkloadKind::kInference;

@@ -404,7 +404,12 @@ void add_run_references(const AdvisorRequest& request, const SpecDatabase& db,
     }
     const auto per_core = r.metrics.find("loader_images_per_second_per_core");
     const auto threads = r.metrics.find("loader_threads");
-    if (per_core != r.metrics.end() && threads != r.metrics.end() && per_core->second > 0 &&
+    // A run whose files the GPU decoded (nvJPEG) says how fast its threads read files, not how
+    // fast a core decodes: the host's cores do not bound it that way.
+    const auto on_gpu = r.metrics.find("loader_decodes_on_gpu");
+    const bool host_decoded = on_gpu == r.metrics.end() || !(on_gpu->second > 0);
+    if (host_decoded && per_core != r.metrics.end() && threads != r.metrics.end() &&
+        per_core->second > 0 &&
         threads->second > 0 &&
         !(found.loader_per_core >= per_core->second)) {  // NaN compares false: the first
       found.loader_per_core = per_core->second;
