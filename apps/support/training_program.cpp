@@ -119,6 +119,9 @@ void add_model_options(CLI::App& app, TrainingOptions& o) {
                  "--data: where the JPEGs are decoded: gpu (nvJPEG, the hardware decoder where "
                  "the GPU has one), cpu (libjpeg-turbo on the loader threads) or auto (gpu on a "
                  "CUDA device when the build has nvJPEG)");
+  app.add_option("--host-decode-share", r.host_decode_share,
+                 "--data decoded on the GPU: the share of each batch (0..1) the loader threads "
+                 "decode instead, beside the GPU's decoder");
   app.add_flag("--compare-synthetic", r.compare_synthetic,
                "--data: time the same steps on synthetic batches afterwards and record the "
                "files' share of that rate");

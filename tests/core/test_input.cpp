@@ -604,6 +604,42 @@ TEST_CASE("In encoded mode good files come as bytes and plans, the rest decoded 
   CHECK(stats.skipped == pixels.stats().skipped);
 }
 
+TEST_CASE("In encoded mode the host share of each batch is decoded by the threads", "[input]") {
+  TempFolder root("host-share");
+  const gpuperf::ImageFolder folder = small_folder(root, 2, 7);
+  gpuperf::CpuLoaderOptions o = small_loader_options();
+  o.batch_size = 6;
+  o.threads = 2;
+  gpuperf::CpuLoader pixels(folder.samples, o);
+  o.output = gpuperf::LoaderOutput::kEncoded;
+  o.host_share = 0.5;
+  gpuperf::CpuLoader encoded(folder.samples, o);
+  const std::size_t sample_bytes = o.transform.sample_bytes();
+  int batches = 0;
+  while (const gpuperf::ImageBatch* e = encoded.next()) {
+    const gpuperf::ImageBatch* p = pixels.next();
+    REQUIRE(p != nullptr);
+    REQUIRE(e->sample_ids == p->sample_ids);
+    // round(0.5 x size) slots first, decoded as the pixel mode decodes them; the rest handed over.
+    const int host = static_cast<int>(std::lround(0.5 * e->size));
+    for (int i = 0; i < e->size; ++i) {
+      const auto slot = static_cast<std::size_t>(i);
+      CHECK(e->encoded[slot].on_host == (i < host));
+      if (i < host) {
+        CHECK(std::memcmp(static_cast<const std::uint8_t*>(e->images) + sample_bytes * slot,
+                          static_cast<const std::uint8_t*>(p->images) + sample_bytes * slot,
+                          sample_bytes) == 0);
+      }
+    }
+    ++batches;
+  }
+  CHECK(batches == 3);  // 14 files in batches of 6: two full, one of 2
+  CHECK(encoded.stats().images_encoded == 3 + 3 + 1);
+  o.host_share = 1.5;
+  CHECK_THROWS_WITH(gpuperf::CpuLoader(folder.samples, o),
+                    Catch::Contains("CpuLoaderOptions::host_share"));
+}
+
 TEST_CASE("In strict mode the first bad file stops the loader naming it", "[input]") {
   TempFolder root("strict");
   small_folder(root, 1, 3);

@@ -206,6 +206,13 @@ TEST_CASE("image folder batches refuse bad options and empty folders, naming the
   CHECK_THROWS_WITH(gpuperf::ImageFolderBatches(options),
                     Catch::Contains("ImageFolderBatchOptions::batch_size: must be >= 1"));
   options.batch_size = 2;
+  options.host_decode_share = 0.5;
+  options.decode = gpuperf::ImageDecode::kCpu;
+  CHECK_THROWS_WITH(gpuperf::ImageFolderBatches(options),
+                    Catch::Contains("ImageFolderBatchOptions::host_decode_share") &&
+                        Catch::Contains("applies to decoding on the GPU"));
+  options.host_decode_share = 0;
+  options.decode = gpuperf::ImageDecode::kAuto;
   options.rank = 2;
   options.world_size = 2;
   CHECK_THROWS_WITH(gpuperf::ImageFolderBatches(options),

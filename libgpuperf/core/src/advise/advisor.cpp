@@ -409,8 +409,7 @@ void add_run_references(const AdvisorRequest& request, const SpecDatabase& db,
     const auto on_gpu = r.metrics.find("loader_decodes_on_gpu");
     const bool host_decoded = on_gpu == r.metrics.end() || !(on_gpu->second > 0);
     if (host_decoded && per_core != r.metrics.end() && threads != r.metrics.end() &&
-        per_core->second > 0 &&
-        threads->second > 0 &&
+        per_core->second > 0 && threads->second > 0 &&
         !(found.loader_per_core >= per_core->second)) {  // NaN compares false: the first
       found.loader_per_core = per_core->second;
       found.loader_threads = threads->second;

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <cstdlib>
 #include <exception>
@@ -74,6 +75,8 @@ void CpuLoaderOptions::validate() const {
   require_setting(world_size >= 1, "CpuLoaderOptions::world_size", world_size, ">= 1");
   require_setting(rank >= 0 && rank < world_size, "CpuLoaderOptions::rank", rank,
                   "in 0..{world_size}-1");
+  require_setting(host_share >= 0 && host_share <= 1, "CpuLoaderOptions::host_share", host_share,
+                  "in 0..1");
   require_setting(max_reported_skips >= 0, "CpuLoaderOptions::max_reported_skips",
                   max_reported_skips, ">= 0");
   if (!allocator.allocate || !allocator.release) {
@@ -264,7 +267,8 @@ struct CpuLoader::State {
           encoded.random = random;
           encoded.plan =
               sample_plan(encoded.header.height, encoded.header.width, options.transform, random);
-          encoded.on_host = !for_gpu(encoded.header, encoded.bytes);
+          encoded.on_host =
+              work.position < host_slots(view.size) || !for_gpu(encoded.header, encoded.bytes);
           if (encoded.on_host) {
             const TransformReport report =
                 transformer.transform(encoded.bytes.data(), encoded.bytes.size(), random, out);
@@ -305,6 +309,11 @@ struct CpuLoader::State {
               " do not decode (the last: " + outcome.skipped.back().path + ": " +
               to_string(outcome.skipped.back().reason) + ")"));
     return outcome;
+  }
+
+  // kEncoded: the slots of a batch of `size` the threads decode whatever the file.
+  [[nodiscard]] int host_slots(int size) const {
+    return static_cast<int>(std::lround(options.host_share * size));
   }
 
   // Under the lock.

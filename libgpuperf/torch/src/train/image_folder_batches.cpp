@@ -211,6 +211,13 @@ void ImageFolderBatchOptions::validate() const {
   require_setting(world_size >= 1, "ImageFolderBatchOptions::world_size", world_size, ">= 1");
   require_setting(rank >= 0 && rank < world_size, "ImageFolderBatchOptions::rank", rank,
                   ">= 0 and < {world_size}");
+  require_setting(host_decode_share >= 0 && host_decode_share <= 1,
+                  "ImageFolderBatchOptions::host_decode_share", host_decode_share, "in 0..1");
+  if (host_decode_share > 0 && decode == ImageDecode::kCpu) {
+    throw ConfigError("ImageFolderBatchOptions::host_decode_share",
+                      std::to_string(host_decode_share),
+                      "applies to decoding on the GPU ({ImageFolderBatchOptions::decode} is cpu)");
+  }
   if (decode == ImageDecode::kGpu && !device.is_cuda()) {
     throw ConfigError(
         "ImageFolderBatchOptions::decode", "gpu",
@@ -261,6 +268,7 @@ ImageFolderBatches::ImageFolderBatches(ImageFolderBatchOptions options)
 #if GPUPERF_WITH_NVJPEG
   if (decode_ == ImageDecode::kGpu) {
     loader.output = LoaderOutput::kEncoded;
+    loader.host_share = options_.host_decode_share;
     gpu_ = std::make_unique<GpuDecode>(options_.device.index(), loader.transform,
                                        options_.prefetch_batches);
   }

@@ -93,6 +93,12 @@ void TrainingRun::validate() const {
     throw ConfigError("TrainingRun::decode", to_string(decode),
                       "applies to runs on files ({TrainingRun::data}): no folder given");
   }
+  require_setting(host_decode_share >= 0 && host_decode_share <= 1,
+                  "TrainingRun::host_decode_share", host_decode_share, "in 0..1");
+  if (host_decode_share > 0 && (data.empty() || decode == ImageDecode::kCpu)) {
+    throw ConfigError("TrainingRun::host_decode_share", format_number(host_decode_share, 3),
+                      "applies to runs on files ({TrainingRun::data}) decoded on the GPU");
+  }
   if (decode == ImageDecode::kGpu && !gpu_decode_available()) {
     throw ConfigError("TrainingRun::decode", "gpu",
                       "needs nvJPEG, which this build did not find (cpu or auto)");
@@ -306,6 +312,7 @@ std::unique_ptr<ImageFolderBatches> make_folder_batches(const TrainingRun& run,
   options.world_size = static_cast<int>(hooks.data_world_size);
   options.device = r.device;
   options.decode = run.decode;
+  options.host_decode_share = run.host_decode_share;
   return std::make_unique<ImageFolderBatches>(options);
 }
 
@@ -329,7 +336,8 @@ void compare_with_synthetic(const TrainingRun& run, const ResolvedTraining& r, s
 
 // What the loader did, and whether it kept up: its decoding rate per busy core times its threads
 // is the most it can deliver; a step rate above 90% of that is input-bound.
-void add_loader_figures(const ImageFolderBatches& folder, RunRecord& record) {
+void add_loader_figures(const ImageFolderBatches& folder, double host_decode_share,
+                        RunRecord& record) {
   const CpuLoaderStats stats = folder.stats();
   double busy = 0;
   for (double seconds : stats.decode_seconds_per_thread) busy += seconds;
@@ -339,6 +347,7 @@ void add_loader_figures(const ImageFolderBatches& folder, RunRecord& record) {
   record.metrics["loader_host_bytes"] = static_cast<double>(stats.host_bytes);
   const bool on_gpu = folder.decode() == ImageDecode::kGpu;
   record.metrics["loader_decodes_on_gpu"] = on_gpu ? 1.0 : 0.0;
+  if (on_gpu) record.metrics["loader_host_decode_share"] = host_decode_share;
   double gpu_stream_seconds = 0;
   for (const auto& [name, value] : folder.gpu_figures()) {
     record.metrics[name] = value;
@@ -641,7 +650,7 @@ std::string measure_training(const TrainingRun& run, const ResolvedTraining& r,
   if (r.device.is_cuda()) record.metrics["peak_reserved_bytes"] = memory.peak_reserved;
   if (prediction) add_memory_prediction(*prediction, record);
   if (r.language_model()) add_language_model_figures(r, step.module(), record);
-  if (folder) add_loader_figures(*folder, record);
+  if (folder) add_loader_figures(*folder, run.host_decode_share, record);
   if (folder && run.compare_synthetic)
     compare_with_synthetic(run, r, classes, step, *timer, record);
   if (!run.kernel_trace.empty()) {

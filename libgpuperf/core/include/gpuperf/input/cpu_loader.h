@@ -72,12 +72,16 @@ struct CpuLoaderOptions {
   bool strict = false;
   ImageTransformOptions transform;              ///< training or validation transform, output type
   LoaderOutput output = LoaderOutput::kPixels;  ///< decoded samples or encoded files
+  /// kEncoded: the share of each batch's slots (the first round(host_share x size)) the threads
+  /// decode themselves even where a GPU decoder could, so that the host's cores and the GPU's
+  /// decoder work on each batch side by side. 0..1; 0: only the files a GPU should not get.
+  double host_share = 0;
   HostAllocator allocator = HostAllocator::aligned();  ///< the batch buffers
   int max_reported_skips = 16;  ///< skipped files listed in the stats (the count is complete)
 
   /// Throws ConfigError naming the first bad field: batch_size >= 1, threads 0..1024,
-  /// prefetch_batches 1..64, first_epoch >= 0, epochs >= 1, 0 <= rank < world_size, the
-  /// transform, an allocator with both functions.
+  /// prefetch_batches 1..64, first_epoch >= 0, epochs >= 1, 0 <= rank < world_size, host_share
+  /// 0..1, the transform, an allocator with both functions.
   void validate() const;
 };
 

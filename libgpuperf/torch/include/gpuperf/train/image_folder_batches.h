@@ -49,6 +49,10 @@ struct ImageFolderBatchOptions {
   int world_size = 1;        ///< ranks sharing each epoch
   torch::Device device = torch::kCPU;       ///< where next() puts the batch
   ImageDecode decode = ImageDecode::kAuto;  ///< where the files are decoded
+  /// Decoding on the GPU: the share of each batch (0..1) the CPU threads decode instead, so
+  /// that the host's cores and the GPU's decoder each take part of the batch
+  /// (CpuLoaderOptions::host_share). 0: the GPU decodes every file it can.
+  double host_decode_share = 0;
   /// CPU decoding at 1/2, 1/4 or 1/8 size where the crop allows (ImageTransformOptions::
   /// dct_scaling): faster, a few levels from PIL's pixels; false: PIL's pixels exactly.
   bool dct_scaling = true;

@@ -63,6 +63,9 @@ struct TrainingRun : RunBasics {
   /// data: where the files are decoded (auto: on the GPU with nvJPEG where the run is on a CUDA
   /// device and the build has it, else on the CPU threads).
   ImageDecode decode = ImageDecode::kAuto;
+  /// data, decoded on the GPU: the share of each batch the loader threads decode instead
+  /// (ImageFolderBatchOptions::host_decode_share), 0..1.
+  double host_decode_share = 0;
   /// data: after the run on the files, the same step timed again on synthetic batches (same
   /// measurement settings, same model and CUDA graph), recorded as synthetic_images_per_second
   /// and data_to_synthetic_ratio (the files' median over the synthetic median).
