@@ -38,13 +38,17 @@ int main(int argc, char** argv) try {
   app.add_option("--prefetch-batches", options.prefetch_batches, "Batches prepared ahead")
       ->capture_default_str();
   app.add_option("--seed", options.seed, "Shuffle and crop seed")->capture_default_str();
+  app.add_option("--host-decode-share", options.host_decode_share,
+                 "--decode gpu: the share of each batch the threads decode instead (0..1)")
+      ->capture_default_str();
   app.add_flag("--val", validation, "Validation transform (Resize 256 + CenterCrop 224)");
   return gpuperf::program::run_program(app, argc, argv, [&] {
     gpuperf::require_setting(batches >= 1, "batches", batches, ">= 1");
     options.decode = gpuperf::parse_image_decode(decode, "decode");
     options.training = !validation;
-    if (!torch::cuda::is_available()) throw gpuperf::ConfigError("this program needs a CUDA GPU");
     options.device = torch::Device(torch::kCUDA, 0);
+    options.validate();  // a bad setting is named first, on any machine
+    if (!torch::cuda::is_available()) throw gpuperf::ConfigError("this program needs a CUDA GPU");
     gpuperf::ImageFolderBatches loader(options);
     // Two untimed batches: threads and decoder started, files in the page cache.
     for (int i = 0; i < 2; ++i) (void)loader.next();

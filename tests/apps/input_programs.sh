@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make_jpeg_folder and cpu_loader_bench end to end: a generated folder with the bad-input cases
+# make_jpeg_folder and cpu_loader_bench end to end (and gpu_loader_bench's refusals): a generated folder with the bad-input cases
 # planted, loaded by two threads (the bad files skipped and counted, never fatal); bad options
 # exit 2 naming the option and write nothing.
 # Usage: input_programs.sh <bin dir of make_jpeg_folder> <bin dir of cpu_loader_bench> <work dir>
@@ -47,4 +47,15 @@ check_usage "--out $work/data: exists and is not an empty folder" --out "$work/d
 [ ! -e "$work/none" ] || fail "a refused run wrote $work/none"
 out=$("$bench" --data "$work/none" 2>&1)
 [ $? -eq 2 ] || fail "cpu_loader_bench on a missing folder did not exit 2: $out"
+# gpu_loader_bench (LibTorch; it runs only on a GPU): bad settings are named first, on any machine.
+gpu_bench=$2/gpu_loader_bench
+[ -x "$gpu_bench" ] || fail "no $gpu_bench (benchmarks/ builds it beside cpu_loader_bench)"
+out=$("$gpu_bench" --data "$work/data" --host-decode-share 3 2>&1)
+[ $? -eq 2 ] || fail "gpu_loader_bench --host-decode-share 3 did not exit 2: $out"
+echo "$out" | grep -q -- "--host-decode-share: must be in 0..1, got 3" ||
+  fail "gpu_loader_bench did not name --host-decode-share: $out"
+out=$("$gpu_bench" --data "$work/data" --decode nvjpeg 2>&1)
+[ $? -eq 2 ] || fail "gpu_loader_bench --decode nvjpeg did not exit 2: $out"
+echo "$out" | grep -q -- "--decode: unknown value 'nvjpeg'" ||
+  fail "gpu_loader_bench did not name --decode: $out"
 echo "ok: generated, loaded with the bad files skipped, bad options refused"
