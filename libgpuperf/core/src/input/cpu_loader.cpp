@@ -258,32 +258,39 @@ struct CpuLoader::State {
       const std::int64_t id = order[static_cast<std::size_t>((work.rank_position + a) % per_rank)];
       const Sample& sample = samples[static_cast<std::size_t>(id)];
       try {
-        if (options.output == LoaderOutput::kEncoded) {
-          EncodedSample& encoded = view.encoded[static_cast<std::size_t>(work.position)];
-          read_image_file(sample.path, encoded.bytes);
-          outcome.bytes += static_cast<std::int64_t>(encoded.bytes.size());
-          encoded.header = read_jpeg_header(encoded.bytes.data(), encoded.bytes.size(),
-                                            options.transform.decode);
-          encoded.random = random;
-          encoded.plan =
-              sample_plan(encoded.header.height, encoded.header.width, options.transform, random);
-          encoded.on_host =
-              work.position < host_slots(view.size) || !for_gpu(encoded.header, encoded.bytes);
-          if (encoded.on_host) {
-            const TransformReport report =
-                transformer.transform(encoded.bytes.data(), encoded.bytes.size(), random, out);
-            outcome.warnings += report.decode.warnings;
-            outcome.pixels += report.decoded_pixels;
-          } else {
-            outcome.encoded = 1;
+        // kEncoded: the file goes over as bytes and a plan unless the thread decodes it (its
+        // slot is in the host share, or a GPU decoder should not get it). A host-share slot's
+        // header and plan come from the transform, not from a separate read.
+        EncodedSample* encoded = options.output == LoaderOutput::kEncoded
+                                     ? &view.encoded[static_cast<std::size_t>(work.position)]
+                                     : nullptr;
+        std::vector<std::uint8_t>& file = encoded != nullptr ? encoded->bytes : bytes;
+        read_image_file(sample.path, file);
+        outcome.bytes += static_cast<std::int64_t>(file.size());
+        bool on_host = true;
+        if (encoded != nullptr) {
+          encoded->random = random;
+          if (work.position >= host_slots(view.size)) {
+            encoded->header = read_jpeg_header(file.data(), file.size(), options.transform.decode);
+            on_host = !for_gpu(encoded->header, file);
+            if (!on_host) {
+              encoded->plan = sample_plan(encoded->header.height, encoded->header.width,
+                                          options.transform, random);
+            }
           }
-        } else {
-          read_image_file(sample.path, bytes);
-          outcome.bytes += static_cast<std::int64_t>(bytes.size());
+          encoded->on_host = on_host;
+        }
+        if (on_host) {
           const TransformReport report =
-              transformer.transform(bytes.data(), bytes.size(), random, out);
+              transformer.transform(file.data(), file.size(), random, out);
           outcome.warnings += report.decode.warnings;
           outcome.pixels += report.decoded_pixels;
+          if (encoded != nullptr) {
+            encoded->header = report.header;
+            encoded->plan = report.plan;
+          }
+        } else {
+          outcome.encoded = 1;
         }
         outcome.decoded = 1;
         view.labels[work.position] = sample.label;
