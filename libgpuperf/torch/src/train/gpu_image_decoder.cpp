@@ -6,13 +6,17 @@
 #include "train/gpu_image_decoder.h"
 
 #include <ATen/cuda/CUDAEvent.h>
+#include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 #include <cuda_runtime_api.h>
 #include <nvjpeg.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -65,11 +69,106 @@ torch::ScalarType scalar_type_of(SampleType type) {
 constexpr std::int64_t kImageAlignment = 256;
 constexpr int kMaxReportedSkips = 16;
 
+// nvJPEG's device memory from PyTorch's caching allocator, in the order of the stream nvJPEG
+// names: the default allocator's cudaFree waits for the whole device, that is for every training
+// kernel queued, each time nvJPEG resizes a buffer.
+int device_malloc(void* /*context*/, void** pointer, std::size_t size, cudaStream_t stream) {
+  try {
+    *pointer = c10::cuda::CUDACachingAllocator::raw_alloc_with_stream(size, stream);
+    return 0;
+  } catch (...) {
+    return 1;
+  }
+}
+
+int device_free(void* /*context*/, void* pointer, std::size_t /*size*/, cudaStream_t /*stream*/) {
+  try {
+    c10::cuda::CUDACachingAllocator::raw_delete(pointer);
+    return 0;
+  } catch (...) {
+    return 1;
+  }
+}
+
+// nvJPEG's page-locked host memory: blocks are kept and reused once the stream that last used
+// them has passed the point where they were given back (cudaFreeHost, like cudaFree, would wait
+// for the whole device). Freed with the decoder.
+class PinnedPool {
+ public:
+  PinnedPool() = default;
+  PinnedPool(const PinnedPool&) = delete;
+  PinnedPool& operator=(const PinnedPool&) = delete;
+  PinnedPool(PinnedPool&&) = delete;
+  PinnedPool& operator=(PinnedPool&&) = delete;
+  ~PinnedPool() {
+    for (auto& [pointer, block] : blocks_) {
+      if (block.released != nullptr) (void)cudaEventDestroy(block.released);
+      (void)cudaFreeHost(pointer);
+    }
+  }
+
+  static int allocate(void* context, void** pointer, std::size_t size, cudaStream_t /*stream*/) {
+    auto& pool = *static_cast<PinnedPool*>(context);
+    const std::lock_guard<std::mutex> lock(pool.mutex_);
+    // The smallest free block that fits and whose last use has finished.
+    auto best = pool.blocks_.end();
+    for (auto it = pool.blocks_.begin(); it != pool.blocks_.end(); ++it) {
+      const Block& block = it->second;
+      if (block.in_use || block.size < size) continue;
+      if (block.released != nullptr && cudaEventQuery(block.released) != cudaSuccess) {
+        (void)cudaGetLastError();
+        continue;
+      }
+      if (best == pool.blocks_.end() || block.size < best->second.size) best = it;
+    }
+    if (best == pool.blocks_.end()) {
+      void* fresh = nullptr;
+      if (cudaHostAlloc(&fresh, size, cudaHostAllocDefault) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 1;
+      }
+      best = pool.blocks_.emplace(fresh, Block{size}).first;
+    }
+    best->second.in_use = true;
+    *pointer = best->first;
+    return 0;
+  }
+
+  static int release(void* context, void* pointer, std::size_t /*size*/, cudaStream_t stream) {
+    auto& pool = *static_cast<PinnedPool*>(context);
+    const std::lock_guard<std::mutex> lock(pool.mutex_);
+    const auto found = pool.blocks_.find(pointer);
+    if (found == pool.blocks_.end()) return 1;
+    Block& block = found->second;
+    if (block.released == nullptr &&
+        cudaEventCreateWithFlags(&block.released, cudaEventDisableTiming) != cudaSuccess) {
+      (void)cudaGetLastError();
+      block.released = nullptr;
+    }
+    if (block.released != nullptr) (void)cudaEventRecord(block.released, stream);
+    block.in_use = false;
+    return 0;
+  }
+
+ private:
+  struct Block {
+    std::size_t size = 0;
+    bool in_use = false;
+    cudaEvent_t released = nullptr;  // recorded on the stream nvJPEG gave the block back on
+  };
+  std::mutex mutex_;  // nvJPEG may allocate from threads of its own
+  std::map<void*, Block> blocks_;
+};
+
 }  // namespace
 
 struct GpuImageDecoder::State {
   c10::DeviceIndex device = 0;
   ImageTransformOptions transform;
+  PinnedPool pinned_pool;  // outlives the handles below (declared first, destroyed last)
+  nvjpegDevAllocatorV2_t device_allocator{&device_malloc, &device_free, nullptr};
+  nvjpegPinnedAllocatorV2_t pinned_allocator{&PinnedPool::allocate, &PinnedPool::release,
+                                             &pinned_pool};
   ImageTransformer fallback;          // libjpeg, for what nvJPEG refuses
   nvjpegHandle_t hardware = nullptr;  // NVJPEG_BACKEND_HARDWARE; null where the GPU has none
   nvjpegJpegState_t hardware_state = nullptr;
@@ -112,15 +211,20 @@ GpuImageDecoder::GpuImageDecoder(c10::DeviceIndex device, const ImageTransformOp
     : state_(std::make_unique<State>(device, transform)) {
   const c10::cuda::CUDAGuard guard(device);
   State& s = *state_;
-  if (nvjpegCreateEx(NVJPEG_BACKEND_HARDWARE, nullptr, nullptr, NVJPEG_FLAGS_DEFAULT,
-                     &s.hardware) == NVJPEG_STATUS_SUCCESS) {
+  // Temporary switch for one measurement: nvJPEG's default allocators.
+  const bool own_allocators = std::getenv("GPUPERF_NVJPEG_DEFAULT_ALLOCATORS") == nullptr;
+  const auto create = [&](nvjpegBackend_t backend, nvjpegHandle_t* handle) {
+    return own_allocators ? nvjpegCreateExV2(backend, &s.device_allocator, &s.pinned_allocator,
+                                             NVJPEG_FLAGS_DEFAULT, handle)
+                          : nvjpegCreateEx(backend, nullptr, nullptr, NVJPEG_FLAGS_DEFAULT, handle);
+  };
+  if (create(NVJPEG_BACKEND_HARDWARE, &s.hardware) == NVJPEG_STATUS_SUCCESS) {
     check(nvjpegJpegStateCreate(s.hardware, &s.hardware_state), "the hardware decoder's state");
     check(nvjpegJpegStreamCreate(s.hardware, &s.parsed), "a stream parser");
   } else {
     s.hardware = nullptr;
   }
-  check(nvjpegCreateEx(NVJPEG_BACKEND_DEFAULT, nullptr, nullptr, NVJPEG_FLAGS_DEFAULT, &s.general),
-        "starting the decoder");
+  check(create(NVJPEG_BACKEND_DEFAULT, &s.general), "starting the decoder");
   check(nvjpegJpegStateCreate(s.general, &s.general_state), "the decoder's state");
 }
 
@@ -140,6 +244,7 @@ const GpuDecodeStats& GpuImageDecoder::stats() const { return state_->stats; }
 std::pair<torch::Tensor, torch::Tensor> GpuImageDecoder::decode(const ImageBatch& batch,
                                                                 void* stream_pointer) {
   State& s = *state_;
+  const auto call_start = std::chrono::steady_clock::now();
   const c10::cuda::CUDAGuard guard(s.device);
   auto* stream = static_cast<cudaStream_t>(stream_pointer);
   const c10::cuda::CUDAStream torch_stream = c10::cuda::getStreamFromExternal(stream, s.device);
@@ -185,6 +290,7 @@ std::pair<torch::Tensor, torch::Tensor> GpuImageDecoder::decode(const ImageBatch
   at::cuda::CUDAEvent kernel_started(cudaEventDefault);
   at::cuda::CUDAEvent finished(cudaEventDefault);
   started.record(torch_stream);
+  const auto submit_start = std::chrono::steady_clock::now();
 
   // The hardware's share in one call; if the call fails, those files go one by one.
   if (!to_hardware.empty()) {
@@ -227,6 +333,7 @@ std::pair<torch::Tensor, torch::Tensor> GpuImageDecoder::decode(const ImageBatch
   for (int i : to_general) {
     const EncodedSample& e = batch.encoded[static_cast<std::size_t>(i)];
     nvjpegImage_t image = image_of(i);
+    // libjpeg's fallback below is counted too: it is the decode thread's host work.
     if (nvjpegDecode(s.general, s.general_state, e.bytes.data(), e.bytes.size(), NVJPEG_OUTPUT_RGBI,
                      &image, stream) == NVJPEG_STATUS_SUCCESS) {
       ++s.stats.gpu_decoded;
@@ -250,6 +357,8 @@ std::pair<torch::Tensor, torch::Tensor> GpuImageDecoder::decode(const ImageBatch
       }
     }
   }
+
+  s.stats.submit_seconds += seconds_since(submit_start);
 
   // One job per sample decoded on the GPU.
   std::vector<ImageResizeJob> jobs;
@@ -315,9 +424,12 @@ std::pair<torch::Tensor, torch::Tensor> GpuImageDecoder::decode(const ImageBatch
   const torch::Tensor device_labels =
       torch::from_blob(labels.data(), {n}, torch::kLong).pin_memory().to(device, true);
   finished.record(torch_stream);
+  const auto wait_start = std::chrono::steady_clock::now();
   finished.synchronize();  // the loader may reuse the batch's memory once this returns
+  s.stats.wait_seconds += seconds_since(wait_start);
   s.stats.gpu_seconds += started.elapsed_time(finished) / 1000.0;
   s.stats.kernel_seconds += kernel_started.elapsed_time(finished) / 1000.0;
+  s.stats.call_seconds += seconds_since(call_start);
   return {images, device_labels};
 }
 

@@ -11,6 +11,7 @@
 
 #include <torch/types.h>
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -31,7 +32,15 @@ struct GpuDecodeStats {
   double gpu_seconds = 0;              ///< decode stream busy: decoding, resizing, copying (events)
   double kernel_seconds = 0;           ///< of which the resize kernel (on the SMs)
   std::int64_t peak_buffer_bytes = 0;  ///< the largest batch's decoded images + output
+  double call_seconds = 0;             ///< host time in decode() in all
+  double submit_seconds = 0;           ///< of which in nvJPEG's decode calls (parsing, submitting)
+  double wait_seconds = 0;  ///< host time waiting for the decode stream to finish a batch
 };
+
+/// Host seconds from `start` to now (the decode thread's own timings).
+inline double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
 
 /// One device's nvJPEG handles and the resize kernel's launch (see the file comment).
 class GpuImageDecoder {

@@ -3,6 +3,7 @@
 #include "gpuperf/train/image_folder_batches.h"
 
 #include <algorithm>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <exception>
@@ -129,6 +130,8 @@ struct ImageFolderBatches::GpuDecode {
   bool stopping = false;
   std::exception_ptr error;
   detail::GpuDecodeStats published;  // the decoder's figures after the last batch queued
+  double full_seconds = 0;           // the thread waiting for room among the ready batches
+  double starved_seconds = 0;        // the thread waiting for the loader's next encoded batch
 
   void start(CpuLoader& loader) {
     thread = std::thread([this, &loader] { run(loader); });
@@ -138,17 +141,23 @@ struct ImageFolderBatches::GpuDecode {
     try {
       const c10::cuda::CUDAGuard guard(device);
       while (true) {
+        auto start = std::chrono::steady_clock::now();
         {
           std::unique_lock<std::mutex> lock(mutex);
           changed.wait(lock, [&] { return stopping || ready.size() < depth; });
           if (stopping) return;
         }
+        const double full = detail::seconds_since(start);
+        start = std::chrono::steady_clock::now();
         const ImageBatch* batch = loader.next();
         if (batch == nullptr) throw Error("ImageFolderBatches: the loader ended");
+        const double starved = detail::seconds_since(start);
         auto decoded = decoder.decode(*batch, stream.stream());
         const std::lock_guard<std::mutex> lock(mutex);
         ready.push_back(std::move(decoded));
         published = decoder.stats();
+        full_seconds += full;
+        starved_seconds += starved;
         changed.notify_all();
       }
     } catch (...) {
@@ -345,7 +354,12 @@ std::vector<std::pair<std::string, double>> ImageFolderBatches::gpu_figures() co
              {"loader_gpu_skipped_files", static_cast<double>(s.skipped)},
              {"loader_gpu_stream_seconds", s.gpu_seconds},
              {"loader_gpu_kernel_seconds", s.kernel_seconds},
-             {"loader_gpu_peak_buffer_bytes", static_cast<double>(s.peak_buffer_bytes)}};
+             {"loader_gpu_peak_buffer_bytes", static_cast<double>(s.peak_buffer_bytes)},
+             {"loader_gpu_thread_decode_seconds", s.call_seconds},
+             {"loader_gpu_thread_submit_seconds", s.submit_seconds},
+             {"loader_gpu_thread_stream_wait_seconds", s.wait_seconds},
+             {"loader_gpu_thread_loader_wait_seconds", gpu_->starved_seconds},
+             {"loader_gpu_thread_full_wait_seconds", gpu_->full_seconds}};
 #endif
   return figures;
 }
