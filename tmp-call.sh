@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# Device call: training on a stream of its own (DedicatedStream) against the legacy default
-# stream, with nvJPEG decoding beside it; then the GPU tests.
+# Device call: nvJPEG decoding 1, 2 or 3 loader batches per call beside ResNet-50 training
+# (temporary switch), and a kernel trace (Kineto/CUPTI: every stream's kernels and copies) of
+# training on nvJPEG-decoded files.
 set -uo pipefail
 source .deps/env.sh
 mkdir -p "$OUT/logs"
 finish() { tar czf "$OUT/logs.tgz" -C "$OUT" logs; rm -rf "$OUT/logs"; }
 start=$(date +%s)
-cap() { local left=$(( 560 - ($(date +%s) - start) )); [ "$1" -lt "$left" ] && echo "$1" || echo "$left"; }
-{ cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release && timeout 260 cmake --build build-gpu -j16; } >"$OUT/logs/build.log" 2>&1
+cap() { local left=$(( 400 - ($(date +%s) - start) )); [ "$1" -lt "$left" ] && echo "$1" || echo "$left"; }
+{ cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release &&
+  timeout 250 cmake --build build-gpu -j16 --target resnet50_benchmark make_jpeg_folder; } >"$OUT/logs/build.log" 2>&1
 rc=$?; echo "build rc=$rc after $(( $(date +%s) - start )) s"
 if [ $rc -ne 0 ]; then grep -B2 -A12 "error" "$OUT/logs/build.log" | head -120; tail -5 "$OUT/logs/build.log"; finish; exit 1; fi
 data=/tmp/imnet; rm -rf "$data" /tmp/imnet-part-*; mkdir -p "$data"
@@ -26,13 +28,13 @@ run() {  # name, env assignment or -, flags...
   echo "$name rc=$?: $(grep -E '^On synthetic' "$OUT/logs/train-$name.txt")"
   python3 -c "import json,sys; m=json.load(open(sys.argv[1]))['metrics']; print('   ', {k.replace('loader_gpu_',''): round(v,3) for k,v in m.items() if k.startswith('loader_gpu_') and ('seconds' in k or 'capacity' in k)})" "$OUT/logs/train-$name.json" 2>/dev/null
 }
+run gpu-1-traced - --decode gpu --kernel-trace "$OUT/logs/trace-gpu-1.json"
 for r in 1 2; do
-  run gpu-own-stream-$r - --decode gpu
-  run gpu-legacy-stream-$r GPUPERF_TMP_LEGACY_STREAM=1 --decode gpu
+  run gpu-per-call-2-$r GPUPERF_TMP_BATCHES_PER_CALL=2 --decode gpu
+  run gpu-per-call-1-$r - --decode gpu
+  run gpu-per-call-3-$r GPUPERF_TMP_BATCHES_PER_CALL=3 --decode gpu
 done
-run share-0.25-1 - --decode gpu --host-decode-share 0.25
-run cpu-1 - --decode cpu
-cd build-gpu && timeout "$(cap 200)" ctest -L '^gpu$' -j4 --timeout 120 >"$OUT/logs/ctest-gpu.txt" 2>&1
-echo "ctest gpu rc=$?"; tail -15 "$OUT/logs/ctest-gpu.txt"; cd ..
+run gpu-per-call-2-traced GPUPERF_TMP_BATCHES_PER_CALL=2 --decode gpu --kernel-trace "$OUT/logs/trace-gpu-2.json"
+gzip -f "$OUT"/logs/trace-*.json 2>/dev/null
 echo "done after $(( $(date +%s) - start )) s"
 finish

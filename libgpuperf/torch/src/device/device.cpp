@@ -5,7 +5,6 @@
 #include <torch/version.h>
 
 #include <cmath>
-#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -21,7 +20,6 @@
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAFunctions.h>
 #include <c10/cuda/CUDAGuard.h>
-#include <c10/cuda/CUDAStream.h>
 #include <cuda_runtime_api.h>
 #endif
 
@@ -275,37 +273,6 @@ void synchronize(const torch::Device& device) {
         static_cast<c10::DeviceIndex>(device.has_index() ? device.index() : 0));
     c10::cuda::device_synchronize();
   }
-#endif
-}
-
-#if GPUPERF_WITH_CUDA
-struct DedicatedStream::State {
-  explicit State(c10::DeviceIndex index)
-      : stream(c10::cuda::getStreamFromPool(/*isHighPriority=*/false, index)), guard(stream) {}
-  c10::cuda::CUDAStream stream;
-  c10::cuda::CUDAStreamGuard guard;
-};
-#else
-struct DedicatedStream::State {};
-#endif
-
-DedicatedStream::DedicatedStream(const torch::Device& device) {
-#if GPUPERF_WITH_CUDA
-  if (!device.is_cuda() || std::getenv("GPUPERF_TMP_LEGACY_STREAM") != nullptr) return;
-  const auto index = static_cast<c10::DeviceIndex>(device.has_index() ? device.index() : 0);
-  synchronize(device);
-  state_ = std::make_unique<State>(index);
-#else
-  (void)device;
-#endif
-}
-
-DedicatedStream::~DedicatedStream() {
-#if GPUPERF_WITH_CUDA
-  if (!state_) return;
-  // Never throws: an error of the stream's work surfaces at the next call that checks.
-  (void)cudaStreamSynchronize(state_->stream.stream());
-  (void)cudaGetLastError();
 #endif
 }
 

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
+#include <cstdlib>
+#include <cstring>
 #include <deque>
 #include <exception>
 #include <mutex>
@@ -112,7 +114,10 @@ struct ImageFolderBatches::GpuDecode {
       : device(index),
         decoder(index, transform),
         stream(c10::cuda::getStreamFromPool(/*isHighPriority=*/true, index)),
-        depth(depth_) {}
+        depth(depth_),
+        sample_bytes(transform.sample_bytes()) {
+    if (const char* k = std::getenv("GPUPERF_TMP_BATCHES_PER_CALL")) per_call = std::atoi(k);
+  }
   ~GpuDecode() { stop(); }
   GpuDecode(const GpuDecode&) = delete;
   GpuDecode& operator=(const GpuDecode&) = delete;
@@ -123,6 +128,8 @@ struct ImageFolderBatches::GpuDecode {
   detail::GpuImageDecoder decoder;
   c10::cuda::CUDAStream stream;
   std::size_t depth;
+  std::size_t sample_bytes;
+  int per_call = 1;  // loader batches per nvJPEG call (temporary switch for one measurement)
   std::thread thread;
   mutable std::mutex mutex;
   std::condition_variable changed;
@@ -149,12 +156,48 @@ struct ImageFolderBatches::GpuDecode {
         }
         const double full = detail::seconds_since(start);
         start = std::chrono::steady_clock::now();
-        const ImageBatch* batch = loader.next();
-        if (batch == nullptr) throw Error("ImageFolderBatches: the loader ended");
+        // `per_call` loader batches copied into one (the loader reuses a batch's memory at
+        // the next call), decoded in one call and split again.
+        ImageBatch merged;
+        std::vector<char> merged_images;
+        std::vector<std::int64_t> merged_labels;
+        std::vector<int> sizes;
+        const ImageBatch* batch = nullptr;
+        for (int k = 0; k < per_call; ++k) {
+          batch = loader.next();
+          if (batch == nullptr) throw Error("ImageFolderBatches: the loader ended");
+          if (per_call == 1) break;
+          sizes.push_back(batch->size);
+          merged_images.resize(merged_images.size() + sample_bytes * batch->size);
+          for (int i = 0; i < batch->size; ++i) {
+            merged.encoded.push_back(batch->encoded[static_cast<std::size_t>(i)]);
+            merged.sample_ids.push_back(batch->sample_ids[static_cast<std::size_t>(i)]);
+            merged_labels.push_back(batch->labels[i]);
+            if (merged.encoded.back().on_host) {
+              std::memcpy(merged_images.data() + sample_bytes * (merged.encoded.size() - 1),
+                          static_cast<const char*>(batch->images) + sample_bytes * i, sample_bytes);
+            }
+          }
+        }
+        if (per_call > 1) {
+          merged.size = static_cast<int>(merged.encoded.size());
+          merged.images = merged_images.data();
+          merged.labels = merged_labels.data();
+          batch = &merged;
+        }
         const double starved = detail::seconds_since(start);
         auto decoded = decoder.decode(*batch, stream.stream());
         const std::lock_guard<std::mutex> lock(mutex);
-        ready.push_back(std::move(decoded));
+        if (per_call == 1) {
+          ready.push_back(std::move(decoded));
+        } else {
+          std::int64_t offset = 0;
+          for (int size : sizes) {
+            ready.emplace_back(decoded.first.narrow(0, offset, size),
+                               decoded.second.narrow(0, offset, size));
+            offset += size;
+          }
+        }
         published = decoder.stats();
         full_seconds += full;
         starved_seconds += starved;

@@ -544,9 +544,6 @@ void add_memory_prediction(const TrainingMemoryPrediction& p, RunRecord& record)
 // the CUDA graph was not used, if it was asked for and failed ("" otherwise).
 std::string measure_training(const TrainingRun& run, const ResolvedTraining& r,
                              const TrainingHooks& hooks, RunRecord& record) {
-  // Everything of the run on a stream of its own: the GPU input pipeline's nvJPEG would wait for
-  // the training step in flight on the legacy default stream (device/device.h).
-  const DedicatedStream on_own_stream(r.device);
   // Before the seed is set: the probe's models do not change the run's weights.
   const bool predict = predicts_memory(run, r);
   std::optional<MemoryProbe> probe;

@@ -3,7 +3,6 @@
 
 #include <torch/types.h>
 
-#include <memory>
 #include <string>
 
 #include "gpuperf/base/fingerprint.h"
@@ -62,26 +61,5 @@ void release_cached_memory_and_workspaces(const torch::Device& device);
 
 /// Waits for all work queued on the device.
 void synchronize(const torch::Device& device);
-
-/// While it lives, the calling thread's LibTorch work on CUDA `device` goes to a stream of its own
-/// (from LibTorch's pool: it does not wait for, nor hold up, the legacy default stream) instead
-/// of the legacy default stream; no-op on other devices. The legacy default stream waits for
-/// every blocking stream and every blocking stream waits for it, so a library that queues work
-/// on it from another thread (nvJPEG's hardware decode in the input pipeline) would otherwise
-/// wait for the training work in flight. Entering waits for the device (what was queued on the
-/// default stream is done); leaving waits for the stream (what follows sees its results).
-class DedicatedStream {
- public:
-  explicit DedicatedStream(const torch::Device& device);
-  ~DedicatedStream();
-  DedicatedStream(const DedicatedStream&) = delete;
-  DedicatedStream& operator=(const DedicatedStream&) = delete;
-  DedicatedStream(DedicatedStream&&) = delete;
-  DedicatedStream& operator=(DedicatedStream&&) = delete;
-
- private:
-  struct State;
-  std::unique_ptr<State> state_;  // null on the CPU
-};
 
 }  // namespace gpuperf
