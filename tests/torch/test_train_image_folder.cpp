@@ -206,6 +206,10 @@ TEST_CASE("image folder batches refuse bad options and empty folders, naming the
   CHECK_THROWS_WITH(gpuperf::ImageFolderBatches(options),
                     Catch::Contains("ImageFolderBatchOptions::batch_size: must be >= 1"));
   options.batch_size = 2;
+  options.gpu_batches_per_call = 0;
+  CHECK_THROWS_WITH(gpuperf::ImageFolderBatches(options),
+                    Catch::Contains("ImageFolderBatchOptions::gpu_batches_per_call: must be >= 1"));
+  options.gpu_batches_per_call = 2;
   options.host_decode_share = 0.5;
   options.decode = gpuperf::ImageDecode::kCpu;
   CHECK_THROWS_WITH(gpuperf::ImageFolderBatches(options),

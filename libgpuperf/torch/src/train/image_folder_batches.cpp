@@ -110,12 +110,14 @@ struct ImageFolderBatches::DeviceCopy {};
 // ResNet-50 training than alone); next() makes the caller's stream wait for none of
 // them (each is finished when it is queued) and hands the memory over to the caller's stream.
 struct ImageFolderBatches::GpuDecode {
-  GpuDecode(c10::DeviceIndex index, const ImageTransformOptions& transform, int depth_)
+  GpuDecode(c10::DeviceIndex index, const ImageTransformOptions& transform, int depth_,
+            int per_call_)
       : device(index),
         decoder(index, transform),
         stream(c10::cuda::getStreamFromPool(/*isHighPriority=*/true, index)),
         depth(depth_),
-        sample_bytes(transform.sample_bytes()) {
+        sample_bytes(transform.sample_bytes()),
+        per_call(per_call_) {
     if (const char* k = std::getenv("GPUPERF_TMP_BATCHES_PER_CALL")) per_call = std::atoi(k);
   }
   ~GpuDecode() { stop(); }
@@ -129,7 +131,10 @@ struct ImageFolderBatches::GpuDecode {
   c10::cuda::CUDAStream stream;
   std::size_t depth;
   std::size_t sample_bytes;
-  int per_call = 1;  // loader batches per nvJPEG call (temporary switch for one measurement)
+  int per_call;       // loader batches per nvJPEG call (the env switch: temporary, one measurement)
+  ImageBatch merged;  // per_call > 1: the call's batches, copied
+  std::vector<char> merged_images;
+  std::vector<std::int64_t> merged_labels;
   std::thread thread;
   mutable std::mutex mutex;
   std::condition_variable changed;
@@ -139,6 +144,32 @@ struct ImageFolderBatches::GpuDecode {
   detail::GpuDecodeStats published;  // the decoder's figures after the last batch queued
   double full_seconds = 0;           // the thread waiting for room among the ready batches
   double starved_seconds = 0;        // the thread waiting for the loader's next encoded batch
+
+  // Copies `batch` behind the samples already in `merged` (the copies reuse the memory of
+  // earlier calls: no allocation once warm); a call's first batch starts it afresh.
+  void append(const ImageBatch& batch) {
+    for (int i = 0; i < batch.size; ++i) {
+      const auto slot = static_cast<std::size_t>(merged.size);
+      const EncodedSample& sample = batch.encoded[static_cast<std::size_t>(i)];
+      if (slot < merged.encoded.size()) {
+        merged.encoded[slot] = sample;
+        merged.sample_ids[slot] = batch.sample_ids[static_cast<std::size_t>(i)];
+        merged_labels[slot] = batch.labels[i];
+      } else {
+        merged.encoded.push_back(sample);
+        merged.sample_ids.push_back(batch.sample_ids[static_cast<std::size_t>(i)]);
+        merged_labels.push_back(batch.labels[i]);
+      }
+      if (sample.on_host) {
+        merged_images.resize(std::max(merged_images.size(), sample_bytes * (slot + 1)));
+        std::memcpy(merged_images.data() + sample_bytes * slot,
+                    static_cast<const char*>(batch.images) + sample_bytes * i, sample_bytes);
+      }
+      ++merged.size;
+    }
+    merged.images = merged_images.data();
+    merged.labels = merged_labels.data();
+  }
 
   void start(CpuLoader& loader) {
     thread = std::thread([this, &loader] { run(loader); });
@@ -157,34 +188,21 @@ struct ImageFolderBatches::GpuDecode {
         const double full = detail::seconds_since(start);
         start = std::chrono::steady_clock::now();
         // `per_call` loader batches copied into one (the loader reuses a batch's memory at
-        // the next call), decoded in one call and split again.
-        ImageBatch merged;
-        std::vector<char> merged_images;
-        std::vector<std::int64_t> merged_labels;
+        // its next call), decoded in one call and split again.
         std::vector<int> sizes;
         const ImageBatch* batch = nullptr;
+        merged.size = 0;
         for (int k = 0; k < per_call; ++k) {
-          batch = loader.next();
-          if (batch == nullptr) throw Error("ImageFolderBatches: the loader ended");
-          if (per_call == 1) break;
-          sizes.push_back(batch->size);
-          merged_images.resize(merged_images.size() + sample_bytes * batch->size);
-          for (int i = 0; i < batch->size; ++i) {
-            merged.encoded.push_back(batch->encoded[static_cast<std::size_t>(i)]);
-            merged.sample_ids.push_back(batch->sample_ids[static_cast<std::size_t>(i)]);
-            merged_labels.push_back(batch->labels[i]);
-            if (merged.encoded.back().on_host) {
-              std::memcpy(merged_images.data() + sample_bytes * (merged.encoded.size() - 1),
-                          static_cast<const char*>(batch->images) + sample_bytes * i, sample_bytes);
-            }
+          const ImageBatch* next = loader.next();
+          if (next == nullptr) {
+            if (k == 0) throw Error("ImageFolderBatches: the loader ended");
+            break;
           }
+          batch = next;
+          if (per_call > 1) append(*next);
+          sizes.push_back(next->size);
         }
-        if (per_call > 1) {
-          merged.size = static_cast<int>(merged.encoded.size());
-          merged.images = merged_images.data();
-          merged.labels = merged_labels.data();
-          batch = &merged;
-        }
+        if (per_call > 1) batch = &merged;
         const double starved = detail::seconds_since(start);
         auto decoded = decoder.decode(*batch, stream.stream());
         const std::lock_guard<std::mutex> lock(mutex);
@@ -263,6 +281,9 @@ void ImageFolderBatchOptions::validate() const {
   require_setting(world_size >= 1, "ImageFolderBatchOptions::world_size", world_size, ">= 1");
   require_setting(rank >= 0 && rank < world_size, "ImageFolderBatchOptions::rank", rank,
                   ">= 0 and < {world_size}");
+  require_setting(gpu_batches_per_call >= 1 && gpu_batches_per_call <= 16,
+                  "ImageFolderBatchOptions::gpu_batches_per_call", gpu_batches_per_call,
+                  ">= 1 and <= 16");
   require_setting(host_decode_share >= 0 && host_decode_share <= 1,
                   "ImageFolderBatchOptions::host_decode_share", host_decode_share, "in 0..1");
   if (host_decode_share > 0 && decode == ImageDecode::kCpu) {
@@ -322,7 +343,7 @@ ImageFolderBatches::ImageFolderBatches(ImageFolderBatchOptions options)
     loader.output = LoaderOutput::kEncoded;
     loader.host_share = options_.host_decode_share;
     gpu_ = std::make_unique<GpuDecode>(options_.device.index(), loader.transform,
-                                       options_.prefetch_batches);
+                                       options_.prefetch_batches, options_.gpu_batches_per_call);
   }
 #endif
   loader_ = std::make_unique<CpuLoader>(std::move(folder.samples), loader);
@@ -398,6 +419,7 @@ std::vector<std::pair<std::string, double>> ImageFolderBatches::gpu_figures() co
              {"loader_gpu_stream_seconds", s.gpu_seconds},
              {"loader_gpu_kernel_seconds", s.kernel_seconds},
              {"loader_gpu_peak_buffer_bytes", static_cast<double>(s.peak_buffer_bytes)},
+             {"loader_gpu_batches_per_call", static_cast<double>(gpu_->per_call)},
              {"loader_gpu_thread_decode_seconds", s.call_seconds},
              {"loader_gpu_thread_submit_seconds", s.submit_seconds},
              {"loader_gpu_thread_stream_wait_seconds", s.wait_seconds},
