@@ -41,6 +41,9 @@ int main(int argc, char** argv) try {
   app.add_option("--host-decode-share", options.host_decode_share,
                  "--decode gpu: the share of each batch the threads decode instead (0..1)")
       ->capture_default_str();
+  app.add_option("--gpu-batches-per-call", options.gpu_batches_per_call,
+                 "--decode gpu: loader batches nvJPEG decodes in one call (1..16)")
+      ->capture_default_str();
   app.add_flag("--val", validation, "Validation transform (Resize 256 + CenterCrop 224)");
   return gpuperf::program::run_program(app, argc, argv, [&] {
     gpuperf::require_setting(batches >= 1, "batches", batches, ">= 1");

@@ -122,6 +122,8 @@ void add_model_options(CLI::App& app, TrainingOptions& o) {
   app.add_option("--host-decode-share", r.host_decode_share,
                  "--data decoded on the GPU: the share of each batch (0..1) the loader threads "
                  "decode instead, beside the GPU's decoder");
+  app.add_option("--gpu-batches-per-call", r.gpu_batches_per_call,
+                 "--data decoded on the GPU: loader batches nvJPEG decodes in one call (1..16)");
   app.add_flag("--compare-synthetic", r.compare_synthetic,
                "--data: time the same steps on synthetic batches afterwards and record the "
                "files' share of that rate");

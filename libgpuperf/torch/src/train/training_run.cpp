@@ -99,6 +99,12 @@ void TrainingRun::validate() const {
     throw ConfigError("TrainingRun::host_decode_share", format_number(host_decode_share, 3),
                       "applies to runs on files ({TrainingRun::data}) decoded on the GPU");
   }
+  require_setting(gpu_batches_per_call >= 1 && gpu_batches_per_call <= 16,
+                  "TrainingRun::gpu_batches_per_call", gpu_batches_per_call, ">= 1 and <= 16");
+  if (gpu_batches_per_call > 1 && (data.empty() || decode == ImageDecode::kCpu)) {
+    throw ConfigError("TrainingRun::gpu_batches_per_call", std::to_string(gpu_batches_per_call),
+                      "applies to runs on files ({TrainingRun::data}) decoded on the GPU");
+  }
   if (decode == ImageDecode::kGpu && !gpu_decode_available()) {
     throw ConfigError("TrainingRun::decode", "gpu",
                       "needs nvJPEG, which this build did not find (cpu or auto)");
@@ -313,6 +319,7 @@ std::unique_ptr<ImageFolderBatches> make_folder_batches(const TrainingRun& run,
   options.device = r.device;
   options.decode = run.decode;
   options.host_decode_share = run.host_decode_share;
+  options.gpu_batches_per_call = run.gpu_batches_per_call;
   return std::make_unique<ImageFolderBatches>(options);
 }
 

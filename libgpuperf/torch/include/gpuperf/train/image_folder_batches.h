@@ -56,12 +56,15 @@ struct ImageFolderBatchOptions {
   /// CPU decoding at 1/2, 1/4 or 1/8 size where the crop allows (ImageTransformOptions::
   /// dct_scaling): faster, a few levels from PIL's pixels; false: PIL's pixels exactly.
   bool dct_scaling = true;
-  /// Decoding on the GPU: loader batches nvJPEG decodes in one call (1..16). A call of its
-  /// hardware decoder costs about 27 ms beside ResNet-50 training on an H200 whatever the
-  /// batch holds (measured: 35 ms for 256 files, 31 ms for 128), so one batch per call caps
-  /// decoding near 7,200 img/s there and two reach about 21,000; each call's device buffers
-  /// hold its batches' decoded images at once (loader_gpu_peak_buffer_bytes).
-  int gpu_batches_per_call = 2;
+  /// Decoding on the GPU: loader batches nvJPEG decodes in one call (1..16), copied into one
+  /// and split again; the decode thread keeps up to max(prefetch_batches, 2 x this) batches
+  /// ready, so that a call's batches are not the last ones left. On the H200 beside ResNet-50
+  /// training a call of nvJPEG's hardware decoder holds the thread ~35 ms for 256 files and
+  /// ~48 ms for 512 (per image nvJPEG waits for its own colour-conversion kernel, which queues
+  /// behind the training kernels): two per call raised the decoder's rate beside training from
+  /// ~7,200 to ~8,300-8,600 img/s, measured with a ready queue of 2 (which stalled training);
+  /// its effect on training with the deeper queue is not measured yet.
+  int gpu_batches_per_call = 1;
 
   /// Throws ConfigError naming the first bad field (decode kGpu without a CUDA device or
   /// without nvJPEG in the build among them).

@@ -66,6 +66,9 @@ struct TrainingRun : RunBasics {
   /// data, decoded on the GPU: the share of each batch the loader threads decode instead
   /// (ImageFolderBatchOptions::host_decode_share), 0..1.
   double host_decode_share = 0;
+  /// data, decoded on the GPU: loader batches nvJPEG decodes in one call
+  /// (ImageFolderBatchOptions::gpu_batches_per_call), 1..16.
+  int gpu_batches_per_call = 1;
   /// data: after the run on the files, the same step timed again on synthetic batches (same
   /// measurement settings, same model and CUDA graph), recorded as synthetic_images_per_second
   /// and data_to_synthetic_ratio (the files' median over the synthetic median).
