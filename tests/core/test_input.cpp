@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cmath>
 #include <cstdint>
@@ -25,6 +26,7 @@
 #include "gpuperf/input/jpeg_decoder.h"
 #include "gpuperf/input/jpeg_encoder.h"
 #include "gpuperf/input/synthetic_data.h"
+#include "gpuperf/input/ycbcr.h"
 
 namespace {
 
@@ -458,6 +460,95 @@ TEST_CASE("Grayscale, CMYK and YCCK JPEGs decode to RGB like PIL's convert", "[i
     total += std::abs(static_cast<int>(from_ycck.pixels[i]) - static_cast<int>(smooth.pixels[i]));
   }
   CHECK(total / static_cast<double>(from_ycck.pixels.size()) < 4.0);
+}
+
+TEST_CASE("YCbCr planes through ycbcr.h's upsampling and conversion give libjpeg's RGB exactly",
+          "[input]") {
+  using gpuperf::JpegChroma;
+  const std::vector<std::pair<JpegChroma, std::array<int, 2>>> samplings = {
+      {JpegChroma::k444, {1, 1}},
+      {JpegChroma::k422, {2, 1}},
+      {JpegChroma::k420, {2, 2}},
+      {JpegChroma::k440, {1, 2}}};
+  // Odd and even sizes, and planes of one and two chroma samples (libjpeg replicates those).
+  const std::vector<std::array<int, 2>> sizes = {{37, 23}, {64, 48}, {17, 9}, {5, 4},
+                                                 {4, 3},   {3, 1},   {2, 2},  {1, 1}};
+  std::uint64_t seed = 100;
+  for (const auto& [chroma, factors] : samplings) {
+    for (const auto& [width, height] : sizes) {
+      for (const bool progressive : {false, true}) {
+        gpuperf::JpegEncodeOptions options;
+        options.chroma = chroma;
+        options.progressive = progressive;
+        options.quality = 75;
+        const auto bytes = small_jpeg(width, height, ++seed, options);
+        const gpuperf::RgbImage reference = gpuperf::decode_jpeg(bytes.data(), bytes.size());
+        const gpuperf::YCbCrPlanes planes = gpuperf::decode_jpeg_planes(bytes.data(), bytes.size());
+        CAPTURE(static_cast<int>(chroma), width, height, progressive);
+        REQUIRE(planes.width == width);
+        REQUIRE(planes.height == height);
+        REQUIRE(planes.planes[0].h_factor == 1);
+        REQUIRE(planes.planes[0].width == width);
+        for (int c = 1; c < 3; ++c) {
+          const gpuperf::YCbCrPlane& p = planes.planes[static_cast<std::size_t>(c)];
+          REQUIRE(p.h_factor == factors[0]);
+          REQUIRE(p.v_factor == factors[1]);
+          REQUIRE(p.width == (width + factors[0] - 1) / factors[0]);
+          REQUIRE(p.height == (height + factors[1] - 1) / factors[1]);
+        }
+        const gpuperf::RgbImage rgb = gpuperf::planes_to_rgb(planes);
+        REQUIRE(rgb.pixels.size() == reference.pixels.size());
+        std::size_t differing = 0;
+        std::size_t first = 0;
+        for (std::size_t i = 0; i < rgb.pixels.size(); ++i) {
+          if (rgb.pixels[i] != reference.pixels[i] && differing++ == 0) first = i;
+        }
+        CAPTURE(first / 3 % static_cast<std::size_t>(width), first / 3 / width);
+        CHECK(differing == 0);
+      }
+    }
+  }
+  // The filter matters: repeating each chroma sample instead (what a plain upsampler does)
+  // misses libjpeg's pixels on a 4:2:0 image, so the comparison above can fail.
+  gpuperf::JpegEncodeOptions options;
+  options.chroma = JpegChroma::k420;
+  const auto bytes = small_jpeg(37, 23, 7, options);
+  const gpuperf::RgbImage reference = gpuperf::decode_jpeg(bytes.data(), bytes.size());
+  const gpuperf::YCbCrPlanes planes = gpuperf::decode_jpeg_planes(bytes.data(), bytes.size());
+  std::size_t differing = 0;
+  for (int y = 0; y < planes.height; ++y) {
+    for (int x = 0; x < planes.width; ++x) {
+      const auto sample = [&](int c) {
+        const gpuperf::YCbCrPlane& p = planes.planes[static_cast<std::size_t>(c)];
+        return static_cast<int>(p.samples[static_cast<std::size_t>(y / 2 * p.width + x / 2)]);
+      };
+      std::uint8_t rgb[3];
+      gpuperf::ycbcr_to_rgb(planes.planes[0].samples[static_cast<std::size_t>(y * 37 + x)],
+                            sample(1), sample(2), rgb);
+      const std::size_t at = (static_cast<std::size_t>(y) * 37 + x) * 3;
+      for (int c = 0; c < 3; ++c) differing += rgb[c] != reference.pixels[at + c] ? 1 : 0;
+    }
+  }
+  CHECK(differing > 0);
+}
+
+TEST_CASE("The planar decode refuses what it cannot split, naming why", "[input]") {
+  gpuperf::JpegEncodeOptions gray;
+  gray.color = gpuperf::JpegEncodeColor::kGrayscale;
+  const auto g = small_jpeg(16, 16, 3, gray);
+  try {
+    (void)gpuperf::decode_jpeg_planes(g.data(), g.size());
+    FAIL("a grayscale JPEG was split into YCbCr planes");
+  } catch (const gpuperf::BadImageError& e) {
+    CHECK(e.reason() == gpuperf::BadImageReason::kUnsupported);
+  }
+  const auto bytes = small_jpeg(16, 16, 4);
+  gpuperf::YCbCrPlanes planes = gpuperf::decode_jpeg_planes(bytes.data(), bytes.size());
+  planes.planes[2].width += 1;
+  CHECK_THROWS_WITH(gpuperf::planes_to_rgb(planes), Catch::Contains("chroma plane 2"));
+  auto cut = bytes;
+  cut.resize(cut.size() / 2);
+  CHECK_THROWS_AS(gpuperf::decode_jpeg_planes(cut.data(), cut.size()), gpuperf::BadImageError);
 }
 
 // ---- The loader

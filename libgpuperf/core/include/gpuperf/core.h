@@ -35,6 +35,7 @@
 #include "gpuperf/input/jpeg_decoder.h"
 #include "gpuperf/input/jpeg_encoder.h"
 #include "gpuperf/input/synthetic_data.h"
+#include "gpuperf/input/ycbcr.h"
 #include "gpuperf/serving/serving.h"
 #include "gpuperf/results/csv.h"
 #include "gpuperf/results/export.h"

@@ -18,6 +18,7 @@
 
 #include "gpuperf/base/error.h"
 #include "gpuperf/input/image_file.h"
+#include "gpuperf/input/ycbcr.h"
 #include "input/resample.h"
 
 namespace gpuperf {
@@ -318,6 +319,133 @@ RgbImage decode_jpeg(const std::uint8_t* data, std::size_t size, const DecodeOpt
     report->warnings = d.errors.warnings;
     report->truncated = truncated;
     report->first_warning = d.errors.first_warning;
+  }
+  return image;
+}
+
+namespace {
+
+// The raw (planar) decode inside its setjmp region: libjpeg writes whole blocks into `padded`
+// (one buffer per component, rows `rows` point into), then the real samples are copied out.
+Failure decode_raw(Decoder& d, const std::uint8_t* data, std::size_t size,
+                   const DecodeOptions& options, JpegHeader& header, YCbCrPlanes& out,
+                   std::array<std::vector<std::uint8_t>, 3>& padded,
+                   std::array<std::vector<JSAMPROW>, 3>& rows) {
+  const Failure failure = start_header(d, data, size, options, header);
+  if (failure != Failure::kNone) return failure;
+  if (header.color_space != JpegColorSpace::kYCbCr || header.components != 3) {
+    return Failure::kUnsupported;
+  }
+  jpeg_decompress_struct& cinfo = d.cinfo;
+  cinfo.out_color_space = JCS_YCbCr;
+  cinfo.raw_data_out = TRUE;
+  const int max_h = cinfo.max_h_samp_factor;
+  const int max_v = cinfo.max_v_samp_factor;
+  for (int c = 0; c < 3; ++c) {
+    const jpeg_component_info& comp = cinfo.comp_info[c];
+    const int h = comp.h_samp_factor;
+    const int v = comp.v_samp_factor;
+    if (max_h % h != 0 || max_v % v != 0 || !chroma_factors_supported(max_h / h, max_v / v) ||
+        (c == 0 && (h != max_h || v != max_v))) {
+      return Failure::kUnsupported;
+    }
+  }
+  jpeg_start_decompress(&cinfo);
+  const int group = max_v * DCTSIZE;  // image rows per jpeg_read_raw_data call
+  const int passes = (static_cast<int>(cinfo.output_height) + group - 1) / group;
+  for (int c = 0; c < 3; ++c) {
+    const jpeg_component_info& comp = cinfo.comp_info[c];
+    const std::size_t pitch = static_cast<std::size_t>(comp.width_in_blocks) * DCTSIZE;
+    const std::size_t total = static_cast<std::size_t>(passes) * comp.v_samp_factor * DCTSIZE;
+    padded[c].assign(pitch * total, 0);
+    rows[c].resize(total);
+    for (std::size_t r = 0; r < total; ++r) rows[c][r] = padded[c].data() + r * pitch;
+  }
+  for (int pass = 0; cinfo.output_scanline < cinfo.output_height; ++pass) {
+    JSAMPARRAY planes[3];
+    for (int c = 0; c < 3; ++c) {
+      planes[c] = rows[c].data() +
+                  static_cast<std::ptrdiff_t>(pass) * cinfo.comp_info[c].v_samp_factor * DCTSIZE;
+    }
+    if (jpeg_read_raw_data(&cinfo, planes, static_cast<JDIMENSION>(group)) == 0) break;
+  }
+  out.width = static_cast<int>(cinfo.output_width);
+  out.height = static_cast<int>(cinfo.output_height);
+  for (int c = 0; c < 3; ++c) {
+    const jpeg_component_info& comp = cinfo.comp_info[c];
+    YCbCrPlane& plane = out.planes[static_cast<std::size_t>(c)];
+    plane.width = static_cast<int>(comp.downsampled_width);
+    plane.height = static_cast<int>(comp.downsampled_height);
+    plane.h_factor = max_h / comp.h_samp_factor;
+    plane.v_factor = max_v / comp.v_samp_factor;
+    plane.samples.resize(static_cast<std::size_t>(plane.width) * plane.height);
+    for (int r = 0; r < plane.height; ++r) {
+      std::memcpy(plane.samples.data() + static_cast<std::size_t>(r) * plane.width,
+                  rows[c][static_cast<std::size_t>(r)], static_cast<std::size_t>(plane.width));
+    }
+  }
+  jpeg_finish_decompress(&cinfo);
+  return Failure::kNone;
+}
+
+}  // namespace
+
+YCbCrPlanes decode_jpeg_planes(const std::uint8_t* data, std::size_t size,
+                               const DecodeOptions& options) {
+  options.validate();
+  check_jpeg_signature(data, size);
+  Decoder d;
+  JpegHeader header;
+  YCbCrPlanes planes;
+  std::array<std::vector<std::uint8_t>, 3> padded;
+  std::array<std::vector<JSAMPROW>, 3> rows;
+  Failure failure = Failure::kNone;
+  reset(d.errors);
+  // As decode_jpeg(): every object with a destructor was made before setjmp.
+  if (setjmp(d.errors.jump) != 0) {
+    failure = Failure::kLibjpeg;
+  } else {
+    failure = decode_raw(d, data, size, options, header, planes, padded, rows);
+  }
+  jpeg_abort_decompress(&d.cinfo);
+  if (failure == Failure::kNone && !options.accept_truncated &&
+      (d.errors.end_of_file || !has_end_marker(data, size))) {
+    failure = Failure::kTruncated;
+  }
+  if (failure != Failure::kNone) throw_failure(failure, d.errors, header, options.max_pixels);
+  return planes;
+}
+
+RgbImage planes_to_rgb(const YCbCrPlanes& planes) {
+  const YCbCrPlane& luma = planes.planes[0];
+  if (planes.width < 1 || planes.height < 1 || luma.width != planes.width ||
+      luma.height != planes.height ||
+      luma.samples.size() != static_cast<std::size_t>(luma.width) * luma.height) {
+    throw ConfigError("planes_to_rgb: the luma plane must be the image's size");
+  }
+  std::array<ChromaPlane, 2> chroma;
+  for (int c = 1; c < 3; ++c) {
+    const YCbCrPlane& p = planes.planes[static_cast<std::size_t>(c)];
+    if (!chroma_factors_supported(p.h_factor, p.v_factor) ||
+        p.width != (planes.width + p.h_factor - 1) / p.h_factor ||
+        p.height != (planes.height + p.v_factor - 1) / p.v_factor ||
+        p.samples.size() != static_cast<std::size_t>(p.width) * p.height) {
+      throw ConfigError("planes_to_rgb: chroma plane " + std::to_string(c) +
+                        " does not match the image's size and its factors");
+    }
+    chroma[static_cast<std::size_t>(c - 1)] =
+        ChromaPlane{p.samples.data(), p.width, p.width, p.height, p.h_factor, p.v_factor};
+  }
+  RgbImage image;
+  image.width = planes.width;
+  image.height = planes.height;
+  image.pixels.resize(static_cast<std::size_t>(image.width) * image.height * 3);
+  for (int y = 0; y < image.height; ++y) {
+    for (int x = 0; x < image.width; ++x) {
+      const std::size_t at = static_cast<std::size_t>(y) * image.width + x;
+      ycbcr_to_rgb(luma.samples[at], upsampled_chroma(chroma[0], y, x),
+                   upsampled_chroma(chroma[1], y, x), image.pixels.data() + at * 3);
+    }
   }
   return image;
 }

@@ -95,9 +95,13 @@ void compress(Compressor& c, const RgbImage& image, const JpegEncodeOptions& opt
   jpeg_set_defaults(&c.cinfo);
   if (options.color == JpegEncodeColor::kYCCK) jpeg_set_colorspace(&c.cinfo, JCS_YCCK);
   jpeg_set_quality(&c.cinfo, options.quality, TRUE);
-  if (options.color == JpegEncodeColor::kYCbCr && !options.subsample) {
-    c.cinfo.comp_info[0].h_samp_factor = 1;
-    c.cinfo.comp_info[0].v_samp_factor = 1;
+  if (options.color == JpegEncodeColor::kYCbCr) {  // the defaults: luma 2 x 2, chroma 1 x 1
+    const bool half_width =
+        options.chroma == JpegChroma::k422 || options.chroma == JpegChroma::k420;
+    const bool half_height =
+        options.chroma == JpegChroma::k440 || options.chroma == JpegChroma::k420;
+    c.cinfo.comp_info[0].h_samp_factor = half_width ? 2 : 1;
+    c.cinfo.comp_info[0].v_samp_factor = half_height ? 2 : 1;
   }
   if (options.progressive) jpeg_simple_progression(&c.cinfo);
   jpeg_start_compress(&c.cinfo, TRUE);

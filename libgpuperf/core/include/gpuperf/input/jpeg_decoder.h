@@ -92,6 +92,34 @@ struct DecodeReport {
                                    const DecodeOptions& options = {},
                                    DecodeReport* report = nullptr);
 
+/// One component of a YCbCr JPEG as libjpeg's IDCT leaves it, before upsampling.
+struct YCbCrPlane {
+  int width = 0;     ///< samples per row (libjpeg's downsampled_width)
+  int height = 0;    ///< rows (downsampled_height)
+  int h_factor = 1;  ///< image pixels per sample across: 1, or 2 for chroma at half width
+  int v_factor = 1;  ///< image pixels per sample down: 1, or 2 for chroma at half height
+  std::vector<std::uint8_t> samples;  ///< width * height bytes, rows top to bottom
+};
+
+/// A YCbCr JPEG's three planes (Y, Cb, Cr) and the image's size.
+struct YCbCrPlanes {
+  int width = 0;   ///< image pixels
+  int height = 0;  ///< image pixels
+  std::array<YCbCrPlane, 3> planes;
+};
+
+/// Decodes a 3-component YCbCr JPEG (baseline or progressive) to its planes with PIL's IDCT
+/// (JDCT_ISLOW), stopping before upsampling and colour conversion: what a GPU decoder's planar
+/// output holds. The luma at full size, each chroma plane at 1 or 2 pixels per sample each way.
+/// Throws BadImageError as decode_jpeg() does, kUnsupported for other colour spaces or
+/// samplings.
+[[nodiscard]] YCbCrPlanes decode_jpeg_planes(const std::uint8_t* data, std::size_t size,
+                                             const DecodeOptions& options = {});
+
+/// The planes' RGB image through libjpeg's fancy upsampling and YCbCr conversion
+/// (gpuperf/input/ycbcr.h): decode_jpeg()'s pixels for the same file.
+[[nodiscard]] RgbImage planes_to_rgb(const YCbCrPlanes& planes);
+
 /// Which of torchvision's ImageNet transforms.
 enum class TransformKind {
   kTrain,       ///< RandomResizedCrop + RandomHorizontalFlip

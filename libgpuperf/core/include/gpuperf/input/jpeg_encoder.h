@@ -22,12 +22,16 @@ enum class JpegEncodeColor {
   kYCCK,       ///< the same CMYK stored as YCCK (Adobe transform 2), as Photoshop writes it
 };
 
+/// How a YCbCr JPEG stores its chroma: at full size, half width (4:2:2), half width and height
+/// (4:2:0, libjpeg's and most cameras' default) or half height (4:4:0).
+enum class JpegChroma { k444, k422, k420, k440 };
+
 /// How encode_jpeg() writes.
 struct JpegEncodeOptions {
   int quality = 90;          ///< libjpeg quality, 1..100
   bool progressive = false;  ///< progressive (multi-scan) instead of baseline
   JpegEncodeColor color = JpegEncodeColor::kYCbCr;  ///< the stored colour space
-  bool subsample = true;  ///< YCbCr: chroma at half size both ways (4:2:0), else 4:4:4
+  JpegChroma chroma = JpegChroma::k420;             ///< YCbCr: the chroma's sampling
 
   /// Throws ConfigError naming quality unless it is 1..100.
   void validate() const;
