@@ -669,8 +669,14 @@ void decode_region(Decoder& d, RegionJob& job) {
   for (int y = first_row; y < end_row; ++y) {
     JSAMPROW rows[1] = {job.scanline};
     jpeg_read_scanlines(&d.cinfo, rows, 1);
-    to_rgb(job.scanline, static_cast<int>(width), components, job.rgb_row);
-    detail::resample_row(job.rgb_row, row_origin_x, 3, ax,
+    // RGB rows as libjpeg wrote them (the buffer's slack covers the horizontal pass's 4-byte
+    // loads); grayscale and CMYK converted first.
+    const std::uint8_t* rgb = job.scanline;
+    if (components != 3) {
+      to_rgb(job.scanline, static_cast<int>(width), components, job.rgb_row);
+      rgb = job.rgb_row;
+    }
+    detail::resample_row(rgb, row_origin_x, 3, ax,
                          job.rows + static_cast<std::size_t>(y - first_row) * row_bytes);
   }
   job.decoded_pixels = static_cast<std::int64_t>(end_row - start_row) * width;
