@@ -144,8 +144,8 @@ struct ImageFolderBatches::GpuDecode {
   double full_seconds = 0;           // the thread waiting for room among the ready batches
   double starved_seconds = 0;        // the thread waiting for the loader's next encoded batch
 
-  // Copies `batch` behind the samples already in `merged` (the copies reuse the memory of
-  // earlier calls: no allocation once warm); a call's first batch starts it afresh.
+  // Copies `batch` behind the samples already in `merged` (run() empties it before each call;
+  // the copies reuse the memory of earlier calls: no allocation once warm).
   void append(const ImageBatch& batch) {
     for (int i = 0; i < batch.size; ++i) {
       const auto slot = static_cast<std::size_t>(merged.size);
