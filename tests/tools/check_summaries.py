@@ -24,7 +24,10 @@
   - compare_headlines.py flags a moved gpuperf figure and leaves host-bound peers unjudged;
   - profile_step.py --trace reports how long kernels overlapped in a trace taken with dependent
     launches (docs/results/2026-12-02-h200-folded-totals/call2), the sum of their durations less
-    the time the GPU was busy, and reports no overlap in the trace without them.
+    the time the GPU was busy, and reports no overlap in the trace without them;
+  - trace_streams.py names the busiest stream, sums what ran beside it over its streams, and sums
+    each host thread's CUDA calls, on a planted trace whose figures are known; it refuses a trace
+    without GPU events (exit 2).
 
   check_summaries.py <repository root>"""
 import glob
@@ -370,6 +373,43 @@ def check_kernel_overlap(root):
     return failures
 
 
+def check_trace_streams(root):
+    # Stream 7 busy 300 us with two kernels; streams 21 and 22 each run one copy (10, 20 us) and
+    # one conversion kernel (3 us); thread 5 waits 40 + 60 us in cudaEventSynchronize.
+    events = [
+        {"cat": "kernel", "name": "gemm", "ts": 0, "dur": 200, "args": {"stream": 7}},
+        {"cat": "kernel", "name": "gemm", "ts": 200, "dur": 100, "args": {"stream": 7}},
+        {"cat": "gpu_memcpy", "name": "Memcpy HtoD", "ts": 10, "dur": 10, "args": {"stream": 21}},
+        {"cat": "gpu_memcpy", "name": "Memcpy HtoD", "ts": 30, "dur": 20, "args": {"stream": 22}},
+        {"cat": "kernel", "name": "rgba2rgb", "ts": 60, "dur": 3, "args": {"stream": 21}},
+        {"cat": "kernel", "name": "rgba2rgb", "ts": 70, "dur": 3, "args": {"stream": 22}},
+        {"cat": "cuda_runtime", "name": "cudaEventSynchronize", "tid": 5, "ts": 0, "dur": 40},
+        {"cat": "cuda_runtime", "name": "cudaEventSynchronize", "tid": 5, "ts": 50, "dur": 60},
+        {"cat": "cuda_runtime", "name": "cudaGraphLaunch", "tid": 1, "ts": 0, "dur": 7},
+    ]
+    script = os.path.join(root, "benchmarks", "python", "trace_streams.py")
+    failures = []
+    with tempfile.TemporaryDirectory() as work:
+        trace = os.path.join(work, "trace.json")
+        with open(trace, "w") as f:
+            json.dump({"traceEvents": events}, f)
+        done = subprocess.run([sys.executable, script, trace], capture_output=True, text=True)
+        text = done.stdout
+        for line in ["GPU events over 300 us", "beside the busiest stream (7)",
+                     "Memcpy HtoD  streams 2  count 2  30 us", "rgba2rgb  streams 2  count 2  6 us",
+                     "5  cudaEventSynchronize  2  100"]:
+            if done.returncode != 0 or line not in text:
+                failures.append(f"trace_streams.py: no '{line}' (exit {done.returncode}):\n{text}"
+                                f"{done.stderr}")
+        with open(trace, "w") as f:
+            json.dump({"traceEvents": events[6:]}, f)
+        empty = subprocess.run([sys.executable, script, trace], capture_output=True, text=True)
+        if empty.returncode != 2 or "no GPU kernels" not in empty.stderr:
+            failures.append(f"trace_streams.py took a trace without GPU events: exit "
+                            f"{empty.returncode}\n{empty.stderr}")
+    return failures
+
+
 def main():
     root = sys.argv[1]
     failures = []
@@ -393,6 +433,7 @@ def main():
     failures += check_compare_headlines(root)
     failures += check_section_filter(root)
     failures += check_kernel_overlap(root)
+    failures += check_trace_streams(root)
     for f in failures:
         print("FAIL:", f)
     return 1 if failures else 0
