@@ -520,10 +520,10 @@ TEST_CASE("YCbCr planes through ycbcr.h's upsampling and conversion give libjpeg
     for (int x = 0; x < planes.width; ++x) {
       const auto sample = [&](int c) {
         const gpuperf::YCbCrPlane& p = planes.planes[static_cast<std::size_t>(c)];
-        return static_cast<int>(p.samples[static_cast<std::size_t>(y / 2 * p.width + x / 2)]);
+        return static_cast<int>(p.samples[static_cast<std::size_t>(y / 2) * p.width + x / 2]);
       };
       std::uint8_t rgb[3];
-      gpuperf::ycbcr_to_rgb(planes.planes[0].samples[static_cast<std::size_t>(y * 37 + x)],
+      gpuperf::ycbcr_to_rgb(planes.planes[0].samples[static_cast<std::size_t>(y) * 37 + x],
                             sample(1), sample(2), rgb);
       const std::size_t at = (static_cast<std::size_t>(y) * 37 + x) * 3;
       for (int c = 0; c < 3; ++c) differing += rgb[c] != reference.pixels[at + c] ? 1 : 0;
