@@ -532,6 +532,21 @@ TEST_CASE("YCbCr planes through ycbcr.h's upsampling and conversion give libjpeg
   CHECK(differing > 0);
 }
 
+TEST_CASE("A JPEG's end marker is found after appended bytes and missing from a cut file",
+          "[input]") {
+  auto bytes = small_jpeg(40, 30, 9);
+  CHECK(gpuperf::has_jpeg_end_marker(bytes.data(), bytes.size()));
+  auto cut = bytes;
+  cut.resize(cut.size() - 40);
+  CHECK_FALSE(gpuperf::has_jpeg_end_marker(cut.data(), cut.size()));
+  // Some cameras append data (here 200 bytes holding a start-of-scan marker) after the end.
+  auto appended = bytes;
+  appended.insert(appended.end(), 200, 0x5A);
+  appended[bytes.size() + 100] = 0xFF;
+  appended[bytes.size() + 101] = 0xDA;
+  CHECK(gpuperf::has_jpeg_end_marker(appended.data(), appended.size()));
+}
+
 TEST_CASE("The planar decode refuses what it cannot split, naming why", "[input]") {
   gpuperf::JpegEncodeOptions gray;
   gray.color = gpuperf::JpegEncodeColor::kGrayscale;

@@ -31,24 +31,11 @@ std::size_t round_up(std::size_t bytes) {
 // files in a row do not decode is not a data set with a few bad files.
 constexpr std::int64_t kMaxSubstitutions = 1024;
 
-// Whether the file ends with the EOI marker (FF D9), allowing for the padding some writers put
-// after it: a file without one is truncated or damaged, and libjpeg's reading of it (which says
-// which) decides whether it is a sample.
-bool has_end_marker(const std::vector<std::uint8_t>& bytes) {
-  constexpr std::size_t kTail = 64;
-  const std::size_t n = bytes.size();
-  const std::size_t stop = n > kTail ? n - kTail : 0;
-  for (std::size_t i = n; i >= stop + 2; --i) {
-    if (bytes[i - 2] == 0xFF && bytes[i - 1] == 0xD9) return true;
-  }
-  return false;
-}
-
 // What a GPU decoder gets: baseline 3-component YCbCr files that end properly. Grayscale, CMYK,
 // progressive and damaged files take libjpeg's path, whose conversions and verdicts are PIL's.
 bool for_gpu(const JpegHeader& header, const std::vector<std::uint8_t>& bytes) {
   return header.components == 3 && header.color_space == JpegColorSpace::kYCbCr &&
-         !header.progressive && has_end_marker(bytes);
+         !header.progressive && has_jpeg_end_marker(bytes.data(), bytes.size());
 }
 
 }  // namespace

@@ -117,4 +117,35 @@ void read_image_file(const std::string& path, std::vector<std::uint8_t>& bytes) 
   }
 }
 
+// Two looks (image_file.h): backwards from the end, an EOI before any start of scan (FF DA); then
+// forwards, walking the markers (segments skipped by their length, entropy-coded data scanned for
+// the next marker).
+bool has_jpeg_end_marker(const std::uint8_t* data, std::size_t size) {
+  for (std::size_t i = size; i >= 2; --i) {
+    if (data[i - 2] != 0xFF) continue;
+    if (data[i - 1] == 0xD9) return true;
+    if (data[i - 1] == 0xDA) break;
+  }
+  std::size_t i = 2;  // after SOI
+  while (i + 1 < size) {
+    if (data[i] != 0xFF) {
+      const void* next = std::memchr(data + i, 0xFF, size - i);
+      if (next == nullptr) return false;
+      i = static_cast<std::size_t>(static_cast<const std::uint8_t*>(next) - data);
+      continue;
+    }
+    const std::uint8_t marker = data[i + 1];
+    if (marker == 0xD9) return true;
+    if (marker == 0xFF) {  // fill byte
+      ++i;
+    } else if (marker == 0x00 || marker == 0x01 || (marker >= 0xD0 && marker <= 0xD8)) {
+      i += 2;  // stuffed byte, TEM, restart, stray SOI: no length
+    } else {
+      if (i + 3 >= size) return false;
+      i += 2 + ((static_cast<std::size_t>(data[i + 2]) << 8) | data[i + 3]);
+    }
+  }
+  return false;
+}
+
 }  // namespace gpuperf

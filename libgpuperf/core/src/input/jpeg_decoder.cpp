@@ -56,43 +56,6 @@ void reset(ErrorManager& errors) {
   errors.end_of_file = false;
 }
 
-// Whether the data has an EOI marker (FF D9) where a complete file has one. libjpeg only notices
-// a missing end when it reads that far, which a crop of the top rows does not; this makes
-// "truncated" a property of the file, not of the crop. Two looks, either suffices:
-// - backwards from the end, an EOI before any start of scan (FF DA): a file cut inside its
-//   entropy-coded data has none, as markers there are escaped, while corrupt bytes in the middle
-//   do not matter;
-// - forwards, walking the markers (segments skipped by their length, so an EXIF thumbnail's own
-//   EOI is not taken; entropy-coded data scanned for the next marker): finds the EOI of a file
-//   with bytes appended after it (some cameras append data that may hold FF DA).
-bool has_end_marker(const std::uint8_t* data, std::size_t size) {
-  for (std::size_t i = size; i >= 2; --i) {
-    if (data[i - 2] != 0xFF) continue;
-    if (data[i - 1] == 0xD9) return true;
-    if (data[i - 1] == 0xDA) break;
-  }
-  std::size_t i = 2;  // after SOI
-  while (i + 1 < size) {
-    if (data[i] != 0xFF) {
-      const void* next = std::memchr(data + i, 0xFF, size - i);
-      if (next == nullptr) return false;
-      i = static_cast<std::size_t>(static_cast<const std::uint8_t*>(next) - data);
-      continue;
-    }
-    const std::uint8_t marker = data[i + 1];
-    if (marker == 0xD9) return true;
-    if (marker == 0xFF) {  // fill byte
-      ++i;
-    } else if (marker == 0x00 || marker == 0x01 || (marker >= 0xD0 && marker <= 0xD8)) {
-      i += 2;  // stuffed byte, TEM, restart, stray SOI: no length
-    } else {
-      if (i + 3 >= size) return false;
-      i += 2 + ((static_cast<std::size_t>(data[i + 2]) << 8) | data[i + 3]);
-    }
-  }
-  return false;
-}
-
 JpegColorSpace color_space_of(J_COLOR_SPACE space) {
   switch (space) {
     case JCS_GRAYSCALE:
@@ -310,7 +273,7 @@ RgbImage decode_jpeg(const std::uint8_t* data, std::size_t size, const DecodeOpt
     failure = decode_whole(d, data, size, options, header, image, row);
   }
   jpeg_abort_decompress(&d.cinfo);
-  const bool truncated = d.errors.end_of_file || !has_end_marker(data, size);
+  const bool truncated = d.errors.end_of_file || !has_jpeg_end_marker(data, size);
   if (failure == Failure::kNone && truncated && !options.accept_truncated) {
     failure = Failure::kTruncated;
   }
@@ -409,7 +372,7 @@ YCbCrPlanes decode_jpeg_planes(const std::uint8_t* data, std::size_t size,
   }
   jpeg_abort_decompress(&d.cinfo);
   if (failure == Failure::kNone && !options.accept_truncated &&
-      (d.errors.end_of_file || !has_end_marker(data, size))) {
+      (d.errors.end_of_file || !has_jpeg_end_marker(data, size))) {
     failure = Failure::kTruncated;
   }
   if (failure != Failure::kNone) throw_failure(failure, d.errors, header, options.max_pixels);
@@ -669,8 +632,7 @@ void decode_region(Decoder& d, RegionJob& job) {
   for (int y = first_row; y < end_row; ++y) {
     JSAMPROW rows[1] = {job.scanline};
     jpeg_read_scanlines(&d.cinfo, rows, 1);
-    // RGB rows as libjpeg wrote them (the buffer's slack covers the horizontal pass's 4-byte
-    // loads); grayscale and CMYK converted first.
+    // RGB rows resampled where libjpeg wrote them; grayscale and CMYK converted first.
     const std::uint8_t* rgb = job.scanline;
     if (components != 3) {
       to_rgb(job.scanline, static_cast<int>(width), components, job.rgb_row);
@@ -716,7 +678,7 @@ TransformReport ImageTransformer::transform(const std::uint8_t* data, std::size_
   } else {
     failure = start_header(d, data, size, o.decode, report.header);
   }
-  if (failure == Failure::kNone && !o.decode.accept_truncated && !has_end_marker(data, size)) {
+  if (failure == Failure::kNone && !o.decode.accept_truncated && !has_jpeg_end_marker(data, size)) {
     failure = Failure::kTruncated;
   }
   if (failure != Failure::kNone) {
@@ -763,7 +725,7 @@ TransformReport ImageTransformer::transform(const std::uint8_t* data, std::size_
   }
   if (failure != Failure::kNone) throw_failure(failure, d.errors, h, o.decode.max_pixels);
   report.decode.warnings = d.errors.warnings;
-  report.decode.truncated = d.errors.end_of_file || !has_end_marker(data, size);
+  report.decode.truncated = d.errors.end_of_file || !has_jpeg_end_marker(data, size);
   report.decode.first_warning = d.errors.first_warning;
   report.decoded_pixels = job.decoded_pixels;
   // Phase 3: the vertical pass, then flip and normalise into the caller's slot.

@@ -111,8 +111,7 @@ void TrainingRun::validate() const {
   }
   if (decode == ImageDecode::kGpu && device == "cpu") {
     throw ConfigError("TrainingRun::decode", "gpu",
-                      "needs a CUDA device ({TrainingRun::device} "
-                      "is cpu)");
+                      "needs a CUDA device ({TrainingRun::device} is cpu)");
   }
   if (!data.empty() && info.input_shape != std::vector<std::int64_t>{3, 224, 224}) {
     throw ConfigError("TrainingRun::data", data,

@@ -66,6 +66,15 @@ class BadImageError : public IoError {
 /// by content, since a PNG named .jpg is common in scraped data sets.
 void check_jpeg_signature(const std::uint8_t* data, std::size_t size);
 
+/// Whether the data has an EOI marker (FF D9) where a complete JPEG has one: an EOI before any
+/// start of scan (FF DA) looking backwards from the end (a file cut inside its entropy-coded data
+/// has none, as markers there are escaped, while corrupt bytes in the middle do not matter), or
+/// else an EOI found walking the markers forwards (segments skipped by their length, so an EXIF
+/// thumbnail's own EOI is not taken): the file with bytes appended after its end, as some cameras
+/// write it. libjpeg notices a missing end only when it reads that far, which a crop of the top
+/// rows does not: this makes "truncated" a property of the file, not of the crop.
+[[nodiscard]] bool has_jpeg_end_marker(const std::uint8_t* data, std::size_t size);
+
 /// Reads the whole file into `bytes` (its capacity reused between calls) and checks its
 /// signature (check_jpeg_signature). Throws BadImageError (kUnreadable with the system's
 /// message, kEmpty, kNotJpeg) naming `path`.
