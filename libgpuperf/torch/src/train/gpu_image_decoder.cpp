@@ -13,6 +13,7 @@
 #include <nvjpeg.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -160,6 +161,25 @@ class PinnedPool {
   std::map<void*, Block> blocks_;
 };
 
+// Where one file of a batch is decoded, and in what form.
+struct Placement {
+  bool hardware = false;          // by the hardware decoder (else nvJPEG's default backend)
+  bool planar = false;            // as YCbCr planes (else interleaved RGB)
+  std::int32_t chroma_width = 0;  // the chroma planes' samples (planar only)
+  std::int32_t chroma_height = 0;
+  std::int32_t h_factor = 1;
+  std::int32_t v_factor = 1;
+};
+
+std::int64_t aligned(std::int64_t bytes) {
+  return (bytes + kImageAlignment - 1) / kImageAlignment * kImageAlignment;
+}
+
+bool env_set(const char* name) {  // TEMPORARY (the A/B of the planar output; removed after)
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' && *v != '0';
+}
+
 }  // namespace
 
 struct GpuImageDecoder::State {
@@ -176,6 +196,7 @@ struct GpuImageDecoder::State {
   nvjpegJpegState_t general_state = nullptr;
   nvjpegJpegStream_t parsed = nullptr;  // header parsing for the hardware's verdict
   int initialized_batch = -1;           // the hardware state's batch size
+  bool planar_output = !env_set("GPUPERF_TMP_INTERLEAVED");  // the hardware writes YCbCr planes
   GpuDecodeStats stats;
 
   State(c10::DeviceIndex index, const ImageTransformOptions& options)
@@ -194,16 +215,57 @@ struct GpuImageDecoder::State {
   State(State&&) = delete;
   State& operator=(State&&) = delete;
 
-  // Whether the hardware decoder takes this file (baseline, a sampling it knows).
-  bool hardware_takes(const std::vector<std::uint8_t>& bytes) {
-    if (hardware == nullptr) return false;
+  // Where the hardware decoder takes this file (baseline, a sampling it knows), and how: its
+  // YCbCr planes, when the resize kernel converts that chroma sampling as libjpeg does. A file it
+  // takes with another sampling (4:1:1, 4:1:0) goes to the default backend.
+  Placement place(const std::vector<std::uint8_t>& bytes) {
+    Placement where;
+    if (hardware == nullptr) return where;
     if (nvjpegJpegStreamParseHeader(hardware, bytes.data(), bytes.size(), parsed) !=
         NVJPEG_STATUS_SUCCESS) {
-      return false;
+      return where;
     }
     int supported = -1;
-    return nvjpegDecodeBatchedSupported(hardware, parsed, &supported) == NVJPEG_STATUS_SUCCESS &&
-           supported == 0;
+    if (nvjpegDecodeBatchedSupported(hardware, parsed, &supported) != NVJPEG_STATUS_SUCCESS ||
+        supported != 0) {
+      return where;
+    }
+    if (!planar_output) {
+      where.hardware = true;
+      return where;
+    }
+    nvjpegChromaSubsampling_t sampling = NVJPEG_CSS_UNKNOWN;
+    unsigned components = 0;
+    unsigned width = 0;
+    unsigned height = 0;
+    if (nvjpegJpegStreamGetComponentsNum(parsed, &components) != NVJPEG_STATUS_SUCCESS ||
+        components != 3 ||
+        nvjpegJpegStreamGetChromaSubsampling(parsed, &sampling) != NVJPEG_STATUS_SUCCESS ||
+        nvjpegJpegStreamGetComponentDimensions(parsed, 1, &width, &height) !=
+            NVJPEG_STATUS_SUCCESS) {
+      return where;
+    }
+    switch (sampling) {
+      case NVJPEG_CSS_444:
+        break;
+      case NVJPEG_CSS_422:
+        where.h_factor = 2;
+        break;
+      case NVJPEG_CSS_420:
+        where.h_factor = 2;
+        where.v_factor = 2;
+        break;
+      case NVJPEG_CSS_440:
+        where.v_factor = 2;
+        break;
+      default:
+        return where;
+    }
+    where.hardware = true;
+    where.planar = true;
+    where.chroma_width = static_cast<std::int32_t>(width);
+    where.chroma_height = static_cast<std::int32_t>(height);
+    return where;
   }
 };
 
@@ -212,8 +274,10 @@ GpuImageDecoder::GpuImageDecoder(c10::DeviceIndex device, const ImageTransformOp
   const c10::cuda::CUDAGuard guard(device);
   State& s = *state_;
   const auto create = [&](nvjpegBackend_t backend, nvjpegHandle_t* handle) {
-    return nvjpegCreateExV2(backend, &s.device_allocator, &s.pinned_allocator, NVJPEG_FLAGS_DEFAULT,
-                            handle);
+    const unsigned flags = backend == NVJPEG_BACKEND_HARDWARE && env_set("GPUPERF_TMP_NO_PIPELINE")
+                               ? NVJPEG_FLAGS_HW_DECODE_NO_PIPELINE
+                               : NVJPEG_FLAGS_DEFAULT;
+    return nvjpegCreateExV2(backend, &s.device_allocator, &s.pinned_allocator, flags, handle);
   };
   if (create(NVJPEG_BACKEND_HARDWARE, &s.hardware) == NVJPEG_STATUS_SUCCESS) {
     check(nvjpegJpegStateCreate(s.hardware, &s.hardware_state), "the hardware decoder's state");
@@ -254,18 +318,25 @@ std::pair<torch::Tensor, torch::Tensor> GpuImageDecoder::decode(const ImageBatch
     return static_cast<const char*>(batch.images) + sample_bytes * static_cast<std::size_t>(i);
   };
 
-  // Where each file goes, and the decoded images' places in one buffer.
+  // Where each file goes, and the decoded images' places in one buffer: interleaved RGB, or the
+  // luma plane followed by the two chroma planes.
   std::vector<int> to_hardware;
   std::vector<int> to_general;
+  std::vector<Placement> placement(static_cast<std::size_t>(n));
   std::vector<std::int64_t> offset(static_cast<std::size_t>(n), -1);
   std::int64_t total = 0;
   for (int i = 0; i < n; ++i) {
     const EncodedSample& e = batch.encoded[static_cast<std::size_t>(i)];
     if (e.on_host) continue;
+    Placement& where = placement[static_cast<std::size_t>(i)];
+    where = s.place(e.bytes);
     offset[static_cast<std::size_t>(i)] = total;
-    const std::int64_t bytes = static_cast<std::int64_t>(e.header.width) * e.header.height * 3;
-    total += (bytes + kImageAlignment - 1) / kImageAlignment * kImageAlignment;
-    (s.hardware_takes(e.bytes) ? to_hardware : to_general).push_back(i);
+    const std::int64_t pixels = static_cast<std::int64_t>(e.header.width) * e.header.height;
+    total += where.planar
+                 ? aligned(pixels) + 2 * aligned(static_cast<std::int64_t>(where.chroma_width) *
+                                                 where.chroma_height)
+                 : aligned(pixels * 3);
+    (where.hardware ? to_hardware : to_general).push_back(i);
   }
   const torch::Tensor decoded =
       torch::empty({std::max<std::int64_t>(total, 1)}, torch::dtype(torch::kByte).device(device));
@@ -277,9 +348,21 @@ std::pair<torch::Tensor, torch::Tensor> GpuImageDecoder::decode(const ImageBatch
   auto* base = static_cast<std::uint8_t*>(decoded.data_ptr());
   const auto image_of = [&](int i) {
     const EncodedSample& e = batch.encoded[static_cast<std::size_t>(i)];
+    const Placement& where = placement[static_cast<std::size_t>(i)];
     nvjpegImage_t image{};
     image.channel[0] = base + offset[static_cast<std::size_t>(i)];
-    image.pitch[0] = static_cast<std::size_t>(e.header.width) * 3;
+    if (!where.planar) {
+      image.pitch[0] = static_cast<std::size_t>(e.header.width) * 3;
+      return image;
+    }
+    image.pitch[0] = static_cast<std::size_t>(e.header.width);
+    const std::int64_t chroma =
+        aligned(static_cast<std::int64_t>(where.chroma_width) * where.chroma_height);
+    image.channel[1] =
+        image.channel[0] + aligned(static_cast<std::int64_t>(e.header.width) * e.header.height);
+    image.channel[2] = image.channel[1] + chroma;
+    image.pitch[1] = static_cast<std::size_t>(where.chroma_width);
+    image.pitch[2] = static_cast<std::size_t>(where.chroma_width);
     return image;
   };
 
@@ -303,8 +386,9 @@ std::pair<torch::Tensor, torch::Tensor> GpuImageDecoder::decode(const ImageBatch
     const int count = static_cast<int>(to_hardware.size());
     bool ok = true;
     if (count != s.initialized_batch) {
-      ok = nvjpegDecodeBatchedInitialize(s.hardware, s.hardware_state, count, 1,
-                                         NVJPEG_OUTPUT_RGBI) == NVJPEG_STATUS_SUCCESS;
+      ok = nvjpegDecodeBatchedInitialize(
+               s.hardware, s.hardware_state, count, 1,
+               s.planar_output ? NVJPEG_OUTPUT_YUV : NVJPEG_OUTPUT_RGBI) == NVJPEG_STATUS_SUCCESS;
       s.initialized_batch = ok ? count : -1;
     }
     ok = ok && nvjpegDecodeBatched(s.hardware, s.hardware_state, data.data(), lengths.data(),
@@ -331,8 +415,11 @@ std::pair<torch::Tensor, torch::Tensor> GpuImageDecoder::decode(const ImageBatch
     const EncodedSample& e = batch.encoded[static_cast<std::size_t>(i)];
     nvjpegImage_t image = image_of(i);
     // libjpeg's fallback below is counted too: it is the decode thread's host work.
-    if (nvjpegDecode(s.general, s.general_state, e.bytes.data(), e.bytes.size(), NVJPEG_OUTPUT_RGBI,
-                     &image, stream) == NVJPEG_STATUS_SUCCESS) {
+    // A file laid out for the hardware's planes (its batched call failed) keeps that layout.
+    const nvjpegOutputFormat_t format =
+        placement[static_cast<std::size_t>(i)].planar ? NVJPEG_OUTPUT_YUV : NVJPEG_OUTPUT_RGBI;
+    if (nvjpegDecode(s.general, s.general_state, e.bytes.data(), e.bytes.size(), format, &image,
+                     stream) == NVJPEG_STATUS_SUCCESS) {
       ++s.stats.gpu_decoded;
       continue;
     }
@@ -363,9 +450,21 @@ std::pair<torch::Tensor, torch::Tensor> GpuImageDecoder::decode(const ImageBatch
   for (int i = 0; i < n; ++i) {
     if (offset[static_cast<std::size_t>(i)] < 0) continue;
     const EncodedSample& e = batch.encoded[static_cast<std::size_t>(i)];
+    const Placement& where = placement[static_cast<std::size_t>(i)];
+    const nvjpegImage_t image = image_of(i);
     ImageResizeJob job;
-    job.pixels = base + offset[static_cast<std::size_t>(i)];
-    job.pitch = e.header.width * 3;
+    job.pixels = image.channel[0];
+    job.pitch = static_cast<std::int32_t>(image.pitch[0]);
+    if (where.planar) {
+      job.planar = 1;
+      job.blue = image.channel[1];
+      job.red = image.channel[2];
+      job.chroma_pitch = static_cast<std::int32_t>(image.pitch[1]);
+      job.chroma_width = where.chroma_width;
+      job.chroma_height = where.chroma_height;
+      job.chroma_h_factor = where.h_factor;
+      job.chroma_v_factor = where.v_factor;
+    }
     job.region_top = e.plan.source.top;
     job.region_left = e.plan.source.left;
     job.region_height = e.plan.source.height;

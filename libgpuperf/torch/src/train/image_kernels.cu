@@ -2,8 +2,10 @@
 // per output pixel: the pixel's vertical taps each take the horizontal pass over their row, rounded
 // to 8 bits, and the vertical pass rounds again, as Pillow's two passes do. The weights are
 // Pillow's (precompute_coeffs: the bounds truncated, normalised by their sum) in float32 instead
-// of 22-bit fixed point.
+// of 22-bit fixed point. Planar jobs take each tap's RGB from the YCbCr planes as libjpeg would
+// have written it (ycbcr.h), so no RGB image is ever stored.
 
+#include "gpuperf/input/ycbcr.h"
 #include "models/kernel_types.cuh"
 #include "train/image_kernels.h"
 
@@ -53,6 +55,27 @@ __device__ __forceinline__ float clip8(float v) {
   return v < 0.0f ? 0.0f : (v > 255.0f ? 255.0f : v);
 }
 
+// The RGB levels of image pixel (y, x).
+__device__ __forceinline__ void fetch_rgb(const ImageResizeJob& job, int y, int x, float rgb[3]) {
+  if (job.planar == 0) {
+    const std::uint8_t* p = job.pixels + static_cast<std::int64_t>(y) * job.pitch + 3 * x;
+    rgb[0] = static_cast<float>(p[0]);
+    rgb[1] = static_cast<float>(p[1]);
+    rgb[2] = static_cast<float>(p[2]);
+    return;
+  }
+  const ChromaPlane blue{job.blue,          job.chroma_pitch,    job.chroma_width,
+                         job.chroma_height, job.chroma_h_factor, job.chroma_v_factor};
+  ChromaPlane red = blue;
+  red.samples = job.red;
+  std::uint8_t out[3];
+  ycbcr_to_rgb(job.pixels[static_cast<std::int64_t>(y) * job.pitch + x],
+               upsampled_chroma(blue, y, x), upsampled_chroma(red, y, x), out);
+  rgb[0] = static_cast<float>(out[0]);
+  rgb[1] = static_cast<float>(out[1]);
+  rgb[2] = static_cast<float>(out[2]);
+}
+
 template <typename Out>
 __global__ void resize_normalize_kernel(const ImageResizeJob* jobs, int out_size,
                                         ImageNormalization norm, Out* out) {
@@ -74,15 +97,15 @@ __global__ void resize_normalize_kernel(const ImageResizeJob* jobs, int out_size
     float acc[3] = {0.0f, 0.0f, 0.0f};
     for (int j = 0; j < ay.count; ++j) {
       const float wy = weight(ay, j) * wy_norm;
-      const std::uint8_t* row =
-          job.pixels + static_cast<std::int64_t>(job.region_top + ay.first + j) * job.pitch +
-          static_cast<std::int64_t>(job.region_left + ax.first) * 3;
+      const int image_y = job.region_top + ay.first + j;
       float h[3] = {0.0f, 0.0f, 0.0f};
       for (int k = 0; k < ax.count; ++k) {
         const float wx = weight(ax, k) * wx_norm;
-        h[0] += wx * static_cast<float>(row[3 * k]);
-        h[1] += wx * static_cast<float>(row[3 * k + 1]);
-        h[2] += wx * static_cast<float>(row[3 * k + 2]);
+        float rgb[3];
+        fetch_rgb(job, image_y, job.region_left + ax.first + k, rgb);
+        h[0] += wx * rgb[0];
+        h[1] += wx * rgb[1];
+        h[2] += wx * rgb[2];
       }
       for (int c = 0; c < 3; ++c) acc[c] += wy * clip8(h[c]);
     }

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Device call (temporary): nvJPEG's hardware decoder writing YCbCr planes that the resize kernel
+# converts (the new default) against its interleaved RGB (GPUPERF_TMP_INTERLEAVED=1), and the
+# hardware decoder without its pipeline (GPUPERF_TMP_NO_PIPELINE=1), feeding ResNet-50; the
+# nvJPEG tests. `bash tmp-call.sh tests`: build everything, every single-GPU test.
+set -uo pipefail
+source .deps/env.sh
+mkdir -p "$OUT/logs"
+finish() { tar czf "$OUT/logs.tgz" -C "$OUT" logs; rm -rf "$OUT/logs"; }
+start=$(date +%s)
+cap() { local left=$(( 540 - ($(date +%s) - start) )); [ "$1" -lt "$left" ] && echo "$1" || echo "$left"; }
+if [ "${1:-}" = tests ]; then
+  { cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release && timeout 300 cmake --build build-gpu -j16; } >"$OUT/logs/build.log" 2>&1
+  rc=$?; echo "build rc=$rc after $(( $(date +%s) - start )) s"
+  if [ $rc -ne 0 ]; then grep -B2 -A12 "error" "$OUT/logs/build.log" | head -120; finish; exit 1; fi
+  timeout "$(cap 400)" ctest --test-dir build-gpu -L '^gpu$' -j4 --output-on-failure >"$OUT/logs/ctest-gpu.txt" 2>&1
+  echo "ctest rc=$?"; grep -E "tests passed|Failed|\*\*\*|Not Run|Skipped" "$OUT/logs/ctest-gpu.txt" | head -40
+  echo "done after $(( $(date +%s) - start )) s"; finish; exit 0
+fi
+{ cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release &&
+  timeout 260 cmake --build build-gpu -j16 --target resnet50_benchmark make_jpeg_folder test_train_image_folder; } >"$OUT/logs/build.log" 2>&1
+rc=$?; echo "build rc=$rc after $(( $(date +%s) - start )) s"
+if [ $rc -ne 0 ]; then grep -B2 -A12 "error" "$OUT/logs/build.log" | head -120; tail -5 "$OUT/logs/build.log"; finish; exit 1; fi
+data=/tmp/imnet; rm -rf "$data" /tmp/imnet-part-*; mkdir -p "$data"
+for g in 1 2 3 4 5 6 7 8; do build-gpu/benchmarks/make_jpeg_folder --out /tmp/imnet-part-$g \
+  --classes 8 --images-per-class 100 --seed $g >"$OUT/logs/make-$g.txt" 2>&1 & done
+timeout "$(cap 90)" build-gpu/tests/torch/test_train_image_folder "JPEGs decoded by nvJPEG*,nvJPEG's YCbCr planes*,the GPU path meets*" >"$OUT/logs/nvjpeg-test.txt" 2>&1
+echo "nvjpeg tests rc=$?"; grep -E "nvJPEG|sampling|passed|failed|FAILED|with expansion" -A0 "$OUT/logs/nvjpeg-test.txt" | head -40
+wait
+for g in 1 2 3 4 5 6 7 8; do for c in /tmp/imnet-part-$g/*/; do mv "$c" "$data/g${g}_$(basename "$c")"; done; done
+echo "data ready after $(( $(date +%s) - start )) s"
+common=(--model resnet50 --batch-size 256 --precision fp16 --memory-format channels_last --optimizer sgd
+        --lr 0.1 --warmup 15 --steps-per-window 10 --windows 6 --data $data --loader-threads 16 --compare-synthetic)
+train() {  # name, env..., -- extra args...
+  local name=$1; shift; local envs=(); while [ $# -gt 0 ] && [ "$1" != -- ]; do envs+=("$1"); shift; done; shift
+  timeout "$(cap 70)" env "${envs[@]}" build-gpu/apps/resnet50_benchmark "${common[@]}" --decode gpu "$@" \
+    --json "$OUT/logs/$name.json" >"$OUT/logs/$name.txt" 2>&1
+  echo "$name rc=$?: $(grep -E '^On synthetic' "$OUT/logs/$name.txt")"
+  python3 -c "import json,sys; m=json.load(open(sys.argv[1]))['metrics']; print('   ', {k.replace('loader_gpu_',''): round(v,3) for k,v in m.items() if k.startswith('loader_gpu_') and ('seconds' in k or 'decoded' in k)})" "$OUT/logs/$name.json" 2>/dev/null
+}
+train planar-1 X=1 --
+train interleaved-1 GPUPERF_TMP_INTERLEAVED=1 --
+train planar-2 X=1 --
+train interleaved-2 GPUPERF_TMP_INTERLEAVED=1 --
+train planar-no-pipeline GPUPERF_TMP_NO_PIPELINE=1 --
+train planar-two-per-call X=1 -- --gpu-batches-per-call 2
+train planar-3 X=1 --
+echo "done after $(( $(date +%s) - start )) s"
+finish
