@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Device call (temporary): nvJPEG's hardware decoder writing YCbCr planes that the resize kernel
-# converts (the new default) against its interleaved RGB (GPUPERF_TMP_INTERLEAVED=1), and the
-# hardware decoder without its pipeline (GPUPERF_TMP_NO_PIPELINE=1), feeding ResNet-50; the
-# nvJPEG tests. `bash tmp-call.sh tests`: build everything, every single-GPU test.
+# Device call (temporary): call 1-2 (commits 861650d, a51d807): nvJPEG's hardware decoder writing
+# YCbCr planes that the resize kernel converts against its interleaved RGB
+# (GPUPERF_TMP_INTERLEAVED=1), with and without its pipeline (GPUPERF_TMP_NO_PIPELINE=1); call 3:
+# one, two and three decode threads (--gpu-decode-threads), feeding ResNet-50; the nvJPEG tests. `bash tmp-call.sh tests`: build everything, every single-GPU test.
 set -uo pipefail
 source .deps/env.sh
 mkdir -p "$OUT/logs"
@@ -24,7 +24,7 @@ if [ $rc -ne 0 ]; then grep -B2 -A12 "error" "$OUT/logs/build.log" | head -120; 
 data=/tmp/imnet; rm -rf "$data" /tmp/imnet-part-*; mkdir -p "$data"
 for g in 1 2 3 4 5 6 7 8; do build-gpu/benchmarks/make_jpeg_folder --out /tmp/imnet-part-$g \
   --classes 8 --images-per-class 100 --seed $g >"$OUT/logs/make-$g.txt" 2>&1 & done
-[ -n "${SKIP_TESTS:-}" ] || timeout "$(cap 90)" build-gpu/tests/torch/test_train_image_folder "JPEGs decoded by nvJPEG*,nvJPEG's YCbCr planes*,the GPU path meets*" >"$OUT/logs/nvjpeg-test.txt" 2>&1
+[ -n "${SKIP_TESTS:-}" ] || timeout "$(cap 90)" build-gpu/tests/torch/test_train_image_folder "JPEGs decoded by nvJPEG*,nvJPEG's YCbCr planes*,the GPU path meets*,image folder batches on a GPU*" >"$OUT/logs/nvjpeg-test.txt" 2>&1
 echo "nvjpeg tests rc=$?"; grep -E "nvJPEG|sampling|passed|failed|FAILED|with expansion" -A0 "$OUT/logs/nvjpeg-test.txt" | head -40
 wait
 for g in 1 2 3 4 5 6 7 8; do for c in /tmp/imnet-part-$g/*/; do mv "$c" "$data/g${g}_$(basename "$c")"; done; done
@@ -38,20 +38,17 @@ train() {  # name, env..., -- extra args...
   echo "$name rc=$?: $(grep -E '^On synthetic' "$OUT/logs/$name.txt")"
   python3 -c "import json,sys; m=json.load(open(sys.argv[1]))['metrics']; print('   ', {k.replace('loader_gpu_',''): round(v,3) for k,v in m.items() if k.startswith('loader_gpu_') and ('seconds' in k or 'decoded' in k)})" "$OUT/logs/$name.json" 2>/dev/null
 }
-train nopipe-planar-1 GPUPERF_TMP_NO_PIPELINE=1 --
-train nopipe-interleaved-1 GPUPERF_TMP_NO_PIPELINE=1 GPUPERF_TMP_INTERLEAVED=1 --
-train pipe-planar-1 X=1 --
-train nopipe-share-0.25-1 GPUPERF_TMP_NO_PIPELINE=1 -- --host-decode-share 0.25
-train nopipe-two-per-call-1 GPUPERF_TMP_NO_PIPELINE=1 -- --gpu-batches-per-call 2
-train nopipe-planar-2 GPUPERF_TMP_NO_PIPELINE=1 --
-train nopipe-interleaved-2 GPUPERF_TMP_NO_PIPELINE=1 GPUPERF_TMP_INTERLEAVED=1 --
-train pipe-planar-2 X=1 --
-train nopipe-share-0.25-2 GPUPERF_TMP_NO_PIPELINE=1 -- --host-decode-share 0.25
-train nopipe-two-per-call-2 GPUPERF_TMP_NO_PIPELINE=1 -- --gpu-batches-per-call 2
-train nopipe-planar-3 GPUPERF_TMP_NO_PIPELINE=1 --
-train nopipe-interleaved-3 GPUPERF_TMP_NO_PIPELINE=1 GPUPERF_TMP_INTERLEAVED=1 --
-train pipe-planar-3 X=1 --
-train nopipe-share-0.25-3 GPUPERF_TMP_NO_PIPELINE=1 -- --host-decode-share 0.25
-train nopipe-two-per-call-3 GPUPERF_TMP_NO_PIPELINE=1 -- --gpu-batches-per-call 2
+train threads-1-1 X=1 -- --gpu-decode-threads 1
+train threads-2-1 X=1 -- --gpu-decode-threads 2
+train threads-3-1 X=1 -- --gpu-decode-threads 3
+train threads-2-share-0.25-1 X=1 -- --gpu-decode-threads 2 --host-decode-share 0.25
+train threads-1-2 X=1 -- --gpu-decode-threads 1
+train threads-2-2 X=1 -- --gpu-decode-threads 2
+train threads-3-2 X=1 -- --gpu-decode-threads 3
+train threads-2-share-0.25-2 X=1 -- --gpu-decode-threads 2 --host-decode-share 0.25
+train threads-1-3 X=1 -- --gpu-decode-threads 1
+train threads-2-3 X=1 -- --gpu-decode-threads 2
+train threads-3-3 X=1 -- --gpu-decode-threads 3
+train threads-2-share-0.25-3 X=1 -- --gpu-decode-threads 2 --host-decode-share 0.25
 echo "done after $(( $(date +%s) - start )) s"
 finish

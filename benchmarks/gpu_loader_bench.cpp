@@ -44,6 +44,9 @@ int main(int argc, char** argv) try {
   app.add_option("--gpu-batches-per-call", options.gpu_batches_per_call,
                  "--decode gpu: loader batches nvJPEG decodes in one call (1..16)")
       ->capture_default_str();
+  app.add_option("--gpu-decode-threads", options.gpu_decode_threads,
+                 "--decode gpu: threads with nvJPEG handles of their own (1..8)")
+      ->capture_default_str();
   app.add_flag("--val", validation, "Validation transform (Resize 256 + CenterCrop 224)");
   return gpuperf::program::run_program(app, argc, argv, [&] {
     gpuperf::require_setting(batches >= 1, "batches", batches, ">= 1");

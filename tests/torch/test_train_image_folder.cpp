@@ -285,6 +285,12 @@ TEST_CASE("image folder batches refuse bad options and empty folders, naming the
   CHECK_THROWS_WITH(gpuperf::ImageFolderBatches(options),
                     Catch::Contains("ImageFolderBatchOptions::gpu_batches_per_call: must be >= 1"));
   options.gpu_batches_per_call = 2;
+  options.gpu_decode_threads = 9;
+  CHECK_THROWS_WITH(gpuperf::ImageFolderBatches(options),
+                    Catch::Contains("ImageFolderBatchOptions::gpu_decode_threads: must be >= 1 "
+                                    "and <= 8") &&
+                        Catch::Contains("9"));
+  options.gpu_decode_threads = 2;
   options.host_decode_share = 0.5;
   options.decode = gpuperf::ImageDecode::kCpu;
   CHECK_THROWS_WITH(gpuperf::ImageFolderBatches(options),

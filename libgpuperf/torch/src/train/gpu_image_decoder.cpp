@@ -1,6 +1,8 @@
 // nvJPEG's batched decode and the resize kernel (gpu_image_decoder.h). One decode a batch: the
-// files the hardware takes go to it in one call; the rest one by one to nvJPEG's default backend;
-// the samples' jobs travel to the device in one copy and one kernel writes the batch.
+// files the hardware takes go to it in one call, written as YCbCr planes (the chroma as the file
+// stores it; the resize kernel upsamples and converts as libjpeg does); the rest one by one to
+// nvJPEG's default backend as interleaved RGB; the samples' jobs travel to the device in one copy
+// and one kernel writes the batch.
 // Compiled only where the build found nvJPEG (GPUPERF_WITH_NVJPEG).
 #if GPUPERF_WITH_NVJPEG
 #include "train/gpu_image_decoder.h"
@@ -13,7 +15,6 @@
 #include <nvjpeg.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -175,11 +176,6 @@ std::int64_t aligned(std::int64_t bytes) {
   return (bytes + kImageAlignment - 1) / kImageAlignment * kImageAlignment;
 }
 
-bool env_set(const char* name) {  // TEMPORARY (the A/B of the planar output; removed after)
-  const char* v = std::getenv(name);
-  return v != nullptr && *v != '\0' && *v != '0';
-}
-
 }  // namespace
 
 struct GpuImageDecoder::State {
@@ -196,7 +192,6 @@ struct GpuImageDecoder::State {
   nvjpegJpegState_t general_state = nullptr;
   nvjpegJpegStream_t parsed = nullptr;  // header parsing for the hardware's verdict
   int initialized_batch = -1;           // the hardware state's batch size
-  bool planar_output = !env_set("GPUPERF_TMP_INTERLEAVED");  // the hardware writes YCbCr planes
   GpuDecodeStats stats;
 
   State(c10::DeviceIndex index, const ImageTransformOptions& options)
@@ -228,10 +223,6 @@ struct GpuImageDecoder::State {
     int supported = -1;
     if (nvjpegDecodeBatchedSupported(hardware, parsed, &supported) != NVJPEG_STATUS_SUCCESS ||
         supported != 0) {
-      return where;
-    }
-    if (!planar_output) {
-      where.hardware = true;
       return where;
     }
     nvjpegChromaSubsampling_t sampling = NVJPEG_CSS_UNKNOWN;
@@ -274,9 +265,12 @@ GpuImageDecoder::GpuImageDecoder(c10::DeviceIndex device, const ImageTransformOp
   const c10::cuda::CUDAGuard guard(device);
   State& s = *state_;
   const auto create = [&](nvjpegBackend_t backend, nvjpegHandle_t* handle) {
-    const unsigned flags = backend == NVJPEG_BACKEND_HARDWARE && env_set("GPUPERF_TMP_NO_PIPELINE")
-                               ? NVJPEG_FLAGS_HW_DECODE_NO_PIPELINE
-                               : NVJPEG_FLAGS_DEFAULT;
+    // The hardware decoder's pipeline keeps a batch's files on streams of nvJPEG's own and waits
+    // on the host for each file's colour conversion, which queues behind the training kernels:
+    // without it, ResNet-50 training on the files ran at 0.90-0.92 of its synthetic rate against
+    // 0.61-0.74 (H200, docs/results/2026-12-04-h200-nvjpeg-planar).
+    const unsigned flags = backend == NVJPEG_BACKEND_HARDWARE ? NVJPEG_FLAGS_HW_DECODE_NO_PIPELINE
+                                                              : NVJPEG_FLAGS_DEFAULT;
     return nvjpegCreateExV2(backend, &s.device_allocator, &s.pinned_allocator, flags, handle);
   };
   if (create(NVJPEG_BACKEND_HARDWARE, &s.hardware) == NVJPEG_STATUS_SUCCESS) {
@@ -386,9 +380,8 @@ std::pair<torch::Tensor, torch::Tensor> GpuImageDecoder::decode(const ImageBatch
     const int count = static_cast<int>(to_hardware.size());
     bool ok = true;
     if (count != s.initialized_batch) {
-      ok = nvjpegDecodeBatchedInitialize(
-               s.hardware, s.hardware_state, count, 1,
-               s.planar_output ? NVJPEG_OUTPUT_YUV : NVJPEG_OUTPUT_RGBI) == NVJPEG_STATUS_SUCCESS;
+      ok = nvjpegDecodeBatchedInitialize(s.hardware, s.hardware_state, count, 1,
+                                         NVJPEG_OUTPUT_YUV) == NVJPEG_STATUS_SUCCESS;
       s.initialized_batch = ok ? count : -1;
     }
     ok = ok && nvjpegDecodeBatched(s.hardware, s.hardware_state, data.data(), lengths.data(),

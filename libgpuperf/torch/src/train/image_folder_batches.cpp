@@ -8,9 +8,11 @@
 #include <cstring>
 #include <deque>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "gpuperf/base/error.h"
 
@@ -102,23 +104,41 @@ struct ImageFolderBatches::DeviceCopy {};
 
 #if GPUPERF_WITH_NVJPEG
 
-// The GPU path: a thread takes the loader's encoded batches (`per_call` at a time), has them
-// decoded on a stream of its own and keeps up to `depth` batches ready. The stream has high
-// priority: the resize kernel is short and would otherwise wait behind every training kernel for
-// the SMs (6% more decoded beside training, measured). nvJPEG's hardware path runs on streams of
-// its own at normal priority and waits on the host for each image's colour-conversion kernel
-// (kernel trace: one cudaEventSynchronize per file), so a batch holds this thread ~35 ms beside
-// ResNet-50 training against ~16 alone. next() makes the caller's stream wait for none of the
-// batches (each is finished when it is queued) and hands the memory over to the caller's stream.
+// The GPU path: `workers` threads, each with nvJPEG handles and a high-priority stream of its own,
+// take the loader's encoded batches in turn (`per_call` at a time), decode them and queue them in
+// the loader's order, up to `depth` batches ready or in flight. A call of nvJPEG's hardware
+// decoder holds its thread ~28 ms a batch of 256 beside ResNet-50 training, mostly host work
+// (parsing, pageable copies), which one thread cannot do at the H200's training rate; two threads
+// overlap it. The hardware decoder runs without its pipeline (NVJPEG_FLAGS_HW_DECODE_NO_PIPELINE in
+// gpu_image_decoder.cpp). The streams have high priority: the resize kernel is short and would
+// otherwise wait behind every training kernel for the SMs. next() makes the caller's stream wait
+// for none of the batches (each is finished when it is queued) and hands the memory over to the
+// caller's stream.
 struct ImageFolderBatches::GpuDecode {
+  // One decode thread: its decoder and stream, and its copy of the batches it took (the loader
+  // reuses a batch's memory at its next call, which another worker may make meanwhile).
+  struct Worker {
+    Worker(c10::DeviceIndex index, const ImageTransformOptions& transform)
+        : decoder(index, transform),
+          stream(c10::cuda::getStreamFromPool(/*isHighPriority=*/true, index)) {}
+    detail::GpuImageDecoder decoder;
+    c10::cuda::CUDAStream stream;
+    ImageBatch merged;
+    std::vector<char> merged_images;
+    std::vector<std::int64_t> merged_labels;
+    std::thread thread;
+    detail::GpuDecodeStats published;  // its decoder's figures after its last batch queued
+  };
+
   GpuDecode(c10::DeviceIndex index, const ImageTransformOptions& transform, int depth_,
-            int per_call_)
+            int per_call_, int workers_)
       : device(index),
-        decoder(index, transform),
-        stream(c10::cuda::getStreamFromPool(/*isHighPriority=*/true, index)),
-        depth(static_cast<std::size_t>(std::max(depth_, 2 * per_call_))),
+        depth(static_cast<std::size_t>(std::max(depth_, 2 * per_call_ * workers_))),
         sample_bytes(transform.sample_bytes()),
-        per_call(per_call_) {}
+        per_call(per_call_) {
+    for (int w = 0; w < workers_; ++w)
+      workers.push_back(std::make_unique<Worker>(index, transform));
+  }
   ~GpuDecode() { stop(); }
   GpuDecode(const GpuDecode&) = delete;
   GpuDecode& operator=(const GpuDecode&) = delete;
@@ -126,86 +146,97 @@ struct ImageFolderBatches::GpuDecode {
   GpuDecode& operator=(GpuDecode&&) = delete;
 
   c10::DeviceIndex device;
-  detail::GpuImageDecoder decoder;
-  c10::cuda::CUDAStream stream;
   std::size_t depth;
   std::size_t sample_bytes;
-  int per_call;       // loader batches per nvJPEG call
-  ImageBatch merged;  // per_call > 1: the call's batches, copied
-  std::vector<char> merged_images;
-  std::vector<std::int64_t> merged_labels;
-  std::thread thread;
-  mutable std::mutex mutex;
+  int per_call;  // loader batches per nvJPEG call
+  std::vector<std::unique_ptr<Worker>> workers;
+  std::mutex loader_mutex;      // one worker at a time takes (and copies) the loader's batches
+  std::int64_t next_taken = 0;  // the next call's place in the loader's order (loader_mutex)
+  mutable std::mutex mutex;     // the rest
   std::condition_variable changed;
   std::deque<std::pair<torch::Tensor, torch::Tensor>> ready;
+  std::size_t in_flight = 0;     // calls taken, not yet queued
+  std::int64_t next_queued = 0;  // the place of the next call to queue
   bool stopping = false;
   std::exception_ptr error;
-  detail::GpuDecodeStats published;  // the decoder's figures after the last batch queued
-  double full_seconds = 0;           // the thread waiting for room among the ready batches
-  double starved_seconds = 0;        // the thread waiting for the loader's next encoded batch
+  double full_seconds = 0;     // the threads waiting for room among the ready batches
+  double starved_seconds = 0;  // the threads waiting for (and copying) the loader's batches
 
-  // Copies `batch` behind the samples already in `merged` (run() empties it before each call;
-  // the copies reuse the memory of earlier calls: no allocation once warm).
-  void append(const ImageBatch& batch) {
+  // Copies `batch` behind the samples already in `w.merged` (emptied before each call; the
+  // copies reuse the memory of earlier calls: no allocation once warm).
+  void append(Worker& w, const ImageBatch& batch) const {
     for (int i = 0; i < batch.size; ++i) {
-      const auto slot = static_cast<std::size_t>(merged.size);
+      const auto slot = static_cast<std::size_t>(w.merged.size);
       const EncodedSample& sample = batch.encoded[static_cast<std::size_t>(i)];
-      if (slot < merged.encoded.size()) {
-        merged.encoded[slot] = sample;
-        merged.sample_ids[slot] = batch.sample_ids[static_cast<std::size_t>(i)];
-        merged_labels[slot] = batch.labels[i];
+      if (slot < w.merged.encoded.size()) {
+        w.merged.encoded[slot] = sample;
+        w.merged.sample_ids[slot] = batch.sample_ids[static_cast<std::size_t>(i)];
+        w.merged_labels[slot] = batch.labels[i];
       } else {
-        merged.encoded.push_back(sample);
-        merged.sample_ids.push_back(batch.sample_ids[static_cast<std::size_t>(i)]);
-        merged_labels.push_back(batch.labels[i]);
+        w.merged.encoded.push_back(sample);
+        w.merged.sample_ids.push_back(batch.sample_ids[static_cast<std::size_t>(i)]);
+        w.merged_labels.push_back(batch.labels[i]);
       }
       if (sample.on_host) {
-        merged_images.resize(std::max(merged_images.size(), sample_bytes * (slot + 1)));
-        std::memcpy(merged_images.data() + sample_bytes * slot,
+        w.merged_images.resize(std::max(w.merged_images.size(), sample_bytes * (slot + 1)));
+        std::memcpy(w.merged_images.data() + sample_bytes * slot,
                     static_cast<const char*>(batch.images) + sample_bytes * i, sample_bytes);
       }
-      ++merged.size;
+      ++w.merged.size;
     }
-    merged.images = merged_images.data();
-    merged.labels = merged_labels.data();
+    w.merged.images = w.merged_images.data();
+    w.merged.labels = w.merged_labels.data();
   }
 
   void start(CpuLoader& loader) {
-    thread = std::thread([this, &loader] { run(loader); });
+    for (auto& w : workers) {
+      Worker* worker = w.get();
+      worker->thread = std::thread([this, worker, &loader] { run(*worker, loader); });
+    }
   }
 
-  void run(CpuLoader& loader) {
+  void run(Worker& w, CpuLoader& loader) {
+    // One worker alone with one batch a call decodes the loader's batch in place.
+    const bool copy = per_call > 1 || workers.size() > 1;
     try {
       const c10::cuda::CUDAGuard guard(device);
       while (true) {
         auto start = std::chrono::steady_clock::now();
         {
           std::unique_lock<std::mutex> lock(mutex);
-          changed.wait(lock, [&] { return stopping || ready.size() < depth; });
-          if (stopping) return;
+          changed.wait(lock, [&] {
+            return stopping || error || ready.size() + in_flight * per_call < depth;
+          });
+          if (stopping || error) return;
+          ++in_flight;
         }
         const double full = detail::seconds_since(start);
         start = std::chrono::steady_clock::now();
-        // `per_call` loader batches copied into one (the loader reuses a batch's memory at
-        // its next call), decoded in one call and split again.
         std::vector<int> sizes;
         const ImageBatch* batch = nullptr;
-        merged.size = 0;
-        for (int k = 0; k < per_call; ++k) {
-          const ImageBatch* next = loader.next();
-          if (next == nullptr) {
-            if (k == 0) throw Error("ImageFolderBatches: the loader ended");
-            break;
+        std::int64_t place = 0;
+        {
+          const std::lock_guard<std::mutex> lock(loader_mutex);
+          place = next_taken++;
+          w.merged.size = 0;
+          for (int k = 0; k < per_call; ++k) {
+            const ImageBatch* next = loader.next();
+            if (next == nullptr) {
+              if (k == 0) throw Error("ImageFolderBatches: the loader ended");
+              break;
+            }
+            batch = next;
+            if (copy) append(w, *next);
+            sizes.push_back(next->size);
           }
-          batch = next;
-          if (per_call > 1) append(*next);
-          sizes.push_back(next->size);
         }
-        if (per_call > 1) batch = &merged;
+        if (copy) batch = &w.merged;
         const double starved = detail::seconds_since(start);
-        auto decoded = decoder.decode(*batch, stream.stream());
-        const std::lock_guard<std::mutex> lock(mutex);
-        if (per_call == 1) {
+        auto decoded = w.decoder.decode(*batch, w.stream.stream());
+        std::unique_lock<std::mutex> lock(mutex);
+        changed.wait(lock, [&] { return stopping || error || next_queued == place; });
+        if (stopping || error) return;
+        if (sizes.size() == 1) {
           ready.push_back(std::move(decoded));
         } else {
           std::int64_t offset = 0;
@@ -215,14 +246,16 @@ struct ImageFolderBatches::GpuDecode {
             offset += size;
           }
         }
-        published = decoder.stats();
+        ++next_queued;
+        --in_flight;
+        w.published = w.decoder.stats();
         full_seconds += full;
         starved_seconds += starved;
         changed.notify_all();
       }
     } catch (...) {
       const std::lock_guard<std::mutex> lock(mutex);
-      error = std::current_exception();
+      if (!error) error = std::current_exception();
       changed.notify_all();
     }
   }
@@ -237,12 +270,32 @@ struct ImageFolderBatches::GpuDecode {
       ready.pop_front();
       changed.notify_all();
     }
-    // Finished on the decode stream before it was queued; from here the caller's stream uses
+    // Finished on a decode stream before it was queued; from here the caller's stream uses
     // the memory, and the allocator gives it back only after that stream's work on it.
     const c10::cuda::CUDAStream current = c10::cuda::getCurrentCUDAStream(device);
     c10::cuda::CUDACachingAllocator::recordStream(batch.first.storage().data_ptr(), current);
     c10::cuda::CUDACachingAllocator::recordStream(batch.second.storage().data_ptr(), current);
     return {batch.first.permute({0, 3, 1, 2}), batch.second};
+  }
+
+  // The workers' figures, summed (the caller holds `mutex`).
+  [[nodiscard]] detail::GpuDecodeStats total() const {
+    detail::GpuDecodeStats sum;
+    for (const auto& w : workers) {
+      const detail::GpuDecodeStats& s = w->published;
+      sum.hardware_decoded += s.hardware_decoded;
+      sum.gpu_decoded += s.gpu_decoded;
+      sum.host_decoded += s.host_decoded;
+      sum.libjpeg_fallbacks += s.libjpeg_fallbacks;
+      sum.skipped += s.skipped;
+      sum.gpu_seconds += s.gpu_seconds;
+      sum.kernel_seconds += s.kernel_seconds;
+      sum.peak_buffer_bytes += s.peak_buffer_bytes;
+      sum.call_seconds += s.call_seconds;
+      sum.submit_seconds += s.submit_seconds;
+      sum.wait_seconds += s.wait_seconds;
+    }
+    return sum;
   }
 
   void stop() {
@@ -251,7 +304,9 @@ struct ImageFolderBatches::GpuDecode {
       stopping = true;
     }
     changed.notify_all();
-    if (thread.joinable()) thread.join();
+    for (auto& w : workers) {
+      if (w->thread.joinable()) w->thread.join();
+    }
   }
 };
 
@@ -283,6 +338,9 @@ void ImageFolderBatchOptions::validate() const {
   require_setting(gpu_batches_per_call >= 1 && gpu_batches_per_call <= 16,
                   "ImageFolderBatchOptions::gpu_batches_per_call", gpu_batches_per_call,
                   ">= 1 and <= 16");
+  require_setting(gpu_decode_threads >= 1 && gpu_decode_threads <= 8,
+                  "ImageFolderBatchOptions::gpu_decode_threads", gpu_decode_threads,
+                  ">= 1 and <= 8");
   require_setting(host_decode_share >= 0 && host_decode_share <= 1,
                   "ImageFolderBatchOptions::host_decode_share", host_decode_share, "in 0..1");
   if (host_decode_share > 0 && decode == ImageDecode::kCpu) {
@@ -342,7 +400,8 @@ ImageFolderBatches::ImageFolderBatches(ImageFolderBatchOptions options)
     loader.output = LoaderOutput::kEncoded;
     loader.host_share = options_.host_decode_share;
     gpu_ = std::make_unique<GpuDecode>(options_.device.index(), loader.transform,
-                                       options_.prefetch_batches, options_.gpu_batches_per_call);
+                                       options_.prefetch_batches, options_.gpu_batches_per_call,
+                                       options_.gpu_decode_threads);
   }
 #endif
   loader_ = std::make_unique<CpuLoader>(std::move(folder.samples), loader);
@@ -398,7 +457,10 @@ std::string ImageFolderBatches::name() const {
 // NOLINTNEXTLINE(readability-convert-member-functions-to-static): reads gpu_ with nvJPEG
 std::string ImageFolderBatches::gpu_backend() const {
 #if GPUPERF_WITH_NVJPEG
-  if (gpu_) return " by nvJPEG's " + gpu_->decoder.backend() + " backend";
+  if (gpu_) {
+    return " by nvJPEG's " + gpu_->workers.front()->decoder.backend() + " backend, " +
+           std::to_string(gpu_->workers.size()) + " decode threads";
+  }
 #endif
   return "";
 }
@@ -409,7 +471,7 @@ std::vector<std::pair<std::string, double>> ImageFolderBatches::gpu_figures() co
 #if GPUPERF_WITH_NVJPEG
   if (!gpu_) return figures;
   const std::lock_guard<std::mutex> lock(gpu_->mutex);
-  const detail::GpuDecodeStats& s = gpu_->published;
+  const detail::GpuDecodeStats s = gpu_->total();
   figures = {{"loader_gpu_hardware_decoded", static_cast<double>(s.hardware_decoded)},
              {"loader_gpu_backend_decoded", static_cast<double>(s.gpu_decoded)},
              {"loader_gpu_host_decoded", static_cast<double>(s.host_decoded)},
@@ -419,6 +481,7 @@ std::vector<std::pair<std::string, double>> ImageFolderBatches::gpu_figures() co
              {"loader_gpu_kernel_seconds", s.kernel_seconds},
              {"loader_gpu_peak_buffer_bytes", static_cast<double>(s.peak_buffer_bytes)},
              {"loader_gpu_batches_per_call", static_cast<double>(gpu_->per_call)},
+             {"loader_gpu_decode_threads", static_cast<double>(gpu_->workers.size())},
              {"loader_gpu_thread_decode_seconds", s.call_seconds},
              {"loader_gpu_thread_submit_seconds", s.submit_seconds},
              {"loader_gpu_thread_stream_wait_seconds", s.wait_seconds},

@@ -105,6 +105,12 @@ void TrainingRun::validate() const {
     throw ConfigError("TrainingRun::gpu_batches_per_call", std::to_string(gpu_batches_per_call),
                       "applies to runs on files ({TrainingRun::data}) decoded on the GPU");
   }
+  require_setting(gpu_decode_threads >= 1 && gpu_decode_threads <= 8,
+                  "TrainingRun::gpu_decode_threads", gpu_decode_threads, ">= 1 and <= 8");
+  if (gpu_decode_threads != 2 && (data.empty() || decode == ImageDecode::kCpu)) {
+    throw ConfigError("TrainingRun::gpu_decode_threads", std::to_string(gpu_decode_threads),
+                      "applies to runs on files ({TrainingRun::data}) decoded on the GPU");
+  }
   if (decode == ImageDecode::kGpu && !gpu_decode_available()) {
     throw ConfigError("TrainingRun::decode", "gpu",
                       "needs nvJPEG, which this build did not find (cpu or auto)");
@@ -319,6 +325,7 @@ std::unique_ptr<ImageFolderBatches> make_folder_batches(const TrainingRun& run,
   options.decode = run.decode;
   options.host_decode_share = run.host_decode_share;
   options.gpu_batches_per_call = run.gpu_batches_per_call;
+  options.gpu_decode_threads = run.gpu_decode_threads;
   return std::make_unique<ImageFolderBatches>(options);
 }
 
@@ -354,10 +361,12 @@ void add_loader_figures(const ImageFolderBatches& folder, double host_decode_sha
   const bool on_gpu = folder.decode() == ImageDecode::kGpu;
   record.metrics["loader_decodes_on_gpu"] = on_gpu ? 1.0 : 0.0;
   if (on_gpu) record.metrics["loader_host_decode_share"] = host_decode_share;
-  double gpu_stream_seconds = 0;
+  double gpu_stream_seconds = 0;  // summed over the decode threads' streams
+  double decode_threads = 1;
   for (const auto& [name, value] : folder.gpu_figures()) {
     record.metrics[name] = value;
     if (name == "loader_gpu_stream_seconds") gpu_stream_seconds = value;
+    if (name == "loader_gpu_decode_threads") decode_threads = value;
   }
   if (busy > 0 && stats.images_decoded > 0) {
     // On the GPU path the threads read files and headers (and decode the odd file): their rate
@@ -375,8 +384,9 @@ void add_loader_figures(const ImageFolderBatches& folder, double host_decode_sha
     }
   }
   if (on_gpu && gpu_stream_seconds > 0 && stats.batches_delivered > 0) {
-    const double gpu_capacity =
-        static_cast<double>(stats.batches_delivered * folder.batch_size()) / gpu_stream_seconds;
+    // Each stream decodes its share at its own rate: the rates add up.
+    const double gpu_capacity = static_cast<double>(stats.batches_delivered * folder.batch_size()) *
+                                decode_threads / gpu_stream_seconds;
     record.metrics["loader_gpu_capacity_images_per_second"] = gpu_capacity;
     if (record.throughput.median > 0.9 * gpu_capacity) {
       record.warnings.push_back("input-bound: the GPU decodes at most " +

@@ -57,14 +57,15 @@ struct ImageFolderBatchOptions {
   /// dct_scaling): faster, a few levels from PIL's pixels; false: PIL's pixels exactly.
   bool dct_scaling = true;
   /// Decoding on the GPU: loader batches nvJPEG decodes in one call (1..16), copied into one
-  /// and split again; the decode thread keeps up to max(prefetch_batches, 2 x this) batches
-  /// ready, so that a call's batches are not the last ones left. On the H200 beside ResNet-50
-  /// training a call of nvJPEG's hardware decoder holds the thread ~35 ms for 256 files and
-  /// ~48 ms for 512 (per image nvJPEG waits for its own colour-conversion kernel, which queues
-  /// behind the training kernels): two per call raised the decoder's rate beside training from
-  /// ~7,200 to ~8,300-8,600 img/s, measured with a ready queue of 2 (which stalled training);
-  /// its effect on training with the deeper queue is not measured yet.
+  /// and split again; up to max(prefetch_batches, 2 x this x gpu_decode_threads) batches are
+  /// kept ready or in flight. Two per call measured slower beside ResNet-50 training on the
+  /// H200 than one (0.82-0.89 of the synthetic rate against 0.90-0.91).
   int gpu_batches_per_call = 1;
+  /// Decoding on the GPU: threads (1..8) each with nvJPEG handles and a stream of their own,
+  /// taking the loader's batches in turn (delivered in the loader's order). A call of nvJPEG's
+  /// hardware decoder is mostly host work (~28 ms for 256 files beside ResNet-50 training on the
+  /// H200), more than one thread keeps up with at the GPU's training rate.
+  int gpu_decode_threads = 2;
 
   /// Throws ConfigError naming the first bad field (decode kGpu without a CUDA device or
   /// without nvJPEG in the build among them).

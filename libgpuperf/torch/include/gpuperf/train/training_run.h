@@ -69,6 +69,10 @@ struct TrainingRun : RunBasics {
   /// data, decoded on the GPU: loader batches nvJPEG decodes in one call
   /// (ImageFolderBatchOptions::gpu_batches_per_call), 1..16.
   int gpu_batches_per_call = 1;
+  /// data, decoded on the GPU: decode threads, each with nvJPEG handles of its own
+  /// (ImageFolderBatchOptions::gpu_decode_threads), 1..8; another value than 2 is refused for
+  /// runs that do not decode on the GPU.
+  int gpu_decode_threads = 2;
   /// data: after the run on the files, the same step timed again on synthetic batches (same
   /// measurement settings, same model and CUDA graph), recorded as synthetic_images_per_second
   /// and data_to_synthetic_ratio (the files' median over the synthetic median).
