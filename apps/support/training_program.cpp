@@ -126,7 +126,7 @@ void add_model_options(CLI::App& app, TrainingOptions& o) {
                  "--data decoded on the GPU: loader batches nvJPEG decodes in one call (1..16)");
   app.add_option("--gpu-decode-threads", r.gpu_decode_threads,
                  "--data decoded on the GPU: threads with nvJPEG handles of their own, taking "
-                 "the loader's batches in turn (1..8; default 2)");
+                 "the loader's batches in turn (1..8; default 1)");
   app.add_flag("--compare-synthetic", r.compare_synthetic,
                "--data: time the same steps on synthetic batches afterwards and record the "
                "files' share of that rate");

@@ -34,6 +34,55 @@ def read_bytes(path):
         return torch.frombuffer(bytearray(f.read()), dtype=torch.uint8)
 
 
+def gpu_batches(data, workers, batch_size, device, transform_kind="train"):
+    """Endless batches (images, labels) of the folder `data` on `device`: files read by `workers`
+    threads one batch ahead (shuffled each epoch, torch's generator), decoded by torchvision's
+    batched GPU decode and transformed on the GPU (module docstring); also the loader of
+    train_peer.py --data --loader gpu."""
+    mean = torch.tensor([0.485, 0.456, 0.406], device=device).view(1, 3, 1, 1) * 255
+    std = torch.tensor([0.229, 0.224, 0.225], device=device).view(1, 3, 1, 1) * 255
+    scale, ratio = (0.08, 1.0), (3.0 / 4.0, 4.0 / 3.0)
+    samples = torchvision.datasets.ImageFolder(data).samples
+    pool = ThreadPoolExecutor(max_workers=max(1, workers))  # the files
+    batcher = ThreadPoolExecutor(max_workers=1)  # the next batch, which waits for its files
+
+    def read_batch(indices):
+        files = list(pool.map(read_bytes, [samples[i][0] for i in indices]))
+        return files, torch.tensor([samples[i][1] for i in indices])
+
+    def transform(files, labels):
+        images = decode_jpeg(files, mode=ImageReadMode.RGB, device=device)
+        if transform_kind == "none":
+            return images, labels.to(device, non_blocking=True)
+        out = []
+        for img in images:
+            top, left, h, w = T.RandomResizedCrop.get_params(img, scale, ratio)
+            img = F.resized_crop(img, top, left, h, w, [224, 224], antialias=True)
+            if torch.rand(1).item() < 0.5:
+                img = F.horizontal_flip(img)
+            out.append(img)
+        x = torch.stack(out).float().sub_(mean).div_(std)
+        return (x.contiguous(memory_format=torch.channels_last),
+                labels.to(device, non_blocking=True))
+
+    # Files read by the thread pool one batch ahead (file reads release the GIL) while the GPU
+    # decodes the batch before.
+    while True:
+        order = torch.randperm(len(samples)).tolist()
+        starts = range(0, len(order) - batch_size + 1, batch_size)
+        ahead = None
+        for s0 in starts:
+            nxt = batcher.submit(read_batch, order[s0:s0 + batch_size])
+            if ahead is None:
+                ahead = nxt
+                continue
+            files, labels = ahead.result()
+            ahead = nxt
+            yield transform(files, labels)
+        if ahead is not None:
+            yield transform(*ahead.result())
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--data", required=True)
@@ -50,51 +99,7 @@ def main():
         p.error("needs a CUDA GPU")
     torch.manual_seed(a.seed)
     device = torch.device("cuda")
-    mean = torch.tensor([0.485, 0.456, 0.406], device=device).view(1, 3, 1, 1) * 255
-    std = torch.tensor([0.229, 0.224, 0.225], device=device).view(1, 3, 1, 1) * 255
-    scale, ratio = (0.08, 1.0), (3.0 / 4.0, 4.0 / 3.0)
-    samples = torchvision.datasets.ImageFolder(a.data).samples
-    pool = ThreadPoolExecutor(max_workers=max(1, a.workers))  # the files
-    batcher = ThreadPoolExecutor(max_workers=1)  # the next batch, which waits for its files
-
-    def read_batch(indices):
-        files = list(pool.map(read_bytes, [samples[i][0] for i in indices]))
-        return files, torch.tensor([samples[i][1] for i in indices])
-
-    def batches():
-        # Files read by the thread pool one batch ahead (file reads release the GIL) while the
-        # GPU decodes the batch before.
-        while True:
-            order = torch.randperm(len(samples)).tolist()
-            starts = range(0, len(order) - a.batch_size + 1, a.batch_size)
-            ahead = None
-            for s0 in starts:
-                nxt = batcher.submit(read_batch, order[s0:s0 + a.batch_size])
-                if ahead is None:
-                    ahead = nxt
-                    continue
-                files, labels = ahead.result()
-                ahead = nxt
-                yield transform(files, labels)
-            if ahead is not None:
-                yield transform(*ahead.result())
-
-    def transform(files, labels):
-        images = decode_jpeg(files, mode=ImageReadMode.RGB, device=device)
-        if a.transform == "none":
-            return images, labels.to(device, non_blocking=True)
-        out = []
-        for img in images:
-            top, left, h, w = T.RandomResizedCrop.get_params(img, scale, ratio)
-            img = F.resized_crop(img, top, left, h, w, [224, 224], antialias=True)
-            if torch.rand(1).item() < 0.5:
-                img = F.horizontal_flip(img)
-            out.append(img)
-        x = torch.stack(out).float().sub_(mean).div_(std)
-        return (x.contiguous(memory_format=torch.channels_last),
-                labels.to(device, non_blocking=True))
-
-    it = batches()
+    it = gpu_batches(a.data, a.workers, a.batch_size, device, a.transform)
     for _ in range(2):
         next(it)
     torch.cuda.synchronize()

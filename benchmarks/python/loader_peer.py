@@ -25,6 +25,32 @@ def _one_thread(_):
     torch.set_num_threads(1)
 
 
+def training_transform(val=False):
+    """torchvision's ImageNet transform: RandomResizedCrop(224) + flip, or Resize(256) +
+    CenterCrop(224); ToTensor, Normalize."""
+    normalize = transforms.Normalize(mean=[0.485, 0.456, 0.406], std=[0.229, 0.224, 0.225])
+    if val:
+        return transforms.Compose([transforms.Resize(256), transforms.CenterCrop(224),
+                                   transforms.ToTensor(), normalize])
+    return transforms.Compose([transforms.RandomResizedCrop(224),
+                               transforms.RandomHorizontalFlip(), transforms.ToTensor(),
+                               normalize])
+
+
+def dataloader_batches(data, workers, batch_size, val=False, pin_memory=False):
+    """Endless (images, labels) batches from a DataLoader over ImageFolder(data) with PIL and
+    training_transform(), `workers` one-thread worker processes, shuffled; also the loader of
+    train_peer.py --data --loader dataloader (pinned batches there)."""
+    dataset = torchvision.datasets.ImageFolder(data, transform=training_transform(val))
+    loader = torch.utils.data.DataLoader(dataset, batch_size=batch_size, shuffle=True,
+                                         num_workers=workers, drop_last=True,
+                                         worker_init_fn=_one_thread, pin_memory=pin_memory,
+                                         persistent_workers=workers > 0)
+    while True:
+        for batch in loader:
+            yield batch
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--data", required=True)
@@ -38,26 +64,7 @@ def main():
         p.error("--workers must be >= 0, --batch-size and --batches >= 1")
     torch.set_num_threads(1)
     torch.manual_seed(a.seed)
-    normalize = transforms.Normalize(mean=[0.485, 0.456, 0.406], std=[0.229, 0.224, 0.225])
-    if a.val:
-        t = transforms.Compose([transforms.Resize(256), transforms.CenterCrop(224),
-                                transforms.ToTensor(), normalize])
-    else:
-        t = transforms.Compose([transforms.RandomResizedCrop(224),
-                                transforms.RandomHorizontalFlip(), transforms.ToTensor(),
-                                normalize])
-    data = torchvision.datasets.ImageFolder(a.data, transform=t)
-    loader = torch.utils.data.DataLoader(data, batch_size=a.batch_size, shuffle=True,
-                                         num_workers=a.workers, drop_last=True,
-                                         worker_init_fn=_one_thread,
-                                         persistent_workers=a.workers > 0)
-
-    def batches():
-        while True:
-            for batch in loader:
-                yield batch
-
-    it = batches()
+    it = dataloader_batches(a.data, a.workers, a.batch_size, a.val)
     next(it)
     start = time.perf_counter()
     images = 0

@@ -19,6 +19,14 @@ permuted once at construction to that column order. Same function, same weights:
     python3 train_peer.py --model simple --batch-size 256 --precision bf16 --rewrite on \
         --fused on --graph on
 
+--data DIR trains on the JPEGs of an ImageNet-style folder, fed by the peers of gpuperf's input
+pipeline (--loader dataloader: DataLoader + PIL, loader_peer.py; --loader gpu: torchvision's
+batched GPU decode, gpu_loader_peer.py); each step copies the next batch into the step's input:
+
+    python3 train_peer.py --model resnet50 --batch-size 256 --precision fp16 \
+        --memory-format channels_last --optimizer sgd --lr 0.1 --compile default \
+        --data /tmp/imnet --loader gpu --loader-workers 16
+
 Prints one JSON line: {"model": ..., "median": samples/s, "windows": [...], "first_loss": ...,
 "final_loss": ..., "skipped_steps": ..., ...}: a run that trained ends with a finite loss below
 its first one (benchmarks/python/headline.py marks any other INVALID). With
@@ -224,9 +232,29 @@ def main():
     p.add_argument("--record", metavar="PATH",
                    help="also write the measurement as a gpuperf.run/1 record "
                         "(for gpuperf_compare)")
+    p.add_argument("--data", metavar="DIR",
+                   help="train on the JPEGs of an ImageNet-style folder instead of one synthetic "
+                        "batch (models with 224x224 inputs): each step copies the loader's next "
+                        "batch into the step's input, before the step (or the graph's replay)")
+    p.add_argument("--loader", choices=["dataloader", "gpu"], default="dataloader",
+                   help="--data: DataLoader + ImageFolder + PIL in --loader-workers processes "
+                        "(loader_peer.py), or torchvision's batched GPU decode with GPU "
+                        "transforms, files read by --loader-workers threads (gpu_loader_peer.py)")
+    p.add_argument("--loader-workers", type=int, default=os.cpu_count() or 1,
+                   help="--data: the loader's workers (default: every core)")
     a = p.parse_args()
     if a.batch_size <= 0:
         print(f"error: --batch-size: must be > 0, got {a.batch_size}", file=sys.stderr)
+        return 2
+    if a.data is not None and not os.path.isdir(a.data):
+        print(f"error: --data: not a folder: {a.data}", file=sys.stderr)
+        return 2
+    if a.data is not None and a.model == "simple":
+        print("error: --data needs a model with 224x224 inputs, got --model simple",
+              file=sys.stderr)
+        return 2
+    if a.loader_workers < 0:
+        print(f"error: --loader-workers: must be >= 0, got {a.loader_workers}", file=sys.stderr)
         return 2
 
     if a.rewrite == "on" and a.model != "simple":
@@ -307,6 +335,23 @@ def main():
         def step():  # noqa: F811 - replaying is the step from here on
             graph.replay()
             return static_loss
+    if a.data is not None:
+        here = os.path.dirname(os.path.abspath(__file__))
+        sys.path.insert(0, here)
+        if a.loader == "gpu":
+            from gpu_loader_peer import gpu_batches
+            batches = gpu_batches(a.data, a.loader_workers, a.batch_size, device)
+        else:
+            from loader_peer import dataloader_batches
+            batches = dataloader_batches(a.data, a.loader_workers, a.batch_size,
+                                         pin_memory=device.type == "cuda")
+        compute = step
+
+        def step():  # noqa: F811 - the loader's next batch into the step's input first
+            x, y = next(batches)
+            data.copy_(x, non_blocking=True)
+            target.copy_(y, non_blocking=True)
+            return compute()
     cuda = device.type == "cuda"
     # The first step compiles a compiled model: its time is reported apart, never timed.
     started = time.perf_counter()
@@ -329,6 +374,8 @@ def main():
         "peer": "pytorch", "torch": torch.__version__, "model": a.model, "batch_size": a.batch_size,
         "precision": a.precision, "memory_format": a.memory_format, "rewrite": a.rewrite,
         "optimizer": a.optimizer, "fused": a.fused, "graph": a.graph, "compile": a.compile,
+        "data": a.data, "loader": a.loader if a.data else None,
+        "loader_workers": a.loader_workers if a.data else None,
         "compile_s": first_step_s if a.compile != "off" and a.warmup > 0 else None,
         "median": statistics.median(rates), "windows": rates,
         "peak_memory_bytes": peak_memory, "first_loss": losses[0], "final_loss": losses[1],

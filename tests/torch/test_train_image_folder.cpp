@@ -232,43 +232,48 @@ TEST_CASE("the GPU path meets the bad-input table without a crash or a wrong lab
   GPUPERF_REQUIRE_GPU();
   if (!gpuperf::gpu_decode_available()) FAIL("SKIPPED: this test needs 1 CUDA GPU and nvJPEG");
   const std::string root = make_folder("gpu_bad", 3, 8, /*bad=*/true);
-  gpuperf::ImageFolderBatchOptions options;
-  options.folder = root;
-  options.batch_size = 6;
-  options.threads = 2;
-  options.seed = 7;
-  options.device = torch::Device(torch::kCUDA, 0);
-  options.decode = gpuperf::ImageDecode::kGpu;
-  gpuperf::ImageFolderBatches decoded(options);
-  // The labels the loader gave each slot (the same loader, on the CPU): the GPU decoder keeps
-  // them; a file only libjpeg's full decode refuses (damaged scan data) is decoded on the GPU,
-  // as libjpeg decodes it with warnings where it reads only the crop's rows.
-  gpuperf::CpuLoaderOptions loader;
-  loader.batch_size = 6;
-  loader.threads = 2;
-  loader.seed = 7;
-  loader.epochs = 2;
-  loader.drop_last_batch = true;
-  loader.output = gpuperf::LoaderOutput::kEncoded;
-  gpuperf::CpuLoader expected(gpuperf::scan_image_folder(root).samples, loader);
-  std::int64_t batches = 0;
-  while (const gpuperf::ImageBatch* e = expected.next()) {
-    const gpuperf::Batch g = decoded.next();
-    REQUIRE(torch::equal(g.target.cpu(), torch::from_blob(e->labels, {e->size}, torch::kLong)));
-    CHECK(torch::isfinite(g.input).all().item<bool>());
-    ++batches;
+  // One decode thread, and two taking the loader's batches in turn: the same order either way.
+  for (const int decode_threads : {1, 2}) {
+    INFO(decode_threads << " decode threads");
+    gpuperf::ImageFolderBatchOptions options;
+    options.folder = root;
+    options.batch_size = 6;
+    options.threads = 2;
+    options.seed = 7;
+    options.device = torch::Device(torch::kCUDA, 0);
+    options.decode = gpuperf::ImageDecode::kGpu;
+    options.gpu_decode_threads = decode_threads;
+    gpuperf::ImageFolderBatches decoded(options);
+    // The labels the loader gave each slot (the same loader, on the CPU): the GPU decoder keeps
+    // them; a file only libjpeg's full decode refuses (damaged scan data) is decoded on the GPU,
+    // as libjpeg decodes it with warnings where it reads only the crop's rows.
+    gpuperf::CpuLoaderOptions loader;
+    loader.batch_size = 6;
+    loader.threads = 2;
+    loader.seed = 7;
+    loader.epochs = 2;
+    loader.drop_last_batch = true;
+    loader.output = gpuperf::LoaderOutput::kEncoded;
+    gpuperf::CpuLoader expected(gpuperf::scan_image_folder(root).samples, loader);
+    std::int64_t batches = 0;
+    while (const gpuperf::ImageBatch* e = expected.next()) {
+      const gpuperf::Batch g = decoded.next();
+      REQUIRE(torch::equal(g.target.cpu(), torch::from_blob(e->labels, {e->size}, torch::kLong)));
+      CHECK(torch::isfinite(g.input).all().item<bool>());
+      ++batches;
+    }
+    CHECK(batches >= 8);
+    double host = 0;
+    double on_gpu = 0;
+    for (const auto& [name, value] : decoded.gpu_figures()) {
+      if (name == "loader_gpu_hardware_decoded" || name == "loader_gpu_backend_decoded")
+        on_gpu += value;
+      if (name == "loader_gpu_host_decoded") host = value;
+    }
+    CHECK(on_gpu > 0);
+    CHECK(host > 0);  // the grayscale, CMYK and progressive files went through libjpeg
+    CHECK(decoded.stats().skipped >= expected.stats().skipped);
   }
-  CHECK(batches >= 8);
-  double host = 0;
-  double on_gpu = 0;
-  for (const auto& [name, value] : decoded.gpu_figures()) {
-    if (name == "loader_gpu_hardware_decoded" || name == "loader_gpu_backend_decoded")
-      on_gpu += value;
-    if (name == "loader_gpu_host_decoded") host = value;
-  }
-  CHECK(on_gpu > 0);
-  CHECK(host > 0);  // the grayscale, CMYK and progressive files went through libjpeg
-  CHECK(decoded.stats().skipped >= expected.stats().skipped);
 }
 
 TEST_CASE("image folder batches refuse bad options and empty folders, naming them",
@@ -290,7 +295,7 @@ TEST_CASE("image folder batches refuse bad options and empty folders, naming the
                     Catch::Contains("ImageFolderBatchOptions::gpu_decode_threads: must be >= 1 "
                                     "and <= 8") &&
                         Catch::Contains("9"));
-  options.gpu_decode_threads = 2;
+  options.gpu_decode_threads = 1;
   options.host_decode_share = 0.5;
   options.decode = gpuperf::ImageDecode::kCpu;
   CHECK_THROWS_WITH(gpuperf::ImageFolderBatches(options),

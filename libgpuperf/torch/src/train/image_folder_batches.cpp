@@ -107,9 +107,9 @@ struct ImageFolderBatches::DeviceCopy {};
 // The GPU path: `workers` threads, each with nvJPEG handles and a high-priority stream of its own,
 // take the loader's encoded batches in turn (`per_call` at a time), decode them and queue them in
 // the loader's order, up to `depth` batches ready or in flight. A call of nvJPEG's hardware
-// decoder holds its thread ~28 ms a batch of 256 beside ResNet-50 training, mostly host work
-// (parsing, pageable copies), which one thread cannot do at the H200's training rate; two threads
-// overlap it. The hardware decoder runs without its pipeline (NVJPEG_FLAGS_HW_DECODE_NO_PIPELINE in
+// decoder holds its thread ~28 ms a batch of 256 beside ResNet-50 training; on the H200 calls from
+// two threads do not overlap (each takes twice as long), so one thread is the default. The
+// hardware decoder runs without its pipeline (NVJPEG_FLAGS_HW_DECODE_NO_PIPELINE in
 // gpu_image_decoder.cpp). The streams have high priority: the resize kernel is short and would
 // otherwise wait behind every training kernel for the SMs. next() makes the caller's stream wait
 // for none of the batches (each is finished when it is queued) and hands the memory over to the

@@ -107,7 +107,7 @@ void TrainingRun::validate() const {
   }
   require_setting(gpu_decode_threads >= 1 && gpu_decode_threads <= 8,
                   "TrainingRun::gpu_decode_threads", gpu_decode_threads, ">= 1 and <= 8");
-  if (gpu_decode_threads != 2 && (data.empty() || decode == ImageDecode::kCpu)) {
+  if (gpu_decode_threads != 1 && (data.empty() || decode == ImageDecode::kCpu)) {
     throw ConfigError("TrainingRun::gpu_decode_threads", std::to_string(gpu_decode_threads),
                       "applies to runs on files ({TrainingRun::data}) decoded on the GPU");
   }

@@ -62,10 +62,11 @@ struct ImageFolderBatchOptions {
   /// H200 than one (0.82-0.89 of the synthetic rate against 0.90-0.91).
   int gpu_batches_per_call = 1;
   /// Decoding on the GPU: threads (1..8) each with nvJPEG handles and a stream of their own,
-  /// taking the loader's batches in turn (delivered in the loader's order). A call of nvJPEG's
-  /// hardware decoder is mostly host work (~28 ms for 256 files beside ResNet-50 training on the
-  /// H200), more than one thread keeps up with at the GPU's training rate.
-  int gpu_decode_threads = 2;
+  /// taking the loader's batches in turn (delivered in the loader's order). On the H200 beside
+  /// ResNet-50 training the hardware decoder's calls do not overlap: with two or three threads
+  /// each call took two or three times as long and training ran at 0.73-0.78 of its synthetic
+  /// rate against 0.90-0.91 with one.
+  int gpu_decode_threads = 1;
 
   /// Throws ConfigError naming the first bad field (decode kGpu without a CUDA device or
   /// without nvJPEG in the build among them).

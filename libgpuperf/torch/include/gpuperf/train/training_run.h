@@ -70,9 +70,9 @@ struct TrainingRun : RunBasics {
   /// (ImageFolderBatchOptions::gpu_batches_per_call), 1..16.
   int gpu_batches_per_call = 1;
   /// data, decoded on the GPU: decode threads, each with nvJPEG handles of its own
-  /// (ImageFolderBatchOptions::gpu_decode_threads), 1..8; another value than 2 is refused for
+  /// (ImageFolderBatchOptions::gpu_decode_threads), 1..8; another value than 1 is refused for
   /// runs that do not decode on the GPU.
-  int gpu_decode_threads = 2;
+  int gpu_decode_threads = 1;
   /// data: after the run on the files, the same step timed again on synthetic batches (same
   /// measurement settings, same model and CUDA graph), recorded as synthetic_images_per_second
   /// and data_to_synthetic_ratio (the files' median over the synthetic median).
