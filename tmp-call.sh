@@ -12,7 +12,7 @@ source .deps/env.sh
 mkdir -p "$OUT/logs"
 finish() { tar czf "$OUT/logs.tgz" -C "$OUT" logs; rm -rf "$OUT/logs"; }
 start=$(date +%s)
-cap() { local left=$(( 540 - ($(date +%s) - start) )); [ "$1" -lt "$left" ] && echo "$1" || echo "$left"; }
+cap() { local left=$(( ${BUDGET:-540} - ($(date +%s) - start) )); [ "$1" -lt "$left" ] && echo "$1" || echo "$left"; }
 if [ "${1:-}" = tests ]; then
   { cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release && timeout 300 cmake --build build-gpu -j16; } >"$OUT/logs/build.log" 2>&1
   rc=$?; echo "build rc=$rc after $(( $(date +%s) - start )) s"
@@ -91,13 +91,10 @@ if [ "$mode" = peers ]; then
       >"$OUT/logs/$name.json" 2>"$OUT/logs/$name.err"
     echo "$name rc=$?: $(python3 -c "import json,sys; r=json.loads(open(sys.argv[1]).read().strip().splitlines()[-1]); print(round(r['median'],1), 'img/s, loss', round(r['first_loss'],3), '->', round(r['final_loss'],3), 'compile_s', r.get('compile_s'))" "$OUT/logs/$name.json" 2>&1 | tail -1)"
   }
-  peer peer-compile-synthetic-1 150 --compile default
-  peer peer-compile-gpu-decode-1 120 --compile default --data $data --loader gpu --loader-workers 16
-  train gpu-peers-1 X=1 --
-  peer peer-eager-dataloader-1 90 --data $data --loader dataloader --loader-workers 16
-  peer peer-compile-gpu-decode-2 90 --compile default --data $data --loader gpu --loader-workers 16
-  train gpu-peers-2 X=1 --
-  peer peer-compile-synthetic-2 90 --compile default
+  peer peer-compile-synthetic 100 --compile default
+  peer peer-compile-gpu-decode 90 --compile default --data $data --loader gpu --loader-workers 16
+  train gpu-share-0.5-peers X=1 -- --host-decode-share 0.5
+  peer peer-eager-dataloader 60 --data $data --loader dataloader --loader-workers 16
 fi
 echo "done after $(( $(date +%s) - start )) s"
 finish
