@@ -24,11 +24,13 @@ import check_schemas  # noqa: E402 - exits 77 without jsonschema
 from test_gpuperf_results import Checks, compare_row, run  # noqa: E402
 
 # What train_peer.py printed before --record existed, plus the torch.compile fields (compile,
-# compile_s), the proof that it trained (first_loss, skipped_steps) and --rewrite: the line's keys
-# must stay these, whatever --record does.
+# compile_s), the proof that it trained (first_loss, skipped_steps), --rewrite and the JPEG
+# input (data, loader, loader_workers; null without --data): the line's keys must stay these,
+# whatever --record does.
 TRAIN_KEYS = {"peer", "torch", "model", "batch_size", "precision", "memory_format", "rewrite",
               "optimizer", "fused", "graph", "compile", "compile_s", "median", "windows",
-              "peak_memory_bytes", "first_loss", "final_loss", "skipped_steps", "time"}
+              "peak_memory_bytes", "first_loss", "final_loss", "skipped_steps", "time", "data",
+              "loader", "loader_workers"}
 INFER_KEYS = {"model", "precision", "memory_format", "mode", "batch_size", "iterations", "p50_s",
               "p90_s", "p95_s", "p99_s", "max_s", "throughput_median", "throughput_overall",
               "compile_s", "peak_memory_bytes", "torch", "gpu"}
@@ -89,6 +91,15 @@ def main():
                "the record holds the printed first and final losses; bf16 skips no step")
         code, _ = peer(args.root, "train_peer.py", ["--model", "resnet50", "--rewrite", "on"], work)
         t.that(code == 2, f"--rewrite on with another model than the seed's: exit 2, got {code}")
+        t.that(lines and (lines[0]["data"], lines[0]["loader"], lines[0]["loader_workers"]) ==
+               (None, None, None), "without --data the line says no files fed it")
+        missing = os.path.join(work, "no-such-folder")
+        for bad, what in ((["--model", "resnet50", "--data", missing], "a --data that is no folder"),
+                          (["--data", work], "--data with the seed model (32x32 inputs)"),
+                          (["--model", "resnet50", "--data", work, "--loader-workers", "-1"],
+                           "--loader-workers -1")):
+            code, _ = peer(args.root, "train_peer.py", bad, work)
+            t.that(code == 2, f"{what}: exit 2, got {code}")
         code, out = run([args.compare, os.path.join(golden, "seed.json"), record])
         row = compare_row(out, record)
         t.that(code == 0 and row is not None and row[-1] in ("faster", "slower", "same"),
