@@ -458,8 +458,9 @@ std::string ImageFolderBatches::name() const {
 std::string ImageFolderBatches::gpu_backend() const {
 #if GPUPERF_WITH_NVJPEG
   if (gpu_) {
+    const std::size_t count = gpu_->workers.size();
     return " by nvJPEG's " + gpu_->workers.front()->decoder.backend() + " backend, " +
-           std::to_string(gpu_->workers.size()) + " decode threads";
+           std::to_string(count) + (count == 1 ? " decode thread" : " decode threads");
   }
 #endif
   return "";
