@@ -10,7 +10,8 @@
 // On x86-64 the passes have vector versions chosen at run time, with the same integer
 // arithmetic and so the same outputs: the vertical pass compiled for AVX2 beside the baseline
 // (function multiversioning; SSE2 has no 32-bit multiply, AVX2 multiplies eight lanes at once),
-// the horizontal pass of RGB rows with SSE4.1 (one pixel's three channels in one vector per tap).
+// the horizontal pass of RGB rows with SSE4.1 (one pixel's three channels, two taps at a time in
+// 16-bit multiply-adds).
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && \
     !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
 #define GPUPERF_RESAMPLE_X86 1
@@ -56,35 +57,48 @@ inline void resample_rgb_pixel(const std::uint8_t* in, const std::int32_t* k, in
 }
 
 #if GPUPERF_RESAMPLE_X86
-// The same sums with the three channels in one vector: each tap loads four bytes (the pixel and
-// the next one's first channel, whose lane is ignored), so an output whose taps reach the last
+// The same sums two taps at a time in 16-bit multiply-adds: the taps' bytes spread to
+// (R0, R1, G0, G1, B0, B1, 0, 0) as 16-bit lanes, multiplied by the pair's weights and added in
+// pairs (pmaddwd), once with the weights' high parts and once with their low parts; the exact
+// 32-bit sum is high * 2^11 + low (every weight < 2^22 + 1, so no step overflows). Each pair loads
+// eight bytes (its two pixels and two of the next), so an output whose loads reach the last
 // pixel the axis uses is left to the scalar code.
-__attribute__((target("sse4.1"))) void resample_rgb_row_sse41(const std::uint8_t* row,
+__attribute__((target("sse4.1"))) void resample_rgb_row_pairs(const std::uint8_t* row,
                                                               int row_origin,
                                                               const ResampleAxis& axis,
                                                               std::uint8_t* out) {
   const int count = axis.count();
+  const __m128i spread = _mm_setr_epi8(0, -1, 3, -1, 1, -1, 4, -1, 2, -1, 5, -1, -1, -1, -1, -1);
   const __m128i half = _mm_set1_epi32(1 << (kPrecisionBits - 1));
+  const __m128i zero = _mm_setzero_si128();
   for (int i = 0; i < count; ++i) {
-    const std::int32_t* k = &axis.kk[static_cast<std::size_t>(i) * axis.ksize];
     const int first = axis.first[static_cast<std::size_t>(i)];
     const int taps = axis.taps[static_cast<std::size_t>(i)];
+    const int pairs = (taps + 1) / 2;
     const std::uint8_t* in = row + static_cast<std::ptrdiff_t>(first - row_origin) * 3;
-    if (first + taps >= axis.hi) {
-      resample_rgb_pixel(in, k, taps, out + static_cast<std::ptrdiff_t>(i) * 3);
+    std::uint8_t* o = out + static_cast<std::ptrdiff_t>(i) * 3;
+    if (first + 2 * pairs >= axis.hi) {
+      resample_rgb_pixel(in, &axis.kk[static_cast<std::size_t>(i) * axis.ksize], taps, o);
       continue;
     }
-    __m128i sum = half;
-    for (int x = 0; x < taps; ++x) {
-      std::int32_t bytes = 0;
-      std::memcpy(&bytes, in + static_cast<std::ptrdiff_t>(x) * 3, sizeof bytes);
-      const __m128i pixel = _mm_cvtepu8_epi32(_mm_cvtsi32_si128(bytes));
-      sum = _mm_add_epi32(sum, _mm_mullo_epi32(pixel, _mm_set1_epi32(k[x])));
+    const std::size_t at = static_cast<std::size_t>(i) * axis.pair_count;
+    const std::int32_t* high = &axis.pairs_high[at];
+    const std::int32_t* low = &axis.pairs_low[at];
+    __m128i sum_high = zero;
+    __m128i sum_low = zero;
+    for (int p = 0; p < pairs; ++p) {
+      std::int64_t bytes = 0;
+      std::memcpy(&bytes, in + static_cast<std::ptrdiff_t>(p) * 6, sizeof bytes);
+      const __m128i pixels = _mm_shuffle_epi8(_mm_cvtsi64_si128(bytes), spread);
+      sum_high = _mm_add_epi32(sum_high, _mm_madd_epi16(pixels, _mm_set1_epi32(high[p])));
+      sum_low = _mm_add_epi32(sum_low, _mm_madd_epi16(pixels, _mm_set1_epi32(low[p])));
     }
-    std::uint8_t* o = out + static_cast<std::ptrdiff_t>(i) * 3;
-    o[0] = clip8(_mm_cvtsi128_si32(sum));
-    o[1] = clip8(_mm_extract_epi32(sum, 1));
-    o[2] = clip8(_mm_extract_epi32(sum, 2));
+    const __m128i sum = _mm_add_epi32(_mm_add_epi32(_mm_slli_epi32(sum_high, 11), sum_low), half);
+    // clip8: the sum >> 22, saturated to 0..255 (a sum <= 0 gives 0, one >= 2^30 gives 255).
+    const __m128i levels =
+        _mm_packus_epi16(_mm_packs_epi32(_mm_srai_epi32(sum, kPrecisionBits), zero), zero);
+    const std::int32_t rgb = _mm_cvtsi128_si32(levels);
+    std::memcpy(o, &rgb, 3);
   }
 }
 
@@ -145,13 +159,37 @@ void build_axis(int in_size, double in0, double in1, int out_size, int out_first
     }
   }
   if (axis.lo > axis.hi) axis.lo = axis.hi = 0;
+  // The pair tables of resample_rgb_row_pairs().
+  constexpr int kLowBits = 11;
+  axis.pair_count = (axis.ksize + 1) / 2;
+  axis.pairs_high.assign(static_cast<std::size_t>(out_count) * axis.pair_count, 0);
+  axis.pairs_low.assign(static_cast<std::size_t>(out_count) * axis.pair_count, 0);
+  axis.pairs_ok = true;
+  for (int i = 0; i < out_count; ++i) {
+    const std::int32_t* fixed = &axis.kk[static_cast<std::size_t>(i) * axis.ksize];
+    for (int p = 0; p < axis.pair_count; ++p) {
+      std::uint32_t high = 0;
+      std::uint32_t low = 0;
+      for (int half = 0; half < 2; ++half) {
+        const int x = 2 * p + half;
+        const std::int32_t w = x < axis.ksize ? fixed[x] : 0;
+        if (w < 0 || w > (1 << kPrecisionBits)) axis.pairs_ok = false;
+        const auto u = static_cast<std::uint32_t>(w);
+        high |= (u >> kLowBits) << (16 * half);
+        low |= (u & ((1U << kLowBits) - 1)) << (16 * half);
+      }
+      const std::size_t at = static_cast<std::size_t>(i) * axis.pair_count + p;
+      axis.pairs_high[at] = static_cast<std::int32_t>(high);
+      axis.pairs_low[at] = static_cast<std::int32_t>(low);
+    }
+  }
 }
 
 void resample_row(const std::uint8_t* row, int row_origin, int channels, const ResampleAxis& axis,
                   std::uint8_t* out) {
 #if GPUPERF_RESAMPLE_X86
-  if (channels == 3 && has_sse41()) {
-    resample_rgb_row_sse41(row, row_origin, axis, out);
+  if (channels == 3 && axis.pairs_ok && has_sse41()) {
+    resample_rgb_row_pairs(row, row_origin, axis, out);
     return;
   }
 #endif

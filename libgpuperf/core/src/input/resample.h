@@ -18,8 +18,16 @@ struct ResampleAxis {
   std::vector<int> first;        ///< first input index per output
   std::vector<int> taps;         ///< inputs used per output
   std::vector<std::int32_t> kk;  ///< count * ksize weights, 22-bit fixed point
-  int lo = 0;                    ///< smallest input index used
-  int hi = 0;                    ///< one past the largest input index used
+  /// The weights two taps at a time for 16-bit multiply-adds: each weight split into its high
+  /// part (k >> 11) and low part (k & 2047), and per output the taps (0, 1), (2, 3), ... packed
+  /// as two 16-bit halves, the odd tap's weight 0 past the end (count * pair_count each). Set
+  /// when every weight is in 0..2^22 (always, for the bilinear filter).
+  int pair_count = 0;
+  std::vector<std::int32_t> pairs_high;
+  std::vector<std::int32_t> pairs_low;
+  bool pairs_ok = false;
+  int lo = 0;  ///< smallest input index used
+  int hi = 0;  ///< one past the largest input index used
 
   /// Outputs described.
   [[nodiscard]] int count() const { return static_cast<int>(first.size()); }
