@@ -4,14 +4,15 @@
 // by one level and the reference test compares exactly.
 #include "input/resample.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
 // On x86-64 the passes have vector versions chosen at run time, with the same integer
 // arithmetic and so the same outputs: the vertical pass compiled for AVX2 beside the baseline
 // (function multiversioning; SSE2 has no 32-bit multiply, AVX2 multiplies eight lanes at once),
-// the horizontal pass of RGB rows with SSE4.1 (one pixel's three channels, two taps at a time in
-// 16-bit multiply-adds).
+// the horizontal pass of RGB rows two taps at a time in 16-bit multiply-adds, one output per
+// SSE4.1 vector or two per AVX2 vector.
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && \
     !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
 #define GPUPERF_RESAMPLE_X86 1
@@ -62,16 +63,15 @@ inline void resample_rgb_pixel(const std::uint8_t* in, const std::int32_t* k, in
 // pairs (pmaddwd), once with the weights' high parts and once with their low parts; the exact
 // 32-bit sum is high * 2^11 + low (every weight < 2^22 + 1, so no step overflows). Each pair loads
 // eight bytes (its two pixels and two of the next), so an output whose loads reach the last
-// pixel the axis uses is left to the scalar code.
+// pixel the axis uses is left to the scalar code. Outputs [begin, end).
 __attribute__((target("sse4.1"))) void resample_rgb_row_pairs(const std::uint8_t* row,
                                                               int row_origin,
-                                                              const ResampleAxis& axis,
-                                                              std::uint8_t* out) {
-  const int count = axis.count();
+                                                              const ResampleAxis& axis, int begin,
+                                                              int end, std::uint8_t* out) {
   const __m128i spread = _mm_setr_epi8(0, -1, 3, -1, 1, -1, 4, -1, 2, -1, 5, -1, -1, -1, -1, -1);
   const __m128i half = _mm_set1_epi32(1 << (kPrecisionBits - 1));
   const __m128i zero = _mm_setzero_si128();
-  for (int i = 0; i < count; ++i) {
+  for (int i = begin; i < end; ++i) {
     const int first = axis.first[static_cast<std::size_t>(i)];
     const int taps = axis.taps[static_cast<std::size_t>(i)];
     const int pairs = (taps + 1) / 2;
@@ -100,6 +100,66 @@ __attribute__((target("sse4.1"))) void resample_rgb_row_pairs(const std::uint8_t
     const std::int32_t rgb = _mm_cvtsi128_si32(levels);
     std::memcpy(o, &rgb, 3);
   }
+}
+
+// resample_rgb_row_pairs() for two outputs at once, one in each 128-bit lane: both run the
+// larger one's pairs (the tables hold zero weights past an output's taps), and a pair of outputs
+// whose loads reach the last pixel the axis uses goes through the one-output code.
+__attribute__((target("avx2"))) void resample_rgb_row_pairs_avx2(const std::uint8_t* row,
+                                                                 int row_origin,
+                                                                 const ResampleAxis& axis,
+                                                                 std::uint8_t* out) {
+  const int count = axis.count();
+  const __m256i spread = _mm256_setr_epi8(0, -1, 3, -1, 1, -1, 4, -1, 2, -1, 5, -1, -1, -1, -1, -1,
+                                          0, -1, 3, -1, 1, -1, 4, -1, 2, -1, 5, -1, -1, -1, -1, -1);
+  const __m256i half = _mm256_set1_epi32(1 << (kPrecisionBits - 1));
+  const __m256i zero = _mm256_setzero_si256();
+  int i = 0;
+  for (; i + 1 < count; i += 2) {
+    const auto a = static_cast<std::size_t>(i);
+    const int first0 = axis.first[a];
+    const int first1 = axis.first[a + 1];
+    const int pairs = (std::max(axis.taps[a], axis.taps[a + 1]) + 1) / 2;
+    if (std::max(first0, first1) + 2 * pairs >= axis.hi) {
+      resample_rgb_row_pairs(row, row_origin, axis, i, i + 2, out);
+      continue;
+    }
+    const std::uint8_t* in0 = row + static_cast<std::ptrdiff_t>(first0 - row_origin) * 3;
+    const std::uint8_t* in1 = row + static_cast<std::ptrdiff_t>(first1 - row_origin) * 3;
+    const std::int32_t* high0 = &axis.pairs_high[a * axis.pair_count];
+    const std::int32_t* low0 = &axis.pairs_low[a * axis.pair_count];
+    const std::int32_t* high1 = high0 + axis.pair_count;
+    const std::int32_t* low1 = low0 + axis.pair_count;
+    __m256i sum_high = zero;
+    __m256i sum_low = zero;
+    for (int p = 0; p < pairs; ++p) {
+      std::int64_t bytes0 = 0;
+      std::int64_t bytes1 = 0;
+      std::memcpy(&bytes0, in0 + static_cast<std::ptrdiff_t>(p) * 6, sizeof bytes0);
+      std::memcpy(&bytes1, in1 + static_cast<std::ptrdiff_t>(p) * 6, sizeof bytes1);
+      const __m256i pixels = _mm256_shuffle_epi8(
+          _mm256_setr_m128i(_mm_cvtsi64_si128(bytes0), _mm_cvtsi64_si128(bytes1)), spread);
+      const __m256i wh = _mm256_setr_m128i(_mm_set1_epi32(high0[p]), _mm_set1_epi32(high1[p]));
+      const __m256i wl = _mm256_setr_m128i(_mm_set1_epi32(low0[p]), _mm_set1_epi32(low1[p]));
+      sum_high = _mm256_add_epi32(sum_high, _mm256_madd_epi16(pixels, wh));
+      sum_low = _mm256_add_epi32(sum_low, _mm256_madd_epi16(pixels, wl));
+    }
+    const __m256i sum =
+        _mm256_add_epi32(_mm256_add_epi32(_mm256_slli_epi32(sum_high, 11), sum_low), half);
+    const __m256i levels =
+        _mm256_packus_epi16(_mm256_packs_epi32(_mm256_srai_epi32(sum, kPrecisionBits), zero), zero);
+    const std::int32_t rgb0 = _mm256_extract_epi32(levels, 0);
+    const std::int32_t rgb1 = _mm256_extract_epi32(levels, 4);
+    std::uint8_t* o = out + static_cast<std::ptrdiff_t>(i) * 3;
+    std::memcpy(o, &rgb0, 3);
+    std::memcpy(o + 3, &rgb1, 3);
+  }
+  resample_rgb_row_pairs(row, row_origin, axis, i, count, out);
+}
+
+bool has_avx2() {
+  static const bool supported = __builtin_cpu_supports("avx2") != 0;
+  return supported;
 }
 
 bool has_sse41() {
@@ -188,8 +248,12 @@ void build_axis(int in_size, double in0, double in1, int out_size, int out_first
 void resample_row(const std::uint8_t* row, int row_origin, int channels, const ResampleAxis& axis,
                   std::uint8_t* out) {
 #if GPUPERF_RESAMPLE_X86
+  if (channels == 3 && axis.pairs_ok && has_avx2()) {
+    resample_rgb_row_pairs_avx2(row, row_origin, axis, out);
+    return;
+  }
   if (channels == 3 && axis.pairs_ok && has_sse41()) {
-    resample_rgb_row_pairs(row, row_origin, axis, out);
+    resample_rgb_row_pairs(row, row_origin, axis, 0, axis.count(), out);
     return;
   }
 #endif
