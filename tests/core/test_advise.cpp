@@ -27,7 +27,7 @@ namespace {
 const std::string kData = GPUPERF_TEST_DATA_DIR;
 
 const gpuperf::GpuAdvice& advice_for(const std::vector<gpuperf::GpuAdvice>& ranking,
-                                     const std::string& id) {
+                                     const char* id) {
   const auto it = std::find_if(ranking.begin(), ranking.end(),
                                [&](const gpuperf::GpuAdvice& a) { return a.spec->id == id; });
   REQUIRE(it != ranking.end());
