@@ -58,4 +58,8 @@ out=$("$gpu_bench" --data "$work/data" --decode nvjpeg 2>&1)
 [ $? -eq 2 ] || fail "gpu_loader_bench --decode nvjpeg did not exit 2: $out"
 echo "$out" | grep -q -- "--decode: unknown value 'nvjpeg'" ||
   fail "gpu_loader_bench did not name --decode: $out"
+out=$("$gpu_bench" --data "$work/data" --decode cpu --gpu-decode-threads 2 2>&1)
+[ $? -eq 2 ] || fail "gpu_loader_bench --decode cpu --gpu-decode-threads 2 did not exit 2: $out"
+echo "$out" | grep -q -- "--gpu-decode-threads 2: applies to decoding on the GPU" ||
+  fail "gpu_loader_bench did not name --gpu-decode-threads: $out"
 echo "ok: generated, loaded with the bad files skipped, bad options refused"

@@ -296,6 +296,18 @@ TEST_CASE("image folder batches refuse bad options and empty folders, naming the
                                     "and <= 8") &&
                         Catch::Contains("9"));
   options.gpu_decode_threads = 1;
+  // The GPU decoder's settings on the CPU path: refused, not ignored.
+  options.decode = gpuperf::ImageDecode::kCpu;
+  CHECK_THROWS_WITH(gpuperf::ImageFolderBatches(options),
+                    Catch::Contains("ImageFolderBatchOptions::gpu_batches_per_call") &&
+                        Catch::Contains("applies to decoding on the GPU"));
+  options.gpu_batches_per_call = 1;
+  options.gpu_decode_threads = 2;
+  CHECK_THROWS_WITH(gpuperf::ImageFolderBatches(options),
+                    Catch::Contains("ImageFolderBatchOptions::gpu_decode_threads") &&
+                        Catch::Contains("applies to decoding on the GPU"));
+  options.gpu_decode_threads = 1;
+  options.decode = gpuperf::ImageDecode::kAuto;
   options.host_decode_share = 0.5;
   options.decode = gpuperf::ImageDecode::kCpu;
   CHECK_THROWS_WITH(gpuperf::ImageFolderBatches(options),

@@ -348,6 +348,16 @@ void ImageFolderBatchOptions::validate() const {
                       std::to_string(host_decode_share),
                       "applies to decoding on the GPU ({ImageFolderBatchOptions::decode} is cpu)");
   }
+  if (gpu_batches_per_call > 1 && decode == ImageDecode::kCpu) {
+    throw ConfigError("ImageFolderBatchOptions::gpu_batches_per_call",
+                      std::to_string(gpu_batches_per_call),
+                      "applies to decoding on the GPU ({ImageFolderBatchOptions::decode} is cpu)");
+  }
+  if (gpu_decode_threads != 1 && decode == ImageDecode::kCpu) {
+    throw ConfigError("ImageFolderBatchOptions::gpu_decode_threads",
+                      std::to_string(gpu_decode_threads),
+                      "applies to decoding on the GPU ({ImageFolderBatchOptions::decode} is cpu)");
+  }
   if (decode == ImageDecode::kGpu && !device.is_cuda()) {
     throw ConfigError(
         "ImageFolderBatchOptions::decode", "gpu",

@@ -59,13 +59,14 @@ struct ImageFolderBatchOptions {
   /// Decoding on the GPU: loader batches nvJPEG decodes in one call (1..16), copied into one
   /// and split again; up to max(prefetch_batches, 2 x this x gpu_decode_threads) batches are
   /// kept ready or in flight. Two per call measured slower beside ResNet-50 training on the
-  /// H200 than one (0.82-0.89 of the synthetic rate against 0.90-0.91).
+  /// H200 than one (0.82-0.89 of the synthetic rate against 0.90-0.91). Above 1 with decode
+  /// kCpu: refused.
   int gpu_batches_per_call = 1;
   /// Decoding on the GPU: threads (1..8) each with nvJPEG handles and a stream of their own,
   /// taking the loader's batches in turn (delivered in the loader's order). On the H200 beside
   /// ResNet-50 training the hardware decoder's calls do not overlap: with two or three threads
   /// each call took two or three times as long and training ran at 0.73-0.78 of its synthetic
-  /// rate against 0.90-0.91 with one.
+  /// rate against 0.90-0.91 with one. Other than 1 with decode kCpu: refused.
   int gpu_decode_threads = 1;
 
   /// Throws ConfigError naming the first bad field (decode kGpu without a CUDA device or
