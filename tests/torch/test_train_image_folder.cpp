@@ -1,5 +1,6 @@
 #include "testing.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <iostream>
 #include <filesystem>
@@ -31,6 +32,22 @@ std::string make_folder(const std::string& name, int classes, int per_class, boo
   options.bad_files = bad;
   (void)gpuperf::write_synthetic_folder(options);
   return root.string();
+}
+
+// The per-element differences `d` (8-bit levels) as the GPU decode tests judge them: the mean,
+// the 99.9th percentile and the largest.
+struct LevelDifferences {
+  double mean = 0;
+  double p999 = 0;
+  double largest = 0;
+};
+
+LevelDifferences summarize(const torch::Tensor& differences) {
+  const torch::Tensor d = differences.flatten();
+  const auto k = static_cast<std::int64_t>(0.999 * static_cast<double>(d.numel()));
+  return {d.mean().item<double>(),
+          std::get<0>(d.kthvalue(std::max<std::int64_t>(k, 1))).item<double>(),
+          d.max().item<double>()};
 }
 
 }  // namespace
@@ -139,18 +156,15 @@ TEST_CASE("JPEGs decoded by nvJPEG on the GPU match libjpeg's samples", "[train]
       differences.push_back(
           ((g.input.cpu().to(torch::kDouble) - c.input.to(torch::kDouble)) * level).abs());
     }
-    const torch::Tensor d = torch::cat(differences).flatten();
-    const double mean = d.mean().item<double>();
-    const double p999 =
-        std::get<0>(d.kthvalue(static_cast<std::int64_t>(0.999 * static_cast<double>(d.numel()))))
-            .item<double>();
-    const double largest = d.max().item<double>();
+    const LevelDifferences d = summarize(torch::cat(differences));
     std::cout << "nvJPEG vs libjpeg (" << (training ? "training" : "validation") << "): mean "
-              << mean << " levels, 99.9th percentile " << p999 << ", largest " << largest << "\n";
-    // The same crop, flip and resampling: a wrong box or a mirrored sample would move the mean
-    // by tens of levels. What remains is the decoders' IDCT and chroma upsampling.
-    CHECK(mean <= 1.5);
-    CHECK(p999 <= 32.0);
+              << d.mean << " levels, 99.9th percentile " << d.p999 << ", largest " << d.largest
+              << "\n";
+    // The same crop, flip, resampling and (from the YCbCr planes) chroma upsampling: a wrong box
+    // or a mirrored sample would move the mean by tens of levels, nvJPEG's own RGB (0.39 and 11
+    // on these files) the 99.9th percentile past 8. What remains is the decoders' IDCT.
+    CHECK(d.mean <= 0.5);
+    CHECK(d.p999 <= 8.0);
   }
 }
 
@@ -213,17 +227,13 @@ TEST_CASE("nvJPEG's YCbCr planes of every chroma sampling give libjpeg's samples
   for (std::size_t c = 0; c < samplings.size(); ++c) {
     INFO("sampling " << c << " (4:4:4, 4:2:2, 4:2:0, 4:4:0)");
     REQUIRE(!differences[c].empty());
-    const torch::Tensor d = torch::stack(differences[c]).flatten();
-    const double mean = d.mean().item<double>();
-    const double p999 =
-        std::get<0>(d.kthvalue(static_cast<std::int64_t>(0.999 * static_cast<double>(d.numel()))))
-            .item<double>();
-    std::cout << "  sampling " << c << ": mean " << mean << " levels, 99.9th percentile " << p999
-              << ", largest " << d.max().item<double>() << "\n";
+    const LevelDifferences d = summarize(torch::stack(differences[c]));
+    std::cout << "  sampling " << c << ": mean " << d.mean << " levels, 99.9th percentile "
+              << d.p999 << ", largest " << d.largest << "\n";
     // nvJPEG's own upsampling gave a mean of 0.39 levels and a 99.9th percentile of 11 on 4:2:0
     // files; a chroma plane read at the wrong factor or pitch moves both by far more.
-    CHECK(mean <= 0.5);
-    CHECK(p999 <= 8.0);
+    CHECK(d.mean <= 0.5);
+    CHECK(d.p999 <= 8.0);
   }
 }
 
