@@ -34,6 +34,13 @@ std::string make_folder(const std::string& name, int classes, int per_class, boo
   return root.string();
 }
 
+// |GPU sample - CPU sample| per element in 8-bit levels: x * std * 255 undoes Normalize's scale.
+torch::Tensor level_differences(const gpuperf::Batch& gpu, const gpuperf::Batch& cpu) {
+  const torch::Tensor level =
+      torch::tensor({0.229, 0.224, 0.225}, torch::kDouble).view({1, 3, 1, 1}) * 255.0;
+  return ((gpu.input.cpu().to(torch::kDouble) - cpu.input.to(torch::kDouble)) * level).abs();
+}
+
 // The per-element differences `d` (8-bit levels) as the GPU decode tests judge them: the mean,
 // the 99.9th percentile and the largest.
 struct LevelDifferences {
@@ -143,9 +150,6 @@ TEST_CASE("JPEGs decoded by nvJPEG on the GPU match libjpeg's samples", "[train]
     gpuperf::ImageFolderBatches decoded(options);
     CHECK(decoded.decode() == gpuperf::ImageDecode::kGpu);
     CHECK(decoded.name().find("decoded on the GPU by nvJPEG") != std::string::npos);
-    // Differences in 8-bit levels: x * std * 255 undoes the normalisation's scale.
-    const torch::Tensor level =
-        torch::tensor({0.229, 0.224, 0.225}, torch::kDouble).view({1, 3, 1, 1}) * 255.0;
     std::vector<torch::Tensor> differences;
     for (int i = 0; i < 8; ++i) {  // two epochs: every file twice, with other crops
       const gpuperf::Batch c = reference.next();
@@ -153,8 +157,7 @@ TEST_CASE("JPEGs decoded by nvJPEG on the GPU match libjpeg's samples", "[train]
       REQUIRE(g.input.is_cuda());
       CHECK(g.input.is_contiguous(at::MemoryFormat::ChannelsLast));
       REQUIRE(torch::equal(g.target.cpu(), c.target));  // the same files in the same slots
-      differences.push_back(
-          ((g.input.cpu().to(torch::kDouble) - c.input.to(torch::kDouble)) * level).abs());
+      differences.push_back(level_differences(g, c));
     }
     const LevelDifferences d = summarize(torch::cat(differences));
     std::cout << "nvJPEG vs libjpeg (" << (training ? "training" : "validation") << "): mean "
@@ -206,15 +209,12 @@ TEST_CASE("nvJPEG's YCbCr planes of every chroma sampling give libjpeg's samples
   options.device = torch::Device(torch::kCUDA, 0);
   options.decode = gpuperf::ImageDecode::kGpu;
   gpuperf::ImageFolderBatches decoded(options);
-  const torch::Tensor level =
-      torch::tensor({0.229, 0.224, 0.225}, torch::kDouble).view({1, 3, 1, 1}) * 255.0;
   std::vector<std::vector<torch::Tensor>> differences(samplings.size());
   for (int i = 0; i < 6; ++i) {  // two epochs of 24 files
     const gpuperf::Batch c = reference.next();
     const gpuperf::Batch g = decoded.next();
     REQUIRE(torch::equal(g.target.cpu(), c.target));
-    const torch::Tensor d =
-        ((g.input.cpu().to(torch::kDouble) - c.input.to(torch::kDouble)) * level).abs();
+    const torch::Tensor d = level_differences(g, c);
     for (std::int64_t j = 0; j < c.target.size(0); ++j) {
       differences[static_cast<std::size_t>(c.target[j].item<std::int64_t>())].push_back(d[j]);
     }
