@@ -702,6 +702,7 @@ TransformReport ImageTransformer::transform(const std::uint8_t* data, std::size_
   job.scale_denominator = denominator;
   job.lo_x = setup_axis(train, h.width, scaled_w, plan.source.left, plan.source.width, out_size_x,
                         first_x, n, s.axis_x);
+  detail::build_pair_weights(s.axis_x);  // the horizontal RGB pass's 16-bit weights
   job.lo_y = setup_axis(train, h.height, scaled_h, plan.source.top, plan.source.height, out_size_y,
                         first_y, n, s.axis_y);
   s.scanline.resize(static_cast<std::size_t>(scaled_w) * 4);

@@ -219,13 +219,17 @@ void build_axis(int in_size, double in0, double in1, int out_size, int out_first
     }
   }
   if (axis.lo > axis.hi) axis.lo = axis.hi = 0;
-  // The pair tables of resample_rgb_row_pairs().
+  axis.pairs_ok = false;  // until build_pair_weights()
+}
+
+void build_pair_weights(ResampleAxis& axis) {
   constexpr int kLowBits = 11;
+  const int count = axis.count();
   axis.pair_count = (axis.ksize + 1) / 2;
-  axis.pairs_high.assign(static_cast<std::size_t>(out_count) * axis.pair_count, 0);
-  axis.pairs_low.assign(static_cast<std::size_t>(out_count) * axis.pair_count, 0);
+  axis.pairs_high.assign(static_cast<std::size_t>(count) * axis.pair_count, 0);
+  axis.pairs_low.assign(static_cast<std::size_t>(count) * axis.pair_count, 0);
   axis.pairs_ok = true;
-  for (int i = 0; i < out_count; ++i) {
+  for (int i = 0; i < count; ++i) {
     const std::int32_t* fixed = &axis.kk[static_cast<std::size_t>(i) * axis.ksize];
     for (int p = 0; p < axis.pair_count; ++p) {
       std::uint32_t high = 0;

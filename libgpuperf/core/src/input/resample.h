@@ -20,8 +20,9 @@ struct ResampleAxis {
   std::vector<std::int32_t> kk;  ///< count * ksize weights, 22-bit fixed point
   /// The weights two taps at a time for 16-bit multiply-adds: each weight split into its high
   /// part (k >> 11) and low part (k & 2047), and per output the taps (0, 1), (2, 3), ... packed
-  /// as two 16-bit halves, the odd tap's weight 0 past the end (count * pair_count each). Set
-  /// when every weight is in 0..2^22 (always, for the bilinear filter).
+  /// as two 16-bit halves, the odd tap's weight 0 past the end (count * pair_count each).
+  /// build_pair_weights() fills them; pairs_ok: they are filled and every weight is in 0..2^22
+  /// (always, for the bilinear filter).
   int pair_count = 0;
   std::vector<std::int32_t> pairs_high;
   std::vector<std::int32_t> pairs_low;
@@ -37,6 +38,9 @@ struct ResampleAxis {
 /// out_count) of `out_size`.
 void build_axis(int in_size, double in0, double in1, int out_size, int out_first, int out_count,
                 ResampleAxis& axis);
+
+/// Fills the axis's pair tables (for resample_row's RGB pass; the vertical pass does not use them).
+void build_pair_weights(ResampleAxis& axis);
 
 /// The horizontal pass over one row of `channels`-interleaved bytes whose first element is
 /// input index `row_origin` (indices in axis are relative to the row's start at that origin):
