@@ -364,6 +364,39 @@ TEST_CASE("Every bad-input case is skipped with its reason or decodes", "[input]
   CHECK(data.empty_classes == std::vector<std::string>{"class_empty"});
 }
 
+TEST_CASE("A file without tables of its own decodes as from a fresh decoder, whatever came first",
+          "[input]") {
+  // Baseline files carry the standard Huffman tables (libjpeg's default); a progressive file's
+  // are optimised for it. A file without a DHT segment takes the standard tables, as libjpeg-turbo
+  // and PIL do for Motion-JPEG frames; one without a DQT segment has nothing to decode with.
+  const std::vector<std::uint8_t> base = small_jpeg(64, 48, 11);
+  const std::vector<std::uint8_t> no_dht = gpuperf::without_jpeg_segments(base, 0xC4);
+  const std::vector<std::uint8_t> no_dqt = gpuperf::without_jpeg_segments(base, 0xDB);
+  REQUIRE(no_dht.size() < base.size());
+  REQUIRE(no_dqt.size() < base.size());
+  gpuperf::JpegEncodeOptions progressive;
+  progressive.progressive = true;
+  const std::vector<std::uint8_t> before = small_jpeg(64, 48, 12, progressive);
+  gpuperf::ImageTransformOptions options;
+  options.crop_size = 32;
+  const gpuperf::SampleRandom random = gpuperf::SampleRandom::draw(3, 0, 0);
+  std::vector<float> expected(32 * 32 * 3);
+  std::vector<float> out(32 * 32 * 3);
+  gpuperf::ImageTransformer fresh(options);
+  (void)fresh.transform(base.data(), base.size(), random, expected.data());
+  gpuperf::ImageTransformer used(options);
+  (void)used.transform(before.data(), before.size(), random, out.data());
+  (void)used.transform(no_dht.data(), no_dht.size(), random, out.data());
+  CHECK(out == expected);
+  try {
+    (void)used.transform(no_dqt.data(), no_dqt.size(), random, out.data());
+    FAIL("a file without quantization tables decoded");
+  } catch (const gpuperf::BadImageError& e) {
+    CHECK(e.reason() == BadImageReason::kCorrupt);
+    CHECK_THAT(e.what(), Catch::Contains("quantization table"));
+  }
+}
+
 TEST_CASE("The decoder names what it refuses", "[input]") {
   const std::vector<std::uint8_t> png = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n', 0};
   CHECK_THROWS_WITH(gpuperf::check_jpeg_signature(png.data(), png.size()),
@@ -681,6 +714,7 @@ TEST_CASE("In encoded mode good files come as bytes and plans, the rest decoded 
       INFO(path);
       // What a GPU decoder needs reproduces the CPU sample exactly through libjpeg.
       const std::int64_t position = e->index_in_epoch * o.batch_size + i;
+      CHECK(sample.path == path);
       CHECK(sample.random.flip == gpuperf::SampleRandom::draw(o.seed, e->epoch, position).flip);
       if (sample.on_host) {
         on_host.insert(case_of.count(path) != 0 ? case_of[path] : path);

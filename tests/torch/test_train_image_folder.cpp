@@ -282,7 +282,11 @@ TEST_CASE("the GPU path meets the bad-input table without a crash or a wrong lab
     }
     CHECK(on_gpu > 0);
     CHECK(host > 0);  // the grayscale, CMYK and progressive files went through libjpeg
-    CHECK(decoded.stats().skipped >= expected.stats().skipped);
+    const gpuperf::CpuLoaderStats stats = decoded.stats();
+    CHECK(stats.skipped >= expected.stats().skipped);
+    // Every skipped file is named by its path, whichever side skipped it.
+    REQUIRE_FALSE(stats.first_skipped.empty());
+    for (const gpuperf::SkippedFile& f : stats.first_skipped) CHECK(f.path.rfind(root, 0) == 0);
   }
 }
 

@@ -257,6 +257,7 @@ struct CpuLoader::State {
         bool on_host = true;
         if (encoded != nullptr) {
           encoded->random = random;
+          encoded->path = sample.path;
           if (work.position >= host_slots(view.size)) {
             encoded->header = read_jpeg_header(file.data(), file.size(), options.transform.decode);
             on_host = !for_gpu(encoded->header, file);

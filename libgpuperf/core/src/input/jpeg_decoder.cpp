@@ -114,7 +114,7 @@ JpegHeader header_of(jpeg_decompress_struct& cinfo) {
 }
 
 // What went wrong inside a setjmp region, turned into the error after it.
-enum class Failure { kNone, kLibjpeg, kTooManyPixels, kUnsupported, kTruncated };
+enum class Failure { kNone, kLibjpeg, kTooManyPixels, kUnsupported, kTruncated, kNoQuantTable };
 
 // The decoding state of one thread: libjpeg's struct (created once, aborted between images) and
 // the buffers.
@@ -130,6 +130,17 @@ struct Decoder {
   }
   ~Decoder() { jpeg_destroy_decompress(&cinfo); }
   Decoder(const Decoder&) = delete;
+
+  // A fresh decompressor for the next file, as PIL has for each. libjpeg keeps quantization and
+  // Huffman tables across images (for abbreviated streams): a file without tables of its own
+  // would decode with the previous file's, its pixels depending on which file the thread read
+  // before. Called inside a setjmp region (creating may report running out of memory).
+  void renew() {
+    jpeg_destroy_decompress(&cinfo);
+    cinfo = jpeg_decompress_struct{};
+    cinfo.err = &errors.base;
+    jpeg_create_decompress(&cinfo);
+  }
   Decoder& operator=(const Decoder&) = delete;
 };
 
@@ -147,6 +158,9 @@ struct Decoder {
     case Failure::kTruncated:
       throw BadImageError("", BadImageReason::kTruncated,
                           errors.end_of_file ? "Premature end of JPEG file" : "no end marker");
+    case Failure::kNoQuantTable:
+      throw BadImageError("", BadImageReason::kCorrupt,
+                          "a component of the first scan has no quantization table (no DQT)");
     default:
       throw BadImageError("", BadImageReason::kCorrupt, errors.message);
   }
@@ -161,6 +175,15 @@ Failure start_header(Decoder& d, const std::uint8_t* data, std::size_t size,
   header = header_of(d.cinfo);
   if (static_cast<std::int64_t>(header.width) * header.height > options.max_pixels) {
     return Failure::kTooManyPixels;
+  }
+  // libjpeg refuses such a file only when decoding starts; said here, at the header, every path
+  // refuses it alike (a GPU decoder would otherwise get it). Tables of components that first
+  // appear in a later scan may still follow the first scan, so only this scan's are required.
+  for (int i = 0; i < d.cinfo.comps_in_scan; ++i) {
+    const int table = d.cinfo.cur_comp_info[i]->quant_tbl_no;
+    if (table < 0 || table >= NUM_QUANT_TBLS || d.cinfo.quant_tbl_ptrs[table] == nullptr) {
+      return Failure::kNoQuantTable;
+    }
   }
   switch (d.cinfo.jpeg_color_space) {
     case JCS_GRAYSCALE:
@@ -676,6 +699,7 @@ TransformReport ImageTransformer::transform(const std::uint8_t* data, std::size_
   if (setjmp(d.errors.jump) != 0) {
     failure = Failure::kLibjpeg;
   } else {
+    d.renew();
     failure = start_header(d, data, size, o.decode, report.header);
   }
   if (failure == Failure::kNone && !o.decode.accept_truncated && !has_jpeg_end_marker(data, size)) {

@@ -246,6 +246,23 @@ SyntheticFolderReport write_synthetic_folder(const SyntheticFolderOptions& optio
   return report;
 }
 
+std::vector<std::uint8_t> without_jpeg_segments(const std::vector<std::uint8_t>& jpeg,
+                                                std::uint8_t marker) {
+  std::vector<std::uint8_t> out(jpeg.begin(), jpeg.begin() + 2);  // SOI
+  std::size_t i = 2;
+  while (i + 4 <= jpeg.size() && jpeg[i] == 0xFF && jpeg[i + 1] != 0xDA) {
+    const std::size_t end = i + 2 + ((static_cast<std::size_t>(jpeg[i + 2]) << 8) | jpeg[i + 3]);
+    if (jpeg[i + 1] != marker) {
+      out.insert(out.end(), jpeg.begin() + static_cast<std::ptrdiff_t>(i),
+                 jpeg.begin() + static_cast<std::ptrdiff_t>(std::min(end, jpeg.size())));
+    }
+    i = end;
+  }
+  if (i < jpeg.size())
+    out.insert(out.end(), jpeg.begin() + static_cast<std::ptrdiff_t>(i), jpeg.end());
+  return out;
+}
+
 std::vector<PlantedFile> plant_bad_files(const std::string& class_folder, std::uint64_t seed,
                                          const std::string& empty_class_folder) {
   std::vector<PlantedFile> planted;
@@ -269,6 +286,11 @@ std::vector<PlantedFile> plant_bad_files(const std::string& class_folder, std::u
   // Height and width 0: libjpeg stops with "Empty JPEG image (DNL not supported)".
   for (std::size_t k = 5; k <= 8 && sof != std::string::npos; ++k) corrupt_header[sof + k] = 0;
   plant("bad_corrupt_header.jpg", corrupt_header, "corrupt header", BadImageReason::kCorrupt);
+
+  // No DQT segment: the header reads, the decoding cannot start (PIL opens it and fails to
+  // load it).
+  plant("bad_no_quant_table.jpg", without_jpeg_segments(good, 0xDB), "no quantization table",
+        BadImageReason::kCorrupt);
 
   std::vector<std::uint8_t> corrupt_scan = good;
   const std::size_t scan = find_scan_data(corrupt_scan);

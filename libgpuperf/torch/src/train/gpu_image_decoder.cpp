@@ -192,10 +192,11 @@ struct GpuImageDecoder::State {
   nvjpegJpegState_t general_state = nullptr;
   nvjpegJpegStream_t parsed = nullptr;  // header parsing for the hardware's verdict
   int initialized_batch = -1;           // the hardware state's batch size
+  bool strict = false;                  // a file both decoders refuse is an error
   GpuDecodeStats stats;
 
-  State(c10::DeviceIndex index, const ImageTransformOptions& options)
-      : device(index), transform(options), fallback(options) {}
+  State(c10::DeviceIndex index, const ImageTransformOptions& options, bool strict_files)
+      : device(index), transform(options), fallback(options), strict(strict_files) {}
 
   ~State() {
     if (parsed != nullptr) (void)nvjpegJpegStreamDestroy(parsed);
@@ -260,8 +261,9 @@ struct GpuImageDecoder::State {
   }
 };
 
-GpuImageDecoder::GpuImageDecoder(c10::DeviceIndex device, const ImageTransformOptions& transform)
-    : state_(std::make_unique<State>(device, transform)) {
+GpuImageDecoder::GpuImageDecoder(c10::DeviceIndex device, const ImageTransformOptions& transform,
+                                 bool strict)
+    : state_(std::make_unique<State>(device, transform, strict)) {
   const c10::cuda::CUDAGuard guard(device);
   State& s = *state_;
   const auto create = [&](nvjpegBackend_t backend, nvjpegHandle_t* handle) {
@@ -424,13 +426,12 @@ std::pair<torch::Tensor, torch::Tensor> GpuImageDecoder::decode(const ImageBatch
       offset[static_cast<std::size_t>(i)] = -1;
       ++s.stats.libjpeg_fallbacks;
     } catch (const BadImageError& error) {
+      if (s.strict) throw error.with_path(e.path);
       bad[static_cast<std::size_t>(i)] = 1;
       offset[static_cast<std::size_t>(i)] = -1;
       ++s.stats.skipped;
       if (static_cast<int>(s.stats.first_skipped.size()) < kMaxReportedSkips) {
-        const std::int64_t id = batch.sample_ids[static_cast<std::size_t>(i)];
-        s.stats.first_skipped.push_back(
-            {"sample " + std::to_string(id), error.reason(), error.detail()});
+        s.stats.first_skipped.push_back({e.path, error.reason(), error.detail()});
       }
     }
   }

@@ -6,7 +6,8 @@
 // Samples the loader's threads decoded themselves (grayscale, CMYK, progressive, damaged files)
 // are copied from the batch's host buffer. A file nvJPEG refuses is decoded by libjpeg on the
 // calling thread with the same draws; a file libjpeg refuses too is skipped: its slot takes
-// another sample of the batch (with that sample's label) and the file is counted.
+// another sample of the batch (with that sample's label) and the file is counted and named (in
+// strict mode it is an error naming it instead).
 // Built only with nvJPEG (GPUPERF_WITH_NVJPEG).
 
 #include <torch/types.h>
@@ -28,7 +29,7 @@ struct GpuDecodeStats {
   std::int64_t host_decoded = 0;           ///< samples the loader's threads decoded (copied)
   std::int64_t libjpeg_fallbacks = 0;      ///< files nvJPEG refused, decoded by libjpeg here
   std::int64_t skipped = 0;                ///< files both refused (slots filled from the batch)
-  std::vector<SkippedFile> first_skipped;  ///< the first few of them
+  std::vector<SkippedFile> first_skipped;  ///< the first few of them, by path
   double gpu_seconds = 0;              ///< decode stream busy: decoding, resizing, copying (events)
   double kernel_seconds = 0;           ///< of which the resize kernel (on the SMs)
   std::int64_t peak_buffer_bytes = 0;  ///< the largest batch's decoded images + output
@@ -46,8 +47,9 @@ inline double seconds_since(std::chrono::steady_clock::time_point start) {
 class GpuImageDecoder {
  public:
   /// For CUDA device `device`; the transform gives the output size, type, geometry and
-  /// normalisation. Throws Error when nvJPEG cannot start.
-  GpuImageDecoder(c10::DeviceIndex device, const ImageTransformOptions& transform);
+  /// normalisation. `strict`: decode() throws BadImageError naming a file that nvJPEG and
+  /// libjpeg both refuse, instead of skipping it. Throws Error when nvJPEG cannot start.
+  GpuImageDecoder(c10::DeviceIndex device, const ImageTransformOptions& transform, bool strict);
   ~GpuImageDecoder();
   GpuImageDecoder(const GpuImageDecoder&) = delete;
   GpuImageDecoder& operator=(const GpuImageDecoder&) = delete;

@@ -118,8 +118,8 @@ struct ImageFolderBatches::GpuDecode {
   // One decode thread: its decoder and stream, and its copy of the batches it took (the loader
   // reuses a batch's memory at its next call, which another worker may make meanwhile).
   struct Worker {
-    Worker(c10::DeviceIndex index, const ImageTransformOptions& transform)
-        : decoder(index, transform),
+    Worker(c10::DeviceIndex index, const ImageTransformOptions& transform, bool strict)
+        : decoder(index, transform, strict),
           stream(c10::cuda::getStreamFromPool(/*isHighPriority=*/true, index)) {}
     detail::GpuImageDecoder decoder;
     c10::cuda::CUDAStream stream;
@@ -130,14 +130,14 @@ struct ImageFolderBatches::GpuDecode {
     detail::GpuDecodeStats published;  // its decoder's figures after its last batch queued
   };
 
-  GpuDecode(c10::DeviceIndex index, const ImageTransformOptions& transform, int depth_,
+  GpuDecode(c10::DeviceIndex index, const ImageTransformOptions& transform, bool strict, int depth_,
             int per_call_, int workers_)
       : device(index),
         depth(static_cast<std::size_t>(std::max(depth_, 2 * per_call_ * workers_))),
         sample_bytes(transform.sample_bytes()),
         per_call(per_call_) {
     for (int w = 0; w < workers_; ++w)
-      workers.push_back(std::make_unique<Worker>(index, transform));
+      workers.push_back(std::make_unique<Worker>(index, transform, strict));
   }
   ~GpuDecode() { stop(); }
   GpuDecode(const GpuDecode&) = delete;
@@ -288,6 +288,8 @@ struct ImageFolderBatches::GpuDecode {
       sum.host_decoded += s.host_decoded;
       sum.libjpeg_fallbacks += s.libjpeg_fallbacks;
       sum.skipped += s.skipped;
+      sum.first_skipped.insert(sum.first_skipped.end(), s.first_skipped.begin(),
+                               s.first_skipped.end());
       sum.gpu_seconds += s.gpu_seconds;
       sum.kernel_seconds += s.kernel_seconds;
       sum.peak_buffer_bytes += s.peak_buffer_bytes;
@@ -409,7 +411,7 @@ ImageFolderBatches::ImageFolderBatches(ImageFolderBatchOptions options)
   if (decode_ == ImageDecode::kGpu) {
     loader.output = LoaderOutput::kEncoded;
     loader.host_share = options_.host_decode_share;
-    gpu_ = std::make_unique<GpuDecode>(options_.device.index(), loader.transform,
+    gpu_ = std::make_unique<GpuDecode>(options_.device.index(), loader.transform, loader.strict,
                                        options_.prefetch_batches, options_.gpu_batches_per_call,
                                        options_.gpu_decode_threads);
   }
@@ -502,6 +504,19 @@ std::vector<std::pair<std::string, double>> ImageFolderBatches::gpu_figures() co
   return figures;
 }
 
-CpuLoaderStats ImageFolderBatches::stats() const { return loader_->stats(); }
+CpuLoaderStats ImageFolderBatches::stats() const {
+  CpuLoaderStats stats = loader_->stats();
+#if GPUPERF_WITH_NVJPEG
+  // The files the GPU decoder skipped (nvJPEG and libjpeg both refused them) count too.
+  if (gpu_) {
+    const std::lock_guard<std::mutex> lock(gpu_->mutex);
+    const detail::GpuDecodeStats s = gpu_->total();
+    stats.skipped += s.skipped;
+    stats.first_skipped.insert(stats.first_skipped.end(), s.first_skipped.begin(),
+                               s.first_skipped.end());
+  }
+#endif
+  return stats;
+}
 
 }  // namespace gpuperf

@@ -402,8 +402,8 @@ void add_loader_figures(const ImageFolderBatches& folder, double host_decode_sha
       first += (first.empty() ? "" : ", ") + f.path;
     }
     record.warnings.push_back(std::to_string(stats.skipped) +
-                              " bad image files were skipped and replaced by the next good file "
-                              "(first: " +
+                              " bad image files were skipped, their slots filled from other "
+                              "files (first: " +
                               first + ")");
   }
 }

@@ -91,6 +91,7 @@ struct EncodedSample {
   /// `bytes` holds the file for a GPU decoder.
   bool on_host = false;
   std::vector<std::uint8_t> bytes;  ///< the JPEG file (on_host false)
+  std::string path;                 ///< where it was read (a GPU decoder's errors name it)
   JpegHeader header;                ///< the file's header
   SampleRandom random;              ///< the sample's draws (a decoder's fallback repeats them)
   SamplePlan plan;                  ///< sample_plan(header.height, header.width, transform, random)

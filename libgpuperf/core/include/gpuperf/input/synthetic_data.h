@@ -70,10 +70,16 @@ struct PlantedFile {
   bool expect_warnings = false;  ///< decodes, but libjpeg warns
 };
 
+/// `jpeg` without its marker segments of type `marker` (0xDB: the quantization tables, 0xC4: the
+/// Huffman tables) before the first scan.
+[[nodiscard]] std::vector<std::uint8_t> without_jpeg_segments(const std::vector<std::uint8_t>& jpeg,
+                                                              std::uint8_t marker);
+
 /// Writes the bad-input cases into `class_folder` (which must exist) and an empty class folder
 /// `empty_class_folder` (created; "" for none): a truncated JPEG, one with a corrupt header, one
-/// with corrupt scan data, CMYK (Adobe), grayscale, progressive, a PNG named .jpg, a zero-byte
-/// file, a header claiming 20000 x 20000 pixels, and a dangling symbolic link (unreadable).
+/// without quantization tables, one with corrupt scan data, CMYK (Adobe), grayscale, progressive,
+/// a PNG named .jpg, a zero-byte file, a header claiming 20000 x 20000 pixels, and a dangling
+/// symbolic link (unreadable).
 /// Returns them with the expected outcome. Throws IoError when a write fails.
 std::vector<PlantedFile> plant_bad_files(const std::string& class_folder, std::uint64_t seed,
                                          const std::string& empty_class_folder = "");

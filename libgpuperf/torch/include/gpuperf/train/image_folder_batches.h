@@ -90,7 +90,8 @@ class ImageFolderBatches final : public BatchSource {
   [[nodiscard]] std::int64_t num_classes() const { return classes_; }
   /// JPEG files found.
   [[nodiscard]] std::int64_t files() const { return files_; }
-  /// What the loader did so far: images decoded, skipped files, decode seconds per thread.
+  /// What the loader did so far: images decoded, skipped files, decode seconds per thread. On
+  /// the GPU path `skipped` and `first_skipped` include the files the GPU decoder skipped.
   [[nodiscard]] CpuLoaderStats stats() const;
   /// Decoding threads running (file reading only, when the GPU decodes).
   [[nodiscard]] int threads() const { return threads_; }
