@@ -32,6 +32,7 @@
 #include "gpuperf/models/registry.h"
 #include "gpuperf/timing/measure.h"
 #include "gpuperf/device/cuda_timer.h"
+#include "gpuperf/device/device.h"
 #include "gpuperf/device/kernel_trace.h"
 #include "gpuperf/timing/timer.h"
 #include "gpuperf/train/lr_schedule.h"
@@ -910,6 +911,36 @@ TEST_CASE("A model of several inputs trains in a CUDA graph as it does eagerly",
     INFO("step " << i);
     CHECK(graph[i] == Approx(eager[i]).epsilon(1e-3).margin(1e-5));
   }
+}
+
+TEST_CASE("a training run on CUDA steps on a side stream and leaves the caller's stream as it was",
+          "[train][gpu]") {
+  GPUPERF_REQUIRE_GPU();
+  const torch::Device cuda(torch::kCUDA, 0);
+  REQUIRE(gpuperf::on_default_stream(cuda));
+  {
+    const gpuperf::SideStreamScope scope(cuda);
+    CHECK_FALSE(gpuperf::on_default_stream(cuda));
+  }
+  CHECK(gpuperf::on_default_stream(cuda));
+  gpuperf::TrainingRun run;
+  run.model = "simple";
+  run.device = "cuda";
+  run.batch_size = 64;
+  run.measure.warmup = 2;
+  run.measure.steps_per_window = 2;
+  run.measure.windows = 2;
+  run.telemetry = false;
+  run.quiet = true;
+  bool stepped_on_default = true;
+  gpuperf::TrainingHooks hooks;
+  hooks.after_measure = [&](gpuperf::TrainStep& /*step*/, gpuperf::RunRecord& /*record*/) {
+    stepped_on_default = gpuperf::on_default_stream(cuda);
+  };
+  const gpuperf::RunRecord record = gpuperf::run_training(run, hooks);
+  CHECK(record.throughput.median > 0);
+  CHECK_FALSE(stepped_on_default);
+  CHECK(gpuperf::on_default_stream(cuda));
 }
 
 TEST_CASE("a kernel trace holds the GPU kernels of the traced work", "[train][gpu]") {

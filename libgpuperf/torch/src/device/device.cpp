@@ -266,6 +266,38 @@ PciLocation cuda_pci_location(const torch::Device& device) {
   throw CudaError("cuda_pci_location: " + device.str() + " is not a CUDA device");
 }
 
+#if GPUPERF_WITH_CUDA
+struct SideStreamScope::State {
+  explicit State(c10::DeviceIndex index)
+      : guard(c10::cuda::getStreamFromPool(/*isHighPriority=*/false, index)) {}
+  c10::cuda::CUDAStreamGuard guard;  // puts the previous stream back when destroyed
+};
+
+SideStreamScope::SideStreamScope(const torch::Device& device) {
+  if (device.is_cuda()) {
+    state_ = std::make_unique<State>(device.has_index() ? device.index()
+                                                        : c10::cuda::current_device());
+  }
+}
+#else
+struct SideStreamScope::State {};
+
+SideStreamScope::SideStreamScope(const torch::Device& device) { (void)device; }
+#endif
+
+SideStreamScope::~SideStreamScope() = default;
+
+bool on_default_stream(const torch::Device& device) {
+#if GPUPERF_WITH_CUDA
+  if (!device.is_cuda()) return false;
+  const c10::DeviceIndex index = device.has_index() ? device.index() : c10::cuda::current_device();
+  return c10::cuda::getCurrentCUDAStream(index) == c10::cuda::getDefaultCUDAStream(index);
+#else
+  (void)device;
+  return false;
+#endif
+}
+
 void synchronize(const torch::Device& device) {
 #if GPUPERF_WITH_CUDA
   if (device.is_cuda()) {

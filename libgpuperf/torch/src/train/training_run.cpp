@@ -560,6 +560,9 @@ void add_memory_prediction(const TrainingMemoryPrediction& p, RunRecord& record)
 // the CUDA graph was not used, if it was asked for and failed ("" otherwise).
 std::string measure_training(const TrainingRun& run, const ResolvedTraining& r,
                              const TrainingHooks& hooks, RunRecord& record) {
+  // Off the legacy default stream: nvJPEG's hardware decoder (GPU-decoded files) queues work on
+  // blocking streams of its own, which would wait for each training step in flight.
+  const SideStreamScope stream(r.device);
   // Before the seed is set: the probe's models do not change the run's weights.
   const bool predict = predicts_memory(run, r);
   std::optional<MemoryProbe> probe;

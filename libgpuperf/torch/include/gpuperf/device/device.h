@@ -3,6 +3,7 @@
 
 #include <torch/types.h>
 
+#include <memory>
 #include <string>
 
 #include "gpuperf/base/fingerprint.h"
@@ -61,5 +62,28 @@ void release_cached_memory_and_workspaces(const torch::Device& device);
 
 /// Waits for all work queued on the device.
 void synchronize(const torch::Device& device);
+
+/// While alive, this thread's work on a CUDA device goes to a non-blocking stream of LibTorch's
+/// pool instead of the legacy default stream (nothing changes for other devices). The legacy
+/// default stream and every blocking stream of the process wait for each other: a library that
+/// queues work on blocking streams of its own (nvJPEG's hardware decoder, on another thread) would
+/// otherwise wait for the training step in flight, and the step for it. Training runs use one.
+class SideStreamScope {
+ public:
+  explicit SideStreamScope(const torch::Device& device);
+  ~SideStreamScope();
+  SideStreamScope(const SideStreamScope&) = delete;
+  SideStreamScope& operator=(const SideStreamScope&) = delete;
+  SideStreamScope(SideStreamScope&&) = delete;
+  SideStreamScope& operator=(SideStreamScope&&) = delete;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+/// Whether this thread's current stream on a CUDA device is its default stream (false for other
+/// devices).
+[[nodiscard]] bool on_default_stream(const torch::Device& device);
 
 }  // namespace gpuperf
