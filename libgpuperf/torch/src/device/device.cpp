@@ -275,8 +275,8 @@ struct SideStreamScope::State {
 
 SideStreamScope::SideStreamScope(const torch::Device& device) {
   if (device.is_cuda()) {
-    state_ = std::make_unique<State>(device.has_index() ? device.index()
-                                                        : c10::cuda::current_device());
+    state_ =
+        std::make_unique<State>(device.has_index() ? device.index() : c10::cuda::current_device());
   }
 }
 #else
