@@ -380,8 +380,8 @@ TEST_CASE("A file without tables of its own decodes as from a fresh decoder, wha
   gpuperf::ImageTransformOptions options;
   options.crop_size = 32;
   const gpuperf::SampleRandom random = gpuperf::SampleRandom::draw(3, 0, 0);
-  std::vector<float> expected(32 * 32 * 3);
-  std::vector<float> out(32 * 32 * 3);
+  std::vector<float> expected(options.sample_bytes() / sizeof(float));
+  std::vector<float> out(expected.size());
   gpuperf::ImageTransformer fresh(options);
   (void)fresh.transform(base.data(), base.size(), random, expected.data());
   gpuperf::ImageTransformer used(options);
