@@ -186,6 +186,14 @@ def write_images(work):
             path = f"{name}_{flavour}.jpg"
             save(path)
             files.append((flavour, path))
+    # Shapes at the edges of the geometry: one pixel, and strips one to three pixels across
+    # (RandomResizedCrop falls back to its centre crop; the filters clamp at both ends).
+    for width, height in [(1, 1), (3, 4000), (4000, 3), (1, 500)]:
+        noise = rng.integers(0, 256, (height, width, 3), dtype=np.uint8)
+        for flavour, subsampling in (("baseline", 2), ("444", 0)):
+            path = os.path.join(work, f"edge{width}x{height}_{flavour}.jpg")
+            Image.fromarray(noise, "RGB").save(path, quality=90, subsampling=subsampling)
+            files.append((flavour, path))
     return files
 
 
@@ -267,7 +275,7 @@ def pixels(tool, work):
         print(f"FAIL: {failures} comparison(s)")
         return 1
     print(f"ok: {len(files)} JPEGs (baseline, 4:4:4, progressive, grayscale, CMYK; YCCK by "
-          f"gpuperf's encoder): decode equal "
+          f"gpuperf's encoder; 1 x 1 and strips 1-3 pixels across): decode equal "
           f"to PIL {Image.__version__}; validation and training transforms without DCT scaling "
           f"within {worst_exact:.2g} of torchvision {torchvision.__version__} (limit 1e-5); with "
           f"DCT scaling the worst image's mean {worst_dct_mean:.2f} levels (limit 2), largest "
