@@ -286,6 +286,9 @@ TEST_CASE("token files give shifted windows of their tokens and refuse what they
                     Catch::Contains("holds 8 tokens") && Catch::Contains(raw));
   write_bytes(raw, tokens.data(), 0);
   CHECK_THROWS_WITH(gpuperf::TokenFileBatches(raw, options), Catch::Contains("is empty"));
+  write_bytes(raw, tokens.data(), 401);  // 200 tokens and half of one: cut short
+  CHECK_THROWS_WITH(gpuperf::TokenFileBatches(raw, options),
+                    Catch::Contains("holds 401 bytes") && Catch::Contains("uint16"));
   options.vocabulary = 50;  // tokens up to 499 do not fit
   write_bytes(raw, tokens.data(), tokens.size() * 2);
   gpuperf::TokenFileBatches small_vocabulary(raw, options);

@@ -117,6 +117,12 @@ TokenFileBatches::TokenFileBatches(const std::string& path, TokenBatchOptions op
           "is shorter than its llm.c header's " + std::to_string(header[2]) + " tokens");
     }
   } else {
+    // An odd size is no uint16 file: cut short (an interrupted copy) or another format.
+    if (bytes_in_file % 2 != 0) {
+      throw ConfigError("TrainingRun::token_file", path,
+                        "holds " + std::to_string(bytes_in_file) +
+                            " bytes, not a whole number of uint16 tokens (cut short?)");
+    }
     tokens_ = static_cast<std::int64_t>(bytes_in_file / 2);
   }
   data_ = reinterpret_cast<const std::uint16_t*>(bytes + offset);

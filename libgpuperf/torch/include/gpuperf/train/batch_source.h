@@ -96,7 +96,8 @@ class SyntheticTokens final : public BatchSource {
 class TokenFileBatches final : public BatchSource {
  public:
   /// IoError when the file cannot be opened or mapped; ConfigError when it holds fewer than
-  /// sequence + 1 tokens or an llm.c header it cannot read (a version other than 1).
+  /// sequence + 1 tokens, an odd number of bytes (no llm.c header) or an llm.c header it cannot
+  /// read (a version other than 1).
   TokenFileBatches(const std::string& path, TokenBatchOptions options);
   /// The next windows. ConfigError naming the file and the token's position when a token is
   /// >= the vocabulary (the embedding would read out of bounds).
