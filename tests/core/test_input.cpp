@@ -801,6 +801,28 @@ TEST_CASE("In strict mode the first bad file stops the loader naming it", "[inpu
   CHECK(loader.next() == nullptr);  // stopped
 }
 
+TEST_CASE("A folder where no file decodes stops the loader with an IoError naming the files",
+          "[input]") {
+  TempFolder root("all-bad");
+  fs::create_directories(root / "c0");
+  fs::create_directories(root / "c1");
+  write_bytes(root / "c0/a.jpg", {});
+  write_bytes(root / "c1/b.jpg", {0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'});
+  const gpuperf::ImageFolder folder = gpuperf::scan_image_folder(root.path.string());
+  gpuperf::CpuLoaderOptions o = small_loader_options();
+  o.batch_size = 1;
+  gpuperf::CpuLoader loader(folder.samples, o);
+  try {
+    (void)loader.next();
+    FAIL("no error");
+  } catch (const gpuperf::BadImageError&) {
+    FAIL("one file's error instead of the folder's");
+  } catch (const gpuperf::IoError& e) {
+    CHECK_THAT(e.what(), Catch::Contains("2 files in a row") && Catch::Contains("do not decode"));
+  }
+  CHECK(loader.next() == nullptr);  // stopped
+}
+
 TEST_CASE("A consumer that stops early ends the loader cleanly", "[input]") {
   TempFolder root("early");
   const gpuperf::ImageFolder folder = small_folder(root, 2, 6);

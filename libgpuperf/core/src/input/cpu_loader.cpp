@@ -297,12 +297,13 @@ struct CpuLoader::State {
         return outcome;
       }
     }
-    outcome.error = std::make_exception_ptr(
-        Error("CpuLoader: " + std::to_string(attempts) + " files in a row from " +
-              samples[static_cast<std::size_t>(order[static_cast<std::size_t>(work.rank_position)])]
-                  .path +
-              " do not decode (the last: " + outcome.skipped.back().path + ": " +
-              to_string(outcome.skipped.back().reason) + ")"));
+    // Bad input, not a fault of the loader: an IoError (the programs' exit code 2).
+    outcome.error = std::make_exception_ptr(IoError(
+        "CpuLoader: " + std::to_string(attempts) + " files in a row from " +
+        samples[static_cast<std::size_t>(order[static_cast<std::size_t>(work.rank_position)])]
+            .path +
+        " do not decode (the last: " + outcome.skipped.back().path + ": " +
+        to_string(outcome.skipped.back().reason) + ")"));
     return outcome;
   }
 
