@@ -1,5 +1,5 @@
 // The seed benchmark in C++: the seed's small CNN, batch 256 of 3x32x32, Adam 1e-3,
-// cross-entropy, AMP with a GradScaler (fp16 on a GPU, bf16 on the CPU), measured properly:
+// cross-entropy, AMP with a GradScaler (fp16 on a GPU; bf16 or fp32 on a CPU), measured properly:
 // warm-up excluded, timed windows, statistics over windows. Prints "Throughput: N samples/sec"
 // and its spread, and writes a JSON result. `seed_benchmark --help` lists the options.
 #include "training_program.h"

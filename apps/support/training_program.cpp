@@ -99,7 +99,10 @@ void add_model_options(CLI::App& app, TrainingOptions& o) {
   app.add_option("--num-classes", r.num_classes,
                  "classes of the synthetic targets (0: model default)");
   app.add_option("--precision", o.precision,
-                 "auto|" + join_names(precision_names()) + " (auto: fp16 on CUDA, bf16 on CPU)");
+                 "auto|" + join_names(precision_names()) +
+                     " (auto: fp16 on CUDA; on the CPU bf16 where it has native bf16 (AVX512-BF16, "
+                     "AMX, Arm BF16), "
+                     "else fp32)");
   app.add_option("--memory-format", o.memory_format, join_names(memory_format_names()));
   app.add_option("--optimizer", o.optimizer, join_names(optimizer_names()));
   app.add_option("--lr", r.learning_rate, "learning rate");

@@ -354,6 +354,22 @@ TEST_CASE("graph mode refuses a step it cannot capture", "[train]") {
   }
 }
 
+TEST_CASE("the CPU's native bf16 is read from /proc/cpuinfo's flags or features", "[train]") {
+  // Trimmed from real machines: a Xeon with AVX512-BF16, one with AMX, a Zen 3 (AVX2 only), a
+  // Xeon with AVX-512 but no BF16, an Arm Neoverse V1 (BF16) and N1 (none).
+  CHECK(gpuperf::cpuinfo_computes_bf16(
+      "processor\t: 0\nmodel name\t: Intel Xeon\nflags\t\t: fpu sse avx2 avx512f avx512_bf16\n"));
+  CHECK(gpuperf::cpuinfo_computes_bf16("flags\t\t: fpu avx512f amx_bf16 amx_tile amx_int8\n"));
+  CHECK_FALSE(gpuperf::cpuinfo_computes_bf16("flags\t\t: fpu sse sse2 avx avx2 fma\n"));
+  CHECK_FALSE(gpuperf::cpuinfo_computes_bf16("flags\t\t: fpu avx2 avx512f avx512bw avx512_vnni\n"));
+  CHECK(gpuperf::cpuinfo_computes_bf16("processor\t: 0\nFeatures\t: fp asimd sve bf16 i8mm\n"));
+  CHECK_FALSE(gpuperf::cpuinfo_computes_bf16("Features\t: fp asimd evtstrm aes pmull sha1\n"));
+  // The first flags line decides; a word only containing the name does not count.
+  CHECK_FALSE(gpuperf::cpuinfo_computes_bf16("flags\t\t: fpu\nflags\t\t: avx512_bf16\n"));
+  CHECK_FALSE(gpuperf::cpuinfo_computes_bf16("flags\t\t: no_avx512_bf16x\n"));
+  CHECK_FALSE(gpuperf::cpuinfo_computes_bf16(""));
+}
+
 TEST_CASE("A training run from C++ resolves its auto choices once and records what ran",
           "[train]") {
   gpuperf::TrainingRun run;
@@ -372,7 +388,8 @@ TEST_CASE("A training run from C++ resolves its auto choices once and records wh
                     Catch::Matchers::Contains("TrainingRun::cuda_graph on: needs a CUDA device"));
   run.cuda_graph = gpuperf::Switch::kAuto;
   const gpuperf::RunRecord record = gpuperf::run_training(run);
-  CHECK(record.config.precision == "bf16");  // auto on the CPU
+  // auto on the CPU: bf16 where it multiplies bf16 natively, else fp32
+  CHECK(record.config.precision == (gpuperf::cpu_computes_bf16() ? "bf16" : "fp32"));
   CHECK(record.config.graph_mode == "eager");
   CHECK(record.config.kernel_fusion == "none");
   CHECK(record.timed_steps == 2);

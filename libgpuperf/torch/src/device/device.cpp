@@ -298,6 +298,31 @@ bool on_default_stream(const torch::Device& device) {
 #endif
 }
 
+bool cpuinfo_computes_bf16(const std::string& cpuinfo) {
+  std::istringstream in(cpuinfo);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("flags", 0) != 0 && line.rfind("Features", 0) != 0) continue;
+    const auto colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    std::istringstream words(line.substr(colon + 1));
+    for (std::string word; words >> word;) {
+      if (word == "avx512_bf16" || word == "amx_bf16" || word == "bf16") return true;
+    }
+    return false;
+  }
+  return false;
+}
+
+bool cpu_computes_bf16() {
+  static const bool computes = [] {
+    std::ifstream in("/proc/cpuinfo");
+    std::ostringstream text;
+    text << in.rdbuf();
+    return cpuinfo_computes_bf16(text.str());
+  }();
+  return computes;
+}
+
 void synchronize(const torch::Device& device) {
 #if GPUPERF_WITH_CUDA
   if (device.is_cuda()) {

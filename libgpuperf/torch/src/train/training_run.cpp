@@ -158,7 +158,10 @@ ResolvedTraining resolve(const TrainingRun& run) {
   }
   TrainStepOptions& o = r.step;
   const bool cuda = r.device.is_cuda();
-  o.precision = run.precision.value_or(cuda ? Precision::kFp16 : Precision::kBf16);
+  // Unset: fp16 on CUDA; on the CPU bf16 where it multiplies bf16 natively, else fp32 (emulated
+  // bf16 is slower than fp32, and some of LibTorch's CPU kernels have no bf16 form without it).
+  o.precision = run.precision.value_or(
+      cuda ? Precision::kFp16 : (cpu_computes_bf16() ? Precision::kBf16 : Precision::kFp32));
   o.memory_format = run.memory_format;
   o.optimizer = run.optimizer;
   o.learning_rate = run.learning_rate;

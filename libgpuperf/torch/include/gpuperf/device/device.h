@@ -63,6 +63,15 @@ void release_cached_memory_and_workspaces(const torch::Device& device);
 /// Waits for all work queued on the device.
 void synchronize(const torch::Device& device);
 
+/// Whether a /proc/cpuinfo text names an instruction set that multiplies bfloat16 natively: x86's
+/// AVX512-BF16 or AMX-BF16 (flags "avx512_bf16", "amx_bf16"), Arm's BF16 (feature "bf16"). The
+/// first "flags" or "Features" line decides.
+[[nodiscard]] bool cpuinfo_computes_bf16(const std::string& cpuinfo);
+/// cpuinfo_computes_bf16() of this machine (false where /proc/cpuinfo cannot be read). Without
+/// it LibTorch's CPU kernels emulate bfloat16 and run slower than in float32 (the seed, AVX-512
+/// without BF16: 0.77x fp32's rate; with AVX512-BF16: 2.67x; docs/results/2026-12-04-cpu-bf16).
+[[nodiscard]] bool cpu_computes_bf16();
+
 /// While alive, this thread's work on a CUDA device goes to a non-blocking stream of LibTorch's
 /// pool instead of the legacy default stream (nothing changes for other devices). The legacy
 /// default stream and every blocking stream of the process wait for each other: a library that

@@ -41,8 +41,10 @@ namespace gpuperf {
 struct TrainingRun : RunBasics {
   std::string model = "simple";  ///< a name in ModelRegistry::global()
   std::int64_t batch_size = 256;
-  std::int64_t num_classes = 0;        ///< 0: the model's default
-  std::optional<Precision> precision;  ///< nullopt: fp16 on CUDA, bf16 on the CPU
+  std::int64_t num_classes = 0;  ///< 0: the model's default
+  /// nullopt: fp16 on CUDA; on the CPU bf16 where it multiplies bf16 natively
+  /// (cpu_computes_bf16()), else fp32.
+  std::optional<Precision> precision;
   MemoryFormat memory_format = MemoryFormat::kContiguous;
   OptimizerKind optimizer = OptimizerKind::kAdam;
   double learning_rate = 1e-3;
