@@ -659,6 +659,27 @@ void check_linear(torch::ScalarType dtype, std::vector<std::int64_t> shape, std:
 
 }  // namespace
 
+TEST_CASE("linear_activation's GELU is the tanh form GPT-2 uses, not the erf form",
+          "[models][lm][gpu]") {
+  GPUPERF_REQUIRE_GPU();
+  // Zero weights: the output is GELU of the bias, which spans [2, 3], where the two forms differ
+  // by 3.7e-4 on average and fp16's spacing is 2e-3; over the 513 distinct fp16 values there the
+  // rounding's mean is 2e-5, so the mean difference from each form tells them apart.
+  const auto half = torch::TensorOptions().device(torch::kCUDA, 0).dtype(torch::kHalf);
+  const torch::Tensor x = torch::randn({64, 64}, half);
+  const torch::Tensor w = torch::zeros({4096, 64}, half);
+  const torch::Tensor b = torch::linspace(2.0, 3.0, 4096, torch::kDouble).to(half);
+  REQUIRE(gpuperf::fused_linear_applies(x, w, b));
+  const torch::Tensor y =
+      gpuperf::linear_activation(x, w, b, gpuperf::Activation::kGeluTanh).cpu().to(torch::kDouble);
+  const torch::Tensor b64 = b.cpu().to(torch::kDouble).expand_as(y);
+  const double from_tanh = (y - torch::gelu(b64, "tanh")).mean().item<double>();
+  const double from_erf = (y - torch::gelu(b64)).mean().item<double>();
+  INFO("mean difference from GELU-tanh " << from_tanh << ", from GELU-erf " << from_erf);
+  CHECK(std::abs(from_tanh) < 1e-4);
+  CHECK(std::abs(from_tanh) < std::abs(from_erf) / 3);
+}
+
 TEST_CASE("linear_activation's bias (and GELU) gradient kernels match fp64", "[models][lm][gpu]") {
   GPUPERF_REQUIRE_GPU();
   torch::manual_seed(11);

@@ -8,7 +8,9 @@
 
 #include <cstdint>
 #include <type_traits>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "../compat.h"
 #include "gpuperf/models/transformer.h"
@@ -20,6 +22,8 @@
 #include <c10/cuda/CUDAException.h>
 #include <c10/cuda/CUDAGuard.h>
 
+#include "gpuperf/base/error.h"
+#include "models/gemm_epilogue.h"
 #include "models/transformer_kernels.h"
 #endif
 
@@ -68,8 +72,51 @@ bool on_own_kernels(const torch::Tensor& x) {
          detail::own_kernels_run_on(x.device().index());
 }
 
+// gelu_tanh(x w^T + b) and its input from one cuBLASLt call (gemm_epilogue.h), for 16-bit x, w
+// and b of one dtype; two undefined tensors where that does not apply (float32, widths not
+// multiples of 8, misaligned, no cuBLASLt algorithm): then ATen's linear and gelu run.
+std::pair<torch::Tensor, torch::Tensor> linear_gelu_epilogue(const torch::Tensor& x,
+                                                             const torch::Tensor& w,
+                                                             const torch::Tensor& b) {
+  const c10::ScalarType t = x.scalar_type();
+  if ((t != torch::kHalf && t != torch::kBFloat16) || w.scalar_type() != t ||
+      b.scalar_type() != t || w.size(0) % 8 != 0 || w.size(1) % 8 != 0) {
+    return {};
+  }
+  const std::int64_t in = w.size(1);
+  const std::int64_t out = w.size(0);
+  const torch::Tensor x2 = x.reshape({-1, in}).contiguous();
+  const torch::Tensor wc = w.contiguous();
+  const torch::Tensor bc = b.contiguous();
+  if (x2.size(0) == 0 || !detail::aligned16(x2) || !detail::aligned16(wc) ||
+      !detail::aligned16(bc)) {
+    return {};
+  }
+  const c10::cuda::CUDAGuard guard(x.device());
+  std::vector<std::int64_t> sizes = x.sizes().vec();
+  sizes.back() = out;
+  torch::Tensor y = torch::empty(sizes, x.options());
+  torch::Tensor pre = torch::empty(sizes, x.options());
+  const torch::Tensor workspace = torch::empty(
+      {static_cast<std::int64_t>(detail::kGemmWorkspaceBytes)}, x.options().dtype(torch::kByte));
+  int status = 0;
+  switch (detail::linear_gelu(detail::nhwc_dtype(t), x2.data_ptr(), wc.data_ptr(), bc.data_ptr(),
+                              x2.size(0), static_cast<int>(in), static_cast<int>(out), y.data_ptr(),
+                              pre.data_ptr(), workspace.data_ptr(),
+                              at::cuda::getCurrentCUDAStream(), &status)) {
+    case detail::GemmOutcome::kDone:
+      return {y, pre};
+    case detail::GemmOutcome::kUnsupported:
+      return {};
+    default:
+      throw Error("linear layer + GELU: cuBLASLt's matrix product failed (cublasStatus_t " +
+                  std::to_string(status) + ")");
+  }
+}
+
 // Inputs x, weight, bias; output activation(x W^T + b) in the compute dtype. Saves the cast input
-// and weight (what ATen's addmm keeps) and, with GELU, its input (what ATen's gelu keeps).
+// and weight (what ATen's addmm keeps) and, with GELU, its input (what ATen's gelu keeps). With
+// GELU on 16-bit types the product, bias and GELU are one cuBLASLt call.
 struct LinearNode : public torch::autograd::Function<LinearNode> {
   static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x,
                                const torch::Tensor& weight, const torch::Tensor& bias,
@@ -77,14 +124,20 @@ struct LinearNode : public torch::autograd::Function<LinearNode> {
     const c10::ScalarType dtype = compute_dtype(x);
     const torch::Tensor xc = x.to(dtype);
     const torch::Tensor wc = weight.to(dtype);
-    const torch::Tensor pre = at::linear(xc, wc, bias.to(dtype));
+    const torch::Tensor bc = bias.to(dtype);
     const bool gelu = activation == Activation::kGeluTanh;
+    auto [y, pre] =
+        gelu ? linear_gelu_epilogue(xc, wc, bc) : std::pair<torch::Tensor, torch::Tensor>();
+    if (!y.defined()) {
+      pre = at::linear(xc, wc, bc);
+      y = gelu ? at::gelu(pre, "tanh") : pre;
+    }
     ctx->save_for_backward({xc, wc, gelu ? pre : torch::Tensor()});
     ctx->saved_data["gelu"] = gelu;
     ctx->saved_data["x_dtype"] = static_cast<std::int64_t>(x.scalar_type());
     ctx->saved_data["weight_dtype"] = static_cast<std::int64_t>(weight.scalar_type());
     ctx->saved_data["bias_dtype"] = static_cast<std::int64_t>(bias.scalar_type());
-    return gelu ? at::gelu(pre, "tanh") : pre;
+    return y;
   }
 
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
