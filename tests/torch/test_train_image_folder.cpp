@@ -57,6 +57,62 @@ LevelDifferences summarize(const torch::Tensor& differences) {
           d.max().item<double>()};
 }
 
+// A fresh folder under `root`: one class per chroma sampling, each with a file of every size
+// (gpuperf's encoder, synthetic pictures seeded seed_step x class + file).
+void write_chroma_folder(const std::filesystem::path& root,
+                         const std::vector<gpuperf::JpegChroma>& samplings,
+                         const std::vector<std::pair<int, int>>& sizes, std::uint64_t seed_step) {
+  std::filesystem::remove_all(root);
+  for (std::size_t c = 0; c < samplings.size(); ++c) {
+    const auto folder = root / ("class_" + std::to_string(c));
+    std::filesystem::create_directories(folder);
+    for (std::size_t k = 0; k < sizes.size(); ++k) {
+      gpuperf::JpegEncodeOptions encode;
+      encode.chroma = samplings[c];
+      const auto bytes = gpuperf::encode_jpeg(
+          gpuperf::synthetic_image(sizes[k].first, sizes[k].second, seed_step * c + k), encode);
+      std::ofstream(folder / ("image_" + std::to_string(k) + ".jpg"), std::ios::binary)
+          .write(reinterpret_cast<const char*>(bytes.data()),
+                 static_cast<std::streamsize>(bytes.size()));
+    }
+  }
+}
+
+// The first `batches` batches of `root` decoded by nvJPEG on the GPU against libjpeg's on the CPU
+// (no DCT scaling: PIL's pixels), the same files in the same slots: the differences in levels,
+// summarised and printed after `what`.
+LevelDifferences gpu_against_cpu(const std::string& root, bool training, int batch_size,
+                                 std::uint64_t seed, int batches, const std::string& what) {
+  gpuperf::ImageFolderBatchOptions options;
+  options.folder = root;
+  options.batch_size = batch_size;
+  options.threads = 2;
+  options.seed = seed;
+  options.training = training;
+  options.decode = gpuperf::ImageDecode::kCpu;
+  options.dct_scaling = false;
+  gpuperf::ImageFolderBatches reference(options);
+  options.device = torch::Device(torch::kCUDA, 0);
+  options.decode = gpuperf::ImageDecode::kGpu;
+  gpuperf::ImageFolderBatches decoded(options);
+  CHECK(decoded.decode() == gpuperf::ImageDecode::kGpu);
+  CHECK(decoded.name().find("decoded on the GPU by nvJPEG") != std::string::npos);
+  std::vector<torch::Tensor> differences;
+  for (int i = 0; i < batches; ++i) {
+    const gpuperf::Batch c = reference.next();
+    const gpuperf::Batch g = decoded.next();
+    REQUIRE(g.input.is_cuda());
+    CHECK(g.input.is_contiguous(at::MemoryFormat::ChannelsLast));
+    REQUIRE(torch::equal(g.target.cpu(), c.target));  // the same files in the same slots
+    CHECK(torch::isfinite(g.input).all().item<bool>());
+    differences.push_back(level_differences(g, c));
+  }
+  const LevelDifferences d = summarize(torch::cat(differences));
+  std::cout << what << " (" << (training ? "training" : "validation") << "): mean " << d.mean
+            << " levels, 99.9th percentile " << d.p999 << ", largest " << d.largest << "\n";
+  return d;
+}
+
 }  // namespace
 
 TEST_CASE("image folder batches are channels_last float images with the folder's labels",
@@ -135,34 +191,8 @@ TEST_CASE("JPEGs decoded by nvJPEG on the GPU match libjpeg's samples", "[train]
   const std::string root = make_folder("gpu_decode", 3, 8);
   for (const bool training : {true, false}) {
     INFO((training ? "training" : "validation") << " transform");
-    gpuperf::ImageFolderBatchOptions options;
-    options.folder = root;
-    options.batch_size = 6;
-    options.threads = 2;
-    options.seed = 7;
-    options.training = training;
-    // The reference: libjpeg with PIL's pixels (no DCT scaling), on the CPU.
-    options.decode = gpuperf::ImageDecode::kCpu;
-    options.dct_scaling = false;
-    gpuperf::ImageFolderBatches reference(options);
-    options.device = torch::Device(torch::kCUDA, 0);
-    options.decode = gpuperf::ImageDecode::kGpu;
-    gpuperf::ImageFolderBatches decoded(options);
-    CHECK(decoded.decode() == gpuperf::ImageDecode::kGpu);
-    CHECK(decoded.name().find("decoded on the GPU by nvJPEG") != std::string::npos);
-    std::vector<torch::Tensor> differences;
-    for (int i = 0; i < 8; ++i) {  // two epochs: every file twice, with other crops
-      const gpuperf::Batch c = reference.next();
-      const gpuperf::Batch g = decoded.next();
-      REQUIRE(g.input.is_cuda());
-      CHECK(g.input.is_contiguous(at::MemoryFormat::ChannelsLast));
-      REQUIRE(torch::equal(g.target.cpu(), c.target));  // the same files in the same slots
-      differences.push_back(level_differences(g, c));
-    }
-    const LevelDifferences d = summarize(torch::cat(differences));
-    std::cout << "nvJPEG vs libjpeg (" << (training ? "training" : "validation") << "): mean "
-              << d.mean << " levels, 99.9th percentile " << d.p999 << ", largest " << d.largest
-              << "\n";
+    // Two epochs: every file twice, with other crops.
+    const LevelDifferences d = gpu_against_cpu(root, training, 6, 7, 8, "nvJPEG vs libjpeg");
     // The same crop, flip, resampling and (from the YCbCr planes) chroma upsampling: a wrong box
     // or a mirrored sample would move the mean by tens of levels, nvJPEG's own RGB (0.39 and 11
     // on these files) the 99.9th percentile past 8. What remains is the decoders' IDCT.
@@ -179,25 +209,12 @@ TEST_CASE("nvJPEG's YCbCr planes of every chroma sampling give libjpeg's samples
   // decoder writes the planes as the file stores them and the resize kernel upsamples and
   // converts them with libjpeg's arithmetic (ycbcr.h), so what is left is the decoders' IDCT.
   const auto root = std::filesystem::temp_directory_path() / "gpuperf_test_gpu_chroma";
-  std::filesystem::remove_all(root);
   const std::vector<gpuperf::JpegChroma> samplings = {
       gpuperf::JpegChroma::k444, gpuperf::JpegChroma::k422, gpuperf::JpegChroma::k420,
       gpuperf::JpegChroma::k440};
   const std::vector<std::pair<int, int>> sizes = {{97, 75}, {224, 301}, {333, 250},
                                                   {64, 48}, {401, 299}, {250, 250}};
-  for (std::size_t c = 0; c < samplings.size(); ++c) {
-    const auto folder = root / ("class_" + std::to_string(c));
-    std::filesystem::create_directories(folder);
-    for (std::size_t k = 0; k < sizes.size(); ++k) {
-      gpuperf::JpegEncodeOptions encode;
-      encode.chroma = samplings[c];
-      const auto bytes = gpuperf::encode_jpeg(
-          gpuperf::synthetic_image(sizes[k].first, sizes[k].second, 10 * c + k), encode);
-      std::ofstream(folder / ("image_" + std::to_string(k) + ".jpg"), std::ios::binary)
-          .write(reinterpret_cast<const char*>(bytes.data()),
-                 static_cast<std::streamsize>(bytes.size()));
-    }
-  }
+  write_chroma_folder(root, samplings, sizes, 10);
   gpuperf::ImageFolderBatchOptions options;
   options.folder = root.string();
   options.batch_size = 8;
@@ -245,50 +262,16 @@ TEST_CASE("edge shapes (one pixel, strips) decode on the GPU as libjpeg decodes 
   // ends; files the hardware decoder does not take go to nvJPEG's default backend. The CPU path
   // equals PIL + torchvision on these shapes (input_pixels_vs_pil).
   const auto root = std::filesystem::temp_directory_path() / "gpuperf_test_gpu_edges";
-  std::filesystem::remove_all(root);
   const std::vector<gpuperf::JpegChroma> samplings = {gpuperf::JpegChroma::k420,
                                                       gpuperf::JpegChroma::k444};
   const std::vector<std::pair<int, int>> sizes = {{1, 1},   {2, 2},  {3, 400},
                                                   {400, 3}, {1, 50}, {17, 9}};
-  for (std::size_t c = 0; c < samplings.size(); ++c) {
-    const auto folder = root / ("class_" + std::to_string(c));
-    std::filesystem::create_directories(folder);
-    for (std::size_t k = 0; k < sizes.size(); ++k) {
-      gpuperf::JpegEncodeOptions encode;
-      encode.chroma = samplings[c];
-      const auto bytes = gpuperf::encode_jpeg(
-          gpuperf::synthetic_image(sizes[k].first, sizes[k].second, 20 * c + k), encode);
-      std::ofstream(folder / ("image_" + std::to_string(k) + ".jpg"), std::ios::binary)
-          .write(reinterpret_cast<const char*>(bytes.data()),
-                 static_cast<std::streamsize>(bytes.size()));
-    }
-  }
+  write_chroma_folder(root, samplings, sizes, 20);
   for (const bool training : {true, false}) {
     INFO((training ? "training" : "validation") << " transform");
-    gpuperf::ImageFolderBatchOptions options;
-    options.folder = root.string();
-    options.batch_size = 4;
-    options.threads = 2;
-    options.seed = 5;
-    options.training = training;
-    options.decode = gpuperf::ImageDecode::kCpu;
-    options.dct_scaling = false;
-    gpuperf::ImageFolderBatches reference(options);
-    options.device = torch::Device(torch::kCUDA, 0);
-    options.decode = gpuperf::ImageDecode::kGpu;
-    gpuperf::ImageFolderBatches decoded(options);
-    std::vector<torch::Tensor> differences;
-    for (int i = 0; i < 6; ++i) {  // two epochs of 12 files
-      const gpuperf::Batch c = reference.next();
-      const gpuperf::Batch g = decoded.next();
-      REQUIRE(torch::equal(g.target.cpu(), c.target));
-      CHECK(torch::isfinite(g.input).all().item<bool>());
-      differences.push_back(level_differences(g, c));
-    }
-    const LevelDifferences d = summarize(torch::cat(differences));
-    std::cout << "edge shapes, nvJPEG vs libjpeg (" << (training ? "training" : "validation")
-              << "): mean " << d.mean << " levels, 99.9th percentile " << d.p999 << ", largest "
-              << d.largest << "\n";
+    // Two epochs of 12 files.
+    const LevelDifferences d =
+        gpu_against_cpu(root.string(), training, 4, 5, 6, "edge shapes, nvJPEG vs libjpeg");
     // A box off by a row or column of these strips, or a read past an edge, moves the mean by
     // tens of levels; nvJPEG's own RGB (the default backend) differs by about 0.4 on average.
     CHECK(d.mean <= 1.5);
