@@ -5,6 +5,8 @@
 #include <torch/version.h>
 
 #include <cmath>
+#include <map>
+#include <mutex>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -267,9 +269,25 @@ PciLocation cuda_pci_location(const torch::Device& device) {
 }
 
 #if GPUPERF_WITH_CUDA
+namespace {
+// One side stream per device for the whole process: every stream that runs a matrix product gets
+// a cuBLAS workspace of its own (32 MiB and more on Hopper), so runs that each took the pool's
+// next stream (a batch search's tries) would pile them up.
+c10::cuda::CUDAStream side_stream(c10::DeviceIndex index) {
+  static std::mutex mutex;
+  static std::map<c10::DeviceIndex, c10::cuda::CUDAStream> streams;
+  const std::lock_guard<std::mutex> lock(mutex);
+  const auto found = streams.find(index);
+  if (found != streams.end()) return found->second;
+  const c10::cuda::CUDAStream stream =
+      c10::cuda::getStreamFromPool(/*isHighPriority=*/false, index);
+  streams.emplace(index, stream);
+  return stream;
+}
+}  // namespace
+
 struct SideStreamScope::State {
-  explicit State(c10::DeviceIndex index)
-      : guard(c10::cuda::getStreamFromPool(/*isHighPriority=*/false, index)) {}
+  explicit State(c10::DeviceIndex index) : guard(side_stream(index)) {}
   c10::cuda::CUDAStreamGuard guard;  // puts the previous stream back when destroyed
 };
 

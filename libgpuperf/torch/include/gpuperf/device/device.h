@@ -73,7 +73,8 @@ void synchronize(const torch::Device& device);
 [[nodiscard]] bool cpu_computes_bf16();
 
 /// While alive, this thread's work on a CUDA device goes to a non-blocking stream of LibTorch's
-/// pool instead of the legacy default stream (nothing changes for other devices). The legacy
+/// pool, the same one for the process, instead of the legacy default stream (nothing changes for
+/// other devices). The legacy
 /// default stream and every blocking stream of the process wait for each other: a library that
 /// queues work on blocking streams of its own (nvJPEG's hardware decoder, on another thread) would
 /// otherwise wait for the training step in flight, and the step for it. Training runs use one.
