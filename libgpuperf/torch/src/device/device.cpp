@@ -20,6 +20,7 @@
 #include <ATen/cuda/CUDAContext.h>
 #include <ATen/ops/empty.h>
 #include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAException.h>
 #include <c10/cuda/CUDAFunctions.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <cuda_runtime_api.h>
@@ -270,17 +271,20 @@ PciLocation cuda_pci_location(const torch::Device& device) {
 
 #if GPUPERF_WITH_CUDA
 namespace {
-// One side stream per device for the whole process: every stream that runs a matrix product gets
-// a cuBLAS workspace of its own (32 MiB and more on Hopper), so runs that each took the pool's
-// next stream (a batch search's tries) would pile them up.
+// One side stream per device for the whole process, made for it (a pool stream could also be
+// handed to a copy or decode stream, which would then queue behind the training): every stream
+// that runs a matrix product gets a cuBLAS workspace of its own (32 MiB and more on Hopper), so
+// runs that each took a new stream (a batch search's tries) would pile them up. Never destroyed.
 c10::cuda::CUDAStream side_stream(c10::DeviceIndex index) {
   static std::mutex mutex;
   static std::map<c10::DeviceIndex, c10::cuda::CUDAStream> streams;
   const std::lock_guard<std::mutex> lock(mutex);
   const auto found = streams.find(index);
   if (found != streams.end()) return found->second;
-  const c10::cuda::CUDAStream stream =
-      c10::cuda::getStreamFromPool(/*isHighPriority=*/false, index);
+  const c10::cuda::CUDAGuard guard(index);
+  cudaStream_t raw = nullptr;
+  C10_CUDA_CHECK(cudaStreamCreateWithFlags(&raw, cudaStreamNonBlocking));
+  const c10::cuda::CUDAStream stream = c10::cuda::getStreamFromExternal(raw, index);
   streams.emplace(index, stream);
   return stream;
 }
