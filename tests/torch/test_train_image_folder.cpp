@@ -368,8 +368,17 @@ TEST_CASE("image folder batches refuse bad options and empty folders, naming the
   CHECK_THROWS_WITH(gpuperf::ImageFolderBatches(options),
                     Catch::Contains("ImageFolderBatchOptions::host_decode_share") &&
                         Catch::Contains("applies to decoding on the GPU"));
-  options.host_decode_share = 0;
+  // decode auto on the CPU device decodes on the CPU: the same settings refused alike.
   options.decode = gpuperf::ImageDecode::kAuto;
+  CHECK_THROWS_WITH(gpuperf::ImageFolderBatches(options),
+                    Catch::Contains("ImageFolderBatchOptions::host_decode_share") &&
+                        Catch::Contains("auto decodes on the CPU here"));
+  options.host_decode_share = 0;
+  options.gpu_decode_threads = 3;
+  CHECK_THROWS_WITH(gpuperf::ImageFolderBatches(options),
+                    Catch::Contains("ImageFolderBatchOptions::gpu_decode_threads") &&
+                        Catch::Contains("auto decodes on the CPU here"));
+  options.gpu_decode_threads = 1;
   options.rank = 2;
   options.world_size = 2;
   CHECK_THROWS_WITH(gpuperf::ImageFolderBatches(options),

@@ -398,6 +398,27 @@ ImageFolderBatches::ImageFolderBatches(ImageFolderBatchOptions options)
                                                options_.device.is_cuda() && gpu_decode_available())
           ? ImageDecode::kGpu
           : ImageDecode::kCpu;
+  if (decode_ == ImageDecode::kCpu && options_.decode == ImageDecode::kAuto) {
+    // validate() refuses these with decode cpu; auto that decodes on the CPU refuses them alike.
+    const std::string why =
+        "applies to decoding on the GPU ({ImageFolderBatchOptions::decode} "
+        "auto decodes on the CPU here: " +
+        std::string(options_.device.is_cuda() ? "no nvJPEG in this build"
+                                              : "the device is the CPU") +
+        ")";
+    if (options_.host_decode_share > 0) {
+      throw ConfigError("ImageFolderBatchOptions::host_decode_share",
+                        std::to_string(options_.host_decode_share), why);
+    }
+    if (options_.gpu_batches_per_call > 1) {
+      throw ConfigError("ImageFolderBatchOptions::gpu_batches_per_call",
+                        std::to_string(options_.gpu_batches_per_call), why);
+    }
+    if (options_.gpu_decode_threads != 1) {
+      throw ConfigError("ImageFolderBatchOptions::gpu_decode_threads",
+                        std::to_string(options_.gpu_decode_threads), why);
+    }
+  }
 #if GPUPERF_WITH_CUDA
   if (options_.device.is_cuda()) {
     const c10::DeviceIndex index =

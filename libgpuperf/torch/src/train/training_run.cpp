@@ -189,6 +189,26 @@ ResolvedTraining resolve(const TrainingRun& run) {
                       "the fused kernels are cuDNN's; device is " + r.device.str());
   }
   o.kernel_fusion = resolve_switch(run.kernel_fusion, cuda);
+  if (!run.data.empty() && run.decode == ImageDecode::kAuto && !(cuda && gpu_decode_available())) {
+    // validate() refuses the GPU decoder's settings with decode cpu; auto that decodes on the
+    // CPU refuses them alike, before anything runs.
+    const std::string why =
+        "applies to runs on files decoded on the GPU ({TrainingRun::decode} auto decodes on the "
+        "CPU here: " +
+        std::string(cuda ? "no nvJPEG in this build" : "device " + r.device.str()) + ")";
+    if (run.host_decode_share > 0) {
+      throw ConfigError("TrainingRun::host_decode_share", format_number(run.host_decode_share, 3),
+                        why);
+    }
+    if (run.gpu_batches_per_call > 1) {
+      throw ConfigError("TrainingRun::gpu_batches_per_call",
+                        std::to_string(run.gpu_batches_per_call), why);
+    }
+    if (run.gpu_decode_threads != 1) {
+      throw ConfigError("TrainingRun::gpu_decode_threads", std::to_string(run.gpu_decode_threads),
+                        why);
+    }
+  }
   const int graph_steps = o.graph_warmup + 1;
   if (o.cuda_graph && run.measure.warmup < graph_steps) {
     // The first calls warm up eagerly and the next captures: none may fall in a timed window.
