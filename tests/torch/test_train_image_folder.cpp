@@ -78,11 +78,15 @@ void write_chroma_folder(const std::filesystem::path& root,
   }
 }
 
-// The first `batches` batches of `root` decoded by nvJPEG on the GPU against libjpeg's on the CPU
-// (no DCT scaling: PIL's pixels), the same files in the same slots: the differences in levels,
-// summarised and printed after `what`.
-LevelDifferences gpu_against_cpu(const std::string& root, bool training, int batch_size,
-                                 std::uint64_t seed, int batches, const std::string& what) {
+// The same folder through libjpeg on the CPU (no DCT scaling: PIL's pixels), the reference, and
+// through nvJPEG on the GPU.
+struct DecoderPair {
+  gpuperf::ImageFolderBatches reference;
+  gpuperf::ImageFolderBatches decoded;
+};
+
+DecoderPair decoder_pair(const std::string& root, bool training, int batch_size,
+                         std::uint64_t seed) {
   gpuperf::ImageFolderBatchOptions options;
   options.folder = root;
   options.batch_size = batch_size;
@@ -91,10 +95,18 @@ LevelDifferences gpu_against_cpu(const std::string& root, bool training, int bat
   options.training = training;
   options.decode = gpuperf::ImageDecode::kCpu;
   options.dct_scaling = false;
-  gpuperf::ImageFolderBatches reference(options);
-  options.device = torch::Device(torch::kCUDA, 0);
-  options.decode = gpuperf::ImageDecode::kGpu;
-  gpuperf::ImageFolderBatches decoded(options);
+  gpuperf::ImageFolderBatchOptions on_gpu = options;
+  on_gpu.device = torch::Device(torch::kCUDA, 0);
+  on_gpu.decode = gpuperf::ImageDecode::kGpu;
+  return {gpuperf::ImageFolderBatches(options), gpuperf::ImageFolderBatches(on_gpu)};
+}
+
+// The first `batches` batches of `root` decoded by nvJPEG on the GPU against libjpeg's on the CPU,
+// the same files in the same slots: the differences in levels, summarised and printed after
+// `what`.
+LevelDifferences gpu_against_cpu(const std::string& root, bool training, int batch_size,
+                                 std::uint64_t seed, int batches, const std::string& what) {
+  auto [reference, decoded] = decoder_pair(root, training, batch_size, seed);
   CHECK(decoded.decode() == gpuperf::ImageDecode::kGpu);
   CHECK(decoded.name().find("decoded on the GPU by nvJPEG") != std::string::npos);
   std::vector<torch::Tensor> differences;
@@ -215,17 +227,7 @@ TEST_CASE("nvJPEG's YCbCr planes of every chroma sampling give libjpeg's samples
   const std::vector<std::pair<int, int>> sizes = {{97, 75}, {224, 301}, {333, 250},
                                                   {64, 48}, {401, 299}, {250, 250}};
   write_chroma_folder(root, samplings, sizes, 10);
-  gpuperf::ImageFolderBatchOptions options;
-  options.folder = root.string();
-  options.batch_size = 8;
-  options.threads = 2;
-  options.seed = 13;
-  options.decode = gpuperf::ImageDecode::kCpu;
-  options.dct_scaling = false;
-  gpuperf::ImageFolderBatches reference(options);
-  options.device = torch::Device(torch::kCUDA, 0);
-  options.decode = gpuperf::ImageDecode::kGpu;
-  gpuperf::ImageFolderBatches decoded(options);
+  auto [reference, decoded] = decoder_pair(root.string(), /*training=*/true, 8, 13);
   std::vector<std::vector<torch::Tensor>> differences(samplings.size());
   for (int i = 0; i < 6; ++i) {  // two epochs of 24 files
     const gpuperf::Batch c = reference.next();

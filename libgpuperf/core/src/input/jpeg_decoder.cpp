@@ -116,8 +116,8 @@ JpegHeader header_of(jpeg_decompress_struct& cinfo) {
 // What went wrong inside a setjmp region, turned into the error after it.
 enum class Failure { kNone, kLibjpeg, kTooManyPixels, kUnsupported, kTruncated, kNoQuantTable };
 
-// The decoding state of one thread: libjpeg's struct (created once, aborted between images) and
-// the buffers.
+// libjpeg's decompressor and its error manager (ImageTransformer keeps one per thread and renews
+// it for each file).
 struct Decoder {
   jpeg_decompress_struct cinfo{};
   ErrorManager errors{};
@@ -130,6 +130,7 @@ struct Decoder {
   }
   ~Decoder() { jpeg_destroy_decompress(&cinfo); }
   Decoder(const Decoder&) = delete;
+  Decoder& operator=(const Decoder&) = delete;
 
   // A fresh decompressor for the next file, as PIL has for each. libjpeg keeps quantization and
   // Huffman tables across images (for abbreviated streams): a file without tables of its own
@@ -141,7 +142,6 @@ struct Decoder {
     cinfo.err = &errors.base;
     jpeg_create_decompress(&cinfo);
   }
-  Decoder& operator=(const Decoder&) = delete;
 };
 
 [[noreturn]] void throw_failure(Failure failure, const ErrorManager& errors,

@@ -5,9 +5,9 @@
 #include <torch/version.h>
 
 #include <cmath>
+#include <fstream>
 #include <map>
 #include <mutex>
-#include <fstream>
 #include <sstream>
 #include <string>
 #include <thread>

@@ -176,6 +176,21 @@ std::int64_t aligned(std::int64_t bytes) {
   return (bytes + kImageAlignment - 1) / kImageAlignment * kImageAlignment;
 }
 
+// The bytes a decoded image takes in the batch's buffer, each part aligned: interleaved RGB
+// (`first` only), or the luma plane (`first`) followed by two chroma planes of `chroma` each.
+struct ImageBytes {
+  std::int64_t first = 0;
+  std::int64_t chroma = 0;
+  [[nodiscard]] std::int64_t total() const { return first + 2 * chroma; }
+};
+
+ImageBytes image_bytes(const JpegHeader& header, const Placement& where) {
+  const std::int64_t pixels = static_cast<std::int64_t>(header.width) * header.height;
+  if (!where.planar) return {aligned(pixels * 3), 0};
+  return {aligned(pixels),
+          aligned(static_cast<std::int64_t>(where.chroma_width) * where.chroma_height)};
+}
+
 }  // namespace
 
 struct GpuImageDecoder::State {
@@ -327,11 +342,7 @@ std::pair<torch::Tensor, torch::Tensor> GpuImageDecoder::decode(const ImageBatch
     Placement& where = placement[static_cast<std::size_t>(i)];
     where = s.place(e.bytes);
     offset[static_cast<std::size_t>(i)] = total;
-    const std::int64_t pixels = static_cast<std::int64_t>(e.header.width) * e.header.height;
-    total += where.planar
-                 ? aligned(pixels) + 2 * aligned(static_cast<std::int64_t>(where.chroma_width) *
-                                                 where.chroma_height)
-                 : aligned(pixels * 3);
+    total += image_bytes(e.header, where).total();
     (where.hardware ? to_hardware : to_general).push_back(i);
   }
   const torch::Tensor decoded =
@@ -352,11 +363,9 @@ std::pair<torch::Tensor, torch::Tensor> GpuImageDecoder::decode(const ImageBatch
       return image;
     }
     image.pitch[0] = static_cast<std::size_t>(e.header.width);
-    const std::int64_t chroma =
-        aligned(static_cast<std::int64_t>(where.chroma_width) * where.chroma_height);
-    image.channel[1] =
-        image.channel[0] + aligned(static_cast<std::int64_t>(e.header.width) * e.header.height);
-    image.channel[2] = image.channel[1] + chroma;
+    const ImageBytes bytes = image_bytes(e.header, where);
+    image.channel[1] = image.channel[0] + bytes.first;
+    image.channel[2] = image.channel[1] + bytes.chroma;
     image.pitch[1] = static_cast<std::size_t>(where.chroma_width);
     image.pitch[2] = static_cast<std::size_t>(where.chroma_width);
     return image;

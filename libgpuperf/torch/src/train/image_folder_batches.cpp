@@ -326,6 +326,13 @@ bool gpu_decode_available() {
 #endif
 }
 
+ImageDecode resolve_decode(ImageDecode decode, const torch::Device& device) {
+  return decode == ImageDecode::kGpu ||
+                 (decode == ImageDecode::kAuto && device.is_cuda() && gpu_decode_available())
+             ? ImageDecode::kGpu
+             : ImageDecode::kCpu;
+}
+
 void ImageFolderBatchOptions::validate() const {
   if (folder.empty()) throw ConfigError("ImageFolderBatchOptions::folder", "must not be empty");
   require_setting(batch_size >= 1 && batch_size <= (1 << 20), "ImageFolderBatchOptions::batch_size",
@@ -393,11 +400,7 @@ ImageFolderBatches::ImageFolderBatches(ImageFolderBatchOptions options)
   loader.transform.kind = options_.training ? TransformKind::kTrain : TransformKind::kValidation;
   loader.transform.dct_scaling = options_.dct_scaling;
   crop_ = loader.transform.crop_size;
-  decode_ =
-      options_.decode == ImageDecode::kGpu || (options_.decode == ImageDecode::kAuto &&
-                                               options_.device.is_cuda() && gpu_decode_available())
-          ? ImageDecode::kGpu
-          : ImageDecode::kCpu;
+  decode_ = resolve_decode(options_.decode, options_.device);
   if (decode_ == ImageDecode::kCpu && options_.decode == ImageDecode::kAuto) {
     // validate() refuses these with decode cpu; auto that decodes on the CPU refuses them alike.
     const std::string why =

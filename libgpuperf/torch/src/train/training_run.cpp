@@ -189,7 +189,8 @@ ResolvedTraining resolve(const TrainingRun& run) {
                       "the fused kernels are cuDNN's; device is " + r.device.str());
   }
   o.kernel_fusion = resolve_switch(run.kernel_fusion, cuda);
-  if (!run.data.empty() && run.decode == ImageDecode::kAuto && !(cuda && gpu_decode_available())) {
+  if (!run.data.empty() && run.decode == ImageDecode::kAuto &&
+      resolve_decode(run.decode, r.device) == ImageDecode::kCpu) {
     // validate() refuses the GPU decoder's settings with decode cpu; auto that decodes on the
     // CPU refuses them alike, before anything runs.
     const std::string why =

@@ -36,6 +36,10 @@ namespace gpuperf {
 /// Whether this build decodes JPEGs on the GPU (it found nvJPEG).
 [[nodiscard]] bool gpu_decode_available();
 
+/// Where files are decoded for `decode` on `device`: kGpu for gpu, and for auto on a CUDA device
+/// when gpu_decode_available(); kCpu otherwise.
+[[nodiscard]] ImageDecode resolve_decode(ImageDecode decode, const torch::Device& device);
+
 /// Options of ImageFolderBatches.
 struct ImageFolderBatchOptions {
   std::string folder;  ///< an ImageNet-style folder (one sub-folder per class)
