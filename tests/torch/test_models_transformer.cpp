@@ -291,8 +291,23 @@ TEST_CASE("token files give shifted windows of their tokens and refuse what they
                     Catch::Contains("holds 401 bytes") && Catch::Contains("uint16"));
   options.vocabulary = 50;  // tokens up to 499 do not fit
   write_bytes(raw, tokens.data(), tokens.size() * 2);
-  gpuperf::TokenFileBatches small_vocabulary(raw, options);
-  CHECK_THROWS_WITH(small_vocabulary.next(), Catch::Contains("outside the vocabulary of 50"));
+  // Refused before the first batch, the first bad token named with its position.
+  CHECK_THROWS_WITH(gpuperf::TokenFileBatches(raw, options),
+                    Catch::Contains("token 50 at position 50") &&
+                        Catch::Contains("outside the vocabulary of 50"));
+  // A bad token anywhere in a long file (past the scan's first chunks, and as the last token)
+  // is found before anything runs, not when a window happens to cover it.
+  std::vector<std::uint16_t> long_file((std::size_t{3} << 20) + 7, 7);
+  for (const std::size_t at : {std::size_t{2'500'001}, long_file.size() - 1}) {
+    long_file[at] = 50;
+    write_bytes(raw, long_file.data(), long_file.size() * 2);
+    CHECK_THROWS_WITH(gpuperf::TokenFileBatches(raw, options),
+                      Catch::Contains("at position " + std::to_string(at)));
+    long_file[at] = 49;
+  }
+  write_bytes(raw, long_file.data(), long_file.size() * 2);
+  CHECK(gpuperf::TokenFileBatches(raw, options).tokens() ==
+        static_cast<std::int64_t>(long_file.size()));
   CHECK_THROWS_AS(gpuperf::TokenFileBatches(temp_path("no_such_file.bin"), options),
                   gpuperf::IoError);
   std::remove(raw.c_str());

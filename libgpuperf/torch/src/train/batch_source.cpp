@@ -7,11 +7,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <string>
 
 #include "gpuperf/base/error.h"
+#include "gpuperf/base/log.h"
 #include "gpuperf/device/torch_choices.h"
 #include "gpuperf/input/geometry.h"
 
@@ -67,6 +69,32 @@ Batch shifted(const torch::Tensor& ids) {
 
 constexpr std::int32_t kLlmcMagic = 20240520;
 constexpr std::size_t kLlmcHeaderBytes = 256 * sizeof(std::int32_t);
+
+// The position of the first token >= vocabulary in tokens[0, count), or -1. A branch-free maximum
+// per chunk (the compiler vectorises it) and a search only in a chunk that holds such a token:
+// memory speed, so a whole file is checked before anything runs. Progress every 2^30 tokens.
+std::int64_t first_token_outside(const std::uint16_t* tokens, std::int64_t count,
+                                 std::int64_t vocabulary, const std::string& path) {
+  if (vocabulary > 0xFFFF) return -1;
+  constexpr std::int64_t kChunk = std::int64_t{1} << 20;
+  constexpr std::int64_t kProgressEvery = std::int64_t{1} << 30;
+  const auto limit = static_cast<std::uint16_t>(vocabulary);
+  for (std::int64_t begin = 0; begin < count; begin += kChunk) {
+    const std::int64_t end = std::min(count, begin + kChunk);
+    std::uint16_t largest = 0;
+    for (std::int64_t i = begin; i < end; ++i) largest = std::max(largest, tokens[i]);
+    if (largest >= limit) {
+      for (std::int64_t i = begin; i < end; ++i) {
+        if (tokens[i] >= limit) return i;
+      }
+    }
+    if (end % kProgressEvery == 0 && end < count) {
+      log::info(log::cat("checking the token file ", path, ": ", end >> 20, " of ", count >> 20,
+                         " Mi tokens"));
+    }
+  }
+  return -1;
+}
 
 }  // namespace
 
@@ -132,6 +160,13 @@ TokenFileBatches::TokenFileBatches(const std::string& path, TokenBatchOptions op
         "holds " + std::to_string(tokens_) +
             " tokens, fewer than {sequence_length} + 1 = " + std::to_string(options_.sequence + 1));
   }
+  const std::int64_t outside = first_token_outside(data_, tokens_, options_.vocabulary, path);
+  if (outside >= 0) {
+    throw ConfigError("TrainingRun::token_file", path,
+                      "has token " + std::to_string(data_[outside]) + " at position " +
+                          std::to_string(outside) + ", outside the vocabulary of " +
+                          std::to_string(options_.vocabulary));
+  }
 }
 
 Batch TokenFileBatches::next() {
@@ -143,16 +178,7 @@ Batch TokenFileBatches::next() {
     // SplitMix64: the same windows on every standard library.
     state_ += 0x9E3779B97F4A7C15ULL;
     const std::uint64_t start = mix64(state_) % starts;
-    for (std::int64_t t = 0; t < window; ++t) {
-      const std::uint16_t token = data_[start + static_cast<std::uint64_t>(t)];
-      if (token >= options_.vocabulary) {
-        throw ConfigError("TrainingRun::token_file", path_,
-                          "has token " + std::to_string(token) + " at position " +
-                              std::to_string(start + static_cast<std::uint64_t>(t)) +
-                              ", outside the vocabulary of " + std::to_string(options_.vocabulary));
-      }
-      out[b * window + t] = token;
-    }
+    for (std::int64_t t = 0; t < window; ++t) out[b * window + t] = data_[start + static_cast<std::uint64_t>(t)];
   }
   return shifted(ids.to(options_.device));
 }

@@ -96,11 +96,12 @@ class SyntheticTokens final : public BatchSource {
 class TokenFileBatches final : public BatchSource {
  public:
   /// IoError when the file cannot be opened or mapped; ConfigError when it holds fewer than
-  /// sequence + 1 tokens, an odd number of bytes (no llm.c header) or an llm.c header it cannot
-  /// read (a version other than 1).
+  /// sequence + 1 tokens, an odd number of bytes (no llm.c header), an llm.c header it cannot
+  /// read (a version other than 1), or a token >= the vocabulary anywhere in the file (named
+  /// with its position: the embedding would read out of bounds). The whole file is read once
+  /// here for that check, at memory or disk speed, so a bad token stops the run before it starts.
   TokenFileBatches(const std::string& path, TokenBatchOptions options);
-  /// The next windows. ConfigError naming the file and the token's position when a token is
-  /// >= the vocabulary (the embedding would read out of bounds).
+  /// The next windows.
   Batch next() override;
   [[nodiscard]] std::int64_t batch_size() const override { return options_.batch_size; }
   [[nodiscard]] std::string name() const override { return "token file " + path_; }
