@@ -17,8 +17,8 @@ Rows with status 0 are controls: the program's quick base run (below) must succe
 outputs, so that a check that the base run would trip is known to be able to fail.
 
 Each case runs in a fresh directory holding an input result (a.json), a link to it (link.json),
-the datasheet file (specs.json), a subdirectory (sub/) and a FIFO (fifo). Arguments are split like a shell's
-(shlex); inside single quotes \\xNN is the raw byte NN (non-UTF-8, control characters). These
+the datasheet file (specs.json), a subdirectory (sub/), a FIFO (fifo) and two token files.
+Arguments are split like a shell's (shlex); inside single quotes \\xNN is the raw byte NN (non-UTF-8, control characters). These
 placeholders are replaced in the arguments and the expected texts:
 
   {out} {out2}   files the case may write (they must not appear)
@@ -29,6 +29,8 @@ placeholders are replaced in the arguments and the expected texts:
   {devnull}      /dev/null, for reading only: a program that wrongly wrote a result there would
                  replace it (run as root, the rename swaps the device for a file)
   {out_opt}      the program's output option (--json, --checkpoint, -o)
+  {tokens}       a uint16 token file of 5,000 tokens below 50,257
+  {tokens_bad}   the same with token 60,000 at position 4,321
 
 Each program runs with base arguments that make a quick valid run (BASE below), so that a bad
 argument that slips through shows as a run (stdout, files) rather than a long wait; a base option
@@ -42,6 +44,7 @@ import re
 import shlex
 import shutil
 import stat
+import struct
 import subprocess
 import sys
 import tempfile
@@ -156,6 +159,14 @@ def make_work(root, source):
     os.symlink("a.json", os.path.join(work, "link.json"))
     os.mkdir(os.path.join(work, "sub"))
     os.mkfifo(os.path.join(work, "fifo"))
+    # Token files (uint16, little-endian): 5,000 tokens below GPT-2's vocabulary, and the same with
+    # one token past it at position 4,321 (past every window of a short run's first draws).
+    tokens = [i % 50257 for i in range(0, 5000 * 7, 7)]
+    with open(os.path.join(work, "tokens.bin"), "wb") as f:
+        f.write(struct.pack(f"<{len(tokens)}H", *tokens))
+    tokens[4321] = 60000
+    with open(os.path.join(work, "tokens_bad.bin"), "wb") as f:
+        f.write(struct.pack(f"<{len(tokens)}H", *tokens))
     return work
 
 
@@ -166,7 +177,8 @@ def substitute(text, case, work):
         "input": os.path.join(work, "a.json"), "input_rel": "./a.json",
         "input_link": os.path.join(work, "link.json"), "specs": os.path.join(work, "specs.json"),
         "proc": "/proc/gpuperf-bad-input.file", "fifo": os.path.join(work, "fifo"),
-        "devnull": "/dev/null", "work": work,
+        "devnull": "/dev/null", "work": work, "tokens": os.path.join(work, "tokens.bin"),
+        "tokens_bad": os.path.join(work, "tokens_bad.bin"),
         "out_opt": OUTPUT_OPTION.get(case.program, "--no-output-option"),
     }
     return re.sub(r"\{(\w+)\}", lambda m: values[m.group(1)], text)
