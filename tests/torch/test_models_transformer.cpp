@@ -695,6 +695,29 @@ TEST_CASE("linear_activation's GELU is the tanh form GPT-2 uses, not the erf for
   CHECK(std::abs(from_tanh) < std::abs(from_erf) / 3);
 }
 
+TEST_CASE("linear_activation's GELU product reads inputs aligned to 16 bytes only, and again",
+          "[models][lm][gpu]") {
+  GPUPERF_REQUIRE_GPU();
+  // cuBLASLt's heuristic assumes 256-byte operands unless told; the algorithm is kept per shape
+  // and alignment. Rows of 40 bf16 (80 bytes) from the second row on: 16-byte aligned x, then the
+  // same shape 256-byte aligned, each twice (the second call takes the kept algorithm).
+  torch::manual_seed(5);
+  const auto bf16 = torch::TensorOptions().device(torch::kCUDA, 0).dtype(torch::kBFloat16);
+  const torch::Tensor buffer = torch::randn({301, 40}, bf16);
+  const torch::Tensor w = (torch::randn({264, 40}, bf16) / std::sqrt(40.0)).contiguous();
+  const torch::Tensor b = torch::randn({264}, bf16);
+  for (const torch::Tensor& x : {buffer.narrow(0, 1, 300), buffer.narrow(0, 0, 300).clone()}) {
+    INFO("x at byte " << reinterpret_cast<std::uintptr_t>(x.data_ptr()) % 256 << " mod 256");
+    REQUIRE(gpuperf::fused_linear_applies(x, w, b));
+    const torch::Tensor y64 = torch::gelu(
+        torch::linear(x.to(torch::kDouble), w.to(torch::kDouble), b.to(torch::kDouble)), "tanh");
+    for (int call = 0; call < 2; ++call) {
+      const torch::Tensor y = gpuperf::linear_activation(x, w, b, gpuperf::Activation::kGeluTanh);
+      CHECK(relative_error(y, y64) < 4 * rounded_once(torch::kBFloat16));
+    }
+  }
+}
+
 TEST_CASE("linear_activation's bias (and GELU) gradient kernels match fp64", "[models][lm][gpu]") {
   GPUPERF_REQUIRE_GPU();
   torch::manual_seed(11);

@@ -5,9 +5,13 @@
 #include <cublasLt.h>
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <array>
+#include <cstdint>
+#include <map>
 #include <mutex>
 #include <string>
+#include <tuple>
 
 #include "models/gemm_epilogue.h"
 
@@ -101,6 +105,36 @@ cublasStatus_t set(cublasLtMatmulDesc_t op, cublasLtMatmulDescAttributes_t attri
   return lt().desc_set(op, attribute, &value, sizeof(value));
 }
 
+template <typename T>
+cublasStatus_t prefer(cublasLtMatmulPreference_t preference,
+                      cublasLtMatmulPreferenceAttributes_t attribute, const T& value) {
+  return lt().preference_set(preference, attribute, &value, sizeof(value));
+}
+
+// The largest power of two up to 256 that divides `p`'s address: cuBLASLt's heuristic assumes
+// 256-byte operands unless told (an algorithm it picks may then need them), so each call says.
+std::uint32_t alignment_of(const void* p) {
+  const auto address = reinterpret_cast<std::uintptr_t>(p);
+  std::uint32_t alignment = 256;
+  while (address % alignment != 0) alignment /= 2;
+  return alignment;
+}
+
+// The heuristic's algorithm per shape, dtype, device and operand alignments: asked once, where
+// an eager step would ask at every call (a captured graph replays without asking).
+using AlgoKey = std::tuple<int, int, std::int64_t, int, int, std::uint32_t, std::uint32_t,
+                           std::uint32_t, std::uint32_t>;
+
+std::mutex& algo_mutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+
+std::map<AlgoKey, cublasLtMatmulAlgo_t>& algo_cache() {
+  static std::map<AlgoKey, cublasLtMatmulAlgo_t> cache;
+  return cache;
+}
+
 }  // namespace
 
 GemmOutcome linear_gelu(NhwcDtype dtype, const void* x, const void* w, const void* b,
@@ -132,27 +166,53 @@ GemmOutcome linear_gelu(NhwcDtype dtype, const void* x, const void* w, const voi
       failed(set(desc.op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, static_cast<std::int64_t>(out))) ||
       failed(lt().layout_create(&desc.a, type, in, out, in)) ||
       failed(lt().layout_create(&desc.b, type, in, static_cast<std::uint64_t>(rows), in)) ||
-      failed(lt().layout_create(&desc.d, type, out, static_cast<std::uint64_t>(rows), out)) ||
-      failed(lt().preference_create(&desc.preference))) {
+      failed(lt().layout_create(&desc.d, type, out, static_cast<std::uint64_t>(rows), out))) {
     return GemmOutcome::kFailed;
   }
   const std::size_t workspace_bytes = kGemmWorkspaceBytes;
-  if (failed(lt().preference_set(desc.preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                                 &workspace_bytes, sizeof(workspace_bytes)))) {
-    return GemmOutcome::kFailed;
+  const std::uint32_t align_w = alignment_of(w);
+  const std::uint32_t align_x = alignment_of(x);
+  const std::uint32_t align_y = alignment_of(y);
+  const std::uint32_t align_pre = alignment_of(pre);
+  const AlgoKey key{device,   static_cast<int>(dtype), rows, in, out, align_w, align_x, align_y,
+                    align_pre};
+  cublasLtMatmulAlgo_t algo{};
+  bool known = false;
+  {
+    const std::lock_guard<std::mutex> lock(algo_mutex());
+    const auto hit = algo_cache().find(key);
+    if (hit != algo_cache().end()) {
+      algo = hit->second;
+      known = true;
+    }
   }
-  cublasLtMatmulHeuristicResult_t heuristic{};
-  int found = 0;
-  s = lt().heuristic(handle, desc.op, desc.a, desc.b, desc.d, desc.d, desc.preference, 1,
-                     &heuristic, &found);
-  if (s != CUBLAS_STATUS_SUCCESS || found == 0) {
-    *status = static_cast<int>(s);
-    return GemmOutcome::kUnsupported;
+  if (!known) {
+    if (failed(lt().preference_create(&desc.preference)) ||
+        failed(
+            prefer(desc.preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, workspace_bytes)) ||
+        failed(prefer(desc.preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, align_w)) ||
+        failed(prefer(desc.preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, align_x)) ||
+        failed(prefer(desc.preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, align_y)) ||
+        failed(prefer(desc.preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES,
+                      std::min(align_y, align_pre)))) {
+      return GemmOutcome::kFailed;
+    }
+    cublasLtMatmulHeuristicResult_t heuristic{};
+    int found = 0;
+    s = lt().heuristic(handle, desc.op, desc.a, desc.b, desc.d, desc.d, desc.preference, 1,
+                       &heuristic, &found);
+    if (s != CUBLAS_STATUS_SUCCESS || found == 0) {
+      *status = static_cast<int>(s);
+      return GemmOutcome::kUnsupported;
+    }
+    algo = heuristic.algo;
+    const std::lock_guard<std::mutex> lock(algo_mutex());
+    algo_cache().emplace(key, algo);
   }
   const float alpha = 1.0f;
   const float beta = 0.0f;
   if (failed(lt().matmul(handle, desc.op, &alpha, w, desc.a, x, desc.b, &beta, y, desc.d, y, desc.d,
-                         &heuristic.algo, workspace, workspace_bytes, stream))) {
+                         &algo, workspace, workspace_bytes, stream))) {
     return GemmOutcome::kFailed;
   }
   return GemmOutcome::kDone;
