@@ -718,6 +718,60 @@ TEST_CASE("linear_activation's GELU product reads inputs aligned to 16 bytes onl
   }
 }
 
+TEST_CASE("Gpt's linear weights cast in one kernel give the per-layer casts' logits and gradients",
+          "[models][lm][gpu]") {
+  GPUPERF_REQUIRE_GPU();
+  torch::manual_seed(3);
+  gpuperf::GptOptions o = tiny_gpt();
+  o.width = 64;
+  o.vocabulary = 64;
+  gpuperf::Gpt gpt(o);
+  gpt->to(torch::kCUDA);
+  const auto cuda = torch::TensorOptions().device(torch::kCUDA);
+  const torch::Tensor ids =
+      torch::randint(0, o.vocabulary, {2, o.context}, cuda.dtype(torch::kLong));
+  const torch::Tensor weights = torch::randn({2, o.context, o.vocabulary}, cuda);
+  // Gpt::forward casts every block's linear weights and biases at once; the same blocks run one
+  // by one without them cast each layer's own (LinearNode's weight.to()).
+  const auto run = [&](bool whole) {
+    gpt->zero_grad();
+    torch::Tensor logits;
+    {
+      gpuperf::AutocastGuard autocast(torch::kCUDA, torch::kBFloat16);
+      if (whole) {
+        logits = gpt->forward(ids);
+      } else {
+        torch::Tensor x =
+            gpt->wte(ids) + gpt->wpe(torch::arange(o.context, cuda.dtype(torch::kLong)));
+        torch::Tensor pending;
+        for (const auto& block : *gpt->blocks) {
+          std::tie(x, pending) = block->as<gpuperf::GptBlockImpl>()->forward_pending(x, pending);
+        }
+        const gpuperf::ResidualNorm last = gpuperf::residual_layer_norm(
+            x, pending, gpt->ln_f->weight, gpt->ln_f->bias, gpt->ln_f->options.eps());
+        logits = at::linear(last.normalized, gpt->wte->weight);
+      }
+    }
+    (logits.to(torch::kFloat) * weights).sum().backward();
+    std::vector<torch::Tensor> out{logits.detach().clone()};
+    for (const auto& p : gpt->parameters()) out.push_back(p.grad().clone());
+    return out;
+  };
+  const std::vector<torch::Tensor> per_layer = run(false);
+  const std::vector<torch::Tensor> at_once = run(true);
+  REQUIRE(at_once.size() == per_layer.size());
+  // The casts round alike: the same logits bit for bit.
+  CHECK(torch::equal(at_once[0], per_layer[0]));
+  // Every parameter's gradient in float32 and as large; the attention's backward pass adds in
+  // no fixed order, so the gradients agree to a few bf16 roundings, not bit for bit.
+  for (std::size_t i = 1; i < at_once.size(); ++i) {
+    INFO("parameter " << i - 1);
+    REQUIRE(at_once[i].scalar_type() == torch::kFloat);
+    REQUIRE(per_layer[i].abs().max().item<double>() > 0);
+    CHECK(relative_error(at_once[i], per_layer[i].to(torch::kDouble)) < 2e-2);
+  }
+}
+
 TEST_CASE("linear_activation's bias (and GELU) gradient kernels match fp64", "[models][lm][gpu]") {
   GPUPERF_REQUIRE_GPU();
   torch::manual_seed(11);

@@ -16,6 +16,7 @@
 #include "../compat.h"
 #include "gpuperf/amp/autocast.h"
 #include "gpuperf/base/error.h"
+#include "gpuperf/models/fusion.h"
 
 #if GPUPERF_HAS_SDPA
 #include <ATen/ops/_fused_sdp_choice.h>
@@ -45,8 +46,10 @@ torch::Tensor project(const torch::nn::Linear& layer, const torch::Tensor& x) {
 // A linear layer with a bias (GPT-2's) and the activation after it: linear_activation(), whose
 // bias gradient gpuperf's kernels take on CUDA.
 torch::Tensor with_bias(const torch::nn::Linear& layer, const torch::Tensor& x,
-                        Activation activation = Activation::kNone) {
-  return linear_activation(x, layer->weight, layer->bias, activation);
+                        Activation activation = Activation::kNone,
+                        const torch::Tensor* cast = nullptr) {
+  return linear_activation(x, layer->weight, layer->bias, activation,
+                           cast != nullptr ? CastLinear{cast[0], cast[1]} : CastLinear{});
 }
 
 // N(0, std) weights and zero biases for every Linear and Embedding below `module`.
@@ -286,18 +289,29 @@ GptBlockImpl::GptBlockImpl(const GptOptions& o) : heads_(o.heads) {
   mlp_proj = register_module("mlp_proj", linear(4 * c, c, true));
 }
 
-std::pair<torch::Tensor, torch::Tensor> GptBlockImpl::forward_pending(
-    const torch::Tensor& x, const torch::Tensor& pending) {
+std::pair<torch::Tensor, torch::Tensor> GptBlockImpl::forward_pending(const torch::Tensor& x,
+                                                                      const torch::Tensor& pending,
+                                                                      const torch::Tensor* cast) {
   const std::int64_t c = x.size(2);
+  const auto part = [cast](std::size_t layer) {
+    return cast != nullptr ? cast + 2 * layer : nullptr;
+  };
   const ResidualNorm in =
       residual_layer_norm(x, pending, ln_1->weight, ln_1->bias, ln_1->options.eps());
-  const std::vector<torch::Tensor> qkv = with_bias(c_attn, in.normalized).split(c, 2);
+  const std::vector<torch::Tensor> qkv =
+      with_bias(c_attn, in.normalized, Activation::kNone, part(0)).split(c, 2);
   const torch::Tensor y = causal_attention(split_heads(qkv[0], heads_), split_heads(qkv[1], heads_),
                                            split_heads(qkv[2], heads_));
-  const ResidualNorm mid = residual_layer_norm(in.sum, with_bias(attn_proj, merge_heads(y)),
-                                               ln_2->weight, ln_2->bias, ln_2->options.eps());
-  const torch::Tensor gelu = with_bias(c_fc, mid.normalized, Activation::kGeluTanh);
-  return {mid.sum, with_bias(mlp_proj, gelu)};
+  const ResidualNorm mid =
+      residual_layer_norm(in.sum, with_bias(attn_proj, merge_heads(y), Activation::kNone, part(1)),
+                          ln_2->weight, ln_2->bias, ln_2->options.eps());
+  const torch::Tensor gelu = with_bias(c_fc, mid.normalized, Activation::kGeluTanh, part(2));
+  return {mid.sum, with_bias(mlp_proj, gelu, Activation::kNone, part(3))};
+}
+
+std::vector<torch::Tensor> GptBlockImpl::linear_parameters() const {
+  return {c_attn->weight, c_attn->bias, attn_proj->weight, attn_proj->bias,
+          c_fc->weight,   c_fc->bias,   mlp_proj->weight,  mlp_proj->bias};
 }
 
 torch::Tensor GptBlockImpl::forward(const torch::Tensor& x) {
@@ -331,20 +345,40 @@ GptImpl::GptImpl(GptOptions options) : options_(options) {
   }
 }
 
+std::vector<torch::Tensor> GptImpl::cast_linear_parameters(const torch::Device& device) const {
+  if (!device.is_cuda() || !compat::autocast_enabled(c10::DeviceType::CUDA)) return {};
+  std::vector<torch::Tensor> parameters;
+  for (const auto& block : *blocks) {
+    const auto own = block->as<GptBlockImpl>()->linear_parameters();
+    parameters.insert(parameters.end(), own.begin(), own.end());
+  }
+  const c10::ScalarType dtype = compat::autocast_dtype(c10::DeviceType::CUDA);
+  if (!cast_kernel_applies(parameters, dtype)) return {};
+  // No gradient of their own: linear_activation sends each layer's gradients to its float32
+  // parameters, straight from the GEMMs.
+  const torch::NoGradGuard no_grad;
+  return cast_weights(parameters, dtype);
+}
+
 torch::Tensor GptImpl::forward(const torch::Tensor& ids) {
   check_ids(ids, options_.context, "Gpt");
   const torch::Tensor positions = torch::arange(ids.size(1), ids.options());
   torch::Tensor x = wte(ids) + wpe(positions);
   // The blocks pass the residual stream on with its last add pending, so that every add is made
   // together with the LayerNorm after it (residual_layer_norm); checkpointed blocks make theirs.
+  const bool checkpointed = checkpointing_ && x.requires_grad();
+  const std::vector<torch::Tensor> cast =
+      checkpointed ? std::vector<torch::Tensor>{} : cast_linear_parameters(x.device());
+  const torch::Tensor* next = cast.empty() ? nullptr : cast.data();
   torch::Tensor pending;
   for (const auto& block : *blocks) {
     auto* b = block->as<GptBlockImpl>();
-    if (checkpointing_ && x.requires_grad()) {
+    if (checkpointed) {
       if (pending.defined()) x = x + std::exchange(pending, {});
       x = b->forward_checkpointed(x);
     } else {
-      std::tie(x, pending) = b->forward_pending(x, pending);
+      std::tie(x, pending) = b->forward_pending(x, pending, next);
+      if (next != nullptr) next += GptBlockImpl::kCastCount;
     }
   }
   const ResidualNorm last =

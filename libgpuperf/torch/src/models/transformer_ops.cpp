@@ -72,6 +72,13 @@ bool on_own_kernels(const torch::Tensor& x) {
          detail::own_kernels_run_on(x.device().index());
 }
 
+// Whether `cast` is `parameter` cast to `dtype` as far as can be told: defined, that dtype,
+// shape, device and a dense layout.
+bool cast_as(const torch::Tensor& cast, const torch::Tensor& parameter, c10::ScalarType dtype) {
+  return cast.defined() && cast.scalar_type() == dtype && cast.sizes() == parameter.sizes() &&
+         cast.device() == parameter.device() && cast.is_contiguous();
+}
+
 // gelu_tanh(x w^T + b) and its input from one cuBLASLt call (gemm_epilogue.h), for 16-bit x, w
 // and b of one dtype; two undefined tensors where that does not apply (float32, widths not
 // multiples of 8, misaligned, no cuBLASLt algorithm): then ATen's linear and gelu run.
@@ -118,13 +125,15 @@ std::pair<torch::Tensor, torch::Tensor> linear_gelu_epilogue(const torch::Tensor
 // and weight (what ATen's addmm keeps) and, with GELU, its input (what ATen's gelu keeps). With
 // GELU on 16-bit types the product, bias and GELU are one cuBLASLt call.
 struct LinearNode : public torch::autograd::Function<LinearNode> {
+  // `cast` (an opaque value to autograd, not an input: no gradient goes to it).
   static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x,
                                const torch::Tensor& weight, const torch::Tensor& bias,
-                               Activation activation) {
+                               Activation activation, const CastLinear& cast) {
     const c10::ScalarType dtype = compute_dtype(x);
     const torch::Tensor xc = x.to(dtype);
-    const torch::Tensor wc = weight.to(dtype);
-    const torch::Tensor bc = bias.to(dtype);
+    const bool cast_fits = cast_as(cast.weight, weight, dtype) && cast_as(cast.bias, bias, dtype);
+    const torch::Tensor wc = cast_fits ? cast.weight : weight.to(dtype);
+    const torch::Tensor bc = cast_fits ? cast.bias : bias.to(dtype);
     const bool gelu = activation == Activation::kGeluTanh;
     auto [y, pre] =
         gelu ? linear_gelu_epilogue(xc, wc, bc) : std::pair<torch::Tensor, torch::Tensor>();
@@ -266,9 +275,14 @@ bool fused_linear_applies(const torch::Tensor& x, const torch::Tensor& weight,
 }
 
 torch::Tensor linear_activation(const torch::Tensor& x, const torch::Tensor& weight,
-                                const torch::Tensor& bias, Activation activation) {
+                                const torch::Tensor& bias, Activation activation,
+                                const CastLinear& cast) {
 #if GPUPERF_WITH_CUDA_KERNELS
-  if (fused_linear_applies(x, weight, bias)) return LinearNode::apply(x, weight, bias, activation);
+  if (fused_linear_applies(x, weight, bias)) {
+    return LinearNode::apply(x, weight, bias, activation, cast);
+  }
+#else
+  (void)cast;
 #endif
   const torch::Tensor y = at::linear(x, weight, bias);
   return activation == Activation::kGeluTanh ? at::gelu(y, "tanh") : y;

@@ -17,10 +17,12 @@
 #include <torch/nn/modules/normalization.h>
 #include <torch/nn/pimpl.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "gpuperf/base/choices.h"
 
@@ -134,8 +136,16 @@ enum class Activation { kNone, kGeluTanh };
 /// multiple of 8, one autograd node whose backward pass takes the bias gradient, and GELU's
 /// gradient with it, in one pass of gpuperf's kernels where ATen runs a GELU backward pass and a
 /// strided column reduction; ATen's operations elsewhere.
+/// `cast`: the weight and bias already in the compute dtype (Gpt casts every layer's at once, in
+/// one kernel, without a gradient of their own): the products read them and the gradients still
+/// go to `weight` and `bias`; ignored where they do not match (dtype, shape, device), and off
+/// gpuperf's kernels.
+struct CastLinear {
+  torch::Tensor weight, bias;
+};
 [[nodiscard]] torch::Tensor linear_activation(const torch::Tensor& x, const torch::Tensor& weight,
-                                              const torch::Tensor& bias, Activation activation);
+                                              const torch::Tensor& bias, Activation activation,
+                                              const CastLinear& cast = {});
 /// Whether linear_activation() runs gpuperf's kernels for these tensors.
 [[nodiscard]] bool fused_linear_applies(const torch::Tensor& x, const torch::Tensor& weight,
                                         const torch::Tensor& bias);
@@ -193,9 +203,15 @@ class GptBlockImpl : public torch::nn::Module {
   /// The block over a residual stream whose last add is still pending, as Gpt runs its blocks:
   /// from x and `pending` (the previous block's MLP output, or undefined), returns the stream
   /// after the attention's add and this block's MLP output, whose add the next LayerNorm makes.
-  /// Each add and the LayerNorm after it are one residual_layer_norm().
+  /// Each add and the LayerNorm after it are one residual_layer_norm(). `cast`: null, or
+  /// kCastCount tensors, c_attn's, attn_proj's, c_fc's and mlp_proj's weight and bias in that
+  /// order, already in the compute dtype (linear_activation's CastLinear).
   std::pair<torch::Tensor, torch::Tensor> forward_pending(const torch::Tensor& x,
-                                                          const torch::Tensor& pending);
+                                                          const torch::Tensor& pending,
+                                                          const torch::Tensor* cast = nullptr);
+  /// The linear layers' weights and biases in forward_pending's `cast` order.
+  [[nodiscard]] std::vector<torch::Tensor> linear_parameters() const;
+  static constexpr std::size_t kCastCount = 8;
   /// forward() keeping only x for the backward pass, which runs the block again.
   torch::Tensor forward_checkpointed(const torch::Tensor& x);
 
@@ -224,6 +240,13 @@ class GptImpl : public torch::nn::Module {
   torch::nn::LayerNorm ln_f{nullptr};
 
  private:
+  /// Every block's linear weights and biases in the autocast dtype, cast in one kernel
+  /// (cast_weights; one launch per 48 tensors where each layer's cast was a kernel of its own),
+  /// without a gradient of their own; empty off CUDA, without autocast, or where that kernel does
+  /// not apply.
+  [[nodiscard]] std::vector<torch::Tensor> cast_linear_parameters(
+      const torch::Device& device) const;
+
   GptOptions options_;
   bool checkpointing_ = false;
 };
