@@ -545,9 +545,10 @@ TEST_CASE("the fused residual add + LayerNorm or RMSNorm matches fp64 values and
   torch::manual_seed(8);
   for (const auto dtype : {torch::kBFloat16, torch::kHalf, torch::kFloat}) {
     for (const bool with_branch : {true, false}) {
-      // GPT-2's widths, a narrow one, and more rows than the backward pass's partial sums.
+      // GPT-2's widths, the widest the kernels take (Llama 1B's), a narrow one, and more rows
+      // than the backward pass's warps (some warps take two rows, most blocks none).
       for (const auto& shape : std::vector<std::vector<std::int64_t>>{
-               {3, 37, 768}, {2, 5, 1600}, {7, 12}, {4, 600, 64}}) {
+               {3, 37, 768}, {2, 5, 1600}, {2, 3, 2048}, {7, 12}, {4, 600, 64}}) {
         for (const bool rms : {false, true}) {
           INFO("dtype " << c10::toString(dtype) << ", branch " << with_branch << ", width "
                         << shape.back() << ", rows " << shape[0] * (shape.size() > 2 ? shape[1] : 1)

@@ -13,11 +13,12 @@ namespace {
 
 constexpr int kWarps = 4;  // rows per block (forward)
 constexpr int kThreads = kWarps * 32;
-// The backward pass: 8 warps a block, kLayerNormPartialRows warps in all (about two blocks per
-// SM on an H100/H200: enough warps in flight to keep its loads going).
+// The backward pass: 8 warps a block, one block per partial row (kLayerNormPartialRows blocks,
+// about two per SM on an H100/H200: enough warps in flight to keep its loads going).
 constexpr int kBackwardWarps = 8;
 constexpr int kBackwardThreads = kBackwardWarps * 32;
-constexpr int kBackwardBlocks = kLayerNormPartialRows / kBackwardWarps;
+constexpr int kBackwardBlocks = kLayerNormPartialRows;
+constexpr int kBackwardRowStride = kBackwardBlocks * kBackwardWarps;  // warps in all
 
 __device__ __forceinline__ float warp_sum(float v) {
 #pragma unroll
@@ -112,8 +113,9 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-// Each warp takes rows warp, warp + kLayerNormPartialRows, ... and keeps its share of the weight
-// and bias gradients in registers; column_sum_kernel adds the warps' shares.
+// Each warp takes rows warp, warp + kBackwardRowStride, ... and keeps its share of the weight and
+// bias gradients in registers; the block adds its warps' shares in warp order (shared memory)
+// into its partial row, and column_sum_kernel adds the blocks' rows.
 template <typename T, int kVecs, bool kRms>
 __global__ void __launch_bounds__(kBackwardThreads)
     backward_kernel(const float* sum, const T* grad_y, const float* grad_sum, const float* weight,
@@ -129,7 +131,7 @@ __global__ void __launch_bounds__(kBackwardThreads)
     for (int i = 0; i < 4; ++i) dw[k][i] = db[k][i] = 0.0f;
   }
   const float inverse_width = 1.0f / static_cast<float>(width);
-  for (std::int64_t row = warp; row < rows; row += kLayerNormPartialRows) {
+  for (std::int64_t row = warp; row < rows; row += kBackwardRowStride) {
     const std::int64_t base = row * width;
     const float m = kRms ? 0.0f : mean[row];
     const float r = rstd[row];
@@ -176,13 +178,35 @@ __global__ void __launch_bounds__(kBackwardThreads)
       }
     }
   }
+  // The block's warps add their shares one after another, in warp order (the same sums on every
+  // run), then the block writes one partial row of each.
+  __shared__ float4 shares[2][kLayerNormMaxWidth / 4];
+  const int warp_in_block = threadIdx.x / 32;
+  for (int w = 0; w < kBackwardWarps; ++w) {
+    if (warp_in_block == w) {
 #pragma unroll
-  for (int k = 0; k < kVecs; ++k) {
-    const int e = 4 * (lane + 32 * k);
-    if (e < width) {
-      store4(partial_weight + static_cast<std::int64_t>(warp) * width + e, dw[k]);
-      if (!kRms) store4(partial_bias + static_cast<std::int64_t>(warp) * width + e, db[k]);
+      for (int k = 0; k < kVecs; ++k) {
+        const int v = lane + 32 * k;
+        if (4 * v < width) {
+          float4 a = make_float4(dw[k][0], dw[k][1], dw[k][2], dw[k][3]);
+          float4 b = make_float4(db[k][0], db[k][1], db[k][2], db[k][3]);
+          if (w > 0) {
+            const float4 pa = shares[0][v];
+            const float4 pb = shares[1][v];
+            a = make_float4(pa.x + a.x, pa.y + a.y, pa.z + a.z, pa.w + a.w);
+            b = make_float4(pb.x + b.x, pb.y + b.y, pb.z + b.z, pb.w + b.w);
+          }
+          shares[0][v] = a;
+          if (!kRms) shares[1][v] = b;
+        }
+      }
     }
+    __syncthreads();
+  }
+  const std::int64_t at = static_cast<std::int64_t>(blockIdx.x) * width;
+  for (int v = threadIdx.x; 4 * v < width; v += kBackwardThreads) {
+    *reinterpret_cast<float4*>(partial_weight + at + 4 * v) = shares[0][v];
+    if (!kRms) *reinterpret_cast<float4*>(partial_bias + at + 4 * v) = shares[1][v];
   }
 }
 

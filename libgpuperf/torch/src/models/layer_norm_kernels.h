@@ -22,9 +22,9 @@ enum class NormKind { kLayerNorm, kRmsNorm };
 /// The widest row the kernels take (a multiple of 4 up to this).
 constexpr int kLayerNormMaxWidth = 2048;
 
-/// Rows that one backward launch reduces its weight and bias gradients over: the float32 scratch
-/// it needs is 2 x this x width.
-constexpr int kLayerNormPartialRows = 2048;
+/// Partial rows of the weight and bias gradients one backward launch leaves before their final
+/// sum (one a block of 8 warps): the float32 scratch it needs is 2 x this x width.
+constexpr int kLayerNormPartialRows = 256;
 
 /// For each of `rows` rows of `width` (a multiple of 4, <= kLayerNormMaxWidth): h = x + branch
 /// (`branch` of `dtype`, or null: h = x, `sum` not written), y = (h - mean) / sqrt(var + eps) x
