@@ -2,6 +2,7 @@
 #include "gpuperf/models/transformer.h"
 
 #include <ATen/ops/linear.h>
+#include <c10/core/GradMode.h>
 #include <torch/autograd.h>
 #include <torch/nn/init.h>
 #include <torch/utils.h>
@@ -346,7 +347,12 @@ GptImpl::GptImpl(GptOptions options) : options_(options) {
 }
 
 std::vector<torch::Tensor> GptImpl::cast_linear_parameters(const torch::Device& device) const {
-  if (!device.is_cuda() || !compat::autocast_enabled(c10::DeviceType::CUDA)) return {};
+  // Without gradients (inference) each layer's cast is freed after its product: casting all at
+  // once would hold every copy through the whole pass.
+  if (!device.is_cuda() || !compat::autocast_enabled(c10::DeviceType::CUDA) ||
+      !c10::GradMode::is_enabled()) {
+    return {};
+  }
   std::vector<torch::Tensor> parameters;
   for (const auto& block : *blocks) {
     const auto own = block->as<GptBlockImpl>()->linear_parameters();

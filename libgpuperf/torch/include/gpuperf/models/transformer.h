@@ -242,8 +242,8 @@ class GptImpl : public torch::nn::Module {
  private:
   /// Every block's linear weights and biases in the autocast dtype, cast in one kernel
   /// (cast_weights; one launch per 48 tensors where each layer's cast was a kernel of its own),
-  /// without a gradient of their own; empty off CUDA, without autocast, or where that kernel does
-  /// not apply.
+  /// without a gradient of their own; empty off CUDA, without autocast or gradients, or where
+  /// that kernel does not apply.
   [[nodiscard]] std::vector<torch::Tensor> cast_linear_parameters(
       const torch::Device& device) const;
 
