@@ -8,8 +8,8 @@
 // batch every step) or [S, N, T] (step i trains on batch i mod S), the optimizer is AdamW
 // (--beta2, --weight-decay) and the loss the language-model cross-entropy, as lm_benchmark trains.
 //
-//   equivalence_run --weights w.safetensors --batch b.safetensors --mode steps --steps 200 \
-//       --precision fp16 --lr 0.02 --json losses.json --tensors after.safetensors
+//   equivalence_run --weights w.safetensors --batch b.safetensors --mode steps --steps 200
+//       --precision fp16 --lr 0.02 --json losses.json --tensors after.safetensors  (one line)
 //   equivalence_run ... --mode gradients --precision bf16 --tensors grads.safetensors
 //
 // steps: --json gets {"losses": [...], "skipped_steps": N, "final_loss_scale": S, ...} and

@@ -38,8 +38,10 @@ int main(int argc, char** argv) try {
   app.add_option("--prefetch-batches", options.prefetch_batches, "Batches prepared ahead")
       ->capture_default_str();
   app.add_option("--seed", options.seed, "Shuffle and crop seed")->capture_default_str();
-  app.add_option("--host-decode-share", options.host_decode_share,
-                 "--decode gpu: the share of each batch the threads decode instead (0..1)")
+  std::string host_share = "0";
+  app.add_option("--host-decode-share", host_share,
+                 "--decode gpu: the share of each batch the threads decode instead (0..1), or "
+                 "auto (from 0.5, moved after each batch with the threads' and decoder's pace)")
       ->capture_default_str();
   app.add_option("--gpu-batches-per-call", options.gpu_batches_per_call,
                  "--decode gpu: loader batches nvJPEG decodes in one call (1..16)")
@@ -51,6 +53,10 @@ int main(int argc, char** argv) try {
   return gpuperf::program::run_program(app, argc, argv, [&] {
     gpuperf::require_setting(batches >= 1, "batches", batches, ">= 1");
     options.decode = gpuperf::parse_image_decode(decode, "decode");
+    const auto share =
+        gpuperf::program::parse_number_or_word(host_share, "auto", "host-decode-share");
+    options.host_decode_share = share.value_or(gpuperf::program::kAutoHostShareStart);
+    options.adaptive_host_share = !share;
     options.training = !validation;
     options.device = torch::Device(torch::kCUDA, 0);
     options.validate();  // a bad setting is named first, on any machine
@@ -80,6 +86,12 @@ int main(int argc, char** argv) try {
     const gpuperf::CpuLoaderStats stats = loader.stats();
     std::cout << "  loader_images_produced " << stats.images_decoded << ", handed over encoded "
               << stats.images_encoded << ", skipped " << stats.skipped << "\n";
+    if (stats.samples_delivered > 0 && options.decode != gpuperf::ImageDecode::kCpu) {
+      std::cout << "  loader_host_decode_share "
+                << static_cast<double>(stats.host_share_slots) /
+                       static_cast<double>(stats.samples_delivered)
+                << " (last " << stats.host_share_now << ")\n";
+    }
     return 0;
   });
 } catch (...) {

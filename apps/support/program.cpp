@@ -52,6 +52,7 @@ constexpr std::pair<const char*, const char*> kFlagOfField[] = {
     {"fused_optimizer", "fused"},
     {"target_relative_ci", "target-ci"},
     {"cudnn_benchmark_from_batch", "cudnn-benchmark-from"},
+    {"adaptive_host_decode_share", "host-decode-share"},
     {"price_per_hour_usd", "price-per-hour"},
     {"AdvisorRequest::price_per_hour_by_gpu", "price"},
     {"AdvisorRequest::budget_usd", "budget"},
@@ -358,6 +359,17 @@ void install_stop_signal_handlers(const std::string& program) {
     if (::sigaction(s, nullptr, &previous) == 0 && previous.sa_handler == SIG_IGN) continue;
     ::sigaction(s, &action, nullptr);
   }
+}
+
+std::optional<double> parse_number_or_word(const std::string& text, const std::string& word,
+                                           const std::string& field) {
+  if (text == word) return std::nullopt;
+  std::string value = text;
+  if (!strict_number(NumberKind::kFloat, value).empty()) {
+    throw ConfigError(field,
+                      "must be a finite number or '" + word + "', got '" + escape_text(text) + "'");
+  }
+  return std::strtod(value.c_str(), nullptr);
 }
 
 void strict_numbers(CLI::App& app) {

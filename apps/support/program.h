@@ -15,6 +15,7 @@
 #include <functional>
 #include <iostream>
 #include <sstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -69,6 +70,17 @@ void install_stop_signal_handlers(const std::string& program);
 /// (no nan, inf, 1e400 or hex), never an empty value. The error names the option and quotes the
 /// value: "--windows: must be an integer, got '1e3'".
 void strict_numbers(CLI::App& app);
+
+/// Where --host-decode-share auto starts (the share measured best on an H200 with 16 host cores;
+/// the loader moves it from there: ImageFolderBatchOptions::adaptive_host_share).
+constexpr double kAutoHostShareStart = 0.5;
+
+/// A number option that also takes a word ("auto"), kept as text: nullopt for the word, else the
+/// value read as strict_numbers() reads a FLOAT option (finite, decimal); ConfigError naming
+/// `field` (a field or a flag's name: "host-decode-share") and quoting the text otherwise.
+[[nodiscard]] std::optional<double> parse_number_or_word(const std::string& text,
+                                                         const std::string& word,
+                                                         const std::string& field);
 
 /// A CLI11 check of a numeric option's range, for limits the run cannot check itself because
 /// the value would overflow on the way there: "--watch: must be > 0 and <= 86400 (a day), got

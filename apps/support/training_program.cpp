@@ -78,6 +78,7 @@ struct TrainingOptions {
   std::string fuse = "auto";
   std::string graph = "auto";
   std::string decode = "auto";
+  std::string host_decode_share = "0";  // a share, or "auto"
   ResultPaths results;
   bool list_models = false;
   // Data-parallel runs.
@@ -122,9 +123,11 @@ void add_model_options(CLI::App& app, TrainingOptions& o) {
                  "--data: where the JPEGs are decoded: gpu (nvJPEG, the hardware decoder where "
                  "the GPU has one), cpu (libjpeg-turbo on the loader threads) or auto (gpu on a "
                  "CUDA device when the build has nvJPEG)");
-  app.add_option("--host-decode-share", r.host_decode_share,
+  app.add_option("--host-decode-share", o.host_decode_share,
                  "--data decoded on the GPU: the share of each batch (0..1) the loader threads "
-                 "decode instead, beside the GPU's decoder");
+                 "decode instead, beside the GPU's decoder; auto: from 0.5, moved after each "
+                 "batch toward what the threads decode while the GPU's decoder keeps up (which "
+                 "files each decodes then varies between runs)");
   app.add_option("--gpu-batches-per-call", r.gpu_batches_per_call,
                  "--data decoded on the GPU: loader batches nvJPEG decodes in one call (1..16)");
   app.add_option("--gpu-decode-threads", r.gpu_decode_threads,
@@ -249,6 +252,12 @@ std::optional<std::int64_t> parse_batch_size(const std::string& text) {
 TrainingRun typed_run(const TrainingOptions& o) {
   TrainingRun run = o.run;
   if (const auto batch = parse_batch_size(o.batch_size)) run.batch_size = *batch;
+  if (const auto share = parse_number_or_word(o.host_decode_share, "auto", "host-decode-share")) {
+    run.host_decode_share = *share;
+  } else {
+    run.adaptive_host_decode_share = true;
+    run.host_decode_share = kAutoHostShareStart;
+  }
   if (o.precision != "auto") run.precision = parse_precision(o.precision);
   run.memory_format = parse_memory_format(o.memory_format);
   run.optimizer = parse_optimizer(o.optimizer);

@@ -780,6 +780,72 @@ TEST_CASE("In encoded mode the host share of each batch is decoded by the thread
                     Catch::Contains("CpuLoaderOptions::host_share"));
 }
 
+TEST_CASE("An adaptive host share moves by a 32nd of a batch, down when the consumer waited",
+          "[input]") {
+  // batch 256: steps of 8; batch 6: of 1.
+  CHECK(gpuperf::next_host_slots(128, 256, true, false) == 120);
+  CHECK(gpuperf::next_host_slots(128, 256, false, true) == 136);
+  CHECK(gpuperf::next_host_slots(128, 256, false, false) == 128);
+  CHECK(gpuperf::next_host_slots(128, 256, true, true) == 120);  // a wait outweighs idle threads
+  CHECK(gpuperf::next_host_slots(3, 256, true, false) == 0);
+  CHECK(gpuperf::next_host_slots(252, 256, false, true) == 256);
+  CHECK(gpuperf::next_host_slots(6, 6, false, true) == 6);
+  CHECK(gpuperf::next_host_slots(2, 6, false, true) == 3);
+  CHECK(gpuperf::next_host_slots(0, 6, true, false) == 0);
+}
+
+TEST_CASE("With an adaptive host share, threads that are ahead of the consumer take more of it",
+          "[input]") {
+  TempFolder root("adaptive-share");
+  const gpuperf::ImageFolder folder = small_folder(root, 2, 12);  // 24 files: 4 batches of 6
+  gpuperf::CpuLoaderOptions o = small_loader_options();
+  o.batch_size = 6;
+  o.threads = 2;
+  o.epochs = 2;
+  o.output = gpuperf::LoaderOutput::kEncoded;
+  o.adaptive_host_share = true;
+  gpuperf::CpuLoader loader(folder.samples, o);
+  CHECK(loader.stats().host_share_now == 0);
+  // Before each next(), every batch the loader can prepare is prepared, so the consumer never
+  // waits and the threads are idle: the share rises by one slot per delivery. The first three
+  // batches start before any delivery; batch b >= 3 starts at delivery b - 1, after its rise.
+  std::int64_t delivered = 0;
+  std::int64_t host_slots = 0;
+  const std::int64_t total = 8 * 6;
+  for (std::int64_t b = 0; b < 8; ++b) {
+    // Three buffers: all three batches ahead at first, then two beside the one the consumer holds.
+    const std::int64_t prepared =
+        std::min<std::int64_t>(total, (delivered == 0 ? 3 : delivered + 2) * 6);
+    for (int tries = 0; loader.stats().images_decoded < prepared; ++tries) {
+      REQUIRE(tries < 60'000);  // not a time bound: a hang guard (a minute of 1 ms naps)
+      ::usleep(1000);
+    }
+    const gpuperf::ImageBatch* batch = loader.next();
+    REQUIRE(batch != nullptr);
+    ++delivered;
+    const int expected = b < 3 ? 0 : static_cast<int>(std::min<std::int64_t>(b - 1, 6));
+    int on_host = 0;
+    for (int i = 0; i < batch->size; ++i) {
+      const bool host = batch->encoded[static_cast<std::size_t>(i)].on_host;
+      CHECK(host == (i < expected));  // the first slots of the batch, as with a fixed share
+      on_host += host ? 1 : 0;
+    }
+    INFO("batch " << b);
+    CHECK(on_host == expected);
+    host_slots += on_host;
+    CHECK(loader.stats().host_share_now ==
+          Approx(static_cast<double>(std::min<std::int64_t>(b + 1, 6)) / 6));
+  }
+  CHECK(loader.next() == nullptr);
+  const gpuperf::CpuLoaderStats stats = loader.stats();
+  CHECK(stats.samples_delivered == total);
+  CHECK(stats.host_share_slots == host_slots);
+  // Pixel batches have no share to move.
+  o.output = gpuperf::LoaderOutput::kPixels;
+  CHECK_THROWS_WITH(gpuperf::CpuLoader(folder.samples, o),
+                    Catch::Contains("CpuLoaderOptions::adaptive_host_share"));
+}
+
 TEST_CASE("In strict mode the first bad file stops the loader naming it", "[input]") {
   TempFolder root("strict");
   small_folder(root, 1, 3);

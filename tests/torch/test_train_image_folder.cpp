@@ -8,6 +8,7 @@
 #include <string>
 #include <tuple>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "gpuperf/base/error.h"
@@ -285,9 +286,11 @@ TEST_CASE("the GPU path meets the bad-input table without a crash or a wrong lab
   GPUPERF_REQUIRE_GPU();
   if (!gpuperf::gpu_decode_available()) FAIL("SKIPPED: this test needs 1 CUDA GPU and nvJPEG");
   const std::string root = make_folder("gpu_bad", 3, 8, /*bad=*/true);
-  // One decode thread, and two taking the loader's batches in turn: the same order either way.
-  for (const int decode_threads : {1, 2}) {
-    INFO(decode_threads << " decode threads");
+  // One decode thread, and two taking the loader's batches in turn: the same order either way;
+  // and one with the host share moving (the labels do not follow which side decodes a file).
+  for (const auto& [decode_threads, adaptive] :
+       std::vector<std::pair<int, bool>>{{1, false}, {2, false}, {1, true}}) {
+    INFO(decode_threads << " decode threads, adaptive host share " << adaptive);
     gpuperf::ImageFolderBatchOptions options;
     options.folder = root;
     options.batch_size = 6;
@@ -296,6 +299,7 @@ TEST_CASE("the GPU path meets the bad-input table without a crash or a wrong lab
     options.device = torch::Device(torch::kCUDA, 0);
     options.decode = gpuperf::ImageDecode::kGpu;
     options.gpu_decode_threads = decode_threads;
+    options.adaptive_host_share = adaptive;
     gpuperf::ImageFolderBatches decoded(options);
     // The labels the loader gave each slot (the same loader, on the CPU): the GPU decoder keeps
     // them; a file only libjpeg's full decode refuses (damaged scan data) is decoded on the GPU,
@@ -376,6 +380,18 @@ TEST_CASE("image folder batches refuse bad options and empty folders, naming the
                     Catch::Contains("ImageFolderBatchOptions::host_decode_share") &&
                         Catch::Contains("auto decodes on the CPU here"));
   options.host_decode_share = 0;
+  options.adaptive_host_share = true;  // refused alike, on both paths, named as itself
+  CHECK_THROWS_WITH(gpuperf::ImageFolderBatches(options),
+                    Catch::Contains("ImageFolderBatchOptions::adaptive_host_share") &&
+                        Catch::Contains("auto decodes on the CPU here"));
+  options.decode = gpuperf::ImageDecode::kCpu;
+  options.host_decode_share = 0.5;  // where it would start: not what is reported
+  CHECK_THROWS_WITH(gpuperf::ImageFolderBatches(options),
+                    Catch::Contains("ImageFolderBatchOptions::adaptive_host_share") &&
+                        Catch::Contains("applies to decoding on the GPU"));
+  options.decode = gpuperf::ImageDecode::kAuto;
+  options.host_decode_share = 0;
+  options.adaptive_host_share = false;
   options.gpu_decode_threads = 3;
   CHECK_THROWS_WITH(gpuperf::ImageFolderBatches(options),
                     Catch::Contains("ImageFolderBatchOptions::gpu_decode_threads") &&

@@ -64,6 +64,10 @@ void CpuLoaderOptions::validate() const {
                   "in 0..{world_size}-1");
   require_setting(host_share >= 0 && host_share <= 1, "CpuLoaderOptions::host_share", host_share,
                   "in 0..1");
+  if (adaptive_host_share && output != LoaderOutput::kEncoded) {
+    throw ConfigError("CpuLoaderOptions::adaptive_host_share", "true",
+                      "applies to LoaderOutput::kEncoded only (a GPU decoder takes the rest)");
+  }
   require_setting(max_reported_skips >= 0, "CpuLoaderOptions::max_reported_skips",
                   max_reported_skips, ">= 0");
   if (!allocator.allocate || !allocator.release) {
@@ -78,6 +82,7 @@ struct CpuLoader::State {
     void* memory = nullptr;
     std::int64_t batch = -1;  // global batch number held; -1: free
     int remaining = 0;        // samples not yet finished
+    int host_slots = 0;       // kEncoded: the first slots the threads decode whatever the file
     ImageBatch view;
     // Errors of this batch by slot position: the lowest is rethrown (deterministic).
     int error_position = -1;
@@ -102,6 +107,8 @@ struct CpuLoader::State {
   std::int64_t filling = 0;      // the batch whose samples are being claimed
   int next_position = 0;         // the next unclaimed sample of `filling`
   bool filling_started = false;  // `filling` has its slot
+  int host_slots_now = 0;        // kEncoded: host slots of the next batch to start (a full one)
+  bool threads_idle = false;     // a thread found no batch to start since the last delivery
   std::int64_t delivered = 0;    // batches handed to the consumer
   bool holding = false;          // the consumer holds batch delivered - 1
   std::map<std::int64_t, std::shared_ptr<const std::vector<std::int64_t>>> orders;
@@ -134,6 +141,7 @@ struct CpuLoader::State {
     std::int64_t epoch;
     std::int64_t batch;
     int position;                // in the batch
+    int host_slots;              // kEncoded: the batch's first slots the threads decode
     std::int64_t rank_position;  // in the rank's epoch list
     std::shared_ptr<const std::vector<std::int64_t>> order;
   };
@@ -143,7 +151,10 @@ struct CpuLoader::State {
     if (filling >= total_batches) return false;
     Slot& slot = slots[static_cast<std::size_t>(filling % static_cast<std::int64_t>(slots.size()))];
     if (!filling_started) {
-      if (slot.batch != -1) return false;  // the consumer still holds or awaits it
+      if (slot.batch != -1) {  // the consumer still holds or awaits it: the threads are ahead
+        threads_idle = true;
+        return false;
+      }
       const std::int64_t epoch = options.first_epoch + filling / per_epoch;
       const std::int64_t index = filling % per_epoch;
       slot.batch = filling;
@@ -157,6 +168,8 @@ struct CpuLoader::State {
       slot.view.sample_ids.assign(static_cast<std::size_t>(slot.view.size), -1);
       slot.view.substituted = 0;
       slot.remaining = slot.view.size;
+      slot.host_slots = options.adaptive_host_share ? std::min(host_slots_now, slot.view.size)
+                                                    : host_slots(slot.view.size);
       slot.error_position = -1;
       slot.error = nullptr;
       filling_started = true;
@@ -166,6 +179,7 @@ struct CpuLoader::State {
     work.epoch = slot.view.epoch;
     work.batch = filling;
     work.position = next_position;
+    work.host_slots = slot.host_slots;
     work.rank_position = slot.view.index_in_epoch * options.batch_size + next_position;
     work.order = order_of(work.epoch);
     if (++next_position == slot.view.size) {
@@ -258,7 +272,7 @@ struct CpuLoader::State {
         if (encoded != nullptr) {
           encoded->random = random;
           encoded->path = sample.path;
-          if (work.position >= host_slots(view.size)) {
+          if (work.position >= work.host_slots) {
             encoded->header = read_jpeg_header(file.data(), file.size(), options.transform.decode);
             on_host = !for_gpu(encoded->header, file);
             if (!on_host) {
@@ -378,6 +392,10 @@ CpuLoader::CpuLoader(std::vector<Sample> samples, const CpuLoaderOptions& option
     throw;
   }
   s.stats.host_bytes = s.slot_bytes * s.slots.size();
+  s.host_slots_now = s.host_slots(options.batch_size);
+  if (options.output == LoaderOutput::kEncoded) {
+    s.stats.host_share_now = static_cast<double>(s.host_slots_now) / options.batch_size;
+  }
   const int threads = options.threads > 0
                           ? options.threads
                           : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
@@ -407,8 +425,9 @@ const ImageBatch* CpuLoader::next() {
   if (s.delivered >= s.total_batches) return nullptr;
   State::Slot& slot =
       s.slots[static_cast<std::size_t>(s.delivered % static_cast<std::int64_t>(s.slots.size()))];
-  s.batch_ready.wait(
-      lock, [&] { return s.stopping || (slot.batch == s.delivered && slot.remaining == 0); });
+  const auto ready = [&] { return slot.batch == s.delivered && slot.remaining == 0; };
+  const bool waited = !ready();
+  s.batch_ready.wait(lock, [&] { return s.stopping || ready(); });
   if (s.fatal) {
     const std::exception_ptr error = s.fatal;
     lock.unlock();
@@ -424,8 +443,29 @@ const ImageBatch* CpuLoader::next() {
   }
   ++s.delivered;
   ++s.stats.batches_delivered;
+  s.stats.samples_delivered += slot.view.size;
+  if (s.options.output == LoaderOutput::kEncoded) {
+    s.stats.host_share_slots += slot.host_slots;
+    if (s.options.adaptive_host_share) {
+      s.host_slots_now =
+          next_host_slots(s.host_slots_now, s.options.batch_size, waited, s.threads_idle);
+      s.stats.host_share_now = static_cast<double>(s.host_slots_now) / s.options.batch_size;
+    }
+  }
+  // Threads that can start no batch now stay idle into the next interval.
+  s.threads_idle =
+      s.filling < s.total_batches && !s.filling_started &&
+      s.slots[static_cast<std::size_t>(s.filling % static_cast<std::int64_t>(s.slots.size()))]
+              .batch != -1;
   s.holding = true;
   return &slot.view;
+}
+
+int next_host_slots(int slots, int batch_size, bool consumer_waited, bool threads_idle) {
+  const int step = std::max(1, batch_size / 32);
+  if (consumer_waited) return std::max(0, slots - step);
+  if (threads_idle) return std::min(batch_size, slots + step);
+  return slots;
 }
 
 CpuLoaderStats CpuLoader::stats() const {

@@ -333,6 +333,30 @@ ImageDecode resolve_decode(ImageDecode decode, const torch::Device& device) {
              : ImageDecode::kCpu;
 }
 
+namespace {
+
+// The settings of decoding on the GPU, refused (ConfigError with `why`) where the files are
+// decoded on the CPU: set there they would be silently ignored.
+void refuse_gpu_decode_settings(const ImageFolderBatchOptions& o, const std::string& why) {
+  if (o.adaptive_host_share) {  // first: host_decode_share is then only where it starts
+    throw ConfigError("ImageFolderBatchOptions::adaptive_host_share", "true", why);
+  }
+  if (o.host_decode_share > 0) {
+    throw ConfigError("ImageFolderBatchOptions::host_decode_share",
+                      std::to_string(o.host_decode_share), why);
+  }
+  if (o.gpu_batches_per_call > 1) {
+    throw ConfigError("ImageFolderBatchOptions::gpu_batches_per_call",
+                      std::to_string(o.gpu_batches_per_call), why);
+  }
+  if (o.gpu_decode_threads != 1) {
+    throw ConfigError("ImageFolderBatchOptions::gpu_decode_threads",
+                      std::to_string(o.gpu_decode_threads), why);
+  }
+}
+
+}  // namespace
+
 void ImageFolderBatchOptions::validate() const {
   if (folder.empty()) throw ConfigError("ImageFolderBatchOptions::folder", "must not be empty");
   require_setting(batch_size >= 1 && batch_size <= (1 << 20), "ImageFolderBatchOptions::batch_size",
@@ -352,20 +376,9 @@ void ImageFolderBatchOptions::validate() const {
                   ">= 1 and <= 8");
   require_setting(host_decode_share >= 0 && host_decode_share <= 1,
                   "ImageFolderBatchOptions::host_decode_share", host_decode_share, "in 0..1");
-  if (host_decode_share > 0 && decode == ImageDecode::kCpu) {
-    throw ConfigError("ImageFolderBatchOptions::host_decode_share",
-                      std::to_string(host_decode_share),
-                      "applies to decoding on the GPU ({ImageFolderBatchOptions::decode} is cpu)");
-  }
-  if (gpu_batches_per_call > 1 && decode == ImageDecode::kCpu) {
-    throw ConfigError("ImageFolderBatchOptions::gpu_batches_per_call",
-                      std::to_string(gpu_batches_per_call),
-                      "applies to decoding on the GPU ({ImageFolderBatchOptions::decode} is cpu)");
-  }
-  if (gpu_decode_threads != 1 && decode == ImageDecode::kCpu) {
-    throw ConfigError("ImageFolderBatchOptions::gpu_decode_threads",
-                      std::to_string(gpu_decode_threads),
-                      "applies to decoding on the GPU ({ImageFolderBatchOptions::decode} is cpu)");
+  if (decode == ImageDecode::kCpu) {
+    refuse_gpu_decode_settings(
+        *this, "applies to decoding on the GPU ({ImageFolderBatchOptions::decode} is cpu)");
   }
   if (decode == ImageDecode::kGpu && !device.is_cuda()) {
     throw ConfigError(
@@ -409,18 +422,7 @@ ImageFolderBatches::ImageFolderBatches(ImageFolderBatchOptions options)
         std::string(options_.device.is_cuda() ? "no nvJPEG in this build"
                                               : "the device is the CPU") +
         ")";
-    if (options_.host_decode_share > 0) {
-      throw ConfigError("ImageFolderBatchOptions::host_decode_share",
-                        std::to_string(options_.host_decode_share), why);
-    }
-    if (options_.gpu_batches_per_call > 1) {
-      throw ConfigError("ImageFolderBatchOptions::gpu_batches_per_call",
-                        std::to_string(options_.gpu_batches_per_call), why);
-    }
-    if (options_.gpu_decode_threads != 1) {
-      throw ConfigError("ImageFolderBatchOptions::gpu_decode_threads",
-                        std::to_string(options_.gpu_decode_threads), why);
-    }
+    refuse_gpu_decode_settings(options_, why);
   }
 #if GPUPERF_WITH_CUDA
   if (options_.device.is_cuda()) {
@@ -435,6 +437,7 @@ ImageFolderBatches::ImageFolderBatches(ImageFolderBatchOptions options)
   if (decode_ == ImageDecode::kGpu) {
     loader.output = LoaderOutput::kEncoded;
     loader.host_share = options_.host_decode_share;
+    loader.adaptive_host_share = options_.adaptive_host_share;
     gpu_ = std::make_unique<GpuDecode>(options_.device.index(), loader.transform, loader.strict,
                                        options_.prefetch_batches, options_.gpu_batches_per_call,
                                        options_.gpu_decode_threads);

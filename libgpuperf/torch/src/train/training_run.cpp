@@ -42,6 +42,29 @@
 #include "train/training_checks.h"
 
 namespace gpuperf {
+namespace {
+
+// The settings of decoding on the GPU, refused (ConfigError with `why`) for a run that does not
+// decode files on the GPU: set there they would be silently ignored.
+void refuse_gpu_decode_settings(const TrainingRun& run, const std::string& why) {
+  if (run.adaptive_host_decode_share) {  // first: its start share is no setting of the user's
+    throw ConfigError("TrainingRun::adaptive_host_decode_share", "auto", why);
+  }
+  if (run.host_decode_share > 0) {
+    throw ConfigError("TrainingRun::host_decode_share", format_number(run.host_decode_share, 3),
+                      why);
+  }
+  if (run.gpu_batches_per_call > 1) {
+    throw ConfigError("TrainingRun::gpu_batches_per_call", std::to_string(run.gpu_batches_per_call),
+                      why);
+  }
+  if (run.gpu_decode_threads != 1) {
+    throw ConfigError("TrainingRun::gpu_decode_threads", std::to_string(run.gpu_decode_threads),
+                      why);
+  }
+}
+
+}  // namespace
 
 void TrainingRun::validate() const {
   RunBasics::validate();
@@ -95,21 +118,13 @@ void TrainingRun::validate() const {
   }
   require_setting(host_decode_share >= 0 && host_decode_share <= 1,
                   "TrainingRun::host_decode_share", host_decode_share, "in 0..1");
-  if (host_decode_share > 0 && (data.empty() || decode == ImageDecode::kCpu)) {
-    throw ConfigError("TrainingRun::host_decode_share", format_number(host_decode_share, 3),
-                      "applies to runs on files ({TrainingRun::data}) decoded on the GPU");
-  }
   require_setting(gpu_batches_per_call >= 1 && gpu_batches_per_call <= 16,
                   "TrainingRun::gpu_batches_per_call", gpu_batches_per_call, ">= 1 and <= 16");
-  if (gpu_batches_per_call > 1 && (data.empty() || decode == ImageDecode::kCpu)) {
-    throw ConfigError("TrainingRun::gpu_batches_per_call", std::to_string(gpu_batches_per_call),
-                      "applies to runs on files ({TrainingRun::data}) decoded on the GPU");
-  }
   require_setting(gpu_decode_threads >= 1 && gpu_decode_threads <= 8,
                   "TrainingRun::gpu_decode_threads", gpu_decode_threads, ">= 1 and <= 8");
-  if (gpu_decode_threads != 1 && (data.empty() || decode == ImageDecode::kCpu)) {
-    throw ConfigError("TrainingRun::gpu_decode_threads", std::to_string(gpu_decode_threads),
-                      "applies to runs on files ({TrainingRun::data}) decoded on the GPU");
+  if (data.empty() || decode == ImageDecode::kCpu) {
+    refuse_gpu_decode_settings(*this,
+                               "applies to runs on files ({TrainingRun::data}) decoded on the GPU");
   }
   if (decode == ImageDecode::kGpu && !gpu_decode_available()) {
     throw ConfigError("TrainingRun::decode", "gpu",
@@ -197,18 +212,7 @@ ResolvedTraining resolve(const TrainingRun& run) {
         "applies to runs on files decoded on the GPU ({TrainingRun::decode} auto decodes on the "
         "CPU here: " +
         std::string(cuda ? "no nvJPEG in this build" : "device " + r.device.str()) + ")";
-    if (run.host_decode_share > 0) {
-      throw ConfigError("TrainingRun::host_decode_share", format_number(run.host_decode_share, 3),
-                        why);
-    }
-    if (run.gpu_batches_per_call > 1) {
-      throw ConfigError("TrainingRun::gpu_batches_per_call",
-                        std::to_string(run.gpu_batches_per_call), why);
-    }
-    if (run.gpu_decode_threads != 1) {
-      throw ConfigError("TrainingRun::gpu_decode_threads", std::to_string(run.gpu_decode_threads),
-                        why);
-    }
+    refuse_gpu_decode_settings(run, why);
   }
   const int graph_steps = o.graph_warmup + 1;
   if (o.cuda_graph && run.measure.warmup < graph_steps) {
@@ -348,6 +352,7 @@ std::unique_ptr<ImageFolderBatches> make_folder_batches(const TrainingRun& run,
   options.device = r.device;
   options.decode = run.decode;
   options.host_decode_share = run.host_decode_share;
+  options.adaptive_host_share = run.adaptive_host_decode_share;
   options.gpu_batches_per_call = run.gpu_batches_per_call;
   options.gpu_decode_threads = run.gpu_decode_threads;
   return std::make_unique<ImageFolderBatches>(options);
@@ -373,7 +378,7 @@ void compare_with_synthetic(const TrainingRun& run, const ResolvedTraining& r, s
 
 // What the loader did, and whether it kept up: its decoding rate per busy core times its threads
 // is the most it can deliver; a step rate above 90% of that is input-bound.
-void add_loader_figures(const ImageFolderBatches& folder, double host_decode_share,
+void add_loader_figures(const ImageFolderBatches& folder, const TrainingRun& run,
                         RunRecord& record) {
   const CpuLoaderStats stats = folder.stats();
   double busy = 0;
@@ -384,7 +389,18 @@ void add_loader_figures(const ImageFolderBatches& folder, double host_decode_sha
   record.metrics["loader_host_bytes"] = static_cast<double>(stats.host_bytes);
   const bool on_gpu = folder.decode() == ImageDecode::kGpu;
   record.metrics["loader_decodes_on_gpu"] = on_gpu ? 1.0 : 0.0;
-  if (on_gpu) record.metrics["loader_host_decode_share"] = host_decode_share;
+  if (on_gpu && run.adaptive_host_decode_share) {
+    // The share that ran: the slots the threads were given over the samples delivered (the
+    // files on the GPU path's side that a GPU decoder should not get are not counted).
+    record.metrics["loader_host_decode_share_adaptive"] = 1;
+    record.metrics["loader_host_decode_share"] =
+        stats.samples_delivered > 0 ? static_cast<double>(stats.host_share_slots) /
+                                          static_cast<double>(stats.samples_delivered)
+                                    : run.host_decode_share;
+    record.metrics["loader_host_decode_share_last"] = stats.host_share_now;
+  } else if (on_gpu) {
+    record.metrics["loader_host_decode_share"] = run.host_decode_share;
+  }
   double gpu_stream_seconds = 0;  // summed over the decode threads' streams
   double decode_threads = 1;
   for (const auto& [name, value] : folder.gpu_figures()) {
@@ -693,7 +709,7 @@ std::string measure_training(const TrainingRun& run, const ResolvedTraining& r,
   if (r.device.is_cuda()) record.metrics["peak_reserved_bytes"] = memory.peak_reserved;
   if (prediction) add_memory_prediction(*prediction, record);
   if (r.language_model()) add_language_model_figures(r, step.module(), record);
-  if (folder) add_loader_figures(*folder, run.host_decode_share, record);
+  if (folder) add_loader_figures(*folder, run, record);
   if (folder && run.compare_synthetic)
     compare_with_synthetic(run, r, classes, step, *timer, record);
   if (!run.kernel_trace.empty()) {

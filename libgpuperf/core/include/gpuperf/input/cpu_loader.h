@@ -76,6 +76,13 @@ struct CpuLoaderOptions {
   /// decode themselves even where a GPU decoder could, so that the host's cores and the GPU's
   /// decoder work on each batch side by side. 0..1; 0: only the files a GPU should not get.
   double host_share = 0;
+  /// kEncoded: host_share is where the share starts, and each delivered batch moves it for the
+  /// batches started from then on (next_host_slots()): fewer slots for the threads when next()
+  /// had to wait for the batch, more when a thread found no batch to start since the previous
+  /// delivery. The threads then decode as much of each batch as keeps the consumer fed, and the
+  /// GPU decoder the rest. Which slots the threads decode then depends on timing, so a pixel may
+  /// differ by the decoders' few levels between runs (the files, crops and labels do not).
+  bool adaptive_host_share = false;
   HostAllocator allocator = HostAllocator::aligned();  ///< the batch buffers
   int max_reported_skips = 16;  ///< skipped files listed in the stats (the count is complete)
 
@@ -133,7 +140,20 @@ struct CpuLoaderStats {
   std::vector<double> decode_seconds_per_thread;
   std::vector<std::int64_t> images_per_thread;  ///< per thread: samples produced
   std::size_t host_bytes = 0;                   ///< batch buffer bytes held (images and labels)
+  std::int64_t samples_delivered = 0;           ///< samples in the batches next() returned
+  /// kEncoded: of those, the slots host_share gave the threads (files a GPU should not get
+  /// are not counted unless in these slots); over samples_delivered, the share that ran.
+  std::int64_t host_share_slots = 0;
+  /// kEncoded: the host share for the next batch to start (adaptive_host_share: where it moved).
+  double host_share_now = 0;
 };
+
+/// The host slots of the batches started after a delivery, under adaptive_host_share: `slots`
+/// less `step` when the consumer waited for the delivered batch (the threads are behind), else
+/// more by `step` when a thread found no batch to start since the previous delivery (the
+/// threads are ahead), else unchanged; within 0..batch_size. step = max(1, batch_size / 32).
+[[nodiscard]] int next_host_slots(int slots, int batch_size, bool consumer_waited,
+                                  bool threads_idle);
 
 /// The loader. Threads start in the constructor; the destructor stops and joins them (a
 /// consumer may stop early at any point).

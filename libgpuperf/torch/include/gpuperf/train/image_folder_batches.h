@@ -57,6 +57,12 @@ struct ImageFolderBatchOptions {
   /// that the host's cores and the GPU's decoder each take part of the batch
   /// (CpuLoaderOptions::host_share). 0: the GPU decodes every file it can.
   double host_decode_share = 0;
+  /// Decoding on the GPU: host_decode_share is where the share starts, and it moves with the
+  /// pace of the threads and of the GPU's decoder (CpuLoaderOptions::adaptive_host_share): the
+  /// threads decode as much of each batch as keeps the GPU's decoder fed. Which samples the
+  /// threads decode then depends on timing (a pixel may differ by the decoders' few levels
+  /// between runs; files, crops and labels do not). With decode kCpu: refused.
+  bool adaptive_host_share = false;
   /// CPU decoding at 1/2, 1/4 or 1/8 size where the crop allows (ImageTransformOptions::
   /// dct_scaling): faster, a few levels from PIL's pixels; false: PIL's pixels exactly.
   bool dct_scaling = true;
