@@ -55,6 +55,9 @@ int main(int argc, char** argv) try {
     options.decode = gpuperf::parse_image_decode(decode, "decode");
     const auto share =
         gpuperf::program::parse_number_or_word(host_share, "auto", "host-decode-share");
+    if (!share && options.decode == gpuperf::ImageDecode::kCpu) {
+      throw gpuperf::ConfigError("host-decode-share", "auto", "applies to --decode gpu");
+    }
     options.host_decode_share = share.value_or(gpuperf::program::kAutoHostShareStart);
     options.adaptive_host_share = !share;
     options.training = !validation;

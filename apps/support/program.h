@@ -14,8 +14,8 @@
 
 #include <functional>
 #include <iostream>
-#include <sstream>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 

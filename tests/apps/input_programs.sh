@@ -62,4 +62,12 @@ out=$("$gpu_bench" --data "$work/data" --decode cpu --gpu-decode-threads 2 2>&1)
 [ $? -eq 2 ] || fail "gpu_loader_bench --decode cpu --gpu-decode-threads 2 did not exit 2: $out"
 echo "$out" | grep -q -- "--gpu-decode-threads 2: applies to decoding on the GPU" ||
   fail "gpu_loader_bench did not name --gpu-decode-threads: $out"
+out=$("$gpu_bench" --data "$work/data" --decode cpu --host-decode-share auto 2>&1)
+[ $? -eq 2 ] || fail "gpu_loader_bench --decode cpu --host-decode-share auto did not exit 2: $out"
+echo "$out" | grep -q -- "--host-decode-share auto: applies to --decode gpu" ||
+  fail "gpu_loader_bench did not name --host-decode-share auto: $out"
+out=$("$gpu_bench" --data "$work/data" --host-decode-share most 2>&1)
+[ $? -eq 2 ] || fail "gpu_loader_bench --host-decode-share most did not exit 2: $out"
+echo "$out" | grep -q -- "--host-decode-share: must be a finite number or 'auto', got 'most'" ||
+  fail "gpu_loader_bench did not name --host-decode-share most: $out"
 echo "ok: generated, loaded with the bad files skipped, bad options refused"

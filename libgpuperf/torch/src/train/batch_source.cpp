@@ -178,8 +178,9 @@ Batch TokenFileBatches::next() {
     // SplitMix64: the same windows on every standard library.
     state_ += 0x9E3779B97F4A7C15ULL;
     const std::uint64_t start = mix64(state_) % starts;
-    for (std::int64_t t = 0; t < window; ++t)
+    for (std::int64_t t = 0; t < window; ++t) {
       out[b * window + t] = data_[start + static_cast<std::uint64_t>(t)];
+    }
   }
   return shifted(ids.to(options_.device));
 }

@@ -72,12 +72,13 @@ void synchronize(const torch::Device& device);
 /// without BF16: 0.77x fp32's rate; with AVX512-BF16: 2.67x; docs/results/2026-12-04-cpu-bf16).
 [[nodiscard]] bool cpu_computes_bf16();
 
-/// While alive, this thread's work on a CUDA device goes to a non-blocking stream of LibTorch's
-/// pool, the same one for the process, instead of the legacy default stream (nothing changes for
-/// other devices). The legacy
-/// default stream and every blocking stream of the process wait for each other: a library that
-/// queues work on blocking streams of its own (nvJPEG's hardware decoder, on another thread) would
-/// otherwise wait for the training step in flight, and the step for it. Training runs use one.
+/// While alive, this thread's work on a CUDA device goes to a non-blocking stream made for it,
+/// one per device for the process (not one of LibTorch's pool, which a copy or decode stream
+/// could also be handed), at the default priority, instead of the legacy default stream (nothing
+/// changes for other devices). The legacy default stream and every blocking stream of the
+/// process wait for each other: a library that queues work on blocking streams of its own
+/// (nvJPEG's hardware decoder, on another thread) would otherwise wait for the training step in
+/// flight, and the step for it. Training runs use one.
 class SideStreamScope {
  public:
   explicit SideStreamScope(const torch::Device& device);
