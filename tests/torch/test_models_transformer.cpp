@@ -635,13 +635,14 @@ std::pair<torch::Tensor, torch::Tensor> rotary_tables(std::int64_t positions, st
 // activation(x W^T + b) in float64 from the same rounded inputs: values and the gradients of x,
 // weight and bias.
 void check_linear(torch::ScalarType dtype, std::vector<std::int64_t> shape, std::int64_t out,
-                  gpuperf::Activation activation) {
+                  gpuperf::Activation activation, bool with_bias = true) {
   const auto on = torch::TensorOptions().device(torch::kCUDA);
   const std::int64_t in = shape.back();
   const torch::Tensor x = torch::randn(shape, on).to(dtype).requires_grad_(true);
   const torch::Tensor weight =
       (torch::randn({out, in}, on) / std::sqrt(static_cast<double>(in))).requires_grad_(true);
-  const torch::Tensor bias = torch::randn({out}, on).requires_grad_(true);
+  const torch::Tensor bias =
+      with_bias ? torch::randn({out}, on).requires_grad_(true) : torch::Tensor();
   std::vector<std::int64_t> out_shape = shape;
   out_shape.back() = out;
   const torch::Tensor grad_y = torch::randn(out_shape, on).to(dtype).to(torch::kFloat);
@@ -655,12 +656,13 @@ void check_linear(torch::ScalarType dtype, std::vector<std::int64_t> shape, std:
   REQUIRE(y.scalar_type() == dtype);
   (y.to(torch::kFloat) * grad_y).sum().backward();
   REQUIRE(weight.grad().scalar_type() == torch::kFloat);
-  REQUIRE(bias.grad().scalar_type() == torch::kFloat);
+  if (with_bias) REQUIRE(bias.grad().scalar_type() == torch::kFloat);
 
   // The reference reads what the GEMM reads: x and the weight and bias rounded to `dtype`.
   const torch::Tensor x64 = f64(x);
   const torch::Tensor w64 = weight.detach().to(dtype).to(torch::kDouble).requires_grad_(true);
-  const torch::Tensor b64 = bias.detach().to(dtype).to(torch::kDouble).requires_grad_(true);
+  const torch::Tensor b64 =
+      with_bias ? bias.detach().to(dtype).to(torch::kDouble).requires_grad_(true) : torch::Tensor();
   torch::Tensor y64 = torch::linear(x64, w64, b64);
   if (activation == gpuperf::Activation::kGeluTanh) y64 = torch::gelu(y64, "tanh");
   (y64 * grad_y.to(torch::kDouble)).sum().backward();
@@ -670,7 +672,7 @@ void check_linear(torch::ScalarType dtype, std::vector<std::int64_t> shape, std:
   CHECK(relative_error(y, y64) < tolerance);
   CHECK(relative_error(x.grad(), x64.grad()) < tolerance);
   CHECK(relative_error(weight.grad(), w64.grad()) < tolerance);
-  CHECK(relative_error(bias.grad(), b64.grad()) < tolerance);
+  if (with_bias) CHECK(relative_error(bias.grad(), b64.grad()) < tolerance);
 }
 
 }  // namespace
@@ -773,7 +775,59 @@ TEST_CASE("Gpt's linear weights cast in one kernel give the per-layer casts' log
   }
 }
 
-TEST_CASE("linear_activation's bias (and GELU) gradient kernels match fp64", "[models][lm][gpu]") {
+TEST_CASE("Llama's weights cast in one kernel give the per-layer casts' logits and gradients",
+          "[models][lm][gpu]") {
+  GPUPERF_REQUIRE_GPU();
+  torch::manual_seed(4);
+  gpuperf::LlamaOptions o = tiny_llama(/*kv_heads=*/2, /*tied=*/true);
+  o.width = 64;
+  o.hidden = 128;
+  o.vocabulary = 64;
+  gpuperf::Llama llama(o);
+  llama->to(torch::kCUDA);
+  const auto cuda = torch::TensorOptions().device(torch::kCUDA);
+  const torch::Tensor ids =
+      torch::randint(0, o.vocabulary, {2, o.context}, cuda.dtype(torch::kLong));
+  const torch::Tensor weights = torch::randn({2, o.context, o.vocabulary}, cuda);
+  const auto run = [&](bool whole) {
+    llama->zero_grad();
+    torch::Tensor logits;
+    {
+      gpuperf::AutocastGuard autocast(torch::kCUDA, torch::kBFloat16);
+      if (whole) {
+        logits = llama->forward(ids);
+      } else {
+        torch::Tensor x = llama->tok_embeddings(ids);
+        torch::Tensor pending;
+        for (const auto& block : *llama->blocks) {
+          std::tie(x, pending) = block->as<gpuperf::LlamaBlockImpl>()->forward_pending(
+              x, pending, llama->rope_cos, llama->rope_sin);
+        }
+        const torch::Tensor last =
+            gpuperf::residual_rms_norm(x, pending, llama->norm, o.norm_eps).normalized;
+        logits = gpuperf::linear_activation(last, llama->tok_embeddings->weight, {},
+                                            gpuperf::Activation::kNone);
+      }
+    }
+    (logits.to(torch::kFloat) * weights).sum().backward();
+    std::vector<torch::Tensor> out{logits.detach().clone()};
+    for (const auto& p : llama->parameters()) out.push_back(p.grad().clone());
+    return out;
+  };
+  const std::vector<torch::Tensor> per_layer = run(false);
+  const std::vector<torch::Tensor> at_once = run(true);
+  REQUIRE(at_once.size() == per_layer.size());
+  CHECK(torch::equal(at_once[0], per_layer[0]));
+  for (std::size_t i = 1; i < at_once.size(); ++i) {
+    INFO("parameter " << i - 1);
+    REQUIRE(at_once[i].scalar_type() == torch::kFloat);
+    REQUIRE(per_layer[i].abs().max().item<double>() > 0);
+    CHECK(relative_error(at_once[i], per_layer[i].to(torch::kDouble)) < 2e-2);
+  }
+}
+
+TEST_CASE("linear_activation's kernels, with a bias (and GELU) and without, match fp64",
+          "[models][lm][gpu]") {
   GPUPERF_REQUIRE_GPU();
   torch::manual_seed(11);
   for (const auto dtype : {torch::kBFloat16, torch::kHalf, torch::kFloat}) {
@@ -787,6 +841,8 @@ TEST_CASE("linear_activation's bias (and GELU) gradient kernels match fp64", "[m
                       << (activation == gpuperf::Activation::kGeluTanh) << ", in " << shape.back()
                       << ", out " << out);
         check_linear(dtype, shape, out, activation);
+        // Without a bias (Llama's projections, the tied output layers).
+        check_linear(dtype, shape, out, activation, /*with_bias=*/false);
       }
     }
   }

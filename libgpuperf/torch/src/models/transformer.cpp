@@ -35,22 +35,49 @@ torch::nn::Linear linear(std::int64_t in, std::int64_t out, bool bias) {
   return torch::nn::Linear(torch::nn::LinearOptions(in, out).bias(bias));
 }
 
-// x through a linear layer as PyTorch's nn.Linear runs it: at::linear (under autocast the bias
-// cast too, and a 3-D input flattened into one addmm that adds the bias in the GEMM's epilogue).
-// LibTorch's own Linear::forward runs matmul and then `+= bias`: a float32 bias added in place to
-// a 16-bit output under autocast, a separate strided kernel per layer (6 ms of a GPT-2 124M step
-// on an H200).
-torch::Tensor project(const torch::nn::Linear& layer, const torch::Tensor& x) {
-  return at::linear(x, layer->weight, layer->bias);
+// x through a linear layer without a bias (Llama's) as PyTorch's nn.Linear runs it, through
+// linear_activation(): on CUDA the weight's gradient in float32 from the GEMM. (LibTorch's own
+// Linear::forward runs matmul and then `+= bias`: with a bias under autocast, a float32 bias
+// added in place to a 16-bit output, a separate strided kernel per layer, 6 ms of a GPT-2 124M
+// step on an H200.) `cast`: null, or the weight in the compute dtype.
+torch::Tensor project(const torch::nn::Linear& layer, const torch::Tensor& x,
+                      const torch::Tensor* cast = nullptr) {
+  return linear_activation(x, layer->weight, layer->bias, Activation::kNone,
+                           cast != nullptr ? CastLinear{*cast, {}} : CastLinear{});
 }
 
 // A linear layer with a bias (GPT-2's) and the activation after it: linear_activation(), whose
-// bias gradient gpuperf's kernels take on CUDA.
+// bias gradient gpuperf's kernels take on CUDA. `cast`: null, or the weight and bias in the
+// compute dtype.
 torch::Tensor with_bias(const torch::nn::Linear& layer, const torch::Tensor& x,
                         Activation activation = Activation::kNone,
                         const torch::Tensor* cast = nullptr) {
   return linear_activation(x, layer->weight, layer->bias, activation,
                            cast != nullptr ? CastLinear{cast[0], cast[1]} : CastLinear{});
+}
+
+// Every block's linear_parameters() in the autocast dtype, cast in one kernel (cast_weights; one
+// launch per 48 tensors where each layer's cast is a kernel of its own), without a gradient of
+// their own: linear_activation sends each layer's gradients to its float32 parameters. Empty off
+// CUDA, without autocast, without gradients (inference frees each layer's copy after its
+// product; casting all at once would hold every copy through the pass), or where that kernel
+// does not apply.
+template <typename Block>
+std::vector<torch::Tensor> cast_for_training(const torch::nn::ModuleList& blocks,
+                                             const torch::Device& device) {
+  if (!device.is_cuda() || !compat::autocast_enabled(c10::DeviceType::CUDA) ||
+      !c10::GradMode::is_enabled()) {
+    return {};
+  }
+  std::vector<torch::Tensor> parameters;
+  for (const auto& block : *blocks) {
+    const auto own = block->as<Block>()->linear_parameters();
+    parameters.insert(parameters.end(), own.begin(), own.end());
+  }
+  const c10::ScalarType dtype = compat::autocast_dtype(c10::DeviceType::CUDA);
+  if (!cast_kernel_applies(parameters, dtype)) return {};
+  const torch::NoGradGuard no_grad;
+  return cast_weights(parameters, dtype);
 }
 
 // N(0, std) weights and zero biases for every Linear and Embedding below `module`.
@@ -346,26 +373,6 @@ GptImpl::GptImpl(GptOptions options) : options_(options) {
   }
 }
 
-std::vector<torch::Tensor> GptImpl::cast_linear_parameters(const torch::Device& device) const {
-  // Without gradients (inference) each layer's cast is freed after its product: casting all at
-  // once would hold every copy through the whole pass.
-  if (!device.is_cuda() || !compat::autocast_enabled(c10::DeviceType::CUDA) ||
-      !c10::GradMode::is_enabled()) {
-    return {};
-  }
-  std::vector<torch::Tensor> parameters;
-  for (const auto& block : *blocks) {
-    const auto own = block->as<GptBlockImpl>()->linear_parameters();
-    parameters.insert(parameters.end(), own.begin(), own.end());
-  }
-  const c10::ScalarType dtype = compat::autocast_dtype(c10::DeviceType::CUDA);
-  if (!cast_kernel_applies(parameters, dtype)) return {};
-  // No gradient of their own: linear_activation sends each layer's gradients to its float32
-  // parameters, straight from the GEMMs.
-  const torch::NoGradGuard no_grad;
-  return cast_weights(parameters, dtype);
-}
-
 torch::Tensor GptImpl::forward(const torch::Tensor& ids) {
   check_ids(ids, options_.context, "Gpt");
   const torch::Tensor positions = torch::arange(ids.size(1), ids.options());
@@ -373,8 +380,9 @@ torch::Tensor GptImpl::forward(const torch::Tensor& ids) {
   // The blocks pass the residual stream on with its last add pending, so that every add is made
   // together with the LayerNorm after it (residual_layer_norm); checkpointed blocks make theirs.
   const bool checkpointed = checkpointing_ && x.requires_grad();
-  const std::vector<torch::Tensor> cast =
-      checkpointed ? std::vector<torch::Tensor>{} : cast_linear_parameters(x.device());
+  const std::vector<torch::Tensor> cast = checkpointed
+                                              ? std::vector<torch::Tensor>{}
+                                              : cast_for_training<GptBlockImpl>(blocks, x.device());
   const torch::Tensor* next = cast.empty() ? nullptr : cast.data();
   torch::Tensor pending;
   for (const auto& block : *blocks) {
@@ -389,7 +397,8 @@ torch::Tensor GptImpl::forward(const torch::Tensor& ids) {
   }
   const ResidualNorm last =
       residual_layer_norm(x, pending, ln_f->weight, ln_f->bias, ln_f->options.eps());
-  return at::linear(last.normalized, wte->weight);  // tied output embedding
+  // The tied output embedding: its gradient in float32 from the GEMM (linear_activation).
+  return linear_activation(last.normalized, wte->weight, {}, Activation::kNone);
 }
 
 LlamaBlockImpl::LlamaBlockImpl(const LlamaOptions& o) : options_(o) {
@@ -407,13 +416,14 @@ LlamaBlockImpl::LlamaBlockImpl(const LlamaOptions& o) : options_(o) {
 
 std::pair<torch::Tensor, torch::Tensor> LlamaBlockImpl::forward_pending(
     const torch::Tensor& x, const torch::Tensor& pending, const torch::Tensor& cos,
-    const torch::Tensor& sin) {
+    const torch::Tensor& sin, const torch::Tensor* cast) {
   const LlamaOptions& o = options_;
+  const auto part = [cast](std::size_t layer) { return cast != nullptr ? cast + layer : nullptr; };
   const ResidualNorm in = residual_rms_norm(x, pending, attention_norm, o.norm_eps);
   const torch::Tensor& n = in.normalized;
-  const torch::Tensor q = rotary_embedding(split_heads(project(wq, n), o.heads), cos, sin);
-  torch::Tensor k = rotary_embedding(split_heads(project(wk, n), o.kv_heads), cos, sin);
-  torch::Tensor v = split_heads(project(wv, n), o.kv_heads);
+  const torch::Tensor q = rotary_embedding(split_heads(project(wq, n, part(0)), o.heads), cos, sin);
+  torch::Tensor k = rotary_embedding(split_heads(project(wk, n, part(1)), o.kv_heads), cos, sin);
+  torch::Tensor v = split_heads(project(wv, n, part(2)), o.kv_heads);
   if (o.kv_heads != o.heads) {
     // Grouped-query attention: each key/value head serves heads / kv_heads query heads.
     const std::int64_t repeat = o.heads / o.kv_heads;
@@ -426,9 +436,13 @@ std::pair<torch::Tensor, torch::Tensor> LlamaBlockImpl::forward_pending(
     v = widen(v);
   }
   const ResidualNorm mid = residual_rms_norm(
-      in.sum, project(wo, merge_heads(causal_attention(q, k, v))), ffn_norm, o.norm_eps);
+      in.sum, project(wo, merge_heads(causal_attention(q, k, v)), part(3)), ffn_norm, o.norm_eps);
   const torch::Tensor& m = mid.normalized;
-  return {mid.sum, project(w2, swiglu(project(w1, m), project(w3, m)))};
+  return {mid.sum, project(w2, swiglu(project(w1, m, part(4)), project(w3, m, part(6))), part(5))};
+}
+
+std::vector<torch::Tensor> LlamaBlockImpl::linear_parameters() const {
+  return {wq->weight, wk->weight, wv->weight, wo->weight, w1->weight, w2->weight, w3->weight};
 }
 
 torch::Tensor LlamaBlockImpl::forward(const torch::Tensor& x, const torch::Tensor& cos,
@@ -477,18 +491,26 @@ LlamaImpl::LlamaImpl(LlamaOptions options) : options_(options) {
 torch::Tensor LlamaImpl::forward(const torch::Tensor& ids) {
   check_ids(ids, options_.context, "Llama");
   torch::Tensor x = tok_embeddings(ids);
-  torch::Tensor pending;  // as in GptImpl::forward
+  // As in GptImpl::forward: adds pending, the block weights cast at once for a training step.
+  const bool checkpointed = checkpointing_ && x.requires_grad();
+  const std::vector<torch::Tensor> cast =
+      checkpointed ? std::vector<torch::Tensor>{}
+                   : cast_for_training<LlamaBlockImpl>(blocks, x.device());
+  const torch::Tensor* next = cast.empty() ? nullptr : cast.data();
+  torch::Tensor pending;
   for (const auto& block : *blocks) {
     auto* b = block->as<LlamaBlockImpl>();
-    if (checkpointing_ && x.requires_grad()) {
+    if (checkpointed) {
       if (pending.defined()) x = x + std::exchange(pending, {});
       x = b->forward_checkpointed(x, rope_cos, rope_sin);
     } else {
-      std::tie(x, pending) = b->forward_pending(x, pending, rope_cos, rope_sin);
+      std::tie(x, pending) = b->forward_pending(x, pending, rope_cos, rope_sin, next);
+      if (next != nullptr) next += LlamaBlockImpl::kCastCount;
     }
   }
   const torch::Tensor last = residual_rms_norm(x, pending, norm, options_.norm_eps).normalized;
-  return output ? project(output, last) : at::linear(last, tok_embeddings->weight);
+  return output ? project(output, last)
+                : linear_activation(last, tok_embeddings->weight, {}, Activation::kNone);
 }
 
 }  // namespace gpuperf

@@ -18,6 +18,7 @@
 
 #if GPUPERF_WITH_CUDA_KERNELS
 #include <ATen/cuda/CUDAContext.h>
+#include <ATen/ops/gelu_backward.h>
 #include <ATen/ops/mm.h>
 #include <c10/cuda/CUDAException.h>
 #include <c10/cuda/CUDAGuard.h>
@@ -131,21 +132,25 @@ struct LinearNode : public torch::autograd::Function<LinearNode> {
                                Activation activation, const CastLinear& cast) {
     const c10::ScalarType dtype = compute_dtype(x);
     const torch::Tensor xc = x.to(dtype);
-    const bool cast_fits = cast_as(cast.weight, weight, dtype) && cast_as(cast.bias, bias, dtype);
+    const bool with_bias = bias.defined();
+    const bool cast_fits =
+        cast_as(cast.weight, weight, dtype) && (!with_bias || cast_as(cast.bias, bias, dtype));
     const torch::Tensor wc = cast_fits ? cast.weight : weight.to(dtype);
-    const torch::Tensor bc = cast_fits ? cast.bias : bias.to(dtype);
+    const torch::Tensor bc =
+        !with_bias ? torch::Tensor() : (cast_fits ? cast.bias : bias.to(dtype));
     const bool gelu = activation == Activation::kGeluTanh;
-    auto [y, pre] =
-        gelu ? linear_gelu_epilogue(xc, wc, bc) : std::pair<torch::Tensor, torch::Tensor>();
+    auto [y, pre] = gelu && with_bias ? linear_gelu_epilogue(xc, wc, bc)
+                                      : std::pair<torch::Tensor, torch::Tensor>();
     if (!y.defined()) {
       pre = at::linear(xc, wc, bc);
       y = gelu ? at::gelu(pre, "tanh") : pre;
     }
     ctx->save_for_backward({xc, wc, gelu ? pre : torch::Tensor()});
     ctx->saved_data["gelu"] = gelu;
+    ctx->saved_data["with_bias"] = with_bias;
     ctx->saved_data["x_dtype"] = static_cast<std::int64_t>(x.scalar_type());
     ctx->saved_data["weight_dtype"] = static_cast<std::int64_t>(weight.scalar_type());
-    ctx->saved_data["bias_dtype"] = static_cast<std::int64_t>(bias.scalar_type());
+    if (with_bias) ctx->saved_data["bias_dtype"] = static_cast<std::int64_t>(bias.scalar_type());
     return y;
   }
 
@@ -161,22 +166,32 @@ struct LinearNode : public torch::autograd::Function<LinearNode> {
     if (!detail::aligned16(g)) g = g.clone();
     const std::int64_t rows = g.size(0);
     const bool gelu = ctx->saved_data["gelu"].toBool();
-    const torch::Tensor grad_pre = gelu ? torch::empty_like(g) : g;
-    const auto floats = g.options().dtype(torch::kFloat);
-    torch::Tensor partial = torch::empty({detail::kBiasGradientParts, out}, floats);
-    torch::Tensor grad_bias = torch::empty({out}, floats);
-    C10_CUDA_CHECK(detail::bias_gradient(
-        detail::nhwc_dtype(g.scalar_type()), g.data_ptr(),
-        gelu ? saved[2].contiguous().data_ptr() : nullptr, rows, static_cast<int>(out),
-        gelu ? grad_pre.data_ptr() : nullptr, partial.data_ptr<float>(),
-        grad_bias.data_ptr<float>(), at::cuda::getCurrentCUDAStream()));
     auto dtype_of = [&](const char* key) {
       return static_cast<c10::ScalarType>(ctx->saved_data[key].toInt());
     };
+    torch::Tensor grad_pre = g;
+    torch::Tensor grad_bias;
+    if (ctx->saved_data["with_bias"].toBool()) {
+      // The bias gradient (and GELU's) in one pass of gpuperf's kernels.
+      if (gelu) grad_pre = torch::empty_like(g);
+      const auto floats = g.options().dtype(torch::kFloat);
+      torch::Tensor partial = torch::empty({detail::kBiasGradientParts, out}, floats);
+      grad_bias = torch::empty({out}, floats);
+      C10_CUDA_CHECK(detail::bias_gradient(
+          detail::nhwc_dtype(g.scalar_type()), g.data_ptr(),
+          gelu ? saved[2].contiguous().data_ptr() : nullptr, rows, static_cast<int>(out),
+          gelu ? grad_pre.data_ptr() : nullptr, partial.data_ptr<float>(),
+          grad_bias.data_ptr<float>(), at::cuda::getCurrentCUDAStream()));
+      grad_bias = grad_bias.to(dtype_of("bias_dtype"));
+    } else if (gelu) {
+      grad_pre = at::gelu_backward(g, saved[2].reshape({-1, out}), "tanh");
+    }
     const torch::Tensor grad_x = at::mm(grad_pre, wc).view(xc.sizes()).to(dtype_of("x_dtype"));
+    // The weight's gradient in the weight's dtype straight from the GEMM where LibTorch can
+    // (float32 parameters: no cast of a 16-bit gradient after it).
     const torch::Tensor grad_weight =
         mm_as(grad_pre.t(), xc.reshape({-1, in}), dtype_of("weight_dtype"));
-    return {grad_x, grad_weight, grad_bias.to(dtype_of("bias_dtype")), torch::Tensor()};
+    return {grad_x, grad_weight, grad_bias, torch::Tensor()};
   }
 };
 
@@ -257,17 +272,19 @@ struct RotaryNode : public torch::autograd::Function<RotaryNode> {
 bool fused_linear_applies(const torch::Tensor& x, const torch::Tensor& weight,
                           const torch::Tensor& bias) {
 #if GPUPERF_WITH_CUDA_KERNELS
-  if (!on_own_kernels(x) || !weight.defined() || !bias.defined() || weight.dim() != 2 ||
-      x.dim() < 1 || x.size(-1) != weight.size(1) || bias.dim() != 1 ||
-      bias.size(0) != weight.size(0) || weight.size(0) % 8 != 0 || weight.device() != x.device() ||
-      bias.device() != x.device()) {
+  if (!on_own_kernels(x) || !weight.defined() || weight.dim() != 2 || x.dim() < 1 ||
+      x.size(-1) != weight.size(1) || weight.size(0) % 8 != 0 || weight.device() != x.device()) {
+    return false;
+  }
+  if (bias.defined() &&
+      (bias.dim() != 1 || bias.size(0) != weight.size(0) || bias.device() != x.device())) {
     return false;
   }
   const c10::ScalarType dtype = compute_dtype(x);
   if (!detail::own_kernel_dtype(dtype)) return false;
   // Without autocast at::linear takes one dtype throughout.
   return compat::autocast_enabled(x.device().type()) ||
-         (weight.scalar_type() == dtype && bias.scalar_type() == dtype);
+         (weight.scalar_type() == dtype && (!bias.defined() || bias.scalar_type() == dtype));
 #else
   (void)x, (void)weight, (void)bias;
   return false;

@@ -132,10 +132,12 @@ struct ResidualNorm {
 enum class Activation { kNone, kGeluTanh };
 
 /// activation(x W^T + b) as nn.Linear and GELU run it (at::linear: under autocast the weight and
-/// bias cast, the bias added in the GEMM's epilogue). On CUDA with a bias whose width is a
-/// multiple of 8, one autograd node whose backward pass takes the bias gradient, and GELU's
-/// gradient with it, in one pass of gpuperf's kernels where ATen runs a GELU backward pass and a
-/// strided column reduction; ATen's operations elsewhere.
+/// bias cast, the bias added in the GEMM's epilogue); `bias` may be undefined (none). On CUDA
+/// with an output width that is a multiple of 8, one autograd node whose backward pass takes the
+/// bias gradient, and GELU's gradient with it, in one pass of gpuperf's kernels where ATen runs
+/// a GELU backward pass and a strided column reduction, and writes the weight's gradient in the
+/// weight's dtype from the GEMM (autocast's cast of a float32 weight would cast the 16-bit
+/// gradient back in a kernel of its own); ATen's operations elsewhere.
 /// `cast`: the weight and bias already in the compute dtype (Gpt casts every layer's at once, in
 /// one kernel, without a gradient of their own): the products read them and the gradients still
 /// go to `weight` and `bias`; ignored where they do not match (dtype, shape, device), and off
@@ -240,13 +242,6 @@ class GptImpl : public torch::nn::Module {
   torch::nn::LayerNorm ln_f{nullptr};
 
  private:
-  /// Every block's linear weights and biases in the autocast dtype, cast in one kernel
-  /// (cast_weights; one launch per 48 tensors where each layer's cast was a kernel of its own),
-  /// without a gradient of their own; empty off CUDA, without autocast or gradients, or where
-  /// that kernel does not apply.
-  [[nodiscard]] std::vector<torch::Tensor> cast_linear_parameters(
-      const torch::Device& device) const;
-
   GptOptions options_;
   bool checkpointing_ = false;
 };
@@ -259,11 +254,16 @@ class LlamaBlockImpl : public torch::nn::Module {
   /// [batch, sequence, width] -> the same shape; cos and sin [sequence, head width].
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin);
   /// The block with its residual adds pending, as GptBlockImpl::forward_pending (each add made
-  /// with the RMSNorm after it by residual_rms_norm()).
+  /// with the RMSNorm after it by residual_rms_norm()). `cast`: null, or kCastCount weights in
+  /// linear_parameters()'s order already in the compute dtype (linear_activation's CastLinear).
   std::pair<torch::Tensor, torch::Tensor> forward_pending(const torch::Tensor& x,
                                                           const torch::Tensor& pending,
                                                           const torch::Tensor& cos,
-                                                          const torch::Tensor& sin);
+                                                          const torch::Tensor& sin,
+                                                          const torch::Tensor* cast = nullptr);
+  /// wq, wk, wv, wo, w1, w2 and w3's weights: forward_pending's `cast` order.
+  [[nodiscard]] std::vector<torch::Tensor> linear_parameters() const;
+  static constexpr std::size_t kCastCount = 7;
   /// forward() keeping only x for the backward pass, which runs the block again.
   torch::Tensor forward_checkpointed(const torch::Tensor& x, const torch::Tensor& cos,
                                      const torch::Tensor& sin);
