@@ -1,6 +1,7 @@
-// linear_gelu() (gemm_epilogue.h): one cublasLtMatmul with the GELU_AUX_BIAS epilogue. cuBLASLt
-// is reached through the copy LibTorch loaded (dlopen with RTLD_NOLOAD first): linking the
-// toolkit's own copy would put a second cuBLAS of the same soname in front of LibTorch's.
+// linear_gelu() and weight_and_bias_gradient() (gemm_epilogue.h): one cublasLtMatmul each, with
+// the GELU_AUX_BIAS and BGRADB epilogues. cuBLASLt is reached through the copy LibTorch loaded
+// (dlopen with RTLD_NOLOAD first): linking the toolkit's own copy would put a second cuBLAS of the
+// same soname in front of LibTorch's.
 
 #include <cublasLt.h>
 #include <dlfcn.h>
@@ -11,7 +12,7 @@
 #include <map>
 #include <mutex>
 #include <string>
-#include <tuple>
+#include <vector>
 
 #include "models/gemm_epilogue.h"
 
@@ -120,10 +121,33 @@ std::uint32_t alignment_of(const void* p) {
   return alignment;
 }
 
-// The heuristic's algorithm per shape, dtype, device and operand alignments: asked once, where
-// an eager step would ask at every call (a captured graph replays without asking).
-using AlgoKey = std::tuple<int, int, std::int64_t, int, int, std::uint32_t, std::uint32_t,
-                           std::uint32_t, std::uint32_t>;
+// One matrix product of cuBLASLt, column-major: D [m x n] = op(A) op(B), k the shared dimension,
+// with an epilogue. Every operand is described by its type, stored rows and columns and leading
+// dimension.
+struct Matrix {
+  cudaDataType_t type = CUDA_R_16BF;
+  std::uint64_t rows = 0;
+  std::uint64_t cols = 0;
+  std::int64_t ld = 0;
+  const void* data = nullptr;
+};
+
+struct LtProduct {
+  cublasOperation_t trans_a = CUBLAS_OP_N;
+  cublasOperation_t trans_b = CUBLAS_OP_N;
+  Matrix a, b, d;
+  cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_DEFAULT;
+  const void* bias = nullptr;  // the bias (an input), or the bias gradient (an output)
+  cudaDataType_t bias_type = CUDA_R_32F;
+  bool set_bias_type = false;  // else the bias has D's type (cuBLASLt's default)
+  void* aux = nullptr;         // GELU_AUX: the GELU's input, D's shape
+  std::int64_t aux_ld = 0;
+};
+
+// The heuristic's algorithm per product (operations, types, shapes, epilogue, device and operand
+// alignments): asked once, where an eager step would ask at every call (a captured graph
+// replays without asking).
+using AlgoKey = std::vector<std::int64_t>;
 
 std::mutex& algo_mutex() {
   static std::mutex mutex;
@@ -135,15 +159,9 @@ std::map<AlgoKey, cublasLtMatmulAlgo_t>& algo_cache() {
   return cache;
 }
 
-}  // namespace
-
-GemmOutcome linear_gelu(NhwcDtype dtype, const void* x, const void* w, const void* b,
-                        std::int64_t rows, int in, int out, void* y, void* pre, void* workspace,
-                        cudaStream_t stream, int* status) {
+GemmOutcome run(const LtProduct& p, void* workspace, cudaStream_t stream, int* status) {
   *status = CUBLAS_STATUS_SUCCESS;
-  if (dtype == NhwcDtype::kFloat || rows <= 0 || in % 8 != 0 || out % 8 != 0 || !lt().complete()) {
-    return GemmOutcome::kUnsupported;
-  }
+  if (!lt().complete()) return GemmOutcome::kUnsupported;
   int device = 0;
   if (cudaGetDevice(&device) != cudaSuccess) return GemmOutcome::kUnsupported;
   cublasStatus_t s = CUBLAS_STATUS_SUCCESS;
@@ -153,29 +171,42 @@ GemmOutcome linear_gelu(NhwcDtype dtype, const void* x, const void* w, const voi
   };
   const cublasLtHandle_t handle = handle_for(device, &s);
   if (failed(s)) return GemmOutcome::kFailed;
-  const cudaDataType_t type = dtype == NhwcDtype::kHalf ? CUDA_R_16F : CUDA_R_16BF;
-  // Column-major terms: D [out x rows] = W [out x in] (w row-major, read transposed) times
-  // X [in x rows] (x row-major); the bias runs along D's rows, the GELU input is D's shape.
   Descriptors desc;
   if (failed(lt().desc_create(&desc.op, CUBLAS_COMPUTE_32F, CUDA_R_32F)) ||
-      failed(set(desc.op, CUBLASLT_MATMUL_DESC_TRANSA, CUBLAS_OP_T)) ||
-      failed(set(desc.op, CUBLASLT_MATMUL_DESC_TRANSB, CUBLAS_OP_N)) ||
-      failed(set(desc.op, CUBLASLT_MATMUL_DESC_EPILOGUE, CUBLASLT_EPILOGUE_GELU_AUX_BIAS)) ||
-      failed(set(desc.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, b)) ||
-      failed(set(desc.op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, pre)) ||
-      failed(set(desc.op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, static_cast<std::int64_t>(out))) ||
-      failed(lt().layout_create(&desc.a, type, in, out, in)) ||
-      failed(lt().layout_create(&desc.b, type, in, static_cast<std::uint64_t>(rows), in)) ||
-      failed(lt().layout_create(&desc.d, type, out, static_cast<std::uint64_t>(rows), out))) {
+      failed(set(desc.op, CUBLASLT_MATMUL_DESC_TRANSA, p.trans_a)) ||
+      failed(set(desc.op, CUBLASLT_MATMUL_DESC_TRANSB, p.trans_b)) ||
+      failed(set(desc.op, CUBLASLT_MATMUL_DESC_EPILOGUE, p.epilogue)) ||
+      (p.bias != nullptr && failed(set(desc.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, p.bias))) ||
+      (p.set_bias_type && failed(set(desc.op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, p.bias_type))) ||
+      (p.aux != nullptr &&
+       (failed(set(desc.op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, p.aux)) ||
+        failed(set(desc.op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, p.aux_ld)))) ||
+      failed(lt().layout_create(&desc.a, p.a.type, p.a.rows, p.a.cols, p.a.ld)) ||
+      failed(lt().layout_create(&desc.b, p.b.type, p.b.rows, p.b.cols, p.b.ld)) ||
+      failed(lt().layout_create(&desc.d, p.d.type, p.d.rows, p.d.cols, p.d.ld))) {
     return GemmOutcome::kFailed;
   }
   const std::size_t workspace_bytes = kGemmWorkspaceBytes;
-  const std::uint32_t align_w = alignment_of(w);
-  const std::uint32_t align_x = alignment_of(x);
-  const std::uint32_t align_y = alignment_of(y);
-  const std::uint32_t align_pre = alignment_of(pre);
-  const AlgoKey key{device,   static_cast<int>(dtype), rows, in, out, align_w, align_x, align_y,
-                    align_pre};
+  const std::uint32_t align_a = alignment_of(p.a.data);
+  const std::uint32_t align_b = alignment_of(p.b.data);
+  const std::uint32_t align_d = alignment_of(p.d.data);
+  const std::uint32_t align_aux = p.aux != nullptr ? alignment_of(p.aux) : 256;
+  const AlgoKey key{device,
+                    p.trans_a,
+                    p.trans_b,
+                    p.a.type,
+                    p.b.type,
+                    p.d.type,
+                    static_cast<std::int64_t>(p.a.rows),
+                    static_cast<std::int64_t>(p.a.cols),
+                    static_cast<std::int64_t>(p.b.rows),
+                    static_cast<std::int64_t>(p.b.cols),
+                    p.epilogue,
+                    p.set_bias_type ? p.bias_type : -1,
+                    align_a,
+                    align_b,
+                    align_d,
+                    align_aux};
   cublasLtMatmulAlgo_t algo{};
   bool known = false;
   {
@@ -190,11 +221,11 @@ GemmOutcome linear_gelu(NhwcDtype dtype, const void* x, const void* w, const voi
     if (failed(lt().preference_create(&desc.preference)) ||
         failed(
             prefer(desc.preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, workspace_bytes)) ||
-        failed(prefer(desc.preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, align_w)) ||
-        failed(prefer(desc.preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, align_x)) ||
-        failed(prefer(desc.preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, align_y)) ||
+        failed(prefer(desc.preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, align_a)) ||
+        failed(prefer(desc.preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, align_b)) ||
+        failed(prefer(desc.preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, align_d)) ||
         failed(prefer(desc.preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES,
-                      std::min(align_y, align_pre)))) {
+                      std::min(align_d, align_aux)))) {
       return GemmOutcome::kFailed;
     }
     cublasLtMatmulHeuristicResult_t heuristic{};
@@ -211,11 +242,76 @@ GemmOutcome linear_gelu(NhwcDtype dtype, const void* x, const void* w, const voi
   }
   const float alpha = 1.0f;
   const float beta = 0.0f;
-  if (failed(lt().matmul(handle, desc.op, &alpha, w, desc.a, x, desc.b, &beta, y, desc.d, y, desc.d,
-                         &algo, workspace, workspace_bytes, stream))) {
+  void* d = const_cast<void*>(p.d.data);
+  if (failed(lt().matmul(handle, desc.op, &alpha, p.a.data, desc.a, p.b.data, desc.b, &beta, d,
+                         desc.d, d, desc.d, &algo, workspace, workspace_bytes, stream))) {
     return GemmOutcome::kFailed;
   }
   return GemmOutcome::kDone;
+}
+
+cudaDataType_t lt_type(NhwcDtype dtype) {
+  switch (dtype) {
+    case NhwcDtype::kHalf:
+      return CUDA_R_16F;
+    case NhwcDtype::kBFloat16:
+      return CUDA_R_16BF;
+    default:
+      return CUDA_R_32F;
+  }
+}
+
+}  // namespace
+
+GemmOutcome linear_gelu(NhwcDtype dtype, const void* x, const void* w, const void* b,
+                        std::int64_t rows, int in, int out, void* y, void* pre, void* workspace,
+                        cudaStream_t stream, int* status) {
+  *status = CUBLAS_STATUS_SUCCESS;
+  if (dtype == NhwcDtype::kFloat || rows <= 0 || in % 8 != 0 || out % 8 != 0) {
+    return GemmOutcome::kUnsupported;
+  }
+  const cudaDataType_t type = lt_type(dtype);
+  const auto n = static_cast<std::uint64_t>(rows);
+  // Column-major terms: D [out x rows] = W [out x in] (w row-major, read transposed) times
+  // X [in x rows] (x row-major); the bias runs along D's rows, the GELU input is D's shape.
+  LtProduct p;
+  p.trans_a = CUBLAS_OP_T;
+  p.trans_b = CUBLAS_OP_N;
+  p.a = {type, static_cast<std::uint64_t>(in), static_cast<std::uint64_t>(out), in, w};
+  p.b = {type, static_cast<std::uint64_t>(in), n, in, x};
+  p.d = {type, static_cast<std::uint64_t>(out), n, out, y};
+  p.epilogue = CUBLASLT_EPILOGUE_GELU_AUX_BIAS;
+  p.bias = b;
+  p.aux = pre;
+  p.aux_ld = out;
+  return run(p, workspace, stream, status);
+}
+
+GemmOutcome weight_and_bias_gradient(NhwcDtype dtype, const void* x, const void* grad_y,
+                                     std::int64_t rows, int in, int out, float* grad_weight,
+                                     float* grad_bias, void* workspace, cudaStream_t stream,
+                                     int* status) {
+  *status = CUBLAS_STATUS_SUCCESS;
+  if (dtype == NhwcDtype::kFloat || rows <= 0 || in % 8 != 0 || out % 8 != 0) {
+    return GemmOutcome::kUnsupported;
+  }
+  const cudaDataType_t type = lt_type(dtype);
+  const auto n = static_cast<std::uint64_t>(rows);
+  // Column-major terms: D [in x out] (grad_weight row-major [out x in]) = X [in x rows] (x
+  // row-major) times dY^T, dY [out x rows] (grad_y row-major) read transposed; k = rows. The
+  // bias gradient, one value per column of D, sums B over k (BGRADB): grad_y's columns.
+  LtProduct p;
+  p.trans_a = CUBLAS_OP_N;
+  p.trans_b = CUBLAS_OP_T;
+  p.a = {type, static_cast<std::uint64_t>(in), n, in, x};
+  p.b = {type, static_cast<std::uint64_t>(out), n, out, grad_y};
+  p.d = {CUDA_R_32F, static_cast<std::uint64_t>(in), static_cast<std::uint64_t>(out), in,
+         grad_weight};
+  p.epilogue = CUBLASLT_EPILOGUE_BGRADB;
+  p.bias = grad_bias;
+  p.bias_type = CUDA_R_32F;
+  p.set_bias_type = true;
+  return run(p, workspace, stream, status);
 }
 
 }  // namespace gpuperf::detail

@@ -1,5 +1,6 @@
 #pragma once
-// A linear layer and its GELU in one cuBLASLt matrix product (models/transformer_ops.cpp checks
+// cuBLASLt products with epilogues (models/transformer_ops.cpp checks the tensors). A linear layer
+// and its GELU in one cuBLASLt matrix product (models/transformer_ops.cpp checks
 // the tensors): y = gelu_tanh(x w^T + b), with the GELU's input kept for the backward pass, where
 // ATen's linear and gelu write the product and then read it back in a second kernel (GPT-2's
 // MLP: 12 such kernels, 0.74 ms of a 124M step on an H200). cuBLASLt's GELU epilogue is the tanh
@@ -32,5 +33,15 @@ enum class GemmOutcome {
 GemmOutcome linear_gelu(NhwcDtype dtype, const void* x, const void* w, const void* b,
                         std::int64_t rows, int in, int out, void* y, void* pre, void* workspace,
                         cudaStream_t stream, int* status);
+
+/// A linear layer's weight and bias gradients from one cuBLASLt product with the BGRADB
+/// epilogue: grad_weight [out, in] = grad_y^T x and grad_bias [out] = the column sums of grad_y,
+/// both float32, where a separate reduction kernel read grad_y again for the bias. x [rows, in]
+/// and grad_y [rows, out] of `dtype` (kHalf or kBFloat16), row-major, 16-byte aligned, in and
+/// out multiples of 8. kUnsupported (nothing written) where cuBLASLt has no algorithm for it.
+GemmOutcome weight_and_bias_gradient(NhwcDtype dtype, const void* x, const void* grad_y,
+                                     std::int64_t rows, int in, int out, float* grad_weight,
+                                     float* grad_bias, void* workspace, cudaStream_t stream,
+                                     int* status);
 
 }  // namespace gpuperf::detail

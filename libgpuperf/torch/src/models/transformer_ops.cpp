@@ -122,6 +122,42 @@ std::pair<torch::Tensor, torch::Tensor> linear_gelu_epilogue(const torch::Tensor
   }
 }
 
+// The float32 weight and bias gradients of a linear layer from x2 [rows, in] and g [rows, out]
+// (16-bit, one dtype) in one cuBLASLt product (gemm_epilogue.h); two undefined tensors where that
+// does not apply (the weight not float32, 16-bit types absent, widths not multiples of 8,
+// misaligned, no algorithm): then the GEMM and gpuperf's bias kernels run.
+std::pair<torch::Tensor, torch::Tensor> weight_and_bias_gradient(const torch::Tensor& x2,
+                                                                 const torch::Tensor& g,
+                                                                 c10::ScalarType weight_dtype) {
+  const c10::ScalarType t = g.scalar_type();
+  if (weight_dtype != torch::kFloat || (t != torch::kHalf && t != torch::kBFloat16) ||
+      x2.scalar_type() != t || x2.size(1) % 8 != 0 || g.size(1) % 8 != 0 || x2.size(0) == 0) {
+    return {};
+  }
+  const torch::Tensor xc = x2.contiguous();
+  if (!detail::aligned16(xc) || !detail::aligned16(g) || !g.is_contiguous()) return {};
+  const std::int64_t in = xc.size(1);
+  const std::int64_t out = g.size(1);
+  const auto floats = g.options().dtype(torch::kFloat);
+  torch::Tensor grad_weight = torch::empty({out, in}, floats);
+  torch::Tensor grad_bias = torch::empty({out}, floats);
+  const torch::Tensor workspace = torch::empty(
+      {static_cast<std::int64_t>(detail::kGemmWorkspaceBytes)}, g.options().dtype(torch::kByte));
+  int status = 0;
+  switch (detail::weight_and_bias_gradient(
+      detail::nhwc_dtype(t), xc.data_ptr(), g.data_ptr(), xc.size(0), static_cast<int>(in),
+      static_cast<int>(out), grad_weight.data_ptr<float>(), grad_bias.data_ptr<float>(),
+      workspace.data_ptr(), at::cuda::getCurrentCUDAStream(), &status)) {
+    case detail::GemmOutcome::kDone:
+      return {grad_weight, grad_bias};
+    case detail::GemmOutcome::kUnsupported:
+      return {};
+    default:
+      throw Error("linear layer gradients: cuBLASLt's matrix product failed (cublasStatus_t " +
+                  std::to_string(status) + ")");
+  }
+}
+
 // Inputs x, weight, bias; output activation(x W^T + b) in the compute dtype. Saves the cast input
 // and weight (what ATen's addmm keeps) and, with GELU, its input (what ATen's gelu keeps). With
 // GELU on 16-bit types the product, bias and GELU are one cuBLASLt call.
@@ -171,6 +207,16 @@ struct LinearNode : public torch::autograd::Function<LinearNode> {
     };
     torch::Tensor grad_pre = g;
     torch::Tensor grad_bias;
+    const torch::Tensor x2 = xc.reshape({-1, in});
+    if (ctx->saved_data["with_bias"].toBool() && !gelu) {
+      // float32 parameters under autocast: the weight and bias gradients from one cuBLASLt
+      // product (its BGRADB epilogue sums the bias gradient as the GEMM reads grad_y).
+      auto [grad_weight, bias_sums] = weight_and_bias_gradient(x2, g, dtype_of("weight_dtype"));
+      if (grad_weight.defined()) {
+        const torch::Tensor grad_x = at::mm(g, wc).view(xc.sizes()).to(dtype_of("x_dtype"));
+        return {grad_x, grad_weight, bias_sums.to(dtype_of("bias_dtype")), torch::Tensor()};
+      }
+    }
     if (ctx->saved_data["with_bias"].toBool()) {
       // The bias gradient (and GELU's) in one pass of gpuperf's kernels.
       if (gelu) grad_pre = torch::empty_like(g);
@@ -189,8 +235,7 @@ struct LinearNode : public torch::autograd::Function<LinearNode> {
     const torch::Tensor grad_x = at::mm(grad_pre, wc).view(xc.sizes()).to(dtype_of("x_dtype"));
     // The weight's gradient in the weight's dtype straight from the GEMM where LibTorch can
     // (float32 parameters: no cast of a 16-bit gradient after it).
-    const torch::Tensor grad_weight =
-        mm_as(grad_pre.t(), xc.reshape({-1, in}), dtype_of("weight_dtype"));
+    const torch::Tensor grad_weight = mm_as(grad_pre.t(), x2, dtype_of("weight_dtype"));
     return {grad_x, grad_weight, grad_bias, torch::Tensor()};
   }
 };
