@@ -10,6 +10,7 @@
 #include <fstream>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -675,7 +676,73 @@ void check_linear(torch::ScalarType dtype, std::vector<std::int64_t> shape, std:
   if (with_bias) CHECK(relative_error(bias.grad(), b64.grad()) < tolerance);
 }
 
+// gelu_mlp() on CUDA under `dtype` (autocast; float32: off) against gelu_tanh(x w1^T + b1)
+// w2^T + b2 in float64 from the same rounded inputs: values and the gradients of all five inputs.
+void check_gelu_mlp(torch::ScalarType dtype, std::vector<std::int64_t> shape, std::int64_t hidden,
+                    std::int64_t out) {
+  const auto on = torch::TensorOptions().device(torch::kCUDA);
+  const std::int64_t in = shape.back();
+  const torch::Tensor x = torch::randn(shape, on).to(dtype).requires_grad_(true);
+  const torch::Tensor w1 =
+      (torch::randn({hidden, in}, on) / std::sqrt(static_cast<double>(in))).requires_grad_(true);
+  const torch::Tensor b1 = torch::randn({hidden}, on).requires_grad_(true);
+  const torch::Tensor w2 =
+      (torch::randn({out, hidden}, on) / std::sqrt(static_cast<double>(hidden)))
+          .requires_grad_(true);
+  const torch::Tensor b2 = torch::randn({out}, on).requires_grad_(true);
+  std::vector<std::int64_t> out_shape = shape;
+  out_shape.back() = out;
+  const torch::Tensor grad_y = torch::randn(out_shape, on).to(dtype).to(torch::kFloat);
+  torch::Tensor y;
+  {
+    gpuperf::AutocastGuard autocast(torch::kCUDA, dtype == torch::kFloat ? torch::kBFloat16 : dtype,
+                                    dtype != torch::kFloat);
+    REQUIRE(gpuperf::fused_gelu_mlp_applies(x, w1, b1, w2, b2));
+    y = gpuperf::gelu_mlp(x, w1, b1, w2, b2);
+  }
+  REQUIRE(y.scalar_type() == dtype);
+  (y.to(torch::kFloat) * grad_y).sum().backward();
+  for (const torch::Tensor* p : {&w1, &b1, &w2, &b2})
+    REQUIRE(p->grad().scalar_type() == torch::kFloat);
+  const auto rounded = [&](const torch::Tensor& t) {
+    return t.detach().to(dtype).to(torch::kDouble).requires_grad_(true);
+  };
+  const torch::Tensor x64 = f64(x);
+  const torch::Tensor w1_64 = rounded(w1);
+  const torch::Tensor b1_64 = rounded(b1);
+  const torch::Tensor w2_64 = rounded(w2);
+  const torch::Tensor b2_64 = rounded(b2);
+  const torch::Tensor y64 =
+      torch::linear(torch::gelu(torch::linear(x64, w1_64, b1_64), "tanh"), w2_64, b2_64);
+  (y64 * grad_y.to(torch::kDouble)).sum().backward();
+  // Two products and GELU's output rounded to `dtype` between them, and the gradients through
+  // both: a few more roundings than one linear layer.
+  const double tolerance = dtype == torch::kFloat ? 1e-5 : 8 * rounded_once(dtype);
+  CHECK(relative_error(y, y64) < tolerance);
+  CHECK(relative_error(x.grad(), x64.grad()) < tolerance);
+  CHECK(relative_error(w1.grad(), w1_64.grad()) < tolerance);
+  CHECK(relative_error(b1.grad(), b1_64.grad()) < tolerance);
+  CHECK(relative_error(w2.grad(), w2_64.grad()) < tolerance);
+  CHECK(relative_error(b2.grad(), b2_64.grad()) < tolerance);
+}
+
 }  // namespace
+
+TEST_CASE("gelu_mlp's one node matches fp64 values and gradients", "[models][lm][gpu]") {
+  GPUPERF_REQUIRE_GPU();
+  torch::manual_seed(12);
+  for (const auto dtype : {torch::kBFloat16, torch::kHalf, torch::kFloat}) {
+    // GPT-2's MLP; widths past one block of columns but not multiples of it; more rows than the
+    // bias kernel's parts x 8.
+    for (const auto& [shape, hidden, out] :
+         std::vector<std::tuple<std::vector<std::int64_t>, std::int64_t, std::int64_t>>{
+             {{3, 37, 768}, 3072, 768}, {{2, 9, 64}, 264, 40}, {{4, 600, 64}, 128, 64}}) {
+      INFO("dtype " << c10::toString(dtype) << ", in " << shape.back() << ", hidden " << hidden
+                    << ", out " << out);
+      check_gelu_mlp(dtype, shape, hidden, out);
+    }
+  }
+}
 
 TEST_CASE("linear_activation's GELU is the tanh form GPT-2 uses, not the erf form",
           "[models][lm][gpu]") {

@@ -1,7 +1,7 @@
-// linear_gelu() and weight_and_bias_gradient() (gemm_epilogue.h): one cublasLtMatmul each, with
-// the GELU_AUX_BIAS and BGRADB epilogues. cuBLASLt is reached through the copy LibTorch loaded
-// (dlopen with RTLD_NOLOAD first): linking the toolkit's own copy would put a second cuBLAS of the
-// same soname in front of LibTorch's.
+// linear_gelu(), gelu_input_gradient() and weight_and_bias_gradient() (gemm_epilogue.h): one
+// cublasLtMatmul each, with the GELU_AUX_BIAS, DGELU_BGRAD and BGRADB epilogues. cuBLASLt is
+// reached through the copy LibTorch loaded (dlopen with RTLD_NOLOAD first): linking the toolkit's
+// own copy would put a second cuBLAS of the same soname in front of LibTorch's.
 
 #include <cublasLt.h>
 #include <dlfcn.h>
@@ -311,6 +311,34 @@ GemmOutcome weight_and_bias_gradient(NhwcDtype dtype, const void* x, const void*
   p.bias = grad_bias;
   p.bias_type = CUDA_R_32F;
   p.set_bias_type = true;
+  return run(p, workspace, stream, status);
+}
+
+GemmOutcome gelu_input_gradient(NhwcDtype dtype, const void* grad_out, const void* w,
+                                const void* pre, std::int64_t rows, int out, int hidden,
+                                void* grad_pre, float* grad_bias, void* workspace,
+                                cudaStream_t stream, int* status) {
+  *status = CUBLAS_STATUS_SUCCESS;
+  if (dtype == NhwcDtype::kFloat || rows <= 0 || out % 8 != 0 || hidden % 8 != 0) {
+    return GemmOutcome::kUnsupported;
+  }
+  const cudaDataType_t type = lt_type(dtype);
+  const auto n = static_cast<std::uint64_t>(rows);
+  // Column-major terms: D [hidden x rows] (grad_pre row-major) = W [hidden x out] (w row-major
+  // [out x hidden]) times G [out x rows] (grad_out row-major); k = out. GELU's input has D's
+  // shape; the bias gradient, one value per row of D, sums over n (the rows of grad_pre).
+  LtProduct p;
+  p.trans_a = CUBLAS_OP_N;
+  p.trans_b = CUBLAS_OP_N;
+  p.a = {type, static_cast<std::uint64_t>(hidden), static_cast<std::uint64_t>(out), hidden, w};
+  p.b = {type, static_cast<std::uint64_t>(out), n, out, grad_out};
+  p.d = {type, static_cast<std::uint64_t>(hidden), n, hidden, grad_pre};
+  p.epilogue = CUBLASLT_EPILOGUE_DGELU_BGRAD;
+  p.bias = grad_bias;
+  p.bias_type = CUDA_R_32F;
+  p.set_bias_type = true;
+  p.aux = const_cast<void*>(pre);  // read: GELU's input
+  p.aux_ld = hidden;
   return run(p, workspace, stream, status);
 }
 

@@ -39,6 +39,18 @@ GemmOutcome linear_gelu(NhwcDtype dtype, const void* x, const void* w, const voi
 /// both float32, where a separate reduction kernel read grad_y again for the bias. x [rows, in]
 /// and grad_y [rows, out] of `dtype` (kHalf or kBFloat16), row-major, 16-byte aligned, in and
 /// out multiples of 8. kUnsupported (nothing written) where cuBLASLt has no algorithm for it.
+/// The gradient of GELU's input before a linear layer, from the gradient of that layer's output
+/// through its weight, GELU's gradient applied and the GELU layer's bias gradient summed in the
+/// product's epilogue (DGELU_BGRAD): grad_pre [rows, hidden] = (grad_out [rows, out] w [out,
+/// hidden]) x gelu_tanh'(pre [rows, hidden]) in `dtype`, grad_bias [hidden] float32 = the column
+/// sums of grad_pre. All of `dtype` (kHalf or kBFloat16) but grad_bias, row-major, 16-byte
+/// aligned, out and hidden multiples of 8. kUnsupported (nothing written) where cuBLASLt has no
+/// algorithm for it.
+GemmOutcome gelu_input_gradient(NhwcDtype dtype, const void* grad_out, const void* w,
+                                const void* pre, std::int64_t rows, int out, int hidden,
+                                void* grad_pre, float* grad_bias, void* workspace,
+                                cudaStream_t stream, int* status);
+
 GemmOutcome weight_and_bias_gradient(NhwcDtype dtype, const void* x, const void* grad_y,
                                      std::int64_t rows, int in, int out, float* grad_weight,
                                      float* grad_bias, void* workspace, cudaStream_t stream,

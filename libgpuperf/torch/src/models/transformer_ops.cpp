@@ -7,8 +7,10 @@
 #include <torch/autograd.h>
 
 #include <cstdint>
+#include <optional>
 #include <type_traits>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -158,6 +160,51 @@ std::pair<torch::Tensor, torch::Tensor> weight_and_bias_gradient(const torch::Te
   }
 }
 
+// gpuperf's bias kernel on g [rows, out] (16-bit, contiguous, aligned): the column sums in
+// float32 (a fixed order), and with `pre` (GELU's input, g's shape) first GELU's gradient
+// g x gelu_tanh'(pre), written as grad_pre and summed; without `pre`, grad_pre is g.
+std::pair<torch::Tensor, torch::Tensor> bias_kernel_gradients(const torch::Tensor& g,
+                                                              const torch::Tensor& pre) {
+  const std::int64_t out = g.size(1);
+  const torch::Tensor pre_c = pre.defined() ? pre.reshape({-1, out}).contiguous() : pre;
+  const torch::Tensor grad_pre = pre.defined() ? torch::empty_like(g) : g;
+  const auto floats = g.options().dtype(torch::kFloat);
+  torch::Tensor partial = torch::empty({detail::kBiasGradientParts, out}, floats);
+  torch::Tensor grad_bias = torch::empty({out}, floats);
+  C10_CUDA_CHECK(detail::bias_gradient(
+      detail::nhwc_dtype(g.scalar_type()), g.data_ptr(), pre.defined() ? pre_c.data_ptr() : nullptr,
+      g.size(0), static_cast<int>(out), pre.defined() ? grad_pre.data_ptr() : nullptr,
+      partial.data_ptr<float>(), grad_bias.data_ptr<float>(), at::cuda::getCurrentCUDAStream()));
+  return {grad_pre, grad_bias};
+}
+
+// A linear layer's weight gradient (in `weight_dtype`) and, given `bias_dtype`, its bias gradient
+// (in that dtype), from its input x2 [rows, in] and the gradient of its output g [rows, out]
+// (both in the compute dtype): one cuBLASLt product where it applies, else the GEMM (the weight
+// gradient written in `weight_dtype` by it where LibTorch can: no cast kernel after it) and
+// gpuperf's bias kernel.
+std::pair<torch::Tensor, torch::Tensor> parameter_gradients(
+    const torch::Tensor& x2, const torch::Tensor& g, c10::ScalarType weight_dtype,
+    std::optional<c10::ScalarType> bias_dtype) {
+  if (!bias_dtype) return {mm_as(g.t(), x2, weight_dtype), torch::Tensor()};
+  auto [grad_weight, grad_bias] = weight_and_bias_gradient(x2, g, weight_dtype);
+  if (!grad_weight.defined()) {
+    grad_weight = mm_as(g.t(), x2, weight_dtype);
+    grad_bias = bias_kernel_gradients(g, torch::Tensor()).second;
+  }
+  return {grad_weight, grad_bias.to(*bias_dtype)};
+}
+
+// grads[0] as the compute dtype's [rows, out] matrix, contiguous and 16-byte aligned.
+torch::Tensor output_gradient(const torch::Tensor& grad, c10::ScalarType dtype, std::int64_t out) {
+  torch::Tensor g = grad.to(dtype).contiguous().view({-1, out});
+  return detail::aligned16(g) ? g : g.clone();
+}
+
+c10::ScalarType saved_dtype(torch::autograd::AutogradContext* ctx, const char* key) {
+  return static_cast<c10::ScalarType>(ctx->saved_data[key].toInt());
+}
+
 // Inputs x, weight, bias; output activation(x W^T + b) in the compute dtype. Saves the cast input
 // and weight (what ATen's addmm keeps) and, with GELU, its input (what ATen's gelu keeps). With
 // GELU on 16-bit types the product, bias and GELU are one cuBLASLt call.
@@ -196,47 +243,129 @@ struct LinearNode : public torch::autograd::Function<LinearNode> {
     const torch::Tensor& xc = saved[0];
     const torch::Tensor& wc = saved[1];
     const c10::cuda::CUDAGuard guard(xc.device());
-    const std::int64_t out = wc.size(0);
     const std::int64_t in = wc.size(1);
-    torch::Tensor g = grads[0].to(wc.scalar_type()).contiguous().view({-1, out});
-    if (!detail::aligned16(g)) g = g.clone();
-    const std::int64_t rows = g.size(0);
-    const bool gelu = ctx->saved_data["gelu"].toBool();
-    auto dtype_of = [&](const char* key) {
-      return static_cast<c10::ScalarType>(ctx->saved_data[key].toInt());
-    };
-    torch::Tensor grad_pre = g;
-    torch::Tensor grad_bias;
+    const torch::Tensor g = output_gradient(grads[0], wc.scalar_type(), wc.size(0));
     const torch::Tensor x2 = xc.reshape({-1, in});
-    if (ctx->saved_data["with_bias"].toBool() && !gelu) {
-      // float32 parameters under autocast: the weight and bias gradients from one cuBLASLt
-      // product (its BGRADB epilogue sums the bias gradient as the GEMM reads grad_y).
-      auto [grad_weight, bias_sums] = weight_and_bias_gradient(x2, g, dtype_of("weight_dtype"));
-      if (grad_weight.defined()) {
-        const torch::Tensor grad_x = at::mm(g, wc).view(xc.sizes()).to(dtype_of("x_dtype"));
-        return {grad_x, grad_weight, bias_sums.to(dtype_of("bias_dtype")), torch::Tensor()};
+    const bool with_bias = ctx->saved_data["with_bias"].toBool();
+    const std::optional<c10::ScalarType> bias_dtype =
+        with_bias ? std::optional<c10::ScalarType>(saved_dtype(ctx, "bias_dtype")) : std::nullopt;
+    torch::Tensor grad_pre = g;
+    torch::Tensor grad_weight;
+    torch::Tensor grad_bias;
+    if (!ctx->saved_data["gelu"].toBool()) {
+      std::tie(grad_weight, grad_bias) =
+          parameter_gradients(x2, g, saved_dtype(ctx, "weight_dtype"), bias_dtype);
+    } else {
+      if (with_bias) {
+        // GELU's gradient and the bias gradient in one pass of gpuperf's kernel.
+        std::tie(grad_pre, grad_bias) = bias_kernel_gradients(g, saved[2]);
+        grad_bias = grad_bias.to(*bias_dtype);
+      } else {
+        grad_pre = at::gelu_backward(g, saved[2].reshape(g.sizes()), "tanh");
       }
+      grad_weight = mm_as(grad_pre.t(), x2, saved_dtype(ctx, "weight_dtype"));
     }
-    if (ctx->saved_data["with_bias"].toBool()) {
-      // The bias gradient (and GELU's) in one pass of gpuperf's kernels.
-      if (gelu) grad_pre = torch::empty_like(g);
-      const auto floats = g.options().dtype(torch::kFloat);
-      torch::Tensor partial = torch::empty({detail::kBiasGradientParts, out}, floats);
-      grad_bias = torch::empty({out}, floats);
-      C10_CUDA_CHECK(detail::bias_gradient(
-          detail::nhwc_dtype(g.scalar_type()), g.data_ptr(),
-          gelu ? saved[2].contiguous().data_ptr() : nullptr, rows, static_cast<int>(out),
-          gelu ? grad_pre.data_ptr() : nullptr, partial.data_ptr<float>(),
-          grad_bias.data_ptr<float>(), at::cuda::getCurrentCUDAStream()));
-      grad_bias = grad_bias.to(dtype_of("bias_dtype"));
-    } else if (gelu) {
-      grad_pre = at::gelu_backward(g, saved[2].reshape({-1, out}), "tanh");
-    }
-    const torch::Tensor grad_x = at::mm(grad_pre, wc).view(xc.sizes()).to(dtype_of("x_dtype"));
-    // The weight's gradient in the weight's dtype straight from the GEMM where LibTorch can
-    // (float32 parameters: no cast of a 16-bit gradient after it).
-    const torch::Tensor grad_weight = mm_as(grad_pre.t(), x2, dtype_of("weight_dtype"));
+    const torch::Tensor grad_x =
+        at::mm(grad_pre, wc).view(xc.sizes()).to(saved_dtype(ctx, "x_dtype"));
     return {grad_x, grad_weight, grad_bias, torch::Tensor()};
+  }
+};
+
+// The gradient of the input of GELU before a linear layer, and the GELU layer's bias gradient,
+// from the gradient of that linear layer's output g [rows, out] through its weight w2 [out,
+// hidden], GELU's gradient applied and the bias gradient summed in the product's epilogue
+// (cuBLASLt's DGELU_BGRAD, gemm_epilogue.h): grad_pre [rows, hidden] in g's dtype and the bias
+// gradient in float32. Two undefined tensors where that does not apply.
+std::pair<torch::Tensor, torch::Tensor> gelu_input_gradient(const torch::Tensor& g,
+                                                            const torch::Tensor& w2,
+                                                            const torch::Tensor& pre) {
+  const c10::ScalarType t = g.scalar_type();
+  const std::int64_t out = w2.size(0);
+  const std::int64_t hidden = w2.size(1);
+  if ((t != torch::kHalf && t != torch::kBFloat16) || w2.scalar_type() != t ||
+      pre.scalar_type() != t || out % 8 != 0 || hidden % 8 != 0 || g.size(0) == 0) {
+    return {};
+  }
+  const torch::Tensor wc = w2.contiguous();
+  const torch::Tensor pre2 = pre.reshape({-1, hidden}).contiguous();
+  if (!detail::aligned16(wc) || !detail::aligned16(pre2) || !detail::aligned16(g)) return {};
+  torch::Tensor grad_pre = torch::empty({g.size(0), hidden}, g.options());
+  torch::Tensor grad_bias = torch::empty({hidden}, g.options().dtype(torch::kFloat));
+  const torch::Tensor workspace = torch::empty(
+      {static_cast<std::int64_t>(detail::kGemmWorkspaceBytes)}, g.options().dtype(torch::kByte));
+  int status = 0;
+  switch (detail::gelu_input_gradient(detail::nhwc_dtype(t), g.data_ptr(), wc.data_ptr(),
+                                      pre2.data_ptr(), g.size(0), static_cast<int>(out),
+                                      static_cast<int>(hidden), grad_pre.data_ptr(),
+                                      grad_bias.data_ptr<float>(), workspace.data_ptr(),
+                                      at::cuda::getCurrentCUDAStream(), &status)) {
+    case detail::GemmOutcome::kDone:
+      return {grad_pre, grad_bias};
+    case detail::GemmOutcome::kUnsupported:
+      return {};
+    default:
+      throw Error("GELU layer gradients: cuBLASLt's matrix product failed (cublasStatus_t " +
+                  std::to_string(status) + ")");
+  }
+}
+
+// Inputs x, w1, b1, w2, b2; output gelu_tanh(x w1^T + b1) w2^T + b2 in the compute dtype (GPT-2's
+// MLP), the two linear layers as one node so that the backward pass can take GELU's gradient and
+// the first layer's bias gradient in the epilogue of the product through w2. Saves what the two
+// LinearNodes save: x, w1, GELU's input, its output, w2.
+struct GeluMlpNode : public torch::autograd::Function<GeluMlpNode> {
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x,
+                               const torch::Tensor& w1, const torch::Tensor& b1,
+                               const torch::Tensor& w2, const torch::Tensor& b2,
+                               const CastLinear& cast1, const CastLinear& cast2) {
+    const c10::ScalarType dtype = compute_dtype(x);
+    const torch::Tensor xc = x.to(dtype);
+    const bool fits1 = cast_as(cast1.weight, w1, dtype) && cast_as(cast1.bias, b1, dtype);
+    const bool fits2 = cast_as(cast2.weight, w2, dtype) && cast_as(cast2.bias, b2, dtype);
+    const torch::Tensor w1c = fits1 ? cast1.weight : w1.to(dtype);
+    const torch::Tensor b1c = fits1 ? cast1.bias : b1.to(dtype);
+    const torch::Tensor w2c = fits2 ? cast2.weight : w2.to(dtype);
+    const torch::Tensor b2c = fits2 ? cast2.bias : b2.to(dtype);
+    auto [h, pre] = linear_gelu_epilogue(xc, w1c, b1c);
+    if (!h.defined()) {
+      pre = at::linear(xc, w1c, b1c);
+      h = at::gelu(pre, "tanh");
+    }
+    ctx->save_for_backward({xc, w1c, pre, h, w2c});
+    ctx->saved_data["x_dtype"] = static_cast<std::int64_t>(x.scalar_type());
+    ctx->saved_data["w1_dtype"] = static_cast<std::int64_t>(w1.scalar_type());
+    ctx->saved_data["b1_dtype"] = static_cast<std::int64_t>(b1.scalar_type());
+    ctx->saved_data["w2_dtype"] = static_cast<std::int64_t>(w2.scalar_type());
+    ctx->saved_data["b2_dtype"] = static_cast<std::int64_t>(b2.scalar_type());
+    return at::linear(h, w2c, b2c);
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const torch::Tensor& xc = saved[0];
+    const torch::Tensor& w1c = saved[1];
+    const torch::Tensor& pre = saved[2];
+    const torch::Tensor& h = saved[3];
+    const torch::Tensor& w2c = saved[4];
+    const c10::cuda::CUDAGuard guard(xc.device());
+    const std::int64_t hidden = w1c.size(0);
+    const std::int64_t in = w1c.size(1);
+    const torch::Tensor g = output_gradient(grads[0], w2c.scalar_type(), w2c.size(0));
+    const auto [grad_w2, grad_b2] = parameter_gradients(
+        h.reshape({-1, hidden}), g, saved_dtype(ctx, "w2_dtype"), saved_dtype(ctx, "b2_dtype"));
+    auto [grad_pre, grad_b1] = gelu_input_gradient(g, w2c, pre);
+    if (!grad_pre.defined()) {
+      // The product through w2, then GELU's gradient and the bias sums in gpuperf's kernel.
+      std::tie(grad_pre, grad_b1) = bias_kernel_gradients(at::mm(g, w2c), pre);
+    }
+    const torch::Tensor grad_w1 =
+        mm_as(grad_pre.t(), xc.reshape({-1, in}), saved_dtype(ctx, "w1_dtype"));
+    const torch::Tensor grad_x =
+        at::mm(grad_pre, w1c).view(xc.sizes()).to(saved_dtype(ctx, "x_dtype"));
+    return {grad_x,         grad_w1, grad_b1.to(saved_dtype(ctx, "b1_dtype")),
+            grad_w2,        grad_b2, torch::Tensor(),
+            torch::Tensor()};
   }
 };
 
@@ -348,6 +477,39 @@ torch::Tensor linear_activation(const torch::Tensor& x, const torch::Tensor& wei
 #endif
   const torch::Tensor y = at::linear(x, weight, bias);
   return activation == Activation::kGeluTanh ? at::gelu(y, "tanh") : y;
+}
+
+bool fused_gelu_mlp_applies(const torch::Tensor& x, const torch::Tensor& w1,
+                            const torch::Tensor& b1, const torch::Tensor& w2,
+                            const torch::Tensor& b2) {
+#if GPUPERF_WITH_CUDA_KERNELS
+  if (!w1.defined() || !b1.defined() || !w2.defined() || !b2.defined() || w1.dim() != 2 ||
+      w2.dim() != 2 || w2.size(1) != w1.size(0) || b2.dim() != 1 || b2.size(0) != w2.size(0) ||
+      w2.size(0) % 8 != 0 || w2.device() != x.device() || b2.device() != x.device() ||
+      !fused_linear_applies(x, w1, b1)) {
+    return false;
+  }
+  // The second layer reads the first's output (the compute dtype): without autocast its weight
+  // and bias must be of that dtype too.
+  const c10::ScalarType dtype = compute_dtype(x);
+  return compat::autocast_enabled(x.device().type()) ||
+         (w2.scalar_type() == dtype && b2.scalar_type() == dtype);
+#else
+  (void)x, (void)w1, (void)b1, (void)w2, (void)b2;
+  return false;
+#endif
+}
+
+torch::Tensor gelu_mlp(const torch::Tensor& x, const torch::Tensor& w1, const torch::Tensor& b1,
+                       const torch::Tensor& w2, const torch::Tensor& b2, const CastLinear& cast1,
+                       const CastLinear& cast2) {
+#if GPUPERF_WITH_CUDA_KERNELS
+  if (fused_gelu_mlp_applies(x, w1, b1, w2, b2)) {
+    return GeluMlpNode::apply(x, w1, b1, w2, b2, cast1, cast2);
+  }
+#endif
+  return linear_activation(linear_activation(x, w1, b1, Activation::kGeluTanh, cast1), w2, b2,
+                           Activation::kNone, cast2);
 }
 
 bool fused_swiglu_applies(const torch::Tensor& a, const torch::Tensor& b) {
