@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <set>
 #include <string>
 #include <tuple>
@@ -676,6 +677,41 @@ void check_linear(torch::ScalarType dtype, std::vector<std::int64_t> shape, std:
   if (with_bias) CHECK(relative_error(bias.grad(), b64.grad()) < tolerance);
 }
 
+// A model's logits under bf16 autocast from `logits_of(true)` (its forward: every block weight
+// cast in one kernel) and `logits_of(false)` (the same blocks run one by one, each layer casting
+// its own), with the gradients of a fixed weighting of them: the casts round alike, so the
+// logits agree bit for bit; every parameter's gradient is float32 and agrees to a few bf16
+// roundings (the attention's backward pass adds in no fixed order).
+void check_one_kernel_casts(torch::nn::Module& model, const torch::Tensor& ids,
+                            std::int64_t vocabulary,
+                            const std::function<torch::Tensor(bool)>& logits_of) {
+  const torch::Tensor weighting =
+      torch::randn({ids.size(0), ids.size(1), vocabulary}, ids.options().dtype(torch::kFloat));
+  const auto run = [&](bool whole) {
+    model.zero_grad();
+    torch::Tensor logits;
+    {
+      gpuperf::AutocastGuard autocast(torch::kCUDA, torch::kBFloat16);
+      logits = logits_of(whole);
+    }
+    REQUIRE(logits.sizes() == weighting.sizes());
+    (logits.to(torch::kFloat) * weighting).sum().backward();
+    std::vector<torch::Tensor> out{logits.detach().clone()};
+    for (const auto& p : model.parameters()) out.push_back(p.grad().clone());
+    return out;
+  };
+  const std::vector<torch::Tensor> per_layer = run(false);
+  const std::vector<torch::Tensor> at_once = run(true);
+  REQUIRE(at_once.size() == per_layer.size());
+  CHECK(torch::equal(at_once[0], per_layer[0]));
+  for (std::size_t i = 1; i < at_once.size(); ++i) {
+    INFO("parameter " << i - 1);
+    REQUIRE(at_once[i].scalar_type() == torch::kFloat);
+    REQUIRE(per_layer[i].abs().max().item<double>() > 0);
+    CHECK(relative_error(at_once[i], per_layer[i].to(torch::kDouble)) < 2e-2);
+  }
+}
+
 // gelu_mlp() on CUDA under `dtype` (autocast; float32: off) against gelu_tanh(x w1^T + b1)
 // w2^T + b2 in float64 from the same rounded inputs: values and the gradients of all five inputs.
 void check_gelu_mlp(torch::ScalarType dtype, std::vector<std::int64_t> shape, std::int64_t hidden,
@@ -800,46 +836,18 @@ TEST_CASE("Gpt's linear weights cast in one kernel give the per-layer casts' log
   const auto cuda = torch::TensorOptions().device(torch::kCUDA);
   const torch::Tensor ids =
       torch::randint(0, o.vocabulary, {2, o.context}, cuda.dtype(torch::kLong));
-  const torch::Tensor weights = torch::randn({2, o.context, o.vocabulary}, cuda);
-  // Gpt::forward casts every block's linear weights and biases at once; the same blocks run one
-  // by one without them cast each layer's own (LinearNode's weight.to()).
-  const auto run = [&](bool whole) {
-    gpt->zero_grad();
-    torch::Tensor logits;
-    {
-      gpuperf::AutocastGuard autocast(torch::kCUDA, torch::kBFloat16);
-      if (whole) {
-        logits = gpt->forward(ids);
-      } else {
-        torch::Tensor x =
-            gpt->wte(ids) + gpt->wpe(torch::arange(o.context, cuda.dtype(torch::kLong)));
-        torch::Tensor pending;
-        for (const auto& block : *gpt->blocks) {
-          std::tie(x, pending) = block->as<gpuperf::GptBlockImpl>()->forward_pending(x, pending);
-        }
-        const gpuperf::ResidualNorm last = gpuperf::residual_layer_norm(
-            x, pending, gpt->ln_f->weight, gpt->ln_f->bias, gpt->ln_f->options.eps());
-        logits = at::linear(last.normalized, gpt->wte->weight);
-      }
+  check_one_kernel_casts(*gpt, ids, o.vocabulary, [&](bool whole) {
+    if (whole) return gpt->forward(ids);
+    torch::Tensor x = gpt->wte(ids) + gpt->wpe(torch::arange(o.context, cuda.dtype(torch::kLong)));
+    torch::Tensor pending;
+    for (const auto& block : *gpt->blocks) {
+      std::tie(x, pending) = block->as<gpuperf::GptBlockImpl>()->forward_pending(x, pending);
     }
-    (logits.to(torch::kFloat) * weights).sum().backward();
-    std::vector<torch::Tensor> out{logits.detach().clone()};
-    for (const auto& p : gpt->parameters()) out.push_back(p.grad().clone());
-    return out;
-  };
-  const std::vector<torch::Tensor> per_layer = run(false);
-  const std::vector<torch::Tensor> at_once = run(true);
-  REQUIRE(at_once.size() == per_layer.size());
-  // The casts round alike: the same logits bit for bit.
-  CHECK(torch::equal(at_once[0], per_layer[0]));
-  // Every parameter's gradient in float32 and as large; the attention's backward pass adds in
-  // no fixed order, so the gradients agree to a few bf16 roundings, not bit for bit.
-  for (std::size_t i = 1; i < at_once.size(); ++i) {
-    INFO("parameter " << i - 1);
-    REQUIRE(at_once[i].scalar_type() == torch::kFloat);
-    REQUIRE(per_layer[i].abs().max().item<double>() > 0);
-    CHECK(relative_error(at_once[i], per_layer[i].to(torch::kDouble)) < 2e-2);
-  }
+    const gpuperf::ResidualNorm last = gpuperf::residual_layer_norm(
+        x, pending, gpt->ln_f->weight, gpt->ln_f->bias, gpt->ln_f->options.eps());
+    return gpuperf::linear_activation(last.normalized, gpt->wte->weight, {},
+                                      gpuperf::Activation::kNone);
+  });
 }
 
 TEST_CASE("Llama's weights cast in one kernel give the per-layer casts' logits and gradients",
@@ -855,42 +863,19 @@ TEST_CASE("Llama's weights cast in one kernel give the per-layer casts' logits a
   const auto cuda = torch::TensorOptions().device(torch::kCUDA);
   const torch::Tensor ids =
       torch::randint(0, o.vocabulary, {2, o.context}, cuda.dtype(torch::kLong));
-  const torch::Tensor weights = torch::randn({2, o.context, o.vocabulary}, cuda);
-  const auto run = [&](bool whole) {
-    llama->zero_grad();
-    torch::Tensor logits;
-    {
-      gpuperf::AutocastGuard autocast(torch::kCUDA, torch::kBFloat16);
-      if (whole) {
-        logits = llama->forward(ids);
-      } else {
-        torch::Tensor x = llama->tok_embeddings(ids);
-        torch::Tensor pending;
-        for (const auto& block : *llama->blocks) {
-          std::tie(x, pending) = block->as<gpuperf::LlamaBlockImpl>()->forward_pending(
-              x, pending, llama->rope_cos, llama->rope_sin);
-        }
-        const torch::Tensor last =
-            gpuperf::residual_rms_norm(x, pending, llama->norm, o.norm_eps).normalized;
-        logits = gpuperf::linear_activation(last, llama->tok_embeddings->weight, {},
-                                            gpuperf::Activation::kNone);
-      }
+  check_one_kernel_casts(*llama, ids, o.vocabulary, [&](bool whole) {
+    if (whole) return llama->forward(ids);
+    torch::Tensor x = llama->tok_embeddings(ids);
+    torch::Tensor pending;
+    for (const auto& block : *llama->blocks) {
+      std::tie(x, pending) = block->as<gpuperf::LlamaBlockImpl>()->forward_pending(
+          x, pending, llama->rope_cos, llama->rope_sin);
     }
-    (logits.to(torch::kFloat) * weights).sum().backward();
-    std::vector<torch::Tensor> out{logits.detach().clone()};
-    for (const auto& p : llama->parameters()) out.push_back(p.grad().clone());
-    return out;
-  };
-  const std::vector<torch::Tensor> per_layer = run(false);
-  const std::vector<torch::Tensor> at_once = run(true);
-  REQUIRE(at_once.size() == per_layer.size());
-  CHECK(torch::equal(at_once[0], per_layer[0]));
-  for (std::size_t i = 1; i < at_once.size(); ++i) {
-    INFO("parameter " << i - 1);
-    REQUIRE(at_once[i].scalar_type() == torch::kFloat);
-    REQUIRE(per_layer[i].abs().max().item<double>() > 0);
-    CHECK(relative_error(at_once[i], per_layer[i].to(torch::kDouble)) < 2e-2);
-  }
+    const torch::Tensor last =
+        gpuperf::residual_rms_norm(x, pending, llama->norm, o.norm_eps).normalized;
+    return gpuperf::linear_activation(last, llama->tok_embeddings->weight, {},
+                                      gpuperf::Activation::kNone);
+  });
 }
 
 TEST_CASE("linear_activation's kernels, with a bias (and GELU) and without, match fp64",

@@ -82,6 +82,28 @@ bool cast_as(const torch::Tensor& cast, const torch::Tensor& parameter, c10::Sca
          cast.device() == parameter.device() && cast.is_contiguous();
 }
 
+// Scratch for one cuBLASLt product (gemm_epilogue.h), on `like`'s device.
+torch::Tensor gemm_workspace(const torch::Tensor& like) {
+  return torch::empty({static_cast<std::int64_t>(detail::kGemmWorkspaceBytes)},
+                      like.options().dtype(torch::kByte));
+}
+
+// What a cuBLASLt product gives back: its two results, none where it does not apply (the caller
+// takes ATen's or gpuperf's own path), or an Error naming `what` and cuBLASLt's status.
+std::pair<torch::Tensor, torch::Tensor> product_results(detail::GemmOutcome outcome, int status,
+                                                        const char* what, torch::Tensor first,
+                                                        torch::Tensor second) {
+  switch (outcome) {
+    case detail::GemmOutcome::kDone:
+      return {std::move(first), std::move(second)};
+    case detail::GemmOutcome::kUnsupported:
+      return {};
+    default:
+      throw Error(std::string(what) + ": cuBLASLt's matrix product failed (cublasStatus_t " +
+                  std::to_string(status) + ")");
+  }
+}
+
 // gelu_tanh(x w^T + b) and its input from one cuBLASLt call (gemm_epilogue.h), for 16-bit x, w
 // and b of one dtype; two undefined tensors where that does not apply (float32, widths not
 // multiples of 8, misaligned, no cuBLASLt algorithm): then ATen's linear and gelu run.
@@ -107,21 +129,12 @@ std::pair<torch::Tensor, torch::Tensor> linear_gelu_epilogue(const torch::Tensor
   sizes.back() = out;
   torch::Tensor y = torch::empty(sizes, x.options());
   torch::Tensor pre = torch::empty(sizes, x.options());
-  const torch::Tensor workspace = torch::empty(
-      {static_cast<std::int64_t>(detail::kGemmWorkspaceBytes)}, x.options().dtype(torch::kByte));
   int status = 0;
-  switch (detail::linear_gelu(detail::nhwc_dtype(t), x2.data_ptr(), wc.data_ptr(), bc.data_ptr(),
-                              x2.size(0), static_cast<int>(in), static_cast<int>(out), y.data_ptr(),
-                              pre.data_ptr(), workspace.data_ptr(),
-                              at::cuda::getCurrentCUDAStream(), &status)) {
-    case detail::GemmOutcome::kDone:
-      return {y, pre};
-    case detail::GemmOutcome::kUnsupported:
-      return {};
-    default:
-      throw Error("linear layer + GELU: cuBLASLt's matrix product failed (cublasStatus_t " +
-                  std::to_string(status) + ")");
-  }
+  const detail::GemmOutcome outcome = detail::linear_gelu(
+      detail::nhwc_dtype(t), x2.data_ptr(), wc.data_ptr(), bc.data_ptr(), x2.size(0),
+      static_cast<int>(in), static_cast<int>(out), y.data_ptr(), pre.data_ptr(),
+      gemm_workspace(x).data_ptr(), at::cuda::getCurrentCUDAStream(), &status);
+  return product_results(outcome, status, "linear layer + GELU", y, pre);
 }
 
 // The float32 weight and bias gradients of a linear layer from x2 [rows, in] and g [rows, out]
@@ -143,21 +156,12 @@ std::pair<torch::Tensor, torch::Tensor> weight_and_bias_gradient(const torch::Te
   const auto floats = g.options().dtype(torch::kFloat);
   torch::Tensor grad_weight = torch::empty({out, in}, floats);
   torch::Tensor grad_bias = torch::empty({out}, floats);
-  const torch::Tensor workspace = torch::empty(
-      {static_cast<std::int64_t>(detail::kGemmWorkspaceBytes)}, g.options().dtype(torch::kByte));
   int status = 0;
-  switch (detail::weight_and_bias_gradient(
+  const detail::GemmOutcome outcome = detail::weight_and_bias_gradient(
       detail::nhwc_dtype(t), xc.data_ptr(), g.data_ptr(), xc.size(0), static_cast<int>(in),
       static_cast<int>(out), grad_weight.data_ptr<float>(), grad_bias.data_ptr<float>(),
-      workspace.data_ptr(), at::cuda::getCurrentCUDAStream(), &status)) {
-    case detail::GemmOutcome::kDone:
-      return {grad_weight, grad_bias};
-    case detail::GemmOutcome::kUnsupported:
-      return {};
-    default:
-      throw Error("linear layer gradients: cuBLASLt's matrix product failed (cublasStatus_t " +
-                  std::to_string(status) + ")");
-  }
+      gemm_workspace(g).data_ptr(), at::cuda::getCurrentCUDAStream(), &status);
+  return product_results(outcome, status, "linear layer gradients", grad_weight, grad_bias);
 }
 
 // gpuperf's bias kernel on g [rows, out] (16-bit, contiguous, aligned): the column sums in
@@ -291,22 +295,13 @@ std::pair<torch::Tensor, torch::Tensor> gelu_input_gradient(const torch::Tensor&
   if (!detail::aligned16(wc) || !detail::aligned16(pre2) || !detail::aligned16(g)) return {};
   torch::Tensor grad_pre = torch::empty({g.size(0), hidden}, g.options());
   torch::Tensor grad_bias = torch::empty({hidden}, g.options().dtype(torch::kFloat));
-  const torch::Tensor workspace = torch::empty(
-      {static_cast<std::int64_t>(detail::kGemmWorkspaceBytes)}, g.options().dtype(torch::kByte));
   int status = 0;
-  switch (detail::gelu_input_gradient(detail::nhwc_dtype(t), g.data_ptr(), wc.data_ptr(),
-                                      pre2.data_ptr(), g.size(0), static_cast<int>(out),
-                                      static_cast<int>(hidden), grad_pre.data_ptr(),
-                                      grad_bias.data_ptr<float>(), workspace.data_ptr(),
-                                      at::cuda::getCurrentCUDAStream(), &status)) {
-    case detail::GemmOutcome::kDone:
-      return {grad_pre, grad_bias};
-    case detail::GemmOutcome::kUnsupported:
-      return {};
-    default:
-      throw Error("GELU layer gradients: cuBLASLt's matrix product failed (cublasStatus_t " +
-                  std::to_string(status) + ")");
-  }
+  const detail::GemmOutcome outcome = detail::gelu_input_gradient(
+      detail::nhwc_dtype(t), g.data_ptr(), wc.data_ptr(), pre2.data_ptr(), g.size(0),
+      static_cast<int>(out), static_cast<int>(hidden), grad_pre.data_ptr(),
+      grad_bias.data_ptr<float>(), gemm_workspace(g).data_ptr(), at::cuda::getCurrentCUDAStream(),
+      &status);
+  return product_results(outcome, status, "GELU layer gradients", grad_pre, grad_bias);
 }
 
 // Inputs x, w1, b1, w2, b2; output gelu_tanh(x w1^T + b1) w2^T + b2 in the compute dtype (GPT-2's
