@@ -316,7 +316,7 @@ GemmOutcome weight_and_bias_gradient(NhwcDtype dtype, const void* x, const void*
 
 GemmOutcome gelu_input_gradient(NhwcDtype dtype, const void* grad_out, const void* w,
                                 const void* pre, std::int64_t rows, int out, int hidden,
-                                void* grad_pre, float* grad_bias, void* workspace,
+                                void* grad_pre, void* grad_bias, bool float_bias, void* workspace,
                                 cudaStream_t stream, int* status) {
   *status = CUBLAS_STATUS_SUCCESS;
   if (dtype == NhwcDtype::kFloat || rows <= 0 || out % 8 != 0 || hidden % 8 != 0) {
@@ -336,7 +336,7 @@ GemmOutcome gelu_input_gradient(NhwcDtype dtype, const void* grad_out, const voi
   p.epilogue = CUBLASLT_EPILOGUE_DGELU_BGRAD;
   p.bias = grad_bias;
   p.bias_type = CUDA_R_32F;
-  p.set_bias_type = true;
+  p.set_bias_type = float_bias;    // else D's type, cuBLASLt's default
   p.aux = const_cast<void*>(pre);  // read: GELU's input
   p.aux_ld = hidden;
   return run(p, workspace, stream, status);

@@ -42,13 +42,13 @@ GemmOutcome linear_gelu(NhwcDtype dtype, const void* x, const void* w, const voi
 /// The gradient of GELU's input before a linear layer, from the gradient of that layer's output
 /// through its weight, GELU's gradient applied and the GELU layer's bias gradient summed in the
 /// product's epilogue (DGELU_BGRAD): grad_pre [rows, hidden] = (grad_out [rows, out] w [out,
-/// hidden]) x gelu_tanh'(pre [rows, hidden]) in `dtype`, grad_bias [hidden] float32 = the column
-/// sums of grad_pre. All of `dtype` (kHalf or kBFloat16) but grad_bias, row-major, 16-byte
-/// aligned, out and hidden multiples of 8. kUnsupported (nothing written) where cuBLASLt has no
-/// algorithm for it.
+/// hidden]) x gelu_tanh'(pre [rows, hidden]) in `dtype`, grad_bias [hidden] = the column sums of
+/// grad_pre, float32 with `float_bias`, else `dtype` (as PyTorch's autocast leaves a 16-bit
+/// layer's bias gradient). All of `dtype` but grad_bias, row-major, 16-byte aligned, out and
+/// hidden multiples of 8. kUnsupported (nothing written) where cuBLASLt has no algorithm for it.
 GemmOutcome gelu_input_gradient(NhwcDtype dtype, const void* grad_out, const void* w,
                                 const void* pre, std::int64_t rows, int out, int hidden,
-                                void* grad_pre, float* grad_bias, void* workspace,
+                                void* grad_pre, void* grad_bias, bool float_bias, void* workspace,
                                 cudaStream_t stream, int* status);
 
 GemmOutcome weight_and_bias_gradient(NhwcDtype dtype, const void* x, const void* grad_y,

@@ -279,7 +279,8 @@ struct LinearNode : public torch::autograd::Function<LinearNode> {
 // from the gradient of that linear layer's output g [rows, out] through its weight w2 [out,
 // hidden], GELU's gradient applied and the bias gradient summed in the product's epilogue
 // (cuBLASLt's DGELU_BGRAD, gemm_epilogue.h): grad_pre [rows, hidden] in g's dtype and the bias
-// gradient in float32. Two undefined tensors where that does not apply.
+// gradient as float32 (summed in float32 where cuBLASLt offers it, else rounded to g's dtype as
+// PyTorch's autocast rounds it). Two undefined tensors where that does not apply.
 std::pair<torch::Tensor, torch::Tensor> gelu_input_gradient(const torch::Tensor& g,
                                                             const torch::Tensor& w2,
                                                             const torch::Tensor& pre) {
@@ -294,14 +295,20 @@ std::pair<torch::Tensor, torch::Tensor> gelu_input_gradient(const torch::Tensor&
   const torch::Tensor pre2 = pre.reshape({-1, hidden}).contiguous();
   if (!detail::aligned16(wc) || !detail::aligned16(pre2) || !detail::aligned16(g)) return {};
   torch::Tensor grad_pre = torch::empty({g.size(0), hidden}, g.options());
-  torch::Tensor grad_bias = torch::empty({hidden}, g.options().dtype(torch::kFloat));
-  int status = 0;
-  const detail::GemmOutcome outcome = detail::gelu_input_gradient(
-      detail::nhwc_dtype(t), g.data_ptr(), wc.data_ptr(), pre2.data_ptr(), g.size(0),
-      static_cast<int>(out), static_cast<int>(hidden), grad_pre.data_ptr(),
-      grad_bias.data_ptr<float>(), gemm_workspace(g).data_ptr(), at::cuda::getCurrentCUDAStream(),
-      &status);
-  return product_results(outcome, status, "GELU layer gradients", grad_pre, grad_bias);
+  // The bias gradient in float32 where cuBLASLt writes it so, else in g's dtype and cast.
+  for (const bool float_bias : {true, false}) {
+    torch::Tensor grad_bias =
+        torch::empty({hidden}, float_bias ? g.options().dtype(torch::kFloat) : g.options());
+    int status = 0;
+    const detail::GemmOutcome outcome = detail::gelu_input_gradient(
+        detail::nhwc_dtype(t), g.data_ptr(), wc.data_ptr(), pre2.data_ptr(), g.size(0),
+        static_cast<int>(out), static_cast<int>(hidden), grad_pre.data_ptr(), grad_bias.data_ptr(),
+        float_bias, gemm_workspace(g).data_ptr(), at::cuda::getCurrentCUDAStream(), &status);
+    const auto results =
+        product_results(outcome, status, "GELU layer gradients", grad_pre, grad_bias);
+    if (results.first.defined()) return {results.first, results.second.to(torch::kFloat)};
+  }
+  return {};
 }
 
 // Inputs x, w1, b1, w2, b2; output gelu_tanh(x w1^T + b1) w2^T + b2 in the compute dtype (GPT-2's
