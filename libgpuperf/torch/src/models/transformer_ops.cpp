@@ -271,7 +271,8 @@ struct LinearNode : public torch::autograd::Function<LinearNode> {
     }
     const torch::Tensor grad_x =
         at::mm(grad_pre, wc).view(xc.sizes()).to(saved_dtype(ctx, "x_dtype"));
-    return {grad_x, grad_weight, grad_bias, torch::Tensor()};
+    // One entry per argument of forward(): the activation and the casts get none.
+    return {grad_x, grad_weight, grad_bias, torch::Tensor(), torch::Tensor()};
   }
 };
 
@@ -365,6 +366,7 @@ struct GeluMlpNode : public torch::autograd::Function<GeluMlpNode> {
         mm_as(grad_pre.t(), xc.reshape({-1, in}), saved_dtype(ctx, "w1_dtype"));
     const torch::Tensor grad_x =
         at::mm(grad_pre, w1c).view(xc.sizes()).to(saved_dtype(ctx, "x_dtype"));
+    // One entry per argument of forward(): the casts get none.
     return {grad_x,         grad_w1, grad_b1.to(saved_dtype(ctx, "b1_dtype")),
             grad_w2,        grad_b2, torch::Tensor(),
             torch::Tensor()};
