@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -145,8 +146,8 @@ struct LtProduct {
 };
 
 // The heuristic's algorithm per product (operations, types, shapes, epilogue, device and operand
-// alignments): asked once, where an eager step would ask at every call (a captured graph
-// replays without asking).
+// alignments), or none where it had none: asked once, where an eager step would ask at every
+// call (a captured graph replays without asking).
 using AlgoKey = std::vector<std::int64_t>;
 
 std::mutex& algo_mutex() {
@@ -154,8 +155,8 @@ std::mutex& algo_mutex() {
   return mutex;
 }
 
-std::map<AlgoKey, cublasLtMatmulAlgo_t>& algo_cache() {
-  static std::map<AlgoKey, cublasLtMatmulAlgo_t> cache;
+std::map<AlgoKey, std::optional<cublasLtMatmulAlgo_t>>& algo_cache() {
+  static std::map<AlgoKey, std::optional<cublasLtMatmulAlgo_t>> cache;
   return cache;
 }
 
@@ -213,7 +214,8 @@ GemmOutcome run(const LtProduct& p, void* workspace, cudaStream_t stream, int* s
     const std::lock_guard<std::mutex> lock(algo_mutex());
     const auto hit = algo_cache().find(key);
     if (hit != algo_cache().end()) {
-      algo = hit->second;
+      if (!hit->second) return GemmOutcome::kUnsupported;
+      algo = *hit->second;
       known = true;
     }
   }
@@ -232,13 +234,17 @@ GemmOutcome run(const LtProduct& p, void* workspace, cudaStream_t stream, int* s
     int found = 0;
     s = lt().heuristic(handle, desc.op, desc.a, desc.b, desc.d, desc.d, desc.preference, 1,
                        &heuristic, &found);
-    if (s != CUBLAS_STATUS_SUCCESS || found == 0) {
+    const bool none = s != CUBLAS_STATUS_SUCCESS || found == 0;
+    {
+      const std::lock_guard<std::mutex> lock(algo_mutex());
+      algo_cache().emplace(
+          key, none ? std::nullopt : std::optional<cublasLtMatmulAlgo_t>(heuristic.algo));
+    }
+    if (none) {
       *status = static_cast<int>(s);
       return GemmOutcome::kUnsupported;
     }
     algo = heuristic.algo;
-    const std::lock_guard<std::mutex> lock(algo_mutex());
-    algo_cache().emplace(key, algo);
   }
   const float alpha = 1.0f;
   const float beta = 0.0f;
