@@ -811,7 +811,7 @@ TEST_CASE("With an adaptive host share, threads that are ahead of the consumer t
   // batches start before any delivery; batch b >= 3 starts at delivery b - 1, after its rise.
   std::int64_t delivered = 0;
   std::int64_t host_slots = 0;
-  const std::int64_t total = 8 * 6;
+  const std::int64_t total = std::int64_t{8} * 6;  // two epochs of four batches of 6
   for (std::int64_t b = 0; b < 8; ++b) {
     // Three buffers: all three batches ahead at first, then two beside the one the consumer holds.
     const std::int64_t prepared =
