@@ -967,8 +967,9 @@ TEST_CASE("rotary_embedding's kernels match fp64 values and gradients", "[models
   }
 }
 
-TEST_CASE("linear_activation, swiglu and rotary_embedding are ATen's operations on the CPU",
-          "[models][lm]") {
+TEST_CASE(
+    "linear_activation, gelu_mlp, swiglu and rotary_embedding are ATen's operations on the CPU",
+    "[models][lm]") {
   torch::manual_seed(14);
   const torch::Tensor x = torch::randn({2, 5, 16});
   const torch::Tensor weight = torch::randn({24, 16});
@@ -978,6 +979,16 @@ TEST_CASE("linear_activation, swiglu and rotary_embedding are ATen's operations 
                      torch::linear(x, weight, bias)));
   CHECK(torch::equal(gpuperf::linear_activation(x, weight, bias, gpuperf::Activation::kGeluTanh),
                      torch::gelu(torch::linear(x, weight, bias), "tanh")));
+  // Without a bias (Llama's projections, the tied output layers).
+  CHECK(torch::equal(gpuperf::linear_activation(x, weight, {}, gpuperf::Activation::kNone),
+                     torch::linear(x, weight)));
+  // GPT-2's MLP: fc, GELU, proj.
+  const torch::Tensor weight2 = torch::randn({8, 24});
+  const torch::Tensor bias2 = torch::randn({8});
+  CHECK_FALSE(gpuperf::fused_gelu_mlp_applies(x, weight, bias, weight2, bias2));
+  CHECK(torch::equal(
+      gpuperf::gelu_mlp(x, weight, bias, weight2, bias2),
+      torch::linear(torch::gelu(torch::linear(x, weight, bias), "tanh"), weight2, bias2)));
   const torch::Tensor a = torch::randn({3, 8});
   const torch::Tensor b = torch::randn({3, 8});
   CHECK_FALSE(gpuperf::fused_swiglu_applies(a, b));
