@@ -944,7 +944,7 @@ TEST_CASE("a training run on CUDA steps on a side stream and leaves the caller's
   run.model = "simple";
   run.device = "cuda";
   run.batch_size = 64;
-  run.measure.warmup = 2;
+  run.measure.warmup = 4;  // the whole step in a CUDA graph: warm-up steps, then the capture
   run.measure.steps_per_window = 2;
   run.measure.windows = 2;
   run.telemetry = false;

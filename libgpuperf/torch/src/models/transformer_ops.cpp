@@ -213,10 +213,14 @@ c10::ScalarType saved_dtype(torch::autograd::AutogradContext* ctx, const char* k
 // and weight (what ATen's addmm keeps) and, with GELU, its input (what ATen's gelu keeps). With
 // GELU on 16-bit types the product, bias and GELU are one cuBLASLt call.
 struct LinearNode : public torch::autograd::Function<LinearNode> {
-  // `cast` (an opaque value to autograd, not an input: no gradient goes to it).
+  // `cast` (an opaque value to autograd, not an input: no gradient goes to it). `bias_or_none`:
+  // an optional, not an undefined tensor, where there is none (autograd refuses an undefined
+  // tensor among a node's inputs).
   static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x,
-                               const torch::Tensor& weight, const torch::Tensor& bias,
+                               const torch::Tensor& weight,
+                               const c10::optional<torch::Tensor>& bias_or_none,
                                Activation activation, const CastLinear& cast) {
+    const torch::Tensor bias = bias_or_none.has_value() ? *bias_or_none : torch::Tensor();
     const c10::ScalarType dtype = compute_dtype(x);
     const torch::Tensor xc = x.to(dtype);
     const bool with_bias = bias.defined();
@@ -474,7 +478,9 @@ torch::Tensor linear_activation(const torch::Tensor& x, const torch::Tensor& wei
                                 const CastLinear& cast) {
 #if GPUPERF_WITH_CUDA_KERNELS
   if (fused_linear_applies(x, weight, bias)) {
-    return LinearNode::apply(x, weight, bias, activation, cast);
+    const c10::optional<torch::Tensor> bias_or_none =
+        bias.defined() ? c10::optional<torch::Tensor>(bias) : c10::nullopt;
+    return LinearNode::apply(x, weight, bias_or_none, activation, cast);
   }
 #else
   (void)cast;

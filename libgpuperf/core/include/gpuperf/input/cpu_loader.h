@@ -80,8 +80,10 @@ struct CpuLoaderOptions {
   /// batches started from then on (next_host_slots()): fewer slots for the threads when next()
   /// had to wait for the batch, more when a thread found no batch to start since the previous
   /// delivery. The threads then decode as much of each batch as keeps the consumer fed, and the
-  /// GPU decoder the rest. Which slots the threads decode then depends on timing, so a pixel may
-  /// differ by the decoders' few levels between runs (the files, crops and labels do not).
+  /// GPU decoder the rest. Which slots the threads decode then depends on timing: a pixel may
+  /// differ by the decoders' few levels between runs, and a file that only the GPU path decodes
+  /// (damaged scan data past the crop) may be replaced on the host by the next good file, label
+  /// and all. Crops and flips stay a function of the seed.
   bool adaptive_host_share = false;
   HostAllocator allocator = HostAllocator::aligned();  ///< the batch buffers
   int max_reported_skips = 16;  ///< skipped files listed in the stats (the count is complete)

@@ -61,7 +61,8 @@ struct ImageFolderBatchOptions {
   /// pace of the threads and of the GPU's decoder (CpuLoaderOptions::adaptive_host_share): the
   /// threads decode as much of each batch as keeps the GPU's decoder fed. Which samples the
   /// threads decode then depends on timing (a pixel may differ by the decoders' few levels
-  /// between runs; files, crops and labels do not). With decode kCpu: refused.
+  /// between runs, and a file only the GPU path decodes may be replaced by the next good file on
+  /// the host: CpuLoaderOptions::adaptive_host_share). With decode kCpu: refused.
   bool adaptive_host_share = false;
   /// CPU decoding at 1/2, 1/4 or 1/8 size where the crop allows (ImageTransformOptions::
   /// dct_scaling): faster, a few levels from PIL's pixels; false: PIL's pixels exactly.
