@@ -7,17 +7,17 @@
 #                                 JPEGs; then single runs at other shares
 #   bash tmp-call.sh lm           GPT-2 124M step profile, side by side with torch.compile
 set -uo pipefail
+mode=${1:-tests}
 source .deps/env.sh
 mkdir -p "$OUT/logs"
 start=$(date +%s)
 left() { echo $(( ${DEADLINE:-585} - ($(date +%s) - start) )); }
 cap() { local l; l=$(left); [ "$l" -lt "$1" ] && echo "$l" || echo "$1"; }
-finish() { tar czf "$OUT/logs.tgz" -C "$OUT" logs; rm -rf "$OUT/logs"; }
+finish() { tar czf "$OUT/logs-${1:-$mode}.tgz" -C "$OUT" logs; rm -rf "$OUT/logs"; }
 build() {
   { [ -f build-gpu/build.ninja ] || cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release; } &&
     cmake --build build-gpu -j16 "$@"
 }
-mode=${1:-tests}
 if [ "$mode" = tests ]; then
   build >"$OUT/logs/build.log" 2>&1 || { grep -B2 -A12 "error" "$OUT/logs/build.log" | head -100; finish; exit 1; }
   echo "built after $(( $(date +%s) - start )) s"
@@ -67,6 +67,7 @@ if [ "$mode" = lm ]; then
     --batch-size 4 --top 30 >"$OUT/logs/llama_profile.txt" 2>&1
   rm -f "$OUT/logs/llama_trace.json"
   head -12 "$OUT/logs/llama_profile.txt"
+  [ "${SIDE:-1}" = 1 ] || { finish; exit 0; }
   echo "== gpt2 side by side ($(left) s left)"
   LM_PEER_VARIANTS="compile" timeout "$(cap 300)" \
     benchmarks/lm_side_by_side.sh build-gpu "$OUT/logs/lm" 2 gpt2 >"$OUT/logs/lm.txt" 2>&1
