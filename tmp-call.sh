@@ -21,7 +21,7 @@ build() {
 if [ "$mode" = tests ]; then
   build >"$OUT/logs/build.log" 2>&1 || { grep -B2 -A12 "error" "$OUT/logs/build.log" | head -100; finish; exit 1; }
   echo "built after $(( $(date +%s) - start )) s"
-  timeout "$(cap 300)" ctest --test-dir build-gpu -L '^gpu$' -j4 --output-on-failure >"$OUT/logs/ctest-gpu.txt" 2>&1
+  timeout "$(cap 300)" ctest --test-dir build-gpu -L '^gpu$' -R "${TESTS_REGEX:-.}" -j4 --output-on-failure >"$OUT/logs/ctest-gpu.txt" 2>&1
   echo "ctest rc=$?"; grep -E "tests passed|FAILED|Failed|\(Failed\)" "$OUT/logs/ctest-gpu.txt" | head -20
 fi
 if [ "$mode" = ab ]; then
@@ -60,8 +60,8 @@ if [ "$mode" = lm ]; then
     --batch-size 16 --top 30 >"$OUT/logs/gpuperf_profile.txt" 2>&1
   rm -f "$OUT/logs/gpuperf_trace.json"
   head -40 "$OUT/logs/gpuperf_profile.txt"
-  timeout "$(cap 90)" ./build-gpu/apps/lm_benchmark --model llama-1b --batch-size 4 --seq-len 2048 \
-    --warmup 3 --steps-per-window 5 --windows 1 --quiet --json '' \
+  [ "${LLAMA:-1}" = 1 ] && timeout "$(cap 90)" ./build-gpu/apps/lm_benchmark --model llama-1b --batch-size 4 --seq-len 2048 \
+    --warmup 5 --steps-per-window 5 --windows 1 --quiet --json '' \
     --kernel-trace "$OUT/logs/llama_trace.json" >"$OUT/logs/llama_profile_run.txt" 2>&1
   python3 benchmarks/python/profile_step.py --trace "$OUT/logs/llama_trace.json" --steps 5 \
     --batch-size 4 --top 30 >"$OUT/logs/llama_profile.txt" 2>&1

@@ -712,73 +712,7 @@ void check_one_kernel_casts(torch::nn::Module& model, const torch::Tensor& ids,
   }
 }
 
-// gelu_mlp() on CUDA under `dtype` (autocast; float32: off) against gelu_tanh(x w1^T + b1)
-// w2^T + b2 in float64 from the same rounded inputs: values and the gradients of all five inputs.
-void check_gelu_mlp(torch::ScalarType dtype, std::vector<std::int64_t> shape, std::int64_t hidden,
-                    std::int64_t out) {
-  const auto on = torch::TensorOptions().device(torch::kCUDA);
-  const std::int64_t in = shape.back();
-  const torch::Tensor x = torch::randn(shape, on).to(dtype).requires_grad_(true);
-  const torch::Tensor w1 =
-      (torch::randn({hidden, in}, on) / std::sqrt(static_cast<double>(in))).requires_grad_(true);
-  const torch::Tensor b1 = torch::randn({hidden}, on).requires_grad_(true);
-  const torch::Tensor w2 =
-      (torch::randn({out, hidden}, on) / std::sqrt(static_cast<double>(hidden)))
-          .requires_grad_(true);
-  const torch::Tensor b2 = torch::randn({out}, on).requires_grad_(true);
-  std::vector<std::int64_t> out_shape = shape;
-  out_shape.back() = out;
-  const torch::Tensor grad_y = torch::randn(out_shape, on).to(dtype).to(torch::kFloat);
-  torch::Tensor y;
-  {
-    gpuperf::AutocastGuard autocast(torch::kCUDA, dtype == torch::kFloat ? torch::kBFloat16 : dtype,
-                                    dtype != torch::kFloat);
-    REQUIRE(gpuperf::fused_gelu_mlp_applies(x, w1, b1, w2, b2));
-    y = gpuperf::gelu_mlp(x, w1, b1, w2, b2);
-  }
-  REQUIRE(y.scalar_type() == dtype);
-  (y.to(torch::kFloat) * grad_y).sum().backward();
-  for (const torch::Tensor* p : {&w1, &b1, &w2, &b2})
-    REQUIRE(p->grad().scalar_type() == torch::kFloat);
-  const auto rounded = [&](const torch::Tensor& t) {
-    return t.detach().to(dtype).to(torch::kDouble).requires_grad_(true);
-  };
-  const torch::Tensor x64 = f64(x);
-  const torch::Tensor w1_64 = rounded(w1);
-  const torch::Tensor b1_64 = rounded(b1);
-  const torch::Tensor w2_64 = rounded(w2);
-  const torch::Tensor b2_64 = rounded(b2);
-  const torch::Tensor y64 =
-      torch::linear(torch::gelu(torch::linear(x64, w1_64, b1_64), "tanh"), w2_64, b2_64);
-  (y64 * grad_y.to(torch::kDouble)).sum().backward();
-  // Two products and GELU's output rounded to `dtype` between them, and the gradients through
-  // both: a few more roundings than one linear layer.
-  const double tolerance = dtype == torch::kFloat ? 1e-5 : 8 * rounded_once(dtype);
-  CHECK(relative_error(y, y64) < tolerance);
-  CHECK(relative_error(x.grad(), x64.grad()) < tolerance);
-  CHECK(relative_error(w1.grad(), w1_64.grad()) < tolerance);
-  CHECK(relative_error(b1.grad(), b1_64.grad()) < tolerance);
-  CHECK(relative_error(w2.grad(), w2_64.grad()) < tolerance);
-  CHECK(relative_error(b2.grad(), b2_64.grad()) < tolerance);
-}
-
 }  // namespace
-
-TEST_CASE("gelu_mlp's one node matches fp64 values and gradients", "[models][lm][gpu]") {
-  GPUPERF_REQUIRE_GPU();
-  torch::manual_seed(12);
-  for (const auto dtype : {torch::kBFloat16, torch::kHalf, torch::kFloat}) {
-    // GPT-2's MLP; widths past one block of columns but not multiples of it; more rows than the
-    // bias kernel's parts x 8.
-    for (const auto& [shape, hidden, out] :
-         std::vector<std::tuple<std::vector<std::int64_t>, std::int64_t, std::int64_t>>{
-             {{3, 37, 768}, 3072, 768}, {{2, 9, 64}, 264, 40}, {{4, 600, 64}, 128, 64}}) {
-      INFO("dtype " << c10::toString(dtype) << ", in " << shape.back() << ", hidden " << hidden
-                    << ", out " << out);
-      check_gelu_mlp(dtype, shape, hidden, out);
-    }
-  }
-}
 
 TEST_CASE("linear_activation's GELU is the tanh form GPT-2 uses, not the erf form",
           "[models][lm][gpu]") {
@@ -967,9 +901,8 @@ TEST_CASE("rotary_embedding's kernels match fp64 values and gradients", "[models
   }
 }
 
-TEST_CASE(
-    "linear_activation, gelu_mlp, swiglu and rotary_embedding are ATen's operations on the CPU",
-    "[models][lm]") {
+TEST_CASE("linear_activation, swiglu and rotary_embedding are ATen's operations on the CPU",
+          "[models][lm]") {
   torch::manual_seed(14);
   const torch::Tensor x = torch::randn({2, 5, 16});
   const torch::Tensor weight = torch::randn({24, 16});
@@ -982,13 +915,6 @@ TEST_CASE(
   // Without a bias (Llama's projections, the tied output layers).
   CHECK(torch::equal(gpuperf::linear_activation(x, weight, {}, gpuperf::Activation::kNone),
                      torch::linear(x, weight)));
-  // GPT-2's MLP: fc, GELU, proj.
-  const torch::Tensor weight2 = torch::randn({8, 24});
-  const torch::Tensor bias2 = torch::randn({8});
-  CHECK_FALSE(gpuperf::fused_gelu_mlp_applies(x, weight, bias, weight2, bias2));
-  CHECK(torch::equal(
-      gpuperf::gelu_mlp(x, weight, bias, weight2, bias2),
-      torch::linear(torch::gelu(torch::linear(x, weight, bias), "tanh"), weight2, bias2)));
   const torch::Tensor a = torch::randn({3, 8});
   const torch::Tensor b = torch::randn({3, 8});
   CHECK_FALSE(gpuperf::fused_swiglu_applies(a, b));

@@ -1,5 +1,4 @@
-// linear_gelu(), gelu_input_gradient() and weight_and_bias_gradient() (gemm_epilogue.h): one
-// cublasLtMatmul each, with the GELU_AUX_BIAS, DGELU_BGRAD and BGRADB epilogues. cuBLASLt is
+// linear_gelu() (gemm_epilogue.h): one cublasLtMatmul with the GELU_AUX_BIAS epilogue. cuBLASLt is
 // reached through the copy LibTorch loaded (dlopen with RTLD_NOLOAD first): linking the toolkit's
 // own copy would put a second cuBLAS of the same soname in front of LibTorch's.
 
@@ -290,61 +289,6 @@ GemmOutcome linear_gelu(NhwcDtype dtype, const void* x, const void* w, const voi
   p.bias = b;
   p.aux = pre;
   p.aux_ld = out;
-  return run(p, workspace, stream, status);
-}
-
-GemmOutcome weight_and_bias_gradient(NhwcDtype dtype, const void* x, const void* grad_y,
-                                     std::int64_t rows, int in, int out, float* grad_weight,
-                                     float* grad_bias, void* workspace, cudaStream_t stream,
-                                     int* status) {
-  *status = CUBLAS_STATUS_SUCCESS;
-  if (dtype == NhwcDtype::kFloat || rows <= 0 || in % 8 != 0 || out % 8 != 0) {
-    return GemmOutcome::kUnsupported;
-  }
-  const cudaDataType_t type = lt_type(dtype);
-  const auto n = static_cast<std::uint64_t>(rows);
-  // Column-major terms: D [in x out] (grad_weight row-major [out x in]) = X [in x rows] (x
-  // row-major) times dY^T, dY [out x rows] (grad_y row-major) read transposed; k = rows. The
-  // bias gradient, one value per column of D, sums B over k (BGRADB): grad_y's columns.
-  LtProduct p;
-  p.trans_a = CUBLAS_OP_N;
-  p.trans_b = CUBLAS_OP_T;
-  p.a = {type, static_cast<std::uint64_t>(in), n, in, x};
-  p.b = {type, static_cast<std::uint64_t>(out), n, out, grad_y};
-  p.d = {CUDA_R_32F, static_cast<std::uint64_t>(in), static_cast<std::uint64_t>(out), in,
-         grad_weight};
-  p.epilogue = CUBLASLT_EPILOGUE_BGRADB;
-  p.bias = grad_bias;
-  p.bias_type = CUDA_R_32F;
-  p.set_bias_type = true;
-  return run(p, workspace, stream, status);
-}
-
-GemmOutcome gelu_input_gradient(NhwcDtype dtype, const void* grad_out, const void* w,
-                                const void* pre, std::int64_t rows, int out, int hidden,
-                                void* grad_pre, void* grad_bias, bool float_bias, void* workspace,
-                                cudaStream_t stream, int* status) {
-  *status = CUBLAS_STATUS_SUCCESS;
-  if (dtype == NhwcDtype::kFloat || rows <= 0 || out % 8 != 0 || hidden % 8 != 0) {
-    return GemmOutcome::kUnsupported;
-  }
-  const cudaDataType_t type = lt_type(dtype);
-  const auto n = static_cast<std::uint64_t>(rows);
-  // Column-major terms: D [hidden x rows] (grad_pre row-major) = W [hidden x out] (w row-major
-  // [out x hidden]) times G [out x rows] (grad_out row-major); k = out. GELU's input has D's
-  // shape; the bias gradient, one value per row of D, sums over n (the rows of grad_pre).
-  LtProduct p;
-  p.trans_a = CUBLAS_OP_N;
-  p.trans_b = CUBLAS_OP_N;
-  p.a = {type, static_cast<std::uint64_t>(hidden), static_cast<std::uint64_t>(out), hidden, w};
-  p.b = {type, static_cast<std::uint64_t>(out), n, out, grad_out};
-  p.d = {type, static_cast<std::uint64_t>(hidden), n, hidden, grad_pre};
-  p.epilogue = CUBLASLT_EPILOGUE_DGELU_BGRAD;
-  p.bias = grad_bias;
-  p.bias_type = CUDA_R_32F;
-  p.set_bias_type = float_bias;    // else D's type, cuBLASLt's default
-  p.aux = const_cast<void*>(pre);  // read: GELU's input
-  p.aux_ld = hidden;
   return run(p, workspace, stream, status);
 }
 

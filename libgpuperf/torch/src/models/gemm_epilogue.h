@@ -1,6 +1,5 @@
 #pragma once
-// cuBLASLt products with epilogues (models/transformer_ops.cpp checks the tensors). A linear layer
-// and its GELU in one cuBLASLt matrix product (models/transformer_ops.cpp checks
+// A linear layer and its GELU in one cuBLASLt matrix product (models/transformer_ops.cpp checks
 // the tensors): y = gelu_tanh(x w^T + b), with the GELU's input kept for the backward pass, where
 // ATen's linear and gelu write the product and then read it back in a second kernel (GPT-2's
 // MLP: 12 such kernels, 0.74 ms of a 124M step on an H200). cuBLASLt's GELU epilogue is the tanh
@@ -33,27 +32,5 @@ enum class GemmOutcome {
 GemmOutcome linear_gelu(NhwcDtype dtype, const void* x, const void* w, const void* b,
                         std::int64_t rows, int in, int out, void* y, void* pre, void* workspace,
                         cudaStream_t stream, int* status);
-
-/// A linear layer's weight and bias gradients from one cuBLASLt product with the BGRADB
-/// epilogue: grad_weight [out, in] = grad_y^T x and grad_bias [out] = the column sums of grad_y,
-/// both float32, where a separate reduction kernel read grad_y again for the bias. x [rows, in]
-/// and grad_y [rows, out] of `dtype` (kHalf or kBFloat16), row-major, 16-byte aligned, in and
-/// out multiples of 8. kUnsupported (nothing written) where cuBLASLt has no algorithm for it.
-/// The gradient of GELU's input before a linear layer, from the gradient of that layer's output
-/// through its weight, GELU's gradient applied and the GELU layer's bias gradient summed in the
-/// product's epilogue (DGELU_BGRAD): grad_pre [rows, hidden] = (grad_out [rows, out] w [out,
-/// hidden]) x gelu_tanh'(pre [rows, hidden]) in `dtype`, grad_bias [hidden] = the column sums of
-/// grad_pre, float32 with `float_bias`, else `dtype` (as PyTorch's autocast leaves a 16-bit
-/// layer's bias gradient). All of `dtype` but grad_bias, row-major, 16-byte aligned, out and
-/// hidden multiples of 8. kUnsupported (nothing written) where cuBLASLt has no algorithm for it.
-GemmOutcome gelu_input_gradient(NhwcDtype dtype, const void* grad_out, const void* w,
-                                const void* pre, std::int64_t rows, int out, int hidden,
-                                void* grad_pre, void* grad_bias, bool float_bias, void* workspace,
-                                cudaStream_t stream, int* status);
-
-GemmOutcome weight_and_bias_gradient(NhwcDtype dtype, const void* x, const void* grad_y,
-                                     std::int64_t rows, int in, int out, float* grad_weight,
-                                     float* grad_bias, void* workspace, cudaStream_t stream,
-                                     int* status);
 
 }  // namespace gpuperf::detail

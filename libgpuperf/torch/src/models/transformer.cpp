@@ -333,11 +333,8 @@ std::pair<torch::Tensor, torch::Tensor> GptBlockImpl::forward_pending(const torc
   const ResidualNorm mid =
       residual_layer_norm(in.sum, with_bias(attn_proj, merge_heads(y), Activation::kNone, part(1)),
                           ln_2->weight, ln_2->bias, ln_2->options.eps());
-  const auto cast_of = [](const torch::Tensor* pair) {
-    return pair != nullptr ? CastLinear{pair[0], pair[1]} : CastLinear{};
-  };
-  return {mid.sum, gelu_mlp(mid.normalized, c_fc->weight, c_fc->bias, mlp_proj->weight,
-                            mlp_proj->bias, cast_of(part(2)), cast_of(part(3)))};
+  const torch::Tensor gelu = with_bias(c_fc, mid.normalized, Activation::kGeluTanh, part(2));
+  return {mid.sum, with_bias(mlp_proj, gelu, Activation::kNone, part(3))};
 }
 
 std::vector<torch::Tensor> GptBlockImpl::linear_parameters() const {

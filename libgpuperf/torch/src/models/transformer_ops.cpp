@@ -137,33 +137,6 @@ std::pair<torch::Tensor, torch::Tensor> linear_gelu_epilogue(const torch::Tensor
   return product_results(outcome, status, "linear layer + GELU", y, pre);
 }
 
-// The float32 weight and bias gradients of a linear layer from x2 [rows, in] and g [rows, out]
-// (16-bit, one dtype) in one cuBLASLt product (gemm_epilogue.h); two undefined tensors where that
-// does not apply (the weight not float32, 16-bit types absent, widths not multiples of 8,
-// misaligned, no algorithm): then the GEMM and gpuperf's bias kernels run.
-std::pair<torch::Tensor, torch::Tensor> weight_and_bias_gradient(const torch::Tensor& x2,
-                                                                 const torch::Tensor& g,
-                                                                 c10::ScalarType weight_dtype) {
-  const c10::ScalarType t = g.scalar_type();
-  if (weight_dtype != torch::kFloat || (t != torch::kHalf && t != torch::kBFloat16) ||
-      x2.scalar_type() != t || x2.size(1) % 8 != 0 || g.size(1) % 8 != 0 || x2.size(0) == 0) {
-    return {};
-  }
-  const torch::Tensor xc = x2.contiguous();
-  if (!detail::aligned16(xc) || !detail::aligned16(g) || !g.is_contiguous()) return {};
-  const std::int64_t in = xc.size(1);
-  const std::int64_t out = g.size(1);
-  const auto floats = g.options().dtype(torch::kFloat);
-  torch::Tensor grad_weight = torch::empty({out, in}, floats);
-  torch::Tensor grad_bias = torch::empty({out}, floats);
-  int status = 0;
-  const detail::GemmOutcome outcome = detail::weight_and_bias_gradient(
-      detail::nhwc_dtype(t), xc.data_ptr(), g.data_ptr(), xc.size(0), static_cast<int>(in),
-      static_cast<int>(out), grad_weight.data_ptr<float>(), grad_bias.data_ptr<float>(),
-      gemm_workspace(g).data_ptr(), at::cuda::getCurrentCUDAStream(), &status);
-  return product_results(outcome, status, "linear layer gradients", grad_weight, grad_bias);
-}
-
 // gpuperf's bias kernel on g [rows, out] (16-bit, contiguous, aligned): the column sums in
 // float32 (a fixed order), and with `pre` (GELU's input, g's shape) first GELU's gradient
 // g x gelu_tanh'(pre), written as grad_pre and summed; without `pre`, grad_pre is g.
@@ -184,19 +157,17 @@ std::pair<torch::Tensor, torch::Tensor> bias_kernel_gradients(const torch::Tenso
 
 // A linear layer's weight gradient (in `weight_dtype`) and, given `bias_dtype`, its bias gradient
 // (in that dtype), from its input x2 [rows, in] and the gradient of its output g [rows, out]
-// (both in the compute dtype): one cuBLASLt product where it applies, else the GEMM (the weight
-// gradient written in `weight_dtype` by it where LibTorch can: no cast kernel after it) and
-// gpuperf's bias kernel.
+// (both in the compute dtype): the GEMM (the weight gradient written in `weight_dtype` by it
+// where LibTorch can: no cast kernel after it) and gpuperf's bias kernel. (cuBLASLt's BGRADB
+// epilogue, which sums the bias gradient in the weight gradient's product, ran a separate
+// kernel of its own on the H200: 36 launches, 0.78 ms a GPT-2 124M step against this kernel's
+// 0.54 ms: docs/results/2026-12-05-h200-lm-epilogues.)
 std::pair<torch::Tensor, torch::Tensor> parameter_gradients(
     const torch::Tensor& x2, const torch::Tensor& g, c10::ScalarType weight_dtype,
     std::optional<c10::ScalarType> bias_dtype) {
-  if (!bias_dtype) return {mm_as(g.t(), x2, weight_dtype), torch::Tensor()};
-  auto [grad_weight, grad_bias] = weight_and_bias_gradient(x2, g, weight_dtype);
-  if (!grad_weight.defined()) {
-    grad_weight = mm_as(g.t(), x2, weight_dtype);
-    grad_bias = bias_kernel_gradients(g, torch::Tensor()).second;
-  }
-  return {grad_weight, grad_bias.to(*bias_dtype)};
+  const torch::Tensor grad_weight = mm_as(g.t(), x2, weight_dtype);
+  if (!bias_dtype) return {grad_weight, torch::Tensor()};
+  return {grad_weight, bias_kernel_gradients(g, torch::Tensor()).second.to(*bias_dtype)};
 }
 
 // grads[0] as the compute dtype's [rows, out] matrix, contiguous and 16-byte aligned.
@@ -277,103 +248,6 @@ struct LinearNode : public torch::autograd::Function<LinearNode> {
         at::mm(grad_pre, wc).view(xc.sizes()).to(saved_dtype(ctx, "x_dtype"));
     // One entry per argument of forward(): the activation and the casts get none.
     return {grad_x, grad_weight, grad_bias, torch::Tensor(), torch::Tensor()};
-  }
-};
-
-// The gradient of the input of GELU before a linear layer, and the GELU layer's bias gradient,
-// from the gradient of that linear layer's output g [rows, out] through its weight w2 [out,
-// hidden], GELU's gradient applied and the bias gradient summed in the product's epilogue
-// (cuBLASLt's DGELU_BGRAD, gemm_epilogue.h): grad_pre [rows, hidden] in g's dtype and the bias
-// gradient as float32 (summed in float32 where cuBLASLt offers it, else rounded to g's dtype as
-// PyTorch's autocast rounds it). Two undefined tensors where that does not apply.
-std::pair<torch::Tensor, torch::Tensor> gelu_input_gradient(const torch::Tensor& g,
-                                                            const torch::Tensor& w2,
-                                                            const torch::Tensor& pre) {
-  const c10::ScalarType t = g.scalar_type();
-  const std::int64_t out = w2.size(0);
-  const std::int64_t hidden = w2.size(1);
-  if ((t != torch::kHalf && t != torch::kBFloat16) || w2.scalar_type() != t ||
-      pre.scalar_type() != t || out % 8 != 0 || hidden % 8 != 0 || g.size(0) == 0) {
-    return {};
-  }
-  const torch::Tensor wc = w2.contiguous();
-  const torch::Tensor pre2 = pre.reshape({-1, hidden}).contiguous();
-  if (!detail::aligned16(wc) || !detail::aligned16(pre2) || !detail::aligned16(g)) return {};
-  torch::Tensor grad_pre = torch::empty({g.size(0), hidden}, g.options());
-  // The bias gradient in float32 where cuBLASLt writes it so, else in g's dtype and cast.
-  for (const bool float_bias : {true, false}) {
-    torch::Tensor grad_bias =
-        torch::empty({hidden}, float_bias ? g.options().dtype(torch::kFloat) : g.options());
-    int status = 0;
-    const detail::GemmOutcome outcome = detail::gelu_input_gradient(
-        detail::nhwc_dtype(t), g.data_ptr(), wc.data_ptr(), pre2.data_ptr(), g.size(0),
-        static_cast<int>(out), static_cast<int>(hidden), grad_pre.data_ptr(), grad_bias.data_ptr(),
-        float_bias, gemm_workspace(g).data_ptr(), at::cuda::getCurrentCUDAStream(), &status);
-    const auto results =
-        product_results(outcome, status, "GELU layer gradients", grad_pre, grad_bias);
-    if (results.first.defined()) return {results.first, results.second.to(torch::kFloat)};
-  }
-  return {};
-}
-
-// Inputs x, w1, b1, w2, b2; output gelu_tanh(x w1^T + b1) w2^T + b2 in the compute dtype (GPT-2's
-// MLP), the two linear layers as one node so that the backward pass can take GELU's gradient and
-// the first layer's bias gradient in the epilogue of the product through w2. Saves what the two
-// LinearNodes save: x, w1, GELU's input, its output, w2.
-struct GeluMlpNode : public torch::autograd::Function<GeluMlpNode> {
-  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x,
-                               const torch::Tensor& w1, const torch::Tensor& b1,
-                               const torch::Tensor& w2, const torch::Tensor& b2,
-                               const CastLinear& cast1, const CastLinear& cast2) {
-    const c10::ScalarType dtype = compute_dtype(x);
-    const torch::Tensor xc = x.to(dtype);
-    const bool fits1 = cast_as(cast1.weight, w1, dtype) && cast_as(cast1.bias, b1, dtype);
-    const bool fits2 = cast_as(cast2.weight, w2, dtype) && cast_as(cast2.bias, b2, dtype);
-    const torch::Tensor w1c = fits1 ? cast1.weight : w1.to(dtype);
-    const torch::Tensor b1c = fits1 ? cast1.bias : b1.to(dtype);
-    const torch::Tensor w2c = fits2 ? cast2.weight : w2.to(dtype);
-    const torch::Tensor b2c = fits2 ? cast2.bias : b2.to(dtype);
-    auto [h, pre] = linear_gelu_epilogue(xc, w1c, b1c);
-    if (!h.defined()) {
-      pre = at::linear(xc, w1c, b1c);
-      h = at::gelu(pre, "tanh");
-    }
-    ctx->save_for_backward({xc, w1c, pre, h, w2c});
-    ctx->saved_data["x_dtype"] = static_cast<std::int64_t>(x.scalar_type());
-    ctx->saved_data["w1_dtype"] = static_cast<std::int64_t>(w1.scalar_type());
-    ctx->saved_data["b1_dtype"] = static_cast<std::int64_t>(b1.scalar_type());
-    ctx->saved_data["w2_dtype"] = static_cast<std::int64_t>(w2.scalar_type());
-    ctx->saved_data["b2_dtype"] = static_cast<std::int64_t>(b2.scalar_type());
-    return at::linear(h, w2c, b2c);
-  }
-
-  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
-                                                 torch::autograd::variable_list grads) {
-    const auto saved = ctx->get_saved_variables();
-    const torch::Tensor& xc = saved[0];
-    const torch::Tensor& w1c = saved[1];
-    const torch::Tensor& pre = saved[2];
-    const torch::Tensor& h = saved[3];
-    const torch::Tensor& w2c = saved[4];
-    const c10::cuda::CUDAGuard guard(xc.device());
-    const std::int64_t hidden = w1c.size(0);
-    const std::int64_t in = w1c.size(1);
-    const torch::Tensor g = output_gradient(grads[0], w2c.scalar_type(), w2c.size(0));
-    const auto [grad_w2, grad_b2] = parameter_gradients(
-        h.reshape({-1, hidden}), g, saved_dtype(ctx, "w2_dtype"), saved_dtype(ctx, "b2_dtype"));
-    auto [grad_pre, grad_b1] = gelu_input_gradient(g, w2c, pre);
-    if (!grad_pre.defined()) {
-      // The product through w2, then GELU's gradient and the bias sums in gpuperf's kernel.
-      std::tie(grad_pre, grad_b1) = bias_kernel_gradients(at::mm(g, w2c), pre);
-    }
-    const torch::Tensor grad_w1 =
-        mm_as(grad_pre.t(), xc.reshape({-1, in}), saved_dtype(ctx, "w1_dtype"));
-    const torch::Tensor grad_x =
-        at::mm(grad_pre, w1c).view(xc.sizes()).to(saved_dtype(ctx, "x_dtype"));
-    // One entry per argument of forward(): the casts get none.
-    return {grad_x,         grad_w1, grad_b1.to(saved_dtype(ctx, "b1_dtype")),
-            grad_w2,        grad_b2, torch::Tensor(),
-            torch::Tensor()};
   }
 };
 
@@ -487,39 +361,6 @@ torch::Tensor linear_activation(const torch::Tensor& x, const torch::Tensor& wei
 #endif
   const torch::Tensor y = at::linear(x, weight, bias);
   return activation == Activation::kGeluTanh ? at::gelu(y, "tanh") : y;
-}
-
-bool fused_gelu_mlp_applies(const torch::Tensor& x, const torch::Tensor& w1,
-                            const torch::Tensor& b1, const torch::Tensor& w2,
-                            const torch::Tensor& b2) {
-#if GPUPERF_WITH_CUDA_KERNELS
-  if (!w1.defined() || !b1.defined() || !w2.defined() || !b2.defined() || w1.dim() != 2 ||
-      w2.dim() != 2 || w2.size(1) != w1.size(0) || b2.dim() != 1 || b2.size(0) != w2.size(0) ||
-      w2.size(0) % 8 != 0 || w2.device() != x.device() || b2.device() != x.device() ||
-      !fused_linear_applies(x, w1, b1)) {
-    return false;
-  }
-  // The second layer reads the first's output (the compute dtype): without autocast its weight
-  // and bias must be of that dtype too.
-  const c10::ScalarType dtype = compute_dtype(x);
-  return compat::autocast_enabled(x.device().type()) ||
-         (w2.scalar_type() == dtype && b2.scalar_type() == dtype);
-#else
-  (void)x, (void)w1, (void)b1, (void)w2, (void)b2;
-  return false;
-#endif
-}
-
-torch::Tensor gelu_mlp(const torch::Tensor& x, const torch::Tensor& w1, const torch::Tensor& b1,
-                       const torch::Tensor& w2, const torch::Tensor& b2, const CastLinear& cast1,
-                       const CastLinear& cast2) {
-#if GPUPERF_WITH_CUDA_KERNELS
-  if (fused_gelu_mlp_applies(x, w1, b1, w2, b2)) {
-    return GeluMlpNode::apply(x, w1, b1, w2, b2, cast1, cast2);
-  }
-#endif
-  return linear_activation(linear_activation(x, w1, b1, Activation::kGeluTanh, cast1), w2, b2,
-                           Activation::kNone, cast2);
 }
 
 bool fused_swiglu_applies(const torch::Tensor& a, const torch::Tensor& b) {

@@ -148,20 +148,6 @@ struct CastLinear {
 [[nodiscard]] torch::Tensor linear_activation(const torch::Tensor& x, const torch::Tensor& weight,
                                               const torch::Tensor& bias, Activation activation,
                                               const CastLinear& cast = {});
-/// gelu_tanh(x w1^T + b1) w2^T + b2 (GPT-2's MLP) as two linear_activation() calls compute it; on
-/// CUDA one autograd node whose backward pass takes GELU's gradient and the first layer's bias
-/// gradient in the epilogue of the product through w2 (cuBLASLt's DGELU_BGRAD) where a separate
-/// kernel read that product again, and the second layer's bias gradient in the epilogue of its
-/// weight gradient's product. `cast1`, `cast2`: the layers' weight and bias already in the
-/// compute dtype, as for linear_activation().
-[[nodiscard]] torch::Tensor gelu_mlp(const torch::Tensor& x, const torch::Tensor& w1,
-                                     const torch::Tensor& b1, const torch::Tensor& w2,
-                                     const torch::Tensor& b2, const CastLinear& cast1 = {},
-                                     const CastLinear& cast2 = {});
-/// Whether gelu_mlp() runs as one node with gpuperf's kernels for these tensors.
-[[nodiscard]] bool fused_gelu_mlp_applies(const torch::Tensor& x, const torch::Tensor& w1,
-                                          const torch::Tensor& b1, const torch::Tensor& w2,
-                                          const torch::Tensor& b2);
 /// Whether linear_activation() runs gpuperf's kernels for these tensors.
 [[nodiscard]] bool fused_linear_applies(const torch::Tensor& x, const torch::Tensor& weight,
                                         const torch::Tensor& bias);
