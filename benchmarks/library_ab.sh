@@ -7,7 +7,8 @@
 #   benchmarks/library_ab.sh BUILD FILE SED_EXPRESSION OUT ROUNDS -- COMMAND [ARGS...]
 #
 # In COMMAND and ARGS "{variant}" becomes old or new and "{round}" the round. Each run's output
-# goes to OUT/<variant>-<round>.txt; the libraries stay in OUT/libs/<variant>. Example (training
+# goes to OUT/<variant>-<round>.txt; the libraries stay in $AB_LIBS/<variant> (default OUT/libs:
+# set AB_LIBS elsewhere when OUT is archived, the libraries are large). Example (training
 # on the legacy default stream against the side stream, two rounds):
 #
 #   benchmarks/library_ab.sh build-gpu libgpuperf/torch/src/train/training_run.cpp \
@@ -29,8 +30,10 @@ shift 6
 [ -f "$file" ] || { echo "$0: no source file $file" >&2; exit 2; }
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "$0: ROUNDS must be a whole number >= 1, got '$rounds'" >&2; exit 2; }
 
-mkdir -p "$out/libs/new" "$out/libs/old" || exit 2
+libs=${AB_LIBS:-$out/libs}
+mkdir -p "$out" "$libs/new" "$libs/old" || exit 2
 out=$(cd "$out" && pwd)
+libs=$(cd "$libs" && pwd)
 original=$(mktemp)
 cp "$file" "$original"
 restore() {
@@ -50,15 +53,15 @@ library_into() {
   cp -L "$build/libgpuperf/libgpuperf.so" "$1/$soname"
 }
 
-library_into "$out/libs/new" new
+library_into "$libs/new" new
 sed -i "$expression" "$file"
 if cmp -s "$file" "$original"; then
   echo "$0: the expression changed nothing in $file" >&2
   exit 2
 fi
-library_into "$out/libs/old" old
+library_into "$libs/old" old
 cp "$original" "$file"
-library_into "$out/libs/new" new  # the build folder holds the tree's library again
+library_into "$libs/new" new  # the build folder holds the tree's library again
 
 for ((r = 1; r <= rounds; ++r)); do
   for variant in old new; do
@@ -67,7 +70,7 @@ for ((r = 1; r <= rounds; ++r)); do
       a=${a//\{variant\}/$variant}
       args+=("${a//\{round\}/$r}")
     done
-    LD_LIBRARY_PATH="$out/libs/$variant${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "${args[@]}" \
+    LD_LIBRARY_PATH="$libs/$variant${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "${args[@]}" \
       >"$out/$variant-$r.txt" 2>&1
     echo "$variant round $r: exit $? ($out/$variant-$r.txt)"
   done
