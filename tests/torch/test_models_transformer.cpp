@@ -677,22 +677,25 @@ void check_linear(torch::ScalarType dtype, std::vector<std::int64_t> shape, std:
   if (with_bias) CHECK(relative_error(bias.grad(), b64.grad()) < tolerance);
 }
 
-// A model's logits under bf16 autocast from `logits_of(true)` (its forward: every block weight
-// cast in one kernel) and `logits_of(false)` (the same blocks run one by one, each layer casting
-// its own), with the gradients of a fixed weighting of them: the casts round alike, so the
+// A model (moved to CUDA) on random ids [2, context]: its logits under bf16 autocast from
+// `logits_of(ids, true)` (its forward: every block weight cast in one kernel) and
+// `logits_of(ids, false)` (the same blocks run one by one, each layer casting its own), with the
+// gradients of a fixed weighting of them: the casts round alike, so the
 // logits agree bit for bit; every parameter's gradient is float32 and agrees to a few bf16
 // roundings (the attention's backward pass adds in no fixed order).
-void check_one_kernel_casts(torch::nn::Module& model, const torch::Tensor& ids,
-                            std::int64_t vocabulary,
-                            const std::function<torch::Tensor(bool)>& logits_of) {
-  const torch::Tensor weighting =
-      torch::randn({ids.size(0), ids.size(1), vocabulary}, ids.options().dtype(torch::kFloat));
+void check_one_kernel_casts(
+    torch::nn::Module& model, std::int64_t vocabulary, std::int64_t context,
+    const std::function<torch::Tensor(const torch::Tensor& ids, bool whole)>& logits_of) {
+  model.to(torch::kCUDA);
+  const auto cuda = torch::TensorOptions().device(torch::kCUDA);
+  const torch::Tensor ids = torch::randint(0, vocabulary, {2, context}, cuda.dtype(torch::kLong));
+  const torch::Tensor weighting = torch::randn({2, context, vocabulary}, cuda);
   const auto run = [&](bool whole) {
     model.zero_grad();
     torch::Tensor logits;
     {
       gpuperf::AutocastGuard autocast(torch::kCUDA, torch::kBFloat16);
-      logits = logits_of(whole);
+      logits = logits_of(ids, whole);
     }
     REQUIRE(logits.sizes() == weighting.sizes());
     (logits.to(torch::kFloat) * weighting).sum().backward();
@@ -766,13 +769,9 @@ TEST_CASE("Gpt's linear weights cast in one kernel give the per-layer casts' log
   o.width = 64;
   o.vocabulary = 64;
   gpuperf::Gpt gpt(o);
-  gpt->to(torch::kCUDA);
-  const auto cuda = torch::TensorOptions().device(torch::kCUDA);
-  const torch::Tensor ids =
-      torch::randint(0, o.vocabulary, {2, o.context}, cuda.dtype(torch::kLong));
-  check_one_kernel_casts(*gpt, ids, o.vocabulary, [&](bool whole) {
+  check_one_kernel_casts(*gpt, o.vocabulary, o.context, [&](const torch::Tensor& ids, bool whole) {
     if (whole) return gpt->forward(ids);
-    torch::Tensor x = gpt->wte(ids) + gpt->wpe(torch::arange(o.context, cuda.dtype(torch::kLong)));
+    torch::Tensor x = gpt->wte(ids) + gpt->wpe(torch::arange(o.context, ids.options()));
     torch::Tensor pending;
     for (const auto& block : *gpt->blocks) {
       std::tie(x, pending) = block->as<gpuperf::GptBlockImpl>()->forward_pending(x, pending);
@@ -793,23 +792,20 @@ TEST_CASE("Llama's weights cast in one kernel give the per-layer casts' logits a
   o.hidden = 128;
   o.vocabulary = 64;
   gpuperf::Llama llama(o);
-  llama->to(torch::kCUDA);
-  const auto cuda = torch::TensorOptions().device(torch::kCUDA);
-  const torch::Tensor ids =
-      torch::randint(0, o.vocabulary, {2, o.context}, cuda.dtype(torch::kLong));
-  check_one_kernel_casts(*llama, ids, o.vocabulary, [&](bool whole) {
-    if (whole) return llama->forward(ids);
-    torch::Tensor x = llama->tok_embeddings(ids);
-    torch::Tensor pending;
-    for (const auto& block : *llama->blocks) {
-      std::tie(x, pending) = block->as<gpuperf::LlamaBlockImpl>()->forward_pending(
-          x, pending, llama->rope_cos, llama->rope_sin);
-    }
-    const torch::Tensor last =
-        gpuperf::residual_rms_norm(x, pending, llama->norm, o.norm_eps).normalized;
-    return gpuperf::linear_activation(last, llama->tok_embeddings->weight, {},
-                                      gpuperf::Activation::kNone);
-  });
+  check_one_kernel_casts(
+      *llama, o.vocabulary, o.context, [&](const torch::Tensor& ids, bool whole) {
+        if (whole) return llama->forward(ids);
+        torch::Tensor x = llama->tok_embeddings(ids);
+        torch::Tensor pending;
+        for (const auto& block : *llama->blocks) {
+          std::tie(x, pending) = block->as<gpuperf::LlamaBlockImpl>()->forward_pending(
+              x, pending, llama->rope_cos, llama->rope_sin);
+        }
+        const torch::Tensor last =
+            gpuperf::residual_rms_norm(x, pending, llama->norm, o.norm_eps).normalized;
+        return gpuperf::linear_activation(last, llama->tok_embeddings->weight, {},
+                                          gpuperf::Activation::kNone);
+      });
 }
 
 TEST_CASE("linear_activation's kernels, with a bias (and GELU) and without, match fp64",

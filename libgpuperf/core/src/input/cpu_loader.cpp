@@ -146,15 +146,26 @@ struct CpuLoader::State {
     std::shared_ptr<const std::vector<std::int64_t>> order;
   };
 
+  // The buffer batch `batch` is assembled in.
+  Slot& slot_of(std::int64_t batch) {
+    return slots[static_cast<std::size_t>(batch % static_cast<std::int64_t>(slots.size()))];
+  }
+
+  // Under the lock: whether the threads have a batch to start but no buffer for it (the consumer
+  // still holds or awaits the batch in it): they are ahead of the consumer.
+  bool waiting_for_a_buffer() {
+    return filling < total_batches && !filling_started && slot_of(filling).batch != -1;
+  }
+
   // Under the lock: the next sample to decode, or false when there is none (yet).
   bool claim(Work& work) {
+    if (waiting_for_a_buffer()) {
+      threads_idle = true;
+      return false;
+    }
     if (filling >= total_batches) return false;
-    Slot& slot = slots[static_cast<std::size_t>(filling % static_cast<std::int64_t>(slots.size()))];
+    Slot& slot = slot_of(filling);
     if (!filling_started) {
-      if (slot.batch != -1) {  // the consumer still holds or awaits it: the threads are ahead
-        threads_idle = true;
-        return false;
-      }
       const std::int64_t epoch = options.first_epoch + filling / per_epoch;
       const std::int64_t index = filling % per_epoch;
       slot.batch = filling;
@@ -417,14 +428,12 @@ const ImageBatch* CpuLoader::next() {
   std::unique_lock<std::mutex> lock(s.mutex);
   if (s.holding) {
     // The consumer is done with the previous batch: its buffer goes back to the pool.
-    s.slots[static_cast<std::size_t>((s.delivered - 1) % static_cast<std::int64_t>(s.slots.size()))]
-        .batch = -1;
+    s.slot_of(s.delivered - 1).batch = -1;
     s.holding = false;
     s.work_ready.notify_all();
   }
   if (s.delivered >= s.total_batches) return nullptr;
-  State::Slot& slot =
-      s.slots[static_cast<std::size_t>(s.delivered % static_cast<std::int64_t>(s.slots.size()))];
+  State::Slot& slot = s.slot_of(s.delivered);
   const auto ready = [&] { return slot.batch == s.delivered && slot.remaining == 0; };
   const bool waited = !ready();
   s.batch_ready.wait(lock, [&] { return s.stopping || ready(); });
@@ -453,10 +462,7 @@ const ImageBatch* CpuLoader::next() {
     }
   }
   // Threads that can start no batch now stay idle into the next interval.
-  s.threads_idle =
-      s.filling < s.total_batches && !s.filling_started &&
-      s.slots[static_cast<std::size_t>(s.filling % static_cast<std::int64_t>(s.slots.size()))]
-              .batch != -1;
+  s.threads_idle = s.waiting_for_a_buffer();
   s.holding = true;
   return &slot.view;
 }

@@ -12,7 +12,6 @@
 #include <mutex>
 #include <optional>
 #include <string>
-#include <vector>
 
 #include "models/gemm_epilogue.h"
 
@@ -137,9 +136,7 @@ struct LtProduct {
   cublasOperation_t trans_b = CUBLAS_OP_N;
   Matrix a, b, d;
   cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_DEFAULT;
-  const void* bias = nullptr;  // the bias (an input), or the bias gradient (an output)
-  cudaDataType_t bias_type = CUDA_R_32F;
-  bool set_bias_type = false;  // else the bias has D's type (cuBLASLt's default)
+  const void* bias = nullptr;  // of D's type
   void* aux = nullptr;         // GELU_AUX: the GELU's input, D's shape
   std::int64_t aux_ld = 0;
 };
@@ -147,7 +144,7 @@ struct LtProduct {
 // The heuristic's algorithm per product (operations, types, shapes, epilogue, device and operand
 // alignments), or none where it had none: asked once, where an eager step would ask at every
 // call (a captured graph replays without asking).
-using AlgoKey = std::vector<std::int64_t>;
+using AlgoKey = std::array<std::int64_t, 15>;
 
 std::mutex& algo_mutex() {
   static std::mutex mutex;
@@ -177,7 +174,6 @@ GemmOutcome run(const LtProduct& p, void* workspace, cudaStream_t stream, int* s
       failed(set(desc.op, CUBLASLT_MATMUL_DESC_TRANSB, p.trans_b)) ||
       failed(set(desc.op, CUBLASLT_MATMUL_DESC_EPILOGUE, p.epilogue)) ||
       (p.bias != nullptr && failed(set(desc.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, p.bias))) ||
-      (p.set_bias_type && failed(set(desc.op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, p.bias_type))) ||
       (p.aux != nullptr &&
        (failed(set(desc.op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, p.aux)) ||
         failed(set(desc.op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, p.aux_ld)))) ||
@@ -202,7 +198,6 @@ GemmOutcome run(const LtProduct& p, void* workspace, cudaStream_t stream, int* s
                     static_cast<std::int64_t>(p.b.rows),
                     static_cast<std::int64_t>(p.b.cols),
                     p.epilogue,
-                    p.set_bias_type ? p.bias_type : -1,
                     align_a,
                     align_b,
                     align_d,
@@ -255,17 +250,6 @@ GemmOutcome run(const LtProduct& p, void* workspace, cudaStream_t stream, int* s
   return GemmOutcome::kDone;
 }
 
-cudaDataType_t lt_type(NhwcDtype dtype) {
-  switch (dtype) {
-    case NhwcDtype::kHalf:
-      return CUDA_R_16F;
-    case NhwcDtype::kBFloat16:
-      return CUDA_R_16BF;
-    default:
-      return CUDA_R_32F;
-  }
-}
-
 }  // namespace
 
 GemmOutcome linear_gelu(NhwcDtype dtype, const void* x, const void* w, const void* b,
@@ -275,7 +259,7 @@ GemmOutcome linear_gelu(NhwcDtype dtype, const void* x, const void* w, const voi
   if (dtype == NhwcDtype::kFloat || rows <= 0 || in % 8 != 0 || out % 8 != 0) {
     return GemmOutcome::kUnsupported;
   }
-  const cudaDataType_t type = lt_type(dtype);
+  const cudaDataType_t type = dtype == NhwcDtype::kHalf ? CUDA_R_16F : CUDA_R_16BF;
   const auto n = static_cast<std::uint64_t>(rows);
   // Column-major terms: D [out x rows] = W [out x in] (w row-major, read transposed) times
   // X [in x rows] (x row-major); the bias runs along D's rows, the GELU input is D's shape.

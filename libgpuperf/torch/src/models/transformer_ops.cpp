@@ -7,10 +7,8 @@
 #include <torch/autograd.h>
 
 #include <cstdint>
-#include <optional>
 #include <type_traits>
 #include <string>
-#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -82,28 +80,6 @@ bool cast_as(const torch::Tensor& cast, const torch::Tensor& parameter, c10::Sca
          cast.device() == parameter.device() && cast.is_contiguous();
 }
 
-// Scratch for one cuBLASLt product (gemm_epilogue.h), on `like`'s device.
-torch::Tensor gemm_workspace(const torch::Tensor& like) {
-  return torch::empty({static_cast<std::int64_t>(detail::kGemmWorkspaceBytes)},
-                      like.options().dtype(torch::kByte));
-}
-
-// What a cuBLASLt product gives back: its two results, none where it does not apply (the caller
-// takes ATen's or gpuperf's own path), or an Error naming `what` and cuBLASLt's status.
-std::pair<torch::Tensor, torch::Tensor> product_results(detail::GemmOutcome outcome, int status,
-                                                        const char* what, torch::Tensor first,
-                                                        torch::Tensor second) {
-  switch (outcome) {
-    case detail::GemmOutcome::kDone:
-      return {std::move(first), std::move(second)};
-    case detail::GemmOutcome::kUnsupported:
-      return {};
-    default:
-      throw Error(std::string(what) + ": cuBLASLt's matrix product failed (cublasStatus_t " +
-                  std::to_string(status) + ")");
-  }
-}
-
 // gelu_tanh(x w^T + b) and its input from one cuBLASLt call (gemm_epilogue.h), for 16-bit x, w
 // and b of one dtype; two undefined tensors where that does not apply (float32, widths not
 // multiples of 8, misaligned, no cuBLASLt algorithm): then ATen's linear and gelu run.
@@ -129,55 +105,21 @@ std::pair<torch::Tensor, torch::Tensor> linear_gelu_epilogue(const torch::Tensor
   sizes.back() = out;
   torch::Tensor y = torch::empty(sizes, x.options());
   torch::Tensor pre = torch::empty(sizes, x.options());
+  const torch::Tensor workspace = torch::empty(
+      {static_cast<std::int64_t>(detail::kGemmWorkspaceBytes)}, x.options().dtype(torch::kByte));
   int status = 0;
-  const detail::GemmOutcome outcome = detail::linear_gelu(
-      detail::nhwc_dtype(t), x2.data_ptr(), wc.data_ptr(), bc.data_ptr(), x2.size(0),
-      static_cast<int>(in), static_cast<int>(out), y.data_ptr(), pre.data_ptr(),
-      gemm_workspace(x).data_ptr(), at::cuda::getCurrentCUDAStream(), &status);
-  return product_results(outcome, status, "linear layer + GELU", y, pre);
-}
-
-// gpuperf's bias kernel on g [rows, out] (16-bit, contiguous, aligned): the column sums in
-// float32 (a fixed order), and with `pre` (GELU's input, g's shape) first GELU's gradient
-// g x gelu_tanh'(pre), written as grad_pre and summed; without `pre`, grad_pre is g.
-std::pair<torch::Tensor, torch::Tensor> bias_kernel_gradients(const torch::Tensor& g,
-                                                              const torch::Tensor& pre) {
-  const std::int64_t out = g.size(1);
-  const torch::Tensor pre_c = pre.defined() ? pre.reshape({-1, out}).contiguous() : pre;
-  const torch::Tensor grad_pre = pre.defined() ? torch::empty_like(g) : g;
-  const auto floats = g.options().dtype(torch::kFloat);
-  torch::Tensor partial = torch::empty({detail::kBiasGradientParts, out}, floats);
-  torch::Tensor grad_bias = torch::empty({out}, floats);
-  C10_CUDA_CHECK(detail::bias_gradient(
-      detail::nhwc_dtype(g.scalar_type()), g.data_ptr(), pre.defined() ? pre_c.data_ptr() : nullptr,
-      g.size(0), static_cast<int>(out), pre.defined() ? grad_pre.data_ptr() : nullptr,
-      partial.data_ptr<float>(), grad_bias.data_ptr<float>(), at::cuda::getCurrentCUDAStream()));
-  return {grad_pre, grad_bias};
-}
-
-// A linear layer's weight gradient (in `weight_dtype`) and, given `bias_dtype`, its bias gradient
-// (in that dtype), from its input x2 [rows, in] and the gradient of its output g [rows, out]
-// (both in the compute dtype): the GEMM (the weight gradient written in `weight_dtype` by it
-// where LibTorch can: no cast kernel after it) and gpuperf's bias kernel. (cuBLASLt's BGRADB
-// epilogue, which sums the bias gradient in the weight gradient's product, ran a separate
-// kernel of its own on the H200: 36 launches, 0.78 ms a GPT-2 124M step against this kernel's
-// 0.54 ms: docs/results/2026-12-05-h200-lm-epilogues.)
-std::pair<torch::Tensor, torch::Tensor> parameter_gradients(
-    const torch::Tensor& x2, const torch::Tensor& g, c10::ScalarType weight_dtype,
-    std::optional<c10::ScalarType> bias_dtype) {
-  const torch::Tensor grad_weight = mm_as(g.t(), x2, weight_dtype);
-  if (!bias_dtype) return {grad_weight, torch::Tensor()};
-  return {grad_weight, bias_kernel_gradients(g, torch::Tensor()).second.to(*bias_dtype)};
-}
-
-// grads[0] as the compute dtype's [rows, out] matrix, contiguous and 16-byte aligned.
-torch::Tensor output_gradient(const torch::Tensor& grad, c10::ScalarType dtype, std::int64_t out) {
-  torch::Tensor g = grad.to(dtype).contiguous().view({-1, out});
-  return detail::aligned16(g) ? g : g.clone();
-}
-
-c10::ScalarType saved_dtype(torch::autograd::AutogradContext* ctx, const char* key) {
-  return static_cast<c10::ScalarType>(ctx->saved_data[key].toInt());
+  switch (detail::linear_gelu(detail::nhwc_dtype(t), x2.data_ptr(), wc.data_ptr(), bc.data_ptr(),
+                              x2.size(0), static_cast<int>(in), static_cast<int>(out), y.data_ptr(),
+                              pre.data_ptr(), workspace.data_ptr(),
+                              at::cuda::getCurrentCUDAStream(), &status)) {
+    case detail::GemmOutcome::kDone:
+      return {y, pre};
+    case detail::GemmOutcome::kUnsupported:
+      return {};
+    default:
+      throw Error("linear layer + GELU: cuBLASLt's matrix product failed (cublasStatus_t " +
+                  std::to_string(status) + ")");
+  }
 }
 
 // Inputs x, weight, bias; output activation(x W^T + b) in the compute dtype. Saves the cast input
@@ -222,30 +164,38 @@ struct LinearNode : public torch::autograd::Function<LinearNode> {
     const torch::Tensor& xc = saved[0];
     const torch::Tensor& wc = saved[1];
     const c10::cuda::CUDAGuard guard(xc.device());
+    const std::int64_t out = wc.size(0);
     const std::int64_t in = wc.size(1);
-    const torch::Tensor g = output_gradient(grads[0], wc.scalar_type(), wc.size(0));
-    const torch::Tensor x2 = xc.reshape({-1, in});
-    const bool with_bias = ctx->saved_data["with_bias"].toBool();
-    const std::optional<c10::ScalarType> bias_dtype =
-        with_bias ? std::optional<c10::ScalarType>(saved_dtype(ctx, "bias_dtype")) : std::nullopt;
+    torch::Tensor g = grads[0].to(wc.scalar_type()).contiguous().view({-1, out});
+    if (!detail::aligned16(g)) g = g.clone();
+    const bool gelu = ctx->saved_data["gelu"].toBool();
+    auto dtype_of = [&](const char* key) {
+      return static_cast<c10::ScalarType>(ctx->saved_data[key].toInt());
+    };
     torch::Tensor grad_pre = g;
-    torch::Tensor grad_weight;
     torch::Tensor grad_bias;
-    if (!ctx->saved_data["gelu"].toBool()) {
-      std::tie(grad_weight, grad_bias) =
-          parameter_gradients(x2, g, saved_dtype(ctx, "weight_dtype"), bias_dtype);
-    } else {
-      if (with_bias) {
-        // GELU's gradient and the bias gradient in one pass of gpuperf's kernel.
-        std::tie(grad_pre, grad_bias) = bias_kernel_gradients(g, saved[2]);
-        grad_bias = grad_bias.to(*bias_dtype);
-      } else {
-        grad_pre = at::gelu_backward(g, saved[2].reshape(g.sizes()), "tanh");
-      }
-      grad_weight = mm_as(grad_pre.t(), x2, saved_dtype(ctx, "weight_dtype"));
+    if (ctx->saved_data["with_bias"].toBool()) {
+      // The bias gradient (and GELU's) in one pass of gpuperf's kernels. (cuBLASLt's BGRADB and
+      // DGELU_BGRAD epilogues ran as separate, slower kernels on the H200:
+      // docs/results/2026-12-05-h200-lm-epilogues.)
+      if (gelu) grad_pre = torch::empty_like(g);
+      const auto floats = g.options().dtype(torch::kFloat);
+      torch::Tensor partial = torch::empty({detail::kBiasGradientParts, out}, floats);
+      grad_bias = torch::empty({out}, floats);
+      C10_CUDA_CHECK(detail::bias_gradient(
+          detail::nhwc_dtype(g.scalar_type()), g.data_ptr(),
+          gelu ? saved[2].contiguous().data_ptr() : nullptr, g.size(0), static_cast<int>(out),
+          gelu ? grad_pre.data_ptr() : nullptr, partial.data_ptr<float>(),
+          grad_bias.data_ptr<float>(), at::cuda::getCurrentCUDAStream()));
+      grad_bias = grad_bias.to(dtype_of("bias_dtype"));
+    } else if (gelu) {
+      grad_pre = at::gelu_backward(g, saved[2].reshape(g.sizes()), "tanh");
     }
-    const torch::Tensor grad_x =
-        at::mm(grad_pre, wc).view(xc.sizes()).to(saved_dtype(ctx, "x_dtype"));
+    const torch::Tensor grad_x = at::mm(grad_pre, wc).view(xc.sizes()).to(dtype_of("x_dtype"));
+    // The weight's gradient in its dtype from the GEMM where LibTorch can (float32 parameters:
+    // no cast of a 16-bit gradient after it).
+    const torch::Tensor grad_weight =
+        mm_as(grad_pre.t(), xc.reshape({-1, in}), dtype_of("weight_dtype"));
     // One entry per argument of forward(): the activation and the casts get none.
     return {grad_x, grad_weight, grad_bias, torch::Tensor(), torch::Tensor()};
   }
