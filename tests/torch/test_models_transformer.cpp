@@ -58,9 +58,11 @@ gpuperf::LlamaOptions tiny_llama(std::int64_t kv_heads, bool tied) {
 // softmax(q k^T / sqrt(d) + causal mask) v in float64, one score at a time.
 torch::Tensor reference_attention(const torch::Tensor& q, const torch::Tensor& k,
                                   const torch::Tensor& v) {
+  // Grouped-query attention: kv head j serves query heads j x group .. j x group + group - 1.
+  const std::int64_t group = q.size(1) / k.size(1);
   const torch::Tensor q64 = q.to(torch::kDouble).cpu();
-  const torch::Tensor k64 = k.to(torch::kDouble).cpu();
-  const torch::Tensor v64 = v.to(torch::kDouble).cpu();
+  const torch::Tensor k64 = k.to(torch::kDouble).cpu().repeat_interleave(group, 1);
+  const torch::Tensor v64 = v.to(torch::kDouble).cpu().repeat_interleave(group, 1);
   const std::int64_t t = q.size(2);
   torch::Tensor out = torch::zeros_like(q64);
   for (std::int64_t i = 0; i < t; ++i) {
@@ -166,6 +168,18 @@ TEST_CASE("causal attention matches softmax(q k^T / sqrt(d)) v over earlier posi
   const double error = (got - reference_attention(q, k, v)).abs().max().item<double>();
   CHECK(error < 1e-5);
   CHECK_FALSE(gpuperf::attention_kernel(q, k, v).empty());
+}
+
+TEST_CASE("grouped-query attention shares each key/value head among its group of query heads",
+          "[models][lm]") {
+  torch::manual_seed(3);
+  const torch::Tensor q = torch::randn({2, 6, 9, 8});
+  const torch::Tensor k = torch::randn({2, 2, 9, 8});
+  const torch::Tensor v = torch::randn({2, 2, 9, 8});
+  const torch::Tensor got = gpuperf::causal_attention(q, k, v).to(torch::kDouble);
+  CHECK((got - reference_attention(q, k, v)).abs().max().item<double>() < 1e-5);
+  CHECK_THROWS_WITH(gpuperf::causal_attention(q, torch::randn({2, 4, 9, 8}), torch::randn({2, 4, 9, 8})),
+                    Catch::Contains("6 query heads cannot share 4 key"));
 }
 
 TEST_CASE("rotary embeddings make attention scores depend on relative position only",
@@ -422,39 +436,111 @@ TEST_CASE(
   CHECK((got - reference_attention(q, k, v)).abs().max().item<double>() < 0.05);
 }
 
+TEST_CASE("grouped-query attention on CUDA matches fp64 values and gradients, heads unwidened",
+          "[models][lm][gpu]") {
+  GPUPERF_REQUIRE_GPU();
+  torch::manual_seed(12);
+  const auto bf16 = torch::TensorOptions().dtype(torch::kBFloat16).device(torch::kCUDA);
+  // Llama 3.2 1B's grouping (32 query heads, 8 key/value heads) and head width.
+  const torch::Tensor q = torch::randn({2, 32, 128, 64}, bf16).requires_grad_();
+  const torch::Tensor k = torch::randn({2, 8, 128, 64}, bf16).requires_grad_();
+  const torch::Tensor v = torch::randn({2, 8, 128, 64}, bf16).requires_grad_();
+  INFO("kernel " << gpuperf::attention_kernel(q, k, v) << ", widened "
+                 << gpuperf::causal_attention_widens(q, k));
+  CHECK(gpuperf::attention_kernel(q, k, v) != "math");
+  const torch::Tensor grad = torch::randn({2, 32, 128, 64}, bf16);
+  const torch::Tensor got = gpuperf::causal_attention(q, k, v);
+  got.backward(grad);
+  auto f64 = [](const torch::Tensor& t) {
+    return t.detach().to(torch::kDouble).cpu().requires_grad_(true);
+  };
+  const torch::Tensor q64 = f64(q);
+  const torch::Tensor k64 = f64(k);
+  const torch::Tensor v64 = f64(v);
+  const torch::Tensor ref = reference_attention(q64, k64, v64);
+  ref.backward(grad.to(torch::kDouble).cpu());
+  // bf16 inputs and outputs: within a few bf16 ulps of the largest magnitude.
+  auto relative = [](const torch::Tensor& a, const torch::Tensor& b) {
+    return (a.to(torch::kDouble).cpu() - b).abs().max().item<double>() /
+           b.abs().max().item<double>();
+  };
+  CHECK(relative(got, ref) < 0.02);
+  CHECK(relative(q.grad(), q64.grad()) < 0.02);
+  CHECK(relative(k.grad(), k64.grad()) < 0.02);
+  CHECK(relative(v.grad(), v64.grad()) < 0.02);
+}
+
 TEST_CASE("the fused cross-entropy matches the fp64 loss and gradient, any vocabulary width",
           "[models][lm][gpu]") {
   GPUPERF_REQUIRE_GPU();
   torch::manual_seed(6);
+  // Where the gradient is written: with the loss for the incoming gradient expected (1 without a
+  // scope, then rescaled in backward when 3 arrives; 3, as it arrives), or in the backward pass.
+  const std::vector<std::pair<const char*, std::optional<std::optional<double>>>> modes = {
+      {"forward, rescaled", std::nullopt},
+      {"forward, as expected", std::optional<double>(3.0)},
+      {"backward", std::optional<double>()}};
   for (const auto dtype : {torch::kBFloat16, torch::kHalf, torch::kFloat}) {
     for (const std::int64_t vocab : {50304, 1001, 7}) {
-      INFO("dtype " << c10::toString(dtype) << ", vocabulary " << vocab);
-      const auto on = torch::TensorOptions().device(torch::kCUDA);
-      const torch::Tensor logits =
-          (torch::randn({3, 37, vocab}, on) * 4).to(dtype).requires_grad_(true);
-      const torch::Tensor targets = torch::randint(0, vocab, {3, 37}, on.dtype(torch::kLong));
-      REQUIRE(gpuperf::fused_cross_entropy_applies(logits));
-      const torch::Tensor loss = gpuperf::next_token_loss(logits, targets);
-      (loss * 3).backward();  // an incoming gradient other than 1 reaches the kernel
-      const torch::Tensor x64 = logits.detach().to(torch::kDouble).requires_grad_(true);
-      const torch::Tensor ref =
-          torch::nn::functional::cross_entropy(x64.reshape({-1, vocab}), targets.reshape({-1}));
-      (ref * 3).backward();
-      CHECK(std::abs(loss.item<double>() - ref.item<double>()) < 1e-4 * ref.item<double>());
-      // The gradient is rounded to the logits' dtype once: within that dtype's half-ulp of the
-      // largest entries.
-      const double tolerance =
-          dtype == torch::kFloat ? 1e-6 : (dtype == torch::kHalf ? 1e-3 : 8e-3);
-      const torch::Tensor g = logits.grad().to(torch::kDouble);
-      const double scale = x64.grad().abs().max().item<double>();
-      CHECK((g - x64.grad()).abs().max().item<double>() <= tolerance * scale);
+      for (const auto& [mode, expected] : modes) {
+        INFO("dtype " << c10::toString(dtype) << ", vocabulary " << vocab << ", gradient in "
+                      << mode);
+        const auto on = torch::TensorOptions().device(torch::kCUDA);
+        const torch::Tensor logits =
+            (torch::randn({3, 37, vocab}, on) * 4).to(dtype).requires_grad_(true);
+        const torch::Tensor targets = torch::randint(0, vocab, {3, 37}, on.dtype(torch::kLong));
+        REQUIRE(gpuperf::fused_cross_entropy_applies(logits));
+        std::optional<gpuperf::LossGradientScope> scope;
+        if (expected.has_value()) scope.emplace(*expected);
+        const torch::Tensor loss = gpuperf::next_token_loss(logits, targets);
+        scope.reset();
+        (loss * 3).backward();  // an incoming gradient other than 1 reaches the kernels
+        const torch::Tensor x64 = logits.detach().to(torch::kDouble).requires_grad_(true);
+        const torch::Tensor ref =
+            torch::nn::functional::cross_entropy(x64.reshape({-1, vocab}), targets.reshape({-1}));
+        (ref * 3).backward();
+        CHECK(std::abs(loss.item<double>() - ref.item<double>()) < 1e-4 * ref.item<double>());
+        // The gradient is rounded to the logits' dtype once (twice when rescaled): within that
+        // dtype's ulp of the largest entries.
+        const double tolerance =
+            dtype == torch::kFloat ? 1e-6 : (dtype == torch::kHalf ? 1e-3 : 8e-3);
+        const torch::Tensor g = logits.grad().to(torch::kDouble);
+        const double scale = x64.grad().abs().max().item<double>();
+        CHECK((g - x64.grad()).abs().max().item<double>() <= tolerance * scale);
+      }
     }
   }
+  // A retained graph goes back through the loss once, unless its gradient waits for backward.
+  const auto on = torch::TensorOptions().device(torch::kCUDA);
+  const torch::Tensor logits = torch::randn({40, 1001}, on).to(torch::kBFloat16).requires_grad_();
+  const torch::Tensor targets = torch::randint(0, 1001, {40}, on.dtype(torch::kLong));
+  const torch::Tensor loss = gpuperf::next_token_loss(logits, targets);
+  loss.backward({}, /*retain_graph=*/true);
+  CHECK_THROWS_WITH(loss.backward(), Catch::Contains("LossGradientScope(std::nullopt)"));
+  logits.mutable_grad() = torch::Tensor();
+  torch::Tensor retained;
+  {
+    const gpuperf::LossGradientScope in_backward(std::nullopt);
+    retained = gpuperf::next_token_loss(logits, targets);
+  }
+  retained.backward({}, /*retain_graph=*/true);
+  (retained * 5).backward();
+  const torch::Tensor x64 = logits.detach().to(torch::kDouble).requires_grad_(true);
+  (torch::nn::functional::cross_entropy(x64, targets) * 6).backward();
+  CHECK((logits.grad().to(torch::kDouble) - x64.grad()).abs().max().item<double>() <=
+        2e-2 * x64.grad().abs().max().item<double>());
+  // Without a gradient to compute, none is written, and the loss is the same.
+  {
+    torch::NoGradGuard no_grad;
+    CHECK(gpuperf::next_token_loss(logits, targets).item<double>() ==
+          Approx(loss.item<double>()).epsilon(1e-6));
+  }
+  CHECK_THROWS_WITH(gpuperf::LossGradientScope(0.0), Catch::Contains("LossGradientScope"));
   // A target outside the vocabulary gives a NaN loss, never a read out of bounds.
-  const torch::Tensor logits = torch::zeros({2, 5}, torch::TensorOptions().device(torch::kCUDA));
+  const torch::Tensor zeros = torch::zeros({2, 5}, on);
   const torch::Tensor bad = torch::tensor({1, 9}, torch::kLong).cuda();
-  CHECK(std::isnan(gpuperf::next_token_loss(logits, bad).item<double>()));
-  CHECK_THROWS_WITH(gpuperf::next_token_loss(logits, torch::zeros({3}, torch::kLong).cuda()),
+  CHECK(std::isnan(gpuperf::next_token_loss(zeros, bad).item<double>()));
+  CHECK_THROWS_WITH(gpuperf::next_token_loss(zeros, torch::zeros({3}, torch::kLong).cuda()),
                     Catch::Contains("disagree"));
 }
 

@@ -112,6 +112,11 @@ inline void set_allow_tf32(bool cublas, bool cudnn) {
 /// ATen has at::scaled_dot_product_attention and at::_fused_sdp_choice (2.0+).
 #define GPUPERF_HAS_SDPA (TORCH_VERSION_MAJOR >= 2)
 
+/// Both take scale and enable_gqa (grouped-query attention: fewer key/value heads than query
+/// heads, read in place) after is_causal: 2.5+.
+#define GPUPERF_HAS_SDPA_GQA \
+  (TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 5))
+
 /// std::get_if for LibTorch's option variants: c10::variant before 2.1, std::variant since.
 template <typename T, typename Variant>
 const T* variant_get_if(const Variant& v) {

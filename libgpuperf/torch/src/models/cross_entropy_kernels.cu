@@ -51,12 +51,10 @@ __device__ __forceinline__ bool vector_aligned(const T* p, std::int64_t vocab) {
          reinterpret_cast<std::uintptr_t>(p) % sizeof(Pack<T, kVector>) == 0;
 }
 
+// The row's log(sum(exp(x))) over `vocab` logits, in every thread of the block (online maximum
+// and sum, float32).
 template <typename T>
-__global__ void __launch_bounds__(kThreads)
-    forward_kernel(const T* logits, const std::int64_t* targets, std::int64_t vocab, float* lse,
-                   float* loss) {
-  const std::int64_t row = blockIdx.x;
-  const T* x = logits + row * vocab;
+__device__ float row_log_sum_exp(const T* x, std::int64_t vocab) {
   float m = -CUDART_INF_F;
   float s = 0.0f;
   if (vector_aligned(x, vocab)) {
@@ -89,6 +87,7 @@ __global__ void __launch_bounds__(kThreads)
   }
   __shared__ float warp_m[kWarps];
   __shared__ float warp_s[kWarps];
+  __shared__ float result;
   const int warp = threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
   if (lane == 0) {
@@ -105,25 +104,16 @@ __global__ void __launch_bounds__(kThreads)
       const float os = __shfl_xor_sync(0xffffffffu, s, offset);
       merge(om, os, m, s);
     }
-    if (lane == 0) {
-      const float log_sum = m + logf(s);
-      lse[row] = log_sum;
-      const std::int64_t t = targets[row];
-      loss[row] = t >= 0 && t < vocab ? log_sum - to_float(x[t]) : CUDART_NAN_F;
-    }
+    if (lane == 0) result = m + logf(s);
   }
+  __syncthreads();
+  return result;
 }
 
+// g = (softmax(x) - one_hot(t)) x factor over the row, in the logits' dtype.
 template <typename T>
-__global__ void __launch_bounds__(kThreads)
-    backward_kernel(const T* logits, const std::int64_t* targets, const float* lse,
-                    const float* grad_loss, float scale, std::int64_t vocab, T* grad) {
-  const std::int64_t row = blockIdx.x;
-  const T* x = logits + row * vocab;
-  T* g = grad + row * vocab;
-  const float log_sum = lse[row];
-  const float factor = grad_loss[0] * scale;
-  const std::int64_t t = targets[row];
+__device__ void write_row_gradient(const T* x, std::int64_t vocab, float log_sum, std::int64_t t,
+                                   float factor, T* g) {
   if (vector_aligned(x, vocab) && vector_aligned(g, vocab)) {
     const auto* in = reinterpret_cast<const Pack<T, kVector>*>(x);
     auto* out = reinterpret_cast<Pack<T, kVector>*>(g);
@@ -146,37 +136,72 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+// One block per row: its log-sum-exp (`lse` may be null) and loss; where `grad` is not null, its
+// gradient for the incoming gradient `factor` too, from a second read of the row, which the
+// first has just brought into L2 (a row of 50,304 bf16 logits is 98 KiB).
 template <typename T>
-cudaError_t forward_as(const void* logits, const std::int64_t* targets, std::int64_t rows,
-                       std::int64_t vocab, float* lse, float* loss, cudaStream_t stream) {
-  forward_kernel<T><<<static_cast<unsigned>(rows), kThreads, 0, stream>>>(
-      static_cast<const T*>(logits), targets, vocab, lse, loss);
-  return cudaGetLastError();
+__global__ void __launch_bounds__(kThreads)
+    forward_kernel(const T* logits, const std::int64_t* targets, std::int64_t vocab, float* lse,
+                   float* loss, float factor, T* grad) {
+  const std::int64_t row = blockIdx.x;
+  const T* x = logits + row * vocab;
+  const float log_sum = row_log_sum_exp(x, vocab);
+  const std::int64_t t = targets[row];
+  if (threadIdx.x == 0) {
+    if (lse != nullptr) lse[row] = log_sum;
+    loss[row] = t >= 0 && t < vocab ? log_sum - to_float(x[t]) : CUDART_NAN_F;
+  }
+  if (grad != nullptr) write_row_gradient(x, vocab, log_sum, t, factor, grad + row * vocab);
 }
 
 template <typename T>
-cudaError_t backward_as(const void* logits, const std::int64_t* targets, const float* lse,
-                        const float* grad_loss, float scale, std::int64_t rows, std::int64_t vocab,
-                        void* grad, cudaStream_t stream) {
-  backward_kernel<T><<<static_cast<unsigned>(rows), kThreads, 0, stream>>>(
-      static_cast<const T*>(logits), targets, lse, grad_loss, scale, vocab, static_cast<T*>(grad));
-  return cudaGetLastError();
+__global__ void __launch_bounds__(kThreads)
+    backward_kernel(const T* logits, const std::int64_t* targets, const float* lse,
+                    const float* grad_loss, float scale, std::int64_t vocab, T* grad) {
+  const std::int64_t row = blockIdx.x;
+  write_row_gradient(logits + row * vocab, vocab, lse[row], targets[row], grad_loss[0] * scale,
+                     grad + row * vocab);
+}
+
+// grad x= grad_loss[0] / expected, unless they are equal (then every block returns at once).
+template <typename T>
+__global__ void __launch_bounds__(kThreads)
+    rescale_kernel(T* grad, std::int64_t n, const float* grad_loss, float expected) {
+  const float incoming = grad_loss[0];
+  if (incoming == expected) return;
+  const float factor = incoming / expected;
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * kThreads;
+  const std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * kThreads + threadIdx.x;
+  for (std::int64_t i = first; i < n; i += stride) {
+    grad[i] = from_float<T>(to_float(grad[i]) * factor);
+  }
+}
+
+// f.template operator()<T>() for the C++ type of `dtype`.
+template <typename F>
+cudaError_t with_type(NhwcDtype dtype, F&& f) {
+  switch (dtype) {
+    case NhwcDtype::kHalf:
+      return f(__half{});
+    case NhwcDtype::kBFloat16:
+      return f(__nv_bfloat16{});
+    default:
+      return f(float{});
+  }
 }
 
 }  // namespace
 
 cudaError_t cross_entropy_forward(NhwcDtype dtype, const void* logits, const std::int64_t* targets,
                                   std::int64_t rows, std::int64_t vocab, float* lse, float* loss,
-                                  cudaStream_t stream) {
+                                  float factor, void* grad, cudaStream_t stream) {
   if (rows == 0) return cudaSuccess;
-  switch (dtype) {
-    case NhwcDtype::kHalf:
-      return forward_as<__half>(logits, targets, rows, vocab, lse, loss, stream);
-    case NhwcDtype::kBFloat16:
-      return forward_as<__nv_bfloat16>(logits, targets, rows, vocab, lse, loss, stream);
-    default:
-      return forward_as<float>(logits, targets, rows, vocab, lse, loss, stream);
-  }
+  return with_type(dtype, [&](auto type) {
+    using T = decltype(type);
+    forward_kernel<T><<<static_cast<unsigned>(rows), kThreads, 0, stream>>>(
+        static_cast<const T*>(logits), targets, vocab, lse, loss, factor, static_cast<T*>(grad));
+    return cudaGetLastError();
+  });
 }
 
 cudaError_t cross_entropy_backward(NhwcDtype dtype, const void* logits, const std::int64_t* targets,
@@ -184,15 +209,25 @@ cudaError_t cross_entropy_backward(NhwcDtype dtype, const void* logits, const st
                                    std::int64_t rows, std::int64_t vocab, void* grad,
                                    cudaStream_t stream) {
   if (rows == 0) return cudaSuccess;
-  switch (dtype) {
-    case NhwcDtype::kHalf:
-      return backward_as<__half>(logits, targets, lse, grad_loss, scale, rows, vocab, grad, stream);
-    case NhwcDtype::kBFloat16:
-      return backward_as<__nv_bfloat16>(logits, targets, lse, grad_loss, scale, rows, vocab, grad,
-                                        stream);
-    default:
-      return backward_as<float>(logits, targets, lse, grad_loss, scale, rows, vocab, grad, stream);
-  }
+  return with_type(dtype, [&](auto type) {
+    using T = decltype(type);
+    backward_kernel<T><<<static_cast<unsigned>(rows), kThreads, 0, stream>>>(
+        static_cast<const T*>(logits), targets, lse, grad_loss, scale, vocab,
+        static_cast<T*>(grad));
+    return cudaGetLastError();
+  });
+}
+
+cudaError_t cross_entropy_rescale(NhwcDtype dtype, void* grad, std::int64_t n,
+                                  const float* grad_loss, float expected, int blocks,
+                                  cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  return with_type(dtype, [&](auto type) {
+    using T = decltype(type);
+    rescale_kernel<T><<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(
+        static_cast<T*>(grad), n, grad_loss, expected);
+    return cudaGetLastError();
+  });
 }
 
 }  // namespace gpuperf::detail

@@ -1,8 +1,9 @@
 #pragma once
-// A language model's cross-entropy over the vocabulary in two kernels, as llm.c's fused classifier
-// computes it: forward, each row's log-sum-exp and loss in one pass over its logits (online
-// maximum and sum, float32 math); backward, the logits' gradient (softmax - one-hot) x scale in
-// one more pass, written in the logits' dtype. ATen's path under autocast copies the logits to
+// A language model's cross-entropy over the vocabulary, as llm.c's fused classifier computes it:
+// each row's log-sum-exp and loss in one pass over its logits (online maximum and sum, float32
+// math), and the logits' gradient (softmax - one-hot) x scale written in the logits' dtype, in
+// the same launch where the loss's incoming gradient is known in advance (the row's second read
+// comes from L2), else in the backward pass. ATen's path under autocast copies the logits to
 // float32, writes log-softmax, zero-fills and scatters the gradient and casts it back: five more
 // passes over a [tokens, vocabulary] array. No LibTorch here: models/fused_cross_entropy.cpp checks
 // the tensors.
@@ -15,11 +16,13 @@
 
 namespace gpuperf::detail {
 
-/// For each of `rows` rows of `vocab` dense logits: lse[r] = log(sum(exp(x))), loss[r] = lse[r] -
-/// x[target[r]] (NaN for a target outside [0, vocab)). One block per row on `stream`.
+/// For each of `rows` rows of `vocab` dense logits: lse[r] = log(sum(exp(x))) (`lse` may be
+/// null), loss[r] = lse[r] - x[target[r]] (NaN for a target outside [0, vocab)); where `grad` is
+/// not null, grad[r][i] = (exp(x[r][i] - lse[r]) - [i == target[r]]) x factor in the logits' dtype,
+/// from the same launch (the row read twice, the second time from L2). One block per row.
 cudaError_t cross_entropy_forward(NhwcDtype dtype, const void* logits, const std::int64_t* targets,
                                   std::int64_t rows, std::int64_t vocab, float* lse, float* loss,
-                                  cudaStream_t stream);
+                                  float factor, void* grad, cudaStream_t stream);
 
 /// grad[r][i] = (exp(x[r][i] - lse[r]) - [i == target[r]]) * grad_loss[0] * scale, in the logits'
 /// dtype; `grad_loss` is device memory (the mean loss's incoming gradient: no host read).
@@ -27,5 +30,11 @@ cudaError_t cross_entropy_backward(NhwcDtype dtype, const void* logits, const st
                                    const float* lse, const float* grad_loss, float scale,
                                    std::int64_t rows, std::int64_t vocab, void* grad,
                                    cudaStream_t stream);
+
+/// The `n` values of `grad` (of `dtype`) times grad_loss[0] / expected, read on the device: when
+/// they are equal, each of the `blocks` blocks returns at once and nothing is written.
+cudaError_t cross_entropy_rescale(NhwcDtype dtype, void* grad, std::int64_t n,
+                                  const float* grad_loss, float expected, int blocks,
+                                  cudaStream_t stream);
 
 }  // namespace gpuperf::detail

@@ -109,6 +109,30 @@ torch::Tensor written_out_attention(const torch::Tensor& q, const torch::Tensor&
 }
 #endif
 
+// Grouped-query attention's keys or values [batch, kv heads, sequence, head width] widened to
+// `heads`: kv head i serves query heads i x heads / kv heads onwards.
+torch::Tensor widen_heads(const torch::Tensor& t, std::int64_t heads) {
+  const std::int64_t repeat = heads / t.size(1);
+  return t.unsqueeze(2)
+      .expand({t.size(0), t.size(1), repeat, t.size(2), t.size(3)})
+      .reshape({t.size(0), heads, t.size(2), t.size(3)});
+}
+
+#if GPUPERF_HAS_SDPA
+// sdp::SDPBackend's value for these inputs (stable since 2.0: cudnn from 2.2, overrideable from
+// 2.5), asked as causal_attention asks.
+std::int64_t sdp_choice(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v) {
+#if GPUPERF_HAS_SDPA_GQA
+  return at::_fused_sdp_choice(q, k, v, {}, 0.0, /*is_causal=*/true, c10::nullopt,
+                               /*enable_gqa=*/k.size(1) != q.size(1));
+#else
+  return at::_fused_sdp_choice(q, k, v, {}, 0.0, /*is_causal=*/true);
+#endif
+}
+
+constexpr std::int64_t kSdpMath = 0;
+#endif
+
 // [batch, sequence, heads x head width] -> [batch, heads, sequence, head width].
 torch::Tensor split_heads(const torch::Tensor& x, std::int64_t heads) {
   return x.view({x.size(0), x.size(1), heads, x.size(2) / heads}).transpose(1, 2);
@@ -255,8 +279,34 @@ std::int64_t parameter_count(const LlamaOptions& o) {
   return o.vocabulary * o.width * (o.tie_embeddings ? 1 : 2) + o.layers * block + o.width;
 }
 
+bool causal_attention_widens(const torch::Tensor& q, const torch::Tensor& k) {
+  if (k.size(1) == q.size(1)) return false;
+#if GPUPERF_HAS_SDPA_GQA
+  // A fused kernel reads the shared heads in place: no widened copies forward, no sums of their
+  // gradients backward. The math path would widen them itself.
+  return sdp_choice(q, k, k) == kSdpMath;
+#else
+  return true;
+#endif
+}
+
 torch::Tensor causal_attention(const torch::Tensor& q, const torch::Tensor& k,
                                const torch::Tensor& v) {
+  const std::int64_t heads = q.size(1);
+  if (k.size(1) != heads || v.size(1) != heads) {
+    if (k.size(1) != v.size(1) || k.size(1) < 1 || heads % k.size(1) != 0) {
+      throw ConfigError("causal_attention: " + std::to_string(heads) +
+                        " query heads cannot share " + std::to_string(k.size(1)) + " key and " +
+                        std::to_string(v.size(1)) + " value heads");
+    }
+    if (causal_attention_widens(q, k)) {
+      return causal_attention(q, widen_heads(k, heads), widen_heads(v, heads));
+    }
+#if GPUPERF_HAS_SDPA_GQA
+    return at::scaled_dot_product_attention(q, k, v, {}, 0.0, /*is_causal=*/true, c10::nullopt,
+                                            /*enable_gqa=*/true);
+#endif
+  }
 #if GPUPERF_HAS_SDPA
   return at::scaled_dot_product_attention(q, k, v, {}, 0.0, /*is_causal=*/true);
 #else
@@ -267,9 +317,11 @@ torch::Tensor causal_attention(const torch::Tensor& q, const torch::Tensor& k,
 std::string attention_kernel(const torch::Tensor& q, const torch::Tensor& k,
                              const torch::Tensor& v) {
 #if GPUPERF_HAS_SDPA
-  // sdp::SDPBackend's values, stable since 2.0 (cudnn from 2.2, overrideable from 2.5).
-  switch (at::_fused_sdp_choice(q, k, v, {}, 0.0, /*is_causal=*/true)) {
-    case 0:
+  if (causal_attention_widens(q, k)) {
+    return attention_kernel(q, widen_heads(k, q.size(1)), widen_heads(v, q.size(1)));
+  }
+  switch (sdp_choice(q, k, v)) {
+    case kSdpMath:
       return "math";
     case 1:
       return "flash";
@@ -289,12 +341,14 @@ std::string attention_kernel(const torch::Tensor& q, const torch::Tensor& k,
 std::string attention_kernel_of(const torch::nn::Module& model, std::int64_t sequence,
                                 Precision precision, const torch::Device& device) {
   std::int64_t heads = 0;
+  std::int64_t kv_heads = 0;
   std::int64_t width = 0;
   if (const auto* gpt = dynamic_cast<const GptImpl*>(&model)) {
-    heads = gpt->options().heads;
+    heads = kv_heads = gpt->options().heads;
     width = gpt->options().width;
   } else if (const auto* llama = dynamic_cast<const LlamaImpl*>(&model)) {
     heads = llama->options().heads;
+    kv_heads = llama->options().kv_heads;
     width = llama->options().width;
   } else {
     return "";
@@ -302,9 +356,10 @@ std::string attention_kernel_of(const torch::nn::Module& model, std::int64_t seq
   const torch::ScalarType dtype = precision == Precision::kFp16   ? torch::kHalf
                                   : precision == Precision::kBf16 ? torch::kBFloat16
                                                                   : torch::kFloat;
-  const torch::Tensor q =
-      torch::zeros({1, heads, sequence, width / heads}, torch::dtype(dtype).device(device));
-  return attention_kernel(q, q, q);
+  const auto options = torch::dtype(dtype).device(device);
+  const torch::Tensor q = torch::zeros({1, heads, sequence, width / heads}, options);
+  const torch::Tensor kv = torch::zeros({1, kv_heads, sequence, width / heads}, options);
+  return attention_kernel(q, kv, kv);
 }
 
 GptBlockImpl::GptBlockImpl(const GptOptions& o) : heads_(o.heads) {
@@ -422,19 +477,11 @@ std::pair<torch::Tensor, torch::Tensor> LlamaBlockImpl::forward_pending(
   const ResidualNorm in = residual_rms_norm(x, pending, attention_norm, o.norm_eps);
   const torch::Tensor& n = in.normalized;
   const torch::Tensor q = rotary_embedding(split_heads(project(wq, n, part(0)), o.heads), cos, sin);
-  torch::Tensor k = rotary_embedding(split_heads(project(wk, n, part(1)), o.kv_heads), cos, sin);
-  torch::Tensor v = split_heads(project(wv, n, part(2)), o.kv_heads);
-  if (o.kv_heads != o.heads) {
-    // Grouped-query attention: each key/value head serves heads / kv_heads query heads.
-    const std::int64_t repeat = o.heads / o.kv_heads;
-    auto widen = [&](const torch::Tensor& t) {
-      return t.unsqueeze(2)
-          .expand({t.size(0), o.kv_heads, repeat, t.size(2), t.size(3)})
-          .reshape({t.size(0), o.heads, t.size(2), t.size(3)});
-    };
-    k = widen(k);
-    v = widen(v);
-  }
+  // Grouped-query attention: causal_attention lets each key/value head serve heads / kv_heads
+  // query heads.
+  const torch::Tensor k =
+      rotary_embedding(split_heads(project(wk, n, part(1)), o.kv_heads), cos, sin);
+  const torch::Tensor v = split_heads(project(wv, n, part(2)), o.kv_heads);
   const ResidualNorm mid = residual_rms_norm(
       in.sum, project(wo, merge_heads(causal_attention(q, k, v)), part(3)), ffn_norm, o.norm_eps);
   const torch::Tensor& m = mid.normalized;

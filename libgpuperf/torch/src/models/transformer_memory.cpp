@@ -85,8 +85,8 @@ TransformerActivations gpt_activations(const GptImpl& gpt, double sequence, Prec
   // c_fc's input (e), GELU's input (4e) and output (4e): 2r + 14e per width, 4a per token.
   t.block = (2 * w.r + 14 * w.e) * h + 4 * a;
   t.block_formula = n(2 * w.r + 14 * w.e) + " h + 4 a";
-  // After the blocks: ln_f's input (r), the output layer's input (e), the logits (e V) and at the
-  // start of the backward pass their gradient (e V).
+  // After the blocks: ln_f's input (r), the output layer's input (e), the logits (e V) and their
+  // gradient (e V; next_token_loss writes it with the loss, while the logits are still held).
   t.head = (w.r + w.e) * h + 2 * w.e * V;
   t.head_formula = n(w.r + w.e) + " h + " + n(2 * w.e) + " V";
   t.input = w.r * h;
@@ -114,13 +114,24 @@ TransformerActivations llama_activations(const LlamaImpl& llama, double sequence
   PerToken t;
   // Per block: each RMSNorm (one node with the residual add before it, residual_rms_norm) keeps
   // its fp32 input (x, then h: r each) and writes its output in autocast's dtype (e each; r in
-  // fp32), which the linear layers after it share (wq, wk, wv; w1, w3); rotary q, the widened k
-  // and v and the attention output (4e; the merged heads are a view of it, as for GPT-2) with the
-  // fp32 logsumexp (4a); the MLP keeps w1's output and w3's output (swiglu()'s node keeps them
-  // for its backward pass, not SiLU's output) and their gated product (3e per inner width).
+  // fp32), which the linear layers after it share (wq, wk, wv; w1, w3); rotary q, k and v (k and
+  // v at kv width g, or widened to h where causal_attention widens them) and the attention output
+  // (the merged heads are a view of it, as for GPT-2) with the fp32 logsumexp (4a); the MLP keeps
+  // w1's output and w3's output (swiglu()'s node keeps them for its backward pass, not SiLU's
+  // output) and their gated product (3e per inner width).
   const double normalized = w.autocast ? w.e : w.r;
-  t.block = (2 * w.r + 2 * normalized + 4 * w.e) * h + 3 * w.e * H + 4 * a;
-  t.block_formula = n(2 * w.r + 2 * normalized + 4 * w.e) + " h + " + n(3 * w.e) + " H + 4 a";
+  const double g = static_cast<double>(o.width / o.heads * o.kv_heads);
+  const auto head_options = torch::TensorOptions()
+                                .dtype(w.autocast ? autocast_dtype(precision) : torch::kFloat)
+                                .device(llama.norm.device());
+  const std::int64_t head_width = o.width / o.heads;
+  const bool widened = causal_attention_widens(
+      torch::empty({1, o.heads, static_cast<std::int64_t>(sequence), head_width}, head_options),
+      torch::empty({1, o.kv_heads, static_cast<std::int64_t>(sequence), head_width}, head_options));
+  const double kv = widened ? h : g;
+  t.block = (2 * w.r + 2 * normalized + 2 * w.e) * h + 2 * w.e * kv + 3 * w.e * H + 4 * a;
+  t.block_formula = n(2 * w.r + 2 * normalized + 2 * w.e) + " h + " + n(2 * w.e) +
+                    (widened ? " h" : " g") + " + " + n(3 * w.e) + " H + 4 a";
   // The final RMSNorm's input (r) and output, the output layer's input (e; r in fp32), the
   // logits and their gradient (2e V).
   t.head = (w.r + normalized) * h + 2 * w.e * V;

@@ -587,16 +587,19 @@ StepResult TrainStep::run_step(const Tensors& batch, bool capturing) {
   const double samples = static_cast<double>(batch.front().size(0));
   torch::Tensor loss;
   for (const Tensors& part_batch : micro) {
+    const double share = static_cast<double>(part_batch.front().size(0)) / samples;
     torch::Tensor part;
     {
       AutocastGuard autocast(device_.type(), autocast_dtype(options_.precision),
                              uses_autocast(options_.precision),
                              /*cache_enabled=*/!options_.cuda_graph);
+      // The gradient the loss will get: its share of the batch, times the scaler's scale, which
+      // only the device knows.
+      const LossGradientScope expected(scaler_.is_enabled() ? std::nullopt
+                                                            : std::optional<double>(share));
       part = loss_(part_batch);
     }
-    if (micro.size() > 1) {
-      part = part * (static_cast<double>(part_batch.front().size(0)) / samples);
-    }
+    if (micro.size() > 1) part = part * share;
     scaler_.scale(part).backward();
     loss = loss.defined() ? loss + part.detach() : part.detach();
   }

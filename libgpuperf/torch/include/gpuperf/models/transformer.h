@@ -79,22 +79,47 @@ struct LlamaOptions {
 /// Parameters of a Llama-style model of this shape.
 [[nodiscard]] std::int64_t parameter_count(const LlamaOptions& options);
 
-/// Causal self-attention of q, k, v [batch, heads, sequence, head width] (k and v with as many
-/// heads as q): scaled_dot_product_attention(is_causal) where LibTorch has it, else written out.
+/// Causal self-attention of q, k, v [batch, heads, sequence, head width]:
+/// scaled_dot_product_attention(is_causal) where LibTorch has it, else written out. k and v may
+/// have fewer heads than q (grouped-query attention: kv head i serves query heads i x heads /
+/// kv heads onwards), read in place where LibTorch's fused kernels take them (2.5+), widened
+/// otherwise. ConfigError when the head counts do not divide.
 [[nodiscard]] torch::Tensor causal_attention(const torch::Tensor& q, const torch::Tensor& k,
                                              const torch::Tensor& v);
-/// The kernel LibTorch picks for causal_attention on these inputs: "flash", "efficient",
+/// Whether causal_attention() widens k's (and v's) heads to q's for these inputs: where they
+/// differ and LibTorch's fused kernels do not take them as they are.
+[[nodiscard]] bool causal_attention_widens(const torch::Tensor& q, const torch::Tensor& k);
+/// The kernel LibTorch picks for causal_attention on these inputs (with the widened k and v
+/// where it widens them): "flash", "efficient",
 /// "cudnn", "math" (scaled_dot_product_attention's own names), or "written out" (LibTorch 1.13).
 [[nodiscard]] std::string attention_kernel(const torch::Tensor& q, const torch::Tensor& k,
                                            const torch::Tensor& v);
 
 /// A language model's loss: cross-entropy of logits [..., vocabulary] against the next tokens
 /// [...], averaged over every token. On CUDA (fp32, fp16 or bf16 logits) gpuperf's fused kernels
-/// run it: one pass over the logits forward and one backward, in float32 math, the gradient in the
-/// logits' dtype, without the float32 copy and log-softmax ATen's path writes under autocast.
-/// Elsewhere ATen's cross_entropy. ConfigError when the shapes disagree.
+/// run it in float32 math, the gradient in the logits' dtype, without the float32 copy and
+/// log-softmax ATen's path writes under autocast: where the logits need a gradient, the forward
+/// launch writes it with the loss, for the incoming gradient LossGradientScope expects (1 without
+/// one), and the backward pass rescales it only when another arrives; under
+/// LossGradientScope(std::nullopt) the backward pass computes it. Elsewhere ATen's cross_entropy.
+/// ConfigError when the shapes disagree.
 [[nodiscard]] torch::Tensor next_token_loss(const torch::Tensor& logits,
                                             const torch::Tensor& targets);
+/// The incoming gradient that next_token_loss()'s losses on this thread will be back-propagated
+/// with while it lives (TrainStep: 1 / micro-batches; none with a gradient scaler, whose scale
+/// lives on the device). A wrong guess costs one more pass over the logits' gradient, never a
+/// wrong gradient. ConfigError unless finite and > 0.
+class LossGradientScope {
+ public:
+  explicit LossGradientScope(std::optional<double> expected);
+  ~LossGradientScope();
+  LossGradientScope(const LossGradientScope&) = delete;
+  LossGradientScope& operator=(const LossGradientScope&) = delete;
+
+ private:
+  double previous_;
+};
+
 /// Whether next_token_loss() runs gpuperf's fused kernels for these logits.
 [[nodiscard]] bool fused_cross_entropy_applies(const torch::Tensor& logits);
 /// Whether it runs them for logits of `dtype` on `device`.
