@@ -633,10 +633,21 @@ TEST_CASE("the fused residual add + LayerNorm or RMSNorm matches fp64 values and
   torch::manual_seed(8);
   for (const auto dtype : {torch::kBFloat16, torch::kHalf, torch::kFloat}) {
     for (const bool with_branch : {true, false}) {
-      // GPT-2's widths, the widest the kernels take (Llama 1B's), a narrow one, and more rows
-      // than the backward pass's warps (some warps take two rows, most blocks none).
-      for (const auto& shape : std::vector<std::vector<std::int64_t>>{
-               {3, 37, 768}, {2, 5, 1600}, {2, 3, 2048}, {7, 12}, {4, 600, 64}}) {
+      // GPT-2's widths, the widest the kernels take (Llama 1B's), a narrow one, a width for each
+      // of the backward pass's row splits (1 to 8 warps a row), and more rows than its blocks take
+      // at once (every block takes two or more rows in turn, some the last one partly idle).
+      for (const auto& shape : std::vector<std::vector<std::int64_t>>{{3, 37, 768},
+                                                                      {2, 5, 1600},
+                                                                      {2, 3, 2048},
+                                                                      {7, 12},
+                                                                      {4, 600, 64},
+                                                                      {9, 200},
+                                                                      {33, 320},
+                                                                      {5, 7, 1024},
+                                                                      {6, 1280},
+                                                                      {2, 1500, 768},
+                                                                      {3, 700, 2048},
+                                                                      {5, 1000, 64}}) {
         for (const bool rms : {false, true}) {
           INFO("dtype " << c10::toString(dtype) << ", branch " << with_branch << ", width "
                         << shape.back() << ", rows " << shape[0] * (shape.size() > 2 ? shape[1] : 1)
@@ -914,6 +925,49 @@ TEST_CASE("linear_activation's kernels, with a bias (and GELU) and without, matc
       }
     }
   }
+}
+
+TEST_CASE("a tied embedding's weight gradient is both uses' in fp64, the same on every run",
+          "[models][lm][gpu]") {
+  GPUPERF_REQUIRE_GPU();
+  torch::manual_seed(13);
+  const auto on = torch::TensorOptions().device(torch::kCUDA);
+  const torch::Tensor weight = torch::randn({1000, 64}, on).requires_grad_();
+  // Every token many times over: the repeated rows add in the sorted order.
+  const torch::Tensor ids = torch::randint(0, 50, {4, 300}, on.dtype(torch::kLong));
+  const torch::Tensor x = torch::randn({4, 300, 64}, on);
+  const torch::Tensor row_grad = torch::randn({4, 300, 64}, on);
+  const torch::Tensor logit_grad = torch::randn({4, 300, 1000}, on);
+  auto run = [&](bool output_layer) {
+    weight.mutable_grad() = torch::Tensor();
+    const auto [rows, output_weight] = gpuperf::tied_embedding(ids, weight);
+    torch::Tensor loss = (rows * row_grad).sum();
+    if (output_layer) loss = loss + (torch::matmul(x, output_weight.t()) * logit_grad).sum();
+    loss.backward();
+    return weight.grad().clone();
+  };
+  for (const bool output_layer : {true, false}) {
+    INFO("output layer " << output_layer);
+    const torch::Tensor got = run(output_layer);
+    CHECK(torch::equal(got, run(output_layer)));
+    const torch::Tensor w64 = weight.detach().to(torch::kDouble).cpu().requires_grad_();
+    torch::Tensor ref =
+        (torch::embedding(w64, ids.cpu()) * row_grad.to(torch::kDouble).cpu()).sum();
+    if (output_layer) {
+      ref = ref + (torch::matmul(x.to(torch::kDouble).cpu(), w64.t()) *
+                   logit_grad.to(torch::kDouble).cpu())
+                      .sum();
+    }
+    ref.backward();
+    // float32 products (TF32 where the process allows it): far tighter than a missing use.
+    CHECK((got.to(torch::kDouble).cpu() - w64.grad()).abs().max().item<double>() <
+          1e-2 * w64.grad().abs().max().item<double>());
+  }
+  // Without a gradient to take, the lookup and the weight as they are.
+  torch::NoGradGuard no_grad;
+  const auto [rows, output_weight] = gpuperf::tied_embedding(ids, weight);
+  CHECK(output_weight.is_same(weight));
+  CHECK(torch::equal(rows, torch::embedding(weight, ids)));
 }
 
 TEST_CASE("swiglu's kernels match fp64 values and gradients", "[models][lm][gpu]") {

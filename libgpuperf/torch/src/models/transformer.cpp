@@ -431,7 +431,8 @@ GptImpl::GptImpl(GptOptions options) : options_(options) {
 torch::Tensor GptImpl::forward(const torch::Tensor& ids) {
   check_ids(ids, options_.context, "Gpt");
   const torch::Tensor positions = torch::arange(ids.size(1), ids.options());
-  torch::Tensor x = wte(ids) + wpe(positions);
+  auto [tokens, output_weight] = tied_embedding(ids, wte->weight);
+  torch::Tensor x = tokens + wpe(positions);
   // The blocks pass the residual stream on with its last add pending, so that every add is made
   // together with the LayerNorm after it (residual_layer_norm); checkpointed blocks make theirs.
   const bool checkpointed = checkpointing_ && x.requires_grad();
@@ -453,7 +454,7 @@ torch::Tensor GptImpl::forward(const torch::Tensor& ids) {
   const ResidualNorm last =
       residual_layer_norm(x, pending, ln_f->weight, ln_f->bias, ln_f->options.eps());
   // The tied output embedding: its gradient in float32 from the GEMM (linear_activation).
-  return linear_activation(last.normalized, wte->weight, {}, Activation::kNone);
+  return linear_activation(last.normalized, output_weight, {}, Activation::kNone);
 }
 
 LlamaBlockImpl::LlamaBlockImpl(const LlamaOptions& o) : options_(o) {
@@ -537,7 +538,13 @@ LlamaImpl::LlamaImpl(LlamaOptions options) : options_(options) {
 
 torch::Tensor LlamaImpl::forward(const torch::Tensor& ids) {
   check_ids(ids, options_.context, "Llama");
-  torch::Tensor x = tok_embeddings(ids);
+  torch::Tensor x;
+  torch::Tensor output_weight;
+  if (output) {
+    x = tok_embeddings(ids);
+  } else {
+    std::tie(x, output_weight) = tied_embedding(ids, tok_embeddings->weight);
+  }
   // As in GptImpl::forward: adds pending, the block weights cast at once for a training step.
   const bool checkpointed = checkpointing_ && x.requires_grad();
   const std::vector<torch::Tensor> cast =
@@ -557,7 +564,7 @@ torch::Tensor LlamaImpl::forward(const torch::Tensor& ids) {
   }
   const torch::Tensor last = residual_rms_norm(x, pending, norm, options_.norm_eps).normalized;
   return output ? project(output, last)
-                : linear_activation(last, tok_embeddings->weight, {}, Activation::kNone);
+                : linear_activation(last, output_weight, {}, Activation::kNone);
 }
 
 }  // namespace gpuperf

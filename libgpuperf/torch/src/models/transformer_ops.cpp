@@ -1,6 +1,7 @@
-// linear_activation(), swiglu() and rotary_embedding(): gpuperf's kernels
-// (transformer_kernels.h) as autograd nodes on CUDA, ATen's operations elsewhere.
+// linear_activation(), swiglu(), rotary_embedding() and tied_embedding(): gpuperf's kernels
+// (transformer_kernels.h) and nodes as autograd nodes on CUDA, ATen's operations elsewhere.
 #include <ATen/ops/cat.h>
+#include <ATen/ops/embedding.h>
 #include <ATen/ops/gelu.h>
 #include <ATen/ops/linear.h>
 #include <ATen/ops/silu.h>
@@ -271,6 +272,44 @@ struct RotaryNode : public torch::autograd::Function<RotaryNode> {
   }
 };
 
+// Inputs ids, weight; outputs weight[ids] and the weight itself (autograd hands the caller a view
+// of it with this node as its gradient's way back). Backward receives the looked-up rows'
+// gradient and the gradient of the weight's other use (the output layer's, from its GEMM) and
+// adds the rows into the latter in place: index_put_ with accumulate sorts the ids on CUDA, so
+// repeated tokens add in a fixed order. Autograd would zero a [vocabulary, width] gradient for
+// the lookup, scatter into it, and add it to the output layer's.
+struct TiedEmbeddingNode : public torch::autograd::Function<TiedEmbeddingNode> {
+  static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx,
+                                                const torch::Tensor& ids,
+                                                const torch::Tensor& weight) {
+    ctx->save_for_backward({ids});
+    ctx->saved_data["vocabulary"] = weight.size(0);
+    ctx->saved_data["dtype"] = static_cast<std::int64_t>(weight.scalar_type());
+    return {at::embedding(weight, ids), weight};
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    const torch::Tensor ids = ctx->get_saved_variables()[0];
+    const c10::cuda::CUDAGuard guard(ids.device());
+    const auto dtype = static_cast<c10::ScalarType>(ctx->saved_data["dtype"].toInt());
+    const std::int64_t vocabulary = ctx->saved_data["vocabulary"].toInt();
+    torch::Tensor rows = grads[0];
+    torch::Tensor grad = std::move(grads[1]);
+    if (!rows.defined()) return {torch::Tensor(), grad};
+    const std::int64_t width = rows.size(-1);
+    // Added into in place only where nothing else holds it (the output layer's fresh product).
+    if (!grad.defined()) {
+      grad = torch::zeros({vocabulary, width}, rows.options().dtype(dtype));
+    } else if (grad.use_count() > 1 || grad.scalar_type() != dtype || !grad.is_contiguous()) {
+      grad = grad.to(dtype, /*non_blocking=*/false, /*copy=*/true, c10::MemoryFormat::Contiguous);
+    }
+    grad.index_put_({ids.reshape({-1})}, rows.reshape({-1, width}).to(dtype),
+                    /*accumulate=*/true);
+    return {torch::Tensor(), grad};
+  }
+};
+
 #endif  // GPUPERF_WITH_CUDA_KERNELS
 
 }  // namespace
@@ -311,6 +350,18 @@ torch::Tensor linear_activation(const torch::Tensor& x, const torch::Tensor& wei
 #endif
   const torch::Tensor y = at::linear(x, weight, bias);
   return activation == Activation::kGeluTanh ? at::gelu(y, "tanh") : y;
+}
+
+std::pair<torch::Tensor, torch::Tensor> tied_embedding(const torch::Tensor& ids,
+                                                       const torch::Tensor& weight) {
+#if GPUPERF_WITH_CUDA_KERNELS
+  if (weight.is_cuda() && ids.device() == weight.device() && weight.dim() == 2 &&
+      torch::autograd::GradMode::is_enabled() && weight.requires_grad()) {
+    torch::autograd::variable_list out = TiedEmbeddingNode::apply(ids, weight);
+    return {out[0], out[1]};
+  }
+#endif
+  return {at::embedding(weight, ids), weight};
 }
 
 bool fused_swiglu_applies(const torch::Tensor& a, const torch::Tensor& b) {

@@ -177,6 +177,15 @@ struct CastLinear {
 [[nodiscard]] bool fused_linear_applies(const torch::Tensor& x, const torch::Tensor& weight,
                                         const torch::Tensor& bias);
 
+/// A token embedding whose weight the output layer shares (tied embeddings: GPT-2's, Llama 3.2
+/// 1B's and 3B's): {weight[ids], the weight for the output layer to read}. On CUDA, training, one
+/// autograd node takes both uses' gradients and adds the looked-up rows' into the output layer's
+/// in place (sorted by token: deterministic), where autograd would zero a [vocabulary, width]
+/// gradient for the lookup, scatter into it and add the two. Elsewhere nn::Embedding's lookup and
+/// `weight` itself.
+[[nodiscard]] std::pair<torch::Tensor, torch::Tensor> tied_embedding(const torch::Tensor& ids,
+                                                                     const torch::Tensor& weight);
+
 /// silu(a) x b, the Llama MLP's gate: one kernel forward and one backward on CUDA (a and b of one
 /// shape and dtype, contiguous, a multiple of 8 elements), keeping a and b for the backward pass
 /// (ATen's silu and mul keep silu's output too); ATen's silu and mul elsewhere.
