@@ -178,8 +178,9 @@ TEST_CASE("grouped-query attention shares each key/value head among its group of
   const torch::Tensor v = torch::randn({2, 2, 9, 8});
   const torch::Tensor got = gpuperf::causal_attention(q, k, v).to(torch::kDouble);
   CHECK((got - reference_attention(q, k, v)).abs().max().item<double>() < 1e-5);
-  CHECK_THROWS_WITH(gpuperf::causal_attention(q, torch::randn({2, 4, 9, 8}), torch::randn({2, 4, 9, 8})),
-                    Catch::Contains("6 query heads cannot share 4 key"));
+  CHECK_THROWS_WITH(
+      gpuperf::causal_attention(q, torch::randn({2, 4, 9, 8}), torch::randn({2, 4, 9, 8})),
+      Catch::Contains("6 query heads cannot share 4 key"));
 }
 
 TEST_CASE("rotary embeddings make attention scores depend on relative position only",
@@ -633,21 +634,13 @@ TEST_CASE("the fused residual add + LayerNorm or RMSNorm matches fp64 values and
   torch::manual_seed(8);
   for (const auto dtype : {torch::kBFloat16, torch::kHalf, torch::kFloat}) {
     for (const bool with_branch : {true, false}) {
-      // GPT-2's widths, the widest the kernels take (Llama 1B's), a narrow one, a width for each
-      // of the backward pass's row splits (1 to 8 warps a row), and more rows than its blocks take
-      // at once (every block takes two or more rows in turn, some the last one partly idle).
-      for (const auto& shape : std::vector<std::vector<std::int64_t>>{{3, 37, 768},
-                                                                      {2, 5, 1600},
-                                                                      {2, 3, 2048},
-                                                                      {7, 12},
-                                                                      {4, 600, 64},
-                                                                      {9, 200},
-                                                                      {33, 320},
-                                                                      {5, 7, 1024},
-                                                                      {6, 1280},
-                                                                      {2, 1500, 768},
-                                                                      {3, 700, 2048},
-                                                                      {5, 1000, 64}}) {
+      // GPT-2's widths, the widest the kernels take (Llama 1B's), narrow ones, a width for each of
+      // the backward pass's row splits (1 to 8 warps a row), and more rows than its blocks take at
+      // once (each block takes rows in turns, the last turn partly idle).
+      const std::vector<std::vector<std::int64_t>> shapes{
+          {3, 37, 768}, {2, 5, 1600}, {2, 3, 2048}, {7, 12},        {4, 600, 64},   {9, 200},
+          {33, 320},    {5, 7, 1024}, {6, 1280},    {2, 1500, 768}, {3, 700, 2048}, {5, 1000, 64}};
+      for (const auto& shape : shapes) {
         for (const bool rms : {false, true}) {
           INFO("dtype " << c10::toString(dtype) << ", branch " << with_branch << ", width "
                         << shape.back() << ", rows " << shape[0] * (shape.size() > 2 ? shape[1] : 1)

@@ -1,6 +1,7 @@
-// The residual add and LayerNorm kernels (layer_norm_kernels.h): one warp per row, the row in
-// registers (4 x kVecs values per lane), float32 math.
+// The residual add and LayerNorm kernels (layer_norm_kernels.h): the row in registers (4 x kVecs
+// values per lane) of one warp forward, of 1 to 8 warps backward; float32 math.
 
+#include <algorithm>
 #include <cstdint>
 #include <type_traits>
 
@@ -13,12 +14,20 @@ namespace {
 
 constexpr int kWarps = 4;  // rows per block (forward)
 constexpr int kThreads = kWarps * 32;
-// The backward pass: 8 warps a block, one block per partial row (kLayerNormPartialRows blocks,
-// about two per SM on an H100/H200: enough warps in flight to keep its loads going).
+// The backward pass: 8 warps a block, one wave of blocks (an H100/H200 has 132 SMs) at
+// backward_blocks_per_sm, one partial row each.
 constexpr int kBackwardWarps = 8;
 constexpr int kBackwardThreads = kBackwardWarps * 32;
-constexpr int kBackwardBlocks = kLayerNormPartialRows;
-constexpr int kBackwardRowStride = kBackwardBlocks * kBackwardWarps;  // warps in all
+constexpr int kBackwardSms = 132;
+static_assert(kBackwardSms * 4 <= kLayerNormPartialRows, "a partial row a block");
+
+// Blocks an SM at the registers backward_kernel needs (<= 64 a thread for 4, <= 80 for 3) with
+// `vecs` vectors a lane: LayerNorm keeps a bias gradient too.
+constexpr int backward_blocks_per_sm(int vecs, bool rms) {
+  if (vecs <= 2) return 4;
+  if (vecs == 3) return rms ? 4 : 3;
+  return rms ? 3 : 2;
+}
 
 __device__ __forceinline__ float warp_sum(float v) {
 #pragma unroll
@@ -113,16 +122,23 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-// Each warp takes rows warp, warp + kBackwardRowStride, ... and keeps its share of the weight and
-// bias gradients in registers; the block adds its warps' shares in warp order (shared memory)
-// into its partial row, and column_sum_kernel adds the blocks' rows.
-template <typename T, int kVecs, bool kRms>
-__global__ void __launch_bounds__(kBackwardThreads)
+// A row is split over kW warps (a block takes kBackwardWarps / kW rows at a time, one a row
+// group): lane `lane` of the row's warp `part` holds its elements 4v..4v+3 for
+// v = lane + 32 (part + kW k), k < kVecs. Every warp of a block runs the block's turns over the
+// rows (rows past the end idle), since a row's warps add their sums through shared memory, one
+// __syncthreads a turn. Every warp keeps its share of the weight and bias gradients in registers;
+// the block adds its row groups' shares in group order (shared memory) into its partial row, and
+// column_sum_kernel adds the blocks' rows.
+template <typename T, int kW, int kVecs, bool kRms>
+__global__ void __launch_bounds__(kBackwardThreads, backward_blocks_per_sm(kVecs, kRms))
     backward_kernel(const float* sum, const T* grad_y, const float* grad_sum, const float* weight,
                     const float* mean, const float* rstd, std::int64_t rows, int width,
                     float* grad_x, T* grad_branch, float* partial_weight, float* partial_bias) {
-  const int warp = blockIdx.x * kBackwardWarps + threadIdx.x / 32;
+  constexpr int kGroups = kBackwardWarps / kW;  // rows a block takes at once
+  const int warp = threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
+  const int group = warp / kW;
+  const int part = warp % kW;
   float dw[kVecs][4];
   float db[kVecs][4];
 #pragma unroll
@@ -130,67 +146,95 @@ __global__ void __launch_bounds__(kBackwardThreads)
 #pragma unroll
     for (int i = 0; i < 4; ++i) dw[k][i] = db[k][i] = 0.0f;
   }
+  // The row's warps' (sum of g, sum of g x xhat); two buffers, so that one __syncthreads a row
+  // keeps a warp from overwriting sums that a slower warp of its row has yet to read.
+  __shared__ float2 row_sums[2][kBackwardWarps];
   const float inverse_width = 1.0f / static_cast<float>(width);
-  for (std::int64_t row = warp; row < rows; row += kBackwardRowStride) {
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * kGroups;
+  int buffer = 0;
+  for (std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * kGroups; first < rows;
+       first += stride) {
+    const std::int64_t row = first + group;
+    const bool active = row < rows;
     const std::int64_t base = row * width;
-    const float m = kRms ? 0.0f : mean[row];
-    const float r = rstd[row];
+    float m = 0.0f;
+    float r = 0.0f;
+    if (active) {
+      if (!kRms) m = mean[row];
+      r = rstd[row];
+    }
     float xhat[kVecs][4];
-    float g[kVecs][4];  // grad_y x weight
+    // grad_sum + rstd x g (g = grad_y x weight) before the row's means are known, so that g need
+    // not stay in registers; grad_sum loads with the rest: one round trip to memory a row.
+    float dx[kVecs][4];
     float sg = 0.0f;
     float sgx = 0.0f;
 #pragma unroll
     for (int k = 0; k < kVecs; ++k) {
-      const int e = 4 * (lane + 32 * k);
-      if (e < width) {
+      const int e = 4 * (lane + 32 * (part + kW * k));
+      if (active && e < width) {
         float gy[4];
         float w[4];
         load4(sum + base + e, xhat[k]);
         load4(grad_y + base + e, gy);
         load4(weight + e, w);
+        if (grad_sum != nullptr) {
+          load4(grad_sum + base + e, dx[k]);
+        } else {
+          dx[k][0] = dx[k][1] = dx[k][2] = dx[k][3] = 0.0f;
+        }
 #pragma unroll
         for (int i = 0; i < 4; ++i) {
           xhat[k][i] = (xhat[k][i] - m) * r;
           db[k][i] += gy[i];
           dw[k][i] += gy[i] * xhat[k][i];
-          g[k][i] = gy[i] * w[i];
-          sg += g[k][i];
-          sgx += g[k][i] * xhat[k][i];
+          const float g = gy[i] * w[i];
+          sg += g;
+          sgx += g * xhat[k][i];
+          dx[k][i] += r * g;
         }
       }
     }
-    const float mean_g = kRms ? 0.0f : warp_sum(sg) * inverse_width;
-    const float mean_gx = warp_sum(sgx) * inverse_width;
+    sg = kRms ? 0.0f : warp_sum(sg);
+    sgx = warp_sum(sgx);
+    if constexpr (kW > 1) {
+      // Every warp of the row adds the row's kW sums in the same order: the same means in all.
+      if (lane == 0) row_sums[buffer][warp] = make_float2(sg, sgx);
+      __syncthreads();
+      sg = sgx = 0.0f;
+#pragma unroll
+      for (int j = 0; j < kW; ++j) {
+        const float2 s = row_sums[buffer][group * kW + j];
+        sg += s.x;
+        sgx += s.y;
+      }
+      buffer ^= 1;
+    }
+    const float mean_g = sg * inverse_width;
+    const float mean_gx = sgx * inverse_width;
 #pragma unroll
     for (int k = 0; k < kVecs; ++k) {
-      const int e = 4 * (lane + 32 * k);
-      if (e < width) {
-        float dx[4];
-        if (grad_sum != nullptr) {
-          load4(grad_sum + base + e, dx);
-        } else {
-          dx[0] = dx[1] = dx[2] = dx[3] = 0.0f;
-        }
+      const int e = 4 * (lane + 32 * (part + kW * k));
+      if (active && e < width) {
 #pragma unroll
-        for (int i = 0; i < 4; ++i) dx[i] += r * (g[k][i] - mean_g - xhat[k][i] * mean_gx);
-        store4(grad_x + base + e, dx);
-        if (grad_branch != nullptr) store4(grad_branch + base + e, dx);
+        for (int i = 0; i < 4; ++i) dx[k][i] -= r * (mean_g + xhat[k][i] * mean_gx);
+        store4(grad_x + base + e, dx[k]);
+        if (grad_branch != nullptr) store4(grad_branch + base + e, dx[k]);
       }
     }
   }
-  // The block's warps add their shares one after another, in warp order (the same sums on every
-  // run), then the block writes one partial row of each.
+  // The block's row groups add their shares one after another, in group order (the same sums on
+  // every run), then the block writes one partial row of each.
   __shared__ float4 shares[2][kLayerNormMaxWidth / 4];
-  const int warp_in_block = threadIdx.x / 32;
-  for (int w = 0; w < kBackwardWarps; ++w) {
-    if (warp_in_block == w) {
+  for (int j = 0; j < kGroups; ++j) {
+    if (group == j) {
 #pragma unroll
       for (int k = 0; k < kVecs; ++k) {
-        const int v = lane + 32 * k;
+        const int v = lane + 32 * (part + kW * k);
         if (4 * v < width) {
           float4 a = make_float4(dw[k][0], dw[k][1], dw[k][2], dw[k][3]);
           float4 b = make_float4(db[k][0], db[k][1], db[k][2], db[k][3]);
-          if (w > 0) {
+          if (j > 0) {
             const float4 pa = shares[0][v];
             const float4 pb = shares[1][v];
             a = make_float4(pa.x + a.x, pa.y + a.y, pa.z + a.z, pa.w + a.w);
@@ -223,6 +267,31 @@ cudaError_t with_vecs(int width, F&& launch) {
   return launch(std::integral_constant<int, 16>{});
 }
 
+// The row split for `width`: kW warps a row of kVecs vectors a lane, few vectors (registers for
+// 3 or 4 blocks an SM) and few warps (fewer warps to wait for at each row's __syncthreads).
+template <int kW, int kVecs>
+struct BackwardSplit {
+  static constexpr int kWarpsPerRow = kW;
+  static constexpr int kVecsPerLane = kVecs;
+};
+
+template <bool kRms, typename F>
+cudaError_t with_backward_split(int width, F&& launch) {
+  const int needed = (width / 4 + 31) / 32;  // vectors a lane with one warp a row
+  if (needed <= 1) return launch(BackwardSplit<1, 1>{});
+  if (needed <= 2) return launch(BackwardSplit<1, 2>{});
+  if (needed <= 4) return launch(BackwardSplit<2, 2>{});
+  if (needed <= 6) return launch(BackwardSplit<2, 3>{});  // GPT-2's 768
+  if (needed <= 8) return launch(BackwardSplit<4, 2>{});
+  if (needed <= 12) return launch(BackwardSplit<4, 3>{});
+  // GPT-2 XL's 1600, Llama 1B's 2048 (RMSNorm: registers for 4 vectors at 3 blocks an SM).
+  if constexpr (kRms) {
+    return launch(BackwardSplit<4, 4>{});
+  } else {
+    return launch(BackwardSplit<8, 2>{});
+  }
+}
+
 template <typename T, bool kRms>
 cudaError_t forward_as(const float* x, const void* branch, const float* weight, const float* bias,
                        float eps, std::int64_t rows, int width, float* sum, void* y, float* mean,
@@ -251,17 +320,24 @@ cudaError_t backward_as(const float* sum, const void* grad_y, const float* grad_
                         const float* weight, const float* mean, const float* rstd,
                         std::int64_t rows, int width, float* grad_x, void* grad_branch,
                         float* partial, float* grad_weight, float* grad_bias, cudaStream_t stream) {
-  float* partial_bias = partial + static_cast<std::int64_t>(kLayerNormPartialRows) * width;
-  const cudaError_t launched = with_vecs(width, [&](auto vecs) {
-    backward_kernel<T, decltype(vecs)::value, kRms>
-        <<<kBackwardBlocks, kBackwardThreads, 0, stream>>>(
-            sum, static_cast<const T*>(grad_y), grad_sum, weight, mean, rstd, rows, width, grad_x,
-            static_cast<T*>(grad_branch), partial, partial_bias);
+  int blocks = 0;
+  const cudaError_t launched = with_backward_split<kRms>(width, [&](auto split) {
+    constexpr int kW = decltype(split)::kWarpsPerRow;
+    constexpr int kVecs = decltype(split)::kVecsPerLane;
+    constexpr int kGroups = kBackwardWarps / kW;
+    // One wave of blocks, or one a row group where there are fewer (fewer partial rows to add).
+    const std::int64_t groups = std::max<std::int64_t>(1, (rows + kGroups - 1) / kGroups);
+    blocks = static_cast<int>(
+        std::min<std::int64_t>(kBackwardSms * backward_blocks_per_sm(kVecs, kRms), groups));
+    // The bias's partial rows right after the weight's, where column_sum reads them.
+    float* partial_bias = partial + static_cast<std::int64_t>(blocks) * width;
+    backward_kernel<T, kW, kVecs, kRms><<<blocks, kBackwardThreads, 0, stream>>>(
+        sum, static_cast<const T*>(grad_y), grad_sum, weight, mean, rstd, rows, width, grad_x,
+        static_cast<T*>(grad_branch), partial, partial_bias);
     return cudaGetLastError();
   });
   if (launched != cudaSuccess) return launched;
-  return column_sum(partial, kLayerNormPartialRows, width, grad_weight, kRms ? nullptr : grad_bias,
-                    stream);
+  return column_sum(partial, blocks, width, grad_weight, kRms ? nullptr : grad_bias, stream);
 }
 
 template <typename T>

@@ -3,10 +3,11 @@
 // autocast runs them in a GPT-2 (or Llama) block: h = x + branch (float32 residual stream plus the
 // 16-bit output of the block's last projection), y = LayerNorm(h) written in the 16-bit dtype the
 // next projection reads. ATen's path under autocast runs a mixed-dtype add, a float32 LayerNorm and
-// a cast: three passes over [tokens, width] forward and as many backward. One warp per row; the
-// backward pass folds the residual stream's gradient in and writes the branch's gradient in its
-// dtype, and reduces the weight and bias gradients in a fixed order (deterministic). No LibTorch
-// here: models/residual_layer_norm.cpp checks the tensors.
+// a cast: three passes over [tokens, width] forward and as many backward. One warp per row forward
+// (1 to 8 backward, where a row's gradients would not fit one warp's registers); the backward pass
+// folds the residual stream's gradient in and writes the branch's gradient in its dtype, and
+// reduces the weight and bias gradients in a fixed order (deterministic). No LibTorch here:
+// models/residual_layer_norm.cpp checks the tensors.
 
 #include <cuda_runtime_api.h>
 
@@ -22,9 +23,10 @@ enum class NormKind { kLayerNorm, kRmsNorm };
 /// The widest row the kernels take (a multiple of 4 up to this).
 constexpr int kLayerNormMaxWidth = 2048;
 
-/// Partial rows of the weight and bias gradients one backward launch leaves before their final
-/// sum (one a block of 8 warps): the float32 scratch it needs is 2 x this x width.
-constexpr int kLayerNormPartialRows = 256;
+/// The most partial rows of the weight and bias gradients one backward launch leaves before their
+/// final sum (one a block of 8 warps, up to 4 blocks on each of an H100/H200's 132 SMs): the
+/// float32 scratch it needs is 2 x this x width.
+constexpr int kLayerNormPartialRows = 528;
 
 /// For each of `rows` rows of `width` (a multiple of 4, <= kLayerNormMaxWidth): h = x + branch
 /// (`branch` of `dtype`, or null: h = x, `sum` not written), y = (h - mean) / sqrt(var + eps) x
