@@ -920,6 +920,56 @@ TEST_CASE("linear_activation's kernels, with a bias (and GELU) and without, matc
   }
 }
 
+TEST_CASE("shared_input_linear's products and gradients match fp64, the input's summed once",
+          "[models][lm][gpu]") {
+  GPUPERF_REQUIRE_GPU();
+  torch::manual_seed(14);
+  const auto on = torch::TensorOptions().device(torch::kCUDA);
+  // Llama's q, k, v widths at a small scale (GQA: k and v narrower), autocast's bf16 input.
+  const torch::Tensor x = torch::randn({3, 37, 128}, on).to(torch::kBFloat16).requires_grad_();
+  const std::vector<torch::Tensor> weights{torch::randn({128, 128}, on).requires_grad_(),
+                                           torch::randn({32, 128}, on).requires_grad_(),
+                                           torch::randn({32, 128}, on).requires_grad_()};
+  std::vector<torch::Tensor> grads;
+  for (const auto& w : weights) grads.push_back(torch::randn({3, 37, w.size(0)}, on));
+  std::vector<torch::Tensor> got;
+  {
+    gpuperf::AutocastGuard autocast(torch::kCUDA, torch::kBFloat16);
+    got = gpuperf::shared_input_linear(x, weights);
+  }
+  REQUIRE(got.size() == 3);
+  torch::Tensor loss = torch::zeros({}, on);
+  for (std::size_t i = 0; i < 3; ++i) loss = loss + (got[i].to(torch::kFloat) * grads[i]).sum();
+  loss.backward();
+  const torch::Tensor x64 = f64(x);
+  torch::Tensor ref = torch::zeros({}, x64.options());
+  std::vector<torch::Tensor> w64;
+  for (std::size_t i = 0; i < 3; ++i) {
+    w64.push_back(f64(weights[i].to(torch::kBFloat16)));  // the product reads the cast weight
+    const torch::Tensor y = torch::matmul(x64, w64[i].t());
+    CHECK(relative_error(got[i], y.detach()) < 1e-2);
+    ref = ref + (y * grads[i].to(torch::kDouble)).sum();
+  }
+  ref.backward();
+  CHECK(relative_error(x.grad(), x64.grad()) < 1e-2);
+  for (std::size_t i = 0; i < 3; ++i) {
+    INFO("weight " << i);
+    REQUIRE(weights[i].grad().scalar_type() == torch::kFloat);
+    CHECK(relative_error(weights[i].grad(), w64[i].grad()) < 1e-2);
+  }
+  // Without the products' gradients none is computed: an unused output costs no GEMM.
+  x.mutable_grad() = torch::Tensor();
+  for (const auto& w : weights) w.mutable_grad() = torch::Tensor();
+  {
+    gpuperf::AutocastGuard autocast(torch::kCUDA, torch::kBFloat16);
+    got = gpuperf::shared_input_linear(x, weights);
+  }
+  (got[0].to(torch::kFloat) * grads[0]).sum().backward();
+  CHECK(weights[0].grad().defined());
+  CHECK_FALSE(weights[1].grad().defined());
+  CHECK_FALSE(weights[2].grad().defined());
+}
+
 TEST_CASE("a tied embedding's weight gradient is both uses' in fp64, the same on every run",
           "[models][lm][gpu]") {
   GPUPERF_REQUIRE_GPU();

@@ -477,16 +477,28 @@ std::pair<torch::Tensor, torch::Tensor> LlamaBlockImpl::forward_pending(
   const auto part = [cast](std::size_t layer) { return cast != nullptr ? cast + layer : nullptr; };
   const ResidualNorm in = residual_rms_norm(x, pending, attention_norm, o.norm_eps);
   const torch::Tensor& n = in.normalized;
-  const torch::Tensor q = rotary_embedding(split_heads(project(wq, n, part(0)), o.heads), cos, sin);
+  // The three projections of n (and w1's and w3's of m) in one node: their gradients for n added
+  // in the GEMMs.
+  const auto casts = [cast](std::initializer_list<std::size_t> layers) {
+    std::vector<torch::Tensor> out;
+    if (cast != nullptr) {
+      for (const std::size_t i : layers) out.push_back(cast[i]);
+    }
+    return out;
+  };
+  const std::vector<torch::Tensor> qkv =
+      shared_input_linear(n, {wq->weight, wk->weight, wv->weight}, casts({0, 1, 2}));
+  const torch::Tensor q = rotary_embedding(split_heads(qkv[0], o.heads), cos, sin);
   // Grouped-query attention: causal_attention lets each key/value head serve heads / kv_heads
   // query heads.
-  const torch::Tensor k =
-      rotary_embedding(split_heads(project(wk, n, part(1)), o.kv_heads), cos, sin);
-  const torch::Tensor v = split_heads(project(wv, n, part(2)), o.kv_heads);
+  const torch::Tensor k = rotary_embedding(split_heads(qkv[1], o.kv_heads), cos, sin);
+  const torch::Tensor v = split_heads(qkv[2], o.kv_heads);
   const ResidualNorm mid = residual_rms_norm(
       in.sum, project(wo, merge_heads(causal_attention(q, k, v)), part(3)), ffn_norm, o.norm_eps);
   const torch::Tensor& m = mid.normalized;
-  return {mid.sum, project(w2, swiglu(project(w1, m, part(4)), project(w3, m, part(6))), part(5))};
+  const std::vector<torch::Tensor> gate =
+      shared_input_linear(m, {w1->weight, w3->weight}, casts({4, 6}));
+  return {mid.sum, project(w2, swiglu(gate[0], gate[1]), part(5))};
 }
 
 std::vector<torch::Tensor> LlamaBlockImpl::linear_parameters() const {

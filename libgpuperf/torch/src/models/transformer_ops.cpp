@@ -202,6 +202,62 @@ struct LinearNode : public torch::autograd::Function<LinearNode> {
   }
 };
 
+// Input x, weights W_0 .. W_n-1 (no biases); outputs x W_i^T in the compute dtype. Saves the cast
+// input once and the cast weights. Backward adds the input's gradients in the GEMMs (beta = 1:
+// the sum rounded to the compute dtype once), where autograd would add them in kernels of their
+// own, and writes each weight's gradient in its dtype from its GEMM.
+struct SharedInputLinearNode : public torch::autograd::Function<SharedInputLinearNode> {
+  // `weights` a TensorList (each an input to autograd); `casts` an opaque value, as LinearNode's.
+  static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx,
+                                                const torch::Tensor& x, at::TensorList weights,
+                                                const std::vector<torch::Tensor>& casts) {
+    const c10::ScalarType dtype = compute_dtype(x);
+    const torch::Tensor xc = x.to(dtype);
+    torch::autograd::variable_list outputs;
+    std::vector<torch::Tensor> saved{xc};
+    for (std::size_t i = 0; i < weights.size(); ++i) {
+      const bool cast_fits = i < casts.size() && cast_as(casts[i], weights[i], dtype);
+      saved.push_back(cast_fits ? casts[i] : weights[i].to(dtype));
+      outputs.push_back(at::linear(xc, saved.back()));
+    }
+    ctx->save_for_backward(saved);
+    ctx->saved_data["x_dtype"] = static_cast<std::int64_t>(x.scalar_type());
+    ctx->saved_data["weight_dtype"] = static_cast<std::int64_t>(weights[0].scalar_type());
+    // An output that took no part in the loss costs no GEMMs.
+    ctx->set_materialize_grads(false);
+    return outputs;
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const torch::Tensor& xc = saved[0];
+    const c10::cuda::CUDAGuard guard(xc.device());
+    const std::int64_t in = xc.size(-1);
+    const torch::Tensor x2 = xc.reshape({-1, in});
+    const auto weight_dtype = static_cast<c10::ScalarType>(ctx->saved_data["weight_dtype"].toInt());
+    // One entry per argument of forward(): x, each weight, and none for the casts.
+    torch::autograd::variable_list result(grads.size() + 2);
+    torch::Tensor grad_x;
+    for (std::size_t i = 0; i < grads.size(); ++i) {
+      if (!grads[i].defined()) continue;
+      const torch::Tensor& wc = saved[i + 1];
+      const torch::Tensor g = grads[i].to(wc.scalar_type()).contiguous().view({-1, wc.size(0)});
+      if (grad_x.defined()) {
+        grad_x.addmm_(g, wc);
+      } else {
+        grad_x = at::mm(g, wc);
+      }
+      result[i + 1] = mm_as(g.t(), x2, weight_dtype);
+    }
+    if (grad_x.defined()) {
+      result[0] = grad_x.view(xc.sizes())
+                      .to(static_cast<c10::ScalarType>(ctx->saved_data["x_dtype"].toInt()));
+    }
+    return result;
+  }
+};
+
 // silu(a) x b; saves a and b (ATen's silu and mul keep a, silu's output and b).
 struct SwigluNode : public torch::autograd::Function<SwigluNode> {
   static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& a,
@@ -362,6 +418,25 @@ std::pair<torch::Tensor, torch::Tensor> tied_embedding(const torch::Tensor& ids,
   }
 #endif
   return {at::embedding(weight, ids), weight};
+}
+
+std::vector<torch::Tensor> shared_input_linear(const torch::Tensor& x,
+                                               const std::vector<torch::Tensor>& weights,
+                                               const std::vector<torch::Tensor>& casts) {
+  bool fused = !weights.empty();
+  for (const auto& w : weights) {
+    fused = fused && fused_linear_applies(x, w, {}) && w.scalar_type() == weights[0].scalar_type();
+  }
+#if GPUPERF_WITH_CUDA_KERNELS
+  if (fused) return SharedInputLinearNode::apply(x, at::TensorList(weights), casts);
+#endif
+  std::vector<torch::Tensor> outputs;
+  for (std::size_t i = 0; i < weights.size(); ++i) {
+    outputs.push_back(
+        linear_activation(x, weights[i], {}, Activation::kNone,
+                          i < casts.size() ? CastLinear{casts[i], {}} : CastLinear{}));
+  }
+  return outputs;
 }
 
 bool fused_swiglu_applies(const torch::Tensor& a, const torch::Tensor& b) {

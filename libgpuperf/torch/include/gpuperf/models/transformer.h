@@ -177,6 +177,16 @@ struct CastLinear {
 [[nodiscard]] bool fused_linear_applies(const torch::Tensor& x, const torch::Tensor& weight,
                                         const torch::Tensor& bias);
 
+/// x W_i^T for each of `weights` (no biases): linear layers that read one input (Llama's wq, wk
+/// and wv; w1 and w3). On gpuperf's kernels (every weight as linear_activation() takes it) one
+/// autograd node whose backward pass adds the input's gradients in the GEMMs (beta = 1), where
+/// autograd would add them in kernels of their own (three a Llama block), and writes each weight's
+/// gradient in its dtype; linear_activation() per weight elsewhere. `casts`: empty, or each
+/// weight in the compute dtype (as CastLinear's).
+[[nodiscard]] std::vector<torch::Tensor> shared_input_linear(
+    const torch::Tensor& x, const std::vector<torch::Tensor>& weights,
+    const std::vector<torch::Tensor>& casts = {});
+
 /// A token embedding whose weight the output layer shares (tied embeddings: GPT-2's, Llama 3.2
 /// 1B's and 3B's): {weight[ids], the weight for the output layer to read}. On CUDA, training, one
 /// autograd node takes both uses' gradients and adds the looked-up rows' into the output layer's
