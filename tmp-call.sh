@@ -21,7 +21,7 @@ build() {
 if [ "$mode" = tests ]; then
   build >"$OUT/logs/build.log" 2>&1 || { grep -B2 -A12 "error" "$OUT/logs/build.log" | head -100; finish; exit 1; }
   echo "built after $(( $(date +%s) - start )) s"
-  timeout "$(cap 300)" ctest --test-dir build-gpu -L '^gpu$' -R "${TESTS_REGEX:-.}" -j4 --output-on-failure >"$OUT/logs/ctest-gpu.txt" 2>&1
+  timeout "$(cap 300)" ctest --test-dir build-gpu -L '^gpu$' -R "${TESTS_REGEX:-.}" -E "${TESTS_EXCLUDE:-^$}" -j4 --output-on-failure >"$OUT/logs/ctest-gpu.txt" 2>&1
   echo "ctest rc=$?"; grep -E "tests passed|FAILED|Failed|\(Failed\)" "$OUT/logs/ctest-gpu.txt" | head -20
 fi
 if [ "$mode" = ab ]; then
