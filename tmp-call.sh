@@ -6,6 +6,8 @@
 #                                 against the legacy default stream (old), alternating, on 6,400
 #                                 JPEGs; then single runs at other shares
 #   bash tmp-call.sh lm           GPT-2 124M step profile, side by side with torch.compile
+#   bash tmp-call.sh final        build; the language models' GPU tests; GPT-2 and Llama 1B side by
+#                                 side with torch.compile
 set -uo pipefail
 mode=${1:-tests}
 source .deps/env.sh
@@ -23,6 +25,24 @@ if [ "$mode" = tests ]; then
   echo "built after $(( $(date +%s) - start )) s"
   timeout "$(cap 300)" ctest --test-dir build-gpu -L '^gpu$' -R "${TESTS_REGEX:-.}" -E "${TESTS_EXCLUDE:-^$}" -j4 --output-on-failure >"$OUT/logs/ctest-gpu.txt" 2>&1
   echo "ctest rc=$?"; grep -E "tests passed|FAILED|Failed|\(Failed\)" "$OUT/logs/ctest-gpu.txt" | head -20
+fi
+if [ "$mode" = final ]; then
+  build >"$OUT/logs/build.log" 2>&1 || { grep -B2 -A12 "error" "$OUT/logs/build.log" | head -100; finish; exit 1; }
+  echo "built after $(( $(date +%s) - start )) s"
+  for t in test_models_transformer test_train_memory; do
+    timeout "$(cap 90)" build-gpu/tests/torch/$t "[gpu]" >"$OUT/logs/$t-gpu.txt" 2>&1
+    echo "$t [gpu] rc=$?: $(tail -2 "$OUT/logs/$t-gpu.txt" | head -1)"
+  done
+  grep -B3 -A12 "FAILED" "$OUT"/logs/test_*-gpu.txt | head -60
+  echo "== gpt2 side by side ($(left) s left)"
+  LM_PEER_VARIANTS="compile" timeout "$(cap 260)" \
+    benchmarks/lm_side_by_side.sh build-gpu "$OUT/logs/lm" "${GPT2_REPEATS:-2}" gpt2 >"$OUT/logs/lm.txt" 2>&1
+  echo "side-by-side rc=$?"; cat "$OUT/logs/lm/lm.md" 2>/dev/null || tail -20 "$OUT/logs/lm.txt"
+  if [ "$(left)" -gt 150 ]; then
+    LM_PEER_VARIANTS="compile" timeout "$(cap 220)" \
+      benchmarks/lm_side_by_side.sh build-gpu "$OUT/logs/lm-llama" 1 llama-1b >"$OUT/logs/lm-llama.txt" 2>&1
+    echo "side-by-side rc=$?"; cat "$OUT/logs/lm-llama/lm.md" 2>/dev/null || tail -20 "$OUT/logs/lm-llama.txt"
+  fi
 fi
 if [ "$mode" = ab ]; then
   if [ ! -d data/all ]; then

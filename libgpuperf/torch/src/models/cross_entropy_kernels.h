@@ -19,7 +19,8 @@ namespace gpuperf::detail {
 /// For each of `rows` rows of `vocab` dense logits: lse[r] = log(sum(exp(x))) (`lse` may be
 /// null), loss[r] = lse[r] - x[target[r]] (NaN for a target outside [0, vocab)); where `grad` is
 /// not null, grad[r][i] = (exp(x[r][i] - lse[r]) - [i == target[r]]) x factor in the logits' dtype,
-/// from the same launch (the row read twice, the second time from L2). One block per row.
+/// from the same launch (the row read twice, the second time from L2: then as many blocks as keep
+/// half the L2's worth of rows in flight, each taking rows in turn; one block a row otherwise).
 cudaError_t cross_entropy_forward(NhwcDtype dtype, const void* logits, const std::int64_t* targets,
                                   std::int64_t rows, std::int64_t vocab, float* lse, float* loss,
                                   float factor, void* grad, cudaStream_t stream);

@@ -354,10 +354,13 @@ struct TiedEmbeddingNode : public torch::autograd::Function<TiedEmbeddingNode> {
     torch::Tensor grad = std::move(grads[1]);
     if (!rows.defined()) return {torch::Tensor(), grad};
     const std::int64_t width = rows.size(-1);
-    // Added into in place only where nothing else holds it (the output layer's fresh product).
+    // Added into in place only where nothing else holds it (the output layer's fresh product):
+    // one tensor on its storage, held here and by the list autograd's node passed backward() a
+    // copy of (two references); a gradient a hook kept, or a leaf's .grad, has more.
     if (!grad.defined()) {
       grad = torch::zeros({vocabulary, width}, rows.options().dtype(dtype));
-    } else if (grad.use_count() > 1 || grad.scalar_type() != dtype || !grad.is_contiguous()) {
+    } else if (grad.use_count() > 2 || grad.storage().use_count() > 1 ||
+               grad.scalar_type() != dtype || !grad.is_contiguous()) {
       grad = grad.to(dtype, /*non_blocking=*/false, /*copy=*/true, c10::MemoryFormat::Contiguous);
     }
     grad.index_put_({ids.reshape({-1})}, rows.reshape({-1, width}).to(dtype),
