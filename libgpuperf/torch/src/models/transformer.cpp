@@ -280,13 +280,12 @@ std::int64_t parameter_count(const LlamaOptions& o) {
 }
 
 bool causal_attention_widens(const torch::Tensor& q, const torch::Tensor& k) {
-  if (k.size(1) == q.size(1)) return false;
 #if GPUPERF_HAS_SDPA_GQA
   // A fused kernel reads the shared heads in place: no widened copies forward, no sums of their
   // gradients backward. The math path would widen them itself.
-  return sdp_choice(q, k, k) == kSdpMath;
+  return k.size(1) != q.size(1) && sdp_choice(q, k, k) == kSdpMath;
 #else
-  return true;
+  return k.size(1) != q.size(1);
 #endif
 }
 

@@ -120,11 +120,11 @@ TransformerActivations llama_activations(const LlamaImpl& llama, double sequence
   // w1's output and w3's output (swiglu()'s node keeps them for its backward pass, not SiLU's
   // output) and their gated product (3e per inner width).
   const double normalized = w.autocast ? w.e : w.r;
-  const double g = static_cast<double>(o.width / o.heads * o.kv_heads);
+  const std::int64_t head_width = o.width / o.heads;
+  const double g = static_cast<double>(head_width * o.kv_heads);
   const auto head_options = torch::TensorOptions()
                                 .dtype(w.autocast ? autocast_dtype(precision) : torch::kFloat)
                                 .device(llama.norm.device());
-  const std::int64_t head_width = o.width / o.heads;
   const bool widened = causal_attention_widens(
       torch::empty({1, o.heads, static_cast<std::int64_t>(sequence), head_width}, head_options),
       torch::empty({1, o.kv_heads, static_cast<std::int64_t>(sequence), head_width}, head_options));
