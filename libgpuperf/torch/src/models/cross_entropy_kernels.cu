@@ -2,7 +2,6 @@
 
 #include <math_constants.h>
 
-#include <algorithm>
 #include <cstdint>
 #include <type_traits>
 
@@ -137,26 +136,25 @@ __device__ void write_row_gradient(const T* x, std::int64_t vocab, float log_sum
   }
 }
 
-// Rows blockIdx.x, + gridDim.x, ...: each row's log-sum-exp (`lse` may be null) and loss; where
-// `grad` is not null, its gradient for the incoming gradient `factor` too, from a second read of
-// the row right after the first. The launch keeps few enough rows in flight for that second read
-// to come from L2 (a row of 50,304 bf16 logits is 98 KiB, of 128,256 is 250 KiB).
+// One block per row: its log-sum-exp (`lse` may be null) and loss; where `grad` is not null, its
+// gradient for the incoming gradient `factor` too, from a second read of the row right after the
+// first. With every row a block, as many rows are in flight as the SMs hold (about 53 MB of GPT-2's
+// 98 KiB rows on an H200), so the second read comes mostly from memory; fewer blocks taking rows in
+// turn, to keep it in L2, ran slower (1.42 against 1.16 ms for GPT-2, 2.41 against 1.52 ms for
+// Llama 1B: docs/results/2026-12-05-h200-lm-fewer-passes).
 template <typename T>
 __global__ void __launch_bounds__(kThreads)
-    forward_kernel(const T* logits, const std::int64_t* targets, std::int64_t rows,
-                   std::int64_t vocab, float* lse, float* loss, float factor, T* grad) {
-  for (std::int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
-    const T* x = logits + row * vocab;
-    // Its shared memory is free again once every thread holds the result: the next row may
-    // reuse it.
-    const float log_sum = row_log_sum_exp(x, vocab);
-    const std::int64_t t = targets[row];
-    if (threadIdx.x == 0) {
-      if (lse != nullptr) lse[row] = log_sum;
-      loss[row] = t >= 0 && t < vocab ? log_sum - to_float(x[t]) : CUDART_NAN_F;
-    }
-    if (grad != nullptr) write_row_gradient(x, vocab, log_sum, t, factor, grad + row * vocab);
+    forward_kernel(const T* logits, const std::int64_t* targets, std::int64_t vocab, float* lse,
+                   float* loss, float factor, T* grad) {
+  const std::int64_t row = blockIdx.x;
+  const T* x = logits + row * vocab;
+  const float log_sum = row_log_sum_exp(x, vocab);
+  const std::int64_t t = targets[row];
+  if (threadIdx.x == 0) {
+    if (lse != nullptr) lse[row] = log_sum;
+    loss[row] = t >= 0 && t < vocab ? log_sum - to_float(x[t]) : CUDART_NAN_F;
   }
+  if (grad != nullptr) write_row_gradient(x, vocab, log_sum, t, factor, grad + row * vocab);
 }
 
 template <typename T>
@@ -203,28 +201,8 @@ cudaError_t cross_entropy_forward(NhwcDtype dtype, const void* logits, const std
   if (rows == 0) return cudaSuccess;
   return with_type(dtype, [&](auto type) {
     using T = decltype(type);
-    // One block a row for the loss alone; with the gradient, rows in flight for half the L2 (at
-    // least one block an SM, at most four).
-    std::int64_t blocks = rows;
-    if (grad != nullptr) {
-      int device = 0;
-      int sms = 0;
-      int l2 = 0;
-      cudaError_t status = cudaGetDevice(&device);
-      if (status == cudaSuccess) {
-        status = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-      }
-      if (status == cudaSuccess)
-        status = cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device);
-      if (status != cudaSuccess) return status;
-      const std::int64_t row_bytes = vocab * static_cast<std::int64_t>(sizeof(T));
-      const std::int64_t fit = l2 / 2 / std::max<std::int64_t>(row_bytes, 1);
-      blocks =
-          std::min(rows, std::clamp<std::int64_t>(fit, sms, 4 * static_cast<std::int64_t>(sms)));
-    }
-    forward_kernel<T><<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(
-        static_cast<const T*>(logits), targets, rows, vocab, lse, loss, factor,
-        static_cast<T*>(grad));
+    forward_kernel<T><<<static_cast<unsigned>(rows), kThreads, 0, stream>>>(
+        static_cast<const T*>(logits), targets, vocab, lse, loss, factor, static_cast<T*>(grad));
     return cudaGetLastError();
   });
 }
