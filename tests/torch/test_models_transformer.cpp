@@ -557,6 +557,16 @@ TEST_CASE("next_token_loss is ATen's cross-entropy on the CPU", "[models][lm]") 
             .item<double>());
   CHECK_THROWS_WITH(gpuperf::next_token_loss(logits, targets.narrow(1, 0, 4)),
                     Catch::Contains("disagree"));
+  // The incoming gradient it is told to expect: finite and > 0, or none.
+  for (const double bad : {0.0, -1.0, std::nan(""), HUGE_VAL}) {
+    INFO("expected " << bad);
+    CHECK_THROWS_WITH(gpuperf::LossGradientScope(bad), Catch::Contains("LossGradientScope"));
+  }
+  const gpuperf::LossGradientScope none(std::nullopt);
+  const gpuperf::LossGradientScope half(0.5);
+  CHECK(gpuperf::next_token_loss(logits, targets).item<double>() ==
+        torch::nn::functional::cross_entropy(logits.reshape({-1, 11}), targets.reshape({-1}))
+            .item<double>());
 }
 
 namespace {
