@@ -180,19 +180,6 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-// f.template operator()<T>() for the C++ type of `dtype`.
-template <typename F>
-cudaError_t with_type(NhwcDtype dtype, F&& f) {
-  switch (dtype) {
-    case NhwcDtype::kHalf:
-      return f(__half{});
-    case NhwcDtype::kBFloat16:
-      return f(__nv_bfloat16{});
-    default:
-      return f(float{});
-  }
-}
-
 }  // namespace
 
 cudaError_t cross_entropy_forward(NhwcDtype dtype, const void* logits, const std::int64_t* targets,

@@ -1,10 +1,13 @@
 #pragma once
-// Element conversions and vector packs shared by gpuperf's CUDA kernels (nvcc only).
+// Element conversions, vector packs and the dtype dispatch shared by gpuperf's CUDA kernels (nvcc
+// only).
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include <cstdint>
+
+#include "models/nhwc_kernels.h"  // NhwcDtype
 
 namespace gpuperf::detail {
 
@@ -56,6 +59,20 @@ __device__ __forceinline__ void store_floats(T* p, const float (&v)[N]) {
 #pragma unroll
     for (int i = 0; i < kPer; ++i) pack.v[i] = from_float<T>(v[j + i]);
     *reinterpret_cast<Pack<T, kPer>*>(p + j) = pack;
+  }
+}
+
+// f(T{}) for the element type T that `dtype` names: a launcher's one dispatch over its kernels'
+// instantiations.
+template <typename F>
+cudaError_t with_type(NhwcDtype dtype, F&& f) {
+  switch (dtype) {
+    case NhwcDtype::kHalf:
+      return f(__half{});
+    case NhwcDtype::kBFloat16:
+      return f(__nv_bfloat16{});
+    default:
+      return f(float{});
   }
 }
 

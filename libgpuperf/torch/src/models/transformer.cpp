@@ -282,7 +282,7 @@ std::int64_t parameter_count(const LlamaOptions& o) {
 bool causal_attention_widens(const torch::Tensor& q, const torch::Tensor& k) {
 #if GPUPERF_HAS_SDPA_GQA
   // A fused kernel reads the shared heads in place: no widened copies forward, no sums of their
-  // gradients backward. The math path would widen them itself.
+  // gradients backward. The math path widens them.
   return k.size(1) != q.size(1) && sdp_choice(q, k, k) == kSdpMath;
 #else
   return k.size(1) != q.size(1);
@@ -298,12 +298,13 @@ torch::Tensor causal_attention(const torch::Tensor& q, const torch::Tensor& k,
                         " query heads cannot share " + std::to_string(k.size(1)) + " key and " +
                         std::to_string(v.size(1)) + " value heads");
     }
-    if (causal_attention_widens(q, k)) {
-      return causal_attention(q, widen_heads(k, heads), widen_heads(v, heads));
-    }
 #if GPUPERF_HAS_SDPA_GQA
+    // LibTorch's fused kernels read the shared heads in place; its math path widens them itself
+    // (causal_attention_widens() says which, for the memory count).
     return at::scaled_dot_product_attention(q, k, v, {}, 0.0, /*is_causal=*/true, c10::nullopt,
                                             /*enable_gqa=*/true);
+#else
+    return causal_attention(q, widen_heads(k, heads), widen_heads(v, heads));
 #endif
   }
 #if GPUPERF_HAS_SDPA

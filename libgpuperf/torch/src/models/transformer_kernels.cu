@@ -182,19 +182,6 @@ __global__ void __launch_bounds__(kThreads)
   store_floats(out + oi + half, o2);
 }
 
-// f.template operator()<T>() for the element type `dtype` names.
-template <typename F>
-cudaError_t with_type(NhwcDtype dtype, F&& f) {
-  switch (dtype) {
-    case NhwcDtype::kHalf:
-      return f(__half{});
-    case NhwcDtype::kBFloat16:
-      return f(__nv_bfloat16{});
-    default:
-      return f(float{});
-  }
-}
-
 }  // namespace
 
 cudaError_t bias_gradient(NhwcDtype dtype, const void* grad_y, const void* pre, std::int64_t rows,

@@ -7,6 +7,7 @@
 #include <ATen/ops/silu.h>
 #include <torch/autograd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <type_traits>
 #include <string>
@@ -81,6 +82,12 @@ bool cast_as(const torch::Tensor& cast, const torch::Tensor& parameter, c10::Sca
          cast.device() == parameter.device() && cast.is_contiguous();
 }
 
+// `parameter` in `dtype`: `cast` where it is that (cast_as), else converted here.
+torch::Tensor in_dtype(const torch::Tensor& cast, const torch::Tensor& parameter,
+                       c10::ScalarType dtype) {
+  return cast_as(cast, parameter, dtype) ? cast : parameter.to(dtype);
+}
+
 // gelu_tanh(x w^T + b) and its input from one cuBLASLt call (gemm_epilogue.h), for 16-bit x, w
 // and b of one dtype; two undefined tensors where that does not apply (float32, widths not
 // multiples of 8, misaligned, no cuBLASLt algorithm): then ATen's linear and gelu run.
@@ -138,11 +145,8 @@ struct LinearNode : public torch::autograd::Function<LinearNode> {
     const c10::ScalarType dtype = compute_dtype(x);
     const torch::Tensor xc = x.to(dtype);
     const bool with_bias = bias.defined();
-    const bool cast_fits =
-        cast_as(cast.weight, weight, dtype) && (!with_bias || cast_as(cast.bias, bias, dtype));
-    const torch::Tensor wc = cast_fits ? cast.weight : weight.to(dtype);
-    const torch::Tensor bc =
-        !with_bias ? torch::Tensor() : (cast_fits ? cast.bias : bias.to(dtype));
+    const torch::Tensor wc = in_dtype(cast.weight, weight, dtype);
+    const torch::Tensor bc = with_bias ? in_dtype(cast.bias, bias, dtype) : torch::Tensor();
     const bool gelu = activation == Activation::kGeluTanh;
     auto [y, pre] = gelu && with_bias ? linear_gelu_epilogue(xc, wc, bc)
                                       : std::pair<torch::Tensor, torch::Tensor>();
@@ -216,8 +220,7 @@ struct SharedInputLinearNode : public torch::autograd::Function<SharedInputLinea
     torch::autograd::variable_list outputs;
     std::vector<torch::Tensor> saved{xc};
     for (std::size_t i = 0; i < weights.size(); ++i) {
-      const bool cast_fits = i < casts.size() && cast_as(casts[i], weights[i], dtype);
-      saved.push_back(cast_fits ? casts[i] : weights[i].to(dtype));
+      saved.push_back(in_dtype(i < casts.size() ? casts[i] : torch::Tensor(), weights[i], dtype));
       outputs.push_back(at::linear(xc, saved.back()));
     }
     ctx->save_for_backward(saved);
@@ -426,11 +429,11 @@ std::pair<torch::Tensor, torch::Tensor> tied_embedding(const torch::Tensor& ids,
 std::vector<torch::Tensor> shared_input_linear(const torch::Tensor& x,
                                                const std::vector<torch::Tensor>& weights,
                                                const std::vector<torch::Tensor>& casts) {
-  bool fused = !weights.empty();
-  for (const auto& w : weights) {
-    fused = fused && fused_linear_applies(x, w, {}) && w.scalar_type() == weights[0].scalar_type();
-  }
 #if GPUPERF_WITH_CUDA_KERNELS
+  const bool fused =
+      !weights.empty() && std::all_of(weights.begin(), weights.end(), [&](const torch::Tensor& w) {
+        return fused_linear_applies(x, w, {}) && w.scalar_type() == weights[0].scalar_type();
+      });
   if (fused) return SharedInputLinearNode::apply(x, at::TensorList(weights), casts);
 #endif
   std::vector<torch::Tensor> outputs;

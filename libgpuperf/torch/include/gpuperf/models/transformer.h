@@ -82,15 +82,16 @@ struct LlamaOptions {
 /// Causal self-attention of q, k, v [batch, heads, sequence, head width]:
 /// scaled_dot_product_attention(is_causal) where LibTorch has it, else written out. k and v may
 /// have fewer heads than q (grouped-query attention: kv head i serves query heads i x heads /
-/// kv heads onwards), read in place where LibTorch's fused kernels take them (2.5+), widened
-/// otherwise. ConfigError when the head counts do not divide.
+/// kv heads onwards), handed to LibTorch as they are (2.5+: its fused kernels read them in place,
+/// its math path widens them), widened first before 2.5. ConfigError when the head counts do not
+/// divide.
 [[nodiscard]] torch::Tensor causal_attention(const torch::Tensor& q, const torch::Tensor& k,
                                              const torch::Tensor& v);
-/// Whether causal_attention() widens k's (and v's) heads to q's for these inputs: where they
-/// differ and LibTorch's fused kernels do not take them as they are.
+/// Whether k's (and v's) heads are widened to q's in causal_attention() for these inputs: where
+/// they differ and no fused kernel of LibTorch's takes them as they are.
 [[nodiscard]] bool causal_attention_widens(const torch::Tensor& q, const torch::Tensor& k);
-/// The kernel LibTorch picks for causal_attention on these inputs (with the widened k and v
-/// where it widens them): "flash", "efficient",
+/// The kernel LibTorch picks for causal_attention on these inputs (for the widened k and v where
+/// they are widened): "flash", "efficient",
 /// "cudnn", "math" (scaled_dot_product_attention's own names), or "written out" (LibTorch 1.13).
 [[nodiscard]] std::string attention_kernel(const torch::Tensor& q, const torch::Tensor& k,
                                            const torch::Tensor& v);
