@@ -31,7 +31,7 @@ CLASSES = [  # first match wins; matched against the lower-cased kernel name
     ("convolution (cuDNN/cutlass conv)", ("conv", "implicit", "xmma_fprop", "xmma_dgrad", "xmma_wgrad", "sm90_xmma", "cudnn")),
     ("matmul (gemm)", ("gemm", "cutlass", "sm90", "nvjet")),
     ("Inductor-generated (triton)", ("triton",)),
-    ("optimizer / multi-tensor", ("multi_tensor", "fused_sgd", "foreach", "fused_adam")),
+    ("optimizer / multi-tensor", ("multi_tensor", "fused_sgd", "foreach", "fused_adam", "adam_kernel")),
     ("elementwise (relu, add, copy, cast)", ("elementwise", "vectorized", "copy", "relu", "threshold", "fill")),
     ("reduction / loss", ("reduce", "softmax", "nll", "loss")),
 ]

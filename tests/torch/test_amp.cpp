@@ -7,6 +7,17 @@
 #include <torch/nn/modules/linear.h>
 #include <torch/optim/sgd.h>
 #include <torch/cuda.h>
+#include <torch/version.h>
+
+// ATen's fused Adam kernels (2.2+), the reference gpuperf's own Adam kernel is held to.
+#define GPUPERF_TEST_ATEN_FUSED_ADAM \
+  (TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 2))
+#if GPUPERF_TEST_ATEN_FUSED_ADAM
+#include <ATen/ops/_foreach_add.h>
+#include <ATen/ops/_foreach_sub.h>
+#include <ATen/ops/_fused_adam.h>
+#include <ATen/ops/_fused_adamw.h>
+#endif
 
 #include <algorithm>
 #include <cfloat>
@@ -326,6 +337,136 @@ TEST_CASE("fused optimizers match torch::optim and skip flagged steps on CUDA", 
                     gpuperf::OptimizerKind::kSgd}) {
     check_fused_matches_torch_optim(torch::kCUDA, kind);
   }
+}
+
+#if GPUPERF_TEST_ATEN_FUSED_ADAM
+namespace {
+
+// Parameters of many sizes for one optimizer: more than one launch's 48 tensors, sizes around
+// the kernel's 4,096-element chunks and its 4-element vectors, and one parameter (with its
+// gradient) one float past a 16-byte boundary, which takes the element-by-element path.
+std::vector<torch::Tensor> adam_test_parameters() {
+  const std::vector<std::int64_t> sizes = {1, 3, 4, 5, 4095, 4096, 4097, 3 * 4096 + 7, 70001};
+  std::vector<torch::Tensor> out;
+  for (int i = 0; i < 61; ++i) {
+    out.push_back(torch::randn({sizes[i % sizes.size()]}, torch::kCUDA));
+  }
+  out.push_back(torch::randn({4099}, torch::kCUDA).narrow(0, 1, 4098).detach());
+  return out;
+}
+
+}  // namespace
+#endif
+
+TEST_CASE("gpuperf's Adam kernel matches ATen's fused Adam and AdamW and the fp64 algorithm",
+          "[amp][gpu]") {
+  GPUPERF_REQUIRE_GPU();
+#if !GPUPERF_TEST_ATEN_FUSED_ADAM
+  FAIL("SKIPPED: this LibTorch has no fused Adam kernels to compare with");
+#else
+  for (auto kind : {gpuperf::OptimizerKind::kAdam, gpuperf::OptimizerKind::kAdamW}) {
+    INFO("optimizer " << gpuperf::to_string(kind));
+    torch::manual_seed(3);
+    std::vector<torch::Tensor> ours = adam_test_parameters();
+    std::vector<torch::Tensor> aten, exp_avg, exp_avg_sq, steps;
+    std::vector<torch::Tensor> reference, ref_m, ref_v;  // float64
+    for (auto& p : ours) {
+      aten.push_back(p.detach().clone());
+      exp_avg.push_back(torch::zeros_like(p));
+      exp_avg_sq.push_back(torch::zeros_like(p));
+      steps.push_back(torch::zeros({}, p.options()));
+      reference.push_back(p.detach().to(torch::kDouble));
+      ref_m.push_back(torch::zeros_like(reference.back()));
+      ref_v.push_back(torch::zeros_like(reference.back()));
+      p.requires_grad_(true);
+    }
+    gpuperf::FusedOptimizerOptions options(kind, 1e-3);
+    options.beta2 = 0.95;
+    options.weight_decay = 0.1;
+    gpuperf::FusedOptimizer fused(ours, options);
+    const torch::Tensor lr = torch::full({}, 1e-3, torch::TensorOptions(torch::kCUDA));
+    const double lr64 = static_cast<double>(static_cast<float>(1e-3));  // a float32 rate
+    const auto scale = torch::full({1}, 1024.0f, torch::kCUDA);
+    int t = 0;  // the reference's step count
+    for (int step = 0; step < 5; ++step) {
+      const bool overflow = step == 2;
+      const auto inf = torch::full({1}, overflow ? 1.0f : 0.0f, torch::kCUDA);
+      // Scaled gradients; the last parameter's one float past a 16-byte boundary, as the
+      // parameter.
+      std::vector<torch::Tensor> grads;
+      for (std::size_t i = 0; i < ours.size(); ++i) {
+        grads.push_back(torch::randn({ours[i].numel()}, torch::kCUDA) * 1024.0f);
+        ours[i].mutable_grad() =
+            i + 1 < ours.size()
+                ? grads[i].clone()
+                : torch::empty({grads[i].numel() + 1}, torch::kCUDA).narrow(0, 1, grads[i].numel());
+        if (i + 1 == ours.size()) ours[i].mutable_grad().copy_(grads[i]);
+      }
+      std::vector<torch::Tensor> unscaled;  // before ATen's kernel divides `grads` in place
+      for (const auto& g : grads) unscaled.push_back(g.to(torch::kDouble) / 1024.0);
+      fused.step(scale, inf);
+      at::_foreach_add_(steps, 1);
+      const std::vector<torch::Tensor> none;
+      if (kind == gpuperf::OptimizerKind::kAdam) {
+        at::_fused_adam_(aten, grads, exp_avg, exp_avg_sq, none, steps, lr, options.beta1,
+                         options.beta2, options.weight_decay, options.eps, false, false, scale,
+                         inf);
+      } else {
+        at::_fused_adamw_(aten, grads, exp_avg, exp_avg_sq, none, steps, lr, options.beta1,
+                          options.beta2, options.weight_decay, options.eps, false, false, scale,
+                          inf);
+      }
+      at::_foreach_sub_(steps, std::vector<torch::Tensor>(steps.size(), inf.reshape({})));
+      if (!overflow) {
+        // torch.optim's documented algorithm (Adam, AdamW) in float64.
+        ++t;
+        for (std::size_t i = 0; i < ours.size(); ++i) {
+          torch::Tensor g = unscaled[i];
+          torch::Tensor& p = reference[i];
+          if (kind == gpuperf::OptimizerKind::kAdamW) {
+            p = p - lr64 * options.weight_decay * p;
+          } else {
+            g = g + options.weight_decay * p;
+          }
+          ref_m[i] = options.beta1 * ref_m[i] + (1 - options.beta1) * g;
+          ref_v[i] = options.beta2 * ref_v[i] + (1 - options.beta2) * g * g;
+          const torch::Tensor m_hat = ref_m[i] / (1 - std::pow(options.beta1, t));
+          const torch::Tensor v_hat = ref_v[i] / (1 - std::pow(options.beta2, t));
+          p = p - lr64 * m_hat / (v_hat.sqrt() + options.eps);
+        }
+      }
+      double largest_from_aten = 0;
+      double largest_from_reference = 0;
+      std::int64_t equal = 0;
+      std::int64_t total = 0;
+      for (std::size_t i = 0; i < ours.size(); ++i) {
+        const torch::Tensor mine = ours[i].detach();
+        largest_from_aten = std::max(
+            largest_from_aten,
+            ((mine - aten[i]).abs() / aten[i].abs().clamp_min(1e-30)).max().item<double>());
+        largest_from_reference =
+            std::max(largest_from_reference,
+                     (mine.to(torch::kDouble) - reference[i]).abs().max().item<double>());
+        equal += mine.eq(aten[i]).sum().item<std::int64_t>();
+        total += mine.numel();
+        // The gradients divided by the scale, as ATen leaves them.
+        CHECK(torch::allclose(ours[i].grad(), grads[i], 1e-6, 0));
+      }
+      INFO("step " << step << ": " << equal << " of " << total
+                   << " parameters bitwise equal to ATen's; largest relative difference "
+                   << largest_from_aten << ", largest from float64 " << largest_from_reference);
+      // A float32 ulp is 1.2e-7 of the value: at most a few roundings apart from ATen's.
+      CHECK(largest_from_aten <= 5e-7);
+      // The update moves each parameter by about the rate (1e-3) a step: float32 keeps it to
+      // 1e-7 of the parameter's size (randn values, a few at most).
+      CHECK(largest_from_reference <= 2e-6);
+      if (step == 4) {
+        WARN(gpuperf::to_string(kind) << ", after 4 updates: " << equal << " of " << total
+                                      << " parameters bitwise equal to ATen's");
+      }
+    }
+  }
+#endif
 }
 
 TEST_CASE("GradScaler drives a fused optimizer without a host sync and backs off on overflow",

@@ -4,7 +4,6 @@
 #include "models/nhwc_kernels.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
 
 namespace gpuperf::detail {
@@ -179,28 +178,6 @@ cudaError_t average_pool_backward_as(const void* grad_y, void* grad_x, std::int6
 }
 
 }  // namespace
-
-bool own_kernels_run_on(int device) {
-  // 0: not asked yet, 1: runs, 2: does not. Every kernel of the library is built for the same
-  // architectures: one tells for all.
-  constexpr int kDevices = 64;
-  static std::atomic<int> known[kDevices] = {};
-  if (device < 0 || device >= kDevices) return false;
-  const int state = known[device].load(std::memory_order_relaxed);
-  if (state != 0) return state == 1;
-  int current = 0;
-  if (cudaGetDevice(&current) != cudaSuccess || cudaSetDevice(device) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return false;
-  }
-  cudaFuncAttributes attributes{};
-  const bool runs =
-      cudaFuncGetAttributes(&attributes, pad_channels_kernel<float, __half>) == cudaSuccess;
-  (void)cudaGetLastError();  // a missing image is an answer here, not an error to report later
-  (void)cudaSetDevice(current);
-  known[device].store(runs ? 1 : 2, std::memory_order_relaxed);
-  return runs;
-}
 
 cudaError_t pad_channels_to_4(NhwcDtype in_dtype, const void* in, std::int64_t in_channels,
                               NhwcDtype out_dtype, void* out, std::int64_t pixels,

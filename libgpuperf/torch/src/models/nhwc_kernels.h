@@ -14,16 +14,12 @@
 
 #include <cstdint>
 
+#include "device/own_kernels.h"  // own_kernels_run_on, which the launchers' callers ask
+
 namespace gpuperf::detail {
 
 /// The element types the kernels take.
 enum class NhwcDtype { kFloat, kHalf, kBFloat16 };
-
-/// Whether gpuperf's kernels have code for CUDA device `device` (the build's CUDA architectures
-/// include it, or PTX the driver can compile for it). Where not, a launch would fail with
-/// cudaErrorNoKernelImageForDevice: the library runs ATen's kernels instead. Asked once per
-/// device, then remembered.
-bool own_kernels_run_on(int device);
 
 /// out[p, c] = c < in_channels ? in[p, c] : 0 over `pixels` pixels (N * H * W), converted from
 /// `in_dtype` to `out_dtype` (round to nearest even, as ATen converts). in_channels <= 4.

@@ -8,6 +8,15 @@
 #include "compat.h"
 #include "gpuperf/base/error.h"
 
+#if GPUPERF_WITH_CUDA_KERNELS
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAException.h>
+#include <c10/cuda/CUDAGuard.h>
+
+#include "device/own_kernels.h"
+#include "optim/adam_kernels.h"
+#endif
+
 #if GPUPERF_HAS_FUSED_OPTIMIZERS
 #include <ATen/ops/_foreach_add.h>
 #include <ATen/ops/_foreach_sub.h>
@@ -87,6 +96,100 @@ std::vector<torch::Tensor> FusedOptimizer::gradients() const {
   return out;
 }
 
+#if GPUPERF_HAS_FUSED_OPTIMIZERS
+namespace {
+
+#if GPUPERF_WITH_CUDA_KERNELS
+// Whether gpuperf's Adam kernel (optim/adam_kernels.h) takes these tensors: float32 on a GPU its
+// kernels run on, each parameter's gradient and moments dense in the parameter's memory order.
+bool own_adam_applies(const std::vector<torch::Tensor>& params,
+                      const std::vector<torch::Tensor>& grads,
+                      const std::vector<torch::Tensor>& exp_avg,
+                      const std::vector<torch::Tensor>& exp_avg_sq, const torch::Tensor& lr,
+                      const torch::Tensor& grad_scale, const torch::Tensor& found_inf) {
+  const torch::Device device = params.front().device();
+  if (!device.is_cuda() || !detail::own_kernels_run_on(device.index())) return false;
+  for (const torch::Tensor* scalar : {&lr, &grad_scale, &found_inf}) {
+    if (scalar->defined() &&
+        (scalar->device() != device || scalar->scalar_type() != torch::kFloat)) {
+      return false;
+    }
+  }
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    const torch::Tensor& p = params[i];
+    if (p.device() != device || p.scalar_type() != torch::kFloat ||
+        !p.is_non_overlapping_and_dense()) {
+      return false;
+    }
+    for (const torch::Tensor* t : {&grads[i], &exp_avg[i], &exp_avg_sq[i]}) {
+      if (t->device() != device || t->scalar_type() != torch::kFloat || t->layout() != p.layout() ||
+          t->sizes() != p.sizes() || t->strides() != p.strides()) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+#endif
+
+// Adam or AdamW in gpuperf's kernel (ATen's arithmetic in fewer, fuller launches) where it
+// applies; false, with nothing done, where ATen's kernels are to run.
+bool own_adam_step(const std::vector<torch::Tensor>& params,
+                   const std::vector<torch::Tensor>& grads,
+                   const std::vector<torch::Tensor>& exp_avg,
+                   const std::vector<torch::Tensor>& exp_avg_sq,
+                   const std::vector<torch::Tensor>& steps, const torch::Tensor& lr,
+                   const FusedOptimizerOptions& options, const torch::Tensor& grad_scale,
+                   const torch::Tensor& found_inf) {
+#if GPUPERF_WITH_CUDA_KERNELS
+  if (!own_adam_applies(params, grads, exp_avg, exp_avg_sq, lr, grad_scale, found_inf)) {
+    return false;
+  }
+  const c10::cuda::CUDAGuard guard(params.front().device());
+  std::vector<detail::AdamTensor> tensors(params.size());
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    detail::AdamTensor& t = tensors[i];
+    t.param = params[i].data_ptr<float>();
+    t.grad = grads[i].data_ptr<float>();
+    t.exp_avg = exp_avg[i].data_ptr<float>();
+    t.exp_avg_sq = exp_avg_sq[i].data_ptr<float>();
+    t.step = steps[i].data_ptr<float>();
+    t.numel = params[i].numel();
+  }
+  detail::AdamSettings s;
+  s.lr = lr.data_ptr<float>();
+  s.beta1 = options.beta1;
+  s.beta2 = options.beta2;
+  s.eps = options.eps;
+  s.weight_decay = options.weight_decay;
+  s.decoupled = options.kind == OptimizerKind::kAdamW;
+  s.grad_scale = grad_scale.defined() ? grad_scale.data_ptr<float>() : nullptr;
+  s.found_inf = found_inf.defined() ? found_inf.data_ptr<float>() : nullptr;
+  C10_CUDA_CHECK(detail::adam_step(tensors.data(), static_cast<int>(tensors.size()), s,
+                                   at::cuda::getCurrentCUDAStream()));
+  // Written in place, as by ATen's kernels: autograd's saved-tensor checks see new versions.
+  for (const auto& p : params) p.unsafeGetTensorImpl()->bump_version();
+  if (grad_scale.defined()) {
+    for (const auto& g : grads) g.unsafeGetTensorImpl()->bump_version();
+  }
+  return true;
+#else
+  (void)params;
+  (void)grads;
+  (void)exp_avg;
+  (void)exp_avg_sq;
+  (void)steps;
+  (void)lr;
+  (void)options;
+  (void)grad_scale;
+  (void)found_inf;
+  return false;
+#endif
+}
+
+}  // namespace
+#endif  // GPUPERF_HAS_FUSED_OPTIMIZERS
+
 // NOLINTNEXTLINE(readability-convert-member-functions-to-static): static only without the kernels
 void FusedOptimizer::step(const torch::Tensor& grad_scale, const torch::Tensor& found_inf) {
 #if GPUPERF_HAS_FUSED_OPTIMIZERS
@@ -116,7 +219,10 @@ void FusedOptimizer::step(const torch::Tensor& grad_scale, const torch::Tensor& 
       // As torch.optim's fused path: count the step on the device, and take it back if skipped.
       at::_foreach_add_(steps, 1);
       const std::vector<torch::Tensor> no_max_exp_avg_sq;
-      if (options_.kind == OptimizerKind::kAdam) {
+      if (own_adam_step(params, grads, state_a, state_b, steps, lr_, options_, grad_scale,
+                        found_inf)) {
+        // done in gpuperf's kernel
+      } else if (options_.kind == OptimizerKind::kAdam) {
         at::_fused_adam_(params, grads, state_a, state_b, no_max_exp_avg_sq, steps, lr_,
                          options_.beta1, options_.beta2, options_.weight_decay, options_.eps,
                          /*amsgrad=*/false, /*maximize=*/false, scale, inf);
