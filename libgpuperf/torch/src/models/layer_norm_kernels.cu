@@ -1,5 +1,5 @@
 // The residual add and LayerNorm kernels (layer_norm_kernels.h): the row in registers (4 x kVecs
-// values per lane) of one warp forward, of 1 to 8 warps backward; float32 math.
+// values per lane) of 1 or 2 warps forward, of 1 to 8 warps backward; float32 math.
 
 #include <algorithm>
 #include <cstdint>
@@ -12,7 +12,7 @@
 namespace gpuperf::detail {
 namespace {
 
-constexpr int kWarps = 4;  // rows per block (forward)
+constexpr int kWarps = 4;  // rows per block (forward), each over 1 or 2 warps
 constexpr int kThreads = kWarps * 32;
 // The backward pass: 8 warps a block, one wave of blocks (an H100/H200 has 132 SMs) at
 // backward_blocks_per_sm, one partial row each.
@@ -62,22 +62,44 @@ __device__ __forceinline__ void store4(T* p, const float (&v)[4]) {
   *reinterpret_cast<Pack<T, 4>*>(p) = pack;
 }
 
-// Lane `lane` holds the row's elements 4v..4v+3 for v = lane + 32k, k < kVecs.
-template <typename T, int kVecs, bool kRms>
-__global__ void __launch_bounds__(kThreads)
+// A row is split over kW warps: lane `lane` of the row's warp `part` holds its elements
+// 4v..4v+3 for v = lane + 32 (part + kW k), k < kVecs. A block takes kWarps rows, one a row
+// group of kW warps; with kW > 1 the row's warps add their sums through shared memory (each warp
+// adds the kW sums in the same order: the same mean and 1/std in all of them).
+template <typename T, int kW, int kVecs, bool kRms>
+__global__ void __launch_bounds__(kThreads* kW)
     forward_kernel(const float* x, const T* branch, const float* weight, const float* bias,
                    float eps, std::int64_t rows, int width, float* sum, T* y, float* mean_out,
                    float* rstd_out) {
-  const std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * kWarps + threadIdx.x / 32;
-  if (row >= rows) return;
+  const int warp = threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
+  const int group = warp / kW;
+  const int part = warp % kW;
+  const std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * kWarps + group;
+  const bool active = row < rows;
+  if (kW == 1 && !active) return;  // no other warp waits for it
   const std::int64_t base = row * width;
+  const auto element = [&](int k) { return 4 * (lane + 32 * (part + kW * k)); };
+  // The row's sum over its kW warps (one __syncthreads); `slot` 0 for the mean, 1 for the
+  // variance, so that the second sum never overwrites the first before every warp has read it.
+  __shared__ float partial[2][kWarps * kW];
+  const auto row_sum = [&](float v, int slot) {
+    v = warp_sum(v);
+    if constexpr (kW > 1) {
+      if (lane == 0) partial[slot][warp] = v;
+      __syncthreads();
+      v = 0.0f;
+#pragma unroll
+      for (int j = 0; j < kW; ++j) v += partial[slot][group * kW + j];
+    }
+    return v;
+  };
   float h[kVecs][4];
   float s = 0.0f;
 #pragma unroll
   for (int k = 0; k < kVecs; ++k) {
-    const int e = 4 * (lane + 32 * k);
-    if (e < width) {
+    const int e = element(k);
+    if (active && e < width) {
       load4(x + base + e, h[k]);
       if (branch != nullptr) {
         float b[4];
@@ -89,11 +111,11 @@ __global__ void __launch_bounds__(kThreads)
       s += (h[k][0] + h[k][1]) + (h[k][2] + h[k][3]);
     }
   }
-  const float mean = kRms ? 0.0f : warp_sum(s) / static_cast<float>(width);
+  const float mean = kRms ? 0.0f : row_sum(s, 0) / static_cast<float>(width);
   float q = 0.0f;
 #pragma unroll
   for (int k = 0; k < kVecs; ++k) {
-    if (4 * (lane + 32 * k) < width) {
+    if (active && element(k) < width) {
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
         const float d = h[k][i] - mean;
@@ -101,10 +123,11 @@ __global__ void __launch_bounds__(kThreads)
       }
     }
   }
-  const float rstd = rsqrtf(warp_sum(q) / static_cast<float>(width) + eps);
+  const float rstd = rsqrtf(row_sum(q, 1) / static_cast<float>(width) + eps);
+  if (!active) return;
 #pragma unroll
   for (int k = 0; k < kVecs; ++k) {
-    const int e = 4 * (lane + 32 * k);
+    const int e = element(k);
     if (e < width) {
       float w[4];
       float b[4] = {0.0f, 0.0f, 0.0f, 0.0f};
@@ -116,7 +139,7 @@ __global__ void __launch_bounds__(kThreads)
       store4(y + base + e, out);
     }
   }
-  if (lane == 0) {
+  if (lane == 0 && part == 0) {
     mean_out[row] = mean;
     rstd_out[row] = rstd;
   }
@@ -254,41 +277,46 @@ __global__ void __launch_bounds__(kBackwardThreads, backward_blocks_per_sm(kVecs
   }
 }
 
-// The smallest instantiated vectors-per-lane count that covers `width`.
-template <typename F>
-cudaError_t with_vecs(int width, F&& launch) {
-  const int needed = (width / 4 + 31) / 32;
-  if (needed <= 2) return launch(std::integral_constant<int, 2>{});
-  if (needed <= 4) return launch(std::integral_constant<int, 4>{});
-  if (needed <= 6) return launch(std::integral_constant<int, 6>{});
-  if (needed <= 8) return launch(std::integral_constant<int, 8>{});
-  if (needed <= 10) return launch(std::integral_constant<int, 10>{});
-  if (needed <= 13) return launch(std::integral_constant<int, 13>{});
-  return launch(std::integral_constant<int, 16>{});
-}
-
-// The row split for `width`: kW warps a row of kVecs vectors a lane, few vectors (registers for
-// 3 or 4 blocks an SM) and few warps (fewer warps to wait for at each row's __syncthreads).
+// A row split: kW warps a row, kVecs vectors of 4 a lane.
 template <int kW, int kVecs>
-struct BackwardSplit {
+struct Split {
   static constexpr int kWarpsPerRow = kW;
   static constexpr int kVecsPerLane = kVecs;
 };
 
+// The forward pass's row split for `width`: one warp a row with the smallest instantiated
+// vector count that covers it; Llama 1B's 2048 over two warps (one warp's 64 values a lane held
+// 5 blocks of 4 rows an SM: 8,192 rows took 3.1 waves of blocks, the last one a tenth full).
+template <typename F>
+cudaError_t with_forward_split(int width, F&& launch) {
+  const int needed = (width / 4 + 31) / 32;
+  if (needed <= 2) return launch(Split<1, 2>{});
+  if (needed <= 4) return launch(Split<1, 4>{});
+  if (needed <= 6) return launch(Split<1, 6>{});
+  if (needed <= 8) return launch(Split<1, 8>{});
+  if (needed <= 10) return launch(Split<1, 10>{});
+  if (needed <= 13) return launch(Split<1, 13>{});
+  return launch(Split<2, 8>{});
+}
+
+// The backward pass's row split for `width`: kW warps a row of kVecs vectors a lane, few vectors
+// (registers for 3 or 4 blocks an SM) and few warps (fewer warps to wait for at each row's
+// __syncthreads).
+
 template <bool kRms, typename F>
 cudaError_t with_backward_split(int width, F&& launch) {
   const int needed = (width / 4 + 31) / 32;  // vectors a lane with one warp a row
-  if (needed <= 1) return launch(BackwardSplit<1, 1>{});
-  if (needed <= 2) return launch(BackwardSplit<1, 2>{});
-  if (needed <= 4) return launch(BackwardSplit<2, 2>{});
-  if (needed <= 6) return launch(BackwardSplit<2, 3>{});  // GPT-2's 768
-  if (needed <= 8) return launch(BackwardSplit<4, 2>{});
-  if (needed <= 12) return launch(BackwardSplit<4, 3>{});
+  if (needed <= 1) return launch(Split<1, 1>{});
+  if (needed <= 2) return launch(Split<1, 2>{});
+  if (needed <= 4) return launch(Split<2, 2>{});
+  if (needed <= 6) return launch(Split<2, 3>{});  // GPT-2's 768
+  if (needed <= 8) return launch(Split<4, 2>{});
+  if (needed <= 12) return launch(Split<4, 3>{});
   // GPT-2 XL's 1600, Llama 1B's 2048 (RMSNorm: registers for 4 vectors at 3 blocks an SM).
   if constexpr (kRms) {
-    return launch(BackwardSplit<4, 4>{});
+    return launch(Split<4, 4>{});
   } else {
-    return launch(BackwardSplit<8, 2>{});
+    return launch(Split<8, 2>{});
   }
 }
 
@@ -297,10 +325,11 @@ cudaError_t forward_as(const float* x, const void* branch, const float* weight, 
                        float eps, std::int64_t rows, int width, float* sum, void* y, float* mean,
                        float* rstd, cudaStream_t stream) {
   const auto blocks = static_cast<unsigned>((rows + kWarps - 1) / kWarps);
-  return with_vecs(width, [&](auto vecs) {
-    forward_kernel<T, decltype(vecs)::value, kRms>
-        <<<blocks, kThreads, 0, stream>>>(x, static_cast<const T*>(branch), weight, bias, eps, rows,
-                                          width, sum, static_cast<T*>(y), mean, rstd);
+  return with_forward_split(width, [&](auto split) {
+    constexpr int kW = decltype(split)::kWarpsPerRow;
+    forward_kernel<T, kW, decltype(split)::kVecsPerLane, kRms>
+        <<<blocks, kThreads * kW, 0, stream>>>(x, static_cast<const T*>(branch), weight, bias, eps,
+                                               rows, width, sum, static_cast<T*>(y), mean, rstd);
     return cudaGetLastError();
   });
 }
