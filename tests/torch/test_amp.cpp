@@ -29,6 +29,7 @@
 #include "gpuperf/amp/grad_scaler.h"
 #include "gpuperf/base/error.h"
 #include "gpuperf/optim/fused_optimizer.h"
+#include "gpuperf/optim/weight_copies.h"
 #include "gpuperf/train/train_step.h"
 
 namespace {
@@ -467,6 +468,61 @@ TEST_CASE("gpuperf's Adam kernel matches ATen's fused Adam and AdamW and the fp6
     }
   }
 #endif
+}
+
+TEST_CASE("WeightCopies keeps 16-bit copies and casts again what changed since written", "[amp]") {
+  torch::manual_seed(4);
+  std::vector<torch::Tensor> params = {torch::randn({3, 5}), torch::randn({7})};
+  const auto bf16 = [](const torch::Tensor& t) { return t.to(torch::kBFloat16); };
+  gpuperf::WeightCopies copies(torch::kBFloat16);
+  CHECK(copies.get(params, torch::kHalf).empty());  // another dtype: the caller casts
+  CHECK(copies.size() == 0);
+  const std::vector<torch::Tensor> got = copies.get(params, torch::kBFloat16);
+  REQUIRE(got.size() == 2);
+  for (std::size_t i = 0; i < 2; ++i) CHECK(torch::equal(got[i], bf16(params[i])));
+  // Unchanged parameters: the same copies, not new ones.
+  CHECK(copies.get(params, torch::kBFloat16)[0].data_ptr() == got[0].data_ptr());
+  // A parameter changed in place (its version moves): cast again when next asked, into the
+  // same memory (a captured graph's pointers stay good).
+  {
+    const torch::NoGradGuard no_grad;
+    params[0].mul_(2);
+  }
+  const std::vector<torch::Tensor> again = copies.get(params, torch::kBFloat16);
+  CHECK(again[0].data_ptr() == got[0].data_ptr());
+  CHECK(torch::equal(again[0], bf16(params[0])));
+  params[1].add_(1);
+  copies.refresh();
+  CHECK(torch::equal(copies.copy_of(params[1]), bf16(params[1])));
+  // written(): the optimizer wrote both, so the copy counts as current and refresh() leaves it
+  // (here it was not written: it keeps the old value, which shows refresh() did not cast it).
+  const torch::Tensor before = copies.copy_of(params[1]).clone();
+  params[1].add_(1);
+  copies.written(params[1]);
+  copies.refresh();
+  CHECK(torch::equal(copies.copy_of(params[1]), before));
+  // Another list (order, length) or a tensor without a copy: none.
+  CHECK(copies.get({params[1], params[0]}, torch::kBFloat16).empty());
+  CHECK(copies.get({params[0]}, torch::kBFloat16).empty());
+  CHECK_FALSE(copies.copy_of(torch::randn({2})).defined());
+  // A list naming a tensor twice, or one that is not float32: nothing registered.
+  gpuperf::WeightCopies other(torch::kHalf);
+  CHECK(other.get({params[0], params[0]}, torch::kHalf).empty());
+  CHECK(other.get({torch::randn({2}, torch::kDouble)}, torch::kHalf).empty());
+  CHECK(other.size() == 0);
+  // The current copies: none outside a scope; scopes nest and restore.
+  CHECK(gpuperf::WeightCopies::current() == nullptr);
+  {
+    const gpuperf::WeightCopies::Scope outer(&copies);
+    CHECK(gpuperf::WeightCopies::current() == &copies);
+    {
+      const gpuperf::WeightCopies::Scope inner(&other);
+      CHECK(gpuperf::WeightCopies::current() == &other);
+    }
+    CHECK(gpuperf::WeightCopies::current() == &copies);
+  }
+  CHECK(gpuperf::WeightCopies::current() == nullptr);
+  CHECK_THROWS_WITH(gpuperf::WeightCopies(torch::kFloat), Catch::Contains("WeightCopies"));
 }
 
 TEST_CASE("GradScaler drives a fused optimizer without a host sync and backs off on overflow",

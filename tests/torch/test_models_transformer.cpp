@@ -19,6 +19,8 @@
 #include "gpuperf/base/error.h"
 #include "gpuperf/models/registry.h"
 #include "gpuperf/models/transformer.h"
+#include "gpuperf/optim/fused_optimizer.h"
+#include "gpuperf/optim/weight_copies.h"
 #include "gpuperf/specs/efficiency.h"
 #include "gpuperf/train/batch_source.h"
 #include "gpuperf/train/train_step.h"
@@ -1038,6 +1040,70 @@ TEST_CASE("a tied embedding's weight gradient is both uses' in fp64, the same on
   const auto [rows, output_weight] = gpuperf::tied_embedding(ids, weight);
   CHECK(output_weight.is_same(weight));
   CHECK(torch::equal(rows, torch::embedding(weight, ids)));
+}
+
+TEST_CASE("the optimizer's 16-bit weight copies are the casts a forward pass would make",
+          "[models][lm][gpu]") {
+  GPUPERF_REQUIRE_GPU();
+  for (const bool llama : {false, true}) {
+    INFO((llama ? "Llama" : "GPT-2"));
+    torch::manual_seed(12);
+    std::shared_ptr<torch::nn::Module> model =
+        llama
+            ? std::static_pointer_cast<torch::nn::Module>(gpuperf::Llama(tiny_llama(2, true)).ptr())
+            : std::static_pointer_cast<torch::nn::Module>(gpuperf::Gpt(tiny_gpt()).ptr());
+    model->to(torch::kCUDA);
+    const auto forward = [&](const torch::Tensor& ids) {
+      return llama ? static_cast<gpuperf::LlamaImpl&>(*model).forward(ids)
+                   : static_cast<gpuperf::GptImpl&>(*model).forward(ids);
+    };
+    gpuperf::FusedOptimizerOptions options(gpuperf::OptimizerKind::kAdamW, 1e-2);
+    options.weight_decay = 0.1;
+    gpuperf::FusedOptimizer optimizer(model->parameters(), options);
+    REQUIRE(optimizer.writes_copies());
+    gpuperf::WeightCopies copies(torch::kBFloat16);
+    optimizer.write_copies(&copies);
+    const torch::Tensor ids = torch::randint(0, 50, {3, 9}, torch::kCUDA);
+    const torch::Tensor targets = torch::randint(0, 50, {3, 9}, torch::kCUDA);
+    for (int step = 0; step < 3; ++step) {
+      const gpuperf::WeightCopies::Scope scope(&copies);
+      gpuperf::AutocastGuard autocast(torch::kCUDA, torch::kBFloat16, true);
+      gpuperf::next_token_loss(forward(ids), targets).backward();
+      optimizer.step();
+      optimizer.zero_grad();
+    }
+    // The block weights have copies, each the parameter rounded to bf16 (the kernel wrote them
+    // with the update: no cast since the first forward pass).
+    std::int64_t with_copy = 0;
+    for (const auto& p : model->parameters()) {
+      const torch::Tensor c = copies.copy_of(p);
+      if (!c.defined()) continue;
+      ++with_copy;
+      CHECK(torch::equal(c, p.detach().to(torch::kBFloat16)));
+    }
+    CHECK(with_copy == static_cast<std::int64_t>(copies.size()));
+    CHECK(with_copy >= 2 * 4);  // at least the two blocks' four projections
+    // A forward pass reading the copies gives the logits one casting the weights gives; so does
+    // one after a weight changed outside the optimizer (cast again first).
+    for (int round = 0; round < 2; ++round) {
+      if (round == 1) {
+        const torch::NoGradGuard no_grad;
+        for (auto& p : model->parameters()) {
+          if (copies.copy_of(p).defined()) {
+            p.mul_(0.5);
+            break;
+          }
+        }
+      }
+      gpuperf::AutocastGuard autocast(torch::kCUDA, torch::kBFloat16, true);
+      torch::Tensor kept;
+      {
+        const gpuperf::WeightCopies::Scope scope(&copies);
+        kept = forward(ids);
+      }
+      CHECK(torch::equal(kept, forward(ids)));
+    }
+  }
 }
 
 TEST_CASE("swiglu's kernels match fp64 values and gradients", "[models][lm][gpu]") {

@@ -11,6 +11,7 @@
 #include "gpuperf/comm/launch_env.h"
 #include "gpuperf/comm/process_group.h"
 #include "gpuperf/optim/fused_optimizer.h"
+#include "gpuperf/optim/weight_copies.h"
 #include "gpuperf/amp/autocast.h"
 #include "gpuperf/amp/grad_scaler.h"
 #include "gpuperf/models/fusion.h"

@@ -18,6 +18,7 @@
 #include "gpuperf/amp/autocast.h"
 #include "gpuperf/base/error.h"
 #include "gpuperf/models/fusion.h"
+#include "gpuperf/optim/weight_copies.h"
 
 #if GPUPERF_HAS_SDPA
 #include <ATen/ops/_fused_sdp_choice.h>
@@ -56,12 +57,12 @@ torch::Tensor with_bias(const torch::nn::Linear& layer, const torch::Tensor& x,
                            cast != nullptr ? CastLinear{cast[0], cast[1]} : CastLinear{});
 }
 
-// Every block's linear_parameters() in the autocast dtype, cast in one kernel (cast_weights; one
-// launch per 48 tensors where each layer's cast is a kernel of its own), without a gradient of
-// their own: linear_activation sends each layer's gradients to its float32 parameters. Empty off
-// CUDA, without autocast, without gradients (inference frees each layer's copy after its
-// product; casting all at once would hold every copy through the pass), or where that kernel
-// does not apply.
+// Every block's linear_parameters() in the autocast dtype: the copies the optimizer keeps where
+// there are (WeightCopies), else cast in one kernel (cast_weights; one launch per 48 tensors
+// where each layer's cast is a kernel of its own), without a gradient of their own:
+// linear_activation sends each layer's gradients to its float32 parameters. Empty off CUDA, without
+// autocast, without gradients (inference frees each layer's copy after its product; casting all at
+// once would hold every copy through the pass), or where that kernel does not apply.
 template <typename Block>
 std::vector<torch::Tensor> cast_for_training(const torch::nn::ModuleList& blocks,
                                              const torch::Device& device) {
@@ -75,6 +76,11 @@ std::vector<torch::Tensor> cast_for_training(const torch::nn::ModuleList& blocks
     parameters.insert(parameters.end(), own.begin(), own.end());
   }
   const c10::ScalarType dtype = compat::autocast_dtype(c10::DeviceType::CUDA);
+  // Copies an optimizer keeps current (TrainStep's, under WeightCopies::Scope): no cast at all.
+  if (WeightCopies* copies = WeightCopies::current()) {
+    std::vector<torch::Tensor> kept = copies->get(parameters, dtype);
+    if (!kept.empty()) return kept;
+  }
   if (!cast_kernel_applies(parameters, dtype)) return {};
   const torch::NoGradGuard no_grad;
   return cast_weights(parameters, dtype);

@@ -1,12 +1,17 @@
 // Adam and AdamW over many tensors (adam_kernels.h): the tensors' pointers and sizes travel in the
 // kernel's parameters, as ATen's multi-tensor kernels pass theirs; each block updates one chunk of
-// one tensor, four elements a thread at a time where the pointers allow vectors.
+// one tensor, four elements a thread at a time where the pointers allow vectors; with copies, each
+// updated value is written rounded to 16 bits too.
 
 #include "optim/adam_kernels.h"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 
 namespace gpuperf::detail {
 namespace {
@@ -49,7 +54,20 @@ __device__ __forceinline__ void adam_element(float& param_io, float& grad_io, fl
   exp_avg_sq_io = exp_avg_sq;
 }
 
+// The copy's element type (void: no copy), rounded to nearest even as ATen converts.
+__device__ __forceinline__ void round_into(__half* out, float v) { *out = __float2half_rn(v); }
+__device__ __forceinline__ void round_into(__nv_bfloat16* out, float v) {
+  *out = __float2bfloat16_rn(v);
+}
+
+template <typename C>
+struct alignas(4 * sizeof(C)) Four {
+  C v[4];
+};
+
+template <typename C>
 __global__ void __launch_bounds__(kThreads) adam_kernel(AdamBatch batch, AdamSettings s) {
+  constexpr bool kCopy = !std::is_void_v<C>;
   if (s.found_inf != nullptr && *s.found_inf == 1) return;
   const int block = static_cast<int>(blockIdx.x);
   int t = 0;
@@ -74,8 +92,12 @@ __global__ void __launch_bounds__(kThreads) adam_kernel(AdamBatch batch, AdamSet
   const auto vectors_fit = [](const float* p) {
     return reinterpret_cast<std::uintptr_t>(p) % sizeof(float4) == 0;
   };
+  bool copy_fits = true;
+  if constexpr (kCopy) {
+    copy_fits = reinterpret_cast<std::uintptr_t>(x.copy) % sizeof(Four<C>) == 0;
+  }
   if (vectors_fit(x.param) && vectors_fit(x.grad) && vectors_fit(x.exp_avg) &&
-      vectors_fit(x.exp_avg_sq)) {
+      vectors_fit(x.exp_avg_sq) && copy_fits) {
     const std::int64_t vectors = (end - begin) / 4;
     auto* p4 = reinterpret_cast<float4*>(x.param + begin);
     auto* g4 = reinterpret_cast<float4*>(x.grad + begin);
@@ -94,6 +116,14 @@ __global__ void __launch_bounds__(kThreads) adam_kernel(AdamBatch batch, AdamSet
       m4[k] = m;
       v4[k] = v;
       if (store_grad) g4[k] = g;
+      if constexpr (kCopy) {
+        Four<C> c;
+        round_into(&c.v[0], p.x);
+        round_into(&c.v[1], p.y);
+        round_into(&c.v[2], p.z);
+        round_into(&c.v[3], p.w);
+        reinterpret_cast<Four<C>*>(static_cast<C*>(x.copy) + begin)[k] = c;
+      }
     }
     scalar_from = begin + 4 * vectors;
   }
@@ -102,6 +132,7 @@ __global__ void __launch_bounds__(kThreads) adam_kernel(AdamBatch batch, AdamSet
     adam_element(x.param[k], g, x.exp_avg[k], x.exp_avg_sq[k], lr, s, bias_correction1,
                  bias_correction2_sqrt);
     if (store_grad) x.grad[k] = g;
+    if constexpr (kCopy) round_into(static_cast<C*>(x.copy) + k, x.param[k]);
   }
 }
 
@@ -120,7 +151,17 @@ cudaError_t adam_step(const AdamTensor* tensors, int count, const AdamSettings& 
     }
     batch.first_block[batch.count] = blocks;
     if (blocks == 0) continue;
-    adam_kernel<<<blocks, kThreads, 0, stream>>>(batch, settings);
+    switch (settings.copy) {
+      case CopyDtype::kHalf:
+        adam_kernel<__half><<<blocks, kThreads, 0, stream>>>(batch, settings);
+        break;
+      case CopyDtype::kBFloat16:
+        adam_kernel<__nv_bfloat16><<<blocks, kThreads, 0, stream>>>(batch, settings);
+        break;
+      case CopyDtype::kNone:
+        adam_kernel<void><<<blocks, kThreads, 0, stream>>>(batch, settings);
+        break;
+    }
     const cudaError_t error = cudaGetLastError();
     if (error != cudaSuccess) return error;
   }

@@ -16,6 +16,9 @@
 
 namespace gpuperf::detail {
 
+/// The dtype of the parameters' 16-bit copies an update writes too.
+enum class CopyDtype { kNone, kHalf, kBFloat16 };
+
 /// One parameter's tensors, all float32 and dense in the same memory order, `numel` elements
 /// each; `step` points to its step count (a float32 on the device, already counted for this
 /// step, as torch.optim's fused path counts it before the kernel).
@@ -25,6 +28,7 @@ struct AdamTensor {
   float* exp_avg = nullptr;
   float* exp_avg_sq = nullptr;
   const float* step = nullptr;
+  void* copy = nullptr;  // the updated parameter rounded to AdamSettings::copy (null: none)
   std::int64_t numel = 0;
 };
 
@@ -40,6 +44,7 @@ struct AdamSettings {
   bool decoupled = true;  // AdamW: the decay applied to the parameter, not added to the gradient
   const float* grad_scale = nullptr;
   const float* found_inf = nullptr;
+  CopyDtype copy = CopyDtype::kNone;  // the dtype of AdamTensor::copy
 };
 
 /// One Adam/AdamW update of `count` tensors on `stream`; returns the first launch error.

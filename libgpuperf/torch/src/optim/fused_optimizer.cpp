@@ -7,6 +7,7 @@
 
 #include "compat.h"
 #include "gpuperf/base/error.h"
+#include "gpuperf/optim/weight_copies.h"
 
 #if GPUPERF_WITH_CUDA_KERNELS
 #include <ATen/cuda/CUDAContext.h>
@@ -133,8 +134,9 @@ bool own_adam_applies(const std::vector<torch::Tensor>& params,
 #endif
 
 // Adam or AdamW in gpuperf's kernel (ATen's arithmetic in fewer, fuller launches) where it
-// applies; false, with nothing done, where ATen's kernels are to run.
-bool own_adam_step(const std::vector<torch::Tensor>& params,
+// applies, writing the 16-bit copies `copies` holds (may be null) too; false, with nothing done,
+// where ATen's kernels are to run.
+bool own_adam_step(WeightCopies* copies, const std::vector<torch::Tensor>& params,
                    const std::vector<torch::Tensor>& grads,
                    const std::vector<torch::Tensor>& exp_avg,
                    const std::vector<torch::Tensor>& exp_avg_sq,
@@ -146,6 +148,16 @@ bool own_adam_step(const std::vector<torch::Tensor>& params,
     return false;
   }
   const c10::cuda::CUDAGuard guard(params.front().device());
+  // Copies only in the dtype they were made in, dense in their parameter's memory order.
+  std::vector<torch::Tensor> written(params.size());
+  if (copies != nullptr) {
+    for (std::size_t i = 0; i < params.size(); ++i) {
+      const torch::Tensor c = copies->copy_of(params[i]);
+      if (c.defined() && c.device() == params[i].device() && c.strides() == params[i].strides()) {
+        written[i] = c;
+      }
+    }
+  }
   std::vector<detail::AdamTensor> tensors(params.size());
   for (std::size_t i = 0; i < params.size(); ++i) {
     detail::AdamTensor& t = tensors[i];
@@ -154,6 +166,7 @@ bool own_adam_step(const std::vector<torch::Tensor>& params,
     t.exp_avg = exp_avg[i].data_ptr<float>();
     t.exp_avg_sq = exp_avg_sq[i].data_ptr<float>();
     t.step = steps[i].data_ptr<float>();
+    t.copy = written[i].defined() ? written[i].data_ptr() : nullptr;
     t.numel = params[i].numel();
   }
   detail::AdamSettings s;
@@ -165,6 +178,10 @@ bool own_adam_step(const std::vector<torch::Tensor>& params,
   s.decoupled = options.kind == OptimizerKind::kAdamW;
   s.grad_scale = grad_scale.defined() ? grad_scale.data_ptr<float>() : nullptr;
   s.found_inf = found_inf.defined() ? found_inf.data_ptr<float>() : nullptr;
+  if (copies != nullptr) {
+    s.copy =
+        copies->dtype() == torch::kHalf ? detail::CopyDtype::kHalf : detail::CopyDtype::kBFloat16;
+  }
   C10_CUDA_CHECK(detail::adam_step(tensors.data(), static_cast<int>(tensors.size()), s,
                                    at::cuda::getCurrentCUDAStream()));
   // Written in place, as by ATen's kernels: autograd's saved-tensor checks see new versions.
@@ -172,8 +189,12 @@ bool own_adam_step(const std::vector<torch::Tensor>& params,
   if (grad_scale.defined()) {
     for (const auto& g : grads) g.unsafeGetTensorImpl()->bump_version();
   }
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    if (written[i].defined()) copies->written(params[i]);
+  }
   return true;
 #else
+  (void)copies;
   (void)params;
   (void)grads;
   (void)exp_avg;
@@ -219,7 +240,7 @@ void FusedOptimizer::step(const torch::Tensor& grad_scale, const torch::Tensor& 
       // As torch.optim's fused path: count the step on the device, and take it back if skipped.
       at::_foreach_add_(steps, 1);
       const std::vector<torch::Tensor> no_max_exp_avg_sq;
-      if (own_adam_step(params, grads, state_a, state_b, steps, lr_, options_, grad_scale,
+      if (own_adam_step(copies_, params, grads, state_a, state_b, steps, lr_, options_, grad_scale,
                         found_inf)) {
         // done in gpuperf's kernel
       } else if (options_.kind == OptimizerKind::kAdam) {
@@ -249,6 +270,17 @@ void FusedOptimizer::step(const torch::Tensor& grad_scale, const torch::Tensor& 
   (void)grad_scale;
   (void)found_inf;
   throw ConfigError("FusedOptimizer::step: no fused kernels in this LibTorch");
+#endif
+}
+
+// NOLINTNEXTLINE(readability-convert-member-functions-to-static): static only without the kernels
+bool FusedOptimizer::writes_copies() const {
+#if GPUPERF_HAS_FUSED_OPTIMIZERS && GPUPERF_WITH_CUDA_KERNELS
+  const torch::Device device = parameters_.front().device();
+  return options_.kind != OptimizerKind::kSgd && device.is_cuda() &&
+         detail::own_kernels_run_on(device.index());
+#else
+  return false;
 #endif
 }
 

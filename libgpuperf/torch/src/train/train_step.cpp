@@ -171,6 +171,15 @@ void TrainStep::initialize() {
     fused.beta2 = options_.adam_beta2;
     fused.weight_decay = options_.weight_decay;
     fused_ = std::make_unique<FusedOptimizer>(module().parameters(), fused);
+    // The optimizer writes the 16-bit weights the forward pass reads as it updates the float32
+    // ones, where the model's weight casts would read and write them all again each step.
+    if (fused_->writes_copies() && uses_autocast(options_.precision)) {
+      const c10::ScalarType dtype = autocast_dtype(options_.precision);
+      if (dtype == torch::kHalf || dtype == torch::kBFloat16) {
+        copies_ = std::make_shared<WeightCopies>(dtype);
+        fused_->write_copies(copies_.get());
+      }
+    }
     skipped_on_device_ =
         torch::zeros({1}, torch::TensorOptions().device(device_).dtype(torch::kFloat));
   } else {
@@ -597,6 +606,7 @@ StepResult TrainStep::run_step(const Tensors& batch, bool capturing) {
       // only the device knows.
       const LossGradientScope expected(scaler_.is_enabled() ? std::nullopt
                                                             : std::optional<double>(share));
+      const WeightCopies::Scope weights(copies_.get());
       part = loss_(part_batch);
     }
     if (micro.size() > 1) part = part * share;
@@ -705,6 +715,9 @@ StepResult TrainStep::replay(const Tensors& batch) {
     torch::Tensor& slot = graph_->batch[i];
     if (batch[i].data_ptr() != slot.data_ptr()) slot.copy_(batch[i], /*non_blocking=*/true);
   }
+  // Copies of parameters changed outside the graph (a checkpoint loaded, an in-place edit): cast
+  // again before the replayed forward pass reads them.
+  if (copies_) copies_->refresh();
   graph_->graph.replay();
   ++steps_;
   StepResult result{graph_->loss, true};

@@ -21,6 +21,8 @@
 
 namespace gpuperf {
 
+class WeightCopies;
+
 /// Options of FusedOptimizer; the defaults are torch.optim's.
 struct FusedOptimizerOptions {
   FusedOptimizerOptions(OptimizerKind kind, double learning_rate)
@@ -67,6 +69,14 @@ class FusedOptimizer {
   /// Copies a state written by save() into this optimizer's tensors (in place: their memory, and
   /// a captured graph's pointers to it, stay). ConfigError when it does not fit.
   void load(torch::serialize::InputArchive& archive);
+  /// Adam and AdamW on a GPU gpuperf's kernels run on (float32 parameters): each update also
+  /// writes the 16-bit copy `copies` holds of the parameter (if any), and records it current.
+  /// `copies` (null: none) must outlive the optimizer or be unset first. Elsewhere the copies are
+  /// not written, and WeightCopies casts them again when next asked.
+  void write_copies(WeightCopies* copies) { copies_ = copies; }
+  /// Whether step() writes the copies here (Adam or AdamW, gpuperf's kernels, the parameters'
+  /// GPU): where not, keeping copies costs a cast each step, as casting does.
+  [[nodiscard]] bool writes_copies() const;
   /// The parameters, in order.
   [[nodiscard]] const std::vector<torch::Tensor>& parameters() const { return parameters_; }
   /// Their current gradients (those defined).
@@ -81,6 +91,7 @@ class FusedOptimizer {
   std::vector<torch::Tensor> steps_;       // Adam, AdamW: float32 scalars on the device
   std::vector<torch::Tensor> momentum_;    // SGD
   torch::Tensor lr_;                       // float32 scalar on the parameters' device
+  WeightCopies* copies_ = nullptr;
 };
 
 }  // namespace gpuperf

@@ -26,6 +26,7 @@
 #include "gpuperf/train/batch_source.h"
 #include "gpuperf/train/gradient_sync.h"
 #include "gpuperf/optim/fused_optimizer.h"
+#include "gpuperf/optim/weight_copies.h"
 #include "gpuperf/base/choices.h"
 
 namespace gpuperf {
@@ -202,6 +203,9 @@ class TrainStep {
   TrainStepOptions options_;
   BatchLoss loss_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
+  // The block weights' 16-bit copies that fused_ keeps current (Adam/AdamW on a GPU under 16-bit
+  // autocast; else null), read by the model's forward pass (WeightCopies::Scope).
+  std::shared_ptr<WeightCopies> copies_;
   std::unique_ptr<FusedOptimizer> fused_;
   FusableModel* fusable_ = nullptr;  ///< the model, when kernel_fusion found something to fuse
   GradScaler scaler_;

@@ -1,0 +1,90 @@
+#include "gpuperf/optim/weight_copies.h"
+
+#include <c10/core/GradMode.h>
+
+#include "gpuperf/base/error.h"
+
+namespace gpuperf {
+namespace {
+
+thread_local WeightCopies* current_copies = nullptr;
+
+const void* key(const torch::Tensor& t) { return t.unsafeGetTensorImpl(); }
+
+}  // namespace
+
+WeightCopies::WeightCopies(c10::ScalarType dtype) : dtype_(dtype) {
+  if (dtype != torch::kHalf && dtype != torch::kBFloat16) {
+    throw ConfigError("WeightCopies", c10::toString(dtype), "must be float16 or bfloat16");
+  }
+}
+
+void WeightCopies::cast(Entry& entry) {
+  const torch::NoGradGuard no_grad;
+  entry.copy.copy_(entry.parameter);
+  entry.version = entry.parameter._version();
+}
+
+std::vector<torch::Tensor> WeightCopies::get(const std::vector<torch::Tensor>& parameters,
+                                             c10::ScalarType dtype) {
+  if (dtype != dtype_ || parameters.empty()) return {};
+  if (entries_.empty()) {
+    for (const auto& p : parameters) {
+      if (!p.defined() || p.scalar_type() != torch::kFloat || !p.is_non_overlapping_and_dense()) {
+        return {};
+      }
+    }
+    for (const auto& p : parameters) {
+      if (index_.count(key(p)) != 0) {  // listed twice: one copy would be written twice
+        index_.clear();
+        return {};
+      }
+      index_.emplace(key(p), index_.size());
+    }
+    for (const auto& p : parameters) {
+      // empty_like keeps the parameter's strides: the copy is dense in its memory order.
+      entries_.push_back({p, at::empty_like(p, p.options().dtype(dtype_)), 0});
+      cast(entries_.back());
+    }
+  } else if (parameters.size() != entries_.size()) {
+    return {};
+  } else {
+    for (std::size_t i = 0; i < parameters.size(); ++i) {
+      if (key(parameters[i]) != key(entries_[i].parameter)) return {};
+    }
+    refresh();
+  }
+  std::vector<torch::Tensor> copies;
+  copies.reserve(entries_.size());
+  for (const auto& e : entries_) copies.push_back(e.copy);
+  return copies;
+}
+
+void WeightCopies::refresh() {
+  for (auto& e : entries_) {
+    if (e.parameter._version() != e.version) cast(e);
+  }
+}
+
+torch::Tensor WeightCopies::copy_of(const torch::Tensor& parameter) const {
+  const auto it = index_.find(key(parameter));
+  return it == index_.end() || entries_.empty() ? torch::Tensor() : entries_[it->second].copy;
+}
+
+void WeightCopies::written(const torch::Tensor& parameter) {
+  const auto it = index_.find(key(parameter));
+  if (it == index_.end() || entries_.empty()) return;
+  Entry& e = entries_[it->second];
+  e.copy.unsafeGetTensorImpl()->bump_version();
+  e.version = parameter._version();
+}
+
+WeightCopies* WeightCopies::current() { return current_copies; }
+
+WeightCopies::Scope::Scope(WeightCopies* copies) : previous_(current_copies) {
+  current_copies = copies;
+}
+
+WeightCopies::Scope::~Scope() { current_copies = previous_; }
+
+}  // namespace gpuperf
