@@ -7,7 +7,10 @@
 #                                 JPEGs; then single runs at other shares
 #   bash tmp-call.sh lm           GPT-2 124M step profile, side by side with torch.compile
 #   bash tmp-call.sh final        build; the language models' GPU tests; GPT-2 and Llama 1B side by
-#                                 side with torch.compile
+#                                 side with torch.compile (LARGE=1: GPT-2 774M after them)
+#   bash tmp-call.sh eq           the side by side's GPT-2 batch (16 x 1024, one batch, lr 6e-4) from
+#                                 the same weights in gpuperf and PyTorch (lm_equivalence.py --data
+#                                 fixed), then lm_benchmark's final loss with the graph on and off
 set -uo pipefail
 mode=${1:-tests}
 source .deps/env.sh
@@ -56,6 +59,11 @@ if [ "$mode" = final ]; then
     LM_PEER_VARIANTS="compile" timeout "$(cap 220)" \
       benchmarks/lm_side_by_side.sh build-gpu "$OUT/logs/lm-llama" 1 llama-1b >"$OUT/logs/lm-llama.txt" 2>&1
     echo "side-by-side rc=$?"; cat "$OUT/logs/lm-llama/lm.md" 2>/dev/null || tail -20 "$OUT/logs/lm-llama.txt"
+  fi
+  if [ "${LARGE:-0}" = 1 ] && [ "$(left)" -gt 150 ]; then
+    LM_PEER_VARIANTS="compile" timeout "$(cap 220)" \
+      benchmarks/lm_side_by_side.sh build-gpu "$OUT/logs/lm-large" 1 gpt2-large >"$OUT/logs/lm-large.txt" 2>&1
+    echo "side-by-side rc=$?"; cat "$OUT/logs/lm-large/lm.md" 2>/dev/null || tail -20 "$OUT/logs/lm-large.txt"
   fi
 fi
 if [ "$mode" = ab ]; then
