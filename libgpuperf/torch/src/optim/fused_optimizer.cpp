@@ -239,18 +239,18 @@ void FusedOptimizer::step(const torch::Tensor& grad_scale, const torch::Tensor& 
     case OptimizerKind::kAdamW: {
       // As torch.optim's fused path: count the step on the device, and take it back if skipped.
       at::_foreach_add_(steps, 1);
-      const std::vector<torch::Tensor> no_max_exp_avg_sq;
-      if (own_adam_step(copies_, params, grads, state_a, state_b, steps, lr_, options_, grad_scale,
-                        found_inf)) {
-        // done in gpuperf's kernel
-      } else if (options_.kind == OptimizerKind::kAdam) {
-        at::_fused_adam_(params, grads, state_a, state_b, no_max_exp_avg_sq, steps, lr_,
-                         options_.beta1, options_.beta2, options_.weight_decay, options_.eps,
-                         /*amsgrad=*/false, /*maximize=*/false, scale, inf);
-      } else {
-        at::_fused_adamw_(params, grads, state_a, state_b, no_max_exp_avg_sq, steps, lr_,
-                          options_.beta1, options_.beta2, options_.weight_decay, options_.eps,
-                          /*amsgrad=*/false, /*maximize=*/false, scale, inf);
+      if (!own_adam_step(copies_, params, grads, state_a, state_b, steps, lr_, options_, grad_scale,
+                         found_inf)) {
+        const std::vector<torch::Tensor> no_max_exp_avg_sq;
+        if (options_.kind == OptimizerKind::kAdam) {
+          at::_fused_adam_(params, grads, state_a, state_b, no_max_exp_avg_sq, steps, lr_,
+                           options_.beta1, options_.beta2, options_.weight_decay, options_.eps,
+                           /*amsgrad=*/false, /*maximize=*/false, scale, inf);
+        } else {
+          at::_fused_adamw_(params, grads, state_a, state_b, no_max_exp_avg_sq, steps, lr_,
+                            options_.beta1, options_.beta2, options_.weight_decay, options_.eps,
+                            /*amsgrad=*/false, /*maximize=*/false, scale, inf);
+        }
       }
       if (found_inf.defined()) {
         at::_foreach_sub_(steps, std::vector<torch::Tensor>(steps.size(), found_inf.reshape({})));
