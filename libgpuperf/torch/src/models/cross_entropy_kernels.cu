@@ -2,6 +2,9 @@
 
 #include <math_constants.h>
 
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <type_traits>
 
@@ -52,15 +55,16 @@ __device__ __forceinline__ bool vector_aligned(const T* p, std::int64_t vocab) {
 }
 
 // The row's log(sum(exp(x))) over `vocab` logits, in every thread of the block (online maximum
-// and sum, float32).
+// and sum, float32). With `stage` (the vector path only) the row is copied there as it is read.
 template <typename T>
-__device__ float row_log_sum_exp(const T* x, std::int64_t vocab) {
+__device__ float row_log_sum_exp(const T* x, std::int64_t vocab, T* stage = nullptr) {
   float m = -CUDART_INF_F;
   float s = 0.0f;
   if (vector_aligned(x, vocab)) {
     const auto* packs = reinterpret_cast<const Pack<T, kVector>*>(x);
     for (std::int64_t p = threadIdx.x; p < vocab / kVector; p += kThreads) {
       const Pack<T, kVector> pack = packs[p];
+      if (stage != nullptr) reinterpret_cast<Pack<T, kVector>*>(stage)[p] = pack;
       // The pack's maximum first: one rescale of the running sum per pack, not per element.
       float v[kVector];
       float top = m;
@@ -157,6 +161,78 @@ __global__ void __launch_bounds__(kThreads)
   if (grad != nullptr) write_row_gradient(x, vocab, log_sum, t, factor, grad + row * vocab);
 }
 
+// forward_kernel with the gradient, for rows that fit an SM's shared memory twice (GPT-2's 98 KiB
+// of bf16): the row is kept there from the first read, so the gradient reads it from shared
+// memory, not from device memory again. Vector path only (vocab a multiple of kVector, aligned
+// rows).
+template <typename T>
+__global__ void __launch_bounds__(kThreads)
+    staged_forward_kernel(const T* logits, const std::int64_t* targets, std::int64_t vocab,
+                          float* lse, float* loss, float factor, T* grad) {
+  extern __shared__ __align__(16) unsigned char staged_row[];
+  T* stage = reinterpret_cast<T*>(staged_row);
+  const std::int64_t row = blockIdx.x;
+  const T* x = logits + row * vocab;
+  // Its closing __syncthreads also makes every thread's staged packs visible to all.
+  const float log_sum = row_log_sum_exp(x, vocab, stage);
+  const std::int64_t t = targets[row];
+  if (threadIdx.x == 0) {
+    if (lse != nullptr) lse[row] = log_sum;
+    loss[row] = t >= 0 && t < vocab ? log_sum - to_float(x[t]) : CUDART_NAN_F;
+  }
+  write_row_gradient(stage, vocab, log_sum, t, factor, grad + row * vocab);
+}
+
+// The most shared memory staged_forward_kernel<T> may take on `device` (allowed once, outside any
+// graph capture: TrainStep's warm-up steps come first), where two blocks of it fit an SM; 0
+// where the device cannot be asked.
+template <typename T>
+std::size_t staged_limit(int device) {
+  constexpr int kDevices = 64;
+  static std::atomic<std::int64_t> known[kDevices] = {};  // 0: not asked, -1: none, else bytes
+  if (device < 0 || device >= kDevices) return 0;
+  std::int64_t limit = known[device].load(std::memory_order_relaxed);
+  if (limit == 0) {
+    int per_block = 0;
+    int per_sm = 0;
+    // Beside the row: the log-sum-exp's static shared memory and the runtime's reserve a block.
+    constexpr std::int64_t kBesides = 2048;
+    limit = -1;
+    if (cudaDeviceGetAttribute(&per_block, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) ==
+            cudaSuccess &&
+        cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device) ==
+            cudaSuccess) {
+      const std::int64_t bytes = std::min<std::int64_t>(per_block, per_sm / 2) - kBesides;
+      if (bytes > 0 && cudaFuncSetAttribute(staged_forward_kernel<T>,
+                                            cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            static_cast<int>(bytes)) == cudaSuccess) {
+        limit = bytes;
+      }
+    }
+    (void)cudaGetLastError();  // an attribute the device lacks is an answer, not an error
+    known[device].store(limit, std::memory_order_relaxed);
+  }
+  return limit > 0 ? static_cast<std::size_t>(limit) : 0;
+}
+
+// The dynamic shared memory to stage a row of `vocab` 16-bit logits with, or 0 to read it twice
+// (forward_kernel).
+template <typename T>
+std::size_t staged_bytes(std::int64_t vocab, const void* logits, const void* grad) {
+  const auto bytes = static_cast<std::size_t>(vocab) * sizeof(T);
+  if (sizeof(T) != 2 || vocab % kVector != 0 ||
+      reinterpret_cast<std::uintptr_t>(logits) % sizeof(Pack<T, kVector>) != 0 ||
+      reinterpret_cast<std::uintptr_t>(grad) % sizeof(Pack<T, kVector>) != 0) {
+    return 0;
+  }
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return bytes <= staged_limit<T>(device) ? bytes : 0;
+}
+
 template <typename T>
 __global__ void __launch_bounds__(kThreads)
     backward_kernel(const T* logits, const std::int64_t* targets, const float* lse,
@@ -188,8 +264,14 @@ cudaError_t cross_entropy_forward(NhwcDtype dtype, const void* logits, const std
   if (rows == 0) return cudaSuccess;
   return with_type(dtype, [&](auto type) {
     using T = decltype(type);
-    forward_kernel<T><<<static_cast<unsigned>(rows), kThreads, 0, stream>>>(
-        static_cast<const T*>(logits), targets, vocab, lse, loss, factor, static_cast<T*>(grad));
+    const std::size_t staged = grad != nullptr ? staged_bytes<T>(vocab, logits, grad) : 0;
+    if (staged > 0) {
+      staged_forward_kernel<T><<<static_cast<unsigned>(rows), kThreads, staged, stream>>>(
+          static_cast<const T*>(logits), targets, vocab, lse, loss, factor, static_cast<T*>(grad));
+    } else {
+      forward_kernel<T><<<static_cast<unsigned>(rows), kThreads, 0, stream>>>(
+          static_cast<const T*>(logits), targets, vocab, lse, loss, factor, static_cast<T*>(grad));
+    }
     return cudaGetLastError();
   });
 }
