@@ -183,16 +183,19 @@ __global__ void __launch_bounds__(kThreads)
   write_row_gradient(stage, vocab, log_sum, t, factor, grad + row * vocab);
 }
 
-// The most shared memory staged_forward_kernel<T> may take on `device` (allowed once, outside any
-// graph capture: TrainStep's warm-up steps come first), where two blocks of it fit an SM; 0
-// where the device cannot be asked.
+// The most shared memory staged_forward_kernel<T> may take on `device`, where two blocks of it fit
+// an SM: asked and allowed once, never while `stream` is being captured into a graph (a capture
+// may refuse those calls; TrainStep's warm-up steps come first), 0 until then or where the device
+// cannot be asked.
 template <typename T>
-std::size_t staged_limit(int device) {
+std::size_t staged_limit(int device, cudaStream_t stream) {
   constexpr int kDevices = 64;
   static std::atomic<std::int64_t> known[kDevices] = {};  // 0: not asked, -1: none, else bytes
   if (device < 0 || device >= kDevices) return 0;
   std::int64_t limit = known[device].load(std::memory_order_relaxed);
-  if (limit == 0) {
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  if (limit == 0 && cudaStreamIsCapturing(stream, &capture) == cudaSuccess &&
+      capture == cudaStreamCaptureStatusNone) {
     int per_block = 0;
     int per_sm = 0;
     // Beside the row: the log-sum-exp's static shared memory and the runtime's reserve a block.
@@ -218,7 +221,8 @@ std::size_t staged_limit(int device) {
 // The dynamic shared memory to stage a row of `vocab` 16-bit logits with, or 0 to read it twice
 // (forward_kernel).
 template <typename T>
-std::size_t staged_bytes(std::int64_t vocab, const void* logits, const void* grad) {
+std::size_t staged_bytes(std::int64_t vocab, const void* logits, const void* grad,
+                         cudaStream_t stream) {
   const auto bytes = static_cast<std::size_t>(vocab) * sizeof(T);
   if (sizeof(T) != 2 || vocab % kVector != 0 ||
       reinterpret_cast<std::uintptr_t>(logits) % sizeof(Pack<T, kVector>) != 0 ||
@@ -230,7 +234,7 @@ std::size_t staged_bytes(std::int64_t vocab, const void* logits, const void* gra
     (void)cudaGetLastError();
     return 0;
   }
-  return bytes <= staged_limit<T>(device) ? bytes : 0;
+  return bytes <= staged_limit<T>(device, stream) ? bytes : 0;
 }
 
 template <typename T>
@@ -264,7 +268,7 @@ cudaError_t cross_entropy_forward(NhwcDtype dtype, const void* logits, const std
   if (rows == 0) return cudaSuccess;
   return with_type(dtype, [&](auto type) {
     using T = decltype(type);
-    const std::size_t staged = grad != nullptr ? staged_bytes<T>(vocab, logits, grad) : 0;
+    const std::size_t staged = grad != nullptr ? staged_bytes<T>(vocab, logits, grad, stream) : 0;
     if (staged > 0) {
       staged_forward_kernel<T><<<static_cast<unsigned>(rows), kThreads, staged, stream>>>(
           static_cast<const T*>(logits), targets, vocab, lse, loss, factor, static_cast<T*>(grad));
