@@ -16,7 +16,10 @@ kernels, so other rounding, as gpuperf's kernels have). R, PyTorch in float32 wi
 or TF32, is the reference trajectory. Checks: (1) gpuperf's largest per-step loss difference from
 A within the largest of B's to E's (plus 1e-3); (2) gpuperf's bf16 runs no further from R (RMS
 over the steps) than the furthest of PyTorch's bf16 runs A to E, i.e. no less exact; (3) gpuperf
-in float32 within 1e-3 of R at every step (the same algorithm, rounding aside).
+in float32 within 1e-3 of R at every step (the same algorithm, rounding aside); (4) one step's
+gradients from the same weights on the first batch: gpuperf's bf16 gradients no more than 2x as far
+from float32's (relative L2 over every parameter) as PyTorch's bf16 autocast ones, and a table of
+the parameters where gpuperf's are furthest relative to PyTorch's (a wrong gradient shows there).
 
     python3 lm_equivalence.py --build build-gpu --out DIR [--model gpt2] [--steps 200]
 
@@ -34,7 +37,7 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import lm_peer  # noqa: E402
-from equivalence import run_gpuperf, write_safetensors  # noqa: E402
+from equivalence import read_safetensors, run_gpuperf, write_safetensors  # noqa: E402
 
 
 def pytorch_losses(state, xs, ys, a, impl, graph=False, compiled=False, precision="bf16"):
@@ -87,6 +90,37 @@ def pytorch_losses(state, xs, ys, a, impl, graph=False, compiled=False, precisio
             g.replay()
             losses.append(static.clone())
     return [float(v) for v in torch.stack(losses).cpu()]
+
+
+def pytorch_gradients(state, x, y, a, precision):
+    """One step's gradients from `state` on batch x, y [N, T]: bf16 autocast as the peer trains,
+    or float32 (no autocast; TF32 off, set once in main), the reference."""
+    model, _, _, _ = lm_peer.build(a.model)
+    model.load_state_dict(state)
+    model.cuda()
+    with torch.autocast("cuda", dtype=torch.bfloat16, enabled=precision == "bf16"):
+        logits = model(x)
+        loss = F.cross_entropy(logits.view(-1, logits.shape[-1]), y.view(-1))
+    loss.backward()
+    return {n: p.grad.detach().float().cpu() for n, p in model.named_parameters()}
+
+
+def gradient_table(ours, theirs, reference):
+    """Per parameter: max|g - ref| / max|ref| for gpuperf's and PyTorch's bf16 gradients against
+    float32's; and both over every parameter together (relative L2)."""
+    rows = []
+    for name, ref in reference.items():
+        scale = float(ref.abs().max())
+        if scale == 0:
+            continue
+        rows.append((name, float((ours[name] - ref).abs().max()) / scale,
+                     float((theirs[name] - ref).abs().max()) / scale))
+
+    def l2(g):
+        num = sum(float(((g[n].double() - r.double()) ** 2).sum()) for n, r in reference.items())
+        den = sum(float((r.double() ** 2).sum()) for r in reference.values())
+        return math.sqrt(num / den)
+    return rows, l2(ours), l2(theirs)
 
 
 def bigram_tokens(vocab, shape, successors, seed):
@@ -167,6 +201,18 @@ def main(argv):
         with open(js) as f:
             runs[name] = json.load(f)["losses"]
 
+    # One step's gradients from the same weights on the first batch: which parameter's gradient
+    # (if any) gpuperf computes further from float32's than PyTorch's bf16 autocast does.
+    grads_path = os.path.join(a.out, "gpuperf_gradients.safetensors")
+    run_gpuperf(tool, ["--model", a.model, "--weights", weights, "--batch", batch, "--mode",
+                       "gradients", "--precision", "bf16", "--lr", str(a.lr), "--beta2",
+                       str(a.beta2), "--weight-decay", str(a.weight_decay), "--fuse", "off",
+                       "--tensors", grads_path])
+    rows, ours_l2, theirs_l2 = gradient_table(
+        read_safetensors(grads_path), pytorch_gradients(state, xc[0], yc[0], a, "bf16"),
+        pytorch_gradients(state, xc[0], yc[0], a, "fp32"))
+    os.remove(grads_path)
+
     def diffs(losses, ref):
         d = [u - v for u, v in zip(losses, runs[ref])]
         return max(abs(v) for v in d), math.sqrt(sum(v * v for v in d) / len(d))
@@ -197,6 +243,15 @@ def main(argv):
                        f"{r:.5f} vs at most {ref_rms:.5f})", r <= ref_rms))
     d = diffs(runs["gpuperf fp32"], "R pytorch fp32")[0]
     checks.append((f"gpuperf fp32 within 1e-3 of PyTorch fp32 at every step ({d:.5f})", d <= 1e-3))
+    checks.append((f"gpuperf's first-step bf16 gradients within 2x PyTorch bf16's distance from "
+                   f"float32's (relative L2 {ours_l2:.2e} vs {theirs_l2:.2e})",
+                   ours_l2 <= 2 * theirs_l2))
+    lines += ["", "First step's gradients against float32's (max |g - ref| / max |ref|), the 8 "
+              "parameters where gpuperf's is furthest relative to PyTorch bf16's:", "",
+              "| parameter | gpuperf bf16 | PyTorch bf16 |", "|---|---|---|"]
+    rows.sort(key=lambda r: r[1] / max(r[2], 1e-12), reverse=True)
+    lines += [f"| {n} | {g:.2e} | {t:.2e} |" for n, g, t in rows[:8]]
+    lines.append(f"| all, relative L2 | {ours_l2:.2e} | {theirs_l2:.2e} |")
     failed = [text for text, ok in checks if not ok]
     lines.append("")
     lines += [f"{'PASS' if ok else 'FAIL'}: {text}" for text, ok in checks]
@@ -205,7 +260,9 @@ def main(argv):
         f.write(text + "\n")
     with open(os.path.join(a.out, "lm_equivalence.json"), "w") as f:
         json.dump({"settings": vars(a), "runs": runs, "spread": spread,
-                   "reference_rms": ref_rms, "failed": failed}, f)
+                   "reference_rms": ref_rms, "failed": failed,
+                   "gradients": {"per_parameter": rows, "gpuperf_relative_l2": ours_l2,
+                                 "pytorch_bf16_relative_l2": theirs_l2}}, f)
     print(text)
     return 1 if failed else 0
 
