@@ -17,7 +17,7 @@ namespace gpuperf::detail {
 namespace {
 
 constexpr int kThreads = 256;
-constexpr int kMaxTensors = 48;  // 2.5 KB of parameters, under the 4 KB every GPU takes
+constexpr int kMaxTensors = 48;  // 2.9 KB of parameters, under the 4 KB every GPU takes
 constexpr std::int64_t kChunk = 16 * kThreads;  // elements per block
 
 struct AdamBatch {
@@ -92,9 +92,11 @@ __global__ void __launch_bounds__(kThreads) adam_kernel(AdamBatch batch, AdamSet
   const auto vectors_fit = [](const float* p) {
     return reinterpret_cast<std::uintptr_t>(p) % sizeof(float4) == 0;
   };
+  // A launch with copies may hold parameters without one (GPT-2's embeddings and norms).
+  C* const copy = kCopy ? static_cast<C*>(x.copy) : nullptr;
   bool copy_fits = true;
   if constexpr (kCopy) {
-    copy_fits = reinterpret_cast<std::uintptr_t>(x.copy) % sizeof(Four<C>) == 0;
+    copy_fits = reinterpret_cast<std::uintptr_t>(copy) % sizeof(Four<C>) == 0;
   }
   if (vectors_fit(x.param) && vectors_fit(x.grad) && vectors_fit(x.exp_avg) &&
       vectors_fit(x.exp_avg_sq) && copy_fits) {
@@ -117,12 +119,14 @@ __global__ void __launch_bounds__(kThreads) adam_kernel(AdamBatch batch, AdamSet
       v4[k] = v;
       if (store_grad) g4[k] = g;
       if constexpr (kCopy) {
-        Four<C> c;
-        round_into(&c.v[0], p.x);
-        round_into(&c.v[1], p.y);
-        round_into(&c.v[2], p.z);
-        round_into(&c.v[3], p.w);
-        reinterpret_cast<Four<C>*>(static_cast<C*>(x.copy) + begin)[k] = c;
+        if (copy != nullptr) {
+          Four<C> c;
+          round_into(&c.v[0], p.x);
+          round_into(&c.v[1], p.y);
+          round_into(&c.v[2], p.z);
+          round_into(&c.v[3], p.w);
+          reinterpret_cast<Four<C>*>(copy + begin)[k] = c;
+        }
       }
     }
     scalar_from = begin + 4 * vectors;
@@ -132,7 +136,9 @@ __global__ void __launch_bounds__(kThreads) adam_kernel(AdamBatch batch, AdamSet
     adam_element(x.param[k], g, x.exp_avg[k], x.exp_avg_sq[k], lr, s, bias_correction1,
                  bias_correction2_sqrt);
     if (store_grad) x.grad[k] = g;
-    if constexpr (kCopy) round_into(static_cast<C*>(x.copy) + k, x.param[k]);
+    if constexpr (kCopy) {
+      if (copy != nullptr) round_into(copy + k, x.param[k]);
+    }
   }
 }
 
