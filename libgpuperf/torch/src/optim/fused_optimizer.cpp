@@ -239,8 +239,9 @@ void FusedOptimizer::step(const torch::Tensor& grad_scale, const torch::Tensor& 
     case OptimizerKind::kAdamW: {
       // As torch.optim's fused path: count the step on the device, and take it back if skipped.
       at::_foreach_add_(steps, 1);
-      if (!own_adam_step(copies_, params, grads, state_a, state_b, steps, lr_, options_, grad_scale,
-                         found_inf)) {
+      own_kernel_ran_ = own_adam_step(copies_, params, grads, state_a, state_b, steps, lr_,
+                                      options_, grad_scale, found_inf);
+      if (!own_kernel_ran_) {
         const std::vector<torch::Tensor> no_max_exp_avg_sq;
         if (options_.kind == OptimizerKind::kAdam) {
           at::_fused_adam_(params, grads, state_a, state_b, no_max_exp_avg_sq, steps, lr_,

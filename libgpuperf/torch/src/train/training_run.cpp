@@ -708,7 +708,15 @@ std::string measure_training(const TrainingRun& run, const ResolvedTraining& r,
   record.peak_memory_bytes = memory.peak_allocated;
   if (r.device.is_cuda()) record.metrics["peak_reserved_bytes"] = memory.peak_reserved;
   if (prediction) add_memory_prediction(*prediction, record);
-  if (r.language_model()) add_language_model_figures(r, step.module(), record);
+  if (r.language_model()) {
+    add_language_model_figures(r, step.module(), record);
+    // The optimizer's kernel in the last step, and whether it wrote the forward pass's weights.
+    if (const FusedOptimizer* fused = step.fused_optimizer();
+        fused != nullptr && fused->ran_own_kernel()) {
+      record.config.kernel_fusion += "; optimizer: gpuperf's Adam";
+      if (step.weight_copies() > 0) record.config.kernel_fusion += " writing the 16-bit weights";
+    }
+  }
   if (folder) add_loader_figures(*folder, run, record);
   if (folder && run.compare_synthetic)
     compare_with_synthetic(run, r, classes, step, *timer, record);

@@ -77,6 +77,8 @@ class FusedOptimizer {
   /// Whether step() writes the copies here (Adam or AdamW, gpuperf's kernels, the parameters'
   /// GPU): where not, keeping copies costs a cast each step, as casting does.
   [[nodiscard]] bool writes_copies() const;
+  /// Whether the last step() ran gpuperf's Adam kernel (false: ATen's kernels, or no step yet).
+  [[nodiscard]] bool ran_own_kernel() const { return own_kernel_ran_; }
   /// The parameters, in order.
   [[nodiscard]] const std::vector<torch::Tensor>& parameters() const { return parameters_; }
   /// Their current gradients (those defined).
@@ -92,6 +94,7 @@ class FusedOptimizer {
   std::vector<torch::Tensor> momentum_;    // SGD
   torch::Tensor lr_;                       // float32 scalar on the parameters' device
   WeightCopies* copies_ = nullptr;
+  bool own_kernel_ran_ = false;
 };
 
 }  // namespace gpuperf

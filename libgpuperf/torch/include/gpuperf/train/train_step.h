@@ -166,6 +166,9 @@ class TrainStep {
   [[nodiscard]] torch::optim::Optimizer& optimizer();
   /// The fused optimizer, or nullptr.
   [[nodiscard]] FusedOptimizer* fused_optimizer() { return fused_.get(); }
+  /// How many parameters have 16-bit copies the fused optimizer keeps current (WeightCopies;
+  /// made at the first forward pass that reads them): 0 where there are none.
+  [[nodiscard]] std::size_t weight_copies() const { return copies_ ? copies_->size() : 0; }
   /// What the model's training fusion fused in its latest forward pass, e.g. "conv+bias+relu";
   /// "none" when kernel_fusion is off, the model has nothing to fuse or cuDNN's kernels did not
   /// apply.
