@@ -66,6 +66,10 @@ void WeightCopies::refresh() {
   }
 }
 
+void WeightCopies::forget() {
+  for (auto& e : entries_) e.version = -1;  // no version a tensor has
+}
+
 torch::Tensor WeightCopies::copy_of(const torch::Tensor& parameter) const {
   const auto it = index_.find(key(parameter));
   return it == index_.end() || entries_.empty() ? torch::Tensor() : entries_[it->second].copy;

@@ -11,8 +11,8 @@
 //
 // TrainStep sets this up itself for AdamW/Adam on a GPU under 16-bit autocast. The copies hold
 // 2 bytes a parameter between steps (the casts they replace held them through the forward and
-// backward passes). Changes made without the version counter (writes through data_ptr()) go
-// unseen.
+// backward passes). Writes the version counter does not see (through data_ptr(), or c10d
+// collectives into a parameter: a broadcast) need forget() after them.
 
 #include <c10/core/ScalarType.h>
 #include <torch/types.h>
@@ -37,6 +37,8 @@ class WeightCopies {
                                  c10::ScalarType dtype);
   /// Casts again every registered copy whose parameter changed since it was written.
   void refresh();
+  /// Counts every copy as stale: each is cast again before it is next read (get(), refresh()).
+  void forget();
   /// The copy of `parameter`, or an undefined tensor where it has none.
   [[nodiscard]] torch::Tensor copy_of(const torch::Tensor& parameter) const;
   /// Records that `parameter`'s copy holds its current value (an update wrote both).
