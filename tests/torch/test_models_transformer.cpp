@@ -1085,7 +1085,7 @@ TEST_CASE("the optimizer's 16-bit weight copies are the casts a forward pass wou
       CHECK(torch::equal(c, p.detach().to(torch::kBFloat16)));
     }
     CHECK(with_copy == static_cast<std::int64_t>(copies.size()));
-    CHECK(with_copy >= 2 * 4);  // at least the two blocks' four projections
+    CHECK(with_copy >= 8);  // at least the two blocks' four projections each
     // A forward pass reading the copies gives the logits one casting the weights gives; so does
     // one after a weight changed outside the optimizer (cast again first).
     for (int round = 0; round < 2; ++round) {
