@@ -62,9 +62,8 @@ __device__ float row_log_sum_exp(const T* x, std::int64_t vocab, T* stage = null
   float s = 0.0f;
   if (vector_aligned(x, vocab)) {
     const auto* packs = reinterpret_cast<const Pack<T, kVector>*>(x);
-    for (std::int64_t p = threadIdx.x; p < vocab / kVector; p += kThreads) {
-      const Pack<T, kVector> pack = packs[p];
-      if (stage != nullptr) reinterpret_cast<Pack<T, kVector>*>(stage)[p] = pack;
+    auto* staged = reinterpret_cast<Pack<T, kVector>*>(stage);
+    const auto add_pack = [&](const Pack<T, kVector>& pack) {
       // The pack's maximum first: one rescale of the running sum per pack, not per element.
       float v[kVector];
       float top = m;
@@ -79,6 +78,27 @@ __device__ float row_log_sum_exp(const T* x, std::int64_t vocab, T* stage = null
       }
 #pragma unroll
       for (int i = 0; i < kVector; ++i) s += exp_of<T>(v[i] - m);
+    };
+    // kBatch packs loaded before any is used: more bytes in flight per thread, which the staged
+    // kernel (2 blocks an SM: half the warps) needs to keep memory busy. Each thread still takes
+    // its packs in the same order: the same sums.
+    constexpr int kBatch = 4;
+    const std::int64_t count = vocab / kVector;
+    std::int64_t p = threadIdx.x;
+    for (; p + (kBatch - 1) * kThreads < count; p += kBatch * kThreads) {
+      Pack<T, kVector> batch[kBatch];
+#pragma unroll
+      for (int b = 0; b < kBatch; ++b) batch[b] = packs[p + b * kThreads];
+#pragma unroll
+      for (int b = 0; b < kBatch; ++b) {
+        if (staged != nullptr) staged[p + b * kThreads] = batch[b];
+        add_pack(batch[b]);
+      }
+    }
+    for (; p < count; p += kThreads) {
+      const Pack<T, kVector> pack = packs[p];
+      if (staged != nullptr) staged[p] = pack;
+      add_pack(pack);
     }
   } else {
     for (std::int64_t i = threadIdx.x; i < vocab; i += kThreads) add_value(to_float(x[i]), m, s);
