@@ -148,15 +148,10 @@ bool own_adam_step(WeightCopies* copies, const std::vector<torch::Tensor>& param
     return false;
   }
   const c10::cuda::CUDAGuard guard(params.front().device());
-  // Copies only in the dtype they were made in, dense in their parameter's memory order.
+  // The parameters' copies, where they have one (WeightCopies made each like its parameter).
   std::vector<torch::Tensor> written(params.size());
   if (copies != nullptr) {
-    for (std::size_t i = 0; i < params.size(); ++i) {
-      const torch::Tensor c = copies->copy_of(params[i]);
-      if (c.defined() && c.device() == params[i].device() && c.strides() == params[i].strides()) {
-        written[i] = c;
-      }
-    }
+    for (std::size_t i = 0; i < params.size(); ++i) written[i] = copies->copy_of(params[i]);
   }
   std::vector<detail::AdamTensor> tensors(params.size());
   for (std::size_t i = 0; i < params.size(); ++i) {

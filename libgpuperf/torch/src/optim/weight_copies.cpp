@@ -35,11 +35,10 @@ std::vector<torch::Tensor> WeightCopies::get(const std::vector<torch::Tensor>& p
       }
     }
     for (const auto& p : parameters) {
-      if (index_.count(key(p)) != 0) {  // listed twice: one copy would be written twice
+      if (!index_.emplace(key(p), index_.size()).second) {  // listed twice: written twice
         index_.clear();
         return {};
       }
-      index_.emplace(key(p), index_.size());
     }
     for (const auto& p : parameters) {
       // empty_like keeps the parameter's strides: the copy is dense in its memory order.
@@ -72,12 +71,12 @@ void WeightCopies::forget() {
 
 torch::Tensor WeightCopies::copy_of(const torch::Tensor& parameter) const {
   const auto it = index_.find(key(parameter));
-  return it == index_.end() || entries_.empty() ? torch::Tensor() : entries_[it->second].copy;
+  return it == index_.end() ? torch::Tensor() : entries_[it->second].copy;
 }
 
 void WeightCopies::written(const torch::Tensor& parameter) {
   const auto it = index_.find(key(parameter));
-  if (it == index_.end() || entries_.empty()) return;
+  if (it == index_.end()) return;
   Entry& e = entries_[it->second];
   e.copy.unsafeGetTensorImpl()->bump_version();
   e.version = parameter._version();
