@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Language models side by side: gpuperf's lm_benchmark against the PyTorch peer
 # (benchmarks/python/lm_peer.py: eager, a manual CUDA graph, torch.compile default, and
-# max-autotune) on the same model, batch, sequence, optimizer and synthetic tokens, alternating
+# max-autotune) on the same model, initial weights (the peer draws them as gpuperf does, from the
+# same seed), batch, sequence, optimizer and synthetic tokens, alternating
 # within each repeat; then benchmarks/python/summarize_lm.py writes <out>/lm.md and lm.json with
 # the medians over repeats, MFU, peak memory, compile times and the ratio to the best PyTorch
 # variant that trained (a run whose loss is not finite or did not fall is INVALID and left out).

@@ -7,7 +7,10 @@ GPT-2 as nanoGPT writes it (pre-LayerNorm, GELU tanh, tied embeddings, vocabular
 N(0, 0.02) weights and N(0, 0.02/sqrt(2L)) residual projections), and a Llama-style decoder as
 torchtitan writes Llama 3 (RMSNorm, SwiGLU, rotary embeddings in the rotate_half layout,
 grouped-query attention, tied embeddings for the 1B and 3B shapes). Attention through
-F.scaled_dot_product_attention(is_causal=True).
+F.scaled_dot_product_attention(is_causal=True) (written out on PyTorch 1.x). The weights are drawn
+as gpuperf draws them (init_as_gpuperf), so that with the same seed both sides start from the
+same weights: in this benchmark's regime (one batch memorised at lr 6e-4 without warm-up) the loss
+after 60 steps depends on the initial draw by several nats.
 
 Data: one batch of uniform random tokens (seeded), every step, as gpuperf's synthetic tokens.
 Optimizer: fused AdamW (betas 0.9/0.95, weight decay on every parameter, as gpuperf applies it).
@@ -15,14 +18,15 @@ Variants (--variant): eager; graph (the whole step in a manually captured CUDA g
 fused AdamW); compile (torch.compile, default mode); max-autotune (torch.compile
 mode="max-autotune", which adds CUDA graphs); the first step's time is the compile time.
 
-Method, as gpuperf's: warm-up steps, then timed windows of several steps between two CUDA events,
-throughput per window, median over windows.
+Method, as gpuperf's: warm-up steps, then timed windows of several steps between two CUDA events
+(on the CPU, --device cpu: the clock), throughput per window, median over windows.
 
     python3 lm_peer.py --model gpt2 --batch-size 16 --seq-len 1024 --variant compile
 
 Prints one JSON line: {"model", "variant", "median" (sequences/s), "tokens_per_second",
 "flops_per_token" (6N + 6 x layers x width x sequence), "parameters", "windows", "first_loss",
-"final_loss", "peak_memory_bytes", "compile_s", ...}.
+"final_loss", "window_losses" (the loss of each window's last step), "peak_memory_bytes",
+"compile_s", ...}.
 """
 
 import argparse
@@ -47,6 +51,35 @@ SHAPES = {
 }
 
 
+def causal_attention(q, k, v):
+    """F.scaled_dot_product_attention(is_causal=True); on PyTorch 1.x, which has none, written out
+    as gpuperf writes it there (softmax in float32)."""
+    if hasattr(F, "scaled_dot_product_attention"):
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    t = q.shape[-2]
+    scores = (q @ k.transpose(-2, -1)) / math.sqrt(q.shape[-1])
+    later = torch.ones(t, t, dtype=torch.bool, device=q.device).triu(1)
+    scores = scores.masked_fill(later, float("-inf"))
+    return torch.softmax(scores.float(), -1).to(v.dtype) @ v
+
+
+def init_as_gpuperf(model, residual_names, layers):
+    """gpuperf's initialisation, draw for draw (GptImpl and LlamaImpl): every 2-D parameter
+    N(0, 0.02) in named_parameters() order, biases zero, then each block's residual projections
+    (`residual_names`) drawn again from N(0, 0.02 / sqrt(2 x layers)), block by block. With the
+    same seed and the same construction order (each layer's own default initialisation draws
+    first, in both), both sides start from the same weights, bit for bit."""
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if name.endswith("bias"):
+                p.zero_()
+            elif p.dim() == 2:
+                p.normal_(0.0, 0.02)
+        for block in model.blocks:
+            for name in residual_names:
+                getattr(block, name).weight.normal_(0.0, 0.02 / math.sqrt(2 * layers))
+
+
 class GptBlock(nn.Module):
     def __init__(self, width, heads):
         super().__init__()
@@ -62,7 +95,7 @@ class GptBlock(nn.Module):
         b, t, c = x.shape
         q, k, v = self.c_attn(self.ln_1(x)).split(c, dim=2)
         q, k, v = (z.view(b, t, self.heads, c // self.heads).transpose(1, 2) for z in (q, k, v))
-        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        y = causal_attention(q, k, v)
         x = x + self.attn_proj(y.transpose(1, 2).contiguous().view(b, t, c))
         return x + self.mlp_proj(F.gelu(self.c_fc(self.ln_2(x)), approximate="tanh"))
 
@@ -74,12 +107,7 @@ class Gpt(nn.Module):
         self.wpe = nn.Embedding(context, width)
         self.blocks = nn.ModuleList(GptBlock(width, heads) for _ in range(layers))
         self.ln_f = nn.LayerNorm(width)
-        for name, p in self.named_parameters():
-            if name.endswith("bias"):
-                nn.init.zeros_(p)
-            elif p.dim() == 2:
-                std = 0.02 / math.sqrt(2 * layers) if name.endswith("proj.weight") else 0.02
-                nn.init.normal_(p, 0.0, std)
+        init_as_gpuperf(self, ("attn_proj", "mlp_proj"), layers)
 
     def forward(self, ids):
         pos = torch.arange(ids.shape[1], device=ids.device)
@@ -128,7 +156,7 @@ class LlamaBlock(nn.Module):
             r = self.heads // self.kv_heads
             k = k.unsqueeze(2).expand(b, self.kv_heads, r, t, d).reshape(b, self.heads, t, d)
             v = v.unsqueeze(2).expand(b, self.kv_heads, r, t, d).reshape(b, self.heads, t, d)
-        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        y = causal_attention(q, k, v)
         h = x + self.wo(y.transpose(1, 2).contiguous().view(b, t, c))
         m = rms_norm(h, self.ffn_norm, self.eps)
         return h + self.w2(F.silu(self.w1(m)) * self.w3(m))
@@ -143,10 +171,7 @@ class Llama(nn.Module):
         self.blocks = nn.ModuleList(LlamaBlock(width, heads, kv_heads, hidden, eps)
                                     for _ in range(layers))
         self.norm = nn.Parameter(torch.ones(width))
-        for name, p in self.named_parameters():
-            if p.dim() == 2:
-                residual = name.endswith("wo.weight") or name.endswith("w2.weight")
-                nn.init.normal_(p, 0.0, 0.02 / math.sqrt(2 * layers) if residual else 0.02)
+        init_as_gpuperf(self, ("wo", "w2"), layers)
         d = width // heads
         freqs = theta ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)
         angles = torch.outer(torch.arange(context, dtype=torch.float64), freqs).repeat(1, 2)
@@ -172,7 +197,10 @@ def main():
     p.add_argument("--model", default="gpt2", choices=sorted(SHAPES))
     p.add_argument("--batch-size", type=int, default=16)
     p.add_argument("--seq-len", type=int, default=1024)
-    p.add_argument("--precision", default="bf16", choices=["bf16", "fp16"])
+    p.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
+    p.add_argument("--precision", default="bf16", choices=["bf16", "fp16", "fp32"])
+    p.add_argument("--threads", type=int, default=0,
+                   help="--device cpu: intra-op threads (0: PyTorch's default)")
     p.add_argument("--lr", type=float, default=6e-4)
     p.add_argument("--beta1", type=float, default=0.9)
     p.add_argument("--beta2", type=float, default=0.95)
@@ -193,12 +221,22 @@ def main():
     if a.warmup < (4 if a.variant == "graph" else 1):
         p.error(f"--warmup: must be >= {4 if a.variant == 'graph' else 1} for --variant "
                 f"{a.variant}, got {a.warmup}")
-    if a.precision != "bf16":
-        p.error("--precision: only bf16 (fp16 would need a GradScaler on both sides)")
+    if a.precision == "fp16":
+        p.error("--precision: bf16 or fp32 (fp16 would need a GradScaler on both sides)")
+    cuda = a.device == "cuda"
+    if not cuda and a.variant != "eager":
+        p.error(f"--variant: {a.variant} needs --device cuda; the CPU runs eager")
+    if cuda and not torch.cuda.is_available():
+        p.error("--device: cuda, but this PyTorch sees no GPU")
+    if a.threads < 0:
+        p.error(f"--threads: must be >= 0, got {a.threads}")
+    if a.threads:
+        torch.set_num_threads(a.threads)
 
     torch.manual_seed(a.seed)
-    device = torch.device("cuda")
-    torch.backends.cuda.matmul.allow_tf32 = True
+    device = torch.device(a.device)
+    if cuda:
+        torch.backends.cuda.matmul.allow_tf32 = True
     model, layers, width, vocab = build(a.model)
     model.to(device)
     if a.seq_len > SHAPES[a.model][7]:
@@ -209,15 +247,17 @@ def main():
     inputs = ids[:, :-1].contiguous().to(device)
     targets = ids[:, 1:].contiguous().to(device)
 
+    # Fused on the GPU (PyTorch's fastest AdamW, as gpuperf's); PyTorch's default on the CPU.
+    fused = {"fused": True, "capturable": a.variant == "graph"} if cuda else {}
     optimizer = torch.optim.AdamW(model.parameters(), lr=a.lr, betas=(a.beta1, a.beta2),
-                                  weight_decay=a.weight_decay, eps=1e-8, fused=True,
-                                  capturable=a.variant == "graph")
+                                  weight_decay=a.weight_decay, eps=1e-8, **fused)
     forward = model
     if a.variant in ("compile", "max-autotune"):
         forward = torch.compile(model, mode=None if a.variant == "compile" else "max-autotune")
 
     def step():
-        with torch.autocast("cuda", dtype=torch.bfloat16, cache_enabled=a.variant != "graph"):
+        with torch.autocast(a.device, dtype=torch.bfloat16, enabled=a.precision == "bf16",
+                            cache_enabled=a.variant != "graph"):
             logits = forward(inputs)
             loss = F.cross_entropy(logits.view(-1, logits.shape[-1]), targets.view(-1))
         loss.backward()
@@ -225,7 +265,9 @@ def main():
         optimizer.zero_grad(set_to_none=a.variant != "graph")
         return loss.detach()
 
-    torch.cuda.reset_peak_memory_stats(device)
+    sync = torch.cuda.synchronize if cuda else (lambda: None)
+    if cuda:
+        torch.cuda.reset_peak_memory_stats(device)
     losses = []
     started = time.perf_counter()
     if a.variant == "graph":
@@ -245,25 +287,34 @@ def main():
         losses.append(run().clone())
     else:
         losses.append(step().clone())
-        torch.cuda.synchronize()
+        sync()
         run = step
         for _ in range(a.warmup - 1):
             run()
-    torch.cuda.synchronize()
+    sync()
     first_step_s = time.perf_counter() - started
 
     rates = []
+    window_losses = []
     last = None
     for _ in range(a.windows):
-        begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        begin.record()
+        if cuda:
+            begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            begin.record()
+        else:
+            started = time.perf_counter()
         for _ in range(a.steps_per_window):
             last = run()
-        end.record()
-        end.synchronize()
-        rates.append(a.batch_size * a.steps_per_window / (begin.elapsed_time(end) / 1e3))
+        if cuda:
+            end.record()
+            end.synchronize()
+            seconds = begin.elapsed_time(end) / 1e3
+        else:
+            seconds = time.perf_counter() - started
+        rates.append(a.batch_size * a.steps_per_window / seconds)
+        window_losses.append(float(last.item()))  # between windows, the device idle
     median = statistics.median(rates)
-    if a.profile:
+    if a.profile and cuda:
         from torch.profiler import ProfilerActivity, profile
         with profile(activities=[ProfilerActivity.CUDA]) as prof:
             for _ in range(a.steps_per_window):
@@ -285,8 +336,10 @@ def main():
         "median": median, "tokens_per_second": median * a.seq_len, "windows": rates,
         "parameters": parameters, "flops_per_token": flops_per_token,
         "compile_s": first_step_s if a.variant in ("compile", "max-autotune") else None,
-        "peak_memory_bytes": torch.cuda.max_memory_allocated(device),
+        "device": a.device, "threads": torch.get_num_threads() if not cuda else None,
+        "peak_memory_bytes": torch.cuda.max_memory_allocated(device) if cuda else None,
         "first_loss": float(losses[0].item()), "final_loss": float(last.item()),
+        "window_losses": [v if math.isfinite(v) else None for v in window_losses],
         "torch": torch.__version__,
         "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }))

@@ -2,7 +2,8 @@
 """Summarises benchmarks/lm_side_by_side.sh's folder: per row (model and settings), gpuperf's
 lm_benchmark records and each PyTorch variant's lines of peer.jsonl -> medians over repeats of
 tokens/s, MFU (the same 6N + 6LCT count and datasheet peak for both sides), peak memory, compile
-time, first and final loss, and gpuperf's ratio to the best variant that trained. A run whose final
+time, first and final loss (and the loss at each window's end where the records have it), and
+gpuperf's ratio to the best variant that trained. A run whose final
 loss is not finite or not below its first is INVALID: listed, never in a median. Writes lm.md and
 lm.json into the folder and prints the Markdown; exits 1 when a whole side is INVALID.
 
@@ -48,6 +49,7 @@ def main():
             "flops_per_token": m.get("model_flops_per_token"),
             "peak_memory_bytes": r.get("peak_memory_bytes"),
             "first_loss": r.get("first_loss"), "final_loss": r.get("final_loss"),
+            "window_losses": r.get("window_losses") or [],
             "compile_s": None, "detail": f"{r['config'].get('graph_mode')}, "
                                          f"{r['config'].get('kernel_fusion')}"})
     peer_path = os.path.join(folder, "peer.jsonl")
@@ -62,6 +64,7 @@ def main():
                     "flops_per_token": p["flops_per_token"],
                     "peak_memory_bytes": p["peak_memory_bytes"],
                     "first_loss": p["first_loss"], "final_loss": p["final_loss"],
+                    "window_losses": p.get("window_losses") or [],
                     "compile_s": p.get("compile_s"), "detail": "torch " + p.get("torch", "?")})
     rows = sorted({row for row, _ in sides})
     out = {"run": run, "rows": {}}
@@ -91,6 +94,7 @@ def main():
                 "peak_memory_gib": max(x["peak_memory_bytes"] for x in runs) / 2**30,
                 "compile_s": statistics.median(compiles) if compiles else None,
                 "loss": [runs[-1]["first_loss"], runs[-1]["final_loss"]],
+                "window_losses": runs[-1]["window_losses"],
                 "invalid": [x["invalid"] for x in runs if x["invalid"]],
                 "detail": runs[-1]["detail"]}
         peers = {s: t for s, t in table.items() if s != "gpuperf" and t["tokens_per_second"]}
@@ -118,6 +122,14 @@ def main():
         if ratio:
             lines += ["", f"gpuperf / best PyTorch variant that trained ({best}): "
                           f"**{ratio:.3f}x**"]
+        trajectories = [(side, table[side]["window_losses"])
+                        for side in sorted(table, key=lambda s: (s != "gpuperf", s))
+                        if table[side]["window_losses"]]
+        if trajectories:
+            lines += ["", "Loss at each timed window's end (each side's last run):", ""]
+            for side, losses in trajectories:
+                shown = ", ".join("-" if v is None else f"{v:.3f}" for v in losses)
+                lines.append(f"- {side}: {shown}")
         lines.append("")
     text = "\n".join(lines)
     with open(os.path.join(folder, "lm.md"), "w") as f:

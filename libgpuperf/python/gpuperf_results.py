@@ -266,6 +266,22 @@ class _Reader:
             self.fail(key, "is not an array")
         return value
 
+    def nullable_numbers_in(self, key, low, high):
+        """An array of numbers in [low, high] or nulls (NaN: not available)."""
+        out = []
+        for i, v in enumerate(self.array(key)):
+            if v is None:
+                out.append(math.nan)
+                continue
+            if not _number(v):
+                self.fail(f"{key}[{i}]", "is neither a number nor null")
+            v = float(v)
+            if not low <= v <= high:
+                self.fail(f"{key}[{i}]",
+                          f"is {_num(v)}, expected >= {_num(low)} and <= {_num(high)}")
+            out.append(v)
+        return out
+
     def numbers_in(self, key, low, high, exclusive_low=False):
         out = []
         for i, v in enumerate(self.array(key)):
@@ -424,6 +440,9 @@ def _check_run(r):
         r.number_in("first_loss", -_MAX_QUANTITY, _MAX_QUANTITY)
     r.number_in("final_loss", -_MAX_QUANTITY, _MAX_QUANTITY)
     r.number_in("final_loss_scale", 0, _MAX_FLOAT)
+    # Records written before the windows' losses were kept have none.
+    losses = r.nullable_numbers_in("window_losses", -_MAX_QUANTITY, _MAX_QUANTITY) \
+        if r.has("window_losses") else []
     if r.has("telemetry"):
         _read_telemetry(r.child("telemetry"))
     m = r.child("metrics")
@@ -433,6 +452,8 @@ def _check_run(r):
     # check_windows(): the arrays agree, and the summary is of the windows.
     if seconds and len(seconds) != len(windows):
         r.fail("window_seconds", f"has {len(seconds)} windows, window_throughput {len(windows)}")
+    if losses and len(losses) != len(windows):
+        r.fail("window_losses", f"has {len(losses)} windows, window_throughput {len(windows)}")
     if summary["count"] != len(windows):
         r.fail("throughput.count", f"is {summary['count']}, but {len(windows)} windows are given")
     if windows:
@@ -1197,6 +1218,7 @@ class RunRecordWriter:
         self.first_loss = None
         self.final_loss = None
         self.final_loss_scale = None
+        self.window_losses = []
         self.skipped_steps = None
         self.metrics = {}
         self.warnings = []
@@ -1225,15 +1247,20 @@ class RunRecordWriter:
         self.window_steps.append(steps)
 
     def finish(self, *, peak_memory_bytes=None, final_loss=None, final_loss_scale=None,
-               skipped_steps=None, metrics=None, warnings=(), first_loss=None):
+               skipped_steps=None, metrics=None, warnings=(), first_loss=None,
+               window_losses=()):
         """What the run ended with; None is "not available" (null). skipped_steps None: not
         counted (written as 0 with a warning saying so). first_loss: the loss of the very first
         step, warm-up included, so a reader can tell that the run trained (a finite final loss
-        below it)."""
+        below it). window_losses: the loss of each window's last step, one per window added
+        (or none)."""
         self.peak_memory_bytes = _optional_number("peak_memory_bytes", peak_memory_bytes, 0)
         for name, value in (("first_loss", first_loss), ("final_loss", final_loss)):
             _optional_number(name, value)
         _optional_number("final_loss_scale", final_loss_scale, 0, _MAX_FLOAT)
+        window_losses = list(window_losses)
+        for i, value in enumerate(window_losses):
+            _optional_number(f"window_losses[{i}]", value)
         if skipped_steps is not None:
             _positive_int("skipped_steps", skipped_steps, 0, _MAX_STEPS)
         for name, value in dict(metrics or {}).items():
@@ -1246,6 +1273,7 @@ class RunRecordWriter:
         self.first_loss = first_loss
         self.final_loss = final_loss
         self.final_loss_scale = final_loss_scale
+        self.window_losses = window_losses
         self.skipped_steps = skipped_steps
         self.metrics.update(metrics or {})
         self.warnings.extend(warnings)
@@ -1255,6 +1283,9 @@ class RunRecordWriter:
         """The record as a dict (valid gpuperf.run/1); ValueError before any window."""
         if not self.window_throughput:
             raise ValueError("RunRecordWriter: no timed window was added")
+        if self.window_losses and len(self.window_losses) != len(self.window_throughput):
+            raise ValueError(f"window_losses: {len(self.window_losses)} losses for "
+                             f"{len(self.window_throughput)} windows")
         batch = self.config["batch_size"]
         timed_steps = sum(self.window_steps)
         timed_seconds = sum(self.window_seconds)
@@ -1297,6 +1328,8 @@ class RunRecordWriter:
             "first_loss": _json_value(self.first_loss),
             "final_loss": _json_value(self.final_loss),
             "final_loss_scale": _json_value(self.final_loss_scale),
+            "window_losses": [_json_value(None if v is None else float(v))
+                              for v in self.window_losses],
             "telemetry": _telemetry_unavailable("not sampled by the Python peer"),
             "metrics": {k: _json_value(v) for k, v in metrics.items()},
             "warnings": warnings,
@@ -1315,7 +1348,7 @@ def write_run_record(path, *, window_throughput, **settings):
     RunRecordWriter (model, batch_size, precision, ... steps_per_window), plus those of finish()
     (peak_memory_bytes, final_loss, ...). Returns the record."""
     finish_keys = ("peak_memory_bytes", "first_loss", "final_loss", "final_loss_scale",
-                   "skipped_steps", "metrics", "warnings")
+                   "skipped_steps", "metrics", "warnings", "window_losses")
     ending = {k: settings.pop(k) for k in finish_keys if k in settings}
     writer = RunRecordWriter(**settings)
     for rate in window_throughput:

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -85,6 +86,23 @@ TEST_CASE("a run record survives a JSON round trip with NaN as null", "[report]"
   CHECK(back.telemetry.warnings == original.telemetry.warnings);
   CHECK(text.find("\"clock_event_reason_names\": [\n      \"sw_power_cap\",") != std::string::npos);
   CHECK(gpuperf::to_json(back) == text);
+}
+
+TEST_CASE("a run record keeps each window's loss, a loss that was not finite as null", "[report]") {
+  gpuperf::RunRecord r = sample_record();
+  r.window_losses = {2.5, std::numeric_limits<double>::infinity(), 1.25};
+  const std::string text = gpuperf::to_json(r);
+  CHECK(text.find("\"window_losses\": [\n    2.5,\n    null,\n    1.25\n  ]") != std::string::npos);
+  const auto back = gpuperf::from_json<gpuperf::RunRecord>(text);
+  REQUIRE(back.window_losses.size() == 3);
+  CHECK(back.window_losses[0] == 2.5);
+  CHECK(std::isnan(back.window_losses[1]));
+  CHECK(back.window_losses[2] == 1.25);
+  // Records written before the losses were kept read with none; a record without them writes [].
+  auto older = nlohmann::json::parse(text);
+  older.erase("window_losses");
+  CHECK(gpuperf::from_json<gpuperf::RunRecord>(older.dump()).window_losses.empty());
+  CHECK(gpuperf::to_json(sample_record()).find("\"window_losses\": []") != std::string::npos);
 }
 
 TEST_CASE("a run record written before telemetry existed reads as telemetry unavailable",
@@ -291,6 +309,9 @@ TEST_CASE("Every number of a run record is range-checked, the error naming the f
   refused([](auto& j) { j["skipped_steps"] = -2; }, "skipped_steps");
   refused([](auto& j) { j["peak_memory_bytes"] = -5; }, "peak_memory_bytes");
   refused([](auto& j) { j["final_loss"] = 1e300; }, "final_loss");
+  refused([](auto& j) { j["window_losses"] = {1.5, -1e300, 1.0}; }, "window_losses[1]");
+  refused([](auto& j) { j["window_losses"] = {1.5, "low", 1.0}; }, "window_losses[1]");
+  refused([](auto& j) { j["window_losses"] = {1.5, 1.0}; }, "window_losses");  // 3 windows
   refused([](auto& j) { j["config"]["steps_per_window"] = -1; }, "config.steps_per_window");
   refused([](auto& j) { j["config"]["warmup_steps"] = -1; }, "config.warmup_steps");
   refused([](auto& j) { j["config"]["input_shape"][1] = 0; }, "config.input_shape");

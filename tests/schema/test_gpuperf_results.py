@@ -220,7 +220,7 @@ def main():
         for seconds in (0.0160, 0.0166, 0.0158, 0.0171):
             writer.add_window(seconds)
         writer.finish(first_loss=2.3, final_loss=0.5, final_loss_scale=1.0,
-                      peak_memory_bytes=float("nan"))
+                      peak_memory_bytes=float("nan"), window_losses=[1.9, float("nan"), 0.9, 0.5])
         peer = os.path.join(work, "peer.json")
         record = writer.write(peer)
         errors = schemas.errors(gr.load(peer), "run-1", strict=True)
@@ -228,8 +228,11 @@ def main():
         keys = list(record)
         t.that(record["first_loss"] == 2.3 and keys.index("first_loss") + 1 ==
                keys.index("final_loss"), "first_loss is written, right before final_loss")
+        t.that(record["window_losses"] == [1.9, None, 0.9, 0.5],
+               "each window's loss is written, one that was not finite as null")
         older = dict(record)
         del older["first_loss"]
+        del older["window_losses"]
         row = gr.to_rows([older])[0]
         t.that(math.isnan(row["first_loss"]) and row["final_loss"] == 0.5,
                "a record written before first_loss was kept reads, its first loss NaN")
@@ -484,6 +487,12 @@ def main():
         t.that(diverged.record()["final_loss"] is None and
                any("not finite" in w for w in diverged.record()["warnings"]),
                "a loss that diverged is written as null, with a warning")
+        one_window = writer_with(command="one window")
+        one_window.add_window(0.01)
+        t.raises(ValueError, lambda: one_window.finish(window_losses=[1.0, 0.5]).record(),
+                 "two window losses for one window")
+        t.raises(ValueError, lambda: writer_with().finish(window_losses=[1e300]),
+                 "a window loss of 1e300")
         t.raises(ValueError, lambda: writer_with().finish(peak_memory_bytes=-1),
                  "a negative peak memory")
         t.raises(ValueError, lambda: writer_with().finish(metrics={"x": "fast"}),

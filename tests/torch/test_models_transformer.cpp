@@ -377,6 +377,10 @@ TEST_CASE("a language-model training run records tokens/s and the 6N + 6LCT FLOP
   CHECK(record.metrics.at("model_flops_per_sample") == Approx(12 * (6 * n + 6 * 2 * 16 * 12)));
   CHECK(record.config.kernel_fusion.rfind("attention: ", 0) == 0);
   CHECK(record.final_loss < record.first_loss);  // one batch of random tokens, memorised
+  // Each window's last loss, the last window's the run's final loss.
+  REQUIRE(record.window_losses.size() == 2);
+  CHECK(std::isfinite(record.window_losses[0]));
+  CHECK(record.window_losses[1] == record.final_loss);
   for (const std::string& warning : record.warnings) {
     INFO(warning);
     CHECK(warning.find("loss") == std::string::npos);
@@ -428,6 +432,10 @@ TEST_CASE(
   CHECK(fused.count(record.config.kernel_fusion) == 1);
   CHECK(std::isfinite(record.final_loss));
   CHECK(record.final_loss < record.first_loss);
+  // The captured step's loss read between windows: the last window's is the final loss.
+  REQUIRE(record.window_losses.size() == 2);
+  CHECK(std::isfinite(record.window_losses[0]));
+  CHECK(record.window_losses[1] == record.final_loss);
   CHECK(record.metrics.at("tokens_per_second") > 0);
   CHECK(record.metrics.count("fraction_of_datasheet_peak") == 1);
 

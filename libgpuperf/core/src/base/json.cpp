@@ -2,6 +2,7 @@
 #include "base/json.h"
 
 #include <cmath>
+#include <limits>
 #include <sstream>
 #include <string>
 #include <unordered_set>
@@ -188,6 +189,28 @@ std::int64_t JsonReader::integer_in(const char* key, std::int64_t low, std::int6
                          " and <= " + std::to_string(high));
   }
   return number;
+}
+
+std::vector<double> JsonReader::nullable_numbers_in(const char* key, double low,
+                                                    double high) const {
+  const json& value = at(key);
+  if (!value.is_array()) fail(field(key), "is not an array");
+  std::vector<double> out;
+  out.reserve(value.size());
+  for (const json& item : value) {
+    const std::string at_index = field(key) + "[" + std::to_string(out.size()) + "]";
+    if (item.is_null()) {
+      out.push_back(std::numeric_limits<double>::quiet_NaN());
+      continue;
+    }
+    if (!item.is_number()) fail(at_index, "is neither a number nor null");
+    const double v = item.get<double>();
+    if (!(v >= low && v <= high)) {
+      fail(at_index, "is " + num(v) + ", expected >= " + num(low) + " and <= " + num(high));
+    }
+    out.push_back(v);
+  }
+  return out;
 }
 
 std::vector<double> JsonReader::numbers_in(const char* key, double low, double high,

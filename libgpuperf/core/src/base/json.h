@@ -97,6 +97,9 @@ class JsonReader {
   /// An array of numbers, each in [low, high] (`low` excluded when `exclusive_low`), no nulls.
   [[nodiscard]] std::vector<double> numbers_in(const char* key, double low, double high,
                                                bool exclusive_low = false) const;
+  /// An array of numbers in [low, high] or nulls (read as NaN: "not available").
+  [[nodiscard]] std::vector<double> nullable_numbers_in(const char* key, double low,
+                                                        double high) const;
 
   [[nodiscard]] JsonReader child(const char* key) const;
   /// The reader of element `index` of the array `key` (which must be an array of objects).

@@ -31,6 +31,13 @@ using nlohmann::json;
 
 json number(double value) { return detail::json_number(value); }
 
+// Each value, null where not finite.
+json numbers(const std::vector<double>& values) {
+  json out = json::array();
+  for (const double v : values) out.push_back(number(v));
+  return out;
+}
+
 json summary_json(const Summary& s) {
   return {{"count", s.count},
           {"median", s.median},
@@ -239,6 +246,12 @@ void check_windows(const Reader& r, const RunRecord& record) {
     r.fail("window_seconds", "has " + std::to_string(record.window_seconds.size()) +
                                  " windows, window_throughput " +
                                  std::to_string(record.window_throughput.size()));
+  }
+  if (!record.window_losses.empty() &&
+      record.window_throughput.size() != record.window_losses.size()) {
+    r.fail("window_losses", "has " + std::to_string(record.window_losses.size()) +
+                                " windows, window_throughput " +
+                                std::to_string(record.window_throughput.size()));
   }
   // The summary is of the windows: as many, and its median, min and max among them (an empty
   // window_throughput with count 10, a median of 9e14 against windows near 1e5).
@@ -466,6 +479,7 @@ std::string to_json(const RunRecord& record) {
       {"first_loss", number(record.first_loss)},
       {"final_loss", number(record.final_loss)},
       {"final_loss_scale", number(record.final_loss_scale)},
+      {"window_losses", numbers(record.window_losses)},
       {"telemetry", telemetry_json(record.telemetry)},
       {"metrics", metrics},
       {"warnings", record.warnings},
@@ -544,6 +558,10 @@ RunRecord from_json<RunRecord>(const std::string& text) {
   record.final_loss = r.number_in("final_loss", -kMaxQuantity, kMaxQuantity);
   // GradScaler's scale is a float.
   record.final_loss_scale = r.number_in("final_loss_scale", 0, std::numeric_limits<float>::max());
+  // Records written before the windows' losses were kept have none.
+  if (r.has("window_losses")) {
+    record.window_losses = r.nullable_numbers_in("window_losses", -kMaxQuantity, kMaxQuantity);
+  }
 
   // Records written before telemetry existed have no "telemetry" object: read as unavailable.
   if (parsed.contains("telemetry")) record.telemetry = read_telemetry(r.child("telemetry"));

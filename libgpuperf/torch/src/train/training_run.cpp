@@ -662,21 +662,27 @@ std::string measure_training(const TrainingRun& run, const ResolvedTraining& r,
     synchronize(r.device);  // so the sampled window holds the timed steps and nothing before
     telemetry.start();
   };
+  StepResult last;
+  // The loss of each window's last step, read between windows: measure() has waited for the
+  // window's end, so the device is idle and nothing timed waits for the host.
+  std::vector<double> window_losses;
   auto progress = [&](const WindowProgress& p) {
+    window_losses.push_back(last.loss.item<double>());
     if (run.quiet) return;
     // Time left at the pace so far; in adaptive mode the run may stop earlier, and stops at
     // MeasureOptions::max_seconds of timed time at the latest.
     double left = p.elapsed_seconds / p.window * (p.planned_windows - p.window);
     if (run.measure.adaptive)
       left = std::min(left, std::max(0.0, run.measure.max_seconds - p.elapsed_seconds));
+    // format_readable: "0.0700 samples/s" for a large model on a CPU, not "0".
     log::info(log::cat("window ", p.window, "/", p.planned_windows, ": ",
-                       static_cast<long long>(std::llround(p.window_throughput)), " samples/s",
+                       format_readable(p.window_throughput), " samples/s, loss ",
+                       format_fixed(window_losses.back(), 4),
                        p.window < p.planned_windows
                            ? std::string(run.measure.adaptive ? "; at most " : "; about ") +
                                  format_duration(left) + " left"
                            : std::string()));
   };
-  StepResult last;
   // The first step's loss, copied on the device (a captured step overwrites its loss tensor)
   // and read after the run, so that no step waits for the host.
   torch::Tensor first_loss;
@@ -703,6 +709,7 @@ std::string measure_training(const TrainingRun& run, const ResolvedTraining& r,
   record.skipped_steps = step.skipped_steps();
   if (first_loss.defined()) record.first_loss = first_loss.item<double>();
   record.final_loss = last.loss.item<double>();
+  record.window_losses = std::move(window_losses);
   record.final_loss_scale = step.scaler().get_scale();
   const DeviceMemory memory = device_memory(r.device);
   record.peak_memory_bytes = memory.peak_allocated;

@@ -104,6 +104,9 @@ struct RunRecord {
   double first_loss = kNotAvailable;
   double final_loss = kNotAvailable;
   double final_loss_scale = kNotAvailable;
+  /// Training: the loss of each timed window's last step, in window order (NaN where it was not
+  /// finite), read between windows while the device is idle; empty where none was kept.
+  std::vector<double> window_losses;
 
   TelemetrySummary telemetry;      ///< power, energy, clocks, throttling over the timed windows
   DistributedSummary distributed;  ///< data-parallel figures; world_size 1 for one process
