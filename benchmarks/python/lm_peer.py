@@ -63,6 +63,19 @@ def causal_attention(q, k, v):
     return torch.softmax(scores.float(), -1).to(v.dtype) @ v
 
 
+def init_directly(model, residual_names, layers):
+    """nanoGPT's and torchtitan's order (--init direct): every 2-D parameter drawn once, the
+    residual projections straight from N(0, 0.02 / sqrt(2 x layers)); biases zero. The same
+    distribution as gpuperf's, other values."""
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if name.endswith("bias"):
+                p.zero_()
+            elif p.dim() == 2:
+                residual = any(name.endswith(f"{r}.weight") for r in residual_names)
+                p.normal_(0.0, 0.02 / math.sqrt(2 * layers) if residual else 0.02)
+
+
 def init_as_gpuperf(model, residual_names, layers):
     """gpuperf's initialisation, draw for draw (GptImpl and LlamaImpl): every 2-D parameter
     N(0, 0.02) in named_parameters() order, biases zero, then each block's residual projections
@@ -78,6 +91,9 @@ def init_as_gpuperf(model, residual_names, layers):
         for block in model.blocks:
             for name in residual_names:
                 getattr(block, name).weight.normal_(0.0, 0.02 / math.sqrt(2 * layers))
+
+
+INIT = {"gpuperf": init_as_gpuperf, "direct": init_directly}
 
 
 class GptBlock(nn.Module):
@@ -101,13 +117,13 @@ class GptBlock(nn.Module):
 
 
 class Gpt(nn.Module):
-    def __init__(self, vocabulary, layers, heads, width, context):
+    def __init__(self, vocabulary, layers, heads, width, context, init="gpuperf"):
         super().__init__()
         self.wte = nn.Embedding(vocabulary, width)
         self.wpe = nn.Embedding(context, width)
         self.blocks = nn.ModuleList(GptBlock(width, heads) for _ in range(layers))
         self.ln_f = nn.LayerNorm(width)
-        init_as_gpuperf(self, ("attn_proj", "mlp_proj"), layers)
+        INIT[init](self, ("attn_proj", "mlp_proj"), layers)
 
     def forward(self, ids):
         pos = torch.arange(ids.shape[1], device=ids.device)
@@ -164,14 +180,14 @@ class LlamaBlock(nn.Module):
 
 class Llama(nn.Module):
     def __init__(self, vocabulary, layers, heads, kv_heads, width, hidden, context,
-                 theta=500000.0, eps=1e-5):
+                 theta=500000.0, eps=1e-5, init="gpuperf"):
         super().__init__()
         self.eps = eps
         self.tok_embeddings = nn.Embedding(vocabulary, width)
         self.blocks = nn.ModuleList(LlamaBlock(width, heads, kv_heads, hidden, eps)
                                     for _ in range(layers))
         self.norm = nn.Parameter(torch.ones(width))
-        init_as_gpuperf(self, ("wo", "w2"), layers)
+        INIT[init](self, ("wo", "w2"), layers)
         d = width // heads
         freqs = theta ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)
         angles = torch.outer(torch.arange(context, dtype=torch.float64), freqs).repeat(1, 2)
@@ -185,11 +201,12 @@ class Llama(nn.Module):
         return F.linear(rms_norm(x, self.norm, self.eps), self.tok_embeddings.weight)
 
 
-def build(name):
+def build(name, init="gpuperf"):
     kind, vocab, layers, heads, kv, width, hidden, context = SHAPES[name]
     if kind == "gpt":
-        return Gpt(vocab, layers, heads, width, context), layers, width, vocab
-    return Llama(vocab, layers, heads, kv, width, hidden, context), layers, width, vocab
+        return Gpt(vocab, layers, heads, width, context, init=init), layers, width, vocab
+    return (Llama(vocab, layers, heads, kv, width, hidden, context, init=init), layers, width,
+            vocab)
 
 
 def main():
@@ -211,6 +228,9 @@ def main():
     p.add_argument("--variant", default="eager",
                    choices=["eager", "graph", "compile", "max-autotune"])
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--init", default="gpuperf", choices=sorted(INIT),
+                   help="gpuperf: the weights lm_benchmark starts from with the same seed "
+                        "(default); direct: nanoGPT's order of draws, other weights")
     p.add_argument("--profile", metavar="PATH",
                    help="after timing, profile --steps-per-window more steps with torch.profiler "
                         "and write the GPU kernels by total time to PATH (not in the figures)")
@@ -237,7 +257,7 @@ def main():
     device = torch.device(a.device)
     if cuda:
         torch.backends.cuda.matmul.allow_tf32 = True
-    model, layers, width, vocab = build(a.model)
+    model, layers, width, vocab = build(a.model, a.init)
     model.to(device)
     if a.seq_len > SHAPES[a.model][7]:
         p.error(f"--seq-len: must be <= {SHAPES[a.model][7]}, got {a.seq_len}")
@@ -336,7 +356,7 @@ def main():
         "median": median, "tokens_per_second": median * a.seq_len, "windows": rates,
         "parameters": parameters, "flops_per_token": flops_per_token,
         "compile_s": first_step_s if a.variant in ("compile", "max-autotune") else None,
-        "device": a.device, "threads": torch.get_num_threads() if not cuda else None,
+        "init": a.init, "device": a.device, "threads": torch.get_num_threads() if not cuda else None,
         "peak_memory_bytes": torch.cuda.max_memory_allocated(device) if cuda else None,
         "first_loss": float(losses[0].item()), "final_loss": float(last.item()),
         "window_losses": [v if math.isfinite(v) else None for v in window_losses],
