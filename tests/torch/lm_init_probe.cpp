@@ -10,6 +10,7 @@
 #include <torch/utils.h>
 
 #include <cstdint>
+#include <exception>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -30,7 +31,7 @@ nlohmann::json values_of(const torch::nn::Module& model) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int main(int argc, char** argv) try {
   const std::uint64_t seed = argc > 1 ? std::stoull(argv[1]) : 0;
   // The shapes check_lm_peer_init.py builds on its side.
   gpuperf::GptOptions gpt;
@@ -54,4 +55,7 @@ int main(int argc, char** argv) {
   out["llama"] = values_of(*gpuperf::Llama(llama));
   std::cout << out.dump() << "\n";
   return 0;
+} catch (const std::exception& e) {
+  std::cerr << "lm_init_probe: " << e.what() << "\n";
+  return 1;
 }
