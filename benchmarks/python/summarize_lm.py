@@ -27,6 +27,12 @@ def invalid(first, final):
     return None
 
 
+def peak_gib(runs):
+    """The largest peak memory of the runs in GiB; None where none was measured (the CPU)."""
+    peaks = [x["peak_memory_bytes"] for x in runs if x["peak_memory_bytes"] is not None]
+    return max(peaks) / 2**30 if peaks else None
+
+
 def main():
     if len(sys.argv) != 2:
         print(__doc__, file=sys.stderr)
@@ -91,7 +97,8 @@ def main():
                 "spread": [min(x["tokens_per_second"] for x in valid),
                            max(x["tokens_per_second"] for x in valid)] if valid else None,
                 "mfu": mfu,
-                "peak_memory_gib": max(x["peak_memory_bytes"] for x in runs) / 2**30,
+                # None on the CPU (no caching allocator to ask).
+                "peak_memory_gib": peak_gib(runs),
                 "compile_s": statistics.median(compiles) if compiles else None,
                 "loss": [runs[-1]["first_loss"], runs[-1]["final_loss"]],
                 "window_losses": runs[-1]["window_losses"],
@@ -112,10 +119,12 @@ def main():
                    if t["tokens_per_second"] else "INVALID")
             mfu = f"{100 * t['mfu']:.1f}%" if t["mfu"] else "-"
             comp = f"{t['compile_s']:.0f} s" if t["compile_s"] else "-"
+            memory = (f"{t['peak_memory_gib']:.1f} GiB" if t["peak_memory_gib"] is not None
+                      else "-")
             rel = (f"{ours / t['tokens_per_second']:.3f}x"
                    if ours and t["tokens_per_second"] and side != "gpuperf" else "")
             lines.append(f"| {side} ({t['detail']}) | {t['runs']} ({t['valid']}) | {tps} | {mfu} | "
-                         f"{t['peak_memory_gib']:.1f} GiB | {comp} | "
+                         f"{memory} | {comp} | "
                          f"{t['loss'][0]:.3f} -> {t['loss'][1]:.3f} | {rel} |")
             for why in t["invalid"]:
                 lines.append(f"|   INVALID run: {why} | | | | | | | |")
