@@ -452,8 +452,6 @@ def _check_run(r):
     # check_windows(): the arrays agree, and the summary is of the windows.
     if seconds and len(seconds) != len(windows):
         r.fail("window_seconds", f"has {len(seconds)} windows, window_throughput {len(windows)}")
-    if losses and len(losses) != len(windows):
-        r.fail("window_losses", f"has {len(losses)} windows, window_throughput {len(windows)}")
     if summary["count"] != len(windows):
         r.fail("throughput.count", f"is {summary['count']}, but {len(windows)} windows are given")
     if windows:
@@ -462,6 +460,9 @@ def _check_run(r):
             if _exceeds(low, summary[key]) or _exceeds(summary[key], high):
                 r.fail(f"throughput.{key}", f"is {_num(summary[key])}, outside the windows' "
                                             f"range [{_num(low)}, {_num(high)}]")
+    # After the windows' own checks: each kept loss belongs to a window.
+    if losses and len(losses) != len(windows):
+        r.fail("window_losses", f"has {len(losses)} windows, window_throughput {len(windows)}")
     if r.has("distributed"):
         _read_distributed(r.child("distributed"))
 

@@ -247,12 +247,6 @@ void check_windows(const Reader& r, const RunRecord& record) {
                                  " windows, window_throughput " +
                                  std::to_string(record.window_throughput.size()));
   }
-  if (!record.window_losses.empty() &&
-      record.window_throughput.size() != record.window_losses.size()) {
-    r.fail("window_losses", "has " + std::to_string(record.window_losses.size()) +
-                                " windows, window_throughput " +
-                                std::to_string(record.window_throughput.size()));
-  }
   // The summary is of the windows: as many, and its median, min and max among them (an empty
   // window_throughput with count 10, a median of 9e14 against windows near 1e5).
   const std::vector<double>& windows = record.window_throughput;
@@ -575,6 +569,13 @@ RunRecord from_json<RunRecord>(const std::string& text) {
   }
   record.warnings = r.strings("warnings");
   check_windows(r, record);
+  // After the windows' own checks: each kept loss belongs to a window.
+  if (!record.window_losses.empty() &&
+      record.window_throughput.size() != record.window_losses.size()) {
+    r.fail("window_losses", "has " + std::to_string(record.window_losses.size()) +
+                                " windows, window_throughput " +
+                                std::to_string(record.window_throughput.size()));
+  }
   // Absent in single-process records and in every record before data-parallel runs existed.
   if (r.has("distributed")) record.distributed = read_distributed(r.child("distributed"));
   return record;
