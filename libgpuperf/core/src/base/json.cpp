@@ -197,16 +197,17 @@ std::vector<double> JsonReader::nullable_numbers_in(const char* key, double low,
   if (!value.is_array()) fail(field(key), "is not an array");
   std::vector<double> out;
   out.reserve(value.size());
+  // The element's path is spelled out only for an error.
+  const auto at_index = [&] { return field(key) + "[" + std::to_string(out.size()) + "]"; };
   for (const json& item : value) {
-    const std::string at_index = field(key) + "[" + std::to_string(out.size()) + "]";
     if (item.is_null()) {
       out.push_back(std::numeric_limits<double>::quiet_NaN());
       continue;
     }
-    if (!item.is_number()) fail(at_index, "is neither a number nor null");
+    if (!item.is_number()) fail(at_index(), "is neither a number nor null");
     const double v = item.get<double>();
     if (!(v >= low && v <= high)) {
-      fail(at_index, "is " + num(v) + ", expected >= " + num(low) + " and <= " + num(high));
+      fail(at_index(), "is " + num(v) + ", expected >= " + num(low) + " and <= " + num(high));
     }
     out.push_back(v);
   }
