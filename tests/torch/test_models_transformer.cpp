@@ -1074,8 +1074,9 @@ TEST_CASE("the optimizer's 16-bit weight copies are the casts a forward pass wou
     REQUIRE(optimizer.writes_copies());
     gpuperf::WeightCopies copies(torch::kBFloat16);
     optimizer.write_copies(&copies);
-    const torch::Tensor ids = torch::randint(0, 50, {3, 9}, torch::kCUDA);
-    const torch::Tensor targets = torch::randint(0, 50, {3, 9}, torch::kCUDA);
+    const auto cuda_ids = torch::TensorOptions().dtype(torch::kLong).device(torch::kCUDA);
+    const torch::Tensor ids = torch::randint(0, 50, {3, 9}, cuda_ids);
+    const torch::Tensor targets = torch::randint(0, 50, {3, 9}, cuda_ids);
     for (int step = 0; step < 3; ++step) {
       const gpuperf::WeightCopies::Scope scope(&copies);
       gpuperf::AutocastGuard autocast(torch::kCUDA, torch::kBFloat16, true);
