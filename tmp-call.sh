@@ -53,7 +53,8 @@ if [ "$mode" = eq ]; then
 fi
 if [ "$mode" = final ]; then
   # ONLY_LM=1: lm_benchmark alone, no tests (a second call after the tests passed).
-  if [ "${ONLY_LM:-0}" = 1 ]; then set -- --target lm_benchmark; else set --; fi
+  if [ "${ONLY_LM:-0}" = 1 ]; then set -- --target lm_benchmark
+  else set -- --target test_amp test_models_transformer test_train_memory lm_benchmark; fi
   build "$@" >"$OUT/logs/build.log" 2>&1 || { grep -B2 -A12 "error" "$OUT/logs/build.log" | head -100; finish; exit 1; }
   echo "built after $(( $(date +%s) - start )) s"
   [ "${ONLY_LM:-0}" = 1 ] || for t in test_amp test_models_transformer test_train_memory; do
