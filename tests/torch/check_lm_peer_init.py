@@ -1,9 +1,15 @@
 #!/usr/bin/env python3
-"""Whether benchmarks/python/lm_peer.py draws a model's initial weights as gpuperf does: the tiny
-GPT-2 and Llama-style models of lm_init_probe, built on both sides from the same seed, must hold
-the same parameters, bit for bit (lm_benchmark and lm_peer.py, both seeded 0, then start from the
-same weights). Also checks that the comparison can fail: another seed on the peer's side must
-differ. Exit 0 when equal, 1 otherwise, 77 (SKIPPED) without a Python that imports torch.
+"""Whether benchmarks/python/lm_peer.py draws a model's initial weights as gpuperf does and computes
+the same function: the tiny GPT-2 and Llama-style models of lm_init_probe, built on both sides
+from the same seed, must hold the same parameters, bit for bit (lm_benchmark and lm_peer.py, both
+seeded 0, then start from the same weights), and give the same float32 next-token loss on a fixed
+batch and the same gradients, to float32's rounding (the two sides add in other orders). Also
+checks that each comparison can fail: another seed on the peer's side must give other weights,
+and the peer's Llama with its rotary embedding pairing adjacent dimensions (Meta's reference
+layout, not the rotate_half layout both sides use) other gradients (at the initial weights'
+scale the attention is nearly uniform, so the loss itself barely moves: the gradients of the
+query and key projections are what see the rotation).
+Exit 0 when equal, 1 otherwise, 77 (SKIPPED) without a Python that imports torch.
 
     check_lm_peer_init.py <lm_init_probe> <lm_peer.py>
 """
@@ -14,15 +20,45 @@ import subprocess
 import sys
 
 
-def peer_values(lm_peer, torch, seed):
+# Relative to the largest value compared: float32 sums in another order (about 1e-7 each).
+LOSS_TOLERANCE = 1e-5
+GRADIENT_TOLERANCE = 1e-4
+
+
+def peer_models(lm_peer, torch, seed):
     torch.manual_seed(seed)
     gpt = lm_peer.Gpt(vocabulary=64, layers=2, heads=2, width=16, context=16)
     torch.manual_seed(seed)
     llama = lm_peer.Llama(vocabulary=64, layers=2, heads=4, kv_heads=2, width=16, hidden=48,
                           context=16)
-    return {kind: {name: [float(v) for v in p.detach().float().flatten().tolist()]
-                   for name, p in model.named_parameters()}
-            for kind, model in (("gpt", gpt), ("llama", llama))}
+    return {"gpt": gpt, "llama": llama}
+
+
+def flat(t):
+    return [float(v) for v in t.detach().float().flatten().tolist()]
+
+
+def peer_values(lm_peer, torch, seed):
+    return {kind: {name: flat(p) for name, p in model.named_parameters()}
+            for kind, model in peer_models(lm_peer, torch, seed).items()}
+
+
+def token_ids(torch):
+    """lm_init_probe's batch: (7 x 13 x b + 5 t + 3) mod 64, [2, 13]."""
+    return (torch.arange(2).unsqueeze(1) * (7 * 13) + torch.arange(13).unsqueeze(0) * 5 + 3) % 64
+
+
+def peer_loss_and_gradients(lm_peer, torch, seed):
+    ids = token_ids(torch)
+    losses, grads = {}, {}
+    for kind, model in peer_models(lm_peer, torch, seed).items():
+        logits = model(ids[:, :12])
+        loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]),
+                                                 ids[:, 1:].reshape(-1))
+        loss.backward()
+        losses[kind] = float(loss)
+        grads[kind] = {name: flat(p.grad) for name, p in model.named_parameters()}
+    return losses, grads
 
 
 def differences(ours, theirs):
@@ -45,6 +81,30 @@ def differences(ours, theirs):
     return out
 
 
+def function_differences(ours, losses, grads):
+    out = []
+    for kind in ("gpt", "llama"):
+        a, b = ours["loss"][kind], losses[kind]
+        if not abs(a - b) <= LOSS_TOLERANCE * abs(b):
+            out.append(f"{kind} loss: {a!r} on gpuperf's side, {b!r} on the peer's")
+        for name, theirs in grads[kind].items():
+            mine = ours["grad"][kind].get(name)
+            if mine is None or len(mine) != len(theirs):
+                out.append(f"{kind} {name}: no gradient of {len(theirs)} values on gpuperf's side")
+                continue
+            scale = max(abs(v) for v in theirs)
+            worst = max(abs(x - y) for x, y in zip(mine, theirs))
+            if not worst <= GRADIENT_TOLERANCE * scale:
+                out.append(f"{kind} {name}: gradients differ by {worst:.3g}, largest {scale:.3g}")
+    return out
+
+
+def interleaved(x):
+    """rotate_half with dimensions paired (0, 1), (2, 3), ... instead of (i, i + d/2)."""
+    pairs = x.reshape(*x.shape[:-1], -1, 2)
+    return (pairs.flip(-1) * pairs.new_tensor([-1.0, 1.0])).reshape(x.shape)
+
+
 def main():
     if len(sys.argv) != 3:
         print(__doc__, file=sys.stderr)
@@ -60,16 +120,31 @@ def main():
     ours = json.loads(subprocess.run([sys.argv[1], "0"], check=True, capture_output=True,
                                      text=True).stdout)
     problems = differences(ours, peer_values(lm_peer, torch, 0))
+    problems += function_differences(ours, *peer_loss_and_gradients(lm_peer, torch, 0))
     for p in problems:
         print("FAIL:", p)
-    # The check can fail: the peer seeded 1 draws other weights.
+    # Each check can fail: the peer seeded 1 draws other weights; the peer's Llama with the
+    # rotary embedding's dimensions paired otherwise computes other gradients.
     if not differences(ours, peer_values(lm_peer, torch, 1)):
         print("FAIL: the peer seeded 1 gives gpuperf's seed-0 weights: the comparison sees nothing")
         problems.append("self-test")
-    count = sum(len(v) for kind in ours.values() for v in kind.values())
+    rotate_half = lm_peer.rotate_half
+    lm_peer.rotate_half = interleaved
+    try:
+        wrong = function_differences(ours, *peer_loss_and_gradients(lm_peer, torch, 0))
+    finally:
+        lm_peer.rotate_half = rotate_half
+    if not any(w.startswith("llama") for w in wrong):
+        print("FAIL: the peer's Llama with its rotary embedding's dimensions paired otherwise "
+              "gives gpuperf's loss and gradients: the comparison sees nothing")
+        problems.append("self-test")
+    count = sum(len(ours[kind][name]) for kind in ("gpt", "llama") for name in ours[kind])
     if not problems:
         print(f"PASS: {count} initial values (GPT-2 and Llama-style, seed 0) equal on both sides, "
-              "and another seed differs")
+              f"losses (GPT-2 {ours['loss']['gpt']:.6f}, Llama {ours['loss']['llama']:.6f}) "
+              f"within {LOSS_TOLERANCE:g} and gradients within {GRADIENT_TOLERANCE:g} of the "
+              "peer's; another seed and another rotary layout differ "
+              f"({len([w for w in wrong if w.startswith('llama')])} Llama tensors)")
     return 1 if problems else 0
 
 

@@ -1,8 +1,11 @@
 // lm_init_probe: the initial weights of a tiny GPT-2 and a tiny Llama-style model as gpuperf draws
-// them (torch::manual_seed(<seed>), the model built on the CPU), as JSON on standard output:
-// {"gpt": {"<parameter>": [values...]}, "llama": {...}}. check_lm_peer_init.py compares them with
-// benchmarks/python/lm_peer.py's models of the same shapes built from the same seed: the side by
-// side's two sides must start from the same weights.
+// them (torch::manual_seed(<seed>), the model built on the CPU), and each model's float32
+// next-token loss on a fixed batch (token_ids()) with every parameter's gradient, as JSON on
+// standard output: {"gpt": {"<parameter>": [values...]}, "llama": {...}, "loss": {"gpt": x,
+// "llama": y}, "grad": {"gpt": {"<parameter>": [values...]}, "llama": {...}}}.
+// check_lm_peer_init.py compares them with benchmarks/python/lm_peer.py's models of the same shapes
+// built from the same seed: the side by side's two sides must start from the same weights and
+// compute the same function.
 //
 //   lm_init_probe [seed]
 #include <nlohmann/json.hpp>
@@ -19,14 +22,40 @@
 
 namespace {
 
+std::vector<float> floats(const torch::Tensor& x) {
+  const torch::Tensor t = x.detach().to(torch::kFloat).contiguous().flatten();
+  const float* v = t.data_ptr<float>();
+  return {v, v + t.numel()};
+}
+
 nlohmann::json values_of(const torch::nn::Module& model) {
   nlohmann::json out = nlohmann::json::object();
-  for (const auto& p : model.named_parameters()) {
-    const torch::Tensor t = p.value().detach().to(torch::kFloat).contiguous().flatten();
-    const float* v = t.data_ptr<float>();
-    out[p.key()] = std::vector<float>(v, v + t.numel());
-  }
+  for (const auto& p : model.named_parameters()) out[p.key()] = floats(p.value());
   return out;
+}
+
+nlohmann::json gradients_of(const torch::nn::Module& model) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& p : model.named_parameters()) out[p.key()] = floats(p.value().grad());
+  return out;
+}
+
+// [2, 13] token ids of a vocabulary of 64: (7 x 13 x b + 5 t + 3) mod 64, the same formula as
+// check_lm_peer_init.py's; the first 12 are the input, the last 12 the targets.
+torch::Tensor token_ids() {
+  return (torch::arange(2, torch::kLong).unsqueeze(1) * (7 * 13) +
+          torch::arange(13, torch::kLong).unsqueeze(0) * 5 + 3)
+      .remainder(64);
+}
+
+// The model's next-token loss on token_ids() (float32), its gradients in the model.
+template <typename Model>
+double loss_of(Model& model) {
+  const torch::Tensor ids = token_ids();
+  const torch::Tensor loss =
+      gpuperf::next_token_loss(model->forward(ids.narrow(1, 0, 12)), ids.narrow(1, 1, 12));
+  loss.backward();
+  return loss.item<double>();
 }
 
 }  // namespace
@@ -50,9 +79,15 @@ int main(int argc, char** argv) try {
   llama.hidden = 48;
   nlohmann::json out;
   torch::manual_seed(seed);
-  out["gpt"] = values_of(*gpuperf::Gpt(gpt));
+  gpuperf::Gpt gpt_model(gpt);
+  out["gpt"] = values_of(*gpt_model);
+  out["loss"]["gpt"] = loss_of(gpt_model);
+  out["grad"]["gpt"] = gradients_of(*gpt_model);
   torch::manual_seed(seed);
-  out["llama"] = values_of(*gpuperf::Llama(llama));
+  gpuperf::Llama llama_model(llama);
+  out["llama"] = values_of(*llama_model);
+  out["loss"]["llama"] = loss_of(llama_model);
+  out["grad"]["llama"] = gradients_of(*llama_model);
   std::cout << out.dump() << "\n";
   return 0;
 } catch (const std::exception& e) {
