@@ -8,6 +8,8 @@
 #   bash tmp-call.sh lm           GPT-2 124M step profile, side by side with torch.compile
 #   bash tmp-call.sh final        build; the language models' GPU tests; GPT-2 and Llama 1B side by
 #                                 side with torch.compile (LARGE=1: GPT-2 774M after them)
+#   EQ_MODEL=llama-1b EQ_BATCH=4 EQ_SEQ=2048 EQ_ONLY=1 bash tmp-call.sh eq
+#                                 Llama 1B in the side by side's regime (PyTorch's own spread there)
 #   bash tmp-call.sh eq           the side by side's GPT-2 batch (16 x 1024, one batch, lr 6e-4) from
 #                                 the same weights in gpuperf and PyTorch (lm_equivalence.py --data
 #                                 fixed), then lm_benchmark's final loss with the graph on and off
@@ -34,9 +36,11 @@ if [ "$mode" = eq ]; then
   # same weights and batch through TrainStep (equivalence_run) and PyTorch at lr 6e-4.
   build --target equivalence_run lm_benchmark >"$OUT/logs/build-eq.log" 2>&1 || { tail -30 "$OUT/logs/build-eq.log"; finish; exit 1; }
   timeout "$(cap 240)" python3 benchmarks/python/lm_equivalence.py --build build-gpu --out "$OUT/logs/eq" \
-    --data fixed --lr 6e-4 --batch-size "${EQ_BATCH:-16}" --seq-len "${EQ_SEQ:-1024}" --steps "${EQ_STEPS:-60}" >"$OUT/logs/eq.txt" 2>&1
+    --model "${EQ_MODEL:-gpt2}" --data "${EQ_DATA:-fixed}" --lr "${EQ_LR:-6e-4}" --batch-size "${EQ_BATCH:-16}" \
+    --seq-len "${EQ_SEQ:-1024}" --steps "${EQ_STEPS:-60}" >"$OUT/logs/eq.txt" 2>&1
   echo "eq rc=$?"; grep -E "^\| " "$OUT/logs/eq.txt" | cut -c1-120
   rm -f "$OUT"/logs/eq/*.safetensors
+  [ "${EQ_ONLY:-0}" = 1 ] && { finish; exit 0; }
   # The side by side's own run, then without the graph, then torch::optim's AdamW (no fused
   # kernels at all): each window's last loss printed (window_losses).
   for v in "--graph on" "--graph off" "--fused off --graph off"; do
