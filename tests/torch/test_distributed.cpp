@@ -427,7 +427,9 @@ TEST_CASE("Two NCCL ranks training in a captured CUDA graph end with identical p
     gpuperf::TrainStep step(torch::nn::AnyModule(torch::nn::Linear(32, 10)), device, step_options);
     step.set_gradient_sync(std::make_shared<gpuperf::DataParallelSync>(step.module(), group));
     const torch::Tensor x = torch::randn({16, 32}, torch::TensorOptions().device(device));
-    const torch::Tensor y = torch::randint(0, 10, {16}, torch::TensorOptions().device(device));
+    // Class indices: LibTorch's randint with options but no dtype draws floats.
+    const torch::Tensor y =
+        torch::randint(0, 10, {16}, torch::TensorOptions().device(device).dtype(torch::kLong));
     for (int i = 0; i < 6; ++i) (void)step(x, y);  // each rank its own batch
     torch::cuda::synchronize(device.index());
     digests[rank] = gpuperf::parameter_digest(step.module());
