@@ -43,16 +43,13 @@ def peer_values(lm_peer, torch, seed):
             for kind, model in peer_models(lm_peer, torch, seed).items()}
 
 
-def token_ids(torch):
-    """lm_init_probe's batch: (7 x 13 x b + 5 t + 3) mod 64, [2, 13]."""
-    return (torch.arange(2).unsqueeze(1) * (7 * 13) + torch.arange(13).unsqueeze(0) * 5 + 3) % 64
-
-
-def peer_loss_and_gradients(lm_peer, torch, seed):
-    ids = token_ids(torch)
+def peer_loss_and_gradients(lm_peer, torch, seed, batch):
+    """The peer's loss and gradients on lm_init_probe's batch (its "ids": inputs, then targets
+    one token later)."""
+    ids = torch.tensor(batch, dtype=torch.long)
     losses, grads = {}, {}
     for kind, model in peer_models(lm_peer, torch, seed).items():
-        logits = model(ids[:, :12])
+        logits = model(ids[:, :-1])
         loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]),
                                                  ids[:, 1:].reshape(-1))
         loss.backward()
@@ -120,7 +117,8 @@ def main():
     ours = json.loads(subprocess.run([sys.argv[1], "0"], check=True, capture_output=True,
                                      text=True).stdout)
     problems = differences(ours, peer_values(lm_peer, torch, 0))
-    problems += function_differences(ours, *peer_loss_and_gradients(lm_peer, torch, 0))
+    problems += function_differences(ours, *peer_loss_and_gradients(lm_peer, torch, 0,
+                                                                    ours["ids"]))
     for p in problems:
         print("FAIL:", p)
     # Each check can fail: the peer seeded 1 draws other weights; the peer's Llama with the
@@ -131,7 +129,8 @@ def main():
     rotate_half = lm_peer.rotate_half
     lm_peer.rotate_half = interleaved
     try:
-        wrong = function_differences(ours, *peer_loss_and_gradients(lm_peer, torch, 0))
+        wrong = function_differences(ours, *peer_loss_and_gradients(lm_peer, torch, 0,
+                                                                    ours["ids"]))
     finally:
         lm_peer.rotate_half = rotate_half
     if not any(w.startswith("llama") for w in wrong):
@@ -144,7 +143,7 @@ def main():
               f"losses (GPT-2 {ours['loss']['gpt']:.6f}, Llama {ours['loss']['llama']:.6f}) "
               f"within {LOSS_TOLERANCE:g} and gradients within {GRADIENT_TOLERANCE:g} of the "
               "peer's; another seed and another rotary layout differ "
-              f"({len([w for w in wrong if w.startswith('llama')])} Llama tensors)")
+              f"({sum(w.startswith('llama') for w in wrong)} Llama tensors)")
     return 1 if problems else 0
 
 

@@ -1,8 +1,9 @@
 // lm_init_probe: the initial weights of a tiny GPT-2 and a tiny Llama-style model as gpuperf draws
 // them (torch::manual_seed(<seed>), the model built on the CPU), and each model's float32
 // next-token loss on a fixed batch (token_ids()) with every parameter's gradient, as JSON on
-// standard output: {"gpt": {"<parameter>": [values...]}, "llama": {...}, "loss": {"gpt": x,
-// "llama": y}, "grad": {"gpt": {"<parameter>": [values...]}, "llama": {...}}}.
+// standard output: {"gpt": {"<parameter>": [values...]}, "llama": {...}, "ids": [[...], [...]],
+// "loss": {"gpt": x, "llama": y}, "grad": {"gpt": {"<parameter>": [values...]}, "llama": {...}}}
+// (the batch is in the output: the peer's side reads it, no second copy of its formula).
 // check_lm_peer_init.py compares them with benchmarks/python/lm_peer.py's models of the same shapes
 // built from the same seed: the side by side's two sides must start from the same weights and
 // compute the same function.
@@ -40,8 +41,8 @@ nlohmann::json gradients_of(const torch::nn::Module& model) {
   return out;
 }
 
-// [2, 13] token ids of a vocabulary of 64: (7 x 13 x b + 5 t + 3) mod 64, the same formula as
-// check_lm_peer_init.py's; the first 12 are the input, the last 12 the targets.
+// [2, 13] token ids of a vocabulary of 64: (7 x 13 x b + 5 t + 3) mod 64; the first 12 are the
+// input, the last 12 the targets.
 torch::Tensor token_ids() {
   return (torch::arange(2, torch::kLong).unsqueeze(1) * (7 * 13) +
           torch::arange(13, torch::kLong).unsqueeze(0) * 5 + 3)
@@ -78,6 +79,12 @@ int main(int argc, char** argv) try {
   llama.width = 16;
   llama.hidden = 48;
   nlohmann::json out;
+  const torch::Tensor ids = token_ids();
+  for (std::int64_t b = 0; b < ids.size(0); ++b) {
+    const torch::Tensor row = ids[b].contiguous();
+    out["ids"].push_back(std::vector<std::int64_t>(row.data_ptr<std::int64_t>(),
+                                                   row.data_ptr<std::int64_t>() + row.numel()));
+  }
   torch::manual_seed(seed);
   gpuperf::Gpt gpt_model(gpt);
   out["gpt"] = values_of(*gpt_model);

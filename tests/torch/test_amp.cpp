@@ -461,7 +461,7 @@ TEST_CASE("gpuperf's Adam kernel matches ATen's fused Adam and AdamW and the fp6
                      "the rate) "
                   << largest_from_aten << ", largest from float64 " << largest_from_reference);
       // A float32 ulp is 1.2e-7 of the value: the two kernels round the step in a different
-      // order, and the moments carry those differences into later steps (up to 8e-7 by step 5).
+      // order, and the moments carry those differences into later steps (up to 1e-6 by step 5).
       CHECK(largest_from_aten <= 2e-6);
       // The update moves each parameter by about the rate (1e-3) a step: float32 keeps it to
       // 1e-7 of the parameter's size (randn values, a few at most).
