@@ -8,6 +8,8 @@
 #   bash tmp-call.sh lm           GPT-2 124M step profile, side by side with torch.compile
 #   bash tmp-call.sh final        build; the language models' GPU tests; GPT-2 and Llama 1B side by
 #                                 side with torch.compile (LARGE=1: GPT-2 774M after them)
+#   ROWS="gpt2:3 gpt2-b32:2" bash tmp-call.sh rows
+#                                 build lm_benchmark; each row side by side with torch.compile
 #   EQ_MODEL=llama-1b EQ_BATCH=4 EQ_SEQ=2048 EQ_ONLY=1 bash tmp-call.sh eq
 #                                 Llama 1B in the side by side's regime (PyTorch's own spread there)
 #   bash tmp-call.sh eq           the side by side's GPT-2 batch (16 x 1024, one batch, lr 6e-4) from
@@ -80,6 +82,20 @@ if [ "$mode" = final ]; then
       benchmarks/lm_side_by_side.sh build-gpu "$OUT/logs/lm-large" 1 gpt2-large >"$OUT/logs/lm-large.txt" 2>&1
     echo "side-by-side rc=$?"; cat "$OUT/logs/lm-large/lm.md" 2>/dev/null || tail -20 "$OUT/logs/lm-large.txt"
   fi
+fi
+if [ "$mode" = rows ]; then
+  # ROWS="gpt2:3 gpt2-b32:2 llama-1b:1": each row side by side with torch.compile, its repeats,
+  # while at least MIN_LEFT (150) seconds are left; lm_benchmark built first.
+  build --target lm_benchmark >"$OUT/logs/build.log" 2>&1 || { grep -B2 -A12 "error" "$OUT/logs/build.log" | head -100; finish; exit 1; }
+  echo "built after $(( $(date +%s) - start )) s"
+  for rr in ${ROWS:-gpt2:3}; do
+    row=${rr%%:*}; n=${rr##*:}
+    [ "$(left)" -gt "${MIN_LEFT:-150}" ] || { echo "== $row skipped ($(left) s left)"; continue; }
+    echo "== $row x$n ($(left) s left)"
+    LM_PEER_VARIANTS="compile" timeout "$(cap 400)" \
+      benchmarks/lm_side_by_side.sh build-gpu "$OUT/logs/lm-$row" "$n" "$row" >"$OUT/logs/lm-$row.txt" 2>&1
+    echo "side-by-side rc=$?"; cat "$OUT/logs/lm-$row/lm.md" 2>/dev/null || tail -20 "$OUT/logs/lm-$row.txt"
+  done
 fi
 if [ "$mode" = ab ]; then
   if [ ! -d data/all ]; then
