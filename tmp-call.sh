@@ -86,8 +86,14 @@ fi
 if [ "$mode" = rows ]; then
   # ROWS="gpt2:3 gpt2-b32:2 llama-1b:1": each row side by side with torch.compile, its repeats,
   # while at least MIN_LEFT (150) seconds are left; lm_benchmark built first.
-  build --target lm_benchmark >"$OUT/logs/build.log" 2>&1 || { grep -B2 -A12 "error" "$OUT/logs/build.log" | head -100; finish; exit 1; }
+  # TESTS="test_models_transformer ...": those built too and their [gpu] cases run first.
+  build --target lm_benchmark ${TESTS:-} >"$OUT/logs/build.log" 2>&1 || { grep -B2 -A12 "error" "$OUT/logs/build.log" | head -100; finish; exit 1; }
   echo "built after $(( $(date +%s) - start )) s"
+  for t in ${TESTS:-}; do
+    timeout "$(cap 90)" build-gpu/tests/torch/$t "[gpu]" >"$OUT/logs/$t-gpu.txt" 2>&1
+    echo "$t [gpu] rc=$?: $(tail -2 "$OUT/logs/$t-gpu.txt" | head -1)"
+    grep -B3 -A12 "FAILED" "$OUT/logs/$t-gpu.txt" | head -40
+  done
   for rr in ${ROWS:-gpt2:3}; do
     row=${rr%%:*}; n=${rr##*:}
     [ "$(left)" -gt "${MIN_LEFT:-150}" ] || { echo "== $row skipped ($(left) s left)"; continue; }
