@@ -22,7 +22,7 @@ mkdir -p "$OUT/logs"
 start=${T0:-$(date +%s)}
 left() { echo $(( ${DEADLINE:-585} - ($(date +%s) - start) )); }
 cap() { local l; l=$(left); [ "$l" -lt "$1" ] && echo "$l" || echo "$1"; }
-finish() { tar czf "$OUT/logs-${1:-$mode}.tgz" -C "$OUT" logs; rm -rf "$OUT/logs"; }
+finish() { tar czf "$OUT/logs-${TAG:-$mode}.tgz" -C "$OUT" logs; rm -rf "$OUT/logs"; }
 build() {
   { [ -f build-gpu/build.ninja ] || cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release; } &&
     cmake --build build-gpu -j16 "$@"
@@ -37,7 +37,7 @@ if [ "$mode" = eq ]; then
   # Why gpuperf's GPT-2 memorises the side by side's one batch more slowly than PyTorch: the
   # same weights and batch through TrainStep (equivalence_run) and PyTorch at lr 6e-4.
   build --target equivalence_run lm_benchmark >"$OUT/logs/build-eq.log" 2>&1 || { tail -30 "$OUT/logs/build-eq.log"; finish; exit 1; }
-  timeout "$(cap 240)" python3 benchmarks/python/lm_equivalence.py --build build-gpu --out "$OUT/logs/eq" \
+  timeout "$(cap ${EQ_CAP:-240})" python3 benchmarks/python/lm_equivalence.py --build build-gpu --out "$OUT/logs/eq" \
     --model "${EQ_MODEL:-gpt2}" --data "${EQ_DATA:-fixed}" --lr "${EQ_LR:-6e-4}" --batch-size "${EQ_BATCH:-16}" \
     --seq-len "${EQ_SEQ:-1024}" --steps "${EQ_STEPS:-60}" >"$OUT/logs/eq.txt" 2>&1
   echo "eq rc=$?"; grep -E "^\| " "$OUT/logs/eq.txt" | cut -c1-120
