@@ -180,6 +180,14 @@ def classify_trace(path, steps, top, batch_size):
     span = end - spans[0][0]
     print(f"  GPU busy {busy / steps / 1e3:.3f} of {span / steps / 1e3:.3f} ms per step "
           f"({100 * busy / span:.1f}%); idle between kernels {(span - busy) / steps / 1e3:.3f} ms")
+    # Memsets by size: a library's 4-byte semaphores ahead of its kernels (cuBLASLt, cuDNN) tell
+    # apart from a buffer being zeroed.
+    sizes = collections.Counter(int(e.get("args", {}).get("bytes", -1))
+                                for e in gpu if e["cat"] == "gpu_memset")
+    if sizes:
+        listed = ", ".join(f"{n / steps:g} x {b if b >= 0 else '?'} B"
+                           for b, n in sorted(sizes.items(), key=lambda kv: -kv[1])[:6])
+        print(f"  memsets per step by size: {listed}")
     # With programmatic dependent launch (or work on several streams) a kernel starts before the
     # one ahead of it ends, and its duration includes the wait: durations then count the
     # overlap twice, and the busy time is the step's GPU time.
