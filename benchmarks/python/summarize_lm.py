@@ -102,6 +102,8 @@ def main():
                 "compile_s": statistics.median(compiles) if compiles else None,
                 "loss": [runs[-1]["first_loss"], runs[-1]["final_loss"]],
                 "window_losses": runs[-1]["window_losses"],
+                "window_losses_per_run": [x["window_losses"] for x in runs],
+                "final_losses": [x["final_loss"] for x in runs],
                 "invalid": [x["invalid"] for x in runs if x["invalid"]],
                 "detail": runs[-1]["detail"]}
         peers = {s: t for s, t in table.items() if s != "gpuperf" and t["tokens_per_second"]}
@@ -131,14 +133,17 @@ def main():
         if ratio:
             lines += ["", f"gpuperf / best PyTorch variant that trained ({best}): "
                           f"**{ratio:.3f}x**"]
-        trajectories = [(side, table[side]["window_losses"])
+        # Every run's trajectory: whether the two sides agree is judged against each side's own
+        # run-to-run spread, which one run a side cannot show.
+        trajectories = [(side, i + 1, losses)
                         for side in sorted(table, key=lambda s: (s != "gpuperf", s))
-                        if table[side]["window_losses"]]
+                        for i, losses in enumerate(table[side]["window_losses_per_run"])
+                        if losses]
         if trajectories:
-            lines += ["", "Loss at each timed window's end (each side's last run):", ""]
-            for side, losses in trajectories:
+            lines += ["", "Loss at each timed window's end (every run):", ""]
+            for side, i, losses in trajectories:
                 shown = ", ".join("-" if v is None else f"{v:.3f}" for v in losses)
-                lines.append(f"- {side}: {shown}")
+                lines.append(f"- {side}, run {i}: {shown}")
         lines.append("")
     text = "\n".join(lines)
     with open(os.path.join(folder, "lm.md"), "w") as f:
