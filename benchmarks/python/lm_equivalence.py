@@ -19,9 +19,10 @@ over the steps) than the furthest of PyTorch's bf16 runs A to E, i.e. no less ex
 in float32 within 1e-3 of R at every step (the same algorithm, rounding aside); (4) one step's
 gradients from the same weights on the first batch: gpuperf's bf16 gradients no more than 2x as far
 from float32's (relative L2 over every parameter) as PyTorch's bf16 autocast ones, and a table of
-the parameters where gpuperf's are furthest relative to PyTorch's (a wrong gradient shows there). --fp32-trajectory off leaves out R and gpuperf's float32 run
-(200 float32 steps of a 1B model outlast a device call) and with them checks (2) and (3).
-Each run prints a progress line as it ends, and DIR/lm_equivalence.json holds the losses so far.
+the parameters where gpuperf's are furthest relative to PyTorch's (a wrong gradient shows there).
+--fp32-trajectory off leaves out R and gpuperf's float32 run (200 float32 steps of a 1B model
+outlast a device call) and with them checks (2) and (3). Each run prints a progress line as it
+ends, and DIR/lm_equivalence.json holds the losses so far.
 
     python3 lm_equivalence.py --build build-gpu --out DIR [--model gpt2] [--steps 200]
 

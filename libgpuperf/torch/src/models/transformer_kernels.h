@@ -26,7 +26,8 @@ constexpr int kBiasGradientParts = 256;
 /// grad_bias[c] = sum over the rows of g[r][c] (float32), where g = grad_y (`rows` x `width` of
 /// `dtype`, width a multiple of 8, 16-byte aligned) or, with `pre` (the GELU's input, same
 /// shape), g = GELU-tanh's gradient at pre times grad_y, written to grad_pre in `dtype`.
-/// `partial` is float32 scratch of kBiasGradientParts x width.
+/// `partial` is float32 scratch of kBiasGradientParts x width. No buffer may overlap another
+/// (grad_pre not in place of grad_y).
 cudaError_t bias_gradient(NhwcDtype dtype, const void* grad_y, const void* pre, std::int64_t rows,
                           int width, void* grad_pre, float* partial, float* grad_bias,
                           cudaStream_t stream);
