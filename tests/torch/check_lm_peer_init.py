@@ -38,24 +38,20 @@ def flat(t):
     return [float(v) for v in t.detach().float().flatten().tolist()]
 
 
-def peer_values(lm_peer, torch, seed):
-    return {kind: {name: flat(p) for name, p in model.named_parameters()}
-            for kind, model in peer_models(lm_peer, torch, seed).items()}
-
-
-def peer_loss_and_gradients(lm_peer, torch, seed, batch):
-    """The peer's loss and gradients on lm_init_probe's batch (its "ids": inputs, then targets
-    one token later)."""
+def peer_side(lm_peer, torch, seed, batch):
+    """The peer's models built from `seed`: their initial values, and their loss and gradients on
+    lm_init_probe's batch (its "ids": inputs, then targets one token later)."""
     ids = torch.tensor(batch, dtype=torch.long)
-    losses, grads = {}, {}
+    values, losses, grads = {}, {}, {}
     for kind, model in peer_models(lm_peer, torch, seed).items():
+        values[kind] = {name: flat(p) for name, p in model.named_parameters()}
         logits = model(ids[:, :-1])
         loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]),
                                                  ids[:, 1:].reshape(-1))
         loss.backward()
         losses[kind] = float(loss)
         grads[kind] = {name: flat(p.grad) for name, p in model.named_parameters()}
-    return losses, grads
+    return values, losses, grads
 
 
 def differences(ours, theirs):
@@ -116,21 +112,19 @@ def main():
     spec.loader.exec_module(lm_peer)
     ours = json.loads(subprocess.run([sys.argv[1], "0"], check=True, capture_output=True,
                                      text=True).stdout)
-    problems = differences(ours, peer_values(lm_peer, torch, 0))
-    problems += function_differences(ours, *peer_loss_and_gradients(lm_peer, torch, 0,
-                                                                    ours["ids"]))
+    values, losses, grads = peer_side(lm_peer, torch, 0, ours["ids"])
+    problems = differences(ours, values) + function_differences(ours, losses, grads)
     for p in problems:
         print("FAIL:", p)
     # Each check can fail: the peer seeded 1 draws other weights; the peer's Llama with the
     # rotary embedding's dimensions paired otherwise computes other gradients.
-    if not differences(ours, peer_values(lm_peer, torch, 1)):
+    if not differences(ours, peer_side(lm_peer, torch, 1, ours["ids"])[0]):
         print("FAIL: the peer seeded 1 gives gpuperf's seed-0 weights: the comparison sees nothing")
         problems.append("self-test")
     rotate_half = lm_peer.rotate_half
     lm_peer.rotate_half = interleaved
     try:
-        wrong = function_differences(ours, *peer_loss_and_gradients(lm_peer, torch, 0,
-                                                                    ours["ids"]))
+        wrong = function_differences(ours, *peer_side(lm_peer, torch, 0, ours["ids"])[1:])
     finally:
         lm_peer.rotate_half = rotate_half
     if not any(w.startswith("llama") for w in wrong):

@@ -49,10 +49,9 @@ torch::Tensor token_ids() {
       .remainder(64);
 }
 
-// The model's next-token loss on token_ids() (float32), its gradients in the model.
+// The model's next-token loss on `ids` (token_ids(); float32), its gradients in the model.
 template <typename Model>
-double loss_of(Model& model) {
-  const torch::Tensor ids = token_ids();
+double loss_of(Model& model, const torch::Tensor& ids) {
   const torch::Tensor loss =
       gpuperf::next_token_loss(model->forward(ids.narrow(1, 0, 12)), ids.narrow(1, 1, 12));
   loss.backward();
@@ -88,12 +87,12 @@ int main(int argc, char** argv) try {
   torch::manual_seed(seed);
   gpuperf::Gpt gpt_model(gpt);
   out["gpt"] = values_of(*gpt_model);
-  out["loss"]["gpt"] = loss_of(gpt_model);
+  out["loss"]["gpt"] = loss_of(gpt_model, ids);
   out["grad"]["gpt"] = gradients_of(*gpt_model);
   torch::manual_seed(seed);
   gpuperf::Llama llama_model(llama);
   out["llama"] = values_of(*llama_model);
-  out["loss"]["llama"] = loss_of(llama_model);
+  out["loss"]["llama"] = loss_of(llama_model, ids);
   out["grad"]["llama"] = gradients_of(*llama_model);
   std::cout << out.dump() << "\n";
   return 0;
