@@ -40,7 +40,7 @@ if [ "$mode" = eq ]; then
   timeout "$(cap ${EQ_CAP:-240})" python3 benchmarks/python/lm_equivalence.py --build build-gpu --out "$OUT/logs/eq" \
     --model "${EQ_MODEL:-gpt2}" --data "${EQ_DATA:-fixed}" --lr "${EQ_LR:-6e-4}" --batch-size "${EQ_BATCH:-16}" \
     --seq-len "${EQ_SEQ:-1024}" --steps "${EQ_STEPS:-60}" --fp32-trajectory "${EQ_FP32:-on}" >"$OUT/logs/eq.txt" 2>&1
-  echo "eq rc=$?"; grep -E "^\| " "$OUT/logs/eq.txt" | cut -c1-120
+  echo "eq rc=$?"; grep -E "^\[|^\| |^PASS|^FAIL|^NOT RUN" "$OUT/logs/eq.txt" | cut -c1-160
   rm -f "$OUT"/logs/eq/*.safetensors
   [ "${EQ_ONLY:-0}" = 1 ] && { finish; exit 0; }
   # The side by side's own run, then without the graph, then torch::optim's AdamW (no fused
