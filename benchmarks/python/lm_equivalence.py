@@ -25,6 +25,7 @@ outlast a device call) and with them checks (2) and (3). Each run prints a progr
 ends, and DIR/lm_equivalence.json holds the losses so far.
 
     python3 lm_equivalence.py --build build-gpu --out DIR [--model gpt2] [--steps 200]
+    python3 lm_equivalence.py --table-from DIR/lm_equivalence.json   (no GPU, no torch)
 
 Writes DIR/lm_equivalence.json and .md, prints the Markdown; exits 1 when a check fails, 77
 (SKIPPED) without CUDA, 2 for bad arguments.
@@ -36,12 +37,15 @@ import os
 import sys
 import time
 
-import torch
-import torch.nn.functional as F
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import lm_peer  # noqa: E402
-from equivalence import read_safetensors, run_gpuperf, write_safetensors  # noqa: E402
+try:
+    import torch
+    import torch.nn.functional as F
+
+    import lm_peer
+    from equivalence import read_safetensors, run_gpuperf, write_safetensors
+except ImportError:  # --table-from needs none of them
+    torch = None
 
 
 def pytorch_losses(state, xs, ys, a, impl, graph=False, compiled=False, precision="bf16"):
@@ -144,9 +148,14 @@ def bigram_tokens(vocab, shape, successors, seed):
 
 def main(argv):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--build", required=True, help="gpuperf build folder (benchmarks/equivalence_run)")
-    p.add_argument("--out", required=True)
-    p.add_argument("--model", default="gpt2", choices=sorted(lm_peer.SHAPES))
+    p.add_argument("--build", help="gpuperf build folder (benchmarks/equivalence_run)")
+    p.add_argument("--out")
+    p.add_argument("--table-from", metavar="JSON",
+                   help="print the table and checks of an earlier run's lm_equivalence.json "
+                   "(also one cut short: the checks its runs allow, NOT RUN for the rest) and "
+                   "exit 1 if a check fails; runs nothing")
+    p.add_argument("--model", default="gpt2",
+                   choices=sorted(lm_peer.SHAPES) if torch is not None else None)
     p.add_argument("--batch-size", type=int, default=8)
     p.add_argument("--seq-len", type=int, default=512)
     p.add_argument("--steps", type=int, default=200)
@@ -161,9 +170,22 @@ def main(argv):
                    help="off: no float32 runs of --steps steps (R and gpuperf fp32), no checks "
                    "against them")
     a = p.parse_args(argv)
+    if a.table_from:
+        try:
+            with open(a.table_from) as f:
+                done = json.load(f)
+            text, failed = report(done["settings"], done["runs"], done.get("gradients"))
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            p.error(f"--table-from {a.table_from}: {e}")
+        if not done.get("complete", False):
+            text += "\n(cut short: the runs above are those that ended)"
+        print(text)
+        return 1 if failed else 0
+    if not a.build or not a.out:
+        p.error("--build and --out are required (or --table-from)")
     if a.steps < 4 or a.batch_size < 1 or a.seq_len < 1:
         p.error("--steps must be >= 4, --batch-size and --seq-len >= 1")
-    if not torch.cuda.is_available():
+    if torch is None or not torch.cuda.is_available():
         print("SKIPPED: no CUDA device")
         return 77
     # float32 means float32 for R (PyTorch's defaults keep TF32 for cuDNN); gpuperf's fp32 run
@@ -187,6 +209,7 @@ def main(argv):
     write_safetensors({"input": x, "target": y}, batch)
 
     runs = {}
+    settings = dict(vars(a), torch=torch.__version__)
     fp32 = a.fp32_trajectory == "on"
     started = time.monotonic()
 
@@ -196,7 +219,7 @@ def main(argv):
         print(f"[{time.monotonic() - started:6.0f} s] {name}: {losses[0]:.4f} -> {losses[-1]:.4f}",
               flush=True)
         with open(os.path.join(a.out, "lm_equivalence.json"), "w") as f:
-            json.dump({"settings": vars(a), "runs": runs, "complete": False}, f)
+            json.dump({"settings": settings, "runs": runs, "complete": False}, f)
 
     xc, yc = x.cuda(), y.cuda()
 
@@ -241,21 +264,35 @@ def main(argv):
         pytorch_gradients(state, xc[0], yc[0], a, "fp32"))
     os.remove(grads_path)
 
+    failed = write_report(a.out, settings, runs, {"per_parameter": rows,
+                                                  "gpuperf_relative_l2": ours_l2,
+                                                  "pytorch_bf16_relative_l2": theirs_l2})
+    return 1 if failed else 0
+
+
+def report(settings, runs, gradients):
+    """The Markdown table and checks for `runs` (name -> per-step losses): the checks whose runs
+    are there, NOT RUN lines for the rest (a run cut short, --fp32-trajectory off); `gradients`
+    None when the one-step gradient comparison did not run. Returns (text, failed checks)."""
     def diffs(losses, ref):
         if ref not in runs:
             return math.nan, math.nan
         d = [u - v for u, v in zip(losses, runs[ref])]
         return max(abs(v) for v in d), math.sqrt(sum(v * v for v in d) / len(d))
 
-    bf16_gpuperf = [n for n, p, _ in gpuperf_runs if p == "bf16"]
+    fp32 = "R pytorch fp32" in runs
+    has_a = "A pytorch fused" in runs
+    bf16_gpuperf = [n for n in runs if n.startswith("gpuperf") and n != "gpuperf fp32"]
     pytorch_bf16 = [k for k in runs if k[0] in "BCDE"]
-    spread = max(diffs(runs[k], "A pytorch fused")[0] for k in pytorch_bf16)
+    spread = max((diffs(runs[k], "A pytorch fused")[0] for k in pytorch_bf16), default=math.nan)
     # Distance from exact arithmetic: PyTorch's bf16 runs (A to E) from the fp32 trajectory.
-    ref_rms = (max(diffs(runs[k], "R pytorch fp32")[1] for k in ["A pytorch fused"] + pytorch_bf16)
-               if fp32 else math.nan)
-    lines = [f"# {a.model}: gpuperf vs PyTorch from the same weights ({a.steps} steps, batch "
-             f"{a.batch_size} x {a.seq_len}, {a.data} tokens, bf16, AdamW lr {a.lr}, betas "
-             f"0.9/{a.beta2}, weight decay {a.weight_decay}; torch {torch.__version__})", "",
+    ref_rms = max((diffs(runs[k], "R pytorch fp32")[1]
+                   for k in ["A pytorch fused"] + pytorch_bf16 if k in runs), default=math.nan)
+    s = settings
+    lines = [f"# {s['model']}: gpuperf vs PyTorch from the same weights ({s['steps']} steps, batch "
+             f"{s['batch_size']} x {s['seq_len']}, {s['data']} tokens, bf16, AdamW lr {s['lr']}, "
+             f"betas 0.9/{s['beta2']}, weight decay {s['weight_decay']}; torch "
+             f"{s.get('torch', 'version not recorded')})", "",
              "| run | loss step 1 | step 50 | last | largest difference from A | RMS from A "
              "| largest difference from R (fp32) | RMS from R |",
              "|---|---|---|---|---|---|---|---|"]
@@ -266,43 +303,60 @@ def main(argv):
         lines.append(f"| {name} | {losses[0]:.4f} | {losses[min(49, len(losses) - 1)]:.4f} | "
                      f"{losses[-1]:.4f} | {da:.4f} | {ra:.5f} | {from_r} |")
     checks = []
+    not_run = []
     for name in bf16_gpuperf:
-        d = diffs(runs[name], "A pytorch fused")[0]
-        checks.append((f"{name} within PyTorch's spread around A ({d:.4f} vs {spread:.4f} + 1e-3)",
-                       d <= spread + 1e-3))
+        if has_a and pytorch_bf16:
+            d = diffs(runs[name], "A pytorch fused")[0]
+            checks.append((f"{name} within PyTorch's spread around A ({d:.4f} vs {spread:.4f} + "
+                           f"1e-3; {', '.join(k.split()[0] for k in pytorch_bf16)} ran)",
+                           d <= spread + 1e-3))
+        else:
+            not_run.append(f"{name} within PyTorch's spread around A (A or B to E did not run)")
         if fp32:
             r = diffs(runs[name], "R pytorch fp32")[1]
             checks.append((f"{name} as close to the fp32 trajectory as PyTorch's bf16 runs (RMS "
                            f"{r:.5f} vs at most {ref_rms:.5f})", r <= ref_rms))
-    if fp32:
+    if fp32 and "gpuperf fp32" in runs:
         d = diffs(runs["gpuperf fp32"], "R pytorch fp32")[0]
         checks.append((f"gpuperf fp32 within 1e-3 of PyTorch fp32 at every step ({d:.5f})",
                        d <= 1e-3))
-    checks.append((f"gpuperf's first-step bf16 gradients within 2x PyTorch bf16's distance from "
-                   f"float32's (relative L2 {ours_l2:.2e} vs {theirs_l2:.2e})",
-                   ours_l2 <= 2 * theirs_l2))
-    lines += ["", "First step's gradients against float32's (max |g - ref| / max |ref|), the 8 "
-              "parameters where gpuperf's is furthest relative to PyTorch bf16's:", "",
-              "| parameter | gpuperf bf16 | PyTorch bf16 |", "|---|---|---|"]
-    rows.sort(key=lambda r: r[1] / max(r[2], 1e-12), reverse=True)
-    lines += [f"| {n} | {g:.2e} | {t:.2e} |" for n, g, t in rows[:8]]
-    lines.append(f"| all, relative L2 | {ours_l2:.2e} | {theirs_l2:.2e} |")
+    if not fp32:
+        not_run.append("the float32 trajectory R and the checks against it")
+    if "gpuperf fp32" not in runs:
+        not_run.append("gpuperf in float32 and its check against R")
+    if gradients:
+        ours_l2 = gradients["gpuperf_relative_l2"]
+        theirs_l2 = gradients["pytorch_bf16_relative_l2"]
+        checks.append((f"gpuperf's first-step bf16 gradients within 2x PyTorch bf16's distance "
+                       f"from float32's (relative L2 {ours_l2:.2e} vs {theirs_l2:.2e})",
+                       ours_l2 <= 2 * theirs_l2))
+        rows = sorted(gradients["per_parameter"], key=lambda r: r[1] / max(r[2], 1e-12),
+                      reverse=True)
+        lines += ["", "First step's gradients against float32's (max |g - ref| / max |ref|), the "
+                  "8 parameters where gpuperf's is furthest relative to PyTorch bf16's:", "",
+                  "| parameter | gpuperf bf16 | PyTorch bf16 |", "|---|---|---|"]
+        lines += [f"| {n} | {g:.2e} | {t:.2e} |" for n, g, t in rows[:8]]
+        lines.append(f"| all, relative L2 | {ours_l2:.2e} | {theirs_l2:.2e} |")
+    else:
+        not_run.append("the first step's gradients against float32's")
     failed = [text for text, ok in checks if not ok]
     lines.append("")
     lines += [f"{'PASS' if ok else 'FAIL'}: {text}" for text, ok in checks]
-    if not fp32:
-        lines.append("NOT RUN (--fp32-trajectory off): the float32 trajectory R, gpuperf in "
-                     "float32, and the checks against them")
-    text = "\n".join(lines)
-    with open(os.path.join(a.out, "lm_equivalence.md"), "w") as f:
+    lines += [f"NOT RUN: {text}" for text in not_run]
+    return "\n".join(lines), failed
+
+
+def write_report(out, settings, runs, gradients):
+    """DIR/lm_equivalence.md and .json (complete) from the runs; prints the Markdown and returns
+    the failed checks."""
+    text, failed = report(settings, runs, gradients)
+    with open(os.path.join(out, "lm_equivalence.md"), "w") as f:
         f.write(text + "\n")
-    with open(os.path.join(a.out, "lm_equivalence.json"), "w") as f:
-        json.dump({"settings": vars(a), "runs": runs, "complete": True, "spread": spread,
-                   "reference_rms": ref_rms if fp32 else None, "failed": failed,
-                   "gradients": {"per_parameter": rows, "gpuperf_relative_l2": ours_l2,
-                                 "pytorch_bf16_relative_l2": theirs_l2}}, f)
+    with open(os.path.join(out, "lm_equivalence.json"), "w") as f:
+        json.dump({"settings": settings, "runs": runs, "complete": True, "failed": failed,
+                   "gradients": gradients}, f)
     print(text)
-    return 1 if failed else 0
+    return failed
 
 
 if __name__ == "__main__":

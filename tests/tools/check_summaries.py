@@ -25,6 +25,10 @@
   - profile_step.py --trace reports how long kernels overlapped in a trace taken with dependent
     launches (docs/results/2026-12-02-h200-folded-totals/call2), the sum of their durations less
     the time the GPU was busy, and reports no overlap in the trace without them;
+  - lm_equivalence.py --table-from renders the committed Llama 1B run that was cut short
+    (docs/results/2026-12-05-h100-llama-equivalence/callE): gpuperf within PyTorch's spread
+    (0.0728 against 0.1163), NOT RUN for the float32 runs and the gradients; a copy with
+    gpuperf's loss moved by 0.2 at one step fails (exit 1);
   - trace_streams.py names the busiest stream, sums what ran beside it over its streams, and sums
     each host thread's CUDA calls, on a planted trace whose figures are known; it refuses a trace
     without GPU events (exit 2).
@@ -410,6 +414,38 @@ def check_trace_streams(root):
     return failures
 
 
+def check_lm_equivalence_table(root):
+    failures = []
+    script = os.path.join(root, "benchmarks", "python", "lm_equivalence.py")
+    committed = os.path.join(root, "docs", "results", "2026-12-05-h100-llama-equivalence",
+                             "callE", "lm_equivalence.json")
+
+    def table(path):
+        return subprocess.run([sys.executable, script, "--table-from", path], capture_output=True,
+                              text=True)
+
+    done = table(committed)
+    want = ["PASS: gpuperf graph within PyTorch's spread around A (0.0728 vs 0.1163",
+            "NOT RUN: the float32 trajectory R", "NOT RUN: the first step's gradients",
+            "| gpuperf graph | 12.1821 | 11.8982 | 11.8194 | 0.0728 |", "(cut short"]
+    missing = [w for w in want if w not in done.stdout]
+    if done.returncode != 0 or missing:
+        failures.append(f"lm_equivalence.py --table-from: exit {done.returncode}, missing "
+                        f"{missing}\n{done.stdout}{done.stderr}")
+    with open(committed) as f:
+        planted = json.load(f)
+    planted["runs"]["gpuperf graph"][100] += 0.2
+    with tempfile.TemporaryDirectory() as work:
+        path = os.path.join(work, "lm_equivalence.json")
+        with open(path, "w") as f:
+            json.dump(planted, f)
+        done = table(path)
+        if done.returncode != 1 or "FAIL: gpuperf graph within PyTorch's spread" not in done.stdout:
+            failures.append(f"a gpuperf loss 0.2 off at one step passes: exit {done.returncode}"
+                            f"\n{done.stdout}")
+    return failures
+
+
 def main():
     root = sys.argv[1]
     failures = []
@@ -434,6 +470,7 @@ def main():
     failures += check_section_filter(root)
     failures += check_kernel_overlap(root)
     failures += check_trace_streams(root)
+    failures += check_lm_equivalence_table(root)
     for f in failures:
         print("FAIL:", f)
     return 1 if failures else 0
