@@ -4,8 +4,10 @@
 The peer's model (benchmarks/python/lm_peer.py, gpuperf's parameter names) is built with a seed;
 its state_dict and the token batches are written as safetensors files. --data bigram (default):
 a new batch every step from a seeded sparse Markov chain (4 possible successors a token), a
-learnable stream on which the loss falls steadily; --data fixed: one batch of random tokens every
-step (memorised, loss to ~0: a regime where small rounding differences grow). gpuperf's
+learnable stream on which the loss falls steadily (--data-vocab N: over token ids below N only,
+so that a large-vocabulary model sees each transition often enough to learn it within the run);
+--data fixed: one batch of random tokens every step (memorised, loss to ~0: a regime where small
+rounding differences grow). gpuperf's
 `equivalence_run --model <lm>` loads them by name and trains --steps steps through TrainStep as
 lm_benchmark does (bf16 autocast, fused AdamW betas 0.9/--beta2, weight decay, the whole step in
 a CUDA graph), also with the graph off and with torch::optim's AdamW. PyTorch runs that differ
@@ -166,6 +168,11 @@ def main(argv):
                    help="bigram: a new batch every step from a seeded sparse Markov chain (a "
                    "regime where two PyTorch runs stay close); fixed: one batch of random tokens "
                    "every step (memorised)")
+    p.add_argument("--data-vocab", type=int, metavar="N",
+                   help="bigram: the chain runs over token ids below N (default: the model's "
+                   "whole vocabulary). With a large vocabulary 200 steps see each of the chain's "
+                   "transitions about once and the loss stays near log(vocabulary); a few "
+                   "thousand ids let the model learn the chain within the run")
     p.add_argument("--fp32-trajectory", default="on", choices=["on", "off"],
                    help="off: no float32 runs of --steps steps (R and gpuperf fp32), no checks "
                    "against them")
@@ -188,6 +195,11 @@ def main(argv):
     if torch is None or not torch.cuda.is_available():
         print("SKIPPED: no CUDA device")
         return 77
+    vocabulary = lm_peer.SHAPES[a.model][1]
+    if a.data_vocab is not None and not 2 <= a.data_vocab <= vocabulary:
+        p.error(f"--data-vocab {a.data_vocab}: must be 2 to {a.model}'s vocabulary {vocabulary}")
+    if a.data_vocab is not None and a.data != "bigram":
+        p.error(f"--data-vocab {a.data_vocab}: only with --data bigram (not {a.data})")
     # float32 means float32 for R (PyTorch's defaults keep TF32 for cuDNN); gpuperf's fp32 run
     # turns TF32 off itself.
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -201,7 +213,8 @@ def main(argv):
         ids = torch.randint(0, vocab, (1, a.batch_size, a.seq_len + 1),
                             generator=torch.Generator().manual_seed(1))
     else:
-        ids = bigram_tokens(vocab, (a.steps, a.batch_size, a.seq_len + 1), 4, seed=1)
+        ids = bigram_tokens(a.data_vocab or vocab, (a.steps, a.batch_size, a.seq_len + 1), 4,
+                            seed=1)
     x, y = ids[..., :-1].contiguous(), ids[..., 1:].contiguous()
     weights = os.path.join(a.out, "weights.safetensors")
     batch = os.path.join(a.out, "batch.safetensors")
@@ -290,7 +303,9 @@ def report(settings, runs, gradients):
                    for k in ["A pytorch fused"] + pytorch_bf16 if k in runs), default=math.nan)
     s = settings
     lines = [f"# {s['model']}: gpuperf vs PyTorch from the same weights ({s['steps']} steps, batch "
-             f"{s['batch_size']} x {s['seq_len']}, {s['data']} tokens, bf16, AdamW lr {s['lr']}, "
+             f"{s['batch_size']} x {s['seq_len']}, {s['data']} tokens"
+             f"{' over ids below ' + str(s['data_vocab']) if s.get('data_vocab') else ''}, bf16, "
+             f"AdamW lr {s['lr']}, "
              f"betas 0.9/{s['beta2']}, weight decay {s['weight_decay']}; torch "
              f"{s.get('torch', 'version not recorded')})", "",
              "| run | loss step 1 | step 50 | last | largest difference from A | RMS from A "
