@@ -85,7 +85,8 @@ if [ "$mode" = final ]; then
   fi
 fi
 if [ "$mode" = rows ]; then
-  # ROWS="gpt2:3 gpt2-b32:2 llama-1b:1": each row side by side with torch.compile, its repeats,
+  # ROWS="gpt2:3 gpt2-b32:2 llama-1b:1": each row side by side with torch.compile (VARIANTS="compile
+  # max-autotune": also max-autotune, in the first repeat), its repeats,
   # while at least MIN_LEFT (150) seconds are left; lm_benchmark built first.
   # TESTS="test_models_transformer ...": those built too and their [gpu] cases run first.
   build --target lm_benchmark ${TESTS:-} >"$OUT/logs/build.log" 2>&1 || { grep -B2 -A12 "error" "$OUT/logs/build.log" | head -100; finish; exit 1; }
@@ -99,7 +100,7 @@ if [ "$mode" = rows ]; then
     row=${rr%%:*}; n=${rr##*:}
     [ "$(left)" -gt "${MIN_LEFT:-150}" ] || { echo "== $row skipped ($(left) s left)"; continue; }
     echo "== $row x$n ($(left) s left)"
-    LM_PEER_VARIANTS="compile" timeout "$(cap 400)" \
+    LM_PEER_VARIANTS="${VARIANTS:-compile}" timeout "$(cap 400)" \
       benchmarks/lm_side_by_side.sh build-gpu "$OUT/logs/lm-$row" "$n" "$row" >"$OUT/logs/lm-$row.txt" 2>&1
     echo "side-by-side rc=$?"; cat "$OUT/logs/lm-$row/lm.md" 2>/dev/null || tail -20 "$OUT/logs/lm-$row.txt"
   done
