@@ -30,14 +30,14 @@ build() {
 if [ "$mode" = tests ]; then
   build >"$OUT/logs/build.log" 2>&1 || { grep -B2 -A12 "error" "$OUT/logs/build.log" | head -100; finish; exit 1; }
   echo "built after $(( $(date +%s) - start )) s"
-  timeout "$(cap 300)" ctest --test-dir build-gpu -L '^gpu$' -R "${TESTS_REGEX:-.}" -E "${TESTS_EXCLUDE:-^$}" -j4 --output-on-failure >"$OUT/logs/ctest-gpu.txt" 2>&1
+  timeout -k 10 "$(cap 300)" ctest --test-dir build-gpu -L '^gpu$' -R "${TESTS_REGEX:-.}" -E "${TESTS_EXCLUDE:-^$}" -j4 --output-on-failure >"$OUT/logs/ctest-gpu.txt" 2>&1
   echo "ctest rc=$?"; grep -E "tests passed|FAILED|Failed|\(Failed\)" "$OUT/logs/ctest-gpu.txt" | head -20
 fi
 if [ "$mode" = eq ]; then
   # Why gpuperf's GPT-2 memorises the side by side's one batch more slowly than PyTorch: the
   # same weights and batch through TrainStep (equivalence_run) and PyTorch at lr 6e-4.
   build --target equivalence_run lm_benchmark >"$OUT/logs/build-eq.log" 2>&1 || { tail -30 "$OUT/logs/build-eq.log"; finish; exit 1; }
-  timeout "$(cap ${EQ_CAP:-240})" python3 benchmarks/python/lm_equivalence.py --build build-gpu --out "$OUT/logs/eq" \
+  timeout -k 10 "$(cap ${EQ_CAP:-240})" python3 benchmarks/python/lm_equivalence.py --build build-gpu --out "$OUT/logs/eq" \
     --model "${EQ_MODEL:-gpt2}" --data "${EQ_DATA:-fixed}" --lr "${EQ_LR:-6e-4}" --batch-size "${EQ_BATCH:-16}" \
     --seq-len "${EQ_SEQ:-1024}" --steps "${EQ_STEPS:-60}" --fp32-trajectory "${EQ_FP32:-on}" \
     ${EQ_DATA_VOCAB:+--data-vocab "$EQ_DATA_VOCAB"} >"$OUT/logs/eq.txt" 2>&1
@@ -48,13 +48,13 @@ if [ "$mode" = eq ]; then
   # kernels at all): each window's last loss printed (window_losses).
   for v in "--graph on" "--graph off" "--fused off --graph off"; do
     tag=$(echo "$v" | tr -d ' -')
-    timeout "$(cap 90)" ./build-gpu/apps/lm_benchmark --model gpt2 --batch-size 16 --seq-len 1024 $v \
+    timeout -k 10 "$(cap 90)" ./build-gpu/apps/lm_benchmark --model gpt2 --batch-size 16 --seq-len 1024 $v \
       --lr 6e-4 --beta2 0.95 --weight-decay 0.1 --warmup 10 --steps-per-window 10 --windows 5 --quiet \
       --json "$OUT/logs/lm-$tag.json" >/dev/null 2>&1
     python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print(sys.argv[2], r['first_loss'], r.get('window_losses'), r['config']['kernel_fusion'])" \
       "$OUT/logs/lm-$tag.json" "lm_benchmark $v:" 2>&1 | tail -1
   done
-  timeout "$(cap 60)" python3 benchmarks/python/lm_peer.py --model gpt2 --batch-size 16 --seq-len 1024 --variant eager \
+  timeout -k 10 "$(cap 60)" python3 benchmarks/python/lm_peer.py --model gpt2 --batch-size 16 --seq-len 1024 --variant eager \
     --lr 6e-4 --beta2 0.95 --weight-decay 0.1 --warmup 10 --steps-per-window 10 --windows 5 2>/dev/null \
     | python3 -c "import json,sys; r=json.loads(sys.stdin.read()); print('lm_peer eager:', r['first_loss'], r.get('window_losses'))"
 fi
@@ -65,21 +65,21 @@ if [ "$mode" = final ]; then
   build "$@" >"$OUT/logs/build.log" 2>&1 || { grep -B2 -A12 "error" "$OUT/logs/build.log" | head -100; finish; exit 1; }
   echo "built after $(( $(date +%s) - start )) s"
   [ "${ONLY_LM:-0}" = 1 ] || for t in test_amp test_models_transformer test_train_memory; do
-    timeout "$(cap 90)" build-gpu/tests/torch/$t "[gpu]" >"$OUT/logs/$t-gpu.txt" 2>&1
+    timeout -k 10 "$(cap 90)" build-gpu/tests/torch/$t "[gpu]" >"$OUT/logs/$t-gpu.txt" 2>&1
     echo "$t [gpu] rc=$?: $(tail -2 "$OUT/logs/$t-gpu.txt" | head -1)"
   done
   grep -B3 -A12 "FAILED" "$OUT"/logs/test_*-gpu.txt | head -60
   [ "${GPT2_REPEATS:-2}" = 0 ] || { echo "== gpt2 side by side ($(left) s left)"
-  LM_PEER_VARIANTS="compile" timeout "$(cap 260)" \
+  LM_PEER_VARIANTS="compile" timeout -k 10 "$(cap 260)" \
     benchmarks/lm_side_by_side.sh build-gpu "$OUT/logs/lm" "${GPT2_REPEATS:-2}" gpt2 >"$OUT/logs/lm.txt" 2>&1
   echo "side-by-side rc=$?"; cat "$OUT/logs/lm/lm.md" 2>/dev/null || tail -20 "$OUT/logs/lm.txt"; }
   if [ "${LLAMA:-1}" = 1 ] && [ "$(left)" -gt 150 ]; then
-    LM_PEER_VARIANTS="compile" timeout "$(cap 220)" \
+    LM_PEER_VARIANTS="compile" timeout -k 10 "$(cap 220)" \
       benchmarks/lm_side_by_side.sh build-gpu "$OUT/logs/lm-llama" 1 llama-1b >"$OUT/logs/lm-llama.txt" 2>&1
     echo "side-by-side rc=$?"; cat "$OUT/logs/lm-llama/lm.md" 2>/dev/null || tail -20 "$OUT/logs/lm-llama.txt"
   fi
   if [ "${LARGE:-0}" = 1 ] && [ "$(left)" -gt 150 ]; then
-    LM_PEER_VARIANTS="compile" timeout "$(cap 220)" \
+    LM_PEER_VARIANTS="compile" timeout -k 10 "$(cap 220)" \
       benchmarks/lm_side_by_side.sh build-gpu "$OUT/logs/lm-large" 1 gpt2-large >"$OUT/logs/lm-large.txt" 2>&1
     echo "side-by-side rc=$?"; cat "$OUT/logs/lm-large/lm.md" 2>/dev/null || tail -20 "$OUT/logs/lm-large.txt"
   fi
@@ -92,7 +92,7 @@ if [ "$mode" = rows ]; then
   build --target lm_benchmark ${TESTS:-} >"$OUT/logs/build.log" 2>&1 || { grep -B2 -A12 "error" "$OUT/logs/build.log" | head -100; finish; exit 1; }
   echo "built after $(( $(date +%s) - start )) s"
   for t in ${TESTS:-}; do
-    timeout "$(cap 90)" build-gpu/tests/torch/$t "[gpu]" >"$OUT/logs/$t-gpu.txt" 2>&1
+    timeout -k 10 "$(cap 90)" build-gpu/tests/torch/$t "[gpu]" >"$OUT/logs/$t-gpu.txt" 2>&1
     echo "$t [gpu] rc=$?: $(tail -2 "$OUT/logs/$t-gpu.txt" | head -1)"
     grep -B3 -A12 "FAILED" "$OUT/logs/$t-gpu.txt" | head -40
   done
@@ -100,7 +100,7 @@ if [ "$mode" = rows ]; then
     row=${rr%%:*}; n=${rr##*:}
     [ "$(left)" -gt "${MIN_LEFT:-150}" ] || { echo "== $row skipped ($(left) s left)"; continue; }
     echo "== $row x$n ($(left) s left)"
-    LM_PEER_VARIANTS="${VARIANTS:-compile}" timeout "$(cap 400)" \
+    LM_PEER_VARIANTS="${VARIANTS:-compile}" timeout -k 10 "$(cap 400)" \
       benchmarks/lm_side_by_side.sh build-gpu "$OUT/logs/lm-$row" "$n" "$row" >"$OUT/logs/lm-$row.txt" 2>&1
     echo "side-by-side rc=$?"; cat "$OUT/logs/lm-$row/lm.md" 2>/dev/null || tail -20 "$OUT/logs/lm-$row.txt"
   done
@@ -115,7 +115,7 @@ if [ "$mode" = ab ]; then
   fi
   for s in ${SHARES:-0 0.5}; do
     [ "$(left)" -lt 100 ] && break
-    timeout "$(cap 400)" benchmarks/library_ab.sh build-gpu libgpuperf/torch/src/train/training_run.cpp \
+    timeout -k 10 "$(cap 400)" benchmarks/library_ab.sh build-gpu libgpuperf/torch/src/train/training_run.cpp \
       's/^  const SideStreamScope stream(r.device);$//' "$OUT/logs/ab-$s" "${ROUNDS:-1}" -- \
       build-gpu/apps/resnet50_benchmark --model resnet50 --batch-size 256 --precision fp16 \
       --memory-format channels_last --optimizer sgd --lr 0.1 --warmup 15 --steps-per-window 10 \
@@ -125,7 +125,7 @@ if [ "$mode" = ab ]; then
   done
   for s in ${PLAIN_SHARES:-}; do
     [ "$(left)" -lt 60 ] && break
-    timeout "$(cap 60)" build-gpu/apps/resnet50_benchmark --model resnet50 --batch-size 256 \
+    timeout -k 10 "$(cap 60)" build-gpu/apps/resnet50_benchmark --model resnet50 --batch-size 256 \
       --precision fp16 --memory-format channels_last --optimizer sgd --lr 0.1 --warmup 15 \
       --steps-per-window 10 --windows 6 --data data/all --loader-threads 16 --compare-synthetic \
       --decode gpu --host-decode-share "$s" --json "$OUT/logs/share-$s.json" >"$OUT/logs/share-$s.txt" 2>&1
@@ -134,14 +134,14 @@ if [ "$mode" = ab ]; then
 fi
 if [ "$mode" = lm ]; then
   build --target lm_benchmark >"$OUT/logs/build.log" 2>&1 || { tail -40 "$OUT/logs/build.log"; finish; exit 1; }
-  timeout "$(cap 60)" ./build-gpu/apps/lm_benchmark --model gpt2 --batch-size 16 --seq-len 1024 --warmup 5 \
+  timeout -k 10 "$(cap 60)" ./build-gpu/apps/lm_benchmark --model gpt2 --batch-size 16 --seq-len 1024 --warmup 5 \
     --steps-per-window 10 --windows 1 --quiet --json '' \
     --kernel-trace "$OUT/logs/gpuperf_trace.json" >"$OUT/logs/profile_run.txt" 2>&1
   python3 benchmarks/python/profile_step.py --trace "$OUT/logs/gpuperf_trace.json" --steps 10 \
     --batch-size 16 --top 30 >"$OUT/logs/gpuperf_profile.txt" 2>&1
   rm -f "$OUT/logs/gpuperf_trace.json"
   head -40 "$OUT/logs/gpuperf_profile.txt"
-  [ "${LLAMA:-1}" = 1 ] && timeout "$(cap 90)" ./build-gpu/apps/lm_benchmark --model llama-1b --batch-size 4 --seq-len 2048 \
+  [ "${LLAMA:-1}" = 1 ] && timeout -k 10 "$(cap 90)" ./build-gpu/apps/lm_benchmark --model llama-1b --batch-size 4 --seq-len 2048 \
     --warmup 5 --steps-per-window 5 --windows 1 --quiet --json '' \
     --kernel-trace "$OUT/logs/llama_trace.json" >"$OUT/logs/llama_profile_run.txt" 2>&1
   python3 benchmarks/python/profile_step.py --trace "$OUT/logs/llama_trace.json" --steps 5 \
@@ -150,11 +150,11 @@ if [ "$mode" = lm ]; then
   head -12 "$OUT/logs/llama_profile.txt"
   [ "${SIDE:-1}" = 1 ] || { finish; exit 0; }
   echo "== gpt2 side by side ($(left) s left)"
-  LM_PEER_VARIANTS="compile" timeout "$(cap 300)" \
+  LM_PEER_VARIANTS="compile" timeout -k 10 "$(cap 300)" \
     benchmarks/lm_side_by_side.sh build-gpu "$OUT/logs/lm" 2 gpt2 >"$OUT/logs/lm.txt" 2>&1
   echo "side-by-side rc=$?"; cat "$OUT/logs/lm/lm.md" 2>/dev/null || tail -20 "$OUT/logs/lm.txt"
   if [ "$(left)" -gt 150 ]; then
-    LM_PEER_VARIANTS="compile" timeout "$(cap 200)" \
+    LM_PEER_VARIANTS="compile" timeout -k 10 "$(cap 200)" \
       benchmarks/lm_side_by_side.sh build-gpu "$OUT/logs/lm-llama" 1 llama-1b >"$OUT/logs/lm-llama.txt" 2>&1
     echo "side-by-side rc=$?"; cat "$OUT/logs/lm-llama/lm.md" 2>/dev/null || tail -20 "$OUT/logs/lm-llama.txt"
   fi
