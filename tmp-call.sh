@@ -40,7 +40,7 @@ if [ "$mode" = eq ]; then
   timeout -k 10 "$(cap ${EQ_CAP:-240})" python3 benchmarks/python/lm_equivalence.py --build build-gpu --out "$OUT/logs/eq" \
     --model "${EQ_MODEL:-gpt2}" --data "${EQ_DATA:-fixed}" --lr "${EQ_LR:-6e-4}" --batch-size "${EQ_BATCH:-16}" \
     --seq-len "${EQ_SEQ:-1024}" --steps "${EQ_STEPS:-60}" --fp32-trajectory "${EQ_FP32:-on}" \
-    ${EQ_DATA_VOCAB:+--data-vocab "$EQ_DATA_VOCAB"} >"$OUT/logs/eq.txt" 2>&1
+    ${EQ_DATA_VOCAB:+--data-vocab "$EQ_DATA_VOCAB"} ${EQ_RUNS:+--runs "$EQ_RUNS"} >"$OUT/logs/eq.txt" 2>&1
   echo "eq rc=$?"; grep -E "^\[|^\| |^PASS|^FAIL|^NOT RUN" "$OUT/logs/eq.txt" | cut -c1-160
   rm -f "$OUT"/logs/eq/*.safetensors
   [ "${EQ_ONLY:-0}" = 1 ] && { finish; exit 0; }

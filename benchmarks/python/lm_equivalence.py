@@ -23,11 +23,13 @@ gradients from the same weights on the first batch: gpuperf's bf16 gradients no 
 from float32's (relative L2 over every parameter) as PyTorch's bf16 autocast ones, and a table of
 the parameters where gpuperf's are furthest relative to PyTorch's (a wrong gradient shows there).
 --fp32-trajectory off leaves out R and gpuperf's float32 run (200 float32 steps of a 1B model
-outlast a device call) and with them checks (2) and (3). Each run prints a progress line as it
-ends, and DIR/lm_equivalence.json holds the losses so far.
+outlast a device call) and with them checks (2) and (3); --runs picks runs by name (A, graph, B,
+C, D, E, R, eager, optim, fp32, gradients), so that two device calls can share the work and
+--table-from merges their files. Each run prints a progress line as it ends, and
+DIR/lm_equivalence.json holds the losses so far.
 
     python3 lm_equivalence.py --build build-gpu --out DIR [--model gpt2] [--steps 200]
-    python3 lm_equivalence.py --table-from DIR/lm_equivalence.json   (no GPU, no torch)
+    python3 lm_equivalence.py --table-from DIR/lm_equivalence.json [DIR2/...]   (no GPU, no torch)
 
 Writes DIR/lm_equivalence.json and .md, prints the Markdown; exits 1 when a check fails, 77
 (SKIPPED) without CUDA, 2 for bad arguments.
@@ -148,14 +150,52 @@ def bigram_tokens(vocab, shape, successors, seed):
     return out.view(*shape)
 
 
+# The runs, in the order they run (--runs picks some): PyTorch's A to E, PyTorch float32 R,
+# gpuperf's paths, and the one-step gradient comparison.
+RUNS = ["A", "graph", "B", "C", "D", "E", "R", "eager", "optim", "fp32", "gradients"]
+# Settings that must agree for --table-from to merge files.
+SAME = ["model", "batch_size", "seq_len", "steps", "lr", "beta2", "weight_decay", "data",
+        "data_vocab"]
+
+
+def merged(paths):
+    """The settings, runs, gradients and completeness of one or more lm_equivalence.json files
+    (runs of the same settings, e.g. two device calls); ValueError when they do not agree."""
+    settings, runs, gradients, complete = None, {}, None, True
+    for path in paths:
+        with open(path) as f:
+            done = json.load(f)
+        if settings is None:
+            settings = done["settings"]
+        differ = [k for k in SAME if done["settings"].get(k) != settings.get(k)]
+        if differ:
+            raise ValueError(f"{path} ran other settings ({', '.join(differ)}) than {paths[0]}")
+        twice = sorted(set(runs) & set(done["runs"]))
+        if twice:
+            raise ValueError(f"{path} has runs another file has too: {', '.join(twice)}")
+        runs.update(done["runs"])
+        gradients = gradients or done.get("gradients")
+        complete = complete and done.get("complete", False)
+    # The table's order whatever the files' order.
+    order = ["A pytorch fused", "gpuperf graph"]
+    runs = dict(sorted(runs.items(), key=lambda kv: (kv[0] not in order,
+                                                      order.index(kv[0]) if kv[0] in order else 0,
+                                                      kv[0])))
+    return settings, runs, gradients, complete
+
+
 def main(argv):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--build", help="gpuperf build folder (benchmarks/equivalence_run)")
     p.add_argument("--out")
-    p.add_argument("--table-from", metavar="JSON",
-                   help="print the table and checks of an earlier run's lm_equivalence.json "
-                   "(also one cut short: the checks its runs allow, NOT RUN for the rest) and "
-                   "exit 1 if a check fails; runs nothing")
+    p.add_argument("--table-from", metavar="JSON", nargs="+",
+                   help="print the table and checks of earlier runs' lm_equivalence.json (also "
+                   "one cut short: the checks its runs allow, NOT RUN for the rest; several "
+                   "files of the same settings merge, e.g. two device calls' --runs) and exit 1 "
+                   "if a check fails; runs nothing")
+    p.add_argument("--runs", default=",".join(RUNS),
+                   help="the runs to make, comma-separated, of " + ",".join(RUNS) +
+                   " (default: all; --fp32-trajectory off drops R and fp32)")
     p.add_argument("--model", default="gpt2",
                    choices=sorted(lm_peer.SHAPES) if torch is not None else None)
     p.add_argument("--batch-size", type=int, default=8)
@@ -179,15 +219,23 @@ def main(argv):
     a = p.parse_args(argv)
     if a.table_from:
         try:
-            with open(a.table_from) as f:
-                done = json.load(f)
-            text, failed = report(done["settings"], done["runs"], done.get("gradients"))
+            settings, runs, gradients, complete = merged(a.table_from)
+            text, failed = report(settings, runs, gradients)
         except (OSError, ValueError, KeyError, TypeError) as e:
-            p.error(f"--table-from {a.table_from}: {e}")
-        if not done.get("complete", False):
+            p.error(f"--table-from {' '.join(a.table_from)}: {e}")
+        if not complete:
             text += "\n(cut short: the runs above are those that ended)"
         print(text)
         return 1 if failed else 0
+    selected = [r for r in a.runs.split(",") if r]
+    unknown = [r for r in selected if r not in RUNS]
+    if unknown or not selected:
+        p.error(f"--runs {a.runs}: unknown {', '.join(unknown) or '(none given)'}; choose from "
+                f"{','.join(RUNS)}")
+    if a.fp32_trajectory == "off":
+        selected = [r for r in selected if r not in ("R", "fp32")]
+        if not selected:
+            p.error(f"--runs {a.runs} with --fp32-trajectory off: nothing left to run")
     if not a.build or not a.out:
         p.error("--build and --out are required (or --table-from)")
     if a.steps < 4 or a.batch_size < 1 or a.seq_len < 1:
@@ -223,7 +271,6 @@ def main(argv):
 
     runs = {}
     settings = dict(vars(a), torch=torch.__version__)
-    fp32 = a.fp32_trajectory == "on"
     started = time.monotonic()
 
     def ran(name, losses):
@@ -249,24 +296,29 @@ def main(argv):
     # gpuperf's benchmark path right after PyTorch's run A, then PyTorch's spread (B to E), then
     # the float32 reference and the other paths: a run cut short by a time limit keeps the
     # comparison that matters most.
-    ran("A pytorch fused", pytorch_losses(state, xc, yc, a, "fused"))
-    gpuperf_runs = [("gpuperf graph", "bf16", ["--graph", "on"])]
-    gpuperf(*gpuperf_runs[0])
-    ran("B pytorch fused again", pytorch_losses(state, xc, yc, a, "fused"))
-    ran("C pytorch foreach", pytorch_losses(state, xc, yc, a, "foreach"))
-    ran("D pytorch graph", pytorch_losses(state, xc, yc, a, "fused", graph=True))
-    ran("E pytorch compile", pytorch_losses(state, xc, yc, a, "fused", compiled=True))
-    if fp32:
-        ran("R pytorch fp32", pytorch_losses(state, xc, yc, a, "fused", precision="fp32"))
-    gpuperf_runs += [("gpuperf eager fused", "bf16", ["--graph", "off"]),
-                     ("gpuperf torch::optim", "bf16", ["--graph", "off", "--optimizer-impl", "torch"])]
-    if fp32:
-        gpuperf_runs.append(("gpuperf fp32", "fp32", ["--graph", "on"]))
-    for run in gpuperf_runs[1:]:
-        gpuperf(*run)
+    plan = {
+        "A": lambda: ran("A pytorch fused", pytorch_losses(state, xc, yc, a, "fused")),
+        "graph": lambda: gpuperf("gpuperf graph", "bf16", ["--graph", "on"]),
+        "B": lambda: ran("B pytorch fused again", pytorch_losses(state, xc, yc, a, "fused")),
+        "C": lambda: ran("C pytorch foreach", pytorch_losses(state, xc, yc, a, "foreach")),
+        "D": lambda: ran("D pytorch graph", pytorch_losses(state, xc, yc, a, "fused", graph=True)),
+        "E": lambda: ran("E pytorch compile",
+                         pytorch_losses(state, xc, yc, a, "fused", compiled=True)),
+        "R": lambda: ran("R pytorch fp32",
+                         pytorch_losses(state, xc, yc, a, "fused", precision="fp32")),
+        "eager": lambda: gpuperf("gpuperf eager fused", "bf16", ["--graph", "off"]),
+        "optim": lambda: gpuperf("gpuperf torch::optim", "bf16",
+                                 ["--graph", "off", "--optimizer-impl", "torch"]),
+        "fp32": lambda: gpuperf("gpuperf fp32", "fp32", ["--graph", "on"]),
+    }
+    for key, run in plan.items():
+        if key in selected:
+            run()
 
     # One step's gradients from the same weights on the first batch: which parameter's gradient
     # (if any) gpuperf computes further from float32's than PyTorch's bf16 autocast does.
+    if "gradients" not in selected:
+        return 1 if write_report(a.out, settings, runs, None) else 0
     grads_path = os.path.join(a.out, "gpuperf_gradients.safetensors")
     run_gpuperf(tool, ["--model", a.model, "--weights", weights, "--batch", batch, "--mode",
                        "gradients", "--precision", "bf16", "--lr", str(a.lr), "--beta2",

@@ -28,7 +28,9 @@
   - lm_equivalence.py --table-from renders the committed Llama 1B run that was cut short
     (docs/results/2026-12-05-h100-llama-equivalence/callE): gpuperf within PyTorch's spread
     (0.0728 against 0.1163), NOT RUN for the float32 runs and the gradients; a copy with
-    gpuperf's loss moved by 0.2 at one step fails (exit 1);
+    gpuperf's loss moved by 0.2 at one step fails (exit 1); the run split over two files (as two
+    device calls' --runs leave it) merges into the same table; files of other settings, or with
+    the same run twice, are refused (exit 2);
   - trace_streams.py names the busiest stream, sums what ran beside it over its streams, and sums
     each host thread's CUDA calls, on a planted trace whose figures are known; it refuses a trace
     without GPU events (exit 2).
@@ -420,9 +422,9 @@ def check_lm_equivalence_table(root):
     committed = os.path.join(root, "docs", "results", "2026-12-05-h100-llama-equivalence",
                              "callE", "lm_equivalence.json")
 
-    def table(path):
-        return subprocess.run([sys.executable, script, "--table-from", path], capture_output=True,
-                              text=True)
+    def table(*paths):
+        return subprocess.run([sys.executable, script, "--table-from", *paths],
+                              capture_output=True, text=True)
 
     done = table(committed)
     want = ["PASS: gpuperf graph within PyTorch's spread around A (0.0728 vs 0.1163",
@@ -443,6 +445,28 @@ def check_lm_equivalence_table(root):
         if done.returncode != 1 or "FAIL: gpuperf graph within PyTorch's spread" not in done.stdout:
             failures.append(f"a gpuperf loss 0.2 off at one step passes: exit {done.returncode}"
                             f"\n{done.stdout}")
+        with open(committed) as f:
+            whole = json.load(f)
+        halves = []
+        for i, names in enumerate([["B pytorch fused again", "C pytorch foreach"],
+                                   ["A pytorch fused", "gpuperf graph", "D pytorch graph",
+                                    "E pytorch compile"]]):
+            part = dict(whole, runs={n: whole["runs"][n] for n in names})
+            halves.append(os.path.join(work, f"half{i}.json"))
+            with open(halves[-1], "w") as f:
+                json.dump(part, f)
+        one, two = table(committed), table(*halves)
+        if two.returncode != 0 or two.stdout != one.stdout:
+            failures.append(f"two halves do not merge into the whole's table: exit "
+                            f"{two.returncode}\n{two.stdout}{two.stderr}")
+        other = dict(whole, settings=dict(whole["settings"], lr=3e-4))
+        with open(os.path.join(work, "other.json"), "w") as f:
+            json.dump(dict(other, runs={"R pytorch fp32": whole["runs"]["A pytorch fused"]}), f)
+        for files, what in ((halves + [os.path.join(work, "other.json")], "other settings (lr)"),
+                            (halves + [halves[0]], "a run twice")):
+            done = table(*files)
+            if done.returncode != 2:
+                failures.append(f"files with {what} merged: exit {done.returncode}\n{done.stdout}")
     return failures
 
 
