@@ -153,9 +153,10 @@ def bigram_tokens(vocab, shape, successors, seed):
 # The runs, in the order they run (--runs picks some): PyTorch's A to E, PyTorch float32 R,
 # gpuperf's paths, and the one-step gradient comparison.
 RUNS = ["A", "graph", "B", "C", "D", "E", "R", "eager", "optim", "fp32", "gradients"]
-# Settings that must agree for --table-from to merge files.
+# Settings that must agree for --table-from to merge files (the card and PyTorch too: their
+# kernels round differently).
 SAME = ["model", "batch_size", "seq_len", "steps", "lr", "beta2", "weight_decay", "data",
-        "data_vocab"]
+        "data_vocab", "torch", "device"]
 
 
 def merged(paths):
@@ -270,7 +271,7 @@ def main(argv):
     write_safetensors({"input": x, "target": y}, batch)
 
     runs = {}
-    settings = dict(vars(a), torch=torch.__version__)
+    settings = dict(vars(a), torch=torch.__version__, device=torch.cuda.get_device_name())
     started = time.monotonic()
 
     def ran(name, losses):
@@ -359,7 +360,8 @@ def report(settings, runs, gradients):
              f"{' over ids below ' + str(s['data_vocab']) if s.get('data_vocab') else ''}, bf16, "
              f"AdamW lr {s['lr']}, "
              f"betas 0.9/{s['beta2']}, weight decay {s['weight_decay']}; torch "
-             f"{s.get('torch', 'version not recorded')})", "",
+             f"{s.get('torch', 'version not recorded')}"
+             f"{', ' + s['device'] if s.get('device') else ''})", "",
              "| run | loss step 1 | step 50 | last | largest difference from A | RMS from A "
              "| largest difference from R (fp32) | RMS from R |",
              "|---|---|---|---|---|---|---|---|"]
