@@ -381,10 +381,13 @@ def report(settings, runs, gradients):
                            d <= spread + 1e-3))
         else:
             not_run.append(f"{name} within PyTorch's spread around A (A or B to E did not run)")
-        if fp32:
+        if fp32 and not math.isnan(ref_rms):
             r = diffs(runs[name], "R pytorch fp32")[1]
             checks.append((f"{name} as close to the fp32 trajectory as PyTorch's bf16 runs (RMS "
                            f"{r:.5f} vs at most {ref_rms:.5f})", r <= ref_rms))
+        elif fp32:
+            not_run.append(f"{name} as close to the fp32 trajectory as PyTorch's bf16 runs (none "
+                           f"of A to E ran)")
     if fp32 and "gpuperf fp32" in runs:
         d = diffs(runs["gpuperf fp32"], "R pytorch fp32")[0]
         checks.append((f"gpuperf fp32 within 1e-3 of PyTorch fp32 at every step ({d:.5f})",
