@@ -368,9 +368,10 @@ def report(settings, runs, gradients):
     for name, losses in runs.items():
         da, ra = diffs(losses, "A pytorch fused")
         dr, rr = diffs(losses, "R pytorch fp32")
+        from_a = f"{da:.4f} | {ra:.5f}" if has_a else "- | -"
         from_r = f"{dr:.4f} | {rr:.5f}" if fp32 else "- | -"
         lines.append(f"| {name} | {losses[0]:.4f} | {losses[min(49, len(losses) - 1)]:.4f} | "
-                     f"{losses[-1]:.4f} | {da:.4f} | {ra:.5f} | {from_r} |")
+                     f"{losses[-1]:.4f} | {from_a} | {from_r} |")
     checks = []
     not_run = []
     for name in bf16_gpuperf:
