@@ -177,11 +177,9 @@ def merged(paths):
         runs.update(done["runs"])
         gradients = gradients or done.get("gradients")
         complete = complete and done.get("complete", False)
-    # The table's order whatever the files' order.
-    order = ["A pytorch fused", "gpuperf graph"]
-    runs = dict(sorted(runs.items(), key=lambda kv: (kv[0] not in order,
-                                                      order.index(kv[0]) if kv[0] in order else 0,
-                                                      kv[0])))
+    # The table's order whatever the files' order: A, gpuperf's graph path, then by name.
+    first = {"A pytorch fused": 0, "gpuperf graph": 1}
+    runs = dict(sorted(runs.items(), key=lambda kv: (first.get(kv[0], 2), kv[0])))
     return settings, runs, gradients, complete
 
 
@@ -318,22 +316,20 @@ def main(argv):
 
     # One step's gradients from the same weights on the first batch: which parameter's gradient
     # (if any) gpuperf computes further from float32's than PyTorch's bf16 autocast does.
-    if "gradients" not in selected:
-        return 1 if write_report(a.out, settings, runs, None) else 0
-    grads_path = os.path.join(a.out, "gpuperf_gradients.safetensors")
-    run_gpuperf(tool, ["--model", a.model, "--weights", weights, "--batch", batch, "--mode",
-                       "gradients", "--precision", "bf16", "--lr", str(a.lr), "--beta2",
-                       str(a.beta2), "--weight-decay", str(a.weight_decay), "--fuse", "off",
-                       "--tensors", grads_path])
-    rows, ours_l2, theirs_l2 = gradient_table(
-        read_safetensors(grads_path), pytorch_gradients(state, xc[0], yc[0], a, "bf16"),
-        pytorch_gradients(state, xc[0], yc[0], a, "fp32"))
-    os.remove(grads_path)
-
-    failed = write_report(a.out, settings, runs, {"per_parameter": rows,
-                                                  "gpuperf_relative_l2": ours_l2,
-                                                  "pytorch_bf16_relative_l2": theirs_l2})
-    return 1 if failed else 0
+    gradients = None
+    if "gradients" in selected:
+        grads_path = os.path.join(a.out, "gpuperf_gradients.safetensors")
+        run_gpuperf(tool, ["--model", a.model, "--weights", weights, "--batch", batch, "--mode",
+                           "gradients", "--precision", "bf16", "--lr", str(a.lr), "--beta2",
+                           str(a.beta2), "--weight-decay", str(a.weight_decay), "--fuse", "off",
+                           "--tensors", grads_path])
+        rows, ours_l2, theirs_l2 = gradient_table(
+            read_safetensors(grads_path), pytorch_gradients(state, xc[0], yc[0], a, "bf16"),
+            pytorch_gradients(state, xc[0], yc[0], a, "fp32"))
+        os.remove(grads_path)
+        gradients = {"per_parameter": rows, "gpuperf_relative_l2": ours_l2,
+                     "pytorch_bf16_relative_l2": theirs_l2}
+    return 1 if write_report(a.out, settings, runs, gradients) else 0
 
 
 def report(settings, runs, gradients):

@@ -426,16 +426,17 @@ def check_lm_equivalence_table(root):
         return subprocess.run([sys.executable, script, "--table-from", *paths],
                               capture_output=True, text=True)
 
-    done = table(committed)
+    with open(committed) as f:
+        whole = json.load(f)
+    whole_table = table(committed)
     want = ["PASS: gpuperf graph within PyTorch's spread around A (0.0728 vs 0.1163",
             "NOT RUN: the float32 trajectory R", "NOT RUN: the first step's gradients",
             "| gpuperf graph | 12.1821 | 11.8982 | 11.8194 | 0.0728 |", "(cut short"]
-    missing = [w for w in want if w not in done.stdout]
-    if done.returncode != 0 or missing:
-        failures.append(f"lm_equivalence.py --table-from: exit {done.returncode}, missing "
-                        f"{missing}\n{done.stdout}{done.stderr}")
-    with open(committed) as f:
-        planted = json.load(f)
+    missing = [w for w in want if w not in whole_table.stdout]
+    if whole_table.returncode != 0 or missing:
+        failures.append(f"lm_equivalence.py --table-from: exit {whole_table.returncode}, missing "
+                        f"{missing}\n{whole_table.stdout}{whole_table.stderr}")
+    planted = json.loads(json.dumps(whole))
     planted["runs"]["gpuperf graph"][100] += 0.2
     with tempfile.TemporaryDirectory() as work:
         path = os.path.join(work, "lm_equivalence.json")
@@ -445,8 +446,6 @@ def check_lm_equivalence_table(root):
         if done.returncode != 1 or "FAIL: gpuperf graph within PyTorch's spread" not in done.stdout:
             failures.append(f"a gpuperf loss 0.2 off at one step passes: exit {done.returncode}"
                             f"\n{done.stdout}")
-        with open(committed) as f:
-            whole = json.load(f)
         halves = []
         for i, names in enumerate([["B pytorch fused again", "C pytorch foreach"],
                                    ["A pytorch fused", "gpuperf graph", "D pytorch graph",
@@ -455,8 +454,8 @@ def check_lm_equivalence_table(root):
             halves.append(os.path.join(work, f"half{i}.json"))
             with open(halves[-1], "w") as f:
                 json.dump(part, f)
-        one, two = table(committed), table(*halves)
-        if two.returncode != 0 or two.stdout != one.stdout:
+        two = table(*halves)
+        if two.returncode != 0 or two.stdout != whole_table.stdout:
             failures.append(f"two halves do not merge into the whole's table: exit "
                             f"{two.returncode}\n{two.stdout}{two.stderr}")
         other = dict(whole, settings=dict(whole["settings"], lr=3e-4))
