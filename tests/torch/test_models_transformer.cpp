@@ -586,9 +586,9 @@ namespace {
 
 // residual_layer_norm() (residual_rms_norm() with `rms`) on CUDA under `dtype` (autocast to it;
 // float32: autocast off) against the same sum and norm in float64: values and the gradients of
-// x, branch, weight and bias.
+// x, branch, weight and bias (and, with `branch_bias`, of the branch's bias added to it).
 void check_residual_norm(torch::ScalarType dtype, std::vector<std::int64_t> shape, bool with_branch,
-                         bool rms) {
+                         bool rms, bool branch_bias = false) {
   const std::int64_t width = shape.back();
   const auto on = torch::TensorOptions().device(torch::kCUDA);
   const torch::Tensor x = (torch::randn(shape, on) * 3 + 1).requires_grad_(true);
@@ -596,6 +596,8 @@ void check_residual_norm(torch::ScalarType dtype, std::vector<std::int64_t> shap
       with_branch ? torch::randn(shape, on).to(dtype).requires_grad_(true) : torch::Tensor();
   const torch::Tensor weight = (torch::randn({width}, on) + 1).requires_grad_(true);
   const torch::Tensor bias = torch::randn({width}, on).requires_grad_(true);
+  const torch::Tensor added =
+      branch_bias ? torch::randn({width}, on).requires_grad_(true) : torch::Tensor();
   // Random incoming gradients for both outputs: the residual stream's and the normalized one's.
   const torch::Tensor grad_sum = torch::randn(shape, on);
   const torch::Tensor grad_normalized = torch::randn(shape, on).to(dtype).to(torch::kFloat);
@@ -607,8 +609,8 @@ void check_residual_norm(torch::ScalarType dtype, std::vector<std::int64_t> shap
       REQUIRE(gpuperf::fused_residual_rms_norm_applies(x, branch, weight));
       got = gpuperf::residual_rms_norm(x, branch, weight, 1e-5);
     } else {
-      REQUIRE(gpuperf::fused_residual_layer_norm_applies(x, branch, weight, bias));
-      got = gpuperf::residual_layer_norm(x, branch, weight, bias, 1e-5);
+      REQUIRE(gpuperf::fused_residual_layer_norm_applies(x, branch, weight, bias, added));
+      got = gpuperf::residual_layer_norm(x, branch, weight, bias, 1e-5, added);
     }
   }
   REQUIRE(got.normalized.scalar_type() == dtype);
@@ -624,7 +626,8 @@ void check_residual_norm(torch::ScalarType dtype, std::vector<std::int64_t> shap
   const torch::Tensor b64 = with_branch ? f64(branch) : torch::Tensor();
   const torch::Tensor w64 = f64(weight);
   const torch::Tensor c64 = f64(bias);
-  const torch::Tensor h64 = with_branch ? x64 + b64 : x64;
+  const torch::Tensor a64 = branch_bias ? f64(added) : torch::Tensor();
+  const torch::Tensor h64 = with_branch ? x64 + (branch_bias ? b64 + a64 : b64) : x64;
   const torch::Tensor y64 = rms ? h64 * torch::rsqrt(h64.pow(2).mean(-1, true) + 1e-5) * w64
                                 : torch::layer_norm(h64, {width}, w64, c64, 1e-5);
   const torch::Tensor ref =
@@ -643,6 +646,9 @@ void check_residual_norm(torch::ScalarType dtype, std::vector<std::int64_t> shap
   CHECK(relative(got.normalized, y64) < rounded);
   CHECK(relative(x.grad(), x64.grad()) < 1e-5);
   if (with_branch) CHECK(relative(branch.grad(), b64.grad()) < rounded);
+  // The branch bias's gradient sums the branch's gradient as rounded to `dtype` (what the layer's
+  // own bias gradient would sum): each term within one rounding.
+  if (branch_bias) CHECK(relative(added.grad(), a64.grad()) < rounded);
   CHECK(relative(weight.grad(), w64.grad()) < 1e-5);
   if (rms) {
     CHECK_FALSE(bias.grad().defined());
@@ -672,6 +678,11 @@ TEST_CASE("the fused residual add + LayerNorm or RMSNorm matches fp64 values and
                         << ", RMSNorm " << rms);
           check_residual_norm(dtype, shape, with_branch, rms);
         }
+        if (with_branch) {
+          INFO("dtype " << c10::toString(dtype) << ", width " << shape.back()
+                        << ", with a branch bias");
+          check_residual_norm(dtype, shape, true, false, true);
+        }
       }
     }
   }
@@ -688,6 +699,14 @@ TEST_CASE("residual_layer_norm is ATen's add and layer_norm where its kernels do
   const gpuperf::ResidualNorm got = gpuperf::residual_layer_norm(x, branch, weight, bias, 1e-5);
   CHECK(torch::equal(got.sum, x + branch));
   CHECK(torch::equal(got.normalized, torch::layer_norm(x + branch, {8}, weight, bias, 1e-5)));
+  const torch::Tensor added = torch::randn({8});
+  const gpuperf::ResidualNorm biased =
+      gpuperf::residual_layer_norm(x, branch, weight, bias, 1e-5, added);
+  CHECK(torch::equal(biased.sum, x + (branch + added)));
+  CHECK(torch::equal(biased.normalized,
+                     torch::layer_norm(x + (branch + added), {8}, weight, bias, 1e-5)));
+  CHECK_THROWS_WITH(gpuperf::residual_layer_norm(x, {}, weight, bias, 1e-5, added),
+                    Catch::Matchers::Contains("branch bias without a branch"));
   const gpuperf::ResidualNorm alone = gpuperf::residual_layer_norm(x, {}, weight, bias, 1e-5);
   CHECK(alone.sum.is_same(x));
   CHECK(torch::equal(alone.normalized, torch::layer_norm(x, {8}, weight, bias, 1e-5)));
@@ -706,7 +725,7 @@ TEST_CASE("GPT-2 and Llama blocks run with their add pending are the blocks run 
   const torch::Tensor pending = torch::randn({2, 5, 16});
   gpuperf::GptBlock gpt(tiny_gpt());
   const auto [h, mlp] = gpt->forward_pending(x, pending);
-  CHECK(torch::allclose(h + mlp, gpt->forward(x + pending), 1e-6, 1e-6));
+  CHECK(torch::allclose(h + mlp.value(), gpt->forward(x + pending), 1e-6, 1e-6));
   gpuperf::Llama llama(tiny_llama(2, true));
   auto* block = llama->blocks->ptr(0)->as<gpuperf::LlamaBlockImpl>();
   const auto [hl, ffn] = block->forward_pending(x, pending, llama->rope_cos, llama->rope_sin);
@@ -832,6 +851,66 @@ void check_one_kernel_casts(
 
 }  // namespace
 
+TEST_CASE("GPT-2 on CUDA, its projections' biases added by the LayerNorms, matches fp64",
+          "[models][lm][gpu]") {
+  GPUPERF_REQUIRE_GPU();
+  // Every bias and LayerNorm parameter drawn (the model's own init zeroes the biases, which would
+  // hide a bias added twice or a bias gradient not summed), then the logits and every parameter's
+  // gradient on CUDA (float32 and bf16 autocast) against the same model in float64 on the CPU.
+  gpuperf::GptOptions o = tiny_gpt();
+  o.width = 64;
+  o.heads = 4;
+  o.vocabulary = 64;
+  torch::manual_seed(12);
+  gpuperf::Gpt reference(o);
+  {
+    torch::NoGradGuard no_grad;
+    for (auto& p : reference->named_parameters()) {
+      if (p.value().dim() != 1) continue;
+      // LayerNorm weights around 1, biases around 0.
+      const bool scale =
+          p.key().find("ln") != std::string::npos && p.key().find("weight") != std::string::npos;
+      p.value().copy_(torch::randn_like(p.value()) * 0.5 + (scale ? 1.0 : 0.0));
+    }
+  }
+  reference->to(torch::kDouble);
+  const torch::Tensor ids = torch::randint(0, o.vocabulary, {3, o.context}, torch::kLong);
+  const torch::Tensor next = torch::randint(0, o.vocabulary, {3, o.context}, torch::kLong);
+  const auto loss_fn = gpuperf::language_model_loss();
+  const torch::Tensor logits64 = reference->forward(ids);
+  loss_fn(logits64, next).backward();
+  for (const auto dtype : {torch::kFloat, torch::kBFloat16}) {
+    INFO("dtype " << c10::toString(dtype));
+    gpuperf::Gpt gpt(o);
+    {
+      torch::NoGradGuard no_grad;
+      const auto from = reference->named_parameters();
+      for (auto& p : gpt->named_parameters()) p.value().copy_(from[p.key()].to(torch::kFloat));
+    }
+    gpt->to(torch::kCUDA);
+    // The LayerNorms after the projections run gpuperf's kernels, so the biases move to them.
+    const auto* block = gpt->blocks->ptr(0)->as<gpuperf::GptBlockImpl>();
+    REQUIRE(gpuperf::fused_residual_layer_norm_applies(
+        torch::zeros({3, o.context, o.width}, torch::kCUDA), {}, block->ln_2->weight,
+        block->ln_2->bias));
+    torch::Tensor logits;
+    {
+      gpuperf::AutocastGuard autocast(torch::kCUDA, torch::kBFloat16, dtype != torch::kFloat);
+      logits = gpt->forward(ids.to(torch::kCUDA));
+      loss_fn(logits, next.to(torch::kCUDA)).backward();
+    }
+    const double bound = dtype == torch::kFloat ? 1e-4 : 5e-2;
+    CHECK(relative_error(logits.cpu(), logits64.detach()) < bound);
+    const auto ours = gpt->named_parameters();
+    for (const auto& p : reference->named_parameters()) {
+      INFO("parameter " << p.key());
+      const torch::Tensor g64 = p.value().grad();
+      REQUIRE(g64.abs().max().item<double>() > 0);
+      CHECK(relative_error(ours[p.key()].grad().cpu(), g64) < bound);
+    }
+  }
+}
+
 TEST_CASE("linear_activation's GELU is the tanh form GPT-2 uses, not the erf form",
           "[models][lm][gpu]") {
   GPUPERF_REQUIRE_GPU();
@@ -887,12 +966,13 @@ TEST_CASE("Gpt's linear weights cast in one kernel give the per-layer casts' log
   check_one_kernel_casts(*gpt, o.vocabulary, o.context, [&](const torch::Tensor& ids, bool whole) {
     if (whole) return gpt->forward(ids);
     torch::Tensor x = gpt->wte(ids) + gpt->wpe(torch::arange(o.context, ids.options()));
-    torch::Tensor pending;
+    gpuperf::PendingBranch pending;
     for (const auto& block : *gpt->blocks) {
       std::tie(x, pending) = block->as<gpuperf::GptBlockImpl>()->forward_pending(x, pending);
     }
-    const gpuperf::ResidualNorm last = gpuperf::residual_layer_norm(
-        x, pending, gpt->ln_f->weight, gpt->ln_f->bias, gpt->ln_f->options.eps());
+    const gpuperf::ResidualNorm last =
+        gpuperf::residual_layer_norm(x, pending.output, gpt->ln_f->weight, gpt->ln_f->bias,
+                                     gpt->ln_f->options.eps(), pending.bias);
     return gpuperf::linear_activation(last.normalized, gpt->wte->weight, {},
                                       gpuperf::Activation::kNone);
   });

@@ -68,9 +68,9 @@ __device__ __forceinline__ void store4(T* p, const float (&v)[4]) {
 // adds the kW sums in the same order: the same mean and 1/std in all of them).
 template <typename T, int kW, int kVecs, bool kRms>
 __global__ void __launch_bounds__(kThreads* kW)
-    forward_kernel(const float* x, const T* branch, const float* weight, const float* bias,
-                   float eps, std::int64_t rows, int width, float* sum, T* y, float* mean_out,
-                   float* rstd_out) {
+    forward_kernel(const float* x, const T* branch, const float* branch_bias, const float* weight,
+                   const float* bias, float eps, std::int64_t rows, int width, float* sum, T* y,
+                   float* mean_out, float* rstd_out) {
   const int warp = threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
   const int group = warp / kW;
@@ -106,6 +106,11 @@ __global__ void __launch_bounds__(kThreads* kW)
         load4(branch + base + e, b);
 #pragma unroll
         for (int i = 0; i < 4; ++i) h[k][i] += b[i];
+        if (branch_bias != nullptr) {
+          load4(branch_bias + e, b);
+#pragma unroll
+          for (int i = 0; i < 4; ++i) h[k][i] += b[i];
+        }
         store4(sum + base + e, h[k]);
       }
       s += (h[k][0] + h[k][1]) + (h[k][2] + h[k][3]);
@@ -151,12 +156,14 @@ __global__ void __launch_bounds__(kThreads* kW)
 // rows (rows past the end idle), since a row's warps add their sums through shared memory, one
 // __syncthreads a turn. Every warp keeps its share of the weight and bias gradients in registers;
 // the block adds its row groups' shares in group order (shared memory) into its partial row, and
-// column_sum_kernel adds the blocks' rows.
-template <typename T, int kW, int kVecs, bool kRms>
+// column_sum_kernel adds the blocks' rows. kBranchBias: the branch's bias gradient too (the column
+// sums of grad_branch as written, in `dtype`), kept and added as the others.
+template <typename T, int kW, int kVecs, bool kRms, bool kBranchBias>
 __global__ void __launch_bounds__(kBackwardThreads, backward_blocks_per_sm(kVecs, kRms))
     backward_kernel(const float* sum, const T* grad_y, const float* grad_sum, const float* weight,
                     const float* mean, const float* rstd, std::int64_t rows, int width,
-                    float* grad_x, T* grad_branch, float* partial_weight, float* partial_bias) {
+                    float* grad_x, T* grad_branch, float* partial_weight, float* partial_bias,
+                    float* partial_branch_bias) {
   constexpr int kGroups = kBackwardWarps / kW;  // rows a block takes at once
   const int warp = threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
@@ -168,6 +175,15 @@ __global__ void __launch_bounds__(kBackwardThreads, backward_blocks_per_sm(kVecs
   for (int k = 0; k < kVecs; ++k) {
 #pragma unroll
     for (int i = 0; i < 4; ++i) dw[k][i] = db[k][i] = 0.0f;
+  }
+  // The branch bias's share in shared memory, a thread's own slots (registers are full: 80 a
+  // thread at 3 blocks an SM).
+  __shared__ float4 branch_share[kBranchBias ? kVecs * kBackwardThreads : 1];
+  if constexpr (kBranchBias) {
+#pragma unroll
+    for (int k = 0; k < kVecs; ++k) {
+      branch_share[k * kBackwardThreads + threadIdx.x] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    }
   }
   // The row's warps' (sum of g, sum of g x xhat); two buffers, so that one __syncthreads a row
   // keeps a warp from overwriting sums that a slower warp of its row has yet to read.
@@ -243,28 +259,41 @@ __global__ void __launch_bounds__(kBackwardThreads, backward_blocks_per_sm(kVecs
         for (int i = 0; i < 4; ++i) dx[k][i] -= r * (mean_g + xhat[k][i] * mean_gx);
         store4(grad_x + base + e, dx[k]);
         if (grad_branch != nullptr) store4(grad_branch + base + e, dx[k]);
+        if constexpr (kBranchBias) {
+          float4& b = branch_share[k * kBackwardThreads + threadIdx.x];
+          b.x += to_float(from_float<T>(dx[k][0]));
+          b.y += to_float(from_float<T>(dx[k][1]));
+          b.z += to_float(from_float<T>(dx[k][2]));
+          b.w += to_float(from_float<T>(dx[k][3]));
+        }
       }
     }
   }
   // The block's row groups add their shares one after another, in group order (the same sums on
   // every run), then the block writes one partial row of each.
-  __shared__ float4 shares[2][kLayerNormMaxWidth / 4];
+  constexpr int kShares = kBranchBias ? 3 : 2;
+  __shared__ float4 shares[kShares][kLayerNormMaxWidth / 4];
+  const auto add_share = [&](int s, int v, const float(&own)[4], bool first) {
+    float4 a = make_float4(own[0], own[1], own[2], own[3]);
+    if (!first) {
+      const float4 p = shares[s][v];
+      a = make_float4(p.x + a.x, p.y + a.y, p.z + a.z, p.w + a.w);
+    }
+    shares[s][v] = a;
+  };
   for (int j = 0; j < kGroups; ++j) {
     if (group == j) {
 #pragma unroll
       for (int k = 0; k < kVecs; ++k) {
         const int v = lane + 32 * (part + kW * k);
         if (4 * v < width) {
-          float4 a = make_float4(dw[k][0], dw[k][1], dw[k][2], dw[k][3]);
-          float4 b = make_float4(db[k][0], db[k][1], db[k][2], db[k][3]);
-          if (j > 0) {
-            const float4 pa = shares[0][v];
-            const float4 pb = shares[1][v];
-            a = make_float4(pa.x + a.x, pa.y + a.y, pa.z + a.z, pa.w + a.w);
-            b = make_float4(pb.x + b.x, pb.y + b.y, pb.z + b.z, pb.w + b.w);
+          add_share(0, v, dw[k], j == 0);
+          if (!kRms) add_share(1, v, db[k], j == 0);
+          if constexpr (kBranchBias) {
+            const float4 b = branch_share[k * kBackwardThreads + threadIdx.x];
+            const float own[4] = {b.x, b.y, b.z, b.w};
+            add_share(kShares - 1, v, own, j == 0);
           }
-          shares[0][v] = a;
-          if (!kRms) shares[1][v] = b;
         }
       }
     }
@@ -274,6 +303,9 @@ __global__ void __launch_bounds__(kBackwardThreads, backward_blocks_per_sm(kVecs
   for (int v = threadIdx.x; 4 * v < width; v += kBackwardThreads) {
     *reinterpret_cast<float4*>(partial_weight + at + 4 * v) = shares[0][v];
     if (!kRms) *reinterpret_cast<float4*>(partial_bias + at + 4 * v) = shares[1][v];
+    if constexpr (kBranchBias) {
+      *reinterpret_cast<float4*>(partial_branch_bias + at + 4 * v) = shares[kShares - 1][v];
+    }
   }
 }
 
@@ -321,34 +353,27 @@ cudaError_t with_backward_split(int width, F&& launch) {
 }
 
 template <typename T, bool kRms>
-cudaError_t forward_as(const float* x, const void* branch, const float* weight, const float* bias,
-                       float eps, std::int64_t rows, int width, float* sum, void* y, float* mean,
-                       float* rstd, cudaStream_t stream) {
+cudaError_t forward_as(const float* x, const void* branch, const float* branch_bias,
+                       const float* weight, const float* bias, float eps, std::int64_t rows,
+                       int width, float* sum, void* y, float* mean, float* rstd,
+                       cudaStream_t stream) {
   const auto blocks = static_cast<unsigned>((rows + kWarps - 1) / kWarps);
   return with_forward_split(width, [&](auto split) {
     constexpr int kW = decltype(split)::kWarpsPerRow;
     forward_kernel<T, kW, decltype(split)::kVecsPerLane, kRms>
-        <<<blocks, kThreads * kW, 0, stream>>>(x, static_cast<const T*>(branch), weight, bias, eps,
-                                               rows, width, sum, static_cast<T*>(y), mean, rstd);
+        <<<blocks, kThreads * kW, 0, stream>>>(x, static_cast<const T*>(branch), branch_bias,
+                                               weight, bias, eps, rows, width, sum,
+                                               static_cast<T*>(y), mean, rstd);
     return cudaGetLastError();
   });
 }
 
-template <typename T>
-cudaError_t forward_as(NormKind kind, const float* x, const void* branch, const float* weight,
-                       const float* bias, float eps, std::int64_t rows, int width, float* sum,
-                       void* y, float* mean, float* rstd, cudaStream_t stream) {
-  return kind == NormKind::kRmsNorm ? forward_as<T, true>(x, branch, weight, bias, eps, rows, width,
-                                                          sum, y, mean, rstd, stream)
-                                    : forward_as<T, false>(x, branch, weight, bias, eps, rows,
-                                                           width, sum, y, mean, rstd, stream);
-}
-
-template <typename T, bool kRms>
+template <typename T, bool kRms, bool kBranchBias>
 cudaError_t backward_as(const float* sum, const void* grad_y, const float* grad_sum,
                         const float* weight, const float* mean, const float* rstd,
                         std::int64_t rows, int width, float* grad_x, void* grad_branch,
-                        float* partial, float* grad_weight, float* grad_bias, cudaStream_t stream) {
+                        float* partial, float* grad_weight, float* grad_bias,
+                        float* grad_branch_bias, cudaStream_t stream) {
   int blocks = 0;
   const cudaError_t launched = with_backward_split<kRms>(width, [&](auto split) {
     constexpr int kW = decltype(split)::kWarpsPerRow;
@@ -358,47 +383,56 @@ cudaError_t backward_as(const float* sum, const void* grad_y, const float* grad_
     const std::int64_t groups = std::max<std::int64_t>(1, (rows + kGroups - 1) / kGroups);
     blocks = static_cast<int>(
         std::min<std::int64_t>(kBackwardSms * backward_blocks_per_sm(kVecs, kRms), groups));
-    // The bias's partial rows right after the weight's, where column_sum reads them.
+    // The bias's partial rows right after the weight's, the branch bias's after those, where
+    // column_sum reads them.
     float* partial_bias = partial + static_cast<std::int64_t>(blocks) * width;
-    backward_kernel<T, kW, kVecs, kRms><<<blocks, kBackwardThreads, 0, stream>>>(
+    float* partial_branch_bias =
+        partial_bias + (kRms ? 0 : static_cast<std::int64_t>(blocks) * width);
+    backward_kernel<T, kW, kVecs, kRms, kBranchBias><<<blocks, kBackwardThreads, 0, stream>>>(
         sum, static_cast<const T*>(grad_y), grad_sum, weight, mean, rstd, rows, width, grad_x,
-        static_cast<T*>(grad_branch), partial, partial_bias);
+        static_cast<T*>(grad_branch), partial, partial_bias, partial_branch_bias);
     return cudaGetLastError();
   });
   if (launched != cudaSuccess) return launched;
-  return column_sum(partial, blocks, width, grad_weight, kRms ? nullptr : grad_bias, stream);
+  return column_sum(partial, blocks, width, grad_weight, kRms ? nullptr : grad_bias,
+                    kBranchBias ? grad_branch_bias : nullptr, stream);
 }
 
-template <typename T>
-cudaError_t backward_as(NormKind kind, const float* sum, const void* grad_y, const float* grad_sum,
-                        const float* weight, const float* mean, const float* rstd,
-                        std::int64_t rows, int width, float* grad_x, void* grad_branch,
-                        float* partial, float* grad_weight, float* grad_bias, cudaStream_t stream) {
-  return kind == NormKind::kRmsNorm
-             ? backward_as<T, true>(sum, grad_y, grad_sum, weight, mean, rstd, rows, width, grad_x,
-                                    grad_branch, partial, grad_weight, grad_bias, stream)
-             : backward_as<T, false>(sum, grad_y, grad_sum, weight, mean, rstd, rows, width, grad_x,
-                                     grad_branch, partial, grad_weight, grad_bias, stream);
+// The launch for `kind`, `dtype` and whether there is a branch bias (LayerNorm only).
+template <typename F>
+cudaError_t with_types(NormKind kind, NhwcDtype dtype, bool branch_bias, F&& launch) {
+  const auto by_dtype = [&](auto rms, auto with_branch_bias) {
+    switch (dtype) {
+      case NhwcDtype::kHalf:
+        return launch(__half{}, rms, with_branch_bias);
+      case NhwcDtype::kBFloat16:
+        return launch(__nv_bfloat16{}, rms, with_branch_bias);
+      default:
+        return launch(float{}, rms, with_branch_bias);
+    }
+  };
+  using True = std::true_type;
+  using False = std::false_type;
+  if (kind == NormKind::kRmsNorm) {
+    return branch_bias ? cudaErrorInvalidValue : by_dtype(True{}, False{});
+  }
+  return branch_bias ? by_dtype(False{}, True{}) : by_dtype(False{}, False{});
 }
 
 }  // namespace
 
 cudaError_t residual_layer_norm_forward(NormKind kind, NhwcDtype dtype, const float* x,
-                                        const void* branch, const float* weight, const float* bias,
-                                        float eps, std::int64_t rows, int width, float* sum,
-                                        void* y, float* mean, float* rstd, cudaStream_t stream) {
+                                        const void* branch, const float* branch_bias,
+                                        const float* weight, const float* bias, float eps,
+                                        std::int64_t rows, int width, float* sum, void* y,
+                                        float* mean, float* rstd, cudaStream_t stream) {
   if (rows == 0) return cudaSuccess;
-  switch (dtype) {
-    case NhwcDtype::kHalf:
-      return forward_as<__half>(kind, x, branch, weight, bias, eps, rows, width, sum, y, mean, rstd,
-                                stream);
-    case NhwcDtype::kBFloat16:
-      return forward_as<__nv_bfloat16>(kind, x, branch, weight, bias, eps, rows, width, sum, y,
-                                       mean, rstd, stream);
-    default:
-      return forward_as<float>(kind, x, branch, weight, bias, eps, rows, width, sum, y, mean, rstd,
-                               stream);
-  }
+  if (branch_bias != nullptr && branch == nullptr) return cudaErrorInvalidValue;
+  return with_types(
+      kind, dtype, branch_bias != nullptr && branch != nullptr, [&](auto t, auto rms, auto) {
+        return forward_as<decltype(t), decltype(rms)::value>(
+            x, branch, branch_bias, weight, bias, eps, rows, width, sum, y, mean, rstd, stream);
+      });
 }
 
 cudaError_t residual_layer_norm_backward(NormKind kind, NhwcDtype dtype, const float* sum,
@@ -406,19 +440,13 @@ cudaError_t residual_layer_norm_backward(NormKind kind, NhwcDtype dtype, const f
                                          const float* weight, const float* mean, const float* rstd,
                                          std::int64_t rows, int width, float* grad_x,
                                          void* grad_branch, float* partial, float* grad_weight,
-                                         float* grad_bias, cudaStream_t stream) {
-  switch (dtype) {
-    case NhwcDtype::kHalf:
-      return backward_as<__half>(kind, sum, grad_y, grad_sum, weight, mean, rstd, rows, width,
-                                 grad_x, grad_branch, partial, grad_weight, grad_bias, stream);
-    case NhwcDtype::kBFloat16:
-      return backward_as<__nv_bfloat16>(kind, sum, grad_y, grad_sum, weight, mean, rstd, rows,
-                                        width, grad_x, grad_branch, partial, grad_weight, grad_bias,
-                                        stream);
-    default:
-      return backward_as<float>(kind, sum, grad_y, grad_sum, weight, mean, rstd, rows, width,
-                                grad_x, grad_branch, partial, grad_weight, grad_bias, stream);
-  }
+                                         float* grad_bias, float* grad_branch_bias,
+                                         cudaStream_t stream) {
+  return with_types(kind, dtype, grad_branch_bias != nullptr, [&](auto t, auto rms, auto bb) {
+    return backward_as<decltype(t), decltype(rms)::value, decltype(bb)::value>(
+        sum, grad_y, grad_sum, weight, mean, rstd, rows, width, grad_x, grad_branch, partial,
+        grad_weight, grad_bias, grad_branch_bias, stream);
+  });
 }
 
 }  // namespace gpuperf::detail

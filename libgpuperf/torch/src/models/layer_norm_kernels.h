@@ -25,29 +25,34 @@ constexpr int kLayerNormMaxWidth = 2048;
 
 /// The most partial rows of the weight and bias gradients one backward launch leaves before their
 /// final sum (one a block of 8 warps, up to 4 blocks on each of an H100/H200's 132 SMs): the
-/// float32 scratch it needs is 2 x this x width.
+/// float32 scratch it needs is 3 x this x width (2 without a branch bias).
 constexpr int kLayerNormPartialRows = 528;
 
 /// For each of `rows` rows of `width` (a multiple of 4, <= kLayerNormMaxWidth): h = x + branch
-/// (`branch` of `dtype`, or null: h = x, `sum` not written), y = (h - mean) / sqrt(var + eps) x
-/// weight + bias in `dtype`, and the row's mean and 1/sqrt(var + eps) in float32; for RMSNorm
-/// y = h / sqrt(mean(h^2) + eps) x weight (`bias` and `mean` unused). x, sum and the vectors are
-/// float32; every pointer 16-byte aligned.
+/// (+ branch_bias, a row of `width`) (`branch` of `dtype`, or null: h = x, `sum` not written),
+/// y = (h - mean) / sqrt(var + eps) x weight + bias in `dtype`, and the row's mean and
+/// 1/sqrt(var + eps) in float32; for RMSNorm y = h / sqrt(mean(h^2) + eps) x weight (`bias` and
+/// `mean` unused). x, sum and the vectors are float32; every pointer 16-byte aligned. A branch bias
+/// takes a branch and LayerNorm (cudaErrorInvalidValue otherwise).
 cudaError_t residual_layer_norm_forward(NormKind kind, NhwcDtype dtype, const float* x,
-                                        const void* branch, const float* weight, const float* bias,
-                                        float eps, std::int64_t rows, int width, float* sum,
-                                        void* y, float* mean, float* rstd, cudaStream_t stream);
+                                        const void* branch, const float* branch_bias,
+                                        const float* weight, const float* bias, float eps,
+                                        std::int64_t rows, int width, float* sum, void* y,
+                                        float* mean, float* rstd, cudaStream_t stream);
 
 /// The backward pass of residual_layer_norm_forward: grad_x = grad_sum (float32, or null for
 /// none) + the LayerNorm's input gradient of grad_y (`dtype`), grad_branch = grad_x in `dtype`
 /// (null: not written), and the weight and bias gradients (float32, `width` each), reduced
-/// through `partial` (float32 scratch of 2 x kLayerNormPartialRows x width); RMSNorm writes no
-/// bias gradient.
+/// through `partial` (float32 scratch of 3 x kLayerNormPartialRows x width); RMSNorm writes no
+/// bias gradient. grad_branch_bias (float32, `width`; null: none, and always for RMSNorm): the
+/// branch bias's gradient, the column sums of grad_x rounded to `dtype` (grad_branch as written),
+/// as the branch's own bias gradient would be.
 cudaError_t residual_layer_norm_backward(NormKind kind, NhwcDtype dtype, const float* sum,
                                          const void* grad_y, const float* grad_sum,
                                          const float* weight, const float* mean, const float* rstd,
                                          std::int64_t rows, int width, float* grad_x,
                                          void* grad_branch, float* partial, float* grad_weight,
-                                         float* grad_bias, cudaStream_t stream);
+                                         float* grad_bias, float* grad_branch_bias,
+                                         cudaStream_t stream);
 
 }  // namespace gpuperf::detail

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "../compat.h"
+#include "gpuperf/base/error.h"
 #include "gpuperf/models/transformer.h"
 
 #if GPUPERF_WITH_CUDA_KERNELS
@@ -33,7 +34,7 @@ c10::ScalarType normalized_dtype(const torch::Device& device) {
 }
 
 bool fused_applies(const torch::Tensor& x, const torch::Tensor& branch, const torch::Tensor& weight,
-                   const torch::Tensor* bias) {
+                   const torch::Tensor* bias, const torch::Tensor& branch_bias = {}) {
   if (!x.defined() || !x.is_cuda() || x.scalar_type() != torch::kFloat || x.dim() < 1) {
     return false;
   }
@@ -47,7 +48,9 @@ bool fused_applies(const torch::Tensor& x, const torch::Tensor& branch, const to
        branch.scalar_type() != normalized_dtype(x.device()))) {
     return false;
   }
-  for (const torch::Tensor* p : {&weight, bias}) {
+  // A branch bias: with a branch and LayerNorm only.
+  if (branch_bias.defined() && (!branch.defined() || bias == nullptr)) return false;
+  for (const torch::Tensor* p : {&weight, bias, branch_bias.defined() ? &branch_bias : nullptr}) {
     if (p == nullptr) continue;
     if (!p->defined() || p->device() != x.device() || p->scalar_type() != torch::kFloat ||
         p->numel() != width || !aligned(*p)) {
@@ -58,15 +61,15 @@ bool fused_applies(const torch::Tensor& x, const torch::Tensor& branch, const to
 }
 
 // Inputs x (float32), branch (the normalized dtype; ignored without `with_branch`), weight, bias
-// (ignored for RMSNorm): LibTorch's custom functions take no undefined tensors, so the ones not
-// used are empty placeholders. Outputs {h, y} with a branch, {y} without (h is x). Saves h (x
-// without a branch), the weight and each row's mean and 1/std: what ATen's LayerNorm keeps.
+// (ignored for RMSNorm), branch_bias (float32; ignored without `with_branch_bias`): LibTorch's
+// custom functions take no undefined tensors, so the ones not used are empty placeholders.
+// Outputs {h, y} with a branch, {y} without (h is x). Saves h (x without a branch), the weight
+// and each row's mean and 1/std: what ATen's LayerNorm keeps.
 struct ResidualLayerNormNode : public torch::autograd::Function<ResidualLayerNormNode> {
-  static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx,
-                                                const torch::Tensor& x, const torch::Tensor& branch,
-                                                const torch::Tensor& weight,
-                                                const torch::Tensor& bias, double eps,
-                                                detail::NormKind kind, bool with_branch) {
+  static torch::autograd::variable_list forward(
+      torch::autograd::AutogradContext* ctx, const torch::Tensor& x, const torch::Tensor& branch,
+      const torch::Tensor& weight, const torch::Tensor& bias, const torch::Tensor& branch_bias,
+      double eps, detail::NormKind kind, bool with_branch, bool with_branch_bias) {
     const c10::cuda::CUDAGuard guard(x.device());
     const c10::ScalarType dtype = normalized_dtype(x.device());
     const std::int64_t width = x.size(-1);
@@ -78,7 +81,8 @@ struct ResidualLayerNormNode : public torch::autograd::Function<ResidualLayerNor
     torch::Tensor rstd = torch::empty({rows}, stats);
     C10_CUDA_CHECK(detail::residual_layer_norm_forward(
         kind, detail::nhwc_dtype(dtype), x.data_ptr<float>(),
-        with_branch ? branch.data_ptr() : nullptr, weight.data_ptr<float>(),
+        with_branch ? branch.data_ptr() : nullptr,
+        with_branch_bias ? branch_bias.data_ptr<float>() : nullptr, weight.data_ptr<float>(),
         kind == detail::NormKind::kLayerNorm ? bias.data_ptr<float>() : nullptr,
         static_cast<float>(eps), rows, static_cast<int>(width),
         with_branch ? h.data_ptr<float>() : nullptr, y.data_ptr(), mean.data_ptr<float>(),
@@ -88,6 +92,7 @@ struct ResidualLayerNormNode : public torch::autograd::Function<ResidualLayerNor
     ctx->saved_data["dtype"] = static_cast<std::int64_t>(dtype);
     ctx->saved_data["kind"] = static_cast<std::int64_t>(kind);
     ctx->saved_data["branch_grad"] = with_branch && branch.requires_grad();
+    ctx->saved_data["branch_bias"] = with_branch_bias;
     if (!with_branch) return {y};
     return {h, y};
   }
@@ -114,10 +119,13 @@ struct ResidualLayerNormNode : public torch::autograd::Function<ResidualLayerNor
     torch::Tensor grad_branch =
         branch_grad ? torch::empty(h.sizes(), h.options().dtype(dtype)) : torch::Tensor();
     const torch::Tensor& weight = saved[1];
-    torch::Tensor partial = torch::empty({2 * detail::kLayerNormPartialRows, width}, h.options());
+    const bool branch_bias = ctx->saved_data["branch_bias"].toBool();
+    torch::Tensor partial =
+        torch::empty({(branch_bias ? 3 : 2) * detail::kLayerNormPartialRows, width}, h.options());
     torch::Tensor grad_weight = torch::empty_like(weight);
     torch::Tensor grad_bias =
         kind == detail::NormKind::kLayerNorm ? torch::empty_like(weight) : torch::Tensor();
+    torch::Tensor grad_branch_bias = branch_bias ? torch::empty_like(weight) : torch::Tensor();
     C10_CUDA_CHECK(detail::residual_layer_norm_backward(
         kind, detail::nhwc_dtype(dtype), h.data_ptr<float>(), grad_y.data_ptr(),
         grad_sum.defined() ? grad_sum.data_ptr<float>() : nullptr, weight.data_ptr<float>(),
@@ -125,19 +133,21 @@ struct ResidualLayerNormNode : public torch::autograd::Function<ResidualLayerNor
         grad_x.data_ptr<float>(), branch_grad ? grad_branch.data_ptr() : nullptr,
         partial.data_ptr<float>(), grad_weight.data_ptr<float>(),
         grad_bias.defined() ? grad_bias.data_ptr<float>() : nullptr,
+        branch_bias ? grad_branch_bias.data_ptr<float>() : nullptr,
         at::cuda::getCurrentCUDAStream()));
-    return {grad_x,          grad_branch,     grad_weight,    grad_bias,
-            torch::Tensor(), torch::Tensor(), torch::Tensor()};
+    return {grad_x,          grad_branch,     grad_weight,     grad_bias,      grad_branch_bias,
+            torch::Tensor(), torch::Tensor(), torch::Tensor(), torch::Tensor()};
   }
 };
 
 ResidualNorm apply_fused(const torch::Tensor& x, const torch::Tensor& branch,
                          const torch::Tensor& weight, const torch::Tensor& bias, double eps,
-                         detail::NormKind kind) {
+                         detail::NormKind kind, const torch::Tensor& branch_bias = {}) {
   const torch::Tensor none = torch::empty({0}, x.options());
+  const auto or_none = [&](const torch::Tensor& t) { return t.defined() ? t : none; };
   const torch::autograd::variable_list out =
-      ResidualLayerNormNode::apply(x, branch.defined() ? branch : none, weight,
-                                   bias.defined() ? bias : none, eps, kind, branch.defined());
+      ResidualLayerNormNode::apply(x, or_none(branch), weight, or_none(bias), or_none(branch_bias),
+                                   eps, kind, branch.defined(), branch_bias.defined());
   if (branch.defined()) return {out[0], out[1]};
   return {x, out[0]};
 }
@@ -147,11 +157,12 @@ ResidualNorm apply_fused(const torch::Tensor& x, const torch::Tensor& branch,
 }  // namespace
 
 bool fused_residual_layer_norm_applies(const torch::Tensor& x, const torch::Tensor& branch,
-                                       const torch::Tensor& weight, const torch::Tensor& bias) {
+                                       const torch::Tensor& weight, const torch::Tensor& bias,
+                                       const torch::Tensor& branch_bias) {
 #if GPUPERF_WITH_CUDA_KERNELS
-  return fused_applies(x, branch, weight, &bias);
+  return fused_applies(x, branch, weight, &bias, branch_bias);
 #else
-  (void)x, (void)branch, (void)weight, (void)bias;
+  (void)x, (void)branch, (void)weight, (void)bias, (void)branch_bias;
   return false;
 #endif
 }
@@ -167,14 +178,19 @@ bool fused_residual_rms_norm_applies(const torch::Tensor& x, const torch::Tensor
 }
 
 ResidualNorm residual_layer_norm(const torch::Tensor& x, const torch::Tensor& branch,
-                                 const torch::Tensor& weight, const torch::Tensor& bias,
-                                 double eps) {
+                                 const torch::Tensor& weight, const torch::Tensor& bias, double eps,
+                                 const torch::Tensor& branch_bias) {
 #if GPUPERF_WITH_CUDA_KERNELS
-  if (fused_applies(x, branch, weight, &bias)) {
-    return apply_fused(x, branch, weight, bias, eps, detail::NormKind::kLayerNorm);
+  if (fused_applies(x, branch, weight, &bias, branch_bias)) {
+    return apply_fused(x, branch, weight, bias, eps, detail::NormKind::kLayerNorm, branch_bias);
   }
 #endif
-  const torch::Tensor h = branch.defined() ? x + branch : x;
+  if (branch_bias.defined() && !branch.defined()) {
+    throw Error("residual_layer_norm: a branch bias without a branch");
+  }
+  // The branch's bias added to the branch first, as the layer that made the branch would.
+  const torch::Tensor h =
+      branch.defined() ? x + (branch_bias.defined() ? branch + branch_bias : branch) : x;
   return {h, at::layer_norm(h, {h.size(-1)}, weight, bias, eps)};
 }
 

@@ -378,24 +378,42 @@ GptBlockImpl::GptBlockImpl(const GptOptions& o) : heads_(o.heads) {
   mlp_proj = register_module("mlp_proj", linear(4 * c, c, true));
 }
 
-std::pair<torch::Tensor, torch::Tensor> GptBlockImpl::forward_pending(const torch::Tensor& x,
-                                                                      const torch::Tensor& pending,
+std::pair<torch::Tensor, PendingBranch> GptBlockImpl::forward_pending(const torch::Tensor& x,
+                                                                      const PendingBranch& pending,
                                                                       const torch::Tensor* cast) {
+  return run(x, pending, cast, true);
+}
+
+std::pair<torch::Tensor, PendingBranch> GptBlockImpl::run(const torch::Tensor& x,
+                                                          const PendingBranch& pending,
+                                                          const torch::Tensor* cast,
+                                                          bool mlp_bias_pending) {
   const std::int64_t c = x.size(2);
   const auto part = [cast](std::size_t layer) {
     return cast != nullptr ? cast + 2 * layer : nullptr;
   };
-  const ResidualNorm in =
-      residual_layer_norm(x, pending, ln_1->weight, ln_1->bias, ln_1->options.eps());
+  const ResidualNorm in = residual_layer_norm(x, pending.output, ln_1->weight, ln_1->bias,
+                                              ln_1->options.eps(), pending.bias);
   const std::vector<torch::Tensor> qkv =
       with_bias(c_attn, in.normalized, Activation::kNone, part(0)).split(c, 2);
   const torch::Tensor y = causal_attention(split_heads(qkv[0], heads_), split_heads(qkv[1], heads_),
                                            split_heads(qkv[2], heads_));
-  const ResidualNorm mid =
-      residual_layer_norm(in.sum, with_bias(attn_proj, merge_heads(y), Activation::kNone, part(1)),
-                          ln_2->weight, ln_2->bias, ln_2->options.eps());
+  // The projections' biases go to the LayerNorm after them where its kernels run (the bias added
+  // in its pass and the bias gradient summed in its backward one: no pass of its own over the
+  // projection's gradient). The residual stream after the projection is this x's kind.
+  const bool bias_to_norm = fused_residual_layer_norm_applies(in.sum, {}, ln_2->weight, ln_2->bias);
+  const auto projected = [&](const torch::nn::Linear& layer, const torch::Tensor& input,
+                             const torch::Tensor* layer_cast, bool leave_bias) -> PendingBranch {
+    if (!leave_bias) return {with_bias(layer, input, Activation::kNone, layer_cast)};
+    return {linear_activation(input, layer->weight, {}, Activation::kNone,
+                              layer_cast != nullptr ? CastLinear{layer_cast[0], {}} : CastLinear{}),
+            layer->bias};
+  };
+  const PendingBranch attention = projected(attn_proj, merge_heads(y), part(1), bias_to_norm);
+  const ResidualNorm mid = residual_layer_norm(in.sum, attention.output, ln_2->weight, ln_2->bias,
+                                               ln_2->options.eps(), attention.bias);
   const torch::Tensor gelu = with_bias(c_fc, mid.normalized, Activation::kGeluTanh, part(2));
-  return {mid.sum, with_bias(mlp_proj, gelu, Activation::kNone, part(3))};
+  return {mid.sum, projected(mlp_proj, gelu, part(3), bias_to_norm && mlp_bias_pending)};
 }
 
 std::vector<torch::Tensor> GptBlockImpl::linear_parameters() const {
@@ -404,8 +422,8 @@ std::vector<torch::Tensor> GptBlockImpl::linear_parameters() const {
 }
 
 torch::Tensor GptBlockImpl::forward(const torch::Tensor& x) {
-  const auto [h, mlp] = forward_pending(x, {});
-  return h + mlp;
+  const auto [h, mlp] = run(x, {}, nullptr, false);
+  return h + mlp.output;
 }
 
 torch::Tensor GptBlockImpl::forward_checkpointed(const torch::Tensor& x) {
@@ -446,19 +464,19 @@ torch::Tensor GptImpl::forward(const torch::Tensor& ids) {
                                               ? std::vector<torch::Tensor>{}
                                               : cast_for_training<GptBlockImpl>(blocks, x.device());
   const torch::Tensor* next = cast.empty() ? nullptr : cast.data();
-  torch::Tensor pending;
+  PendingBranch pending;
   for (const auto& block : *blocks) {
     auto* b = block->as<GptBlockImpl>();
     if (checkpointed) {
-      if (pending.defined()) x = x + std::exchange(pending, {});
+      if (pending.output.defined()) x = x + std::exchange(pending, {}).value();
       x = b->forward_checkpointed(x);
     } else {
       std::tie(x, pending) = b->forward_pending(x, pending, next);
       if (next != nullptr) next += GptBlockImpl::kCastCount;
     }
   }
-  const ResidualNorm last =
-      residual_layer_norm(x, pending, ln_f->weight, ln_f->bias, ln_f->options.eps());
+  const ResidualNorm last = residual_layer_norm(x, pending.output, ln_f->weight, ln_f->bias,
+                                                ln_f->options.eps(), pending.bias);
   // The tied output embedding: its gradient in float32 from the GEMM (linear_activation).
   return linear_activation(last.normalized, output_weight, {}, Activation::kNone);
 }

@@ -93,7 +93,7 @@ cudaError_t bias_gradient_as(const void* grad_y, const void* pre, std::int64_t r
   }
   const cudaError_t launched = cudaGetLastError();
   if (launched != cudaSuccess) return launched;
-  return column_sum(partial, kBiasGradientParts, width, grad_bias, nullptr, stream);
+  return column_sum(partial, kBiasGradientParts, width, grad_bias, nullptr, nullptr, stream);
 }
 
 constexpr int kThreads = 256;

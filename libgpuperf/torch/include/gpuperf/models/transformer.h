@@ -128,7 +128,9 @@ class LossGradientScope {
                                                torch::ScalarType dtype);
 
 /// A pre-LayerNorm block's residual add and the LayerNorm after it: sum = x + branch (x when
-/// `branch` is undefined), normalized = LayerNorm(sum; weight, bias, eps) over the last dimension.
+/// `branch` is undefined; x + branch + branch_bias with a branch bias, the bias of the layer that
+/// made the branch, left out of that layer), normalized = LayerNorm(sum; weight, bias, eps) over
+/// the last dimension.
 struct ResidualNorm {
   torch::Tensor sum;
   torch::Tensor normalized;
@@ -136,15 +138,19 @@ struct ResidualNorm {
 /// On CUDA (x float32, width a multiple of 4 up to 2,048, branch in autocast's dtype) gpuperf's
 /// kernels run it in one pass forward and one backward, writing `normalized` in autocast's 16-bit
 /// dtype (float32 without autocast), which is what ATen's add, float32 layer_norm and the next
-/// projection's cast give. Elsewhere ATen's add and layer_norm.
+/// projection's cast give; a branch bias (float32) is added in the same pass and its gradient
+/// (the column sums of the branch's gradient, as the layer's own bias gradient) summed in the
+/// backward one. Elsewhere ATen's adds (branch + branch_bias first) and layer_norm.
 [[nodiscard]] ResidualNorm residual_layer_norm(const torch::Tensor& x, const torch::Tensor& branch,
                                                const torch::Tensor& weight,
-                                               const torch::Tensor& bias, double eps);
+                                               const torch::Tensor& bias, double eps,
+                                               const torch::Tensor& branch_bias = {});
 /// Whether residual_layer_norm() runs gpuperf's kernels for these tensors.
 [[nodiscard]] bool fused_residual_layer_norm_applies(const torch::Tensor& x,
                                                      const torch::Tensor& branch,
                                                      const torch::Tensor& weight,
-                                                     const torch::Tensor& bias);
+                                                     const torch::Tensor& bias,
+                                                     const torch::Tensor& branch_bias = {});
 /// residual_layer_norm() with RMSNorm: normalized = sum / sqrt(mean(sum^2) + eps) x weight, in
 /// float32 at least, as torchtitan's RMSNorm computes it; the same kernels where they apply.
 [[nodiscard]] ResidualNorm residual_rms_norm(const torch::Tensor& x, const torch::Tensor& branch,
@@ -241,6 +247,19 @@ struct TransformerActivations {
 [[nodiscard]] std::optional<TransformerActivations> transformer_activations(
     const torch::nn::Module& model, std::int64_t sequence, Precision precision, bool checkpointing);
 
+/// A residual add a GPT-2 block leaves to the LayerNorm after it: the branch's output and, where
+/// that LayerNorm runs gpuperf's kernels, the bias of the layer that made it, left out of that
+/// layer for residual_layer_norm() to add (and to sum its gradient) in its own pass.
+struct PendingBranch {
+  PendingBranch() = default;
+  PendingBranch(torch::Tensor output, torch::Tensor bias = {})  // NOLINT: a tensor is a branch
+      : output(std::move(output)), bias(std::move(bias)) {}
+  torch::Tensor output;
+  torch::Tensor bias;  ///< undefined: none left out
+  /// output + bias (output where no bias was left out).
+  [[nodiscard]] torch::Tensor value() const { return bias.defined() ? output + bias : output; }
+};
+
 /// One GPT-2 block: x + attention(LayerNorm(x)), then x + MLP(LayerNorm(x)) with GELU (tanh).
 class GptBlockImpl : public torch::nn::Module {
  public:
@@ -248,13 +267,14 @@ class GptBlockImpl : public torch::nn::Module {
   /// [batch, sequence, width] -> the same shape.
   torch::Tensor forward(const torch::Tensor& x);
   /// The block over a residual stream whose last add is still pending, as Gpt runs its blocks:
-  /// from x and `pending` (the previous block's MLP output, or undefined), returns the stream
-  /// after the attention's add and this block's MLP output, whose add the next LayerNorm makes.
-  /// Each add and the LayerNorm after it are one residual_layer_norm(). `cast`: null, or
-  /// kCastCount tensors, c_attn's, attn_proj's, c_fc's and mlp_proj's weight and bias in that
-  /// order, already in the compute dtype (linear_activation's CastLinear).
-  std::pair<torch::Tensor, torch::Tensor> forward_pending(const torch::Tensor& x,
-                                                          const torch::Tensor& pending,
+  /// from x and `pending` (the previous block's MLP output, or none), returns the stream after
+  /// the attention's add and this block's MLP output, whose add the next LayerNorm makes. Each
+  /// add and the LayerNorm after it are one residual_layer_norm(), which also adds the
+  /// projection's bias where its kernels run. `cast`: null, or kCastCount tensors, c_attn's,
+  /// attn_proj's, c_fc's and mlp_proj's weight and bias in that order, already in the compute
+  /// dtype (linear_activation's CastLinear).
+  std::pair<torch::Tensor, PendingBranch> forward_pending(const torch::Tensor& x,
+                                                          const PendingBranch& pending,
                                                           const torch::Tensor* cast = nullptr);
   /// The linear layers' weights and biases in forward_pending's `cast` order.
   [[nodiscard]] std::vector<torch::Tensor> linear_parameters() const;
@@ -266,6 +286,9 @@ class GptBlockImpl : public torch::nn::Module {
   torch::nn::Linear c_attn{nullptr}, attn_proj{nullptr}, c_fc{nullptr}, mlp_proj{nullptr};
 
  private:
+  // forward_pending(), with mlp_proj's bias left in the layer unless `mlp_bias_pending`.
+  std::pair<torch::Tensor, PendingBranch> run(const torch::Tensor& x, const PendingBranch& pending,
+                                              const torch::Tensor* cast, bool mlp_bias_pending);
   std::int64_t heads_;
 };
 TORCH_MODULE(GptBlock);
