@@ -1025,6 +1025,77 @@ TEST_CASE("linear_activation's kernels, with a bias (and GELU) and without, matc
   }
 }
 
+TEST_CASE("attention_heads' q, k, v and the projection's gradients match fp64",
+          "[models][lm][gpu]") {
+  GPUPERF_REQUIRE_GPU();
+  torch::manual_seed(13);
+  const auto on = torch::TensorOptions().device(torch::kCUDA);
+  for (const auto dtype : {torch::kBFloat16, torch::kHalf, torch::kFloat}) {
+    // GPT-2's 12 heads of 64; heads of 8; more rows than the kernel's parts x 8 (2,048); the
+    // incoming gradients contiguous, and in [batch, sequence, heads, head width] order (the
+    // projection's own layout, strided as heads).
+    for (const auto& [batch, sequence, heads, head_width] :
+         std::vector<std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t>>{
+             {2, 37, 12, 64}, {3, 5, 4, 8}, {4, 600, 2, 16}}) {
+      for (const bool strided : {false, true}) {
+        const std::int64_t width = heads * head_width;
+        INFO("dtype " << c10::toString(dtype) << ", " << batch << " x " << sequence << ", " << heads
+                      << " heads of " << head_width << ", strided " << strided);
+        const torch::Tensor x =
+            torch::randn({batch, sequence, width}, on).to(dtype).requires_grad_(true);
+        const torch::Tensor weight =
+            (torch::randn({3 * width, width}, on) / std::sqrt(static_cast<double>(width)))
+                .requires_grad_(true);
+        const torch::Tensor bias = torch::randn({3 * width}, on).requires_grad_(true);
+        std::vector<torch::Tensor> incoming;
+        for (int i = 0; i < 3; ++i) {
+          incoming.push_back(
+              strided ? torch::randn({batch, sequence, heads, head_width}, on).transpose(1, 2)
+                      : torch::randn({batch, heads, sequence, head_width}, on));
+        }
+        std::vector<torch::Tensor> qkv;
+        {
+          gpuperf::AutocastGuard autocast(torch::kCUDA,
+                                          dtype == torch::kFloat ? torch::kBFloat16 : dtype,
+                                          dtype != torch::kFloat);
+          REQUIRE(gpuperf::fused_attention_heads_applies(x, weight, bias, heads));
+          qkv = gpuperf::attention_heads(x, weight, bias, heads);
+        }
+        REQUIRE(qkv.size() == 3);
+        torch::Tensor loss = torch::zeros({}, on);
+        for (int i = 0; i < 3; ++i) {
+          REQUIRE(qkv[i].sizes() == incoming[i].sizes());
+          REQUIRE(qkv[i].scalar_type() == dtype);
+          // The incoming gradient rounded to `dtype` (what reaches the projection's gradient).
+          incoming[i] = incoming[i].to(dtype).to(torch::kFloat);
+          loss = loss + (qkv[i].to(torch::kFloat) * incoming[i]).sum();
+        }
+        loss.backward();
+        REQUIRE(bias.grad().scalar_type() == torch::kFloat);
+        // The reference reads what the GEMM reads: x and the weight and bias rounded to `dtype`.
+        const torch::Tensor x64 = f64(x);
+        const torch::Tensor w64 = weight.detach().to(dtype).to(torch::kDouble).requires_grad_(true);
+        const torch::Tensor b64 = bias.detach().to(dtype).to(torch::kDouble).requires_grad_(true);
+        const std::vector<torch::Tensor> parts = torch::linear(x64, w64, b64).split(width, -1);
+        torch::Tensor ref = torch::zeros({}, x64.options());
+        for (int i = 0; i < 3; ++i) {
+          const torch::Tensor h =
+              parts[i].view({batch, sequence, heads, head_width}).transpose(1, 2);
+          CHECK(relative_error(qkv[i], h) <
+                (dtype == torch::kFloat ? 1e-5 : 4 * rounded_once(dtype)));
+          ref = ref + (h * incoming[i].to(torch::kDouble)).sum();
+        }
+        ref.backward();
+        const double tolerance = dtype == torch::kFloat ? 1e-5 : 4 * rounded_once(dtype);
+        CHECK(relative_error(x.grad(), x64.grad()) < tolerance);
+        CHECK(relative_error(weight.grad(), w64.grad()) < tolerance);
+        // The bias gradient sums the incoming gradients as `dtype` holds them: float32 sums.
+        CHECK(relative_error(bias.grad(), b64.grad()) < 1e-5);
+      }
+    }
+  }
+}
+
 TEST_CASE("shared_input_linear's products and gradients match fp64, the input's summed once",
           "[models][lm][gpu]") {
   GPUPERF_REQUIRE_GPU();

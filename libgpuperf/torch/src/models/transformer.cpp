@@ -388,16 +388,16 @@ std::pair<torch::Tensor, PendingBranch> GptBlockImpl::run(const torch::Tensor& x
                                                           const PendingBranch& pending,
                                                           const torch::Tensor* cast,
                                                           bool mlp_bias_pending) {
-  const std::int64_t c = x.size(2);
   const auto part = [cast](std::size_t layer) {
     return cast != nullptr ? cast + 2 * layer : nullptr;
   };
   const ResidualNorm in = residual_layer_norm(x, pending.output, ln_1->weight, ln_1->bias,
                                               ln_1->options.eps(), pending.bias);
+  const torch::Tensor* attn_cast = part(0);
   const std::vector<torch::Tensor> qkv =
-      with_bias(c_attn, in.normalized, Activation::kNone, part(0)).split(c, 2);
-  const torch::Tensor y = causal_attention(split_heads(qkv[0], heads_), split_heads(qkv[1], heads_),
-                                           split_heads(qkv[2], heads_));
+      attention_heads(in.normalized, c_attn->weight, c_attn->bias, heads_,
+                      attn_cast != nullptr ? CastLinear{attn_cast[0], attn_cast[1]} : CastLinear{});
+  const torch::Tensor y = causal_attention(qkv[0], qkv[1], qkv[2]);
   // The projections' biases go to the LayerNorm after them where its kernels run (the bias added
   // in its pass and the bias gradient summed in its backward one: no pass of its own over the
   // projection's gradient). The residual stream after the projection is this x's kind.

@@ -34,28 +34,75 @@ __device__ __forceinline__ float gelu_tanh_grad(float x) {
   return one_minus_s + 2.0f * x * s * one_minus_s * kBeta * (1.0f + 3.0f * kKappa * x_sq);
 }
 
+// Where a bias-gradient launch reads row r's gradient at a thread's kVec columns: `column(c)`
+// once a thread, then `load(at, r, g)` each row.
+// A [rows, width] gradient (with GELU: times GELU-tanh's gradient at its input `pre`).
 template <typename T, bool kGelu>
+struct RowSource {
+  const T* grad_y;
+  const T* pre;
+  int width;
+  __device__ int column(int c) const { return c; }
+  __device__ void load(int c, std::int64_t r, float (&g)[kVec]) const {
+    const std::int64_t at = r * width + c;
+    load_floats(grad_y + at, g);
+    if constexpr (kGelu) {
+      float x[kVec];
+      load_floats(pre + at, x);
+#pragma unroll
+      for (int i = 0; i < kVec; ++i) g[i] *= gelu_tanh_grad(x[i]);
+    }
+  }
+};
+
+// Three [batch, heads, sequence, head_width] gradients (q's, k's, v's) read as the rows
+// (b, t) of their [batch x sequence, 3 x heads x head_width] join: column c is gradient
+// c / part, head (c % part) / head_width, element c % head_width.
+template <typename T>
+struct HeadsSource {
+  const T* grad[3];
+  RotaryStrides strides[3];
+  int sequence;
+  int part;  // heads x head_width
+  int head_width;
+  struct Column {
+    const T* base;  // the element's address at b = t = 0
+    std::int64_t batch;
+    std::int64_t position;
+  };
+  __device__ Column column(int c) const {
+    const int s = c / part;
+    const int h = (c % part) / head_width;
+    // Selected, not indexed: an indexed kernel parameter array goes through local memory.
+    const T* g = s == 0 ? grad[0] : (s == 1 ? grad[1] : grad[2]);
+    const RotaryStrides& at = s == 0 ? strides[0] : (s == 1 ? strides[1] : strides[2]);
+    return {g + h * at.head + c % head_width, at.batch, at.position};
+  }
+  __device__ void load(const Column& at, std::int64_t r, float (&g)[kVec]) const {
+    const auto b = static_cast<std::int64_t>(static_cast<std::uint32_t>(r) / sequence);
+    const std::int64_t t = r - b * sequence;
+    load_floats(at.base + b * at.batch + t * at.position, g);
+  }
+};
+
+// The column sums of source's gradient over the rows, into partial (and, with `out`, the
+// gradient written as [rows, width]).
+template <typename T, typename Source>
 __global__ void __launch_bounds__(kColumnThreads* kRowThreads)
-    bias_gradient_kernel(const T* __restrict__ grad_y, const T* __restrict__ pre, std::int64_t rows,
-                         int width, T* __restrict__ grad_pre, float* __restrict__ partial) {
+    bias_gradient_kernel(Source source, std::int64_t rows, int width, T* __restrict__ out,
+                         float* __restrict__ partial) {
   const int column = blockIdx.x * kBlockColumns + threadIdx.x * kVec;
   float sum[kVec];
 #pragma unroll
   for (int i = 0; i < kVec; ++i) sum[i] = 0.0f;
   if (column < width) {
+    const auto at = source.column(column);
     const std::int64_t step = static_cast<std::int64_t>(kBiasGradientParts) * kRowThreads;
     for (std::int64_t r = static_cast<std::int64_t>(blockIdx.y) * kRowThreads + threadIdx.y;
          r < rows; r += step) {
-      const std::int64_t at = r * width + column;
       float g[kVec];
-      load_floats(grad_y + at, g);
-      if constexpr (kGelu) {
-        float x[kVec];
-        load_floats(pre + at, x);
-#pragma unroll
-        for (int i = 0; i < kVec; ++i) g[i] *= gelu_tanh_grad(x[i]);
-        store_floats(grad_pre + at, g);
-      }
+      source.load(at, r, g);
+      if (out != nullptr) store_floats(out + r * width + column, g);
 #pragma unroll
       for (int i = 0; i < kVec; ++i) sum[i] += g[i];
     }
@@ -76,24 +123,30 @@ __global__ void __launch_bounds__(kColumnThreads* kRowThreads)
   }
 }
 
+// bias_gradient_kernel over `source`, then the partial sums' column_sum.
+template <typename T, typename Source>
+cudaError_t bias_gradient_from(const Source& source, std::int64_t rows, int width, T* out,
+                               float* partial, float* grad_bias, cudaStream_t stream) {
+  const dim3 block(kColumnThreads, kRowThreads);
+  const dim3 grid(static_cast<unsigned>((width + kBlockColumns - 1) / kBlockColumns),
+                  kBiasGradientParts);
+  bias_gradient_kernel<T><<<grid, block, 0, stream>>>(source, rows, width, out, partial);
+  const cudaError_t launched = cudaGetLastError();
+  if (launched != cudaSuccess) return launched;
+  return column_sum(partial, kBiasGradientParts, width, grad_bias, nullptr, nullptr, stream);
+}
+
 template <typename T>
 cudaError_t bias_gradient_as(const void* grad_y, const void* pre, std::int64_t rows, int width,
                              void* grad_pre, float* partial, float* grad_bias,
                              cudaStream_t stream) {
-  const dim3 block(kColumnThreads, kRowThreads);
-  const dim3 grid(static_cast<unsigned>((width + kBlockColumns - 1) / kBlockColumns),
-                  kBiasGradientParts);
+  const auto* g = static_cast<const T*>(grad_y);
   if (pre != nullptr) {
-    bias_gradient_kernel<T, true>
-        <<<grid, block, 0, stream>>>(static_cast<const T*>(grad_y), static_cast<const T*>(pre),
-                                     rows, width, static_cast<T*>(grad_pre), partial);
-  } else {
-    bias_gradient_kernel<T, false><<<grid, block, 0, stream>>>(
-        static_cast<const T*>(grad_y), nullptr, rows, width, nullptr, partial);
+    return bias_gradient_from(RowSource<T, true>{g, static_cast<const T*>(pre), width}, rows, width,
+                              static_cast<T*>(grad_pre), partial, grad_bias, stream);
   }
-  const cudaError_t launched = cudaGetLastError();
-  if (launched != cudaSuccess) return launched;
-  return column_sum(partial, kBiasGradientParts, width, grad_bias, nullptr, nullptr, stream);
+  return bias_gradient_from(RowSource<T, false>{g, nullptr, width}, rows, width,
+                            static_cast<T*>(nullptr), partial, grad_bias, stream);
 }
 
 constexpr int kThreads = 256;
@@ -193,6 +246,28 @@ cudaError_t bias_gradient(NhwcDtype dtype, const void* grad_y, const void* pre, 
   return with_type(dtype, [&](auto element) {
     return bias_gradient_as<decltype(element)>(grad_y, pre, rows, width, grad_pre, partial,
                                                grad_bias, stream);
+  });
+}
+
+cudaError_t join_heads_bias_gradient(NhwcDtype dtype, const void* const grad[3],
+                                     const RotaryStrides strides[3], std::int64_t batch, int heads,
+                                     int sequence, int head_width, void* joined, float* partial,
+                                     float* grad_bias, cudaStream_t stream) {
+  const std::int64_t rows = batch * sequence;
+  if (rows == 0) return cudaSuccess;
+  if (rows > INT32_MAX || head_width % kVec != 0) return cudaErrorInvalidValue;
+  return with_type(dtype, [&](auto element) {
+    using T = decltype(element);
+    HeadsSource<T> source{};
+    for (int s = 0; s < 3; ++s) {
+      source.grad[s] = static_cast<const T*>(grad[s]);
+      source.strides[s] = strides[s];
+    }
+    source.sequence = sequence;
+    source.part = heads * head_width;
+    source.head_width = head_width;
+    return bias_gradient_from(source, rows, 3 * heads * head_width, static_cast<T*>(joined),
+                              partial, grad_bias, stream);
   });
 }
 

@@ -58,4 +58,16 @@ cudaError_t rotary_embedding(NhwcDtype dtype, const void* x, RotaryStrides x_str
                              std::int64_t batch, std::int64_t heads, std::int64_t sequence,
                              int width, bool inverse, cudaStream_t stream);
 
+/// Attention's q, k and v gradients (`grad`: three [batch, heads, sequence, head_width] tensors
+/// of `dtype` with those strides, the last dimension's 1; head_width a multiple of 8, every
+/// address and stride a multiple of 16 bytes) joined into `joined`, [batch x sequence,
+/// 3 x heads x head_width] (q's columns, then k's, then v's: the gradient of the projection that
+/// made q, k and v), and that projection's bias gradient, the joined gradient's column sums, in
+/// the same pass (float32; `partial` as bias_gradient's). cudaErrorInvalidValue for more than
+/// 2^31 - 1 rows or a head width that is not a multiple of 8.
+cudaError_t join_heads_bias_gradient(NhwcDtype dtype, const void* const grad[3],
+                                     const RotaryStrides strides[3], std::int64_t batch, int heads,
+                                     int sequence, int head_width, void* joined, float* partial,
+                                     float* grad_bias, cudaStream_t stream);
+
 }  // namespace gpuperf::detail

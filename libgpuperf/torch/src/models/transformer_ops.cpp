@@ -45,6 +45,11 @@ torch::Tensor aten_rotary(const torch::Tensor& x, const torch::Tensor& cos,
   return x * c + rotated * s;
 }
 
+// [batch, sequence, heads x head width] -> [batch, heads, sequence, head width], a view.
+torch::Tensor heads_view(const torch::Tensor& x, std::int64_t heads) {
+  return x.view({x.size(0), x.size(1), heads, x.size(2) / heads}).transpose(1, 2);
+}
+
 #if GPUPERF_WITH_CUDA_KERNELS
 
 // The dtype a linear layer computes in on x's device: autocast's where it is on, else x's.
@@ -203,6 +208,87 @@ struct LinearNode : public torch::autograd::Function<LinearNode> {
         mm_as(grad_pre.t(), xc.reshape({-1, in}), dtype_of("weight_dtype"));
     // One entry per argument of forward(): the activation and the casts get none.
     return {grad_x, grad_weight, grad_bias, torch::Tensor(), torch::Tensor()};
+  }
+};
+
+// Whether join_heads_bias_gradient reads `g` ([batch, heads, sequence, head width]) in place.
+bool joins_in_place(const torch::Tensor& g, c10::ScalarType dtype) {
+  const std::int64_t per16 = 16 / static_cast<std::int64_t>(c10::elementSize(dtype));
+  return g.scalar_type() == dtype && g.dim() == 4 && g.stride(3) == 1 && detail::aligned16(g) &&
+         g.stride(0) % per16 == 0 && g.stride(1) % per16 == 0 && g.stride(2) % per16 == 0;
+}
+
+// Inputs x [batch, sequence, width], weight [3 width, width], bias; outputs q, k, v: x W^T + b
+// split into three and into heads (views of one product). Saves what LinearNode saves. The
+// backward pass joins the three gradients for the projection and sums the bias gradient in one
+// pass (join_heads_bias_gradient), where autograd's split would copy them together
+// (CatArrayBatchedCopy) and the bias gradient read the join again.
+struct AttentionHeadsNode : public torch::autograd::Function<AttentionHeadsNode> {
+  static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx,
+                                                const torch::Tensor& x, const torch::Tensor& weight,
+                                                const torch::Tensor& bias, std::int64_t heads,
+                                                const CastLinear& cast) {
+    const c10::ScalarType dtype = compute_dtype(x);
+    const torch::Tensor xc = x.to(dtype);
+    const torch::Tensor wc = in_dtype(cast.weight, weight, dtype);
+    const torch::Tensor y = at::linear(xc, wc, in_dtype(cast.bias, bias, dtype));
+    const std::vector<torch::Tensor> parts = y.split(weight.size(0) / 3, -1);
+    ctx->save_for_backward({xc, wc});
+    ctx->saved_data["heads"] = heads;
+    ctx->saved_data["x_dtype"] = static_cast<std::int64_t>(x.scalar_type());
+    ctx->saved_data["weight_dtype"] = static_cast<std::int64_t>(weight.scalar_type());
+    ctx->saved_data["bias_dtype"] = static_cast<std::int64_t>(bias.scalar_type());
+    return {heads_view(parts[0], heads), heads_view(parts[1], heads), heads_view(parts[2], heads)};
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const torch::Tensor& xc = saved[0];
+    const torch::Tensor& wc = saved[1];
+    const c10::cuda::CUDAGuard guard(xc.device());
+    const c10::ScalarType dtype = wc.scalar_type();
+    const std::int64_t batch = xc.size(0);
+    const std::int64_t sequence = xc.size(1);
+    const std::int64_t in = xc.size(2);
+    const std::int64_t out = wc.size(0);
+    const std::int64_t heads = ctx->saved_data["heads"].toInt();
+    std::vector<torch::Tensor> g;
+    for (const torch::Tensor& grad : grads) g.push_back(grad.to(dtype));
+    torch::Tensor joined;
+    torch::Tensor grad_bias;
+    if (std::all_of(g.begin(), g.end(), [&](const auto& t) { return joins_in_place(t, dtype); })) {
+      joined = torch::empty({batch * sequence, out}, xc.options());
+      const auto floats = xc.options().dtype(torch::kFloat);
+      const torch::Tensor partial = torch::empty({detail::kBiasGradientParts, out}, floats);
+      grad_bias = torch::empty({out}, floats);
+      const void* pointers[3];
+      detail::RotaryStrides strides[3];
+      for (int i = 0; i < 3; ++i) {
+        pointers[i] = g[i].data_ptr();
+        strides[i] = {g[i].stride(0), g[i].stride(1), g[i].stride(2)};
+      }
+      C10_CUDA_CHECK(detail::join_heads_bias_gradient(
+          detail::nhwc_dtype(dtype), pointers, strides, batch, static_cast<int>(heads),
+          static_cast<int>(sequence), static_cast<int>(g[0].size(3)), joined.data_ptr(),
+          partial.data_ptr<float>(), grad_bias.data_ptr<float>(),
+          at::cuda::getCurrentCUDAStream()));
+    } else {
+      const auto merged = [&](const torch::Tensor& t) {
+        return t.transpose(1, 2).reshape({batch * sequence, out / 3});
+      };
+      joined = at::cat({merged(g[0]), merged(g[1]), merged(g[2])}, 1);
+      grad_bias = joined.sum(0, false, torch::kFloat);
+    }
+    const auto dtype_of = [&](const char* key) {
+      return static_cast<c10::ScalarType>(ctx->saved_data[key].toInt());
+    };
+    const torch::Tensor grad_x = at::mm(joined, wc).view(xc.sizes()).to(dtype_of("x_dtype"));
+    const torch::Tensor grad_weight =
+        mm_as(joined.t(), xc.reshape({-1, in}), dtype_of("weight_dtype"));
+    // One entry per argument of forward(): heads and the casts get none.
+    return {grad_x, grad_weight, grad_bias.to(dtype_of("bias_dtype")), torch::Tensor(),
+            torch::Tensor()};
   }
 };
 
@@ -412,6 +498,34 @@ torch::Tensor linear_activation(const torch::Tensor& x, const torch::Tensor& wei
 #endif
   const torch::Tensor y = at::linear(x, weight, bias);
   return activation == Activation::kGeluTanh ? at::gelu(y, "tanh") : y;
+}
+
+bool fused_attention_heads_applies(const torch::Tensor& x, const torch::Tensor& weight,
+                                   const torch::Tensor& bias, std::int64_t heads) {
+#if GPUPERF_WITH_CUDA_KERNELS
+  if (x.dim() != 3 || !bias.defined() || !fused_linear_applies(x, weight, bias) ||
+      weight.size(0) != 3 * x.size(2) || heads <= 0 || x.size(2) % heads != 0 ||
+      (x.size(2) / heads) % 8 != 0 || x.size(0) * x.size(1) > INT32_MAX) {
+    return false;
+  }
+  return true;
+#else
+  (void)x, (void)weight, (void)bias, (void)heads;
+  return false;
+#endif
+}
+
+std::vector<torch::Tensor> attention_heads(const torch::Tensor& x, const torch::Tensor& weight,
+                                           const torch::Tensor& bias, std::int64_t heads,
+                                           const CastLinear& cast) {
+#if GPUPERF_WITH_CUDA_KERNELS
+  if (fused_attention_heads_applies(x, weight, bias, heads)) {
+    return AttentionHeadsNode::apply(x, weight, bias, heads, cast);
+  }
+#endif
+  const std::vector<torch::Tensor> parts =
+      linear_activation(x, weight, bias, Activation::kNone, cast).split(weight.size(0) / 3, -1);
+  return {heads_view(parts[0], heads), heads_view(parts[1], heads), heads_view(parts[2], heads)};
 }
 
 std::pair<torch::Tensor, torch::Tensor> tied_embedding(const torch::Tensor& ids,

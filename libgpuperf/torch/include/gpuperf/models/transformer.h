@@ -180,6 +180,22 @@ struct CastLinear {
 [[nodiscard]] torch::Tensor linear_activation(const torch::Tensor& x, const torch::Tensor& weight,
                                               const torch::Tensor& bias, Activation activation,
                                               const CastLinear& cast = {});
+/// GPT-2's attention input: x W^T + b ([batch, sequence, width] x [3 width, width]) split into
+/// q, k and v, each [batch, heads, sequence, width / heads], views of the one product. On CUDA
+/// with gpuperf's kernels (fused_attention_heads_applies) its backward pass joins the three
+/// gradients for the projection and sums the bias gradient in one pass, where autograd's split
+/// copies them together and the bias gradient reads the join again. Elsewhere
+/// linear_activation() and views.
+[[nodiscard]] std::vector<torch::Tensor> attention_heads(const torch::Tensor& x,
+                                                         const torch::Tensor& weight,
+                                                         const torch::Tensor& bias,
+                                                         std::int64_t heads,
+                                                         const CastLinear& cast = {});
+/// Whether attention_heads() runs gpuperf's kernels (x 3-D, a bias, head width a multiple of 8,
+/// and what linear_activation's kernels take).
+[[nodiscard]] bool fused_attention_heads_applies(const torch::Tensor& x,
+                                                 const torch::Tensor& weight,
+                                                 const torch::Tensor& bias, std::int64_t heads);
 /// Whether linear_activation() runs gpuperf's kernels for these tensors.
 [[nodiscard]] bool fused_linear_applies(const torch::Tensor& x, const torch::Tensor& weight,
                                         const torch::Tensor& bias);
