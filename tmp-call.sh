@@ -10,6 +10,7 @@
 #                                 side with torch.compile (LARGE=1: GPT-2 774M after them)
 #   ROWS="gpt2:3 gpt2-b32:2" bash tmp-call.sh rows
 #                                 build lm_benchmark; each row side by side with torch.compile
+#                                 (PROFILE=1: GPT-2 124M's step profile first)
 #   EQ_MODEL=llama-1b EQ_BATCH=4 EQ_SEQ=2048 EQ_ONLY=1 bash tmp-call.sh eq
 #                                 Llama 1B in the side by side's regime (PyTorch's own spread there)
 #   bash tmp-call.sh eq           the side by side's GPT-2 batch (16 x 1024, one batch, lr 6e-4) from
@@ -96,6 +97,15 @@ if [ "$mode" = rows ]; then
     echo "$t [gpu] rc=$?: $(tail -2 "$OUT/logs/$t-gpu.txt" | head -1)"
     grep -B3 -A12 "FAILED" "$OUT/logs/$t-gpu.txt" | head -40
   done
+  if [ "${PROFILE:-0}" = 1 ]; then
+    timeout -k 10 "$(cap 60)" ./build-gpu/apps/lm_benchmark --model gpt2 --batch-size 16 --seq-len 1024 --warmup 5 \
+      --steps-per-window 10 --windows 1 --quiet --json '' \
+      --kernel-trace "$OUT/logs/gpuperf_trace.json" >"$OUT/logs/profile_run.txt" 2>&1
+    python3 benchmarks/python/profile_step.py --trace "$OUT/logs/gpuperf_trace.json" --steps 10 \
+      --batch-size 16 --top 30 >"$OUT/logs/gpuperf_profile.txt" 2>&1
+    rm -f "$OUT/logs/gpuperf_trace.json"
+    head -36 "$OUT/logs/gpuperf_profile.txt" | cut -c1-150; grep -E "tokens/s|MFU" "$OUT/logs/profile_run.txt" | head -3
+  fi
   for rr in ${ROWS:-gpt2:3}; do
     row=${rr%%:*}; n=${rr##*:}
     [ "$(left)" -gt "${MIN_LEFT:-150}" ] || { echo "== $row skipped ($(left) s left)"; continue; }
