@@ -209,6 +209,14 @@ def build(name, init="gpuperf"):
             vocab)
 
 
+def make_optimizer(model, lr, betas, weight_decay, cuda, capturable=False):
+    """The peer's AdamW over every parameter with one weight decay (as gpuperf applies it): fused
+    on the GPU (PyTorch's fastest AdamW, as gpuperf's), PyTorch's default on the CPU."""
+    fused = {"fused": True, "capturable": capturable} if cuda else {}
+    return torch.optim.AdamW(model.parameters(), lr=lr, betas=betas, weight_decay=weight_decay,
+                             eps=1e-8, **fused)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--model", default="gpt2", choices=sorted(SHAPES))
@@ -267,10 +275,8 @@ def main():
     inputs = ids[:, :-1].contiguous().to(device)
     targets = ids[:, 1:].contiguous().to(device)
 
-    # Fused on the GPU (PyTorch's fastest AdamW, as gpuperf's); PyTorch's default on the CPU.
-    fused = {"fused": True, "capturable": a.variant == "graph"} if cuda else {}
-    optimizer = torch.optim.AdamW(model.parameters(), lr=a.lr, betas=(a.beta1, a.beta2),
-                                  weight_decay=a.weight_decay, eps=1e-8, **fused)
+    optimizer = make_optimizer(model, a.lr, (a.beta1, a.beta2), a.weight_decay, cuda,
+                               a.variant == "graph")
     forward = model
     if a.variant in ("compile", "max-autotune"):
         forward = torch.compile(model, mode=None if a.variant == "compile" else "max-autotune")

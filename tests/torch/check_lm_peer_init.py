@@ -8,7 +8,11 @@ checks that each comparison can fail: another seed on the peer's side must give 
 and the peer's Llama with its rotary embedding pairing adjacent dimensions (Meta's reference
 layout, not the rotate_half layout both sides use) other gradients (at the initial weights'
 scale the attention is nearly uniform, so the loss itself barely moves: the gradients of the
-query and key projections are what see the rotation).
+query and key projections are what see the rotation). Then training: lm_init_probe's 40 AdamW
+steps on its batch through gpuperf's TrainStep against the peer's optimizer (lm_peer.make_optimizer,
+the same settings) from the same weights, the loss before each step within TRAJECTORY_TOLERANCE;
+that comparison must fail against a peer that leaves the 1-D parameters (norms, biases) out of the
+weight decay, as nanoGPT groups them.
 Exit 0 when equal, 1 otherwise, 77 (SKIPPED) without a Python that imports torch.
 
     check_lm_peer_init.py <lm_init_probe> <lm_peer.py>
@@ -23,6 +27,10 @@ import sys
 # Relative to the largest value compared: float32 sums in another order (about 1e-7 each).
 LOSS_TOLERANCE = 1e-5
 GRADIENT_TOLERANCE = 1e-4
+# lm_init_probe's trajectory settings (kTrajectory*) and how far apart (nats) the two sides' losses
+# may be at any step: float32 roundings in two implementations, grown over the steps.
+TRAJECTORY = {"steps": 40, "lr": 1e-2, "betas": (0.9, 0.95), "weight_decay": 0.5}
+TRAJECTORY_TOLERANCE = 1e-3
 
 
 def peer_models(lm_peer, torch, seed):
@@ -52,6 +60,53 @@ def peer_side(lm_peer, torch, seed, batch):
         losses[kind] = float(loss)
         grads[kind] = {name: flat(p.grad) for name, p in model.named_parameters()}
     return values, losses, grads
+
+
+def peer_trajectories(lm_peer, torch, seed, batch, decay_1d=True):
+    """The loss before each of TRAJECTORY's steps of the peer's AdamW on `batch`, from the peer's
+    models built from `seed`; decay_1d False: the 1-D parameters in a group without decay."""
+    ids = torch.tensor(batch, dtype=torch.long)
+    out = {}
+    for kind, model in peer_models(lm_peer, torch, seed).items():
+        optimizer = lm_peer.make_optimizer(model, TRAJECTORY["lr"], TRAJECTORY["betas"],
+                                           TRAJECTORY["weight_decay"], cuda=False)
+        if not decay_1d:
+            decayed = [p for p in model.parameters() if p.dim() >= 2]
+            kept = [p for p in model.parameters() if p.dim() < 2]
+            optimizer = torch.optim.AdamW(
+                [{"params": decayed}, {"params": kept, "weight_decay": 0.0}],
+                lr=TRAJECTORY["lr"], betas=TRAJECTORY["betas"],
+                weight_decay=TRAJECTORY["weight_decay"], eps=1e-8)
+        losses = []
+        for _ in range(TRAJECTORY["steps"]):
+            logits = model(ids[:, :-1])
+            loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]),
+                                                     ids[:, 1:].reshape(-1))
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad(set_to_none=True)
+            losses.append(float(loss))
+        out[kind] = losses
+    return out
+
+
+def trajectory_differences(ours, theirs):
+    out = []
+    for kind in ("gpt", "llama"):
+        a, b = ours["trajectory"][kind], theirs[kind]
+        if len(a) != len(b):
+            out.append(f"{kind} trajectory: {len(a)} steps on gpuperf's side, {len(b)} on the peer's")
+            continue
+        worst = max(range(len(a)), key=lambda i: abs(a[i] - b[i]))
+        if not abs(a[worst] - b[worst]) <= TRAJECTORY_TOLERANCE:
+            out.append(f"{kind} trajectory: step {worst + 1} loss {a[worst]:.6f} on gpuperf's side, "
+                       f"{b[worst]:.6f} on the peer's")
+    return out
+
+
+def largest_gap(ours, theirs):
+    return max(abs(x - y) for kind in ("gpt", "llama")
+               for x, y in zip(ours["trajectory"][kind], theirs[kind]))
 
 
 def differences(ours, theirs):
@@ -113,7 +168,9 @@ def main():
     ours = json.loads(subprocess.run([sys.argv[1], "0"], check=True, capture_output=True,
                                      text=True).stdout)
     values, losses, grads = peer_side(lm_peer, torch, 0, ours["ids"])
-    problems = differences(ours, values) + function_differences(ours, losses, grads)
+    trajectories = peer_trajectories(lm_peer, torch, 0, ours["ids"])
+    problems = (differences(ours, values) + function_differences(ours, losses, grads) +
+                trajectory_differences(ours, trajectories))
     for p in problems:
         print("FAIL:", p)
     # Each check can fail: the peer seeded 1 draws other weights; the peer's Llama with the
@@ -131,12 +188,31 @@ def main():
         print("FAIL: the peer's Llama with its rotary embedding's dimensions paired otherwise "
               "gives gpuperf's loss and gradients: the comparison sees nothing")
         problems.append("self-test")
+    # The trajectories must move (a comparison of flat losses sees nothing) and must tell the peer
+    # that leaves norms and biases out of the decay apart.
+    for kind in ("gpt", "llama"):
+        path = ours["trajectory"][kind]
+        if not path[-1] < path[0] - 1.0:
+            print(f"FAIL: gpuperf's {kind} loss moves from {path[0]:.4f} to {path[-1]:.4f}: the "
+                  "trajectory comparison sees too little")
+            problems.append("self-test")
+    grouped = trajectory_differences(
+        ours, peer_trajectories(lm_peer, torch, 0, ours["ids"], decay_1d=False))
+    if len(grouped) != 2:
+        print("FAIL: the peer that does not decay 1-D parameters gives gpuperf's trajectory for "
+              f"{2 - len(grouped)} of the two models: the comparison sees nothing")
+        problems.append("self-test")
     count = sum(len(ours[kind][name]) for kind in ("gpt", "llama") for name in ours[kind])
     if not problems:
         print(f"PASS: {count} initial values (GPT-2 and Llama-style, seed 0) equal on both sides, "
               f"losses (GPT-2 {ours['loss']['gpt']:.6f}, Llama {ours['loss']['llama']:.6f}) "
               f"within {LOSS_TOLERANCE:g} and gradients within {GRADIENT_TOLERANCE:g} of the "
-              "peer's; another seed and another rotary layout differ "
+              f"peer's; {TRAJECTORY['steps']} AdamW steps' losses within "
+              f"{TRAJECTORY_TOLERANCE:g} nats (GPT-2 {ours['trajectory']['gpt'][0]:.3f} -> "
+              f"{ours['trajectory']['gpt'][-1]:.3f}, Llama {ours['trajectory']['llama'][0]:.3f} "
+              f"-> {ours['trajectory']['llama'][-1]:.3f}; largest difference "
+              f"{largest_gap(ours, trajectories):.2g}); another seed, another rotary layout and "
+              "a peer without decay on 1-D parameters differ "
               f"({sum(w.startswith('llama') for w in wrong)} Llama tensors)")
     return 1 if problems else 0
 

@@ -2,8 +2,11 @@
 // them (torch::manual_seed(<seed>), the model built on the CPU), and each model's float32
 // next-token loss on a fixed batch (token_ids()) with every parameter's gradient, as JSON on
 // standard output: {"gpt": {"<parameter>": [values...]}, "llama": {...}, "ids": [[...], [...]],
-// "loss": {"gpt": x, "llama": y}, "grad": {"gpt": {"<parameter>": [values...]}, "llama": {...}}}
-// (the batch is in the output: the peer's side reads it, no second copy of its formula).
+// "loss": {"gpt": x, "llama": y}, "grad": {"gpt": {"<parameter>": [values...]}, "llama": {...}},
+// "trajectory": {"gpt": [losses...], "llama": [...]}} (the batch is in the output: the peer's
+// side reads it, no second copy of its formula). The trajectory: the loss before each of
+// kTrajectorySteps AdamW steps on that one batch through TrainStep, as lm_benchmark trains
+// (float32 on the CPU, the settings in kTrajectory*), from the same initial weights.
 // check_lm_peer_init.py compares them with benchmarks/python/lm_peer.py's models of the same shapes
 // built from the same seed: the side by side's two sides must start from the same weights and
 // compute the same function.
@@ -20,6 +23,7 @@
 #include <vector>
 
 #include "gpuperf/models/transformer.h"
+#include "gpuperf/train/train_step.h"
 
 namespace {
 
@@ -58,6 +62,31 @@ double loss_of(Model& model, const torch::Tensor& ids) {
   return loss.item<double>();
 }
 
+// The trajectory's settings; check_lm_peer_init.py trains with the same. A rate and a decay well
+// above the benchmark's, so that in a few steps the tiny models memorise the batch and a
+// difference in the optimizer's treatment of any parameter moves the losses.
+constexpr int kTrajectorySteps = 40;
+constexpr double kTrajectoryRate = 1e-2;
+constexpr double kTrajectoryDecay = 0.5;
+
+// The loss before each step of TrainStep's AdamW (betas 0.9/0.95) on `ids`.
+template <typename Model>
+std::vector<double> trajectory_of(Model& model, const torch::Tensor& ids) {
+  gpuperf::TrainStepOptions options;
+  options.optimizer = gpuperf::OptimizerKind::kAdamW;
+  options.learning_rate = kTrajectoryRate;
+  options.adam_beta1 = 0.9;
+  options.adam_beta2 = 0.95;
+  options.weight_decay = kTrajectoryDecay;
+  gpuperf::TrainStep step(torch::nn::AnyModule(model), torch::kCPU, options,
+                          gpuperf::language_model_loss());
+  std::vector<double> losses;
+  for (int i = 0; i < kTrajectorySteps; ++i) {
+    losses.push_back(step(ids.narrow(1, 0, 12), ids.narrow(1, 1, 12)).loss.template item<double>());
+  }
+  return losses;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) try {
@@ -94,6 +123,12 @@ int main(int argc, char** argv) try {
   out["llama"] = values_of(*llama_model);
   out["loss"]["llama"] = loss_of(llama_model, ids);
   out["grad"]["llama"] = gradients_of(*llama_model);
+  torch::manual_seed(seed);
+  gpuperf::Gpt gpt_trained(gpt);
+  out["trajectory"]["gpt"] = trajectory_of(gpt_trained, ids);
+  torch::manual_seed(seed);
+  gpuperf::Llama llama_trained(llama);
+  out["trajectory"]["llama"] = trajectory_of(llama_trained, ids);
   std::cout << out.dump() << "\n";
   return 0;
 } catch (const std::exception& e) {

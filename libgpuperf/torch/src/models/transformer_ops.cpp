@@ -135,6 +135,30 @@ std::pair<torch::Tensor, torch::Tensor> linear_gelu_epilogue(const torch::Tensor
   }
 }
 
+// Keeps the dtypes a product's gradients go back in: x's, the weight's and the bias's (where
+// defined), for saved_dtype().
+void save_dtypes(torch::autograd::AutogradContext* ctx, const torch::Tensor& x,
+                 const torch::Tensor& weight, const torch::Tensor& bias) {
+  ctx->saved_data["x_dtype"] = static_cast<std::int64_t>(x.scalar_type());
+  ctx->saved_data["weight_dtype"] = static_cast<std::int64_t>(weight.scalar_type());
+  if (bias.defined()) ctx->saved_data["bias_dtype"] = static_cast<std::int64_t>(bias.scalar_type());
+}
+
+c10::ScalarType saved_dtype(torch::autograd::AutogradContext* ctx, const char* key) {
+  return static_cast<c10::ScalarType>(ctx->saved_data[key].toInt());
+}
+
+// x W^T's input and weight gradients from the output's gradient g ([rows, out], the compute
+// dtype), in the dtypes save_dtypes() kept; the weight's from the GEMM where LibTorch can
+// (float32 parameters: no cast of a 16-bit gradient after it).
+std::pair<torch::Tensor, torch::Tensor> product_gradients(torch::autograd::AutogradContext* ctx,
+                                                          const torch::Tensor& g,
+                                                          const torch::Tensor& xc,
+                                                          const torch::Tensor& wc) {
+  return {at::mm(g, wc).view(xc.sizes()).to(saved_dtype(ctx, "x_dtype")),
+          mm_as(g.t(), xc.reshape({-1, wc.size(1)}), saved_dtype(ctx, "weight_dtype"))};
+}
+
 // Inputs x, weight, bias; output activation(x W^T + b) in the compute dtype. Saves the cast input
 // and weight (what ATen's addmm keeps) and, with GELU, its input (what ATen's gelu keeps). With
 // GELU on 16-bit types the product, bias and GELU are one cuBLASLt call.
@@ -162,9 +186,7 @@ struct LinearNode : public torch::autograd::Function<LinearNode> {
     ctx->save_for_backward({xc, wc, gelu ? pre : torch::Tensor()});
     ctx->saved_data["gelu"] = gelu;
     ctx->saved_data["with_bias"] = with_bias;
-    ctx->saved_data["x_dtype"] = static_cast<std::int64_t>(x.scalar_type());
-    ctx->saved_data["weight_dtype"] = static_cast<std::int64_t>(weight.scalar_type());
-    if (with_bias) ctx->saved_data["bias_dtype"] = static_cast<std::int64_t>(bias.scalar_type());
+    save_dtypes(ctx, x, weight, bias);
     return y;
   }
 
@@ -175,13 +197,9 @@ struct LinearNode : public torch::autograd::Function<LinearNode> {
     const torch::Tensor& wc = saved[1];
     const c10::cuda::CUDAGuard guard(xc.device());
     const std::int64_t out = wc.size(0);
-    const std::int64_t in = wc.size(1);
     torch::Tensor g = grads[0].to(wc.scalar_type()).contiguous().view({-1, out});
     if (!detail::aligned16(g)) g = g.clone();
     const bool gelu = ctx->saved_data["gelu"].toBool();
-    auto dtype_of = [&](const char* key) {
-      return static_cast<c10::ScalarType>(ctx->saved_data[key].toInt());
-    };
     torch::Tensor grad_pre = g;
     torch::Tensor grad_bias;
     if (ctx->saved_data["with_bias"].toBool()) {
@@ -197,15 +215,11 @@ struct LinearNode : public torch::autograd::Function<LinearNode> {
           gelu ? saved[2].contiguous().data_ptr() : nullptr, g.size(0), static_cast<int>(out),
           gelu ? grad_pre.data_ptr() : nullptr, partial.data_ptr<float>(),
           grad_bias.data_ptr<float>(), at::cuda::getCurrentCUDAStream()));
-      grad_bias = grad_bias.to(dtype_of("bias_dtype"));
+      grad_bias = grad_bias.to(saved_dtype(ctx, "bias_dtype"));
     } else if (gelu) {
       grad_pre = at::gelu_backward(g, saved[2].reshape(g.sizes()), "tanh");
     }
-    const torch::Tensor grad_x = at::mm(grad_pre, wc).view(xc.sizes()).to(dtype_of("x_dtype"));
-    // The weight's gradient in its dtype from the GEMM where LibTorch can (float32 parameters:
-    // no cast of a 16-bit gradient after it).
-    const torch::Tensor grad_weight =
-        mm_as(grad_pre.t(), xc.reshape({-1, in}), dtype_of("weight_dtype"));
+    const auto [grad_x, grad_weight] = product_gradients(ctx, grad_pre, xc, wc);
     // One entry per argument of forward(): the activation and the casts get none.
     return {grad_x, grad_weight, grad_bias, torch::Tensor(), torch::Tensor()};
   }
@@ -235,9 +249,7 @@ struct AttentionHeadsNode : public torch::autograd::Function<AttentionHeadsNode>
     const std::vector<torch::Tensor> parts = y.split(weight.size(0) / 3, -1);
     ctx->save_for_backward({xc, wc});
     ctx->saved_data["heads"] = heads;
-    ctx->saved_data["x_dtype"] = static_cast<std::int64_t>(x.scalar_type());
-    ctx->saved_data["weight_dtype"] = static_cast<std::int64_t>(weight.scalar_type());
-    ctx->saved_data["bias_dtype"] = static_cast<std::int64_t>(bias.scalar_type());
+    save_dtypes(ctx, x, weight, bias);
     return {heads_view(parts[0], heads), heads_view(parts[1], heads), heads_view(parts[2], heads)};
   }
 
@@ -250,7 +262,6 @@ struct AttentionHeadsNode : public torch::autograd::Function<AttentionHeadsNode>
     const c10::ScalarType dtype = wc.scalar_type();
     const std::int64_t batch = xc.size(0);
     const std::int64_t sequence = xc.size(1);
-    const std::int64_t in = xc.size(2);
     const std::int64_t out = wc.size(0);
     const std::int64_t heads = ctx->saved_data["heads"].toInt();
     std::vector<torch::Tensor> g;
@@ -280,14 +291,9 @@ struct AttentionHeadsNode : public torch::autograd::Function<AttentionHeadsNode>
       joined = at::cat({merged(g[0]), merged(g[1]), merged(g[2])}, 1);
       grad_bias = joined.sum(0, false, torch::kFloat);
     }
-    const auto dtype_of = [&](const char* key) {
-      return static_cast<c10::ScalarType>(ctx->saved_data[key].toInt());
-    };
-    const torch::Tensor grad_x = at::mm(joined, wc).view(xc.sizes()).to(dtype_of("x_dtype"));
-    const torch::Tensor grad_weight =
-        mm_as(joined.t(), xc.reshape({-1, in}), dtype_of("weight_dtype"));
+    const auto [grad_x, grad_weight] = product_gradients(ctx, joined, xc, wc);
     // One entry per argument of forward(): heads and the casts get none.
-    return {grad_x, grad_weight, grad_bias.to(dtype_of("bias_dtype")), torch::Tensor(),
+    return {grad_x, grad_weight, grad_bias.to(saved_dtype(ctx, "bias_dtype")), torch::Tensor(),
             torch::Tensor()};
   }
 };
@@ -310,8 +316,7 @@ struct SharedInputLinearNode : public torch::autograd::Function<SharedInputLinea
       outputs.push_back(at::linear(xc, saved.back()));
     }
     ctx->save_for_backward(saved);
-    ctx->saved_data["x_dtype"] = static_cast<std::int64_t>(x.scalar_type());
-    ctx->saved_data["weight_dtype"] = static_cast<std::int64_t>(weights[0].scalar_type());
+    save_dtypes(ctx, x, weights[0], {});
     // An output that took no part in the loss costs no GEMMs.
     ctx->set_materialize_grads(false);
     return outputs;
@@ -324,7 +329,7 @@ struct SharedInputLinearNode : public torch::autograd::Function<SharedInputLinea
     const c10::cuda::CUDAGuard guard(xc.device());
     const std::int64_t in = xc.size(-1);
     const torch::Tensor x2 = xc.reshape({-1, in});
-    const auto weight_dtype = static_cast<c10::ScalarType>(ctx->saved_data["weight_dtype"].toInt());
+    const c10::ScalarType weight_dtype = saved_dtype(ctx, "weight_dtype");
     // One entry per argument of forward(): x, each weight, and none for the casts.
     torch::autograd::variable_list result(grads.size() + 2);
     torch::Tensor grad_x;
@@ -340,8 +345,7 @@ struct SharedInputLinearNode : public torch::autograd::Function<SharedInputLinea
       result[i + 1] = mm_as(g.t(), x2, weight_dtype);
     }
     if (grad_x.defined()) {
-      result[0] = grad_x.view(xc.sizes())
-                      .to(static_cast<c10::ScalarType>(ctx->saved_data["x_dtype"].toInt()));
+      result[0] = grad_x.view(xc.sizes()).to(saved_dtype(ctx, "x_dtype"));
     }
     return result;
   }
