@@ -19,6 +19,7 @@
 #include "gpuperf/base/error.h"
 #include "gpuperf/models/fusion.h"
 #include "gpuperf/optim/weight_copies.h"
+#include "models/heads.h"
 
 #if GPUPERF_HAS_SDPA
 #include <ATen/ops/_fused_sdp_choice.h>
@@ -47,14 +48,18 @@ torch::Tensor project(const torch::nn::Linear& layer, const torch::Tensor& x,
                            cast != nullptr ? CastLinear{*cast, {}} : CastLinear{});
 }
 
+// A layer's weight and bias already cast (`cast`: null, or the two in the compute dtype).
+CastLinear cast_pair(const torch::Tensor* cast) {
+  return cast != nullptr ? CastLinear{cast[0], cast[1]} : CastLinear{};
+}
+
 // A linear layer with a bias (GPT-2's) and the activation after it: linear_activation(), whose
 // bias gradient gpuperf's kernels take on CUDA. `cast`: null, or the weight and bias in the
 // compute dtype.
 torch::Tensor with_bias(const torch::nn::Linear& layer, const torch::Tensor& x,
                         Activation activation = Activation::kNone,
                         const torch::Tensor* cast = nullptr) {
-  return linear_activation(x, layer->weight, layer->bias, activation,
-                           cast != nullptr ? CastLinear{cast[0], cast[1]} : CastLinear{});
+  return linear_activation(x, layer->weight, layer->bias, activation, cast_pair(cast));
 }
 
 // Every block's linear_parameters() in the autocast dtype: the copies the optimizer keeps where
@@ -139,14 +144,8 @@ std::int64_t sdp_choice(const torch::Tensor& q, const torch::Tensor& k, const to
 constexpr std::int64_t kSdpMath = 0;
 #endif
 
-// [batch, sequence, heads x head width] -> [batch, heads, sequence, head width].
-torch::Tensor split_heads(const torch::Tensor& x, std::int64_t heads) {
-  return x.view({x.size(0), x.size(1), heads, x.size(2) / heads}).transpose(1, 2);
-}
-
-torch::Tensor merge_heads(const torch::Tensor& x) {
-  return x.transpose(1, 2).contiguous().view({x.size(0), x.size(2), x.size(1) * x.size(3)});
-}
+using detail::merge_heads;
+using detail::split_heads;
 
 void check_ids(const torch::Tensor& ids, std::int64_t context, const char* model) {
   if (ids.dim() != 2 || ids.scalar_type() != torch::kLong) {
@@ -393,10 +392,8 @@ std::pair<torch::Tensor, PendingBranch> GptBlockImpl::run(const torch::Tensor& x
   };
   const ResidualNorm in = residual_layer_norm(x, pending.output, ln_1->weight, ln_1->bias,
                                               ln_1->options.eps(), pending.bias);
-  const torch::Tensor* attn_cast = part(0);
   const std::vector<torch::Tensor> qkv =
-      attention_heads(in.normalized, c_attn->weight, c_attn->bias, heads_,
-                      attn_cast != nullptr ? CastLinear{attn_cast[0], attn_cast[1]} : CastLinear{});
+      attention_heads(in.normalized, c_attn->weight, c_attn->bias, heads_, cast_pair(part(0)));
   const torch::Tensor y = causal_attention(qkv[0], qkv[1], qkv[2]);
   // The projections' biases go to the LayerNorm after them where its kernels run (the bias added
   // in its pass and the bias gradient summed in its backward one: no pass of its own over the
@@ -406,7 +403,7 @@ std::pair<torch::Tensor, PendingBranch> GptBlockImpl::run(const torch::Tensor& x
                              const torch::Tensor* layer_cast, bool leave_bias) -> PendingBranch {
     if (!leave_bias) return {with_bias(layer, input, Activation::kNone, layer_cast)};
     return {linear_activation(input, layer->weight, {}, Activation::kNone,
-                              layer_cast != nullptr ? CastLinear{layer_cast[0], {}} : CastLinear{}),
+                              CastLinear{cast_pair(layer_cast).weight, {}}),
             layer->bias};
   };
   const PendingBranch attention = projected(attn_proj, merge_heads(y), part(1), bias_to_norm);

@@ -16,6 +16,7 @@
 
 #include "../compat.h"
 #include "gpuperf/models/transformer.h"
+#include "models/heads.h"
 #include "models/kernel_dtype.h"
 
 #if GPUPERF_WITH_CUDA_KERNELS
@@ -45,10 +46,7 @@ torch::Tensor aten_rotary(const torch::Tensor& x, const torch::Tensor& cos,
   return x * c + rotated * s;
 }
 
-// [batch, sequence, heads x head width] -> [batch, heads, sequence, head width], a view.
-torch::Tensor heads_view(const torch::Tensor& x, std::int64_t heads) {
-  return x.view({x.size(0), x.size(1), heads, x.size(2) / heads}).transpose(1, 2);
-}
+using detail::split_heads;
 
 #if GPUPERF_WITH_CUDA_KERNELS
 
@@ -250,7 +248,8 @@ struct AttentionHeadsNode : public torch::autograd::Function<AttentionHeadsNode>
     ctx->save_for_backward({xc, wc});
     ctx->saved_data["heads"] = heads;
     save_dtypes(ctx, x, weight, bias);
-    return {heads_view(parts[0], heads), heads_view(parts[1], heads), heads_view(parts[2], heads)};
+    return {split_heads(parts[0], heads), split_heads(parts[1], heads),
+            split_heads(parts[2], heads)};
   }
 
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
@@ -507,12 +506,9 @@ torch::Tensor linear_activation(const torch::Tensor& x, const torch::Tensor& wei
 bool fused_attention_heads_applies(const torch::Tensor& x, const torch::Tensor& weight,
                                    const torch::Tensor& bias, std::int64_t heads) {
 #if GPUPERF_WITH_CUDA_KERNELS
-  if (x.dim() != 3 || !bias.defined() || !fused_linear_applies(x, weight, bias) ||
-      weight.size(0) != 3 * x.size(2) || heads <= 0 || x.size(2) % heads != 0 ||
-      (x.size(2) / heads) % 8 != 0 || x.size(0) * x.size(1) > INT32_MAX) {
-    return false;
-  }
-  return true;
+  return x.dim() == 3 && bias.defined() && fused_linear_applies(x, weight, bias) &&
+         weight.size(0) == 3 * x.size(2) && heads > 0 && x.size(2) % heads == 0 &&
+         (x.size(2) / heads) % 8 == 0 && x.size(0) * x.size(1) <= INT32_MAX;
 #else
   (void)x, (void)weight, (void)bias, (void)heads;
   return false;
@@ -529,7 +525,7 @@ std::vector<torch::Tensor> attention_heads(const torch::Tensor& x, const torch::
 #endif
   const std::vector<torch::Tensor> parts =
       linear_activation(x, weight, bias, Activation::kNone, cast).split(weight.size(0) / 3, -1);
-  return {heads_view(parts[0], heads), heads_view(parts[1], heads), heads_view(parts[2], heads)};
+  return {split_heads(parts[0], heads), split_heads(parts[1], heads), split_heads(parts[2], heads)};
 }
 
 std::pair<torch::Tensor, torch::Tensor> tied_embedding(const torch::Tensor& ids,
