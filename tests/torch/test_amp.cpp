@@ -533,6 +533,25 @@ TEST_CASE("WeightCopies keeps 16-bit copies and casts again what changed since w
   }
   CHECK(gpuperf::WeightCopies::current() == nullptr);
   CHECK_THROWS_WITH(gpuperf::WeightCopies(torch::kFloat), Catch::Contains("WeightCopies"));
+  // Contiguous parameters on one device: copies back to back in one allocation, in the list's
+  // order, each start 16 bytes on from the last end at most (layers reading one input multiply
+  // by neighbouring copies as one matrix).
+  std::vector<torch::Tensor> three = {torch::randn({4, 6}), torch::randn({3}),
+                                      torch::randn({2, 6})};
+  gpuperf::WeightCopies together(torch::kBFloat16);
+  const std::vector<torch::Tensor> kept = together.get(three, torch::kBFloat16);
+  REQUIRE(kept.size() == 3);
+  CHECK(kept[0].storage().is_alias_of(kept[2].storage()));
+  CHECK(kept[1].storage_offset() == 24);
+  CHECK(kept[2].storage_offset() == 32);  // 24 + 3 rounded up to 8 bf16 values (16 bytes)
+  for (std::size_t i = 0; i < 3; ++i) CHECK(torch::equal(kept[i], three[i].to(torch::kBFloat16)));
+  // One not contiguous: each copy its own, in the parameter's memory order.
+  const torch::Tensor transposed = torch::randn({6, 4}).t();
+  gpuperf::WeightCopies apart(torch::kBFloat16);
+  const std::vector<torch::Tensor> own = apart.get({three[0], transposed}, torch::kBFloat16);
+  REQUIRE(own.size() == 2);
+  CHECK_FALSE(own[0].storage().is_alias_of(own[1].storage()));
+  CHECK(own[1].strides() == transposed.strides());
 }
 
 TEST_CASE("GradScaler drives a fused optimizer without a host sync and backs off on overflow",

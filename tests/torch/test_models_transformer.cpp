@@ -1096,54 +1096,201 @@ TEST_CASE("attention_heads' q, k, v and the projection's gradients match fp64",
   }
 }
 
-TEST_CASE("shared_input_linear's products and gradients match fp64, the input's summed once",
+// Weights in `dtype` back to back in one buffer, as the optimizer's WeightCopies keep them.
+std::vector<torch::Tensor> copies_back_to_back(const std::vector<torch::Tensor>& weights,
+                                               torch::ScalarType dtype) {
+  std::int64_t total = 0;
+  for (const auto& w : weights) total += w.numel();
+  const torch::Tensor flat = torch::empty({total}, weights[0].options().dtype(dtype));
+  std::vector<torch::Tensor> out;
+  std::int64_t start = 0;
+  for (const auto& w : weights) {
+    out.push_back(flat.narrow(0, start, w.numel()).view(w.sizes()));
+    out.back().copy_(w.detach());
+    start += w.numel();
+  }
+  return out;
+}
+
+TEST_CASE("rotary_heads' q, k, v and the three weights' gradients match fp64",
           "[models][lm][gpu]") {
   GPUPERF_REQUIRE_GPU();
   torch::manual_seed(14);
   const auto on = torch::TensorOptions().device(torch::kCUDA);
-  // Llama's q, k, v widths at a small scale (GQA: k and v narrower), autocast's bf16 input.
-  const torch::Tensor x = torch::randn({3, 37, 128}, on).to(torch::kBFloat16).requires_grad_();
-  const std::vector<torch::Tensor> weights{torch::randn({128, 128}, on).requires_grad_(),
-                                           torch::randn({32, 128}, on).requires_grad_(),
-                                           torch::randn({32, 128}, on).requires_grad_()};
-  std::vector<torch::Tensor> grads;
-  for (const auto& w : weights) grads.push_back(torch::randn({3, 37, w.size(0)}, on));
-  std::vector<torch::Tensor> got;
+  // Llama's attention input at a small scale: grouped-query (k and v two heads of four).
+  const std::int64_t batch = 3;
+  const std::int64_t sequence = 37;
+  const std::int64_t width = 128;
+  const std::int64_t heads = 4;
+  const std::int64_t kv_heads = 2;
+  const std::int64_t head = 32;
+  torch::Tensor cos;
+  torch::Tensor sin;
+  std::tie(cos, sin) = rotary_tables(sequence + 3, head, on);
+  const std::vector<torch::Tensor> weights{
+      torch::randn({heads * head, width}, on).requires_grad_(),
+      torch::randn({kv_heads * head, width}, on).requires_grad_(),
+      torch::randn({kv_heads * head, width}, on).requires_grad_()};
+  const std::vector<std::int64_t> out_heads{heads, kv_heads, kv_heads};
+  // bf16 under autocast (as the Llama block runs), float32 without.
+  for (const auto dtype : {torch::kBFloat16, torch::kFloat}) {
+    INFO("dtype " << c10::toString(dtype));
+    const bool autocast_on = dtype != torch::kFloat;
+    for (const auto& w : weights) w.mutable_grad() = torch::Tensor();
+    const torch::Tensor x = torch::randn({batch, sequence, width}, on).to(dtype).requires_grad_();
+    std::vector<torch::Tensor> grads;
+    for (const std::int64_t h : out_heads) {
+      grads.push_back(torch::randn({batch, h, sequence, head}, on));
+    }
+    std::vector<torch::Tensor> got;
+    {
+      gpuperf::AutocastGuard autocast(torch::kCUDA, torch::kBFloat16, autocast_on);
+      REQUIRE(gpuperf::fused_rotary_heads_applies(x, weights[0], weights[1], weights[2], cos, sin,
+                                                  heads, kv_heads));
+      got = gpuperf::rotary_heads(x, weights[0], weights[1], weights[2], cos, sin, heads, kv_heads);
+    }
+    REQUIRE(got.size() == 3);
+    torch::Tensor loss = torch::zeros({}, on);
+    for (std::size_t i = 0; i < 3; ++i) loss = loss + (got[i].to(torch::kFloat) * grads[i]).sum();
+    loss.backward();
+    const torch::Tensor x64 = f64(x);
+    const torch::Tensor c64 = cos.narrow(0, 0, sequence).to(torch::kDouble);
+    const torch::Tensor s64 = sin.narrow(0, 0, sequence).to(torch::kDouble);
+    torch::Tensor ref = torch::zeros({}, x64.options());
+    std::vector<torch::Tensor> w64;
+    for (std::size_t i = 0; i < 3; ++i) {
+      INFO("output " << i);
+      // The product reads the weight as autocast casts it.
+      w64.push_back(f64(weights[i].to(dtype)));
+      torch::Tensor y = torch::matmul(x64, w64[i].t())
+                            .view({batch, sequence, out_heads[i], head})
+                            .transpose(1, 2);
+      if (i < 2) y = y * c64 + rotate_half64(y) * s64;  // q and k rotated, v not
+      REQUIRE(got[i].sizes() == y.sizes());
+      CHECK(relative_error(got[i], y.detach()) < (autocast_on ? 1e-2 : 1e-5));
+      ref = ref + (y * grads[i].to(torch::kDouble)).sum();
+    }
+    ref.backward();
+    CHECK(relative_error(x.grad(), x64.grad()) < (autocast_on ? 1e-2 : 1e-5));
+    for (std::size_t i = 0; i < 3; ++i) {
+      INFO("weight " << i);
+      REQUIRE(weights[i].grad().scalar_type() == torch::kFloat);
+      CHECK(relative_error(weights[i].grad(), w64[i].grad()) < (autocast_on ? 1e-2 : 1e-5));
+    }
+  }
+  // 16-bit copies back to back (the joined weight a view of them) give what copies anywhere
+  // (joined in a copy) give, to the bit.
+  const torch::Tensor x = torch::randn({batch, sequence, width}, on).to(torch::kBFloat16);
+  const std::vector<torch::Tensor> kept = copies_back_to_back(weights, torch::kBFloat16);
+  std::vector<torch::Tensor> apart;
+  for (const auto& w : weights) apart.push_back(w.detach().to(torch::kBFloat16));
+  gpuperf::AutocastGuard autocast(torch::kCUDA, torch::kBFloat16);
+  const auto run = [&](const std::vector<torch::Tensor>& casts) {
+    return gpuperf::rotary_heads(x, weights[0], weights[1], weights[2], cos, sin, heads, kv_heads,
+                                 casts);
+  };
+  const auto from_kept = run(kept);
+  const auto from_apart = run(apart);
+  for (std::size_t i = 0; i < 3; ++i) CHECK(torch::equal(from_kept[i], from_apart[i]));
+}
+
+TEST_CASE("swiglu_linear's product and both weights' gradients match fp64", "[models][lm][gpu]") {
+  GPUPERF_REQUIRE_GPU();
+  torch::manual_seed(15);
+  const auto on = torch::TensorOptions().device(torch::kCUDA);
+  const std::int64_t width = 64;
+  const std::int64_t hidden = 136;
+  const torch::Tensor w1 = (torch::randn({hidden, width}, on) * 0.3).requires_grad_();
+  const torch::Tensor w3 = (torch::randn({hidden, width}, on) * 0.3).requires_grad_();
+  for (const auto dtype : {torch::kBFloat16, torch::kFloat}) {
+    INFO("dtype " << c10::toString(dtype));
+    const bool autocast_on = dtype != torch::kFloat;
+    w1.mutable_grad() = torch::Tensor();
+    w3.mutable_grad() = torch::Tensor();
+    const torch::Tensor x = torch::randn({3, 29, width}, on).to(dtype).requires_grad_();
+    const torch::Tensor grad = torch::randn({3, 29, hidden}, on);
+    torch::Tensor got;
+    {
+      gpuperf::AutocastGuard autocast(torch::kCUDA, torch::kBFloat16, autocast_on);
+      REQUIRE(gpuperf::fused_swiglu_linear_applies(x, w1, w3));
+      got = gpuperf::swiglu_linear(x, w1, w3);
+    }
+    REQUIRE(got.sizes() == grad.sizes());
+    (got.to(torch::kFloat) * grad).sum().backward();
+    const torch::Tensor x64 = f64(x);
+    const torch::Tensor w1_64 = f64(w1.to(dtype));
+    const torch::Tensor w3_64 = f64(w3.to(dtype));
+    const torch::Tensor y64 =
+        torch::silu(torch::matmul(x64, w1_64.t())) * torch::matmul(x64, w3_64.t());
+    (y64 * grad.to(torch::kDouble)).sum().backward();
+    const double bound = autocast_on ? 1e-2 : 1e-5;
+    CHECK(relative_error(got, y64.detach()) < bound);
+    CHECK(relative_error(x.grad(), x64.grad()) < bound);
+    REQUIRE(w1.grad().scalar_type() == torch::kFloat);
+    CHECK(relative_error(w1.grad(), w1_64.grad()) < bound);
+    CHECK(relative_error(w3.grad(), w3_64.grad()) < bound);
+  }
+  const torch::Tensor x = torch::randn({3, 29, width}, on).to(torch::kBFloat16);
+  gpuperf::AutocastGuard autocast(torch::kCUDA, torch::kBFloat16);
+  CHECK(torch::equal(
+      gpuperf::swiglu_linear(x, w1, w3, copies_back_to_back({w1, w3}, torch::kBFloat16)),
+      gpuperf::swiglu_linear(
+          x, w1, w3, {w1.detach().to(torch::kBFloat16), w3.detach().to(torch::kBFloat16)})));
+}
+
+TEST_CASE("Llama on CUDA, its projections joined, matches fp64", "[models][lm][gpu]") {
+  GPUPERF_REQUIRE_GPU();
+  // Every norm weight drawn, then the logits and every parameter's gradient on CUDA (float32 and
+  // bf16 autocast) against the same model in float64 on the CPU.
+  gpuperf::LlamaOptions o = tiny_llama(/*kv_heads=*/2, /*tied=*/true);
+  o.width = 64;
+  o.hidden = 128;
+  o.vocabulary = 64;
+  torch::manual_seed(16);
+  gpuperf::Llama reference(o);
   {
-    gpuperf::AutocastGuard autocast(torch::kCUDA, torch::kBFloat16);
-    got = gpuperf::shared_input_linear(x, weights);
+    torch::NoGradGuard no_grad;
+    for (auto& p : reference->named_parameters()) {
+      if (p.value().dim() == 1) p.value().copy_(torch::randn_like(p.value()) * 0.3 + 1.0);
+    }
   }
-  REQUIRE(got.size() == 3);
-  torch::Tensor loss = torch::zeros({}, on);
-  for (std::size_t i = 0; i < 3; ++i) loss = loss + (got[i].to(torch::kFloat) * grads[i]).sum();
-  loss.backward();
-  const torch::Tensor x64 = f64(x);
-  torch::Tensor ref = torch::zeros({}, x64.options());
-  std::vector<torch::Tensor> w64;
-  for (std::size_t i = 0; i < 3; ++i) {
-    w64.push_back(f64(weights[i].to(torch::kBFloat16)));  // the product reads the cast weight
-    const torch::Tensor y = torch::matmul(x64, w64[i].t());
-    CHECK(relative_error(got[i], y.detach()) < 1e-2);
-    ref = ref + (y * grads[i].to(torch::kDouble)).sum();
+  reference->to(torch::kDouble);
+  const torch::Tensor ids = torch::randint(0, o.vocabulary, {3, o.context}, torch::kLong);
+  const torch::Tensor next = torch::randint(0, o.vocabulary, {3, o.context}, torch::kLong);
+  const auto loss_fn = gpuperf::language_model_loss();
+  const torch::Tensor logits64 = reference->forward(ids);
+  loss_fn(logits64, next).backward();
+  for (const auto dtype : {torch::kFloat, torch::kBFloat16}) {
+    INFO("dtype " << c10::toString(dtype));
+    gpuperf::Llama llama(o);
+    {
+      torch::NoGradGuard no_grad;
+      const auto from = reference->named_parameters();
+      for (auto& p : llama->named_parameters()) p.value().copy_(from[p.key()].to(torch::kFloat));
+    }
+    llama->to(torch::kCUDA);
+    const auto* block = llama->blocks->ptr(0)->as<gpuperf::LlamaBlockImpl>();
+    const torch::Tensor probe = torch::zeros({3, o.context, o.width}, torch::kCUDA);
+    REQUIRE(gpuperf::fused_rotary_heads_applies(probe, block->wq->weight, block->wk->weight,
+                                                block->wv->weight, llama->rope_cos, llama->rope_sin,
+                                                o.heads, o.kv_heads));
+    REQUIRE(gpuperf::fused_swiglu_linear_applies(probe, block->w1->weight, block->w3->weight));
+    torch::Tensor logits;
+    {
+      gpuperf::AutocastGuard autocast(torch::kCUDA, torch::kBFloat16, dtype != torch::kFloat);
+      logits = llama->forward(ids.to(torch::kCUDA));
+      loss_fn(logits, next.to(torch::kCUDA)).backward();
+    }
+    const double bound = dtype == torch::kFloat ? 1e-4 : 5e-2;
+    CHECK(relative_error(logits.cpu(), logits64.detach()) < bound);
+    const auto ours = llama->named_parameters();
+    for (const auto& p : reference->named_parameters()) {
+      INFO("parameter " << p.key());
+      const torch::Tensor g64 = p.value().grad();
+      REQUIRE(g64.abs().max().item<double>() > 0);
+      CHECK(relative_error(ours[p.key()].grad().cpu(), g64) < bound);
+    }
   }
-  ref.backward();
-  CHECK(relative_error(x.grad(), x64.grad()) < 1e-2);
-  for (std::size_t i = 0; i < 3; ++i) {
-    INFO("weight " << i);
-    REQUIRE(weights[i].grad().scalar_type() == torch::kFloat);
-    CHECK(relative_error(weights[i].grad(), w64[i].grad()) < 1e-2);
-  }
-  // Without the products' gradients none is computed: an unused output costs no GEMM.
-  x.mutable_grad() = torch::Tensor();
-  for (const auto& w : weights) w.mutable_grad() = torch::Tensor();
-  {
-    gpuperf::AutocastGuard autocast(torch::kCUDA, torch::kBFloat16);
-    got = gpuperf::shared_input_linear(x, weights);
-  }
-  (got[0].to(torch::kFloat) * grads[0]).sum().backward();
-  CHECK(weights[0].grad().defined());
-  CHECK_FALSE(weights[1].grad().defined());
-  CHECK_FALSE(weights[2].grad().defined());
 }
 
 TEST_CASE("a tied embedding's weight gradient is both uses' in fp64, the same on every run",
@@ -1354,6 +1501,12 @@ TEST_CASE("linear_activation, swiglu and rotary_embedding are ATen's operations 
   const torch::Tensor b = torch::randn({3, 8});
   CHECK_FALSE(gpuperf::fused_swiglu_applies(a, b));
   CHECK(torch::equal(gpuperf::swiglu(a, b), torch::silu(a) * b));
+  // Llama's joined projections: the layers one by one.
+  const torch::Tensor w1 = torch::randn({8, 16});
+  const torch::Tensor w3 = torch::randn({8, 16});
+  CHECK_FALSE(gpuperf::fused_swiglu_linear_applies(x, w1, w3));
+  CHECK(torch::equal(gpuperf::swiglu_linear(x, w1, w3),
+                     torch::silu(torch::linear(x, w1)) * torch::linear(x, w3)));
   // The rotary embedding against the rotation written out in float64: each pair (x_i,
   // x_{i + w/2}) turned by its position's angle.
   const torch::Tensor q = torch::randn({2, 3, 7, 8}, torch::kDouble);
@@ -1366,4 +1519,22 @@ TEST_CASE("linear_activation, swiglu and rotary_embedding are ATen's operations 
   const torch::Tensor q1 = q.narrow(-1, 0, 4);
   const torch::Tensor q2 = q.narrow(-1, 4, 4);
   CHECK(torch::allclose(got, torch::cat({q1 * c - q2 * s, q2 * c + q1 * s}, -1), 1e-12, 1e-12));
+  // rotary_heads: the products split into heads (4 of width 4; k and v 2), q and k rotated.
+  const torch::Tensor wq = torch::randn({16, 16}, torch::kDouble);
+  const torch::Tensor wk = torch::randn({8, 16}, torch::kDouble);
+  const torch::Tensor wv = torch::randn({8, 16}, torch::kDouble);
+  const torch::Tensor x64 = x.to(torch::kDouble);
+  const auto [cos4, sin4] = rotary_tables(5, 4, torch::TensorOptions());
+  const torch::Tensor c4 = cos4.to(torch::kDouble);
+  const torch::Tensor s4 = sin4.to(torch::kDouble);
+  CHECK_FALSE(gpuperf::fused_rotary_heads_applies(x64, wq, wk, wv, c4, s4, 4, 2));
+  const auto heads = gpuperf::rotary_heads(x64, wq, wk, wv, c4, s4, 4, 2);
+  const auto split = [](const torch::Tensor& t, std::int64_t n) {
+    return t.view({t.size(0), t.size(1), n, t.size(2) / n}).transpose(1, 2);
+  };
+  CHECK(
+      torch::equal(heads[0], gpuperf::rotary_embedding(split(torch::linear(x64, wq), 4), c4, s4)));
+  CHECK(
+      torch::equal(heads[1], gpuperf::rotary_embedding(split(torch::linear(x64, wk), 2), c4, s4)));
+  CHECK(torch::equal(heads[2], split(torch::linear(x64, wv), 2)));
 }

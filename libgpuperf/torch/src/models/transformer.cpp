@@ -145,7 +145,6 @@ constexpr std::int64_t kSdpMath = 0;
 #endif
 
 using detail::merge_heads;
-using detail::split_heads;
 
 void check_ids(const torch::Tensor& ids, std::int64_t context, const char* model) {
   if (ids.dim() != 2 || ids.scalar_type() != torch::kLong) {
@@ -498,8 +497,8 @@ std::pair<torch::Tensor, torch::Tensor> LlamaBlockImpl::forward_pending(
   const auto part = [cast](std::size_t layer) { return cast != nullptr ? cast + layer : nullptr; };
   const ResidualNorm in = residual_rms_norm(x, pending, attention_norm, o.norm_eps);
   const torch::Tensor& n = in.normalized;
-  // The three projections of n (and w1's and w3's of m) in one node: their gradients for n added
-  // in the GEMMs.
+  // wq, wk and wv (and w1 and w3 on the MLP's input) in one node each: one GEMM each way where
+  // the kernels apply.
   const auto casts = [cast](std::initializer_list<std::size_t> layers) {
     std::vector<torch::Tensor> out;
     if (cast != nullptr) {
@@ -507,23 +506,19 @@ std::pair<torch::Tensor, torch::Tensor> LlamaBlockImpl::forward_pending(
     }
     return out;
   };
-  const std::vector<torch::Tensor> qkv =
-      shared_input_linear(n, {wq->weight, wk->weight, wv->weight}, casts({0, 1, 2}));
-  const torch::Tensor q = rotary_embedding(split_heads(qkv[0], o.heads), cos, sin);
   // Grouped-query attention: causal_attention lets each key/value head serve heads / kv_heads
   // query heads.
-  const torch::Tensor k = rotary_embedding(split_heads(qkv[1], o.kv_heads), cos, sin);
-  const torch::Tensor v = split_heads(qkv[2], o.kv_heads);
+  const std::vector<torch::Tensor> qkv = rotary_heads(n, wq->weight, wk->weight, wv->weight, cos,
+                                                      sin, o.heads, o.kv_heads, casts({0, 1, 2}));
   const ResidualNorm mid = residual_rms_norm(
-      in.sum, project(wo, merge_heads(causal_attention(q, k, v)), part(3)), ffn_norm, o.norm_eps);
-  const torch::Tensor& m = mid.normalized;
-  const std::vector<torch::Tensor> gate =
-      shared_input_linear(m, {w1->weight, w3->weight}, casts({4, 6}));
-  return {mid.sum, project(w2, swiglu(gate[0], gate[1]), part(5))};
+      in.sum, project(wo, merge_heads(causal_attention(qkv[0], qkv[1], qkv[2])), part(3)), ffn_norm,
+      o.norm_eps);
+  const torch::Tensor gate = swiglu_linear(mid.normalized, w1->weight, w3->weight, casts({4, 5}));
+  return {mid.sum, project(w2, gate, part(6))};
 }
 
 std::vector<torch::Tensor> LlamaBlockImpl::linear_parameters() const {
-  return {wq->weight, wk->weight, wv->weight, wo->weight, w1->weight, w2->weight, w3->weight};
+  return {wq->weight, wk->weight, wv->weight, wo->weight, w1->weight, w3->weight, w2->weight};
 }
 
 torch::Tensor LlamaBlockImpl::forward(const torch::Tensor& x, const torch::Tensor& cos,

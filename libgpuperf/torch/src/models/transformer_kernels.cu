@@ -157,15 +157,26 @@ unsigned blocks_for(std::int64_t threads) {
 
 __device__ __forceinline__ float sigmoid(float a) { return 1.0f / (1.0f + expf(-a)); }
 
+// Element (r, c) of a [rows, width] SwiGLU: a's and b's (and their gradients') at r x stride + c,
+// the output's (and its gradient's) at r x width + c. width a multiple of kVec: a thread's
+// elements share a row.
+struct GateLayout {
+  std::int64_t width;
+  std::int64_t stride;
+  std::int64_t total;  // rows x width
+  __device__ std::int64_t gate(std::int64_t at) const { return at / width * stride + at % width; }
+};
+
 template <typename T>
 __global__ void __launch_bounds__(kThreads)
-    swiglu_forward_kernel(const T* a, const T* b, T* out, std::int64_t n) {
+    swiglu_forward_kernel(const T* a, const T* b, GateLayout layout, T* out) {
   const std::int64_t at = (static_cast<std::int64_t>(blockIdx.x) * kThreads + threadIdx.x) * kVec;
-  if (at >= n) return;
+  if (at >= layout.total) return;
+  const std::int64_t in = layout.gate(at);
   float x[kVec];
   float y[kVec];
-  load_floats(a + at, x);
-  load_floats(b + at, y);
+  load_floats(a + in, x);
+  load_floats(b + in, y);
 #pragma unroll
   for (int i = 0; i < kVec; ++i) y[i] *= x[i] * sigmoid(x[i]);
   store_floats(out + at, y);
@@ -174,16 +185,17 @@ __global__ void __launch_bounds__(kThreads)
 // silu'(a) = sigmoid(a) (1 + a (1 - sigmoid(a))), as ATen's silu_backward.
 template <typename T>
 __global__ void __launch_bounds__(kThreads)
-    swiglu_backward_kernel(const T* grad, const T* a, const T* b, T* grad_a, T* grad_b,
-                           std::int64_t n) {
+    swiglu_backward_kernel(const T* grad, const T* a, const T* b, GateLayout layout, T* grad_a,
+                           T* grad_b) {
   const std::int64_t at = (static_cast<std::int64_t>(blockIdx.x) * kThreads + threadIdx.x) * kVec;
-  if (at >= n) return;
+  if (at >= layout.total) return;
+  const std::int64_t in = layout.gate(at);
   float g[kVec];
   float x[kVec];
   float y[kVec];
   load_floats(grad + at, g);
-  load_floats(a + at, x);
-  load_floats(b + at, y);
+  load_floats(a + in, x);
+  load_floats(b + in, y);
   float ga[kVec];
   float gb[kVec];
 #pragma unroll
@@ -192,8 +204,8 @@ __global__ void __launch_bounds__(kThreads)
     gb[i] = g[i] * x[i] * s;
     ga[i] = g[i] * y[i] * s * (1.0f + x[i] * (1.0f - s));
   }
-  store_floats(grad_a + at, ga);
-  store_floats(grad_b + at, gb);
+  store_floats(grad_a + in, ga);
+  store_floats(grad_b + in, gb);
 }
 
 // One thread per 4 elements of each half of one (b, h, t) row; rows in (b, t, h) order, heads
@@ -271,25 +283,31 @@ cudaError_t join_heads_bias_gradient(NhwcDtype dtype, const void* const grad[3],
   });
 }
 
-cudaError_t swiglu_forward(NhwcDtype dtype, const void* a, const void* b, void* out, std::int64_t n,
+cudaError_t swiglu_forward(NhwcDtype dtype, const void* a, const void* b, std::int64_t rows,
+                           std::int64_t width, std::int64_t stride, void* out,
                            cudaStream_t stream) {
-  if (n == 0) return cudaSuccess;
+  if (width % kVec != 0 || stride < width) return cudaErrorInvalidValue;
+  const GateLayout layout{width, stride, rows * width};
+  if (layout.total == 0) return cudaSuccess;
   return with_type(dtype, [&](auto element) {
     using T = decltype(element);
-    swiglu_forward_kernel<T><<<blocks_for(n / kVec), kThreads, 0, stream>>>(
-        static_cast<const T*>(a), static_cast<const T*>(b), static_cast<T*>(out), n);
+    swiglu_forward_kernel<T><<<blocks_for(layout.total / kVec), kThreads, 0, stream>>>(
+        static_cast<const T*>(a), static_cast<const T*>(b), layout, static_cast<T*>(out));
     return cudaGetLastError();
   });
 }
 
 cudaError_t swiglu_backward(NhwcDtype dtype, const void* grad, const void* a, const void* b,
-                            void* grad_a, void* grad_b, std::int64_t n, cudaStream_t stream) {
-  if (n == 0) return cudaSuccess;
+                            std::int64_t rows, std::int64_t width, std::int64_t stride,
+                            void* grad_a, void* grad_b, cudaStream_t stream) {
+  if (width % kVec != 0 || stride < width) return cudaErrorInvalidValue;
+  const GateLayout layout{width, stride, rows * width};
+  if (layout.total == 0) return cudaSuccess;
   return with_type(dtype, [&](auto element) {
     using T = decltype(element);
-    swiglu_backward_kernel<T><<<blocks_for(n / kVec), kThreads, 0, stream>>>(
-        static_cast<const T*>(grad), static_cast<const T*>(a), static_cast<const T*>(b),
-        static_cast<T*>(grad_a), static_cast<T*>(grad_b), n);
+    swiglu_backward_kernel<T><<<blocks_for(layout.total / kVec), kThreads, 0, stream>>>(
+        static_cast<const T*>(grad), static_cast<const T*>(a), static_cast<const T*>(b), layout,
+        static_cast<T*>(grad_a), static_cast<T*>(grad_b));
     return cudaGetLastError();
   });
 }

@@ -32,13 +32,18 @@ cudaError_t bias_gradient(NhwcDtype dtype, const void* grad_y, const void* pre, 
                           int width, void* grad_pre, float* partial, float* grad_bias,
                           cudaStream_t stream);
 
-/// out = silu(a) x b over `n` elements of `dtype` (n a multiple of 4, 16-byte aligned).
-cudaError_t swiglu_forward(NhwcDtype dtype, const void* a, const void* b, void* out, std::int64_t n,
-                           cudaStream_t stream);
+/// out = silu(a) x b, [rows, width] of `dtype`: out contiguous, a's and b's rows `stride`
+/// elements apart (stride = width: contiguous; stride = 2 width and b = a + width: the halves of
+/// one [rows, 2 width] product). width a multiple of 8, every address and stride a multiple of 16
+/// bytes; cudaErrorInvalidValue for a width that is not or a stride below it.
+cudaError_t swiglu_forward(NhwcDtype dtype, const void* a, const void* b, std::int64_t rows,
+                           std::int64_t width, std::int64_t stride, void* out, cudaStream_t stream);
 
-/// The gradients of swiglu_forward: grad_a = grad x b x silu'(a), grad_b = grad x silu(a).
+/// The gradients of swiglu_forward, written in a's and b's layout: grad_a = grad x b x silu'(a),
+/// grad_b = grad x silu(a); `grad` contiguous as out.
 cudaError_t swiglu_backward(NhwcDtype dtype, const void* grad, const void* a, const void* b,
-                            void* grad_a, void* grad_b, std::int64_t n, cudaStream_t stream);
+                            std::int64_t rows, std::int64_t width, std::int64_t stride,
+                            void* grad_a, void* grad_b, cudaStream_t stream);
 
 /// A [batch, heads, sequence, head width] tensor's layout: element (b, h, t, i) at
 /// b x batch + h x head + t x position + i.

@@ -297,58 +297,27 @@ struct AttentionHeadsNode : public torch::autograd::Function<AttentionHeadsNode>
   }
 };
 
-// Input x, weights W_0 .. W_n-1 (no biases); outputs x W_i^T in the compute dtype. Saves the cast
-// input once and the cast weights. Backward adds the input's gradients in the GEMMs (beta = 1:
-// the sum rounded to the compute dtype once), where autograd would add them in kernels of their
-// own, and writes each weight's gradient in its dtype from its GEMM.
-struct SharedInputLinearNode : public torch::autograd::Function<SharedInputLinearNode> {
-  // `weights` a TensorList (each an input to autograd); `casts` an opaque value, as LinearNode's.
-  static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx,
-                                                const torch::Tensor& x, at::TensorList weights,
-                                                const std::vector<torch::Tensor>& casts) {
-    const c10::ScalarType dtype = compute_dtype(x);
-    const torch::Tensor xc = x.to(dtype);
-    torch::autograd::variable_list outputs;
-    std::vector<torch::Tensor> saved{xc};
-    for (std::size_t i = 0; i < weights.size(); ++i) {
-      saved.push_back(in_dtype(i < casts.size() ? casts[i] : torch::Tensor(), weights[i], dtype));
-      outputs.push_back(at::linear(xc, saved.back()));
-    }
-    ctx->save_for_backward(saved);
-    save_dtypes(ctx, x, weights[0], {});
-    // An output that took no part in the loss costs no GEMMs.
-    ctx->set_materialize_grads(false);
-    return outputs;
+// Weights W_0 .. W_n-1 (no biases, one input width) in `dtype` as one matrix [W_0; ...; W_n-1]:
+// the casts (`casts`, or each weight converted here) viewed as one where they lie back to back in
+// memory, as the optimizer's WeightCopies keep them; else joined in a copy.
+torch::Tensor joined_weight(const std::vector<torch::Tensor>& weights,
+                            const std::vector<torch::Tensor>& casts, c10::ScalarType dtype) {
+  std::vector<torch::Tensor> parts;
+  for (std::size_t i = 0; i < weights.size(); ++i) {
+    parts.push_back(in_dtype(i < casts.size() ? casts[i] : torch::Tensor(), weights[i], dtype));
   }
-
-  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
-                                                 torch::autograd::variable_list grads) {
-    const auto saved = ctx->get_saved_variables();
-    const torch::Tensor& xc = saved[0];
-    const c10::cuda::CUDAGuard guard(xc.device());
-    const std::int64_t in = xc.size(-1);
-    const torch::Tensor x2 = xc.reshape({-1, in});
-    const c10::ScalarType weight_dtype = saved_dtype(ctx, "weight_dtype");
-    // One entry per argument of forward(): x, each weight, and none for the casts.
-    torch::autograd::variable_list result(grads.size() + 2);
-    torch::Tensor grad_x;
-    for (std::size_t i = 0; i < grads.size(); ++i) {
-      if (!grads[i].defined()) continue;
-      const torch::Tensor& wc = saved[i + 1];
-      const torch::Tensor g = grads[i].to(wc.scalar_type()).contiguous().view({-1, wc.size(0)});
-      if (grad_x.defined()) {
-        grad_x.addmm_(g, wc);
-      } else {
-        grad_x = at::mm(g, wc);
-      }
-      result[i + 1] = mm_as(g.t(), x2, weight_dtype);
-    }
-    if (grad_x.defined()) {
-      result[0] = grad_x.view(xc.sizes()).to(saved_dtype(ctx, "x_dtype"));
-    }
-    return result;
+  const torch::Tensor& first = parts[0];
+  const std::int64_t in = first.size(1);
+  std::int64_t rows = 0;
+  bool adjacent = true;
+  for (const torch::Tensor& part : parts) {
+    adjacent = adjacent && part.is_contiguous() && part.storage().is_alias_of(first.storage()) &&
+               part.storage_offset() == first.storage_offset() + rows * in;
+    rows += part.size(0);
   }
-};
+  if (adjacent) return first.as_strided({rows, in}, {in, 1}, first.storage_offset());
+  return at::cat(parts, 0);
+}
 
 // silu(a) x b; saves a and b (ATen's silu and mul keep a, silu's output and b).
 struct SwigluNode : public torch::autograd::Function<SwigluNode> {
@@ -357,7 +326,7 @@ struct SwigluNode : public torch::autograd::Function<SwigluNode> {
     const c10::cuda::CUDAGuard guard(a.device());
     torch::Tensor out = torch::empty_like(a);
     C10_CUDA_CHECK(detail::swiglu_forward(detail::nhwc_dtype(a.scalar_type()), a.data_ptr(),
-                                          b.data_ptr(), out.data_ptr(), a.numel(),
+                                          b.data_ptr(), 1, a.numel(), a.numel(), out.data_ptr(),
                                           at::cuda::getCurrentCUDAStream()));
     ctx->save_for_backward({a, b});
     return out;
@@ -372,10 +341,66 @@ struct SwigluNode : public torch::autograd::Function<SwigluNode> {
     if (!detail::aligned16(g)) g = g.clone();
     torch::Tensor grad_a = torch::empty_like(a);
     torch::Tensor grad_b = torch::empty_like(a);
-    C10_CUDA_CHECK(detail::swiglu_backward(
-        detail::nhwc_dtype(a.scalar_type()), g.data_ptr(), a.data_ptr(), saved[1].data_ptr(),
-        grad_a.data_ptr(), grad_b.data_ptr(), a.numel(), at::cuda::getCurrentCUDAStream()));
+    C10_CUDA_CHECK(detail::swiglu_backward(detail::nhwc_dtype(a.scalar_type()), g.data_ptr(),
+                                           a.data_ptr(), saved[1].data_ptr(), 1, a.numel(),
+                                           a.numel(), grad_a.data_ptr(), grad_b.data_ptr(),
+                                           at::cuda::getCurrentCUDAStream()));
     return {grad_a, grad_b};
+  }
+};
+
+// Llama's gated MLP input, inputs x, w1, w3 (no biases): silu(x W1^T) x (x W3^T) in the compute
+// dtype, both products one GEMM of [W1; W3] (joined_weight) whose halves the SwiGLU kernel reads in
+// place. Saves the cast input, the joined weight and the product. Backward writes the two gates'
+// gradients into one [rows, 2 hidden] gradient, then one GEMM for x's gradient (autograd would
+// add two) and one for both weights' (float32 from the GEMM, split by rows).
+struct SwigluLinearNode : public torch::autograd::Function<SwigluLinearNode> {
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x,
+                               const torch::Tensor& w1, const torch::Tensor& w3,
+                               const std::vector<torch::Tensor>& casts) {
+    const c10::ScalarType dtype = compute_dtype(x);
+    const torch::Tensor xc = x.to(dtype);
+    const torch::Tensor wc = joined_weight({w1, w3}, casts, dtype);
+    const torch::Tensor gate = at::linear(xc, wc);
+    const std::int64_t hidden = w1.size(0);
+    std::vector<std::int64_t> shape = xc.sizes().vec();
+    shape.back() = hidden;
+    torch::Tensor out = torch::empty(shape, gate.options());
+    const c10::cuda::CUDAGuard guard(x.device());
+    C10_CUDA_CHECK(detail::swiglu_forward(detail::nhwc_dtype(dtype), gate.data_ptr(),
+                                          second_half(gate, hidden), gate.numel() / (2 * hidden),
+                                          hidden, 2 * hidden, out.data_ptr(),
+                                          at::cuda::getCurrentCUDAStream()));
+    ctx->save_for_backward({xc, wc, gate});
+    save_dtypes(ctx, x, w1, {});
+    return out;
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const torch::Tensor& xc = saved[0];
+    const torch::Tensor& wc = saved[1];
+    const torch::Tensor& gate = saved[2];
+    const c10::cuda::CUDAGuard guard(xc.device());
+    const std::int64_t hidden = wc.size(0) / 2;
+    const std::int64_t rows = gate.numel() / (2 * hidden);
+    torch::Tensor g = grads[0].to(gate.scalar_type()).contiguous();
+    if (!detail::aligned16(g)) g = g.clone();
+    torch::Tensor grad_gate = torch::empty({rows, 2 * hidden}, gate.options());
+    C10_CUDA_CHECK(detail::swiglu_backward(
+        detail::nhwc_dtype(gate.scalar_type()), g.data_ptr(), gate.data_ptr(),
+        second_half(gate, hidden), rows, hidden, 2 * hidden, grad_gate.data_ptr(),
+        second_half(grad_gate, hidden), at::cuda::getCurrentCUDAStream()));
+    const auto [grad_x, grad_weight] = product_gradients(ctx, grad_gate, xc, wc);
+    const torch::autograd::variable_list w = grad_weight.split(hidden, 0);
+    // One entry per argument of forward(): the casts get none.
+    return {grad_x, w[0], w[1], torch::Tensor()};
+  }
+
+  // The address of column `hidden` of t's first row ([..., 2 hidden]).
+  static void* second_half(const torch::Tensor& t, std::int64_t hidden) {
+    return static_cast<char*>(t.data_ptr()) + hidden * static_cast<std::int64_t>(t.element_size());
   }
 };
 
@@ -391,18 +416,40 @@ detail::RotaryStrides strides_of(const torch::Tensor& x) {
   return {x.stride(0), x.stride(1), x.stride(2)};
 }
 
+// Whether cos and sin suit the rotary kernel for `sequence` positions of head width `width` on
+// `device` (a multiple of 8).
+bool rotary_tables_fit(const torch::Tensor& cos, const torch::Tensor& sin,
+                       const torch::Device& device, std::int64_t sequence, std::int64_t width) {
+  if (width % 8 != 0) return false;
+  for (const torch::Tensor* table : {&cos, &sin}) {
+    if (!table->defined() || table->device() != device || table->scalar_type() != torch::kFloat ||
+        table->dim() != 2 || !table->is_contiguous() || table->size(0) < sequence ||
+        table->size(1) != width || !detail::aligned16(*table)) {
+      return false;
+    }
+  }
+  return true;
+}
+
 // x [batch, heads, sequence, head width] rotated by its positions' angles (or back, `inverse`),
-// written in the projections' layout ([batch, sequence, heads, head width] in memory).
-torch::Tensor rotate(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin,
-                     bool inverse) {
+// written into `out` (the same shape; strides multiples of 4 elements).
+void rotate_into(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin,
+                 bool inverse, const torch::Tensor& out) {
   const c10::cuda::CUDAGuard guard(x.device());
   const torch::Tensor in = rotary_layout(x) ? x : x.contiguous();
-  torch::Tensor out =
-      torch::empty({x.size(0), x.size(2), x.size(1), x.size(3)}, x.options()).transpose(1, 2);
   C10_CUDA_CHECK(detail::rotary_embedding(
       detail::nhwc_dtype(x.scalar_type()), in.data_ptr(), strides_of(in), out.data_ptr(),
       strides_of(out), cos.data_ptr<float>(), sin.data_ptr<float>(), x.size(0), x.size(1),
       x.size(2), static_cast<int>(x.size(3)), inverse, at::cuda::getCurrentCUDAStream()));
+}
+
+// rotate_into() a new tensor in the projections' layout ([batch, sequence, heads, head width] in
+// memory).
+torch::Tensor rotate(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin,
+                     bool inverse) {
+  torch::Tensor out =
+      torch::empty({x.size(0), x.size(2), x.size(1), x.size(3)}, x.options()).transpose(1, 2);
+  rotate_into(x, cos, sin, inverse, out);
   return out;
 }
 
@@ -417,6 +464,66 @@ struct RotaryNode : public torch::autograd::Function<RotaryNode> {
                                                  torch::autograd::variable_list grads) {
     const auto saved = ctx->get_saved_variables();
     return {rotate(grads[0], saved[0], saved[1], true), torch::Tensor(), torch::Tensor()};
+  }
+};
+
+// Llama's attention input, inputs x [batch, sequence, width], wq, wk, wv (no biases), cos, sin:
+// x [Wq; Wk; Wv]^T in one GEMM (joined_weight), split into q (`heads`) and k, v (`kv_heads`),
+// q and k rotated (rotate()), v a view of the product. Saves the cast input, the joined weight and
+// the tables. Backward rotates q's and k's gradients back straight into the columns of one joined
+// gradient and copies v's beside them, then one GEMM for x's gradient (autograd would add three)
+// and one for the three weights' (float32 from the GEMM, split by rows).
+struct RotaryHeadsNode : public torch::autograd::Function<RotaryHeadsNode> {
+  static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx,
+                                                const torch::Tensor& x, const torch::Tensor& wq,
+                                                const torch::Tensor& wk, const torch::Tensor& wv,
+                                                const torch::Tensor& cos, const torch::Tensor& sin,
+                                                std::int64_t heads, std::int64_t kv_heads,
+                                                const std::vector<torch::Tensor>& casts) {
+    const c10::ScalarType dtype = compute_dtype(x);
+    const torch::Tensor xc = x.to(dtype);
+    const torch::Tensor wc = joined_weight({wq, wk, wv}, casts, dtype);
+    const std::vector<torch::Tensor> parts =
+        at::linear(xc, wc).split_with_sizes({wq.size(0), wk.size(0), wv.size(0)}, -1);
+    ctx->save_for_backward({xc, wc, cos, sin});
+    ctx->saved_data["heads"] = heads;
+    ctx->saved_data["kv_heads"] = kv_heads;
+    save_dtypes(ctx, x, wq, {});
+    return {rotate(split_heads(parts[0], heads), cos, sin, false),
+            rotate(split_heads(parts[1], kv_heads), cos, sin, false),
+            split_heads(parts[2], kv_heads)};
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const torch::Tensor& xc = saved[0];
+    const torch::Tensor& wc = saved[1];
+    const c10::cuda::CUDAGuard guard(xc.device());
+    const std::int64_t heads = ctx->saved_data["heads"].toInt();
+    const std::int64_t kv_heads = ctx->saved_data["kv_heads"].toInt();
+    const std::int64_t head_width = wc.size(0) / (heads + 2 * kv_heads);
+    const torch::Tensor joined = torch::empty({xc.size(0), xc.size(1), wc.size(0)}, xc.options());
+    const std::vector<torch::Tensor> columns = joined.split_with_sizes(
+        {heads * head_width, kv_heads * head_width, kv_heads * head_width}, -1);
+    const c10::ScalarType dtype = wc.scalar_type();
+    rotate_into(grads[0].to(dtype), saved[2], saved[3], true, split_heads(columns[0], heads));
+    rotate_into(grads[1].to(dtype), saved[2], saved[3], true, split_heads(columns[1], kv_heads));
+    split_heads(columns[2], kv_heads).copy_(grads[2]);
+    const auto [grad_x, grad_weight] =
+        product_gradients(ctx, joined.view({-1, wc.size(0)}), xc, wc);
+    const torch::autograd::variable_list w = grad_weight.split_with_sizes(
+        {heads * head_width, kv_heads * head_width, kv_heads * head_width}, 0);
+    // One entry per argument of forward(): the tables, head counts and casts get none.
+    return {grad_x,
+            w[0],
+            w[1],
+            w[2],
+            torch::Tensor(),
+            torch::Tensor(),
+            torch::Tensor(),
+            torch::Tensor(),
+            torch::Tensor()};
   }
 };
 
@@ -540,23 +647,70 @@ std::pair<torch::Tensor, torch::Tensor> tied_embedding(const torch::Tensor& ids,
   return {at::embedding(weight, ids), weight};
 }
 
-std::vector<torch::Tensor> shared_input_linear(const torch::Tensor& x,
-                                               const std::vector<torch::Tensor>& weights,
-                                               const std::vector<torch::Tensor>& casts) {
+bool fused_rotary_heads_applies(const torch::Tensor& x, const torch::Tensor& wq,
+                                const torch::Tensor& wk, const torch::Tensor& wv,
+                                const torch::Tensor& cos, const torch::Tensor& sin,
+                                std::int64_t heads, std::int64_t kv_heads) {
 #if GPUPERF_WITH_CUDA_KERNELS
-  const bool fused =
-      !weights.empty() && std::all_of(weights.begin(), weights.end(), [&](const torch::Tensor& w) {
-        return fused_linear_applies(x, w, {}) && w.scalar_type() == weights[0].scalar_type();
-      });
-  if (fused) return SharedInputLinearNode::apply(x, at::TensorList(weights), casts);
-#endif
-  std::vector<torch::Tensor> outputs;
-  for (std::size_t i = 0; i < weights.size(); ++i) {
-    outputs.push_back(
-        linear_activation(x, weights[i], {}, Activation::kNone,
-                          i < casts.size() ? CastLinear{casts[i], {}} : CastLinear{}));
+  if (x.dim() != 3 || heads <= 0 || kv_heads <= 0 || wq.dim() != 2 || wq.size(0) % heads != 0) {
+    return false;
   }
-  return outputs;
+  const std::int64_t head_width = wq.size(0) / heads;
+  const std::vector<std::pair<const torch::Tensor*, std::int64_t>> weights{
+      {&wq, heads}, {&wk, kv_heads}, {&wv, kv_heads}};
+  for (const auto& [w, count] : weights) {
+    if (!fused_linear_applies(x, *w, {}) || w->scalar_type() != wq.scalar_type() ||
+        w->size(0) != count * head_width) {
+      return false;
+    }
+  }
+  return rotary_tables_fit(cos, sin, x.device(), x.size(1), head_width);
+#else
+  (void)x, (void)wq, (void)wk, (void)wv, (void)cos, (void)sin, (void)heads, (void)kv_heads;
+  return false;
+#endif
+}
+
+std::vector<torch::Tensor> rotary_heads(const torch::Tensor& x, const torch::Tensor& wq,
+                                        const torch::Tensor& wk, const torch::Tensor& wv,
+                                        const torch::Tensor& cos, const torch::Tensor& sin,
+                                        std::int64_t heads, std::int64_t kv_heads,
+                                        const std::vector<torch::Tensor>& casts) {
+#if GPUPERF_WITH_CUDA_KERNELS
+  if (fused_rotary_heads_applies(x, wq, wk, wv, cos, sin, heads, kv_heads)) {
+    return RotaryHeadsNode::apply(x, wq, wk, wv, cos, sin, heads, kv_heads, casts);
+  }
+#endif
+  const auto product = [&](const torch::Tensor& w, std::size_t i) {
+    return linear_activation(x, w, {}, Activation::kNone,
+                             i < casts.size() ? CastLinear{casts[i], {}} : CastLinear{});
+  };
+  return {rotary_embedding(split_heads(product(wq, 0), heads), cos, sin),
+          rotary_embedding(split_heads(product(wk, 1), kv_heads), cos, sin),
+          split_heads(product(wv, 2), kv_heads)};
+}
+
+bool fused_swiglu_linear_applies(const torch::Tensor& x, const torch::Tensor& w1,
+                                 const torch::Tensor& w3) {
+#if GPUPERF_WITH_CUDA_KERNELS
+  return fused_linear_applies(x, w1, {}) && fused_linear_applies(x, w3, {}) &&
+         w1.scalar_type() == w3.scalar_type() && w1.sizes() == w3.sizes();
+#else
+  (void)x, (void)w1, (void)w3;
+  return false;
+#endif
+}
+
+torch::Tensor swiglu_linear(const torch::Tensor& x, const torch::Tensor& w1,
+                            const torch::Tensor& w3, const std::vector<torch::Tensor>& casts) {
+#if GPUPERF_WITH_CUDA_KERNELS
+  if (fused_swiglu_linear_applies(x, w1, w3)) return SwigluLinearNode::apply(x, w1, w3, casts);
+#endif
+  const auto product = [&](const torch::Tensor& w, std::size_t i) {
+    return linear_activation(x, w, {}, Activation::kNone,
+                             i < casts.size() ? CastLinear{casts[i], {}} : CastLinear{});
+  };
+  return swiglu(product(w1, 0), product(w3, 1));
 }
 
 bool fused_swiglu_applies(const torch::Tensor& a, const torch::Tensor& b) {
@@ -580,15 +734,8 @@ torch::Tensor swiglu(const torch::Tensor& a, const torch::Tensor& b) {
 bool fused_rotary_applies(const torch::Tensor& x, const torch::Tensor& cos,
                           const torch::Tensor& sin) {
 #if GPUPERF_WITH_CUDA_KERNELS
-  if (!on_own_kernels(x) || x.dim() != 4 || x.size(3) % 8 != 0) return false;
-  for (const torch::Tensor* table : {&cos, &sin}) {
-    if (!table->defined() || table->device() != x.device() ||
-        table->scalar_type() != torch::kFloat || table->dim() != 2 || !table->is_contiguous() ||
-        table->size(0) < x.size(2) || table->size(1) != x.size(3) || !detail::aligned16(*table)) {
-      return false;
-    }
-  }
-  return true;
+  return on_own_kernels(x) && x.dim() == 4 &&
+         rotary_tables_fit(cos, sin, x.device(), x.size(2), x.size(3));
 #else
   (void)x, (void)cos, (void)sin;
   return false;

@@ -200,15 +200,39 @@ struct CastLinear {
 [[nodiscard]] bool fused_linear_applies(const torch::Tensor& x, const torch::Tensor& weight,
                                         const torch::Tensor& bias);
 
-/// x W_i^T for each of `weights` (no biases): linear layers that read one input (Llama's wq, wk
-/// and wv; w1 and w3). On gpuperf's kernels (every weight as linear_activation() takes it) one
-/// autograd node whose backward pass adds the input's gradients in the GEMMs (beta = 1), where
-/// autograd would add them in kernels of their own (three a Llama block), and writes each weight's
-/// gradient in its dtype; linear_activation() per weight elsewhere. `casts`: empty, or each
-/// weight in the compute dtype (as CastLinear's).
-[[nodiscard]] std::vector<torch::Tensor> shared_input_linear(
-    const torch::Tensor& x, const std::vector<torch::Tensor>& weights,
-    const std::vector<torch::Tensor>& casts = {});
+/// Llama's attention input: x [batch, sequence, width] through wq, wk and wv (no biases) split
+/// into heads, q [batch, heads, sequence, head width] and k and v with `kv_heads`, q and k rotated
+/// by rotary_embedding() with the tables cos and sin. On gpuperf's kernels
+/// (fused_rotary_heads_applies) one autograd node: the three products one GEMM of the joined
+/// weight (a view where the 16-bit copies lie back to back, as the optimizer's WeightCopies keep
+/// them), v a view of it; backward rotates q's and k's gradients back into one joined gradient,
+/// then one GEMM for x's gradient and one for the three weights' (each float32 in its own rows).
+/// Elsewhere linear_activation() per weight, views and rotary_embedding(). `casts`: empty, or
+/// wq, wk and wv in the compute dtype (as CastLinear's).
+[[nodiscard]] std::vector<torch::Tensor> rotary_heads(
+    const torch::Tensor& x, const torch::Tensor& wq, const torch::Tensor& wk,
+    const torch::Tensor& wv, const torch::Tensor& cos, const torch::Tensor& sin, std::int64_t heads,
+    std::int64_t kv_heads, const std::vector<torch::Tensor>& casts = {});
+/// Whether rotary_heads() runs gpuperf's kernels (x 3-D; each weight as linear_activation() takes
+/// it, one dtype, `heads` or `kv_heads` rows of one head width, a multiple of 8; the tables as
+/// rotary_embedding()'s kernel takes them).
+[[nodiscard]] bool fused_rotary_heads_applies(const torch::Tensor& x, const torch::Tensor& wq,
+                                              const torch::Tensor& wk, const torch::Tensor& wv,
+                                              const torch::Tensor& cos, const torch::Tensor& sin,
+                                              std::int64_t heads, std::int64_t kv_heads);
+
+/// Llama's gated MLP input: swiglu(x W1^T, x W3^T) (no biases). On gpuperf's kernels
+/// (fused_swiglu_linear_applies) one autograd node: both products one GEMM of [W1; W3] (as
+/// rotary_heads()'s) whose halves the SwiGLU kernel reads in place; backward writes both gates'
+/// gradients into one, then one GEMM for x's gradient and one for both weights'. Elsewhere
+/// linear_activation() per weight and swiglu(). `casts`: empty, or w1 and w3 in the compute dtype.
+[[nodiscard]] torch::Tensor swiglu_linear(const torch::Tensor& x, const torch::Tensor& w1,
+                                          const torch::Tensor& w3,
+                                          const std::vector<torch::Tensor>& casts = {});
+/// Whether swiglu_linear() runs gpuperf's kernels (w1 and w3 one shape and dtype, each as
+/// linear_activation() takes it).
+[[nodiscard]] bool fused_swiglu_linear_applies(const torch::Tensor& x, const torch::Tensor& w1,
+                                               const torch::Tensor& w3);
 
 /// A token embedding whose weight the output layer shares (tied embeddings: GPT-2's, Llama 3.2
 /// 1B's and 3B's): {weight[ids], the weight for the output layer to read}. On CUDA, training, one
@@ -345,7 +369,9 @@ class LlamaBlockImpl : public torch::nn::Module {
                                                           const torch::Tensor& cos,
                                                           const torch::Tensor& sin,
                                                           const torch::Tensor* cast = nullptr);
-  /// wq, wk, wv, wo, w1, w2 and w3's weights: forward_pending's `cast` order.
+  /// wq, wk, wv, wo, w1, w3 and w2's weights: forward_pending's `cast` order (the weights that
+  /// read one input side by side: rotary_heads() and swiglu_linear() multiply their copies as one
+  /// matrix where they lie back to back).
   [[nodiscard]] std::vector<torch::Tensor> linear_parameters() const;
   static constexpr std::size_t kCastCount = 7;
   /// forward() keeping only x for the backward pass, which runs the block again.
