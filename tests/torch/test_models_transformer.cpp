@@ -1150,6 +1150,10 @@ TEST_CASE("rotary_heads' q, k, v and the three weights' gradients match fp64",
       got = gpuperf::rotary_heads(x, weights[0], weights[1], weights[2], cos, sin, heads, kv_heads);
     }
     REQUIRE(got.size() == 3);
+    // Views of the one product (q and k rotated in place): attention keeps no more than three
+    // tensors of their own would hold.
+    CHECK(got[1].storage().is_alias_of(got[0].storage()));
+    CHECK(got[2].storage().is_alias_of(got[0].storage()));
     torch::Tensor loss = torch::zeros({}, on);
     for (std::size_t i = 0; i < 3; ++i) loss = loss + (got[i].to(torch::kFloat) * grads[i]).sum();
     loss.backward();

@@ -57,7 +57,8 @@ struct RotaryStrides {
 /// 4 elements, 8-byte aligned at least): with the halves x1 = x[..., :w/2], x2 = x[..., w/2:],
 /// out1 = x1 cos1 - x2 sin1, out2 = x2 cos2 + x1 sin2, where cos and sin are float32 [>= sequence,
 /// width] rows of position t. With `inverse` the rotation back (the backward pass: out1 = x1 cos1
-/// + x2 sin2, out2 = x2 cos2 - x1 sin1).
+/// + x2 sin2, out2 = x2 cos2 - x1 sin1). `out` may be x (in place: each thread writes only the
+/// elements it read).
 cudaError_t rotary_embedding(NhwcDtype dtype, const void* x, RotaryStrides x_strides, void* out,
                              RotaryStrides out_strides, const float* cos, const float* sin,
                              std::int64_t batch, std::int64_t heads, std::int64_t sequence,

@@ -432,7 +432,7 @@ bool rotary_tables_fit(const torch::Tensor& cos, const torch::Tensor& sin,
 }
 
 // x [batch, heads, sequence, head width] rotated by its positions' angles (or back, `inverse`),
-// written into `out` (the same shape; strides multiples of 4 elements).
+// written into `out` (the same shape; strides multiples of 4 elements; x itself: in place).
 void rotate_into(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin,
                  bool inverse, const torch::Tensor& out) {
   const c10::cuda::CUDAGuard guard(x.device());
@@ -469,7 +469,8 @@ struct RotaryNode : public torch::autograd::Function<RotaryNode> {
 
 // Llama's attention input, inputs x [batch, sequence, width], wq, wk, wv (no biases), cos, sin:
 // x [Wq; Wk; Wv]^T in one GEMM (joined_weight), split into q (`heads`) and k, v (`kv_heads`),
-// q and k rotated (rotate()), v a view of the product. Saves the cast input, the joined weight and
+// each a view of the product (what attention keeps is the product: no more than three tensors of
+// their own would hold), q and k rotated in place. Saves the cast input, the joined weight and
 // the tables. Backward rotates q's and k's gradients back straight into the columns of one joined
 // gradient and copies v's beside them, then one GEMM for x's gradient (autograd would add three)
 // and one for the three weights' (float32 from the GEMM, split by rows).
@@ -485,13 +486,15 @@ struct RotaryHeadsNode : public torch::autograd::Function<RotaryHeadsNode> {
     const torch::Tensor wc = joined_weight({wq, wk, wv}, casts, dtype);
     const std::vector<torch::Tensor> parts =
         at::linear(xc, wc).split_with_sizes({wq.size(0), wk.size(0), wv.size(0)}, -1);
+    const torch::Tensor q = split_heads(parts[0], heads);
+    const torch::Tensor k = split_heads(parts[1], kv_heads);
+    rotate_into(q, cos, sin, false, q);
+    rotate_into(k, cos, sin, false, k);
     ctx->save_for_backward({xc, wc, cos, sin});
     ctx->saved_data["heads"] = heads;
     ctx->saved_data["kv_heads"] = kv_heads;
     save_dtypes(ctx, x, wq, {});
-    return {rotate(split_heads(parts[0], heads), cos, sin, false),
-            rotate(split_heads(parts[1], kv_heads), cos, sin, false),
-            split_heads(parts[2], kv_heads)};
+    return {q, k, split_heads(parts[2], kv_heads)};
   }
 
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,

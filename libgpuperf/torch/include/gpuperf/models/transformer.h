@@ -205,7 +205,8 @@ struct CastLinear {
 /// by rotary_embedding() with the tables cos and sin. On gpuperf's kernels
 /// (fused_rotary_heads_applies) one autograd node: the three products one GEMM of the joined
 /// weight (a view where the 16-bit copies lie back to back, as the optimizer's WeightCopies keep
-/// them), v a view of it; backward rotates q's and k's gradients back into one joined gradient,
+/// them), q, k and v views of it, q and k rotated in place; backward rotates q's and k's
+/// gradients back into one joined gradient,
 /// then one GEMM for x's gradient and one for the three weights' (each float32 in its own rows).
 /// Elsewhere linear_activation() per weight, views and rotary_embedding(). `casts`: empty, or
 /// wq, wk and wv in the compute dtype (as CastLinear's).
