@@ -62,7 +62,8 @@ torch::Tensor with_bias(const torch::nn::Linear& layer, const torch::Tensor& x,
   return linear_activation(x, layer->weight, layer->bias, activation, cast_pair(cast));
 }
 
-// Every block's linear_parameters() in the autocast dtype: the copies the optimizer keeps where
+// Every block's linear_parameters() in the autocast dtype, then `output` (the output layer's
+// weight, a tied embedding's or its own): the copies the optimizer keeps where
 // there are (WeightCopies), else cast in one kernel (cast_weights; one launch per 48 tensors
 // where each layer's cast is a kernel of its own), without a gradient of their own:
 // linear_activation sends each layer's gradients to its float32 parameters. Empty off CUDA, without
@@ -70,7 +71,8 @@ torch::Tensor with_bias(const torch::nn::Linear& layer, const torch::Tensor& x,
 // once would hold every copy through the pass), or where that kernel does not apply.
 template <typename Block>
 std::vector<torch::Tensor> cast_for_training(const torch::nn::ModuleList& blocks,
-                                             const torch::Device& device) {
+                                             const torch::Device& device,
+                                             const torch::Tensor& output) {
   if (!device.is_cuda() || !compat::autocast_enabled(c10::DeviceType::CUDA) ||
       !c10::GradMode::is_enabled()) {
     return {};
@@ -80,6 +82,7 @@ std::vector<torch::Tensor> cast_for_training(const torch::nn::ModuleList& blocks
     const auto own = block->as<Block>()->linear_parameters();
     parameters.insert(parameters.end(), own.begin(), own.end());
   }
+  parameters.push_back(output);
   const c10::ScalarType dtype = compat::autocast_dtype(c10::DeviceType::CUDA);
   // Copies an optimizer keeps current (TrainStep's, under WeightCopies::Scope): no cast at all.
   if (WeightCopies* copies = WeightCopies::current()) {
@@ -456,9 +459,9 @@ torch::Tensor GptImpl::forward(const torch::Tensor& ids) {
   // The blocks pass the residual stream on with its last add pending, so that every add is made
   // together with the LayerNorm after it (residual_layer_norm); checkpointed blocks make theirs.
   const bool checkpointed = checkpointing_ && x.requires_grad();
-  const std::vector<torch::Tensor> cast = checkpointed
-                                              ? std::vector<torch::Tensor>{}
-                                              : cast_for_training<GptBlockImpl>(blocks, x.device());
+  const std::vector<torch::Tensor> cast =
+      checkpointed ? std::vector<torch::Tensor>{}
+                   : cast_for_training<GptBlockImpl>(blocks, x.device(), wte->weight);
   const torch::Tensor* next = cast.empty() ? nullptr : cast.data();
   PendingBranch pending;
   for (const auto& block : *blocks) {
@@ -473,8 +476,10 @@ torch::Tensor GptImpl::forward(const torch::Tensor& ids) {
   }
   const ResidualNorm last = residual_layer_norm(x, pending.output, ln_f->weight, ln_f->bias,
                                                 ln_f->options.eps(), pending.bias);
-  // The tied output embedding: its gradient in float32 from the GEMM (linear_activation).
-  return linear_activation(last.normalized, output_weight, {}, Activation::kNone);
+  // The tied output embedding (its 16-bit copy last in `cast`): its gradient in float32 from the
+  // GEMM (linear_activation).
+  return linear_activation(last.normalized, output_weight, {}, Activation::kNone,
+                           {cast.empty() ? torch::Tensor() : cast.back(), {}});
 }
 
 LlamaBlockImpl::LlamaBlockImpl(const LlamaOptions& o) : options_(o) {
@@ -577,7 +582,8 @@ torch::Tensor LlamaImpl::forward(const torch::Tensor& ids) {
   const bool checkpointed = checkpointing_ && x.requires_grad();
   const std::vector<torch::Tensor> cast =
       checkpointed ? std::vector<torch::Tensor>{}
-                   : cast_for_training<LlamaBlockImpl>(blocks, x.device());
+                   : cast_for_training<LlamaBlockImpl>(
+                         blocks, x.device(), output ? output->weight : tok_embeddings->weight);
   const torch::Tensor* next = cast.empty() ? nullptr : cast.data();
   torch::Tensor pending;
   for (const auto& block : *blocks) {
@@ -591,8 +597,11 @@ torch::Tensor LlamaImpl::forward(const torch::Tensor& ids) {
     }
   }
   const torch::Tensor last = residual_rms_norm(x, pending, norm, options_.norm_eps).normalized;
-  return output ? project(output, last)
-                : linear_activation(last, output_weight, {}, Activation::kNone);
+  // The output layer's 16-bit weight is the last in `cast`.
+  const torch::Tensor* output_cast = cast.empty() ? nullptr : &cast.back();
+  return output ? project(output, last, output_cast)
+                : linear_activation(last, output_weight, {}, Activation::kNone,
+                                    {output_cast != nullptr ? *output_cast : torch::Tensor(), {}});
 }
 
 }  // namespace gpuperf
