@@ -851,6 +851,46 @@ void check_one_kernel_casts(
 
 }  // namespace
 
+// `reference` (its parameters drawn) in float64 on the CPU against copies on CUDA, in float32
+// and under bf16 autocast: the logits and every parameter's gradient. `applies(copy)` checks, on
+// CUDA, that gpuperf's kernels under test run.
+template <typename Model, typename Applies>
+void check_cuda_against_fp64(Model& reference, const Applies& applies) {
+  const auto& o = reference->options();
+  reference->to(torch::kDouble);
+  const torch::Tensor ids = torch::randint(0, o.vocabulary, {3, o.context}, torch::kLong);
+  const torch::Tensor next = torch::randint(0, o.vocabulary, {3, o.context}, torch::kLong);
+  const auto loss_fn = gpuperf::language_model_loss();
+  const torch::Tensor logits64 = reference->forward(ids);
+  loss_fn(logits64, next).backward();
+  for (const auto dtype : {torch::kFloat, torch::kBFloat16}) {
+    INFO("dtype " << c10::toString(dtype));
+    Model model(o);
+    {
+      torch::NoGradGuard no_grad;
+      const auto from = reference->named_parameters();
+      for (auto& p : model->named_parameters()) p.value().copy_(from[p.key()].to(torch::kFloat));
+    }
+    model->to(torch::kCUDA);
+    applies(model);
+    torch::Tensor logits;
+    {
+      gpuperf::AutocastGuard autocast(torch::kCUDA, torch::kBFloat16, dtype != torch::kFloat);
+      logits = model->forward(ids.to(torch::kCUDA));
+      loss_fn(logits, next.to(torch::kCUDA)).backward();
+    }
+    const double bound = dtype == torch::kFloat ? 1e-4 : 5e-2;
+    CHECK(relative_error(logits.cpu(), logits64.detach()) < bound);
+    const auto ours = model->named_parameters();
+    for (const auto& p : reference->named_parameters()) {
+      INFO("parameter " << p.key());
+      const torch::Tensor g64 = p.value().grad();
+      REQUIRE(g64.abs().max().item<double>() > 0);
+      CHECK(relative_error(ours[p.key()].grad().cpu(), g64) < bound);
+    }
+  }
+}
+
 TEST_CASE("GPT-2 on CUDA, its projections' biases added by the LayerNorms, matches fp64",
           "[models][lm][gpu]") {
   GPUPERF_REQUIRE_GPU();
@@ -873,42 +913,14 @@ TEST_CASE("GPT-2 on CUDA, its projections' biases added by the LayerNorms, match
       p.value().copy_(torch::randn_like(p.value()) * 0.5 + (scale ? 1.0 : 0.0));
     }
   }
-  reference->to(torch::kDouble);
-  const torch::Tensor ids = torch::randint(0, o.vocabulary, {3, o.context}, torch::kLong);
-  const torch::Tensor next = torch::randint(0, o.vocabulary, {3, o.context}, torch::kLong);
-  const auto loss_fn = gpuperf::language_model_loss();
-  const torch::Tensor logits64 = reference->forward(ids);
-  loss_fn(logits64, next).backward();
-  for (const auto dtype : {torch::kFloat, torch::kBFloat16}) {
-    INFO("dtype " << c10::toString(dtype));
-    gpuperf::Gpt gpt(o);
-    {
-      torch::NoGradGuard no_grad;
-      const auto from = reference->named_parameters();
-      for (auto& p : gpt->named_parameters()) p.value().copy_(from[p.key()].to(torch::kFloat));
-    }
-    gpt->to(torch::kCUDA);
+  check_cuda_against_fp64(reference, [](gpuperf::Gpt& gpt) {
     // The LayerNorms after the projections run gpuperf's kernels, so the biases move to them.
+    const gpuperf::GptOptions& o = gpt->options();
     const auto* block = gpt->blocks->ptr(0)->as<gpuperf::GptBlockImpl>();
     REQUIRE(gpuperf::fused_residual_layer_norm_applies(
         torch::zeros({3, o.context, o.width}, torch::kCUDA), {}, block->ln_2->weight,
         block->ln_2->bias));
-    torch::Tensor logits;
-    {
-      gpuperf::AutocastGuard autocast(torch::kCUDA, torch::kBFloat16, dtype != torch::kFloat);
-      logits = gpt->forward(ids.to(torch::kCUDA));
-      loss_fn(logits, next.to(torch::kCUDA)).backward();
-    }
-    const double bound = dtype == torch::kFloat ? 1e-4 : 5e-2;
-    CHECK(relative_error(logits.cpu(), logits64.detach()) < bound);
-    const auto ours = gpt->named_parameters();
-    for (const auto& p : reference->named_parameters()) {
-      INFO("parameter " << p.key());
-      const torch::Tensor g64 = p.value().grad();
-      REQUIRE(g64.abs().max().item<double>() > 0);
-      CHECK(relative_error(ours[p.key()].grad().cpu(), g64) < bound);
-    }
-  }
+  });
 }
 
 TEST_CASE("linear_activation's GELU is the tanh form GPT-2 uses, not the erf form",
@@ -1258,43 +1270,15 @@ TEST_CASE("Llama on CUDA, its projections joined, matches fp64", "[models][lm][g
       if (p.value().dim() == 1) p.value().copy_(torch::randn_like(p.value()) * 0.3 + 1.0);
     }
   }
-  reference->to(torch::kDouble);
-  const torch::Tensor ids = torch::randint(0, o.vocabulary, {3, o.context}, torch::kLong);
-  const torch::Tensor next = torch::randint(0, o.vocabulary, {3, o.context}, torch::kLong);
-  const auto loss_fn = gpuperf::language_model_loss();
-  const torch::Tensor logits64 = reference->forward(ids);
-  loss_fn(logits64, next).backward();
-  for (const auto dtype : {torch::kFloat, torch::kBFloat16}) {
-    INFO("dtype " << c10::toString(dtype));
-    gpuperf::Llama llama(o);
-    {
-      torch::NoGradGuard no_grad;
-      const auto from = reference->named_parameters();
-      for (auto& p : llama->named_parameters()) p.value().copy_(from[p.key()].to(torch::kFloat));
-    }
-    llama->to(torch::kCUDA);
+  check_cuda_against_fp64(reference, [](gpuperf::Llama& llama) {
+    const gpuperf::LlamaOptions& o = llama->options();
     const auto* block = llama->blocks->ptr(0)->as<gpuperf::LlamaBlockImpl>();
     const torch::Tensor probe = torch::zeros({3, o.context, o.width}, torch::kCUDA);
     REQUIRE(gpuperf::fused_rotary_heads_applies(probe, block->wq->weight, block->wk->weight,
                                                 block->wv->weight, llama->rope_cos, llama->rope_sin,
                                                 o.heads, o.kv_heads));
     REQUIRE(gpuperf::fused_swiglu_linear_applies(probe, block->w1->weight, block->w3->weight));
-    torch::Tensor logits;
-    {
-      gpuperf::AutocastGuard autocast(torch::kCUDA, torch::kBFloat16, dtype != torch::kFloat);
-      logits = llama->forward(ids.to(torch::kCUDA));
-      loss_fn(logits, next.to(torch::kCUDA)).backward();
-    }
-    const double bound = dtype == torch::kFloat ? 1e-4 : 5e-2;
-    CHECK(relative_error(logits.cpu(), logits64.detach()) < bound);
-    const auto ours = llama->named_parameters();
-    for (const auto& p : reference->named_parameters()) {
-      INFO("parameter " << p.key());
-      const torch::Tensor g64 = p.value().grad();
-      REQUIRE(g64.abs().max().item<double>() > 0);
-      CHECK(relative_error(ours[p.key()].grad().cpu(), g64) < bound);
-    }
-  }
+  });
 }
 
 TEST_CASE("a tied embedding's weight gradient is both uses' in fp64, the same on every run",
