@@ -206,10 +206,9 @@ struct CastLinear {
 /// (fused_rotary_heads_applies) one autograd node: the three products one GEMM of the joined
 /// weight (a view where the 16-bit copies lie back to back, as the optimizer's WeightCopies keep
 /// them), q, k and v views of it, q and k rotated in place; backward rotates q's and k's
-/// gradients back into one joined gradient,
-/// then one GEMM for x's gradient and one for the three weights' (each float32 in its own rows).
-/// Elsewhere linear_activation() per weight, views and rotary_embedding(). `casts`: empty, or
-/// wq, wk and wv in the compute dtype (as CastLinear's).
+/// gradients back into one joined gradient, then one GEMM for x's gradient and one for the three
+/// weights' (each float32 in its own rows). Elsewhere linear_activation() per weight, views and
+/// rotary_embedding(). `casts`: empty, or wq, wk and wv in the compute dtype (as CastLinear's).
 [[nodiscard]] std::vector<torch::Tensor> rotary_heads(
     const torch::Tensor& x, const torch::Tensor& wq, const torch::Tensor& wk,
     const torch::Tensor& wv, const torch::Tensor& cos, const torch::Tensor& sin, std::int64_t heads,
