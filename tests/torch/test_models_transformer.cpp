@@ -1108,20 +1108,12 @@ TEST_CASE("attention_heads' q, k, v and the projection's gradients match fp64",
   }
 }
 
-// Weights in `dtype` back to back in one buffer, as the optimizer's WeightCopies keep them.
-std::vector<torch::Tensor> copies_back_to_back(const std::vector<torch::Tensor>& weights,
-                                               torch::ScalarType dtype) {
-  std::int64_t total = 0;
-  for (const auto& w : weights) total += w.numel();
-  const torch::Tensor flat = torch::empty({total}, weights[0].options().dtype(dtype));
-  std::vector<torch::Tensor> out;
-  std::int64_t start = 0;
-  for (const auto& w : weights) {
-    out.push_back(flat.narrow(0, start, w.numel()).view(w.sizes()));
-    out.back().copy_(w.detach());
-    start += w.numel();
-  }
-  return out;
+// The optimizer's 16-bit copies of `weights` (WeightCopies: back to back in one allocation).
+std::vector<torch::Tensor> kept_copies(const std::vector<torch::Tensor>& weights) {
+  gpuperf::WeightCopies copies(torch::kBFloat16);
+  std::vector<torch::Tensor> kept = copies.get(weights, torch::kBFloat16);
+  REQUIRE(kept.size() == weights.size());
+  return kept;
 }
 
 TEST_CASE("rotary_heads' q, k, v and the three weights' gradients match fp64",
@@ -1197,7 +1189,7 @@ TEST_CASE("rotary_heads' q, k, v and the three weights' gradients match fp64",
   // 16-bit copies back to back (the joined weight a view of them) give what copies anywhere
   // (joined in a copy) give, to the bit.
   const torch::Tensor x = torch::randn({batch, sequence, width}, on).to(torch::kBFloat16);
-  const std::vector<torch::Tensor> kept = copies_back_to_back(weights, torch::kBFloat16);
+  const std::vector<torch::Tensor> kept = kept_copies(weights);
   std::vector<torch::Tensor> apart;
   for (const auto& w : weights) apart.push_back(w.detach().to(torch::kBFloat16));
   gpuperf::AutocastGuard autocast(torch::kCUDA, torch::kBFloat16);
@@ -1249,7 +1241,7 @@ TEST_CASE("swiglu_linear's product and both weights' gradients match fp64", "[mo
   const torch::Tensor x = torch::randn({3, 29, width}, on).to(torch::kBFloat16);
   gpuperf::AutocastGuard autocast(torch::kCUDA, torch::kBFloat16);
   CHECK(torch::equal(
-      gpuperf::swiglu_linear(x, w1, w3, copies_back_to_back({w1, w3}, torch::kBFloat16)),
+      gpuperf::swiglu_linear(x, w1, w3, kept_copies({w1, w3})),
       gpuperf::swiglu_linear(
           x, w1, w3, {w1.detach().to(torch::kBFloat16), w3.detach().to(torch::kBFloat16)})));
 }

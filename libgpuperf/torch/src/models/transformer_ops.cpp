@@ -48,6 +48,14 @@ torch::Tensor aten_rotary(const torch::Tensor& x, const torch::Tensor& cos,
 
 using detail::split_heads;
 
+// x W^T through linear_activation() with casts[i] as W's compute-dtype copy where there is one:
+// the layer-by-layer path of rotary_heads() and swiglu_linear().
+torch::Tensor linear_with_cast(const torch::Tensor& x, const torch::Tensor& w,
+                               const std::vector<torch::Tensor>& casts, std::size_t i) {
+  return linear_activation(x, w, {}, Activation::kNone,
+                           i < casts.size() ? CastLinear{casts[i], {}} : CastLinear{});
+}
+
 #if GPUPERF_WITH_CUDA_KERNELS
 
 // The dtype a linear layer computes in on x's device: autocast's where it is on, else x's.
@@ -506,17 +514,18 @@ struct RotaryHeadsNode : public torch::autograd::Function<RotaryHeadsNode> {
     const std::int64_t heads = ctx->saved_data["heads"].toInt();
     const std::int64_t kv_heads = ctx->saved_data["kv_heads"].toInt();
     const std::int64_t head_width = wc.size(0) / (heads + 2 * kv_heads);
+    // q's, k's and v's widths: the joined gradient's columns and the joined weight's rows.
+    const std::vector<std::int64_t> widths{heads * head_width, kv_heads * head_width,
+                                           kv_heads * head_width};
     const torch::Tensor joined = torch::empty({xc.size(0), xc.size(1), wc.size(0)}, xc.options());
-    const std::vector<torch::Tensor> columns = joined.split_with_sizes(
-        {heads * head_width, kv_heads * head_width, kv_heads * head_width}, -1);
+    const std::vector<torch::Tensor> columns = joined.split_with_sizes(widths, -1);
     const c10::ScalarType dtype = wc.scalar_type();
     rotate_into(grads[0].to(dtype), saved[2], saved[3], true, split_heads(columns[0], heads));
     rotate_into(grads[1].to(dtype), saved[2], saved[3], true, split_heads(columns[1], kv_heads));
     split_heads(columns[2], kv_heads).copy_(grads[2]);
     const auto [grad_x, grad_weight] =
         product_gradients(ctx, joined.view({-1, wc.size(0)}), xc, wc);
-    const torch::autograd::variable_list w = grad_weight.split_with_sizes(
-        {heads * head_width, kv_heads * head_width, kv_heads * head_width}, 0);
+    const torch::autograd::variable_list w = grad_weight.split_with_sizes(widths, 0);
     // One entry per argument of forward(): the tables, head counts and casts get none.
     return {grad_x,
             w[0],
@@ -684,13 +693,9 @@ std::vector<torch::Tensor> rotary_heads(const torch::Tensor& x, const torch::Ten
     return RotaryHeadsNode::apply(x, wq, wk, wv, cos, sin, heads, kv_heads, casts);
   }
 #endif
-  const auto product = [&](const torch::Tensor& w, std::size_t i) {
-    return linear_activation(x, w, {}, Activation::kNone,
-                             i < casts.size() ? CastLinear{casts[i], {}} : CastLinear{});
-  };
-  return {rotary_embedding(split_heads(product(wq, 0), heads), cos, sin),
-          rotary_embedding(split_heads(product(wk, 1), kv_heads), cos, sin),
-          split_heads(product(wv, 2), kv_heads)};
+  return {rotary_embedding(split_heads(linear_with_cast(x, wq, casts, 0), heads), cos, sin),
+          rotary_embedding(split_heads(linear_with_cast(x, wk, casts, 1), kv_heads), cos, sin),
+          split_heads(linear_with_cast(x, wv, casts, 2), kv_heads)};
 }
 
 bool fused_swiglu_linear_applies(const torch::Tensor& x, const torch::Tensor& w1,
@@ -709,11 +714,7 @@ torch::Tensor swiglu_linear(const torch::Tensor& x, const torch::Tensor& w1,
 #if GPUPERF_WITH_CUDA_KERNELS
   if (fused_swiglu_linear_applies(x, w1, w3)) return SwigluLinearNode::apply(x, w1, w3, casts);
 #endif
-  const auto product = [&](const torch::Tensor& w, std::size_t i) {
-    return linear_activation(x, w, {}, Activation::kNone,
-                             i < casts.size() ? CastLinear{casts[i], {}} : CastLinear{});
-  };
-  return swiglu(product(w1, 0), product(w3, 1));
+  return swiglu(linear_with_cast(x, w1, casts, 0), linear_with_cast(x, w3, casts, 1));
 }
 
 bool fused_swiglu_applies(const torch::Tensor& a, const torch::Tensor& b) {

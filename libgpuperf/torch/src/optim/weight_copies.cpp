@@ -71,8 +71,9 @@ std::vector<torch::Tensor> WeightCopies::get(const std::vector<torch::Tensor>& p
         return {};
       }
     }
-    for (const torch::Tensor& copy : allocate(parameters, dtype_)) {
-      entries_.push_back({parameters[entries_.size()], copy, 0});
+    const std::vector<torch::Tensor> copies = allocate(parameters, dtype_);
+    for (std::size_t i = 0; i < parameters.size(); ++i) {
+      entries_.push_back({parameters[i], copies[i], 0});
       cast(entries_.back());
     }
   } else if (parameters.size() != entries_.size()) {
