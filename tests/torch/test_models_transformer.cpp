@@ -17,6 +17,7 @@
 
 #include "gpuperf/amp/autocast.h"
 #include "gpuperf/base/error.h"
+#include "gpuperf/models/fusion.h"
 #include "gpuperf/models/registry.h"
 #include "gpuperf/models/transformer.h"
 #include "gpuperf/optim/fused_optimizer.h"
@@ -1200,6 +1201,11 @@ TEST_CASE("rotary_heads' q, k, v and the three weights' gradients match fp64",
   const auto from_kept = run(kept);
   const auto from_apart = run(apart);
   for (std::size_t i = 0; i < 3; ++i) CHECK(torch::equal(from_kept[i], from_apart[i]));
+  // The one-kernel cast of contiguous weights lays them back to back as well.
+  const std::vector<torch::Tensor> cast = gpuperf::cast_weights(weights, torch::kBFloat16);
+  CHECK(cast[2].storage().is_alias_of(cast[0].storage()));
+  CHECK(cast[2].storage_offset() ==
+        cast[0].storage_offset() + weights[0].numel() + weights[1].numel());
 }
 
 TEST_CASE("swiglu_linear's product and both weights' gradients match fp64", "[models][lm][gpu]") {

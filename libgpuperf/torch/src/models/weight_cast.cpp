@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "gpuperf/models/fusion.h"
+#include "gpuperf/optim/weight_copies.h"
 #include "models/kernel_dtype.h"
 
 #if GPUPERF_WITH_CUDA_KERNELS
@@ -64,8 +65,7 @@ struct CastWeights : public torch::autograd::Function<CastWeights> {
   // (and a vector as an opaque value, leaving the outputs without a gradient function).
   static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx,
                                                 at::TensorList weights, c10::ScalarType dtype) {
-    std::vector<torch::Tensor> cast;
-    for (const auto& w : weights) cast.push_back(at::empty_like(w, w.options().dtype(dtype)));
+    const std::vector<torch::Tensor> cast = empty_back_to_back(weights.vec(), dtype);
     cast_all(weights.vec(), cast);
     ctx->save_for_backward(weights.vec());
     ctx->saved_data["dtype"] = dtype;

@@ -14,35 +14,32 @@ thread_local WeightCopies* current_copies = nullptr;
 
 const void* key(const torch::Tensor& t) { return t.unsafeGetTensorImpl(); }
 
-// Uninitialised copies of `parameters` in `dtype`: back to back in one allocation, in the list's
-// order, where they are contiguous on one device (layers that read one input then multiply by
-// neighbouring copies as one matrix: Llama's wq, wk and wv), each start a multiple of 16 bytes;
-// else each its own, dense in its parameter's memory order.
-std::vector<torch::Tensor> allocate(const std::vector<torch::Tensor>& parameters,
-                                    c10::ScalarType dtype) {
-  std::vector<torch::Tensor> copies;
-  const bool together = std::all_of(parameters.begin(), parameters.end(), [&](const auto& p) {
-    return p.is_contiguous() && p.device() == parameters[0].device();
+}  // namespace
+
+std::vector<torch::Tensor> empty_back_to_back(const std::vector<torch::Tensor>& like,
+                                              c10::ScalarType dtype) {
+  std::vector<torch::Tensor> out;
+  const bool together = !like.empty() && std::all_of(like.begin(), like.end(), [&](const auto& t) {
+    return t.is_contiguous() && t.device() == like[0].device();
   });
   if (!together) {
-    for (const auto& p : parameters) copies.push_back(at::empty_like(p, p.options().dtype(dtype)));
-    return copies;
+    for (const auto& t : like) out.push_back(at::empty_like(t, t.options().dtype(dtype)));
+    return out;
   }
   const std::int64_t align = 16 / static_cast<std::int64_t>(c10::elementSize(dtype));
   std::vector<std::int64_t> starts;
   std::int64_t total = 0;
-  for (const auto& p : parameters) {
+  for (const auto& t : like) {
     starts.push_back(total);
-    total += (p.numel() + align - 1) / align * align;
+    total += (t.numel() + align - 1) / align * align;
   }
-  const torch::Tensor flat = at::empty({total}, parameters[0].options().dtype(dtype));
-  for (std::size_t i = 0; i < parameters.size(); ++i) {
-    copies.push_back(flat.narrow(0, starts[i], parameters[i].numel()).view(parameters[i].sizes()));
+  const torch::Tensor flat = at::empty({total}, like[0].options().dtype(dtype));
+  for (std::size_t i = 0; i < like.size(); ++i) {
+    // The tensor's own strides (contiguous ones may differ along dimensions of size 1).
+    out.push_back(flat.as_strided(like[i].sizes(), like[i].strides(), starts[i]));
   }
-  return copies;
+  return out;
 }
-
-}  // namespace
 
 WeightCopies::WeightCopies(c10::ScalarType dtype) : dtype_(dtype) {
   if (dtype != torch::kHalf && dtype != torch::kBFloat16) {
@@ -71,7 +68,7 @@ std::vector<torch::Tensor> WeightCopies::get(const std::vector<torch::Tensor>& p
         return {};
       }
     }
-    const std::vector<torch::Tensor> copies = allocate(parameters, dtype_);
+    const std::vector<torch::Tensor> copies = empty_back_to_back(parameters, dtype_);
     for (std::size_t i = 0; i < parameters.size(); ++i) {
       entries_.push_back({parameters[i], copies[i], 0});
       cast(entries_.back());

@@ -23,6 +23,14 @@
 
 namespace gpuperf {
 
+/// Uninitialised tensors shaped and strided as `like`, in `dtype`: back to back in one allocation
+/// in the list's order, each start a multiple of 16 bytes, where all are contiguous on one device
+/// (then neighbours that multiply one input form one matrix: Llama's wq, wk and wv, as
+/// rotary_heads() reads them); else each its own, dense in its tensor's memory order.
+/// WeightCopies' copies and cast_weights()' casts.
+[[nodiscard]] std::vector<torch::Tensor> empty_back_to_back(const std::vector<torch::Tensor>& like,
+                                                            c10::ScalarType dtype);
+
 /// Copies of a list of float32 parameters in one 16-bit dtype (see the file comment).
 class WeightCopies {
  public:
