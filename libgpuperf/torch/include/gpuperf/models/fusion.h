@@ -233,8 +233,9 @@ void release_fused_convolution_plans();
 /// `weights` converted to `dtype` (each keeping its strides), as autocast casts a weight for its
 /// op, with gradients flowing back to them. Where cast_kernel_applies, one autograd node whose
 /// forward is one kernel and whose backward casts the gradients back in one more (autocast casts
-/// each weight in its own kernel, both ways: 112 kernels in a ResNet-50 step); otherwise each
-/// weight's .to(dtype).
+/// each weight in its own kernel, both ways: 112 kernels in a ResNet-50 step), the casts back to
+/// back in one allocation where the weights are contiguous (empty_back_to_back: Llama's joined
+/// weights are views of them, as of the optimizer's copies); otherwise each weight's .to(dtype).
 [[nodiscard]] std::vector<torch::Tensor> cast_weights(const std::vector<torch::Tensor>& weights,
                                                       c10::ScalarType dtype);
 
