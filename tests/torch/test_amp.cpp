@@ -554,6 +554,32 @@ TEST_CASE("WeightCopies keeps 16-bit copies and casts again what changed since w
   CHECK(own[1].strides() == transposed.strides());
 }
 
+TEST_CASE("empty_back_to_back keeps each tensor's shape and strides at 16-byte starts", "[amp]") {
+  // A size-1 dimension's stride is free in a contiguous tensor: the copy keeps the tensor's own.
+  const torch::Tensor row = torch::randn({5}).as_strided({1, 5}, {99, 1});
+  REQUIRE(row.is_contiguous());
+  const std::vector<torch::Tensor> like = {torch::randn({3, 3}), row, torch::randn({2, 2, 2})};
+  const std::vector<torch::Tensor> half = gpuperf::empty_back_to_back(like, torch::kHalf);
+  REQUIRE(half.size() == 3);
+  for (std::size_t i = 0; i < 3; ++i) {
+    INFO("tensor " << i);
+    CHECK(half[i].scalar_type() == torch::kHalf);
+    CHECK(half[i].sizes() == like[i].sizes());
+    CHECK(half[i].strides() == like[i].strides());
+    CHECK(half[i].storage().is_alias_of(half[0].storage()));
+  }
+  // 9 and 5 values, each rounded up to 8 fp16 values (16 bytes).
+  CHECK(half[0].storage_offset() == 0);
+  CHECK(half[1].storage_offset() == 16);
+  CHECK(half[2].storage_offset() == 24);
+  // Writing one leaves its neighbours as they were.
+  for (const auto& t : half) t.fill_(1);
+  half[1].fill_(2);
+  CHECK(torch::equal(half[0], torch::ones({3, 3}, torch::kHalf)));
+  CHECK(torch::equal(half[2], torch::ones({2, 2, 2}, torch::kHalf)));
+  CHECK(gpuperf::empty_back_to_back({}, torch::kBFloat16).empty());
+}
+
 TEST_CASE("GradScaler drives a fused optimizer without a host sync and backs off on overflow",
           "[amp][gpu]") {
   GPUPERF_REQUIRE_GPU();
