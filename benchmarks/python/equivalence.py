@@ -31,6 +31,7 @@ Writes DIR/equivalence.json and DIR/equivalence.md, prints the Markdown; exits 1
 fails, 77 (SKIPPED) without CUDA or torchvision, 2 for bad arguments.
 """
 import argparse
+import gc
 import json
 import math
 import os
@@ -166,6 +167,13 @@ def pytorch_trajectory(model_state, x, y, steps, lr, memory_format, autotune=Tru
 
 
 def run_gpuperf(tool, args):
+    """Runs gpuperf's tool as a child process; this process's cached CUDA blocks (PyTorch's runs
+    before it) are released first, so that the child has the card's memory (Llama 1B at 4 x 2048
+    does not fit twice on an 80 GB H100)."""
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_initialized():
+        gc.collect()
+        torch.cuda.empty_cache()
     started = time.time()
     done = subprocess.run([tool] + args, capture_output=True, text=True)
     if done.returncode != 0:

@@ -35,7 +35,6 @@ Writes DIR/lm_equivalence.json and .md, prints the Markdown; exits 1 when a chec
 (SKIPPED) without CUDA, 2 for bad arguments.
 """
 import argparse
-import gc
 import json
 import math
 import os
@@ -283,14 +282,7 @@ def main(argv):
 
     xc, yc = x.cuda(), y.cuda()
 
-    def release_cuda_cache():
-        # gpuperf runs in a process of its own: PyTorch's cached blocks from the runs before would
-        # take its memory (Llama 1B at 4 x 2048 did not fit twice on an 80 GB H100).
-        gc.collect()
-        torch.cuda.empty_cache()
-
     def gpuperf(name, precision, extra):
-        release_cuda_cache()
         js = os.path.join(a.out, name.replace(" ", "_").replace(":", "") + ".json")
         run_gpuperf(tool, ["--model", a.model, "--weights", weights, "--batch", batch,
                            "--mode", "steps", "--steps", str(a.steps), "--precision", precision,
@@ -327,7 +319,6 @@ def main(argv):
     gradients = None
     if "gradients" in selected:
         grads_path = os.path.join(a.out, "gpuperf_gradients.safetensors")
-        release_cuda_cache()
         run_gpuperf(tool, ["--model", a.model, "--weights", weights, "--batch", batch, "--mode",
                            "gradients", "--precision", "bf16", "--lr", str(a.lr), "--beta2",
                            str(a.beta2), "--weight-decay", str(a.weight_decay), "--fuse", "off",
