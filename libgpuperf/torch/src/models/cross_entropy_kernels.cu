@@ -1,5 +1,7 @@
-// The fused cross-entropy's kernels (cross_entropy_kernels.h): one block per row of logits.
+// The fused cross-entropy's kernels (cross_entropy_kernels.h): a block, or a cluster of blocks,
+// per row of logits.
 
+#include <cooperative_groups.h>
 #include <math_constants.h>
 
 #include <algorithm>
@@ -203,12 +205,62 @@ __global__ void __launch_bounds__(kThreads)
   write_row_gradient(stage, vocab, log_sum, t, factor, grad + row * vocab);
 }
 
-// The most shared memory staged_forward_kernel<T> may take on `device`, where two blocks of it fit
-// an SM: asked and allowed once, never while `stream` is being captured into a graph (a capture
-// may refuse those calls; TrainStep's warm-up steps come first), 0 until then or where the device
-// cannot be asked.
+// Blocks a row of clustered_forward_kernel, on GPUs with thread-block clusters (sm_90 on).
+constexpr int kCluster = 4;
+
+// staged_forward_kernel for rows too long for one SM's shared memory (Llama's 128,256-token rows:
+// 251 KiB of bf16): a cluster of kCluster blocks takes the row, each block staging its own part
+// (whole packs, the last part shorter), and the parts' log-sum-exps meet through distributed
+// shared memory, so each logit is read from device memory once, as in the staged kernel. Without
+// clusters (the code for GPUs before sm_90) it only traps, and shared_limit() never lets it launch.
 template <typename T>
-std::size_t staged_limit(int device, cudaStream_t stream) {
+__global__ void __launch_bounds__(kThreads)
+    clustered_forward_kernel(const T* logits, const std::int64_t* targets, std::int64_t vocab,
+                             std::int64_t part, float* lse, float* loss, float factor, T* grad) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  namespace cg = cooperative_groups;
+  extern __shared__ __align__(16) unsigned char staged_part[];
+  __shared__ float part_log_sum;
+  const cg::cluster_group cluster = cg::this_cluster();
+  const auto rank = static_cast<std::int64_t>(cluster.block_rank());
+  const std::int64_t row = blockIdx.x / kCluster;
+  const std::int64_t begin = rank * part;
+  const std::int64_t count = begin < vocab ? (vocab - begin < part ? vocab - begin : part) : 0;
+  T* stage = reinterpret_cast<T*>(staged_part);
+  const float own = row_log_sum_exp(logits + row * vocab + begin, count, stage);
+  if (threadIdx.x == 0) part_log_sum = own;
+  cluster.sync();
+  float parts[kCluster];
+  float top = -CUDART_INF_F;
+#pragma unroll
+  for (int r = 0; r < kCluster; ++r) {
+    parts[r] = *cluster.map_shared_rank(&part_log_sum, r);
+    top = fmaxf(top, parts[r]);
+  }
+  // No block leaves (its shared memory with it) while another may still read its part's sum.
+  cluster.sync();
+  float sum = 0.0f;
+#pragma unroll
+  for (int r = 0; r < kCluster; ++r) sum += expf(parts[r] - top);
+  const float log_sum = top + logf(sum);
+  const std::int64_t t = targets[row];
+  if (rank == 0 && threadIdx.x == 0) {
+    if (lse != nullptr) lse[row] = log_sum;
+    loss[row] = t >= 0 && t < vocab ? log_sum - to_float(logits[row * vocab + t]) : CUDART_NAN_F;
+  }
+  write_row_gradient(stage, count, log_sum, t - begin, factor, grad + row * vocab + begin);
+#elif defined(__CUDA_ARCH__)
+  __trap();  // compiled for a GPU without clusters: a launch fails rather than writing nothing
+#endif
+}
+
+// The most dynamic shared memory a block of `Kernel` may take on `device` where two blocks fit an
+// SM, set as the kernel's limit (`clustered`: 0 unless the device launches clusters and runs the
+// kernel compiled for sm_90 or later, not a JIT of older code): asked and allowed once per kernel
+// and device, never while `stream` is being captured into a graph (a capture may refuse those
+// calls; TrainStep's warm-up steps come first), 0 until then or where the device cannot be asked.
+template <auto Kernel>
+std::size_t shared_limit(bool clustered, int device, cudaStream_t stream) {
   constexpr int kDevices = 64;
   static std::atomic<std::int64_t> known[kDevices] = {};  // 0: not asked, -1: none, else bytes
   if (device < 0 || device >= kDevices) return 0;
@@ -218,16 +270,21 @@ std::size_t staged_limit(int device, cudaStream_t stream) {
       capture == cudaStreamCaptureStatusNone) {
     int per_block = 0;
     int per_sm = 0;
+    int clusters = 0;
+    cudaFuncAttributes code = {};
     // Beside the row: the log-sum-exp's static shared memory and the runtime's reserve a block.
     constexpr std::int64_t kBesides = 2048;
     limit = -1;
     if (cudaDeviceGetAttribute(&per_block, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) ==
             cudaSuccess &&
         cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device) ==
-            cudaSuccess) {
+            cudaSuccess &&
+        (!clustered ||
+         (cudaDeviceGetAttribute(&clusters, cudaDevAttrClusterLaunch, device) == cudaSuccess &&
+          clusters == 1 && cudaFuncGetAttributes(&code, Kernel) == cudaSuccess &&
+          code.ptxVersion >= 90))) {
       const std::int64_t bytes = std::min<std::int64_t>(per_block, per_sm / 2) - kBesides;
-      if (bytes > 0 && cudaFuncSetAttribute(staged_forward_kernel<T>,
-                                            cudaFuncAttributeMaxDynamicSharedMemorySize,
+      if (bytes > 0 && cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                             static_cast<int>(bytes)) == cudaSuccess) {
         limit = bytes;
       }
@@ -238,23 +295,34 @@ std::size_t staged_limit(int device, cudaStream_t stream) {
   return limit > 0 ? static_cast<std::size_t>(limit) : 0;
 }
 
-// The dynamic shared memory to stage a row of `vocab` 16-bit logits with, or 0 to read it twice
-// (forward_kernel).
+// How a row of 16-bit logits is staged: in one block (`bytes` of it), in a cluster (`part`
+// logits a block, `bytes` each), or not at all (bytes 0: forward_kernel reads it twice).
+struct Staging {
+  std::size_t bytes = 0;
+  std::int64_t part = 0;  // 0: one block takes the row
+};
+
 template <typename T>
-std::size_t staged_bytes(std::int64_t vocab, const void* logits, const void* grad,
-                         cudaStream_t stream) {
-  const auto bytes = static_cast<std::size_t>(vocab) * sizeof(T);
+Staging staging(std::int64_t vocab, const void* logits, const void* grad, cudaStream_t stream) {
   if (sizeof(T) != 2 || vocab % kVector != 0 ||
       reinterpret_cast<std::uintptr_t>(logits) % sizeof(Pack<T, kVector>) != 0 ||
       reinterpret_cast<std::uintptr_t>(grad) % sizeof(Pack<T, kVector>) != 0) {
-    return 0;
+    return {};
   }
   int device = 0;
   if (cudaGetDevice(&device) != cudaSuccess) {
     (void)cudaGetLastError();
-    return 0;
+    return {};
   }
-  return bytes <= staged_limit<T>(device, stream) ? bytes : 0;
+  const auto bytes = static_cast<std::size_t>(vocab) * sizeof(T);
+  if (bytes <= shared_limit<staged_forward_kernel<T>>(false, device, stream)) return {bytes, 0};
+  const std::int64_t packs = vocab / kVector;
+  const std::int64_t part = (packs + kCluster - 1) / kCluster * kVector;
+  const auto part_bytes = static_cast<std::size_t>(part) * sizeof(T);
+  if (part_bytes <= shared_limit<clustered_forward_kernel<T>>(true, device, stream)) {
+    return {part_bytes, part};
+  }
+  return {};
 }
 
 template <typename T>
@@ -288,9 +356,26 @@ cudaError_t cross_entropy_forward(NhwcDtype dtype, const void* logits, const std
   if (rows == 0) return cudaSuccess;
   return with_type(dtype, [&](auto type) {
     using T = decltype(type);
-    const std::size_t staged = grad != nullptr ? staged_bytes<T>(vocab, logits, grad, stream) : 0;
-    if (staged > 0) {
-      staged_forward_kernel<T><<<static_cast<unsigned>(rows), kThreads, staged, stream>>>(
+    const Staging staged = grad != nullptr ? staging<T>(vocab, logits, grad, stream) : Staging{};
+    if (staged.part > 0) {
+      cudaLaunchConfig_t config = {};
+      config.gridDim = dim3(static_cast<unsigned>(rows * kCluster));
+      config.blockDim = dim3(kThreads);
+      config.dynamicSmemBytes = staged.bytes;
+      config.stream = stream;
+      cudaLaunchAttribute cluster = {};
+      cluster.id = cudaLaunchAttributeClusterDimension;
+      cluster.val.clusterDim.x = kCluster;
+      cluster.val.clusterDim.y = 1;
+      cluster.val.clusterDim.z = 1;
+      config.attrs = &cluster;
+      config.numAttrs = 1;
+      return cudaLaunchKernelEx(&config, clustered_forward_kernel<T>, static_cast<const T*>(logits),
+                                targets, vocab, staged.part, lse, loss, factor,
+                                static_cast<T*>(grad));
+    }
+    if (staged.bytes > 0) {
+      staged_forward_kernel<T><<<static_cast<unsigned>(rows), kThreads, staged.bytes, stream>>>(
           static_cast<const T*>(logits), targets, vocab, lse, loss, factor, static_cast<T*>(grad));
     } else {
       forward_kernel<T><<<static_cast<unsigned>(rows), kThreads, 0, stream>>>(

@@ -20,7 +20,9 @@ namespace gpuperf::detail {
 /// For each of `rows` rows of `vocab` dense logits: lse[r] = log(sum(exp(x))) (`lse` may be
 /// null), loss[r] = lse[r] - x[target[r]] (NaN for a target outside [0, vocab)); where `grad` is
 /// not null, grad[r][i] = (exp(x[r][i] - lse[r]) - [i == target[r]]) x factor in the logits' dtype,
-/// from the same launch (the row read twice). One block per row.
+/// from the same launch: 16-bit rows are read from device memory once and kept in shared memory,
+/// by one block a row where it fits (GPT-2's 50,304 logits) or by a cluster of blocks a row on
+/// sm_90 and later (Llama 3's 128,256), else read twice, one block a row.
 cudaError_t cross_entropy_forward(NhwcDtype dtype, const void* logits, const std::int64_t* targets,
                                   std::int64_t rows, std::int64_t vocab, float* lse, float* loss,
                                   float factor, void* grad, cudaStream_t stream);
