@@ -95,8 +95,9 @@ if [ "$mode" = rows ]; then
   echo "built after $(( $(date +%s) - start )) s"
   for t in ${TESTS:-}; do
     timeout -k 10 "$(cap 90)" build-gpu/tests/torch/$t "[gpu]" >"$OUT/logs/$t-gpu.txt" 2>&1
-    echo "$t [gpu] rc=$?: $(tail -2 "$OUT/logs/$t-gpu.txt" | head -1)"
+    rc=$?; echo "$t [gpu] rc=$rc: $(tail -2 "$OUT/logs/$t-gpu.txt" | head -1)"
     grep -B3 -A12 "FAILED" "$OUT/logs/$t-gpu.txt" | head -40
+    [ "$rc" = 0 ] || { echo "a test failed: no rows"; finish; exit 1; }
   done
   if [ "${PROFILE:-0}" = 1 ]; then
     timeout -k 10 "$(cap 60)" ./build-gpu/apps/lm_benchmark --model gpt2 --batch-size 16 --seq-len 1024 --warmup 5 \
