@@ -1,9 +1,10 @@
-// The fused resize, crop, flip and normalisation of decoded images (image_kernels.h). One thread
-// per output pixel: the pixel's vertical taps each take the horizontal pass over their row, rounded
-// to 8 bits, and the vertical pass rounds again, as Pillow's two passes do. The weights are
-// Pillow's (precompute_coeffs: the bounds truncated, normalised by their sum) in float32 instead
-// of 22-bit fixed point. Planar jobs take each tap's RGB from the YCbCr planes as libjpeg would
-// have written it (ycbcr.h), so no RGB image is ever stored.
+// The fused resize, crop, flip and normalisation of decoded images (image_kernels.h). A block
+// writes a tile of output pixels, one a thread: the horizontal pass over each region row the
+// tile's vertical taps read is computed once and rounded to 8 bits in shared memory, and the
+// vertical pass rounds again, as Pillow's two passes do. The weights are Pillow's
+// (precompute_coeffs: the bounds truncated, normalised by their sum) in float32 instead of 22-bit
+// fixed point. Planar jobs take each tap's RGB from the YCbCr planes as libjpeg would have
+// written it (ycbcr.h), so no RGB image is ever stored.
 
 #include "gpuperf/input/ycbcr.h"
 #include "models/kernel_types.cuh"
@@ -76,45 +77,112 @@ __device__ __forceinline__ void fetch_rgb(const ImageResizeJob& job, int y, int 
   rgb[2] = static_cast<float>(out[2]);
 }
 
-template <typename Out>
-__global__ void resize_normalize_kernel(const ImageResizeJob* jobs, int out_size,
-                                        ImageNormalization norm, Out* out) {
-  const ImageResizeJob job = jobs[blockIdx.y];
-  const int pixel = static_cast<int>(blockIdx.x) * kThreads + static_cast<int>(threadIdx.x);
-  if (pixel >= out_size * out_size) return;
-  const int y = pixel / out_size;
-  const int x = pixel % out_size;
+// Pixel (y, x) of the output: zeros outside the resized region, else the vertical pass over the
+// horizontal passes `row(image_y)` returns (the row's RGB levels at this pixel, rounded to 8 bits).
+template <typename Out, typename Row>
+__device__ __forceinline__ void write_pixel(const ImageResizeJob& job, int out_size, int y, int x,
+                                            const ImageNormalization& norm, Row row, Out* out) {
   const int rx = (job.flip ? out_size - 1 - x : x) + job.window_left;
   const int ry = y + job.window_top;
   float level[3] = {0.0f, 0.0f, 0.0f};
   if (rx >= 0 && rx < job.resized_width && ry >= 0 && ry < job.resized_height) {
-    const Axis ax = axis_for(rx, job.region_width, job.resized_width);
     const Axis ay = axis_for(ry, job.region_height, job.resized_height);
-    const float wx_sum = weight_sum(ax);
     const float wy_sum = weight_sum(ay);
-    const float wx_norm = wx_sum != 0.0f ? 1.0f / wx_sum : 0.0f;
     const float wy_norm = wy_sum != 0.0f ? 1.0f / wy_sum : 0.0f;
     float acc[3] = {0.0f, 0.0f, 0.0f};
     for (int j = 0; j < ay.count; ++j) {
       const float wy = weight(ay, j) * wy_norm;
-      const int image_y = job.region_top + ay.first + j;
-      float h[3] = {0.0f, 0.0f, 0.0f};
-      for (int k = 0; k < ax.count; ++k) {
-        const float wx = weight(ax, k) * wx_norm;
-        float rgb[3];
-        fetch_rgb(job, image_y, job.region_left + ax.first + k, rgb);
-        h[0] += wx * rgb[0];
-        h[1] += wx * rgb[1];
-        h[2] += wx * rgb[2];
-      }
-      for (int c = 0; c < 3; ++c) acc[c] += wy * clip8(h[c]);
+      float h[3];
+      row(ay.first + j, h);
+      for (int c = 0; c < 3; ++c) acc[c] += wy * h[c];
     }
     for (int c = 0; c < 3; ++c) level[c] = clip8(acc[c]);
   }
-  Out* o = out + (static_cast<std::int64_t>(job.sample) * out_size * out_size + pixel) * 3;
+  Out* o = out + (static_cast<std::int64_t>(job.sample) * out_size * out_size +
+                  static_cast<std::int64_t>(y) * out_size + x) *
+                     3;
   for (int c = 0; c < 3; ++c) {
     o[c] = from_float<Out>((level[c] / 255.0f - norm.mean[c]) / norm.std[c]);
   }
+}
+
+// The horizontal pass at resized column `rx` over region row `region_y`, rounded to 8 bits.
+__device__ __forceinline__ void horizontal_pass(const ImageResizeJob& job, int region_y, int rx,
+                                                float h[3]) {
+  const Axis ax = axis_for(rx, job.region_width, job.resized_width);
+  const float wx_sum = weight_sum(ax);
+  const float wx_norm = wx_sum != 0.0f ? 1.0f / wx_sum : 0.0f;
+  float sum[3] = {0.0f, 0.0f, 0.0f};
+  for (int k = 0; k < ax.count; ++k) {
+    const float wx = weight(ax, k) * wx_norm;
+    float rgb[3];
+    fetch_rgb(job, job.region_top + region_y, job.region_left + ax.first + k, rgb);
+    sum[0] += wx * rgb[0];
+    sum[1] += wx * rgb[1];
+    sum[2] += wx * rgb[2];
+  }
+  for (int c = 0; c < 3; ++c) h[c] = clip8(sum[c]);
+}
+
+// A block writes a tile of kTileRows x kTileColumns output pixels of one job. Its pixels' vertical
+// taps share region rows: each (row, column) horizontal pass is computed once into shared memory
+// as 8-bit levels (exactly what the vertical pass reads), then each thread takes its pixel's
+// vertical pass from there. Where a tile needs more than kTileRegionRows rows (a downscale beyond
+// about 8x), every thread computes its own horizontal passes: the same values, more work.
+constexpr int kTileColumns = 32;
+constexpr int kTileRows = kThreads / kTileColumns;
+constexpr int kTileRegionRows = 96;
+
+template <typename Out>
+__global__ void resize_normalize_kernel(const ImageResizeJob* jobs, int out_size,
+                                        ImageNormalization norm, Out* out) {
+  __shared__ std::uint8_t passes[kTileRegionRows][kTileColumns][3];
+  const ImageResizeJob job = jobs[blockIdx.y];
+  const int tiles_across = (out_size + kTileColumns - 1) / kTileColumns;
+  const int x0 = static_cast<int>(blockIdx.x) % tiles_across * kTileColumns;
+  const int y0 = static_cast<int>(blockIdx.x) / tiles_across * kTileRows;
+  const int lx = static_cast<int>(threadIdx.x) % kTileColumns;
+  const int x = x0 + lx;
+  const int y = y0 + static_cast<int>(threadIdx.x) / kTileColumns;
+  // The region rows the tile's resized rows inside the region read (axis_for's first taps rise
+  // with the row, and so do their last).
+  const int ry_first = max(y0 + job.window_top, 0);
+  const int ry_last = min(min(y0 + kTileRows, out_size) - 1 + job.window_top,
+                          job.resized_height - 1);
+  int first_row = 0;
+  int rows = 0;
+  if (ry_first <= ry_last) {
+    first_row = axis_for(ry_first, job.region_height, job.resized_height).first;
+    const Axis last = axis_for(ry_last, job.region_height, job.resized_height);
+    rows = last.first + last.count - first_row;
+  }
+  if (rows > kTileRegionRows) {  // the same for every thread of the block
+    if (x < out_size && y < out_size) {
+      const int rx = (job.flip ? out_size - 1 - x : x) + job.window_left;
+      write_pixel(job, out_size, y, x, norm,
+                  [&](int region_y, float h[3]) { horizontal_pass(job, region_y, rx, h); }, out);
+    }
+    return;
+  }
+  for (int i = static_cast<int>(threadIdx.x); i < rows * kTileColumns; i += kThreads) {
+    const int column = x0 + i % kTileColumns;
+    const int rx = (job.flip ? out_size - 1 - column : column) + job.window_left;
+    if (column >= out_size || rx < 0 || rx >= job.resized_width) continue;  // never read
+    float h[3];
+    horizontal_pass(job, first_row + i / kTileColumns, rx, h);
+    for (int c = 0; c < 3; ++c) {
+      passes[i / kTileColumns][i % kTileColumns][c] = static_cast<std::uint8_t>(h[c]);
+    }
+  }
+  __syncthreads();
+  if (x >= out_size || y >= out_size) return;
+  write_pixel(job, out_size, y, x, norm,
+              [&](int region_y, float h[3]) {
+                for (int c = 0; c < 3; ++c) {
+                  h[c] = static_cast<float>(passes[region_y - first_row][lx][c]);
+                }
+              },
+              out);
 }
 
 }  // namespace
@@ -123,9 +191,9 @@ cudaError_t resize_normalize_images(const ImageResizeJob* jobs, int job_count, i
                                     const ImageNormalization& normalization, NhwcDtype out_dtype,
                                     void* out, cudaStream_t stream) {
   if (job_count <= 0) return cudaSuccess;
-  const int pixels = out_size * out_size;
-  const dim3 grid(static_cast<unsigned>((pixels + kThreads - 1) / kThreads),
-                  static_cast<unsigned>(job_count));
+  const int tiles = ((out_size + kTileColumns - 1) / kTileColumns) *
+                    ((out_size + kTileRows - 1) / kTileRows);
+  const dim3 grid(static_cast<unsigned>(tiles), static_cast<unsigned>(job_count));
   switch (out_dtype) {
     case NhwcDtype::kFloat:
       resize_normalize_kernel<float>
