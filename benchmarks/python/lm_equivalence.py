@@ -15,16 +15,20 @@ only in choices a user could make set the spread: A eager fused AdamW, B the sam
 (run-to-run nondeterminism), C eager foreach AdamW (PyTorch's default implementation), D the whole
 step in a manual CUDA graph (capturable fused AdamW), E torch.compile (Inductor's own fused
 kernels, so other rounding, as gpuperf's kernels have). R, PyTorch in float32 without autocast
-or TF32, is the reference trajectory. Checks: (1) gpuperf's largest per-step loss difference from
-A within the largest of B's to E's (plus 1e-3); (2) gpuperf's bf16 runs no further from R (RMS
-over the steps) than the furthest of PyTorch's bf16 runs A to E, i.e. no less exact; (3) gpuperf
-in float32 within 1e-3 of R at every step (the same algorithm, rounding aside); (4) one step's
+or TF32, is the reference trajectory; S, the same with foreach AdamW, is PyTorch's own float32
+spread (another rounding of the same algorithm). Checks: (1) gpuperf's largest per-step loss
+difference from A within the largest of B's to E's (plus 1e-3); (2) gpuperf's bf16 runs no
+further from R (RMS over the steps) than the furthest of PyTorch's bf16 runs A to E, i.e. no less
+exact; (3) gpuperf in float32 within 1e-3 of R at every step (the same algorithm, rounding
+aside), or, where S ran, within S's largest difference from R plus 1e-3 (where early loss spikes
+amplify a float32 rounding, as in Llama 1B's first steps, a fixed 1e-3 may be tighter than
+PyTorch's own float32 runs agree); (4) one step's
 gradients from the same weights on the first batch: gpuperf's bf16 gradients no more than 2x as far
 from float32's (relative L2 over every parameter) as PyTorch's bf16 autocast ones, and a table of
 the parameters where gpuperf's are furthest relative to PyTorch's (a wrong gradient shows there).
---fp32-trajectory off leaves out R and gpuperf's float32 run (200 float32 steps of a 1B model
+--fp32-trajectory off leaves out R, S and gpuperf's float32 run (200 float32 steps of a 1B model
 outlast a device call) and with them checks (2) and (3); --runs picks runs by name (A, graph, B,
-C, D, E, R, eager, optim, fp32, gradients), so that two device calls can share the work and
+C, D, E, R, eager, optim, fp32, S, gradients), so that two device calls can share the work and
 --table-from merges their files. Each run prints a progress line as it ends, and
 DIR/lm_equivalence.json holds the losses so far.
 
@@ -152,7 +156,7 @@ def bigram_tokens(vocab, shape, successors, seed):
 
 # The runs, in the order they run (--runs picks some): PyTorch's A to E, PyTorch float32 R,
 # gpuperf's paths, and the one-step gradient comparison.
-RUNS = ["A", "graph", "B", "C", "D", "E", "R", "eager", "optim", "fp32", "gradients"]
+RUNS = ["A", "graph", "B", "C", "D", "E", "R", "eager", "optim", "fp32", "S", "gradients"]
 # Settings that must agree for --table-from to merge files (the card and PyTorch too: their
 # kernels round differently).
 SAME = ["model", "batch_size", "seq_len", "steps", "lr", "beta2", "weight_decay", "data",
@@ -194,7 +198,7 @@ def main(argv):
                    "if a check fails; runs nothing")
     p.add_argument("--runs", default=",".join(RUNS),
                    help="the runs to make, comma-separated, of " + ",".join(RUNS) +
-                   " (default: all; --fp32-trajectory off drops R and fp32)")
+                   " (default: all; --fp32-trajectory off drops R, S and fp32)")
     p.add_argument("--model", default="gpt2",
                    choices=sorted(lm_peer.SHAPES) if torch is not None else None)
     p.add_argument("--batch-size", type=int, default=8)
@@ -232,7 +236,7 @@ def main(argv):
         p.error(f"--runs {a.runs}: unknown {', '.join(unknown) or '(none given)'}; choose from "
                 f"{','.join(RUNS)}")
     if a.fp32_trajectory == "off":
-        selected = [r for r in selected if r not in ("R", "fp32")]
+        selected = [r for r in selected if r not in ("R", "S", "fp32")]
         if not selected:
             p.error(f"--runs {a.runs} with --fp32-trajectory off: nothing left to run")
     if not a.build or not a.out:
@@ -309,6 +313,8 @@ def main(argv):
         "optim": lambda: gpuperf("gpuperf torch::optim", "bf16",
                                  ["--graph", "off", "--optimizer-impl", "torch"]),
         "fp32": lambda: gpuperf("gpuperf fp32", "fp32", ["--graph", "on"]),
+        "S": lambda: ran("S pytorch fp32 foreach",
+                         pytorch_losses(state, xc, yc, a, "foreach", precision="fp32")),
     }
     for key, run in plan.items():
         if key in selected:
@@ -387,8 +393,13 @@ def report(settings, runs, gradients):
                            f"of A to E ran)")
     if fp32 and "gpuperf fp32" in runs:
         d = diffs(runs["gpuperf fp32"], "R pytorch fp32")[0]
-        checks.append((f"gpuperf fp32 within 1e-3 of PyTorch fp32 at every step ({d:.5f})",
-                       d <= 1e-3))
+        if "S pytorch fp32 foreach" in runs:
+            own = diffs(runs["S pytorch fp32 foreach"], "R pytorch fp32")[0]
+            checks.append((f"gpuperf fp32 within PyTorch's float32 spread around R ({d:.5f} vs "
+                           f"{own:.5f} + 1e-3; S ran)", d <= own + 1e-3))
+        else:
+            checks.append((f"gpuperf fp32 within 1e-3 of PyTorch fp32 at every step ({d:.5f})",
+                           d <= 1e-3))
     if not fp32:
         not_run.append("the float32 trajectory R and the checks against it")
     if "gpuperf fp32" not in runs:

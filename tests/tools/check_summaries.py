@@ -30,7 +30,10 @@
     (0.0728 against 0.1163), NOT RUN for the float32 runs and the gradients; a copy with
     gpuperf's loss moved by 0.2 at one step fails (exit 1); the run split over two files (as two
     device calls' --runs leave it) merges into the same table; files of other settings, or with
-    the same run twice, are refused (exit 2);
+    the same run twice, are refused (exit 2); Llama 1B's committed float32 runs
+    (docs/results/2026-12-06-h100-llama-chain-512/call2) fail the fixed 1e-3, and with a planted
+    PyTorch float32 run S merged in are judged against S's distance from R (pass at 0.03, fail at
+    0);
   - trace_streams.py names the busiest stream, sums what ran beside it over its streams, and sums
     each host thread's CUDA calls, on a planted trace whose figures are known; it refuses a trace
     without GPU events (exit 2).
@@ -466,6 +469,40 @@ def check_lm_equivalence_table(root):
             done = table(*files)
             if done.returncode != 2:
                 failures.append(f"files with {what} merged: exit {done.returncode}\n{done.stdout}")
+    return failures + check_float32_spread(table, root)
+
+
+def check_float32_spread(table, root):
+    """Check (3) on the committed Llama float32 runs (gpuperf 0.01959 from R at most): against the
+    fixed 1e-3 it fails; with a PyTorch float32 run S merged from a second file it is judged
+    against S's own distance from R (a planted S 0.03 from R at one step: PASS; S equal to R:
+    FAIL)."""
+    failures = []
+    committed = os.path.join(root, "docs", "results", "2026-12-06-h100-llama-chain-512", "call2",
+                             "eq", "lm_equivalence.json")
+    with open(committed) as f:
+        whole = json.load(f)
+    alone = table(committed)
+    if alone.returncode != 1 or "FAIL: gpuperf fp32 within 1e-3 of PyTorch fp32 at every step " \
+            "(0.01959)" not in alone.stdout:
+        failures.append(f"Llama's float32 runs against 1e-3: exit {alone.returncode}\n"
+                        f"{alone.stdout}{alone.stderr}")
+    reference = whole["runs"]["R pytorch fp32"]
+    with tempfile.TemporaryDirectory() as work:
+        for moved, code, want in (
+                (0.03, 0, "PASS: gpuperf fp32 within PyTorch's float32 spread around R (0.01959 "
+                          "vs 0.03000 + 1e-3; S ran)"),
+                (0.0, 1, "FAIL: gpuperf fp32 within PyTorch's float32 spread around R (0.01959 "
+                         "vs 0.00000 + 1e-3; S ran)")):
+            spread = list(reference)
+            spread[100] += moved
+            path = os.path.join(work, f"s-{moved}.json")
+            with open(path, "w") as f:
+                json.dump(dict(whole, runs={"S pytorch fp32 foreach": spread}), f)
+            done = table(committed, path)
+            if done.returncode != code or want not in done.stdout:
+                failures.append(f"S {moved} from R: exit {done.returncode}, want {code} and "
+                                f"'{want}'\n{done.stdout}{done.stderr}")
     return failures
 
 
