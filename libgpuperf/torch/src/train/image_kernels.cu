@@ -45,10 +45,11 @@ __device__ __forceinline__ float weight(const Axis& a, int k) {
   return triangle((static_cast<float>(k + a.first) - a.center + 0.5f) * a.inverse_scale);
 }
 
-__device__ __forceinline__ float weight_sum(const Axis& a) {
+// What normalises the axis' weights: one over their sum (zero for none).
+__device__ __forceinline__ float weight_scale(const Axis& a) {
   float sum = 0.0f;
   for (int k = 0; k < a.count; ++k) sum += weight(a, k);
-  return sum;
+  return sum != 0.0f ? 1.0f / sum : 0.0f;
 }
 
 __device__ __forceinline__ float clip8(float v) {
@@ -78,7 +79,8 @@ __device__ __forceinline__ void fetch_rgb(const ImageResizeJob& job, int y, int 
 }
 
 // Pixel (y, x) of the output: zeros outside the resized region, else the vertical pass over the
-// horizontal passes `row(image_y)` returns (the row's RGB levels at this pixel, rounded to 8 bits).
+// horizontal passes `row(region_y, h)` gives (that row's RGB levels at this pixel, rounded to 8
+// bits).
 template <typename Out, typename Row>
 __device__ __forceinline__ void write_pixel(const ImageResizeJob& job, int out_size, int y, int x,
                                             const ImageNormalization& norm, Row row, Out* out) {
@@ -87,11 +89,10 @@ __device__ __forceinline__ void write_pixel(const ImageResizeJob& job, int out_s
   float level[3] = {0.0f, 0.0f, 0.0f};
   if (rx >= 0 && rx < job.resized_width && ry >= 0 && ry < job.resized_height) {
     const Axis ay = axis_for(ry, job.region_height, job.resized_height);
-    const float wy_sum = weight_sum(ay);
-    const float wy_norm = wy_sum != 0.0f ? 1.0f / wy_sum : 0.0f;
+    const float wy_scale = weight_scale(ay);
     float acc[3] = {0.0f, 0.0f, 0.0f};
     for (int j = 0; j < ay.count; ++j) {
-      const float wy = weight(ay, j) * wy_norm;
+      const float wy = weight(ay, j) * wy_scale;
       float h[3];
       row(ay.first + j, h);
       for (int c = 0; c < 3; ++c) acc[c] += wy * h[c];
@@ -110,11 +111,10 @@ __device__ __forceinline__ void write_pixel(const ImageResizeJob& job, int out_s
 __device__ __forceinline__ void horizontal_pass(const ImageResizeJob& job, int region_y, int rx,
                                                 float h[3]) {
   const Axis ax = axis_for(rx, job.region_width, job.resized_width);
-  const float wx_sum = weight_sum(ax);
-  const float wx_norm = wx_sum != 0.0f ? 1.0f / wx_sum : 0.0f;
+  const float wx_scale = weight_scale(ax);
   float sum[3] = {0.0f, 0.0f, 0.0f};
   for (int k = 0; k < ax.count; ++k) {
-    const float wx = weight(ax, k) * wx_norm;
+    const float wx = weight(ax, k) * wx_scale;
     float rgb[3];
     fetch_rgb(job, job.region_top + region_y, job.region_left + ax.first + k, rgb);
     sum[0] += wx * rgb[0];
@@ -147,8 +147,8 @@ __global__ void resize_normalize_kernel(const ImageResizeJob* jobs, int out_size
   // The region rows the tile's resized rows inside the region read (axis_for's first taps rise
   // with the row, and so do their last).
   const int ry_first = max(y0 + job.window_top, 0);
-  const int ry_last = min(min(y0 + kTileRows, out_size) - 1 + job.window_top,
-                          job.resized_height - 1);
+  const int ry_last =
+      min(min(y0 + kTileRows, out_size) - 1 + job.window_top, job.resized_height - 1);
   int first_row = 0;
   int rows = 0;
   if (ry_first <= ry_last) {
@@ -159,8 +159,9 @@ __global__ void resize_normalize_kernel(const ImageResizeJob* jobs, int out_size
   if (rows > kTileRegionRows) {  // the same for every thread of the block
     if (x < out_size && y < out_size) {
       const int rx = (job.flip ? out_size - 1 - x : x) + job.window_left;
-      write_pixel(job, out_size, y, x, norm,
-                  [&](int region_y, float h[3]) { horizontal_pass(job, region_y, rx, h); }, out);
+      write_pixel(
+          job, out_size, y, x, norm,
+          [&](int region_y, float h[3]) { horizontal_pass(job, region_y, rx, h); }, out);
     }
     return;
   }
@@ -176,13 +177,14 @@ __global__ void resize_normalize_kernel(const ImageResizeJob* jobs, int out_size
   }
   __syncthreads();
   if (x >= out_size || y >= out_size) return;
-  write_pixel(job, out_size, y, x, norm,
-              [&](int region_y, float h[3]) {
-                for (int c = 0; c < 3; ++c) {
-                  h[c] = static_cast<float>(passes[region_y - first_row][lx][c]);
-                }
-              },
-              out);
+  write_pixel(
+      job, out_size, y, x, norm,
+      [&](int region_y, float h[3]) {
+        for (int c = 0; c < 3; ++c) {
+          h[c] = static_cast<float>(passes[region_y - first_row][lx][c]);
+        }
+      },
+      out);
 }
 
 }  // namespace
@@ -191,8 +193,8 @@ cudaError_t resize_normalize_images(const ImageResizeJob* jobs, int job_count, i
                                     const ImageNormalization& normalization, NhwcDtype out_dtype,
                                     void* out, cudaStream_t stream) {
   if (job_count <= 0) return cudaSuccess;
-  const int tiles = ((out_size + kTileColumns - 1) / kTileColumns) *
-                    ((out_size + kTileRows - 1) / kTileRows);
+  const int tiles =
+      ((out_size + kTileColumns - 1) / kTileColumns) * ((out_size + kTileRows - 1) / kTileRows);
   const dim3 grid(static_cast<unsigned>(tiles), static_cast<unsigned>(job_count));
   switch (out_dtype) {
     case NhwcDtype::kFloat:
