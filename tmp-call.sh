@@ -14,12 +14,16 @@
 #                                 Llama 1B's)
 #   EQ_MODEL=llama-1b EQ_BATCH=4 EQ_SEQ=2048 EQ_ONLY=1 bash tmp-call.sh eq
 #                                 Llama 1B in the side by side's regime (PyTorch's own spread there)
+#   bash tmp-call.sh autotune     Llama 1B's torch.compile max-autotune peer alone (AUTOTUNE_CAP
+#                                 seconds): Inductor's cache lives in build-gpu/inductor-cache,
+#                                 which a warm machine keeps, so a second call compiles from it
 #   bash tmp-call.sh eq           the side by side's GPT-2 batch (16 x 1024, one batch, lr 6e-4) from
 #                                 the same weights in gpuperf and PyTorch (lm_equivalence.py --data
 #                                 fixed), then lm_benchmark's final loss with the graph on and off
 set -uo pipefail
 mode=${1:-tests}
 source .deps/env.sh
+export TORCHINDUCTOR_CACHE_DIR=${TORCHINDUCTOR_CACHE_DIR:-$PWD/build-gpu/inductor-cache}
 mkdir -p "$OUT/logs"
 start=${T0:-$(date +%s)}
 left() { echo $(( ${DEADLINE:-585} - ($(date +%s) - start) )); }
@@ -125,6 +129,14 @@ if [ "$mode" = rows ]; then
       benchmarks/lm_side_by_side.sh build-gpu "$OUT/logs/lm-$row" "$n" "$row" >"$OUT/logs/lm-$row.txt" 2>&1
     echo "side-by-side rc=$?"; cat "$OUT/logs/lm-$row/lm.md" 2>/dev/null || tail -20 "$OUT/logs/lm-$row.txt"
   done
+fi
+if [ "$mode" = autotune ]; then
+  timeout -k 10 "$(cap ${AUTOTUNE_CAP:-540})" python3 benchmarks/python/lm_peer.py --model llama-1b \
+    --batch-size 4 --seq-len 2048 --lr 6e-4 --beta2 0.95 --weight-decay 0.1 --warmup 10 \
+    --steps-per-window 10 --windows 5 --variant max-autotune >"$OUT/logs/autotune.jsonl" \
+    2>"$OUT/logs/autotune.err"
+  echo "max-autotune rc=$? after $(( $(date +%s) - start )) s; $(du -sh "$TORCHINDUCTOR_CACHE_DIR" | cut -f1) cached"
+  cut -c1-400 "$OUT/logs/autotune.jsonl"
 fi
 if [ "$mode" = ab ]; then
   if [ ! -d data/all ]; then
