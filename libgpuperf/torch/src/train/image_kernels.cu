@@ -78,13 +78,18 @@ __device__ __forceinline__ void fetch_rgb(const ImageResizeJob& job, int y, int 
   rgb[2] = static_cast<float>(out[2]);
 }
 
+// The resized column output column `x` shows (mirrored where the job flips).
+__device__ __forceinline__ int resized_column(const ImageResizeJob& job, int out_size, int x) {
+  return (job.flip ? out_size - 1 - x : x) + job.window_left;
+}
+
 // Pixel (y, x) of the output: zeros outside the resized region, else the vertical pass over the
 // horizontal passes `row(region_y, h)` gives (that row's RGB levels at this pixel, rounded to 8
 // bits).
 template <typename Out, typename Row>
 __device__ __forceinline__ void write_pixel(const ImageResizeJob& job, int out_size, int y, int x,
                                             const ImageNormalization& norm, Row row, Out* out) {
-  const int rx = (job.flip ? out_size - 1 - x : x) + job.window_left;
+  const int rx = resized_column(job, out_size, x);
   const int ry = y + job.window_top;
   float level[3] = {0.0f, 0.0f, 0.0f};
   if (rx >= 0 && rx < job.resized_width && ry >= 0 && ry < job.resized_height) {
@@ -107,11 +112,10 @@ __device__ __forceinline__ void write_pixel(const ImageResizeJob& job, int out_s
   }
 }
 
-// The horizontal pass at resized column `rx` over region row `region_y`, rounded to 8 bits.
-__device__ __forceinline__ void horizontal_pass(const ImageResizeJob& job, int region_y, int rx,
-                                                float h[3]) {
-  const Axis ax = axis_for(rx, job.region_width, job.resized_width);
-  const float wx_scale = weight_scale(ax);
+// The horizontal pass over region row `region_y` with a resized column's taps `ax` (weights
+// scaled by `wx_scale`), rounded to 8 bits.
+__device__ __forceinline__ void horizontal_pass(const ImageResizeJob& job, int region_y,
+                                                const Axis& ax, float wx_scale, float h[3]) {
   float sum[3] = {0.0f, 0.0f, 0.0f};
   for (int k = 0; k < ax.count; ++k) {
     const float wx = weight(ax, k) * wx_scale;
@@ -156,23 +160,24 @@ __global__ void resize_normalize_kernel(const ImageResizeJob* jobs, int out_size
     const Axis last = axis_for(ry_last, job.region_height, job.resized_height);
     rows = last.first + last.count - first_row;
   }
+  // A thread's column is the same for the tile's every row: its taps and their scale, once.
+  const int rx = resized_column(job, out_size, x);
+  const bool column_read = x < out_size && rx >= 0 && rx < job.resized_width;
+  const Axis ax = column_read ? axis_for(rx, job.region_width, job.resized_width) : Axis{};
+  const float wx_scale = column_read ? weight_scale(ax) : 0.0f;
   if (rows > kTileRegionRows) {  // the same for every thread of the block
     if (x < out_size && y < out_size) {
-      const int rx = (job.flip ? out_size - 1 - x : x) + job.window_left;
       write_pixel(
           job, out_size, y, x, norm,
-          [&](int region_y, float h[3]) { horizontal_pass(job, region_y, rx, h); }, out);
+          [&](int region_y, float h[3]) { horizontal_pass(job, region_y, ax, wx_scale, h); }, out);
     }
     return;
   }
-  for (int i = static_cast<int>(threadIdx.x); i < rows * kTileColumns; i += kThreads) {
-    const int column = x0 + i % kTileColumns;
-    const int rx = (job.flip ? out_size - 1 - column : column) + job.window_left;
-    if (column >= out_size || rx < 0 || rx >= job.resized_width) continue;  // never read
-    float h[3];
-    horizontal_pass(job, first_row + i / kTileColumns, rx, h);
-    for (int c = 0; c < 3; ++c) {
-      passes[i / kTileColumns][i % kTileColumns][c] = static_cast<std::uint8_t>(h[c]);
+  if (column_read) {  // other columns' passes are never read
+    for (int r = static_cast<int>(threadIdx.x) / kTileColumns; r < rows; r += kTileRows) {
+      float h[3];
+      horizontal_pass(job, first_row + r, ax, wx_scale, h);
+      for (int c = 0; c < 3; ++c) passes[r][lx][c] = static_cast<std::uint8_t>(h[c]);
     }
   }
   __syncthreads();
