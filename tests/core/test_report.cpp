@@ -753,6 +753,31 @@ TEST_CASE("The ImageNet projection is one rule: the console and the HTML report 
   CHECK_THAT(dp2.str(), Catch::Contains("Projected 90 epochs of ImageNet-1k (1,281,167 images) "
                                         "at this rate: 16 h 51 min (compute only: no data "
                                         "loading, 2 devices)"));
+  // A run on JPEG files says where they were decoded: the CPU, nvJPEG, or nvJPEG with the host
+  // threads' share beside it.
+  auto files = runs[0].record;
+  files.config.data_source = "image folder /data/train (1300 JPEG files, 2 classes)";
+  const auto loading = [&](std::map<std::string, double> metrics) {
+    for (const auto& [name, value] : metrics) files.metrics[name] = value;
+    std::ostringstream text;
+    gpuperf::write_text(text, files);
+    // The projection line's parenthesis: from after "32 h 02 min (" to the line's last ')'.
+    const std::string s = text.str();
+    const std::string lead = "at this rate: 32 h 02 min (";
+    const auto at = s.find(lead);
+    if (at == std::string::npos) return s;
+    const auto begin = at + lead.size();
+    const auto end = s.find(")\n", begin);
+    return s.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+  };
+  CHECK(loading({}) == "decoding the JPEG files on the CPU, one device");
+  CHECK(loading({{"loader_decodes_on_gpu", 0.0}}) ==
+        "decoding the JPEG files on the CPU, one device");
+  CHECK(loading({{"loader_decodes_on_gpu", 1.0}, {"loader_host_decode_share", 0.0}}) ==
+        "decoding the JPEG files on the GPU (nvJPEG), one device");
+  CHECK(loading({{"loader_decodes_on_gpu", 1.0}, {"loader_host_decode_share", 0.697}}) ==
+        "decoding the JPEG files on the GPU (nvJPEG) and the CPU (70% of them), one device");
+
   std::ostringstream html;
   gpuperf::write_html_report(html, runs, &db, {}, {});
   // The runs table's column "90 epochs ImageNet", in hours: 32.03 h and 16.86 h.

@@ -84,12 +84,19 @@ void write_text(std::ostream& out, const RunRecord& r, const std::string& unit) 
   // The one rule of the projection (a 3x224x224 training model, at the job's rate): the figure
   // the record's metric and the HTML report hold.
   if (const double projected = imagenet_projection_seconds(r); std::isfinite(projected)) {
+    // Where the rate's images were decoded: nvJPEG's records say so, and what share the host
+    // threads took beside it (the adaptive share's mean over the run).
+    std::string loading = "compute only: no data loading";
+    if (r.config.data_source.rfind("image folder", 0) == 0) {
+      const double host_share = metric("loader_host_decode_share");
+      loading = !(metric("loader_decodes_on_gpu") > 0) ? "decoding the JPEG files on the CPU"
+                : host_share > 0 ? "decoding the JPEG files on the GPU (nvJPEG) and the CPU (" +
+                                       format_fixed(100 * host_share, 0) + "% of them)"
+                                 : "decoding the JPEG files on the GPU (nvJPEG)";
+    }
     out << "Projected " << format_number(kImageNetEpochs) << " epochs of ImageNet-1k ("
         << format_grouped(kImageNet1kTrainImages)
-        << " images) at this rate: " << format_duration(projected) << " ("
-        << (r.config.data_source.rfind("image folder", 0) == 0
-                ? "decoding the JPEG files on the CPU, "
-                : "compute only: no data loading, ")
+        << " images) at this rate: " << format_duration(projected) << " (" << loading << ", "
         << (d.world_size > 1 ? std::to_string(d.world_size) + " devices"
                              : std::string("one device"))
         << ")\n";
