@@ -4,8 +4,12 @@ lm_benchmark records and each PyTorch variant's lines of peer.jsonl -> medians o
 tokens/s, MFU (the same 6N + 6LCT count and datasheet peak for both sides), peak memory, compile
 time, first and final loss (and the loss at each window's end where the records have it), and
 gpuperf's ratio to the best variant that trained. A run whose final
-loss is not finite or not below its first is INVALID: listed, never in a median. Writes lm.md and
-lm.json into the folder and prints the Markdown; exits 1 when a whole side is INVALID.
+loss is not finite or not below its first is INVALID: listed, never in a median. Where
+lm_side_by_side.sh left power samples (<row>-<side>-<repeat>.power.csv: nvidia-smi's utilisation,
+power and SM clock, taken the same way for both sides), a second table gives each side's median
+power and SM clock over its busy samples (utilisation >= 90%: the timed steps, not the start-up or
+a compile). Writes lm.md and lm.json into the folder and prints the Markdown; exits 1 when a whole
+side is INVALID.
 
     python3 summarize_lm.py <folder>
 """
@@ -27,10 +31,46 @@ def invalid(first, final):
     return None
 
 
+BUSY_PERCENT = 90
+
+
+def power_samples(path):
+    """(power W, SM clock MHz) of the samples in nvidia-smi's CSV at path with utilisation >=
+    BUSY_PERCENT, and the count of all its samples; ([], 0) where there is no file. Lines that do
+    not parse (a "[N/A]", a line cut short when the sampler was stopped) are left out."""
+    if not os.path.exists(path):
+        return [], 0
+    busy, total = [], 0
+    with open(path) as f:
+        for line in f:
+            fields = [x.strip() for x in line.split(",")]
+            try:
+                util, watts, mhz = (float(x) for x in fields)
+            except ValueError:
+                continue
+            total += 1
+            if util >= BUSY_PERCENT:
+                busy.append((watts, mhz))
+    return busy, total
+
+
 def peak_gib(runs):
     """The largest peak memory of the runs in GiB; None where none was measured (the CPU)."""
     peaks = [x["peak_memory_bytes"] for x in runs if x["peak_memory_bytes"] is not None]
     return max(peaks) / 2**30 if peaks else None
+
+
+def power_summary(runs):
+    """Median, least and largest power and SM clock over the busy samples of every run of a side;
+    None where no run has one."""
+    busy = [x for r in runs for x in r.get("power", ([], 0))[0]]
+    if not busy:
+        return None
+    watts = [w for w, _ in busy]
+    mhz = [m for _, m in busy]
+    return {"busy": len(busy), "samples": sum(r.get("power", ([], 0))[1] for r in runs),
+            "watts": [min(watts), statistics.median(watts), max(watts)],
+            "mhz": [min(mhz), statistics.median(mhz), max(mhz)]}
 
 
 def main():
@@ -57,7 +97,8 @@ def main():
             "first_loss": r.get("first_loss"), "final_loss": r.get("final_loss"),
             "window_losses": r.get("window_losses") or [],
             "compile_s": None, "detail": f"{r['config'].get('graph_mode')}, "
-                                         f"{r['config'].get('kernel_fusion')}"})
+                                         f"{r['config'].get('kernel_fusion')}",
+            "power": power_samples(path[:-len(".json")] + ".power.csv")})
     peer_path = os.path.join(folder, "peer.jsonl")
     if os.path.exists(peer_path):
         with open(peer_path) as f:
@@ -71,7 +112,9 @@ def main():
                     "peak_memory_bytes": p["peak_memory_bytes"],
                     "first_loss": p["first_loss"], "final_loss": p["final_loss"],
                     "window_losses": p.get("window_losses") or [],
-                    "compile_s": p.get("compile_s"), "detail": "torch " + p.get("torch", "?")})
+                    "compile_s": p.get("compile_s"), "detail": "torch " + p.get("torch", "?"),
+                    "power": power_samples(os.path.join(
+                        folder, f"{p['row']}-{p['variant']}-{p.get('repeat')}.power.csv"))})
     rows = sorted({row for row, _ in sides})
     out = {"run": run, "rows": {}}
     lines = [f"# Language-model training, gpuperf vs PyTorch (commit {run.get('commit', '?')}, "
@@ -105,7 +148,8 @@ def main():
                 "window_losses_per_run": [x["window_losses"] for x in runs],
                 "final_losses": [x["final_loss"] for x in runs],
                 "invalid": [x["invalid"] for x in runs if x["invalid"]],
-                "detail": runs[-1]["detail"]}
+                "detail": runs[-1]["detail"],
+                "power": power_summary(runs)}
         peers = {s: t for s, t in table.items() if s != "gpuperf" and t["tokens_per_second"]}
         best = max(peers, key=lambda s: peers[s]["tokens_per_second"]) if peers else None
         ours = table.get("gpuperf", {}).get("tokens_per_second")
@@ -139,6 +183,18 @@ def main():
                         for side in sorted(table, key=lambda s: (s != "gpuperf", s))
                         for i, losses in enumerate(table[side]["window_losses_per_run"])
                         if losses]
+        sampled = [side for side in sorted(table, key=lambda s: (s != "gpuperf", s))
+                   if table[side]["power"]]
+        if sampled:
+            lines += ["", f"Power and SM clock over each side's busy samples (nvidia-smi every "
+                          f"250 ms, utilisation >= {BUSY_PERCENT}%; every run of the side):", "",
+                      "| side | busy samples (of all) | power median [min, max] | "
+                      "SM clock median [min, max] |", "|---|---|---|---|"]
+            for side in sampled:
+                w = table[side]["power"]
+                lines.append(f"| {side} | {w['busy']} ({w['samples']}) | {w['watts'][1]:.0f} W "
+                             f"[{w['watts'][0]:.0f}, {w['watts'][2]:.0f}] | {w['mhz'][1]:.0f} MHz "
+                             f"[{w['mhz'][0]:.0f}, {w['mhz'][2]:.0f}] |")
         if trajectories:
             lines += ["", "Loss at each timed window's end (every run):", ""]
             for side, i, losses in trajectories:

@@ -35,6 +35,9 @@
     PyTorch float32 run S merged in are judged against S's distance from R (pass at 0.03, fail at
     0), and with the S measured on the H100 (docs/results/2026-12-06-h100-llama-max-autotune/call1)
     pass (0.01959 against 0.02290 + 1e-3);
+  - summarize_lm.py's power table on the committed H200 Llama side by side with planted
+    nvidia-smi samples: each side's median power and SM clock over its busy samples only, and the
+    committed lm.md's lines unchanged beside it;
   - trace_streams.py names the busiest stream, sums what ran beside it over its streams, and sums
     each host thread's CUDA calls, on a planted trace whose figures are known; it refuses a trace
     without GPU events (exit 2).
@@ -515,6 +518,40 @@ def check_float32_spread(table, root):
     return failures
 
 
+def check_lm_power(root):
+    """summarize_lm.py's power table from planted nvidia-smi samples on the committed H200 Llama
+    side by side: the medians of the busy samples only (an idle sample at 30% utilisation and a
+    cut-off line left out), every run of a side pooled; without samples the tables are the
+    committed lm.md, unchanged."""
+    failures = []
+    folder = os.path.join(root, "docs", "results", "2026-12-06-h200-llama-jpeg-auto", "call6",
+                          "lm-llama-1b")
+    script = os.path.join(root, "benchmarks", "python", "summarize_lm.py")
+    with tempfile.TemporaryDirectory() as tmp:
+        planted = os.path.join(tmp, "lm")
+        shutil.copytree(folder, planted)
+        # gpuperf: 690, 700 and 710 W busy in its three runs; torch.compile: 600 W in each.
+        for r, watts in ((1, 690), (2, 700), (3, 710)):
+            with open(os.path.join(planted, f"llama-1b-gpuperf-{r}.power.csv"), "w") as f:
+                f.write(f"30, 150.0, 1980\n100, {watts}.0, {2000 - watts}\n99, {watts}.0, "
+                        f"{2000 - watts}\n100, 7")
+        for r in (1, 2, 3):
+            with open(os.path.join(planted, f"llama-1b-compile-{r}.power.csv"), "w") as f:
+                f.write("0, 80.0, 345\n95, 600.0, 1900\n[N/A], [N/A], [N/A]\n")
+        done = subprocess.run([sys.executable, script, planted], capture_output=True, text=True)
+        want = ["| gpuperf | 6 (9) | 700 W [690, 710] | 1300 MHz [1290, 1310] |",
+                "| pytorch compile | 3 (6) | 600 W [600, 600] | 1900 MHz [1900, 1900] |"]
+        missing = [w for w in want if w not in done.stdout.splitlines()]
+        if done.returncode != 0 or missing:
+            failures.append(f"summarize_lm.py's power table: exit {done.returncode}, missing "
+                            f"{missing}\n{done.stdout}{done.stderr}")
+        committed = open(os.path.join(folder, "lm.md")).read().splitlines()
+        lost = [line for line in committed if line not in done.stdout.splitlines()]
+        if lost:
+            failures.append(f"the power samples changed the committed lm.md's lines: {lost[:2]}")
+    return failures
+
+
 def main():
     root = sys.argv[1]
     failures = []
@@ -540,6 +577,7 @@ def main():
     failures += check_kernel_overlap(root)
     failures += check_trace_streams(root)
     failures += check_lm_equivalence_table(root)
+    failures += check_lm_power(root)
     for f in failures:
         print("FAIL:", f)
     return 1 if failures else 0
