@@ -11,9 +11,10 @@
 #   rows: any of gpt2 gpt2-b32 gpt2-large llama-1b (default: gpt2; gpt2-b32: micro-batch 32)
 #   LM_PEER_VARIANTS: the PyTorch variants (default: eager graph compile max-autotune);
 #   max-autotune runs once per row whatever the repeats (its compile takes minutes)
-#   LM_POWER_SAMPLES=0: no power samples (by default, where nvidia-smi is present, each run's GPU
-#   utilisation, power and SM clock every 250 ms into <row>-<side>-<repeat>.power.csv, the same
-#   way for both sides; summarize_lm.py reports them)
+#   LM_POWER_SAMPLES=0: no power samples (by default, where <build>/apps/gpu_info is built, each
+#   run's GPU utilisation, power and SM clock from NVML every 250 ms, `gpu_info --watch 0.25
+#   --json`, into <row>-<side>-<repeat>.power.jsonl, the same way for both sides;
+#   summarize_lm.py reports the GPU run.json names)
 set -euo pipefail
 build=$1
 out=$2
@@ -26,17 +27,17 @@ here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$out"
 touch "$out/peer.jsonl"
 commit=${GPUPERF_COMMIT:-$(git -C "$here" describe --always --dirty 2>/dev/null || echo unknown)}
-printf '{"commit": "%s", "started_utc": "%s", "rows": "%s", "repeats": %s}\n' \
-  "$commit" "$(date -u +%Y-%m-%dT%H:%MZ)" "$rows" "$repeats" >"$out/run.json"
+gpu=${CUDA_VISIBLE_DEVICES:-0}
+gpu=${gpu%%,*}  # the GPU the runs take (an NVML index or UUID)
+printf '{"commit": "%s", "started_utc": "%s", "rows": "%s", "repeats": %s, "gpu": "%s"}\n' \
+  "$commit" "$(date -u +%Y-%m-%dT%H:%MZ)" "$rows" "$repeats" "$gpu" >"$out/run.json"
 
-# Runs "$@" with nvidia-smi sampling the GPU it runs on into $1 (when there is one to ask).
+# Runs "$@" with gpu_info sampling the GPUs into $1 (where it is built).
 sampled() {
-  local csv=$1 rc=0 sampler=
+  local samples=$1 rc=0 sampler=
   shift
-  if [[ ${LM_POWER_SAMPLES:-1} != 0 ]] && command -v nvidia-smi >/dev/null; then
-    local gpu=${CUDA_VISIBLE_DEVICES:-0}
-    nvidia-smi -i "${gpu%%,*}" --query-gpu=utilization.gpu,power.draw,clocks.sm \
-      --format=csv,noheader,nounits -lms 250 >"$csv" 2>/dev/null &
+  if [[ ${LM_POWER_SAMPLES:-1} != 0 && -x $build/apps/gpu_info ]]; then
+    "$build/apps/gpu_info" --watch 0.25 --json --no-processes >"$samples" 2>/dev/null &
     sampler=$!
   fi
   "$@" || rc=$?
@@ -58,11 +59,11 @@ for row in $rows; do
   shared=("${settings[@]}" --lr 6e-4 --beta2 0.95 --weight-decay 0.1 --warmup 10
           --steps-per-window 10 --windows 5)
   for r in $(seq 1 "$repeats"); do
-    sampled "$out/$row-gpuperf-$r.power.csv" "$build/apps/lm_benchmark" "${shared[@]}" --quiet \
+    sampled "$out/$row-gpuperf-$r.power.jsonl" "$build/apps/lm_benchmark" "${shared[@]}" --quiet \
       --json "$out/$row-gpuperf-$r.json" >"$out/$row-gpuperf-$r.txt"
     for v in $variants; do
       [[ $v == max-autotune && $r -gt 1 ]] && continue
-      sampled "$out/$row-$v-$r.power.csv" python3 "$here/python/lm_peer.py" "${shared[@]}" \
+      sampled "$out/$row-$v-$r.power.jsonl" python3 "$here/python/lm_peer.py" "${shared[@]}" \
         --variant "$v" 2>>"$out/peer.err" |
         sed "s/^{/{\"row\": \"$row\", \"repeat\": $r, /" >>"$out/peer.jsonl"
     done

@@ -5,10 +5,10 @@ tokens/s, MFU (the same 6N + 6LCT count and datasheet peak for both sides), peak
 time, first and final loss (and the loss at each window's end where the records have it), and
 gpuperf's ratio to the best variant that trained. A run whose final
 loss is not finite or not below its first is INVALID: listed, never in a median. Where
-lm_side_by_side.sh left power samples (<row>-<side>-<repeat>.power.csv: nvidia-smi's utilisation,
-power and SM clock, taken the same way for both sides), a second table gives each side's median
-power and SM clock over its busy samples (utilisation >= 90%: the timed steps, not the start-up or
-a compile). Writes lm.md and lm.json into the folder and prints the Markdown; exits 1 when a whole
+lm_side_by_side.sh left power samples (<row>-<side>-<repeat>.power.jsonl: gpu_info --watch's
+lines, taken the same way for both sides), a second table gives each side's median power and SM
+clock on the GPU run.json names over its busy samples (utilisation >= 90%: the timed steps, not
+the start-up or a compile). Writes lm.md and lm.json into the folder and prints the Markdown; exits 1 when a whole
 side is INVALID.
 
     python3 summarize_lm.py <folder>
@@ -34,23 +34,29 @@ def invalid(first, final):
 BUSY_PERCENT = 90
 
 
-def power_samples(path):
-    """(power W, SM clock MHz) of the samples in nvidia-smi's CSV at path with utilisation >=
-    BUSY_PERCENT, and the count of all its samples; ([], 0) where there is no file. Lines that do
-    not parse (a "[N/A]", a line cut short when the sampler was stopped) are left out."""
+def power_samples(path, gpu):
+    """(power W, SM clock MHz) of GPU `gpu` (its NVML index or UUID) in the gpu_info --watch
+    --json lines at path where its utilisation is >= BUSY_PERCENT, and the count of all its
+    samples; ([], 0) where there is no file. A line that does not parse (cut short when the
+    sampler was stopped) or lacks a reading is left out."""
     if not os.path.exists(path):
         return [], 0
     busy, total = [], 0
     with open(path) as f:
         for line in f:
-            fields = [x.strip() for x in line.split(",")]
             try:
-                util, watts, mhz = (float(x) for x in fields)
+                sample = json.loads(line)
             except ValueError:
                 continue
-            total += 1
-            if util >= BUSY_PERCENT:
-                busy.append((watts, mhz))
+            devices = sample.get("devices", []) if isinstance(sample, dict) else []
+            for d in devices:
+                readings = (d.get("utilization_gpu_percent"), d.get("power_draw_watts"),
+                            d.get("sm_clock_mhz"))
+                if gpu not in (str(d.get("index")), d.get("uuid")) or None in readings:
+                    continue
+                total += 1
+                if readings[0] >= BUSY_PERCENT:
+                    busy.append(readings[1:])
     return busy, total
 
 
@@ -63,12 +69,12 @@ def peak_gib(runs):
 def power_summary(runs):
     """Median, least and largest power and SM clock over the busy samples of every run of a side;
     None where no run has one."""
-    busy = [x for r in runs for x in r.get("power", ([], 0))[0]]
+    busy = [x for r in runs for x in r["power"][0]]
     if not busy:
         return None
     watts = [w for w, _ in busy]
     mhz = [m for _, m in busy]
-    return {"busy": len(busy), "samples": sum(r.get("power", ([], 0))[1] for r in runs),
+    return {"busy": len(busy), "samples": sum(r["power"][1] for r in runs),
             "watts": [min(watts), statistics.median(watts), max(watts)],
             "mhz": [min(mhz), statistics.median(mhz), max(mhz)]}
 
@@ -82,6 +88,7 @@ def main():
     if os.path.exists(os.path.join(folder, "run.json")):
         with open(os.path.join(folder, "run.json")) as f:
             run = json.load(f)
+    gpu = str(run.get("gpu", "0"))  # the GPU the power samples are read for
     sides = {}  # (row, side) -> list of runs
     peak = {}   # row -> datasheet peak FLOP/s (from gpuperf's records)
     for path in sorted(glob.glob(os.path.join(folder, "*-gpuperf-*.json"))):
@@ -98,7 +105,7 @@ def main():
             "window_losses": r.get("window_losses") or [],
             "compile_s": None, "detail": f"{r['config'].get('graph_mode')}, "
                                          f"{r['config'].get('kernel_fusion')}",
-            "power": power_samples(path[:-len(".json")] + ".power.csv")})
+            "power": power_samples(path[:-len(".json")] + ".power.jsonl", gpu)})
     peer_path = os.path.join(folder, "peer.jsonl")
     if os.path.exists(peer_path):
         with open(peer_path) as f:
@@ -114,7 +121,8 @@ def main():
                     "window_losses": p.get("window_losses") or [],
                     "compile_s": p.get("compile_s"), "detail": "torch " + p.get("torch", "?"),
                     "power": power_samples(os.path.join(
-                        folder, f"{p['row']}-{p['variant']}-{p.get('repeat')}.power.csv"))})
+                        folder, f"{p['row']}-{p['variant']}-{p.get('repeat')}.power.jsonl"),
+                        gpu)})
     rows = sorted({row for row, _ in sides})
     out = {"run": run, "rows": {}}
     lines = [f"# Language-model training, gpuperf vs PyTorch (commit {run.get('commit', '?')}, "
@@ -159,7 +167,8 @@ def main():
                   "| side | runs (valid) | tokens/s median [min, max] | MFU | peak memory | "
                   "compile | loss first -> final | gpuperf / side |",
                   "|---|---|---|---|---|---|---|---|"]
-        for side in sorted(table, key=lambda s: (s != "gpuperf", s)):
+        order = sorted(table, key=lambda s: (s != "gpuperf", s))  # gpuperf first
+        for side in order:
             t = table[side]
             tps = (f"{t['tokens_per_second']:,.0f} [{t['spread'][0]:,.0f}, {t['spread'][1]:,.0f}]"
                    if t["tokens_per_second"] else "INVALID")
@@ -180,14 +189,14 @@ def main():
         # Every run's trajectory: whether the two sides agree is judged against each side's own
         # run-to-run spread, which one run a side cannot show.
         trajectories = [(side, i + 1, losses)
-                        for side in sorted(table, key=lambda s: (s != "gpuperf", s))
+                        for side in order
                         for i, losses in enumerate(table[side]["window_losses_per_run"])
                         if losses]
-        sampled = [side for side in sorted(table, key=lambda s: (s != "gpuperf", s))
-                   if table[side]["power"]]
+        sampled = [side for side in order if table[side]["power"]]
         if sampled:
-            lines += ["", f"Power and SM clock over each side's busy samples (nvidia-smi every "
-                          f"250 ms, utilisation >= {BUSY_PERCENT}%; every run of the side):", "",
+            lines += ["", f"Power and SM clock of GPU {gpu} over each side's busy samples "
+                          f"(gpuperf's gpu_info every 250 ms, utilisation >= {BUSY_PERCENT}%; "
+                          f"every run of the side):", "",
                       "| side | busy samples (of all) | power median [min, max] | "
                       "SM clock median [min, max] |", "|---|---|---|---|"]
             for side in sampled:

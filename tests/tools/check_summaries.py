@@ -36,8 +36,8 @@
     0), and with the S measured on the H100 (docs/results/2026-12-06-h100-llama-max-autotune/call1)
     pass (0.01959 against 0.02290 + 1e-3);
   - summarize_lm.py's power table on the committed H200 Llama side by side with planted
-    nvidia-smi samples: each side's median power and SM clock over its busy samples only, and the
-    committed lm.md's lines unchanged beside it;
+    gpu_info --watch samples: each side's median power and SM clock of GPU 0 over its busy samples
+    only, and the committed lm.md's lines unchanged beside it;
   - trace_streams.py names the busiest stream, sums what ran beside it over its streams, and sums
     each host thread's CUDA calls, on a planted trace whose figures are known; it refuses a trace
     without GPU events (exit 2).
@@ -519,25 +519,34 @@ def check_float32_spread(table, root):
 
 
 def check_lm_power(root):
-    """summarize_lm.py's power table from planted nvidia-smi samples on the committed H200 Llama
-    side by side: the medians of the busy samples only (an idle sample at 30% utilisation and a
-    cut-off line left out), every run of a side pooled; without samples the tables are the
-    committed lm.md, unchanged."""
+    """summarize_lm.py's power table from planted gpu_info --watch --json samples on the committed
+    H200 Llama side by side: the medians of GPU 0's busy samples only (an idle sample, a reading
+    missing, a line cut short and another GPU's readings left out), every run of a side pooled;
+    without samples the tables are the committed lm.md, unchanged."""
     failures = []
     folder = os.path.join(root, "docs", "results", "2026-12-06-h200-llama-jpeg-auto", "call6",
                           "lm-llama-1b")
     script = os.path.join(root, "benchmarks", "python", "summarize_lm.py")
+
+    def sample(util, watts, mhz):
+        gpus = [{"index": 0, "uuid": "GPU-a", "utilization_gpu_percent": util,
+                 "power_draw_watts": watts, "sm_clock_mhz": mhz},
+                {"index": 1, "uuid": "GPU-b", "utilization_gpu_percent": 100,
+                 "power_draw_watts": 999.0, "sm_clock_mhz": 999}]
+        return json.dumps({"available": True, "devices": gpus}) + "\n"
+
     with tempfile.TemporaryDirectory() as tmp:
         planted = os.path.join(tmp, "lm")
         shutil.copytree(folder, planted)
         # gpuperf: 690, 700 and 710 W busy in its three runs; torch.compile: 600 W in each.
         for r, watts in ((1, 690), (2, 700), (3, 710)):
-            with open(os.path.join(planted, f"llama-1b-gpuperf-{r}.power.csv"), "w") as f:
-                f.write(f"30, 150.0, 1980\n100, {watts}.0, {2000 - watts}\n99, {watts}.0, "
-                        f"{2000 - watts}\n100, 7")
+            with open(os.path.join(planted, f"llama-1b-gpuperf-{r}.power.jsonl"), "w") as f:
+                f.write(sample(30, 150.0, 1980) + sample(100, watts, 2000 - watts) * 2 +
+                        '{"available": true, "dev')
         for r in (1, 2, 3):
-            with open(os.path.join(planted, f"llama-1b-compile-{r}.power.csv"), "w") as f:
-                f.write("0, 80.0, 345\n95, 600.0, 1900\n[N/A], [N/A], [N/A]\n")
+            with open(os.path.join(planted, f"llama-1b-compile-{r}.power.jsonl"), "w") as f:
+                f.write(sample(0, 80.0, 345) + sample(95, 600.0, 1900) +
+                        sample(None, None, None))
         done = subprocess.run([sys.executable, script, planted], capture_output=True, text=True)
         want = ["| gpuperf | 6 (9) | 700 W [690, 710] | 1300 MHz [1290, 1310] |",
                 "| pytorch compile | 3 (6) | 600 W [600, 600] | 1900 MHz [1900, 1900] |"]
