@@ -143,6 +143,9 @@ void add_model_options(CLI::App& app, TrainingOptions& o) {
   app.add_flag("--activation-checkpointing", r.activation_checkpointing,
                "language models: keep only each transformer block's input and run the block "
                "again in the backward pass (less memory, about a third more compute)");
+  add_switch(app, "optimizer-in-backward", r.optimizer_in_backward,
+             "language models with AdamW in gpuperf's kernel on a GPU: start each parameter's "
+             "update while backward still runs (the same results to the bit)");
   add_switch(app, "oom-back-off", r.back_off_on_out_of_memory,
              "out of device memory: halve the batch and run again, saying so (single-process "
              "runs)");

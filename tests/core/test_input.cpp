@@ -840,6 +840,9 @@ TEST_CASE("With an adaptive host share, threads that are ahead of the consumer t
   const gpuperf::CpuLoaderStats stats = loader.stats();
   CHECK(stats.samples_delivered == total);
   CHECK(stats.host_share_slots == host_slots);
+  // Every batch was ready when asked for: no wait is counted.
+  CHECK(stats.consumer_waits == 0);
+  CHECK(stats.consumer_wait_seconds == 0);
   // Pixel batches have no share to move.
   o.output = gpuperf::LoaderOutput::kPixels;
   CHECK_THROWS_WITH(gpuperf::CpuLoader(folder.samples, o),

@@ -4,6 +4,8 @@
 // the step and scale *= growth once growth_interval good steps have passed (if still finite).
 #include "testing.h"
 
+#include <torch/nn/modules/container/functional.h>
+#include <torch/nn/modules/container/sequential.h>
 #include <torch/nn/modules/linear.h>
 #include <torch/optim/sgd.h>
 #include <torch/cuda.h>
@@ -473,6 +475,63 @@ TEST_CASE("gpuperf's Adam kernel matches ATen's fused Adam and AdamW and the fp6
     }
   }
 #endif
+}
+
+TEST_CASE("an update beside backward gives step()'s parameters, moments and copies to the bit",
+          "[amp][gpu]") {
+  GPUPERF_REQUIRE_GPU();
+  // Six 2048 x 2048 layers (25M elements): backward hands their gradients over one by one, and
+  // the updates go in launches of a few million elements while backward still runs.
+  const auto make = [] {
+    torch::manual_seed(21);
+    torch::nn::Sequential net;
+    for (int i = 0; i < 6; ++i) {
+      net->push_back(torch::nn::Linear(2048, 2048));
+      net->push_back(torch::nn::Functional(torch::tanh));
+    }
+    net->to(torch::kCUDA);
+    return net;
+  };
+  torch::nn::Sequential after = make();
+  torch::nn::Sequential beside = make();
+  gpuperf::FusedOptimizerOptions o(gpuperf::OptimizerKind::kAdamW, 1e-3);
+  o.weight_decay = 0.1;
+  gpuperf::FusedOptimizer step_after(after->parameters(), o);
+  gpuperf::FusedOptimizer step_beside(beside->parameters(), o);
+  gpuperf::WeightCopies copies_after(torch::kBFloat16);
+  gpuperf::WeightCopies copies_beside(torch::kBFloat16);
+  (void)copies_after.get(after->parameters(), torch::kBFloat16);
+  (void)copies_beside.get(beside->parameters(), torch::kBFloat16);
+  step_after.write_copies(&copies_after);
+  step_beside.write_copies(&copies_beside);
+  torch::manual_seed(22);
+  for (int s = 0; s < 3; ++s) {
+    const torch::Tensor x = torch::randn({64, 2048}, torch::kCUDA);
+    after->forward(x).square().mean().backward();
+    step_after.step();
+    step_after.zero_grad();
+    const torch::Tensor loss = beside->forward(x).square().mean();
+    REQUIRE(step_beside.begin_step_in_backward());
+    loss.backward();
+    step_beside.finish_step_in_backward();
+    CHECK(step_beside.ran_own_kernel());
+    step_beside.zero_grad();
+  }
+  const auto a = after->parameters();
+  const auto b = beside->parameters();
+  REQUIRE(a.size() == b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    INFO("parameter " << i);
+    CHECK(torch::equal(a[i], b[i]));
+    CHECK_FALSE(torch::equal(a[i], make()->parameters()[i]));  // it trained
+    // The copies hold the updated values (written by the kernel, counted current).
+    CHECK(torch::equal(copies_beside.copy_of(b[i]), b[i].detach().to(torch::kBFloat16)));
+    CHECK(torch::equal(copies_beside.copy_of(b[i]), copies_after.copy_of(a[i])));
+  }
+  // The moments count too: steps 2 and 3 read the first steps' moments. SGD is not armed.
+  gpuperf::FusedOptimizer sgd(beside->parameters(),
+                              gpuperf::FusedOptimizerOptions(gpuperf::OptimizerKind::kSgd, 0.1));
+  CHECK_FALSE(sgd.begin_step_in_backward());
 }
 
 TEST_CASE("WeightCopies keeps 16-bit copies and casts again what changed since written", "[amp]") {

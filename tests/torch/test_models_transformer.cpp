@@ -3,6 +3,7 @@
 #include <torch/nn/functional/loss.h>
 #include <torch/utils.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -1337,6 +1338,75 @@ TEST_CASE("a tied embedding's weight gradient is both uses' in fp64, the same on
   const auto [rows, output_weight] = gpuperf::tied_embedding(ids, weight);
   CHECK(output_weight.is_same(weight));
   CHECK(torch::equal(rows, torch::embedding(weight, ids)));
+}
+
+TEST_CASE("Llama trains with its update beside backward as with it after, checkpointed too",
+          "[models][lm][gpu]") {
+  GPUPERF_REQUIRE_GPU();
+  // Two blocks of about 15M elements: backward hands gradients over in several launches' worth.
+  gpuperf::LlamaOptions o = tiny_llama(/*kv_heads=*/2, /*tied=*/true);
+  o.width = 1024;
+  o.hidden = 4096;
+  o.vocabulary = 512;
+  o.context = 64;
+  const auto cuda_ids = torch::TensorOptions().dtype(torch::kLong).device(torch::kCUDA);
+  torch::manual_seed(30);
+  const torch::Tensor ids = torch::randint(0, 512, {4, 64}, cuda_ids);
+  const torch::Tensor next = torch::randint(0, 512, {4, 64}, cuda_ids);
+  for (const bool checkpointed : {false, true}) {
+    for (const bool graph : {false, true}) {
+      INFO("checkpointed " << checkpointed << ", CUDA graph " << graph);
+      std::vector<std::vector<double>> losses;
+      std::vector<std::vector<torch::Tensor>> weights;
+      for (const bool beside : {false, false, true}) {  // after twice: the spread of two runs
+        torch::manual_seed(31);
+        gpuperf::Llama llama(o);
+        if (checkpointed) REQUIRE(gpuperf::set_activation_checkpointing(*llama, true));
+        gpuperf::TrainStepOptions options;
+        options.precision = gpuperf::Precision::kBf16;
+        options.optimizer = gpuperf::OptimizerKind::kAdamW;
+        options.learning_rate = 1e-3;
+        options.weight_decay = 0.1;
+        options.fused_optimizer = true;
+        options.cuda_graph = graph;
+        options.optimizer_in_backward = beside;
+        gpuperf::TrainStep step(torch::nn::AnyModule(llama), torch::kCUDA, options,
+                                gpuperf::language_model_loss());
+        losses.emplace_back();
+        for (int s = 0; s < 7; ++s) {
+          const gpuperf::StepResult r = step(ids, next);
+          losses.back().push_back(r.loss.item<double>());
+          CHECK(step.updated_in_backward() == beside);
+        }
+        if (graph) CHECK(step.graph_captured());
+        weights.emplace_back();
+        for (const auto& p : step.module().parameters())
+          weights.back().push_back(p.detach().clone());
+      }
+      // Another launch order of the same arithmetic: as far from the first run as the second
+      // run is (zero where backward's kernels add in the same order on every run).
+      double spread = 0;
+      double apart = 0;
+      for (std::size_t i = 0; i < losses[0].size(); ++i) {
+        CHECK(std::isfinite(losses[2][i]));
+        spread = std::max(spread, std::abs(losses[1][i] - losses[0][i]));
+        apart = std::max(apart, std::abs(losses[2][i] - losses[0][i]));
+      }
+      double weight_spread = 0;
+      double weight_apart = 0;
+      for (std::size_t i = 0; i < weights[0].size(); ++i) {
+        weight_spread =
+            std::max(weight_spread, (weights[1][i] - weights[0][i]).abs().max().item<double>());
+        weight_apart =
+            std::max(weight_apart, (weights[2][i] - weights[0][i]).abs().max().item<double>());
+      }
+      INFO("loss spread " << spread << ", apart " << apart << "; weights " << weight_spread << ", "
+                          << weight_apart);
+      CHECK(losses[2].back() < losses[2].front());
+      CHECK(apart <= 2 * spread + 1e-6);
+      CHECK(weight_apart <= 2 * weight_spread + 1e-7);
+    }
+  }
 }
 
 TEST_CASE("the optimizer's 16-bit weight copies are the casts a forward pass would make",

@@ -436,7 +436,13 @@ const ImageBatch* CpuLoader::next() {
   State::Slot& slot = s.slot_of(s.delivered);
   const auto ready = [&] { return slot.batch == s.delivered && slot.remaining == 0; };
   const bool waited = !ready();
-  s.batch_ready.wait(lock, [&] { return s.stopping || ready(); });
+  if (waited) {
+    const auto start = std::chrono::steady_clock::now();
+    s.batch_ready.wait(lock, [&] { return s.stopping || ready(); });
+    ++s.stats.consumer_waits;
+    s.stats.consumer_wait_seconds +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
   if (s.fatal) {
     const std::exception_ptr error = s.fatal;
     lock.unlock();

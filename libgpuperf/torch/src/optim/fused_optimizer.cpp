@@ -3,7 +3,11 @@
 #include <torch/version.h>
 
 #include <cmath>
+#include <cstdint>
+#include <mutex>
+#include <optional>
 #include <string>
+#include <utility>
 
 #include "compat.h"
 #include "gpuperf/base/error.h"
@@ -11,6 +15,7 @@
 
 #if GPUPERF_WITH_CUDA_KERNELS
 #include <ATen/cuda/CUDAContext.h>
+#include <ATen/cuda/CUDAEvent.h>
 #include <c10/cuda/CUDAException.h>
 #include <c10/cuda/CUDAGuard.h>
 
@@ -142,7 +147,7 @@ bool own_adam_step(WeightCopies* copies, const std::vector<torch::Tensor>& param
                    const std::vector<torch::Tensor>& exp_avg_sq,
                    const std::vector<torch::Tensor>& steps, const torch::Tensor& lr,
                    const FusedOptimizerOptions& options, const torch::Tensor& grad_scale,
-                   const torch::Tensor& found_inf) {
+                   const torch::Tensor& found_inf, bool mark_written = true) {
 #if GPUPERF_WITH_CUDA_KERNELS
   if (!own_adam_applies(params, grads, exp_avg, exp_avg_sq, lr, grad_scale, found_inf)) {
     return false;
@@ -179,6 +184,7 @@ bool own_adam_step(WeightCopies* copies, const std::vector<torch::Tensor>& param
   }
   C10_CUDA_CHECK(detail::adam_step(tensors.data(), static_cast<int>(tensors.size()), s,
                                    at::cuda::getCurrentCUDAStream()));
+  if (!mark_written) return true;  // the caller counts the writes (FusedOptimizer::InBackward)
   // Written in place, as by ATen's kernels: autograd's saved-tensor checks see new versions.
   for (const auto& p : params) p.unsafeGetTensorImpl()->bump_version();
   if (grad_scale.defined()) {
@@ -199,6 +205,7 @@ bool own_adam_step(WeightCopies* copies, const std::vector<torch::Tensor>& param
   (void)options;
   (void)grad_scale;
   (void)found_inf;
+  (void)mark_written;
   return false;
 #endif
 }
@@ -210,10 +217,24 @@ bool own_adam_step(WeightCopies* copies, const std::vector<torch::Tensor>& param
 void FusedOptimizer::step(const torch::Tensor& grad_scale, const torch::Tensor& found_inf) {
 #if GPUPERF_HAS_FUSED_OPTIMIZERS
   // Only parameters with gradients take part, with their matching state.
-  std::vector<torch::Tensor> params, grads, state_a, state_b, steps, buffers;
+  std::vector<std::size_t> indices;
   for (std::size_t i = 0; i < parameters_.size(); ++i) {
+    if (parameters_[i].grad().defined()) indices.push_back(i);
+  }
+  if (!indices.empty()) update(indices, grad_scale, found_inf);
+#else
+  (void)grad_scale;
+  (void)found_inf;
+  throw ConfigError("FusedOptimizer::step: no fused kernels in this LibTorch");
+#endif
+}
+
+void FusedOptimizer::update(const std::vector<std::size_t>& indices,
+                            const torch::Tensor& grad_scale, const torch::Tensor& found_inf) {
+#if GPUPERF_HAS_FUSED_OPTIMIZERS
+  std::vector<torch::Tensor> params, grads, state_a, state_b, steps, buffers;
+  for (const std::size_t i : indices) {
     const auto& p = parameters_[i];
-    if (!p.grad().defined()) continue;
     params.push_back(p);
     grads.push_back(p.grad());
     if (options_.kind == OptimizerKind::kSgd) {
@@ -224,7 +245,6 @@ void FusedOptimizer::step(const torch::Tensor& grad_scale, const torch::Tensor& 
       steps.push_back(steps_[i]);
     }
   }
-  if (params.empty()) return;
   const c10::optional<at::Tensor> scale =
       grad_scale.defined() ? c10::optional<at::Tensor>(grad_scale) : c10::nullopt;
   const c10::optional<at::Tensor> inf =
@@ -263,11 +283,169 @@ void FusedOptimizer::step(const torch::Tensor& grad_scale, const torch::Tensor& 
       break;
   }
 #else
+  (void)indices;
   (void)grad_scale;
   (void)found_inf;
-  throw ConfigError("FusedOptimizer::step: no fused kernels in this LibTorch");
 #endif
 }
+
+#if GPUPERF_HAS_FUSED_OPTIMIZERS && GPUPERF_WITH_CUDA_KERNELS
+
+// The updates begin_step_in_backward() arms. Backward calls a parameter's hook just before it
+// stores that gradient, on the thread that then stores it and goes on: at a hook, every gradient
+// handed over before is stored and its kernels are queued on backward's stream. Those wait here
+// until they hold kLaunchElements, then one launch updates them on `stream`, behind an event on
+// backward's stream. Version counters are left alone until finish(): a later backward node may
+// still check the saved 16-bit copy of another parameter, and the copies share one counter.
+struct FusedOptimizer::InBackward {
+  static constexpr std::int64_t kLaunchElements = std::int64_t{8} << 20;
+
+  explicit InBackward(c10::DeviceIndex index)
+      : device(index), stream(c10::cuda::getStreamFromPool(/*isHighPriority=*/false, index)) {}
+  c10::DeviceIndex device;
+  c10::cuda::CUDAStream stream;  // the updates' (never the stream backward runs on)
+  at::cuda::CUDAEvent fork;      // on backward's stream, before a launch
+  at::cuda::CUDAEvent join;      // on `stream`, after the last launch
+  std::vector<std::pair<std::size_t, unsigned>> hooks;  // parameter, hook
+  std::mutex mutex;
+  bool armed = false;
+  bool launched = false;             // a launch on `stream` this step
+  std::vector<std::size_t> handed;   // gradients handed over, not yet launched
+  std::int64_t handed_elements = 0;  // their elements
+  std::vector<bool> seen;            // per parameter: handed over this step
+  std::optional<std::size_t> twice;  // a parameter handed over twice this step
+  std::vector<std::size_t> written;  // updated by gpuperf's kernel: versions to count
+  std::vector<std::size_t> late;     // the kernel does not take them: updated after backward
+
+  // The hook of parameter `index`.
+  void handed_over(FusedOptimizer& optimizer, std::size_t index) {
+    const std::lock_guard<std::mutex> lock(mutex);
+    if (!armed) return;
+    if (seen[index]) {
+      twice = index;  // a second gradient in one backward: finish() says so
+      return;
+    }
+    seen[index] = true;
+    if (handed_elements >= kLaunchElements) {  // all handed over before this one: stored
+      launch(optimizer, handed);
+      handed.clear();
+      handed_elements = 0;
+    }
+    handed.push_back(index);
+    handed_elements += optimizer.parameters_[index].numel();
+  }
+
+  // `indices` (gradients stored) updated on `stream` after backward's stream's work so far.
+  void launch(FusedOptimizer& optimizer, const std::vector<std::size_t>& indices) {
+    std::vector<torch::Tensor> params, grads, exp_avg, exp_avg_sq, steps;
+    for (const std::size_t i : indices) {
+      params.push_back(optimizer.parameters_[i]);
+      grads.push_back(optimizer.parameters_[i].grad());
+      exp_avg.push_back(optimizer.exp_avg_[i]);
+      exp_avg_sq.push_back(optimizer.exp_avg_sq_[i]);
+      steps.push_back(optimizer.steps_[i]);
+    }
+    if (!own_adam_applies(params, grads, exp_avg, exp_avg_sq, optimizer.lr_, {}, {})) {
+      late.insert(late.end(), indices.begin(), indices.end());
+      return;
+    }
+    fork.record(c10::cuda::getCurrentCUDAStream(device));
+    fork.block(stream);
+    const c10::cuda::CUDAStreamGuard on_stream(stream);
+    at::_foreach_add_(steps, 1);
+    (void)own_adam_step(optimizer.copies_, params, grads, exp_avg, exp_avg_sq, steps, optimizer.lr_,
+                        optimizer.options_, {}, {}, /*mark_written=*/false);
+    written.insert(written.end(), indices.begin(), indices.end());
+    launched = true;
+  }
+};
+
+FusedOptimizer::~FusedOptimizer() {
+  // The hooks point at this object: a backward after it is gone must not call them.
+  if (in_backward_) {
+    for (const auto& [param, hook] : in_backward_->hooks) parameters_[param].remove_hook(hook);
+  }
+}
+
+bool FusedOptimizer::begin_step_in_backward() {
+  const torch::Device device = parameters_.front().device();
+  if (options_.kind == OptimizerKind::kSgd || !device.is_cuda() ||
+      !detail::own_kernels_run_on(device.index())) {
+    return false;
+  }
+  for (const auto& p : parameters_) {
+    if (p.scalar_type() != torch::kFloat || !p.is_non_overlapping_and_dense()) return false;
+  }
+  if (!in_backward_) {
+    in_backward_ = std::make_unique<InBackward>(device.index());
+    for (std::size_t i = 0; i < parameters_.size(); ++i) {
+      if (!parameters_[i].requires_grad()) continue;
+      const unsigned hook = parameters_[i].register_hook(
+          [this, i](const torch::Tensor& /*grad*/) { in_backward_->handed_over(*this, i); });
+      in_backward_->hooks.emplace_back(i, hook);
+    }
+  }
+  InBackward& state = *in_backward_;
+  const std::lock_guard<std::mutex> lock(state.mutex);
+  // Backward runs on the current stream: the updates must not (the pool hands streams round).
+  while (state.stream == c10::cuda::getCurrentCUDAStream(device.index())) {
+    state.stream = c10::cuda::getStreamFromPool(/*isHighPriority=*/false, device.index());
+  }
+  state.armed = true;
+  state.launched = false;
+  state.handed.clear();
+  state.handed_elements = 0;
+  state.written.clear();
+  state.late.clear();
+  state.seen.assign(parameters_.size(), false);
+  state.twice.reset();
+  own_kernel_ran_ = true;
+  return true;
+}
+
+void FusedOptimizer::finish_step_in_backward() {
+  if (!in_backward_) return;
+  InBackward& state = *in_backward_;
+  const std::lock_guard<std::mutex> lock(state.mutex);
+  if (!state.armed) return;
+  state.armed = false;
+  // Backward is done: the last gradients handed over are stored too.
+  if (!state.handed.empty()) state.launch(*this, state.handed);
+  if (state.launched) {
+    state.join.record(state.stream);
+    state.join.block(c10::cuda::getCurrentCUDAStream(state.device));
+  }
+  for (const std::size_t i : state.written) {
+    parameters_[i].unsafeGetTensorImpl()->bump_version();
+    if (copies_ != nullptr) copies_->written(parameters_[i]);
+  }
+  if (!state.late.empty()) {
+    update(state.late, {}, {});
+    own_kernel_ran_ = false;
+  }
+  state.handed.clear();
+  state.written.clear();
+  state.late.clear();
+  if (state.twice) {
+    throw Error("FusedOptimizer: parameter " + std::to_string(*state.twice) +
+                " got two gradients in one backward pass (a reentrant backward inside the "
+                "model?); its update in backward took the first one only: call step() after "
+                "backward for this model");
+  }
+}
+
+#else
+
+struct FusedOptimizer::InBackward {};
+
+FusedOptimizer::~FusedOptimizer() = default;
+
+// NOLINTNEXTLINE(readability-convert-member-functions-to-static): static only without the kernels
+bool FusedOptimizer::begin_step_in_backward() { return false; }
+
+void FusedOptimizer::finish_step_in_backward() {}
+
+#endif
 
 // NOLINTNEXTLINE(readability-convert-member-functions-to-static): static only without the kernels
 bool FusedOptimizer::writes_copies() const {

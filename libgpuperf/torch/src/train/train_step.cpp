@@ -593,6 +593,10 @@ StepResult TrainStep::run_step(const Tensors& batch, bool capturing) {
     }
   }
   if (sync_) sync_->begin_step(static_cast<int>(micro.size()));
+  // The update beside backward, where each gradient comes once and is the one the update takes.
+  const bool in_backward = fused_ && options_.optimizer_in_backward && micro.size() == 1 &&
+                           !sync_ && !scaler_.is_enabled() && options_.max_grad_norm <= 0;
+  updated_in_backward_ = false;
   const double samples = static_cast<double>(batch.front().size(0));
   torch::Tensor loss;
   for (const Tensors& part_batch : micro) {
@@ -610,14 +614,22 @@ StepResult TrainStep::run_step(const Tensors& batch, bool capturing) {
       part = loss_(part_batch);
     }
     if (micro.size() > 1) part = part * share;
-    scaler_.scale(part).backward();
+    if (in_backward) updated_in_backward_ = fused_->begin_step_in_backward();
+    try {
+      scaler_.scale(part).backward();
+    } catch (...) {
+      if (updated_in_backward_) fused_->finish_step_in_backward();  // disarms it
+      throw;
+    }
     loss = loss.defined() ? loss + part.detach() : part.detach();
   }
   // Averaging the scaled gradients is the same as averaging the unscaled ones, and it gives every
   // replica the same inf/NaN: all skip the same steps.
   if (sync_) sync_->after_backward();
   bool stepped = true;
-  if (fused_) {
+  if (updated_in_backward_) {
+    fused_->finish_step_in_backward();
+  } else if (fused_) {
     if (options_.max_grad_norm > 0) {
       scaler_.unscale_(*fused_);
       torch::nn::utils::clip_grad_norm_(module().parameters(), options_.max_grad_norm);

@@ -185,6 +185,7 @@ ResolvedTraining resolve(const TrainingRun& run) {
   o.adam_beta2 = run.adam_beta2;
   o.weight_decay = run.weight_decay;
   o.cudnn_benchmark = run.cudnn_benchmark;
+  o.optimizer_in_backward = run.optimizer_in_backward && r.language_model();
   check_precision_supported(o.precision, r.device);
   const bool fused_available = FusedOptimizer::available(r.device);
   if (run.fused_optimizer == Switch::kOn && !fused_available) {
@@ -373,6 +374,25 @@ void compare_with_synthetic(const TrainingRun& run, const ResolvedTraining& r, s
   record.metrics["synthetic_images_per_second"] = m.throughput.median;
   if (m.throughput.median > 0) {
     record.metrics["data_to_synthetic_ratio"] = record.throughput.median / m.throughput.median;
+  }
+}
+
+// The timed steps' waits for a batch the loader did not have ready: their number and seconds, and
+// an input-bound warning where they took more than 2% of the timed time. Where training falls
+// short of its synthetic rate without such waits, the loader kept ahead and the shortfall is the
+// GPU time, bandwidth or host cores it took from training.
+void add_training_waits(const ImageFolderBatches& folder, const ImageFolderBatches::Waits& before,
+                        const Measurement& m, RunRecord& record) {
+  const ImageFolderBatches::Waits now = folder.waits();
+  const auto calls = static_cast<double>(now.calls - before.calls);
+  const double seconds = now.seconds - before.seconds;
+  record.metrics["loader_training_waits"] = calls;
+  record.metrics["loader_training_wait_seconds"] = seconds;
+  if (m.timed_seconds > 0 && seconds > 0.02 * m.timed_seconds) {
+    record.warnings.push_back("input-bound: training waited for a batch at " +
+                              format_number(calls, 4) + " of its " + std::to_string(m.timed_steps) +
+                              " timed steps, " + format_fixed(seconds, 3) + " s of " +
+                              format_fixed(m.timed_seconds, 3) + " s");
   }
 }
 
@@ -657,7 +677,9 @@ std::string measure_training(const TrainingRun& run, const ResolvedTraining& r,
   record.timer = timer->name();
   log_start(run, r, record);
   RunTelemetry telemetry(run, r.device, record);
+  ImageFolderBatches::Waits waits_before;  // the loader's waits in warm-up, left out below
   auto before_timing = [&] {
+    if (folder) waits_before = folder->waits();
     if (!telemetry.sampling()) return;
     synchronize(r.device);  // so the sampled window holds the timed steps and nothing before
     telemetry.start();
@@ -722,9 +744,13 @@ std::string measure_training(const TrainingRun& run, const ResolvedTraining& r,
         fused != nullptr && fused->ran_own_kernel()) {
       record.config.kernel_fusion += "; optimizer: gpuperf's Adam";
       if (step.weight_copies() > 0) record.config.kernel_fusion += " writing the 16-bit weights";
+      if (step.updated_in_backward()) record.config.kernel_fusion += ", beside backward";
     }
   }
-  if (folder) add_loader_figures(*folder, run, record);
+  if (folder) {
+    add_loader_figures(*folder, run, record);
+    add_training_waits(*folder, waits_before, m, record);
+  }
   if (folder && run.compare_synthetic)
     compare_with_synthetic(run, r, classes, step, *timer, record);
   if (!run.kernel_trace.empty()) {

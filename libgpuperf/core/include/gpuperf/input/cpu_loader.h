@@ -129,13 +129,17 @@ struct SkippedFile {
 
 /// What the loader did so far.
 struct CpuLoaderStats {
-  std::int64_t images_decoded = 0;         ///< samples produced
-  std::int64_t skipped = 0;                ///< failed decode attempts (a bad file counts each time)
-  std::int64_t warnings = 0;               ///< libjpeg warnings in images that were kept
-  std::int64_t bytes_read = 0;             ///< file bytes read
-  std::int64_t decoded_pixels = 0;         ///< pixels libjpeg produced (after DCT scaling and crop)
-  std::int64_t images_encoded = 0;         ///< kEncoded: samples handed over as files
-  std::int64_t batches_delivered = 0;      ///< batches next() returned
+  std::int64_t images_decoded = 0;     ///< samples produced
+  std::int64_t skipped = 0;            ///< failed decode attempts (a bad file counts each time)
+  std::int64_t warnings = 0;           ///< libjpeg warnings in images that were kept
+  std::int64_t bytes_read = 0;         ///< file bytes read
+  std::int64_t decoded_pixels = 0;     ///< pixels libjpeg produced (after DCT scaling and crop)
+  std::int64_t images_encoded = 0;     ///< kEncoded: samples handed over as files
+  std::int64_t batches_delivered = 0;  ///< batches next() returned
+  /// Calls of next() that found their batch not yet ready, and the seconds they waited for it:
+  /// the consumer's time lost to the loader (zero while the loader keeps ahead).
+  std::int64_t consumer_waits = 0;
+  double consumer_wait_seconds = 0;
   std::vector<SkippedFile> first_skipped;  ///< the first max_reported_skips skipped files
   /// Per thread: seconds spent reading, decoding and transforming (images_decoded / the sum is
   /// images per second per busy core).

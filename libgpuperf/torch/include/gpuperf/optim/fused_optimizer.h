@@ -15,6 +15,8 @@
 #include <torch/serialize/output-archive.h>
 #include <torch/types.h>
 
+#include <cstddef>
+#include <memory>
 #include <vector>
 
 #include "gpuperf/base/choices.h"
@@ -45,6 +47,11 @@ class FusedOptimizer {
  public:
   /// Throws ConfigError when this LibTorch has no fused kernels for the parameters' device.
   FusedOptimizer(std::vector<torch::Tensor> parameters, FusedOptimizerOptions options);
+  ~FusedOptimizer();
+  FusedOptimizer(const FusedOptimizer&) = delete;  // hooks on the parameters point at it
+  FusedOptimizer& operator=(const FusedOptimizer&) = delete;
+  FusedOptimizer(FusedOptimizer&&) = delete;
+  FusedOptimizer& operator=(FusedOptimizer&&) = delete;
 
   /// Whether this LibTorch has fused optimizer kernels for tensors on `device`.
   [[nodiscard]] static bool available(const torch::Device& device);
@@ -57,6 +64,20 @@ class FusedOptimizer {
   /// gradients are divided by it first; `found_inf` (float, one element): when non-zero the
   /// update is skipped and the step counters stay put. Both optional; no host sync either way.
   void step(const torch::Tensor& grad_scale = {}, const torch::Tensor& found_inf = {});
+
+  /// The same update, overlapping backward: call begin_step_in_backward() before backward and
+  /// finish_step_in_backward() after it instead of step(). Backward hands the gradients over
+  /// one parameter at a time (the last layer's first); once it has moved on past a gradient,
+  /// that parameter's update is launched on a stream of the optimizer's own, beside the rest of
+  /// backward, a few million elements a launch; finish_step_in_backward() updates the last ones
+  /// and makes the current stream wait for them all. Each element's arithmetic is step()'s, so
+  /// the results are the same to the bit. Applies to Adam and AdamW in gpuperf's kernel (a GPU
+  /// its kernels run on, float32 parameters), without a scale or inf flag, for a backward that
+  /// produces each gradient once (no accumulation over micro-batches); a CUDA graph may capture
+  /// it. false, arming nothing, where it does not apply: then call step() after backward.
+  bool begin_step_in_backward();
+  /// Ends what begin_step_in_backward() armed (see there); nothing when it armed nothing.
+  void finish_step_in_backward();
 
   /// Sets the learning rate of every later step, in stream order and without a host sync: the
   /// rate lives in device memory, so that a captured CUDA graph reads the new rate on replay.
@@ -95,6 +116,11 @@ class FusedOptimizer {
   torch::Tensor lr_;                       // float32 scalar on the parameters' device
   WeightCopies* copies_ = nullptr;
   bool own_kernel_ran_ = false;
+  // The parameters at `indices` (each with a gradient) updated on the current stream.
+  void update(const std::vector<std::size_t>& indices, const torch::Tensor& grad_scale,
+              const torch::Tensor& found_inf);
+  struct InBackward;  // begin_step_in_backward()'s hooks, stream and the updates still to launch
+  std::unique_ptr<InBackward> in_backward_;
 };
 
 }  // namespace gpuperf

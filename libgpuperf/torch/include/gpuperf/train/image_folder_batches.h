@@ -112,6 +112,13 @@ class ImageFolderBatches final : public BatchSource {
   /// hardware decoder, by nvJPEG's GPU backend, by libjpeg; skipped files; seconds the decode
   /// stream was busy and of them the resize kernel's; the largest batch's device buffers.
   [[nodiscard]] std::vector<std::pair<std::string, double>> gpu_figures() const;
+  /// The caller's waits in next() for a batch not yet ready: the calls and their seconds so far
+  /// (the training thread's time lost to the loader; none while the loader keeps ahead).
+  struct Waits {
+    std::int64_t calls = 0;
+    double seconds = 0;
+  };
+  [[nodiscard]] Waits waits() const;
 
  private:
   ImageFolderBatchOptions options_;

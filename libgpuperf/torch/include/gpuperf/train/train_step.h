@@ -82,6 +82,12 @@ struct TrainStepOptions {
   /// Ask a FusableModel (SimpleModel, ResNet) for its training-safe kernel fusion (cuDNN calls
   /// for convolution + bias + ReLU, or BatchNorm + add + ReLU). kernel_fusion() says what ran.
   bool kernel_fusion = false;
+  /// With fused_optimizer: start each parameter's update while backward still runs
+  /// (FusedOptimizer::begin_step_in_backward()), the same results to the bit, the update's
+  /// memory traffic beside backward's kernels. Applies to Adam and AdamW in gpuperf's kernel on a
+  /// GPU, without loss scaling, clipping, gradient accumulation or a gradient sync; elsewhere the
+  /// step updates after backward. updated_in_backward() says which ran.
+  bool optimizer_in_backward = false;
 
   /// Throws ConfigError naming the bad field.
   void validate() const;
@@ -166,6 +172,9 @@ class TrainStep {
   [[nodiscard]] torch::optim::Optimizer& optimizer();
   /// The fused optimizer, or nullptr.
   [[nodiscard]] FusedOptimizer* fused_optimizer() { return fused_.get(); }
+  /// Whether the last step's update ran beside its backward (TrainStepOptions::
+  /// optimizer_in_backward where it applies).
+  [[nodiscard]] bool updated_in_backward() const { return updated_in_backward_; }
   /// How many parameters have 16-bit copies the fused optimizer keeps current (WeightCopies;
   /// made at the first forward pass that reads them): 0 where there are none.
   [[nodiscard]] std::size_t weight_copies() const { return copies_ ? copies_->size() : 0; }
@@ -210,6 +219,7 @@ class TrainStep {
   // autocast; else null), read by the model's forward pass (WeightCopies::Scope).
   std::shared_ptr<WeightCopies> copies_;
   std::unique_ptr<FusedOptimizer> fused_;
+  bool updated_in_backward_ = false;
   FusableModel* fusable_ = nullptr;  ///< the model, when kernel_fusion found something to fuse
   GradScaler scaler_;
   std::int64_t steps_ = 0;

@@ -86,6 +86,10 @@ struct TrainingRun : RunBasics {
   /// Language models: per-block activation checkpointing (each block keeps only its input and
   /// runs again in the backward pass: less memory, about a third more compute).
   bool activation_checkpointing = false;
+  /// Language models: the optimizer's update starts while backward still runs
+  /// (TrainStepOptions::optimizer_in_backward; where it does not apply, after backward). The
+  /// record's kernel_fusion says "beside backward" where it ran so.
+  bool optimizer_in_backward = true;
   /// On CUDA: predict the step's peak memory (training_memory.h) and record it beside the
   /// measured peaks. An image model's activation slope is measured first by two short eager
   /// steps at a quarter and half the batch (not in the figures).
