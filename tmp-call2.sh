@@ -85,6 +85,7 @@ if [ "${MODE:-a}" = a ]; then
   done
   [ "$h200" = 1 ] || [ "${JPEG:-0}" = 1 ] && jpeg_loop
 fi
+[ "${MODE:-a}" = jpeg ] && jpeg_loop
 if [ "${MODE:-a}" = side ]; then
   LM_PEER_VARIANTS=compile timeout -k 10 "$(cap 480)" \
     benchmarks/lm_side_by_side.sh build-gpu "$OUT/logs/lm-llama-1b" "${REPEATS:-3}" llama-1b >"$OUT/logs/lm-llama-1b.txt" 2>&1

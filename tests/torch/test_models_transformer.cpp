@@ -425,10 +425,11 @@ TEST_CASE(
   CHECK(record.config.graph_mode == "cuda-graph");
   CHECK(record.config.optimizer_impl == "fused");
   // A fused kernel, not the math path: LibTorch 2.11 picks cuDNN's on an H200, flash elsewhere.
-  // The optimizer: gpuperf's Adam kernel, writing the bf16 block weights the forward pass reads.
+  // The optimizer: gpuperf's Adam kernel, writing the bf16 block weights the forward pass reads,
+  // its update beside backward (TrainingRun::optimizer_in_backward's default).
   const std::string rest =
       "; cross-entropy: gpuperf; optimizer: gpuperf's Adam writing the 16-bit "
-      "weights";
+      "weights, beside backward";
   const std::set<std::string> fused{"attention: flash" + rest, "attention: cudnn" + rest,
                                     "attention: efficient" + rest};
   CHECK(fused.count(record.config.kernel_fusion) == 1);
