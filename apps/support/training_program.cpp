@@ -125,9 +125,9 @@ void add_model_options(CLI::App& app, TrainingOptions& o) {
                  "CUDA device when the build has nvJPEG)");
   app.add_option("--host-decode-share", o.host_decode_share,
                  "--data decoded on the GPU: the share of each batch (0..1) the loader threads "
-                 "decode instead, beside the GPU's decoder; auto: from 0.5, moved after each "
-                 "batch toward what the threads decode while the GPU's decoder keeps up (which "
-                 "files each decodes then varies between runs)");
+                 "decode instead, beside the GPU's decoder; auto: from 1, moved after each "
+                 "batch toward the most the threads decode without the GPU running out of work "
+                 "(which files each decodes then varies between runs)");
   app.add_option("--gpu-batches-per-call", r.gpu_batches_per_call,
                  "--data decoded on the GPU: loader batches nvJPEG decodes in one call (1..16)");
   app.add_option("--gpu-decode-threads", r.gpu_decode_threads,

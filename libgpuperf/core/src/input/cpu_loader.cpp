@@ -109,6 +109,7 @@ struct CpuLoader::State {
   bool filling_started = false;  // `filling` has its slot
   int host_slots_now = 0;        // kEncoded: host slots of the next batch to start (a full one)
   bool threads_idle = false;     // a thread found no batch to start since the last delivery
+  bool device_ran_dry = false;   // reported (device_ran_dry()) since the last delivery
   std::int64_t delivered = 0;    // batches handed to the consumer
   bool holding = false;          // the consumer holds batch delivered - 1
   std::map<std::int64_t, std::shared_ptr<const std::vector<std::int64_t>>> orders;
@@ -436,13 +437,7 @@ const ImageBatch* CpuLoader::next() {
   State::Slot& slot = s.slot_of(s.delivered);
   const auto ready = [&] { return slot.batch == s.delivered && slot.remaining == 0; };
   const bool waited = !ready();
-  if (waited) {
-    const auto start = std::chrono::steady_clock::now();
-    s.batch_ready.wait(lock, [&] { return s.stopping || ready(); });
-    ++s.stats.consumer_waits;
-    s.stats.consumer_wait_seconds +=
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  }
+  s.batch_ready.wait(lock, [&] { return s.stopping || ready(); });
   if (s.fatal) {
     const std::exception_ptr error = s.fatal;
     lock.unlock();
@@ -462,8 +457,8 @@ const ImageBatch* CpuLoader::next() {
   if (s.options.output == LoaderOutput::kEncoded) {
     s.stats.host_share_slots += slot.host_slots;
     if (s.options.adaptive_host_share) {
-      s.host_slots_now =
-          next_host_slots(s.host_slots_now, s.options.batch_size, waited, s.threads_idle);
+      s.host_slots_now = next_host_slots(s.host_slots_now, s.options.batch_size, waited,
+                                         s.threads_idle, std::exchange(s.device_ran_dry, false));
       s.stats.host_share_now = static_cast<double>(s.host_slots_now) / s.options.batch_size;
     }
   }
@@ -473,10 +468,17 @@ const ImageBatch* CpuLoader::next() {
   return &slot.view;
 }
 
-int next_host_slots(int slots, int batch_size, bool consumer_waited, bool threads_idle) {
+void CpuLoader::device_ran_dry() {
+  State& s = *state_;
+  const std::lock_guard<std::mutex> lock(s.mutex);
+  s.device_ran_dry = true;
+}
+
+int next_host_slots(int slots, int batch_size, bool consumer_waited, bool threads_idle,
+                    bool device_ran_dry) {
   const int step = std::max(1, batch_size / 32);
-  if (consumer_waited) return std::max(0, slots - step);
-  if (threads_idle) return std::min(batch_size, slots + step);
+  if (consumer_waited) return device_ran_dry ? std::max(0, slots - step) : slots;
+  if (threads_idle || device_ran_dry) return std::min(batch_size, slots + step);
   return slots;
 }
 

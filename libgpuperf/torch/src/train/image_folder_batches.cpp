@@ -159,9 +159,8 @@ struct ImageFolderBatches::GpuDecode {
   std::int64_t next_queued = 0;  // the place of the next call to queue
   bool stopping = false;
   std::exception_ptr error;
-  double full_seconds = 0;             // the threads waiting for room among the ready batches
-  double starved_seconds = 0;          // the threads waiting for (and copying) the loader's batches
-  ImageFolderBatches::Waits consumer;  // next()'s waits for a batch not yet ready
+  double full_seconds = 0;     // the threads waiting for room among the ready batches
+  double starved_seconds = 0;  // the threads waiting for (and copying) the loader's batches
 
   // Copies `batch` behind the samples already in `w.merged` (emptied before each call; the
   // copies reuse the memory of earlier calls: no allocation once warm).
@@ -265,12 +264,7 @@ struct ImageFolderBatches::GpuDecode {
     std::pair<torch::Tensor, torch::Tensor> batch;
     {
       std::unique_lock<std::mutex> lock(mutex);
-      if (ready.empty() && !error) {
-        const auto start = std::chrono::steady_clock::now();
-        changed.wait(lock, [&] { return !ready.empty() || error; });
-        ++consumer.calls;
-        consumer.seconds += detail::seconds_since(start);
-      }
+      changed.wait(lock, [&] { return !ready.empty() || error; });
       if (ready.empty()) std::rethrow_exception(error);
       batch = std::move(ready.front());
       ready.pop_front();
@@ -467,6 +461,23 @@ ImageFolderBatches::~ImageFolderBatches() {
 }
 
 Batch ImageFolderBatches::next() {
+#if GPUPERF_WITH_CUDA
+  if (options_.device.is_cuda()) {
+    // query(): true when the stream has nothing queued or running.
+    const c10::cuda::CUDAStream stream = c10::cuda::getCurrentCUDAStream(options_.device.index());
+    const bool busy = !stream.query();
+    Batch batch = next_batch();
+    if (busy && stream.query()) {
+      ++late_batches_;
+      loader_->device_ran_dry();
+    }
+    return batch;
+  }
+#endif
+  return next_batch();
+}
+
+Batch ImageFolderBatches::next_batch() {
 #if GPUPERF_WITH_NVJPEG
   if (gpu_) return gpu_->next();
 #endif
@@ -535,18 +546,6 @@ std::vector<std::pair<std::string, double>> ImageFolderBatches::gpu_figures() co
              {"loader_gpu_thread_full_wait_seconds", gpu_->full_seconds}};
 #endif
   return figures;
-}
-
-ImageFolderBatches::Waits ImageFolderBatches::waits() const {
-#if GPUPERF_WITH_NVJPEG
-  if (gpu_) {
-    const std::lock_guard<std::mutex> lock(gpu_->mutex);
-    return gpu_->consumer;
-  }
-#endif
-  // The CPU path: the caller is the loader's consumer.
-  const CpuLoaderStats s = loader_->stats();
-  return {s.consumer_waits, s.consumer_wait_seconds};
 }
 
 CpuLoaderStats ImageFolderBatches::stats() const {

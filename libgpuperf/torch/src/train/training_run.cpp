@@ -377,22 +377,17 @@ void compare_with_synthetic(const TrainingRun& run, const ResolvedTraining& r, s
   }
 }
 
-// The timed steps' waits for a batch the loader did not have ready: their number and seconds, and
-// an input-bound warning where they took more than 2% of the timed time. Where training falls
-// short of its synthetic rate without such waits, the loader kept ahead and the shortfall is the
-// GPU time, bandwidth or host cores it took from training.
-void add_training_waits(const ImageFolderBatches& folder, const ImageFolderBatches::Waits& before,
-                        const Measurement& m, RunRecord& record) {
-  const ImageFolderBatches::Waits now = folder.waits();
-  const auto calls = static_cast<double>(now.calls - before.calls);
-  const double seconds = now.seconds - before.seconds;
-  record.metrics["loader_training_waits"] = calls;
-  record.metrics["loader_training_wait_seconds"] = seconds;
-  if (m.timed_seconds > 0 && seconds > 0.02 * m.timed_seconds) {
-    record.warnings.push_back("input-bound: training waited for a batch at " +
-                              format_number(calls, 4) + " of its " + std::to_string(m.timed_steps) +
-                              " timed steps, " + format_fixed(seconds, 3) + " s of " +
-                              format_fixed(m.timed_seconds, 3) + " s");
+// The timed steps whose batch came after the GPU had run out of work (ImageFolderBatches::
+// late_batches()), and an input-bound warning where they are more than a tenth of the steps.
+// Where training falls short of its synthetic rate without late batches, the loader kept ahead
+// and the shortfall is the GPU time, bandwidth or host cores it took from training. (Each
+// window's first step follows the window's synchronisation, which the count leaves out.)
+void add_late_batches(std::int64_t late, const Measurement& m, RunRecord& record) {
+  record.metrics["loader_late_batches"] = static_cast<double>(late);
+  if (m.timed_steps > 0 && late * 10 > m.timed_steps) {
+    record.warnings.push_back("input-bound: the GPU ran out of work waiting for " +
+                              std::to_string(late) + " of the " + std::to_string(m.timed_steps) +
+                              " timed batches");
   }
 }
 
@@ -677,9 +672,9 @@ std::string measure_training(const TrainingRun& run, const ResolvedTraining& r,
   record.timer = timer->name();
   log_start(run, r, record);
   RunTelemetry telemetry(run, r.device, record);
-  ImageFolderBatches::Waits waits_before;  // the loader's waits in warm-up, left out below
+  std::int64_t late_before = 0;  // late batches in warm-up, left out below
   auto before_timing = [&] {
-    if (folder) waits_before = folder->waits();
+    if (folder) late_before = folder->late_batches();
     if (!telemetry.sampling()) return;
     synchronize(r.device);  // so the sampled window holds the timed steps and nothing before
     telemetry.start();
@@ -749,7 +744,7 @@ std::string measure_training(const TrainingRun& run, const ResolvedTraining& r,
   }
   if (folder) {
     add_loader_figures(*folder, run, record);
-    add_training_waits(*folder, waits_before, m, record);
+    add_late_batches(folder->late_batches() - late_before, m, record);
   }
   if (folder && run.compare_synthetic)
     compare_with_synthetic(run, r, classes, step, *timer, record);

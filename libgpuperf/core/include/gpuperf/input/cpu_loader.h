@@ -78,12 +78,15 @@ struct CpuLoaderOptions {
   double host_share = 0;
   /// kEncoded: host_share is where the share starts, and each delivered batch moves it for the
   /// batches started from then on (next_host_slots()): fewer slots for the threads when next()
-  /// had to wait for the batch, more when a thread found no batch to start since the previous
-  /// delivery. The threads then decode as much of each batch as keeps the consumer fed, and the
-  /// GPU decoder the rest. Which slots the threads decode then depends on timing: a pixel may
-  /// differ by the decoders' few levels between runs, and a file that only the GPU path decodes
-  /// (damaged scan data past the crop) may be replaced on the host by the next good file, label
-  /// and all. Crops and flips stay a function of the seed.
+  /// had to wait for the batch and the device the batches feed ran out of work meanwhile
+  /// (device_ran_dry(): the threads hold training back), more when a thread found no batch to
+  /// start since the previous delivery or the device ran dry without next() waiting (the GPU
+  /// decoder is behind). From a share of 1 the threads then decode as much of each batch as they
+  /// can without the device running dry, and the GPU decoder the rest. Which slots the threads
+  /// decode then depends on timing: a pixel may differ by the decoders' few levels between runs,
+  /// and a file that only the GPU path decodes (damaged scan data past the crop) may be replaced
+  /// on the host by the next good file, label and all. Crops and flips stay a function of the
+  /// seed.
   bool adaptive_host_share = false;
   HostAllocator allocator = HostAllocator::aligned();  ///< the batch buffers
   int max_reported_skips = 16;  ///< skipped files listed in the stats (the count is complete)
@@ -129,17 +132,13 @@ struct SkippedFile {
 
 /// What the loader did so far.
 struct CpuLoaderStats {
-  std::int64_t images_decoded = 0;     ///< samples produced
-  std::int64_t skipped = 0;            ///< failed decode attempts (a bad file counts each time)
-  std::int64_t warnings = 0;           ///< libjpeg warnings in images that were kept
-  std::int64_t bytes_read = 0;         ///< file bytes read
-  std::int64_t decoded_pixels = 0;     ///< pixels libjpeg produced (after DCT scaling and crop)
-  std::int64_t images_encoded = 0;     ///< kEncoded: samples handed over as files
-  std::int64_t batches_delivered = 0;  ///< batches next() returned
-  /// Calls of next() that found their batch not yet ready, and the seconds they waited for it:
-  /// the consumer's time lost to the loader (zero while the loader keeps ahead).
-  std::int64_t consumer_waits = 0;
-  double consumer_wait_seconds = 0;
+  std::int64_t images_decoded = 0;         ///< samples produced
+  std::int64_t skipped = 0;                ///< failed decode attempts (a bad file counts each time)
+  std::int64_t warnings = 0;               ///< libjpeg warnings in images that were kept
+  std::int64_t bytes_read = 0;             ///< file bytes read
+  std::int64_t decoded_pixels = 0;         ///< pixels libjpeg produced (after DCT scaling and crop)
+  std::int64_t images_encoded = 0;         ///< kEncoded: samples handed over as files
+  std::int64_t batches_delivered = 0;      ///< batches next() returned
   std::vector<SkippedFile> first_skipped;  ///< the first max_reported_skips skipped files
   /// Per thread: seconds spent reading, decoding and transforming (images_decoded / the sum is
   /// images per second per busy core).
@@ -155,11 +154,14 @@ struct CpuLoaderStats {
 };
 
 /// The host slots of the batches started after a delivery, under adaptive_host_share: `slots`
-/// less `step` when the consumer waited for the delivered batch (the threads are behind), else
-/// more by `step` when a thread found no batch to start since the previous delivery (the
-/// threads are ahead), else unchanged; within 0..batch_size. step = max(1, batch_size / 32).
+/// less `step` when the consumer waited for the delivered batch and the device ran dry since the
+/// previous delivery (the threads hold training back); unchanged when the consumer waited and
+/// the device kept working (the threads are the loader's pace, and it is enough); else more by
+/// `step` when a thread found no batch to start since the previous delivery (the threads are
+/// ahead) or the device ran dry (the GPU decoder is behind); else unchanged. Within
+/// 0..batch_size; step = max(1, batch_size / 32).
 [[nodiscard]] int next_host_slots(int slots, int batch_size, bool consumer_waited,
-                                  bool threads_idle);
+                                  bool threads_idle, bool device_ran_dry);
 
 /// The loader. Threads start in the constructor; the destructor stops and joins them (a
 /// consumer may stop early at any point).
@@ -176,6 +178,10 @@ class CpuLoader {
   /// to the pool. Rethrows, at the batch where it happened, a BadImageError in strict mode and
   /// any error that is not a bad file (the loader is stopped then).
   const ImageBatch* next();
+  /// The device the batches feed ran out of work while its thread waited for a batch (the GPU
+  /// path reports it from the training thread): the next delivery's adaptive_host_share step
+  /// takes it into account. Any thread.
+  void device_ran_dry();
   /// What the loader did so far.
   [[nodiscard]] CpuLoaderStats stats() const;
   /// Batches in one epoch on this rank.

@@ -58,8 +58,9 @@ struct ImageFolderBatchOptions {
   /// (CpuLoaderOptions::host_share). 0: the GPU decodes every file it can.
   double host_decode_share = 0;
   /// Decoding on the GPU: host_decode_share is where the share starts, and it moves with the
-  /// pace of the threads and of the GPU's decoder (CpuLoaderOptions::adaptive_host_share): the
-  /// threads decode as much of each batch as keeps the GPU's decoder fed. Which samples the
+  /// pace of the threads and of training (CpuLoaderOptions::adaptive_host_share, late batches
+  /// reported by next()): the threads decode as much of each batch as they can without the GPU
+  /// running out of work, nvJPEG the rest (start from 1). Which samples the
   /// threads decode then depends on timing (a pixel may differ by the decoders' few levels
   /// between runs, and a file only the GPU path decodes may be replaced by the next good file on
   /// the host: CpuLoaderOptions::adaptive_host_share). With decode kCpu: refused.
@@ -112,13 +113,11 @@ class ImageFolderBatches final : public BatchSource {
   /// hardware decoder, by nvJPEG's GPU backend, by libjpeg; skipped files; seconds the decode
   /// stream was busy and of them the resize kernel's; the largest batch's device buffers.
   [[nodiscard]] std::vector<std::pair<std::string, double>> gpu_figures() const;
-  /// The caller's waits in next() for a batch not yet ready: the calls and their seconds so far
-  /// (the training thread's time lost to the loader; none while the loader keeps ahead).
-  struct Waits {
-    std::int64_t calls = 0;
-    double seconds = 0;
-  };
-  [[nodiscard]] Waits waits() const;
+  /// Calls of next() on a CUDA device whose batch came late: the caller's stream had work when
+  /// the call began and none when the batch came, so the GPU ran out of work waiting for it
+  /// (a stream the caller had synchronised first does not count). On the GPU path each is
+  /// reported to the loader's adaptive host share (CpuLoader::device_ran_dry()).
+  [[nodiscard]] std::int64_t late_batches() const { return late_batches_; }
 
  private:
   ImageFolderBatchOptions options_;
@@ -133,6 +132,8 @@ class ImageFolderBatches final : public BatchSource {
   std::unique_ptr<DeviceCopy> copy_;
   struct GpuDecode;  ///< the decode thread, nvJPEG and the batches ready (kGpu)
   std::unique_ptr<GpuDecode> gpu_;
+  std::int64_t late_batches_ = 0;
+  Batch next_batch();  ///< next() without the late-batch count
 };
 
 }  // namespace gpuperf

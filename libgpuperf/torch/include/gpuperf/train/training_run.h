@@ -69,8 +69,8 @@ struct TrainingRun : RunBasics {
   /// (ImageFolderBatchOptions::host_decode_share), 0..1.
   double host_decode_share = 0;
   /// data, decoded on the GPU: host_decode_share is where the share starts and it follows the
-  /// pace of the loader threads and the GPU's decoder
-  /// (ImageFolderBatchOptions::adaptive_host_share); the record gives the share that ran.
+  /// pace of the loader threads and of training (ImageFolderBatchOptions::adaptive_host_share);
+  /// the record gives the share that ran.
   bool adaptive_host_decode_share = false;
   /// data, decoded on the GPU: loader batches nvJPEG decodes in one call
   /// (ImageFolderBatchOptions::gpu_batches_per_call), 1..16.
