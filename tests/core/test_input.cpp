@@ -780,6 +780,21 @@ TEST_CASE("In encoded mode the host share of each batch is decoded by the thread
                     Catch::Contains("CpuLoaderOptions::host_share"));
 }
 
+namespace {
+
+// Encoded batches of 6 over two epochs, the host share adaptive (from 0 unless set).
+gpuperf::CpuLoaderOptions adaptive_loader_options(int threads) {
+  gpuperf::CpuLoaderOptions o = small_loader_options();
+  o.batch_size = 6;
+  o.threads = threads;
+  o.epochs = 2;
+  o.output = gpuperf::LoaderOutput::kEncoded;
+  o.adaptive_host_share = true;
+  return o;
+}
+
+}  // namespace
+
 TEST_CASE(
     "An adaptive host share moves by a 32nd of a batch, down when the threads starved the "
     "device",
@@ -805,13 +820,8 @@ TEST_CASE("A device that ran dry while the loader's consumer waited moves the sh
           "[input]") {
   TempFolder root("adaptive-dry");
   const gpuperf::ImageFolder folder = small_folder(root, 2, 12);  // 24 files: 4 batches of 6
-  gpuperf::CpuLoaderOptions o = small_loader_options();
-  o.batch_size = 6;
-  o.threads = 1;
+  gpuperf::CpuLoaderOptions o = adaptive_loader_options(/*threads=*/1);
   o.prefetch_batches = 1;
-  o.epochs = 2;
-  o.output = gpuperf::LoaderOutput::kEncoded;
-  o.adaptive_host_share = true;
   o.host_share = 0.5;  // 3 of 6 slots
   gpuperf::CpuLoader loader(folder.samples, o);
   // Whether the consumer waits depends on timing; the report is kept until a delivery either
@@ -830,12 +840,7 @@ TEST_CASE("With an adaptive host share, threads that are ahead of the consumer t
           "[input]") {
   TempFolder root("adaptive-share");
   const gpuperf::ImageFolder folder = small_folder(root, 2, 12);  // 24 files: 4 batches of 6
-  gpuperf::CpuLoaderOptions o = small_loader_options();
-  o.batch_size = 6;
-  o.threads = 2;
-  o.epochs = 2;
-  o.output = gpuperf::LoaderOutput::kEncoded;
-  o.adaptive_host_share = true;
+  gpuperf::CpuLoaderOptions o = adaptive_loader_options(/*threads=*/2);
   gpuperf::CpuLoader loader(folder.samples, o);
   CHECK(loader.stats().host_share_now == 0);
   // Before each next(), every batch the loader can prepare is prepared, so the consumer never
