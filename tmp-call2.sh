@@ -34,7 +34,7 @@ if [ ! -d $D/all ]; then
     for g in 0 1 2 3 4 5 6 7; do for c in $D/g$g/*; do mv "$c" "$D/all/g$g-$(basename "$c")"; done; done ) &
 fi
 tests="test_amp test_models_transformer test_train_image_folder"; [ "${MODE:-a}" = h200 ] && tests=
-cmake --build build-gpu -j16 --target lm_benchmark gpu_info resnet50_benchmark $tests >>"$OUT/logs/build.log" 2>&1 || { grep -B2 -A12 "error" "$OUT/logs/build.log" | head -80; finish; exit 1; }
+cmake --build build-gpu -j16 --target ${TARGETS:-lm_benchmark gpu_info resnet50_benchmark $tests} >>"$OUT/logs/build.log" 2>&1 || { grep -B2 -A12 "error" "$OUT/logs/build.log" | head -80; finish; exit 1; }
 wait; echo "built after $(el) s, $(ls $D/all/*/* | wc -l) files"
 jpeg() {  # one ResNet-50 run on the files: $1 tag, the rest resnet50_benchmark options
   local tag=$1; shift
