@@ -753,8 +753,8 @@ TEST_CASE("The ImageNet projection is one rule: the console and the HTML report 
   CHECK_THAT(dp2.str(), Catch::Contains("Projected 90 epochs of ImageNet-1k (1,281,167 images) "
                                         "at this rate: 16 h 51 min (compute only: no data "
                                         "loading, 2 devices)"));
-  // A run on JPEG files says where they were decoded: the CPU, nvJPEG, or nvJPEG with the host
-  // threads' share beside it.
+  // A run on JPEG files says where they were decoded: the CPU, nvJPEG, nvJPEG with the host
+  // threads' share beside it, or the GPU path's threads taking every file.
   auto files = runs[0].record;
   files.config.data_source = "image folder /data/train (1300 JPEG files, 2 classes)";
   const auto loading = [&](std::map<std::string, double> metrics) {
@@ -777,6 +777,10 @@ TEST_CASE("The ImageNet projection is one rule: the console and the HTML report 
         "decoding the JPEG files on the GPU (nvJPEG), one device");
   CHECK(loading({{"loader_decodes_on_gpu", 1.0}, {"loader_host_decode_share", 0.697}}) ==
         "decoding the JPEG files on the GPU (nvJPEG) and the CPU (70% of them), one device");
+  CHECK(loading({{"loader_decodes_on_gpu", 1.0}, {"loader_host_decode_share", 1.0}}) ==
+        "decoding the JPEG files on the CPU, the GPU normalising, one device");
+  CHECK(loading({{"loader_decodes_on_gpu", 1.0}, {"loader_host_decode_share", 0.994}}) ==
+        "decoding the JPEG files on the GPU (nvJPEG) and the CPU (99% of them), one device");
 
   std::ostringstream html;
   gpuperf::write_html_report(html, runs, &db, {}, {});

@@ -90,6 +90,9 @@ void write_text(std::ostream& out, const RunRecord& r, const std::string& unit) 
     if (r.config.data_source.rfind("image folder", 0) == 0) {
       const double host_share = metric("loader_host_decode_share");
       loading = !(metric("loader_decodes_on_gpu") > 0) ? "decoding the JPEG files on the CPU"
+                // The GPU path's threads took every file (the adaptive share from 1): the GPU only
+                // normalised their crops.
+                : host_share >= 0.9995 ? "decoding the JPEG files on the CPU, the GPU normalising"
                 : host_share > 0 ? "decoding the JPEG files on the GPU (nvJPEG) and the CPU (" +
                                        format_fixed(100 * host_share, 0) + "% of them)"
                                  : "decoding the JPEG files on the GPU (nvJPEG)";
