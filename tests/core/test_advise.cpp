@@ -448,6 +448,25 @@ TEST_CASE("a run measured on JPEG files caps each GPU at what the host cores dec
   ranking = gpuperf::advise(request, db, {run}, {});
   REQUIRE(ranking[0].spec->id == "h200-sxm-141gb");
   CHECK(ranking[0].samples_per_second == Approx(5438));
+  // One whose GPU path had its threads decode every file (the adaptive share from 1): their rate
+  // per core is decoding. 8 cores x 300 = 2,400 img/s is below the 5,438 they would need: said,
+  // with nvJPEG to take the rest, and not capped; the run's own 14 threads x 400 keep up.
+  run.record.metrics["loader_host_decode_share"] = 1;
+  ranking = gpuperf::advise(request, db, {run}, {});
+  REQUIRE(ranking[0].spec->id == "h200-sxm-141gb");
+  CHECK(ranking[0].samples_per_second == Approx(5438));
+  CHECK(says(ranking[0],
+             "the host decodes 8 CPU cores per GPU x 300 img/s per core (h200-files.json) x 1 "
+             "GPU(s) = 2400 img/s, below the 5438 img/s that run's host share (100% of the "
+             "files) needs at this rate: nvJPEG would take more of each batch"));
+  request.host_cores_per_gpu = std::numeric_limits<double>::quiet_NaN();
+  run.record.metrics["loader_images_per_second_per_core"] = 400;
+  ranking = gpuperf::advise(request, db, {run}, {});
+  CHECK(says(ranking[0],
+             "the input keeps up: 14 CPU cores per GPU (the measured run's threads) x "
+             "400 img/s per core (h200-files.json) x 1 GPU(s) = 5600 img/s decode "
+             "the run's host share (100% of the files)"));
+  request.host_cores_per_gpu = 8;
   // Without a run on files nothing is capped.
   run.record.metrics.clear();
   ranking = gpuperf::advise(request, db, {run}, {});

@@ -197,6 +197,12 @@ struct References {
   double loader_per_core = kNaN;
   double loader_threads = kNaN;
   std::string loader_path;
+  // A run on JPEG files whose GPU path had its threads decode a share of them (the fastest such
+  // run per core): the share and the threads' rate per busy core.
+  double hybrid_share = kNaN;
+  double hybrid_per_core = kNaN;
+  double hybrid_threads = kNaN;
+  std::string hybrid_path;
 };
 
 void say(GpuAdvice& a, const std::string& line) { a.reasons.push_back(line); }
@@ -408,12 +414,23 @@ void add_run_references(const AdvisorRequest& request, const SpecDatabase& db,
     // fast a core decodes: the host's cores do not bound it that way.
     const auto on_gpu = r.metrics.find("loader_decodes_on_gpu");
     const bool host_decoded = on_gpu == r.metrics.end() || !(on_gpu->second > 0);
-    if (host_decoded && per_core != r.metrics.end() && threads != r.metrics.end() &&
-        per_core->second > 0 && threads->second > 0 &&
+    const bool measured_loader = per_core != r.metrics.end() && threads != r.metrics.end() &&
+                                 per_core->second > 0 && threads->second > 0;
+    if (host_decoded && measured_loader &&
         !(found.loader_per_core >= per_core->second)) {  // NaN compares false: the first
       found.loader_per_core = per_core->second;
       found.loader_threads = threads->second;
       found.loader_path = run.path;
+    }
+    // The GPU path with a host share: its threads decoded that share (their rate per core is
+    // decoding), nvJPEG the rest.
+    const auto share = r.metrics.find("loader_host_decode_share");
+    if (!host_decoded && measured_loader && share != r.metrics.end() && share->second > 0 &&
+        !(found.hybrid_per_core >= per_core->second)) {
+      found.hybrid_share = std::min(1.0, share->second);
+      found.hybrid_per_core = per_core->second;
+      found.hybrid_threads = threads->second;
+      found.hybrid_path = run.path;
     }
     const SpecMatch m = db.match_device(r.device.name, r.device.sm_count, r.device.memory_bytes);
     if (m.spec != nullptr && r.distributed.world_size > 1) {
@@ -1016,8 +1033,32 @@ void judge_budget(GpuAdvice& a, const GpuSpec& spec, const AdvisorRequest& reque
 // rate per core x GPUs).
 void judge_input(GpuAdvice& a, const AdvisorRequest& request, const Workload& w,
                  const References& found) {
-  if (!w.train || !(found.loader_per_core > 0) || !(a.samples_per_second > 0)) return;
+  if (!w.train || !(a.samples_per_second > 0)) return;
   const bool given = !std::isnan(request.host_cores_per_gpu);
+  if (!(found.loader_per_core > 0)) {
+    // Only GPU-path runs with a host share: the threads decode what they can and nvJPEG the
+    // rest, at a cost this advice has no measure of: said, not capped.
+    if (!(found.hybrid_per_core > 0)) return;
+    const double cores = given ? request.host_cores_per_gpu : found.hybrid_threads;
+    const double host = cores * found.hybrid_per_core * w.gpus;
+    const double needed = found.hybrid_share * a.samples_per_second;
+    const std::string basis = format_fixed_or(cores, 0) + " CPU cores per GPU" +
+                              (given ? "" : " (the measured run's threads)") + " x " +
+                              format_fixed_or(found.hybrid_per_core, 0) + " img/s per core (" +
+                              found.hybrid_path + ") x " + std::to_string(w.gpus) +
+                              " GPU(s) = " + format_fixed_or(host, 0) + " img/s";
+    const std::string share = format_fixed_or(100 * found.hybrid_share, 0) + "%";
+    if (host < needed) {
+      say(a, "the host decodes " + basis + ", below the " + format_fixed_or(needed, 0) +
+                 " img/s that run's host share (" + share +
+                 " of the files) needs at this rate: nvJPEG would take more of each batch, at "
+                 "a cost not measured here (the rate is not capped)");
+    } else {
+      say(a, "the input keeps up: " + basis + " decode the run's host share (" + share +
+                 " of the files)");
+    }
+    return;
+  }
   const double cores = given ? request.host_cores_per_gpu : found.loader_threads;
   const double cap = cores * found.loader_per_core * w.gpus;
   const std::string basis = format_fixed_or(cores, 0) + " CPU cores per GPU" +
