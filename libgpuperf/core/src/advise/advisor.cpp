@@ -193,16 +193,24 @@ struct References {
   // Notes about measured files that match a GPU but could not be used, said on that GPU.
   std::vector<std::pair<const GpuSpec*, std::string>> unused;
   // A run of the workload on JPEG files: its loader's images per second per busy core, its
-  // decoding threads and its file (the fastest such run).
-  double loader_per_core = kNaN;
-  double loader_threads = kNaN;
-  std::string loader_path;
-  // A run on JPEG files whose GPU path had its threads decode a share of them (the fastest such
-  // run per core): the share and the threads' rate per busy core.
-  double hybrid_share = kNaN;
-  double hybrid_per_core = kNaN;
-  double hybrid_threads = kNaN;
-  std::string hybrid_path;
+  // decoding threads, its file, and the share of the files its threads decoded (the fastest such
+  // run per core).
+  struct LoaderRun {
+    double per_core = kNaN;
+    double threads = kNaN;
+    std::string path;
+    double host_share = 1;
+    // Takes the run at `path` where none is kept yet or it is faster per core.
+    void offer(double per_core_, double threads_, const std::string& path_, double share) {
+      if (per_core >= per_core_) return;  // NaN compares false: the first is taken
+      per_core = per_core_;
+      threads = threads_;
+      path = path_;
+      host_share = share;
+    }
+  };
+  LoaderRun host_loader;    // the threads decoded every file (the CPU path)
+  LoaderRun hybrid_loader;  // the GPU path, its threads decoding a share of the files
 };
 
 void say(GpuAdvice& a, const std::string& line) { a.reasons.push_back(line); }
@@ -416,21 +424,14 @@ void add_run_references(const AdvisorRequest& request, const SpecDatabase& db,
     const bool host_decoded = on_gpu == r.metrics.end() || !(on_gpu->second > 0);
     const bool measured_loader = per_core != r.metrics.end() && threads != r.metrics.end() &&
                                  per_core->second > 0 && threads->second > 0;
-    if (host_decoded && measured_loader &&
-        !(found.loader_per_core >= per_core->second)) {  // NaN compares false: the first
-      found.loader_per_core = per_core->second;
-      found.loader_threads = threads->second;
-      found.loader_path = run.path;
-    }
     // The GPU path with a host share: its threads decoded that share (their rate per core is
     // decoding), nvJPEG the rest.
     const auto share = r.metrics.find("loader_host_decode_share");
-    if (!host_decoded && measured_loader && share != r.metrics.end() && share->second > 0 &&
-        !(found.hybrid_per_core >= per_core->second)) {
-      found.hybrid_share = std::min(1.0, share->second);
-      found.hybrid_per_core = per_core->second;
-      found.hybrid_threads = threads->second;
-      found.hybrid_path = run.path;
+    if (host_decoded && measured_loader) {
+      found.host_loader.offer(per_core->second, threads->second, run.path, 1);
+    } else if (measured_loader && share != r.metrics.end() && share->second > 0) {
+      found.hybrid_loader.offer(per_core->second, threads->second, run.path,
+                                std::min(1.0, share->second));
     }
     const SpecMatch m = db.match_device(r.device.name, r.device.sm_count, r.device.memory_bytes);
     if (m.spec != nullptr && r.distributed.world_size > 1) {
@@ -1034,44 +1035,40 @@ void judge_budget(GpuAdvice& a, const GpuSpec& spec, const AdvisorRequest& reque
 void judge_input(GpuAdvice& a, const AdvisorRequest& request, const Workload& w,
                  const References& found) {
   if (!w.train || !(a.samples_per_second > 0)) return;
+  // A run where the threads decoded every file caps the rate; one where nvJPEG took the rest of
+  // each batch only says whether the cores cover the threads' share (what nvJPEG taking more
+  // would cost is not measured).
+  const bool capped = found.host_loader.per_core > 0;
+  const References::LoaderRun& run = capped ? found.host_loader : found.hybrid_loader;
+  if (!(run.per_core > 0)) return;
   const bool given = !std::isnan(request.host_cores_per_gpu);
-  if (!(found.loader_per_core > 0)) {
-    // Only GPU-path runs with a host share: the threads decode what they can and nvJPEG the
-    // rest, at a cost this advice has no measure of: said, not capped.
-    if (!(found.hybrid_per_core > 0)) return;
-    const double cores = given ? request.host_cores_per_gpu : found.hybrid_threads;
-    const double host = cores * found.hybrid_per_core * w.gpus;
-    const double needed = found.hybrid_share * a.samples_per_second;
-    const std::string basis = format_fixed_or(cores, 0) + " CPU cores per GPU" +
-                              (given ? "" : " (the measured run's threads)") + " x " +
-                              format_fixed_or(found.hybrid_per_core, 0) + " img/s per core (" +
-                              found.hybrid_path + ") x " + std::to_string(w.gpus) +
-                              " GPU(s) = " + format_fixed_or(host, 0) + " img/s";
-    const std::string share = format_fixed_or(100 * found.hybrid_share, 0) + "%";
-    if (host < needed) {
-      say(a, "the host decodes " + basis + ", below the " + format_fixed_or(needed, 0) +
-                 " img/s that run's host share (" + share +
-                 " of the files) needs at this rate: nvJPEG would take more of each batch, at "
-                 "a cost not measured here (the rate is not capped)");
+  const double cores = given ? request.host_cores_per_gpu : run.threads;
+  const double host = cores * run.per_core * w.gpus;
+  const std::string basis = format_fixed_or(cores, 0) + " CPU cores per GPU" +
+                            (given ? "" : " (the measured run's threads)") + " x " +
+                            format_fixed_or(run.per_core, 0) + " img/s per core (" + run.path +
+                            ") x " + std::to_string(w.gpus) +
+                            " GPU(s) = " + format_fixed_or(host, 0) + " img/s";
+  if (capped) {
+    if (a.samples_per_second > host) {
+      say(a, "input-bound: JPEG decoding on the host delivers " + basis + ", below the GPUs' " +
+                 format_fixed_or(a.samples_per_second, 0) + " samples/s; the rate is capped there");
+      a.samples_per_second = host;
     } else {
-      say(a, "the input keeps up: " + basis + " decode the run's host share (" + share +
-                 " of the files)");
+      say(a, "the input keeps up: " + basis);
     }
     return;
   }
-  const double cores = given ? request.host_cores_per_gpu : found.loader_threads;
-  const double cap = cores * found.loader_per_core * w.gpus;
-  const std::string basis = format_fixed_or(cores, 0) + " CPU cores per GPU" +
-                            (given ? "" : " (the measured run's threads)") + " x " +
-                            format_fixed_or(found.loader_per_core, 0) + " img/s per core (" +
-                            found.loader_path + ") x " + std::to_string(w.gpus) +
-                            " GPU(s) = " + format_fixed_or(cap, 0) + " img/s";
-  if (a.samples_per_second > cap) {
-    say(a, "input-bound: JPEG decoding on the host delivers " + basis + ", below the GPUs' " +
-               format_fixed_or(a.samples_per_second, 0) + " samples/s; the rate is capped there");
-    a.samples_per_second = cap;
+  const double needed = run.host_share * a.samples_per_second;
+  const std::string share = format_fixed_or(100 * run.host_share, 0) + "%";
+  if (host < needed) {
+    say(a, "the host decodes " + basis + ", below the " + format_fixed_or(needed, 0) +
+               " img/s that run's host share (" + share +
+               " of the files) needs at this rate: nvJPEG would take more of each batch, at a "
+               "cost not measured here (the rate is not capped)");
   } else {
-    say(a, "the input keeps up: " + basis);
+    say(a, "the input keeps up: " + basis + " decode the run's host share (" + share +
+               " of the files)");
   }
 }
 
