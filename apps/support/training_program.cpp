@@ -111,10 +111,9 @@ void add_model_options(CLI::App& app, TrainingOptions& o) {
   app.add_option("--beta1", r.adam_beta1, "Adam/AdamW: decay of the gradient average");
   app.add_option("--beta2", r.adam_beta2, "Adam/AdamW: decay of the squared-gradient average");
   app.add_option("--weight-decay", r.weight_decay, "weight decay (every parameter)");
-  app.add_option("--seq-len", r.sequence_length,
-                 "language models: tokens per sequence (0: the model's context)");
+  app.add_option("--seq-len", r.sequence_length, "tokens per sequence (0: the model's context)");
   app.add_option("--data", r.data,
-                 "image models: train on the JPEG files of this ImageNet-style folder (one "
+                 "train on the JPEG files of this ImageNet-style folder (one "
                  "sub-folder per class) ('': synthetic images)");
   app.add_option("--loader-threads", r.loader_threads,
                  "--data: loader threads (0: every core); they decode on the CPU path and read "
@@ -137,11 +136,11 @@ void add_model_options(CLI::App& app, TrainingOptions& o) {
                "--data: time the same steps on synthetic batches afterwards and record the "
                "files' share of that rate");
   app.add_option("--token-file", r.token_file,
-                 "language models: uint16 token file (nanoGPT/llm.c .bin) to draw random "
+                 "uint16 token file (nanoGPT/llm.c .bin) to draw random "
                  "windows from ('': synthetic tokens)");
   add_switch(app, "cudnn-benchmark", r.cudnn_benchmark, "cuDNN autotuning");
   app.add_flag("--activation-checkpointing", r.activation_checkpointing,
-               "language models: keep only each transformer block's input and run the block "
+               "keep only each transformer block's input and run the block "
                "again in the backward pass (less memory, about a third more compute)");
   add_switch(app, "optimizer-in-backward", r.optimizer_in_backward,
              "language models with AdamW in gpuperf's kernel on a GPU: start each parameter's "
@@ -168,6 +167,17 @@ void add_model_options(CLI::App& app, TrainingOptions& o) {
                  "padded to 4 channels and the autocast weight casts (resnet*, channels_last); "
                  "the record's kernel_fusion says what ran (auto: on CUDA; --fuse-conv is the "
                  "old name)");
+  // --help lists the options of one kind of model under its own heading (every program takes
+  // every registered model: lm_benchmark --model resnet50 reads --data).
+  for (const char* name :
+       {"--memory-format", "--data", "--loader-threads", "--decode", "--host-decode-share",
+        "--gpu-batches-per-call", "--gpu-decode-threads", "--compare-synthetic", "--fuse"}) {
+    app.get_option(name)->group("Image models");
+  }
+  for (const char* name :
+       {"--seq-len", "--token-file", "--activation-checkpointing", "--optimizer-in-backward"}) {
+    app.get_option(name)->group("Language models");
+  }
 }
 
 void add_measure_options(CLI::App& app, TrainingOptions& o) {
