@@ -88,6 +88,8 @@ struct TrainingOptions {
   double bucket_mib = 25;
 };
 
+// --help lists the options of one kind of model under its own heading (every program takes every
+// registered model: lm_benchmark --model resnet50 reads --data).
 void add_model_options(CLI::App& app, TrainingOptions& o) {
   TrainingRun& r = o.run;
   app.add_option("--device", r.device, "auto, cpu, cuda or cuda:N (auto: a GPU if there is one)");
@@ -104,47 +106,59 @@ void add_model_options(CLI::App& app, TrainingOptions& o) {
                      " (auto: fp16 on CUDA; on the CPU bf16 where it has native bf16 (AVX512-BF16, "
                      "AMX, Arm BF16), "
                      "else fp32)");
-  app.add_option("--memory-format", o.memory_format, join_names(memory_format_names()));
+  app.add_option("--memory-format", o.memory_format, join_names(memory_format_names()))
+      ->group("Image models");
   app.add_option("--optimizer", o.optimizer, join_names(optimizer_names()));
   app.add_option("--lr", r.learning_rate, "learning rate");
   app.add_option("--momentum", r.momentum, "SGD momentum");
   app.add_option("--beta1", r.adam_beta1, "Adam/AdamW: decay of the gradient average");
   app.add_option("--beta2", r.adam_beta2, "Adam/AdamW: decay of the squared-gradient average");
   app.add_option("--weight-decay", r.weight_decay, "weight decay (every parameter)");
-  app.add_option("--seq-len", r.sequence_length, "tokens per sequence (0: the model's context)");
+  app.add_option("--seq-len", r.sequence_length, "tokens per sequence (0: the model's context)")
+      ->group("Language models");
   app.add_option("--data", r.data,
                  "train on the JPEG files of this ImageNet-style folder (one "
-                 "sub-folder per class) ('': synthetic images)");
+                 "sub-folder per class) ('': synthetic images)")
+      ->group("Image models");
   app.add_option("--loader-threads", r.loader_threads,
                  "--data: loader threads (0: every core); they decode on the CPU path and read "
-                 "files on the GPU path");
+                 "files on the GPU path")
+      ->group("Image models");
   app.add_option("--decode", o.decode,
                  "--data: where the JPEGs are decoded: gpu (nvJPEG, the hardware decoder where "
                  "the GPU has one), cpu (libjpeg-turbo on the loader threads) or auto (gpu on a "
-                 "CUDA device when the build has nvJPEG)");
+                 "CUDA device when the build has nvJPEG)")
+      ->group("Image models");
   app.add_option("--host-decode-share", o.host_decode_share,
                  "--data decoded on the GPU: the share of each batch (0..1) the loader threads "
                  "decode instead, beside the GPU's decoder; auto: from 1, moved after each "
                  "batch toward the most the threads decode without the GPU running out of work "
-                 "(which files each decodes then varies between runs)");
+                 "(which files each decodes then varies between runs)")
+      ->group("Image models");
   app.add_option("--gpu-batches-per-call", r.gpu_batches_per_call,
-                 "--data decoded on the GPU: loader batches nvJPEG decodes in one call (1..16)");
+                 "--data decoded on the GPU: loader batches nvJPEG decodes in one call (1..16)")
+      ->group("Image models");
   app.add_option("--gpu-decode-threads", r.gpu_decode_threads,
                  "--data decoded on the GPU: threads with nvJPEG handles of their own, taking "
-                 "the loader's batches in turn (1..8; default 1)");
+                 "the loader's batches in turn (1..8; default 1)")
+      ->group("Image models");
   app.add_flag("--compare-synthetic", r.compare_synthetic,
                "--data: time the same steps on synthetic batches afterwards and record the "
-               "files' share of that rate");
+               "files' share of that rate")
+      ->group("Image models");
   app.add_option("--token-file", r.token_file,
                  "uint16 token file (nanoGPT/llm.c .bin) to draw random "
-                 "windows from ('': synthetic tokens)");
+                 "windows from ('': synthetic tokens)")
+      ->group("Language models");
   add_switch(app, "cudnn-benchmark", r.cudnn_benchmark, "cuDNN autotuning");
   app.add_flag("--activation-checkpointing", r.activation_checkpointing,
                "keep only each transformer block's input and run the block "
-               "again in the backward pass (less memory, about a third more compute)");
+               "again in the backward pass (less memory, about a third more compute)")
+      ->group("Language models");
   add_switch(app, "optimizer-in-backward", r.optimizer_in_backward,
-             "language models with AdamW in gpuperf's kernel on a GPU: start each parameter's "
-             "update while backward still runs (the same results to the bit)");
+             "with AdamW in gpuperf's kernel on a GPU: start each parameter's "
+             "update while backward still runs (the same results to the bit)")
+      ->group("Language models");
   add_switch(app, "oom-back-off", r.back_off_on_out_of_memory,
              "out of device memory: halve the batch and run again, saying so (single-process "
              "runs)");
@@ -166,18 +180,8 @@ void add_model_options(CLI::App& app, TrainingOptions& o) {
                  "gpuperf's own kernels for the max pool, the average pool, the stem's input "
                  "padded to 4 channels and the autocast weight casts (resnet*, channels_last); "
                  "the record's kernel_fusion says what ran (auto: on CUDA; --fuse-conv is the "
-                 "old name)");
-  // --help lists the options of one kind of model under its own heading (every program takes
-  // every registered model: lm_benchmark --model resnet50 reads --data).
-  for (const char* name :
-       {"--memory-format", "--data", "--loader-threads", "--decode", "--host-decode-share",
-        "--gpu-batches-per-call", "--gpu-decode-threads", "--compare-synthetic", "--fuse"}) {
-    app.get_option(name)->group("Image models");
-  }
-  for (const char* name :
-       {"--seq-len", "--token-file", "--activation-checkpointing", "--optimizer-in-backward"}) {
-    app.get_option(name)->group("Language models");
-  }
+                 "old name)")
+      ->group("Image models");
 }
 
 void add_measure_options(CLI::App& app, TrainingOptions& o) {
