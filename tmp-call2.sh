@@ -10,6 +10,7 @@
 #                         "a16 s1") until JPEG_UNTIL (320) s; then Llama 1B side by side with
 #                         torch.compile (REPEATS, default 3, power sampled on both sides)
 #   MODE=jpeg bash tmp-call2.sh   (warm) JPEG runs only
+#   MODE=ab TARGETS=lm_benchmark bash tmp-call2.sh   (warm) the Llama A/B alone
 #   MODE=side bash tmp-call2.sh
 #                         (warm) Llama 1B side by side with torch.compile (REPEATS, default 3), power
 #                         sampled on both sides; then JPEG runs until DEADLINE
@@ -69,14 +70,16 @@ jpeg_loop() {  # until DEADLINE, or JPEG_UNTIL seconds from the start
     done
   done
 }
-if [ "${MODE:-a}" = a ]; then
-  for t in test_amp test_models_transformer; do
+if [ "${MODE:-a}" = a ] || [ "${MODE:-a}" = ab ]; then
+  [ "${MODE:-a}" = ab ] || for t in test_amp test_models_transformer; do
     timeout -k 10 "$(cap 120)" build-gpu/tests/torch/$t "[gpu]" >"$OUT/logs/$t-gpu.txt" 2>&1
     rc=$?; echo "$t [gpu] rc=$rc ($(el) s): $(tail -2 "$OUT/logs/$t-gpu.txt" | head -1)"
     grep -B5 -A20 "FAILED" "$OUT/logs/$t-gpu.txt" | head -60
   done
-  timeout -k 10 "$(cap 90)" build-gpu/tests/torch/test_train_image_folder "[gpu]" >"$OUT/logs/image-folder-gpu.txt" 2>&1
-  echo "test_train_image_folder [gpu] rc=$? ($(el) s): $(tail -2 "$OUT/logs/image-folder-gpu.txt" | head -1)"
+  if [ "${MODE:-a}" = a ]; then
+    timeout -k 10 "$(cap 90)" build-gpu/tests/torch/test_train_image_folder "[gpu]" >"$OUT/logs/image-folder-gpu.txt" 2>&1
+    echo "test_train_image_folder [gpu] rc=$? ($(el) s): $(tail -2 "$OUT/logs/image-folder-gpu.txt" | head -1)"
+  fi
   for r in $(seq 1 "${AB_ROUNDS:-3}"); do
     for v in on off; do
       [ "$(left)" -gt 60 ] || break
