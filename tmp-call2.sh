@@ -9,6 +9,7 @@
 #                         on an H200 only (else exit 3 at once): build; JPEG runs (JPEG_CFGS, default
 #                         "a16 s1") until JPEG_UNTIL (320) s; then Llama 1B side by side with
 #                         torch.compile (REPEATS, default 3, power sampled on both sides)
+#                         (GEMM=1: on another card, tmp-gemm.cu's timings instead, then exit 3)
 #   MODE=jpeg bash tmp-call2.sh   (warm) JPEG runs only
 #   MODE=ab TARGETS=lm_benchmark bash tmp-call2.sh   (warm) the Llama A/B alone
 #   MODE=side bash tmp-call2.sh
@@ -22,7 +23,16 @@ left() { echo $(( ${DEADLINE:-585} - $(el) )); }
 cap() { local l; l=$(left); [ "$l" -lt "$1" ] && echo "$l" || echo "$1"; }
 card=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 echo "card: $card"
-case "$card" in *H200*) h200=1 ;; *) h200=0; [ "${ON_H100:-1}" = 1 ] || { echo "not an H200: nothing run"; exit 3; } ;; esac
+gemm_shapes() {  # Llama 1B's GEMM shapes, cublasGemmEx against cuBLASLt's algorithms (tmp-gemm.cu)
+  mkdir -p "$OUT/gemm"
+  nvcc -O2 -std=c++17 -arch=sm_90 tmp-gemm.cu -lcublasLt -lcublas -o /tmp/gemm || return
+  nvidia-smi --query-gpu=power.draw,clocks.sm --format=csv,noheader -lms 500 >"$OUT/gemm/power.txt" &
+  local smi=$!
+  timeout 240 /tmp/gemm 20 3 | tee "$OUT/gemm/gemm.txt"
+  kill $smi; sort -n "$OUT/gemm/power.txt" | awk 'NR % 25 == 1' | tr '\n' ' '; echo
+}
+case "$card" in *H200*) h200=1 ;; *) h200=0; [ "${ON_H100:-1}" = 1 ] || {
+  echo "not an H200: nothing of this call run"; [ "${GEMM:-0}" = 1 ] && gemm_shapes; exit 3; } ;; esac
 mkdir -p "$OUT/logs"
 finish() { tar czf "$OUT/logs-${MODE:-a}.tgz" -C "$OUT" logs; rm -rf "$OUT/logs"; }
 D=build-gpu/jpeg
