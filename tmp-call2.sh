@@ -12,6 +12,7 @@
 #                         (GEMM=1: on another card, tmp-gemm.cu's timings instead, then exit 3)
 #   MODE=jpeg bash tmp-call2.sh   (warm) JPEG runs only
 #   MODE=ab TARGETS=lm_benchmark bash tmp-call2.sh   (warm) the Llama A/B alone
+#                         (AB_FLAG: the switch A/B'd, default optimizer-in-backward)
 #   MODE=side bash tmp-call2.sh
 #                         (warm) Llama 1B side by side with torch.compile (REPEATS, default 3), power
 #                         sampled on both sides; then JPEG runs until DEADLINE
@@ -93,7 +94,7 @@ if [ "${MODE:-a}" = a ] || [ "${MODE:-a}" = ab ]; then
   for r in $(seq 1 "${AB_ROUNDS:-3}"); do
     for v in on off; do
       [ "$(left)" -gt 60 ] || break
-      flag=--optimizer-in-backward; [ $v = off ] && flag=--no-optimizer-in-backward
+      flag=--${AB_FLAG:-optimizer-in-backward}; [ $v = off ] && flag=--no-${AB_FLAG:-optimizer-in-backward}
       timeout -k 5 "$(cap 80)" build-gpu/apps/lm_benchmark --model llama-1b --batch-size 4 --seq-len 2048 \
         --lr 6e-4 --beta2 0.95 --weight-decay 0.1 --warmup 10 --steps-per-window 10 --windows 5 --quiet \
         $flag --json "$OUT/logs/ab-$v-$r.json" >"$OUT/logs/ab-$v-$r.txt" 2>&1

@@ -159,6 +159,10 @@ void add_model_options(CLI::App& app, TrainingOptions& o) {
              "with AdamW in gpuperf's kernel on a GPU: start each parameter's "
              "update while backward still runs (the same results to the bit)")
       ->group("Language models");
+  add_switch(app, "timed-gemm-algorithms", r.timed_gemm_algorithms,
+             "on a GPU: each matrix product takes the fastest of cuBLASLt's candidate "
+             "algorithms, timed at its first call (off: the heuristic's first, as PyTorch)")
+      ->group("Language models");
   add_switch(app, "oom-back-off", r.back_off_on_out_of_memory,
              "out of device memory: halve the batch and run again, saying so (single-process "
              "runs)");

@@ -247,6 +247,21 @@ TEST_CASE("GPT and Llama gradients in fp32 match the same models in fp64", "[mod
   }
 }
 
+TEST_CASE("timed GEMM algorithms are a process-wide switch that applies to a GPU's 16-bit products",
+          "[models][lm]") {
+  CHECK(gpuperf::timed_gemm_algorithms());  // the default
+  CHECK_FALSE(gpuperf::timed_gemm_algorithms_apply(torch::Device(torch::kCPU), torch::kBFloat16));
+  gpuperf::set_timed_gemm_algorithms(false);
+  CHECK_FALSE(gpuperf::timed_gemm_algorithms());
+  gpuperf::set_timed_gemm_algorithms(true);
+  CHECK(gpuperf::timed_gemm_algorithms());
+  if (torch::cuda::is_available()) {
+    CHECK(gpuperf::timed_gemm_algorithms_apply(torch::Device(torch::kCUDA, 0), torch::kHalf));
+    CHECK_FALSE(
+        gpuperf::timed_gemm_algorithms_apply(torch::Device(torch::kCUDA, 0), torch::kFloat));
+  }
+}
+
 TEST_CASE("the registry knows GPT-2 and Llama-style models as language models", "[models][lm]") {
   const gpuperf::ModelInfo gpt2 = gpuperf::ModelRegistry::global().get("gpt2");
   CHECK(gpt2.task == gpuperf::ModelTask::kLanguageModel);
@@ -426,10 +441,11 @@ TEST_CASE(
   CHECK(record.config.optimizer_impl == "fused");
   // A fused kernel, not the math path: LibTorch 2.11 picks cuDNN's on an H200, flash elsewhere.
   // The optimizer: gpuperf's Adam kernel, writing the bf16 block weights the forward pass reads,
-  // its update beside backward (TrainingRun::optimizer_in_backward's default).
+  // its update beside backward (TrainingRun::optimizer_in_backward's default); the products'
+  // algorithms timed (TrainingRun::timed_gemm_algorithms' default).
   const std::string rest =
-      "; cross-entropy: gpuperf; optimizer: gpuperf's Adam writing the 16-bit "
-      "weights, beside backward";
+      "; cross-entropy: gpuperf; GEMMs: timed algorithms; optimizer: gpuperf's Adam writing the "
+      "16-bit weights, beside backward";
   const std::set<std::string> fused{"attention: flash" + rest, "attention: cudnn" + rest,
                                     "attention: efficient" + rest};
   CHECK(fused.count(record.config.kernel_fusion) == 1);
@@ -1035,11 +1051,38 @@ TEST_CASE("linear_activation's kernels, with a bias (and GELU) and without, matc
                       << (activation == gpuperf::Activation::kGeluTanh) << ", in " << shape.back()
                       << ", out " << out);
         check_linear(dtype, shape, out, activation);
-        // Without a bias (Llama's projections, the tied output layers).
+        // Without a bias (Llama's projections, the tied output layers), the products'
+        // algorithms timed (the default) and the heuristic's first.
         check_linear(dtype, shape, out, activation, /*with_bias=*/false);
+        gpuperf::set_timed_gemm_algorithms(false);
+        check_linear(dtype, shape, out, activation, /*with_bias=*/false);
+        gpuperf::set_timed_gemm_algorithms(true);
       }
     }
   }
+}
+
+TEST_CASE("a product's timed algorithm is kept for its shape: the same inputs, the same bits",
+          "[models][lm][gpu]") {
+  GPUPERF_REQUIRE_GPU();
+  torch::manual_seed(12);
+  const auto on = torch::TensorOptions().device(torch::kCUDA);
+  // Shapes whose products cuBLASLt's heuristic offers several algorithms for.
+  const torch::Tensor x = torch::randn({4, 256, 512}, on).to(torch::kBFloat16);
+  const torch::Tensor w = torch::randn({1024, 512}, on) / std::sqrt(512.0);
+  const torch::Tensor y64 = torch::linear(f64(x), w.to(torch::kBFloat16).to(torch::kDouble));
+  for (const bool timed : {true, false}) {
+    INFO("timed " << timed);
+    gpuperf::set_timed_gemm_algorithms(timed);
+    CHECK(gpuperf::timed_gemm_algorithms() == timed);
+    CHECK(gpuperf::timed_gemm_algorithms_apply(x.device(), torch::kBFloat16) == timed);
+    gpuperf::AutocastGuard autocast(torch::kCUDA, torch::kBFloat16);
+    const torch::Tensor first = gpuperf::linear_activation(x, w, {}, gpuperf::Activation::kNone);
+    const torch::Tensor again = gpuperf::linear_activation(x, w, {}, gpuperf::Activation::kNone);
+    CHECK(torch::equal(first, again));
+    CHECK(relative_error(first, y64) < 1e-2);
+  }
+  gpuperf::set_timed_gemm_algorithms(true);
 }
 
 TEST_CASE("attention_heads' q, k, v and the projection's gradients match fp64",

@@ -1,4 +1,5 @@
-// linear_gelu() (gemm_epilogue.h): one cublasLtMatmul with the GELU_AUX_BIAS epilogue. cuBLASLt is
+// linear_gelu() (gemm_epilogue.h): one cublasLtMatmul with the GELU_AUX_BIAS epilogue; matmul():
+// one without an epilogue; each product's algorithm timed at its first call. cuBLASLt is
 // reached through the copy LibTorch loaded (dlopen with RTLD_NOLOAD first): linking the toolkit's
 // own copy would put a second cuBLAS of the same soname in front of LibTorch's.
 
@@ -7,6 +8,8 @@
 
 #include <algorithm>
 #include <array>
+#include <functional>
+#include <vector>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -141,10 +144,10 @@ struct LtProduct {
   std::int64_t aux_ld = 0;
 };
 
-// The heuristic's algorithm per product (operations, types, shapes, epilogue, device and operand
-// alignments), or none where it had none: asked once, where an eager step would ask at every
-// call (a captured graph replays without asking).
-using AlgoKey = std::array<std::int64_t, 15>;
+// The algorithm per product (operations, types, shapes, epilogue, device, operand alignments and
+// whether timed), or none where the heuristic had none: chosen once, where an eager step would
+// ask at every call (a captured graph replays without asking).
+using AlgoKey = std::array<std::int64_t, 16>;
 
 std::mutex& algo_mutex() {
   static std::mutex mutex;
@@ -156,7 +159,76 @@ std::map<AlgoKey, std::optional<cublasLtMatmulAlgo_t>>& algo_cache() {
   return cache;
 }
 
-GemmOutcome run(const LtProduct& p, void* workspace, cudaStream_t stream, int* status) {
+// Whether work queued on `stream` now would be captured into a graph, not run (or the stream
+// cannot say): nothing may wait for it then.
+bool capturing(cudaStream_t stream) {
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(stream, &capture) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return true;
+  }
+  return capture != cudaStreamCaptureStatusNone;
+}
+
+// Which of the heuristic's `count` candidates a product runs (matmul()'s rule): each timed by
+// `call` on `stream`; 0, the heuristic's first, where timing fails or none is clearly faster.
+int fastest(const std::function<cublasStatus_t(const cublasLtMatmulAlgo_t&)>& call,
+            const cublasLtMatmulHeuristicResult_t* candidates, int count, cudaStream_t stream) {
+  if (count < 2 || capturing(stream)) return 0;
+  std::array<cudaEvent_t, 2> events{};
+  if (cudaEventCreate(&events[0]) != cudaSuccess || cudaEventCreate(&events[1]) != cudaSuccess) {
+    (void)cudaGetLastError();
+    for (cudaEvent_t e : events) {
+      if (e != nullptr) (void)cudaEventDestroy(e);
+    }
+    return 0;
+  }
+  std::vector<std::vector<float>> times(static_cast<std::size_t>(count));
+  std::vector<char> runs(static_cast<std::size_t>(count), 1);  // every call so far succeeded
+  for (int i = 0; i < count; ++i) {
+    for (int warm = 0; warm < 2 && runs[i]; ++warm) {
+      runs[i] = call(candidates[i].algo) == CUBLAS_STATUS_SUCCESS;
+    }
+  }
+  bool timed = runs[0];
+  for (int round = 0; round < kTimingRounds && timed; ++round) {
+    for (int i = 0; i < count && timed; ++i) {
+      if (!runs[i]) continue;
+      timed = cudaEventRecord(events[0], stream) == cudaSuccess;
+      for (int c = 0; c < kTimingCalls && timed && runs[i]; ++c) {
+        runs[i] = call(candidates[i].algo) == CUBLAS_STATUS_SUCCESS;
+      }
+      float ms = 0;
+      timed = timed && cudaEventRecord(events[1], stream) == cudaSuccess &&
+              cudaEventSynchronize(events[1]) == cudaSuccess &&
+              cudaEventElapsedTime(&ms, events[0], events[1]) == cudaSuccess;
+      if (runs[i]) times[static_cast<std::size_t>(i)].push_back(ms);
+    }
+  }
+  for (cudaEvent_t e : events) (void)cudaEventDestroy(e);
+  if (!timed || !runs[0]) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  const auto median = [](std::vector<float> t) {
+    std::sort(t.begin(), t.end());
+    return t[t.size() / 2];
+  };
+  int best = 0;
+  float best_time = median(times[0]);
+  const float bar = static_cast<float>(1 - kTimingMargin) * best_time;
+  for (int i = 1; i < count; ++i) {
+    if (!runs[i] || times[static_cast<std::size_t>(i)].size() != kTimingRounds) continue;
+    const float t = median(times[static_cast<std::size_t>(i)]);
+    if (t < bar && t < best_time) {
+      best = i;
+      best_time = t;
+    }
+  }
+  return best;
+}
+
+GemmOutcome run(const LtProduct& p, bool timed, void* workspace, cudaStream_t stream, int* status) {
   *status = CUBLAS_STATUS_SUCCESS;
   if (!lt().complete()) return GemmOutcome::kUnsupported;
   int device = 0;
@@ -201,7 +273,8 @@ GemmOutcome run(const LtProduct& p, void* workspace, cudaStream_t stream, int* s
                     align_a,
                     align_b,
                     align_d,
-                    align_aux};
+                    align_aux,
+                    timed ? 1 : 0};
   cublasLtMatmulAlgo_t algo{};
   bool known = false;
   {
@@ -224,21 +297,28 @@ GemmOutcome run(const LtProduct& p, void* workspace, cudaStream_t stream, int* s
                       std::min(align_d, align_aux)))) {
       return GemmOutcome::kFailed;
     }
-    cublasLtMatmulHeuristicResult_t heuristic{};
+    std::array<cublasLtMatmulHeuristicResult_t, kTimedAlgorithms> candidates{};
     int found = 0;
-    s = lt().heuristic(handle, desc.op, desc.a, desc.b, desc.d, desc.d, desc.preference, 1,
-                       &heuristic, &found);
+    s = lt().heuristic(handle, desc.op, desc.a, desc.b, desc.d, desc.d, desc.preference,
+                       timed ? kTimedAlgorithms : 1, candidates.data(), &found);
     const bool none = s != CUBLAS_STATUS_SUCCESS || found == 0;
-    {
-      const std::lock_guard<std::mutex> lock(algo_mutex());
-      algo_cache().emplace(
-          key, none ? std::nullopt : std::optional<cublasLtMatmulAlgo_t>(heuristic.algo));
-    }
     if (none) {
+      const std::lock_guard<std::mutex> lock(algo_mutex());
+      algo_cache().emplace(key, std::nullopt);
       *status = static_cast<int>(s);
       return GemmOutcome::kUnsupported;
     }
-    algo = heuristic.algo;
+    const float one = 1.0f;
+    const float zero = 0.0f;
+    void* out = const_cast<void*>(p.d.data);
+    const auto call = [&](const cublasLtMatmulAlgo_t& candidate) {
+      return lt().matmul(handle, desc.op, &one, p.a.data, desc.a, p.b.data, desc.b, &zero, out,
+                         desc.d, out, desc.d, &candidate, workspace, workspace_bytes, stream);
+    };
+    algo =
+        candidates[static_cast<std::size_t>(fastest(call, candidates.data(), found, stream))].algo;
+    const std::lock_guard<std::mutex> lock(algo_mutex());
+    algo_cache().emplace(key, algo);
   }
   const float alpha = 1.0f;
   const float beta = 0.0f;
@@ -252,7 +332,28 @@ GemmOutcome run(const LtProduct& p, void* workspace, cudaStream_t stream, int* s
 
 }  // namespace
 
-GemmOutcome linear_gelu(NhwcDtype dtype, const void* x, const void* w, const void* b,
+GemmOutcome matmul(bool timed, NhwcDtype dtype, bool float_out, bool trans_a, bool trans_b,
+                   std::int64_t m, std::int64_t n, std::int64_t k, const void* a, std::int64_t lda,
+                   const void* b, std::int64_t ldb, void* d, std::int64_t ldd, void* workspace,
+                   cudaStream_t stream, int* status) {
+  *status = CUBLAS_STATUS_SUCCESS;
+  if (dtype == NhwcDtype::kFloat || m <= 0 || n <= 0 || k <= 0) return GemmOutcome::kUnsupported;
+  const cudaDataType_t type = dtype == NhwcDtype::kHalf ? CUDA_R_16F : CUDA_R_16BF;
+  // A stored operand's rows or columns: `stored_transposed` where it is read transposed.
+  const auto pick = [](bool transposed, std::int64_t stored_transposed, std::int64_t stored) {
+    return static_cast<std::uint64_t>(transposed ? stored_transposed : stored);
+  };
+  LtProduct p;
+  p.trans_a = trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+  p.trans_b = trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+  p.a = {type, pick(trans_a, k, m), pick(trans_a, m, k), lda, a};
+  p.b = {type, pick(trans_b, n, k), pick(trans_b, k, n), ldb, b};
+  p.d = {float_out ? CUDA_R_32F : type, static_cast<std::uint64_t>(m),
+         static_cast<std::uint64_t>(n), ldd, d};
+  return run(p, timed, workspace, stream, status);
+}
+
+GemmOutcome linear_gelu(bool timed, NhwcDtype dtype, const void* x, const void* w, const void* b,
                         std::int64_t rows, int in, int out, void* y, void* pre, void* workspace,
                         cudaStream_t stream, int* status) {
   *status = CUBLAS_STATUS_SUCCESS;
@@ -273,7 +374,7 @@ GemmOutcome linear_gelu(NhwcDtype dtype, const void* x, const void* w, const voi
   p.bias = b;
   p.aux = pre;
   p.aux_ld = out;
-  return run(p, workspace, stream, status);
+  return run(p, timed, workspace, stream, status);
 }
 
 }  // namespace gpuperf::detail

@@ -8,7 +8,9 @@
 #include <torch/autograd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
+#include <optional>
 #include <type_traits>
 #include <string>
 #include <utility>
@@ -33,6 +35,8 @@
 
 namespace gpuperf {
 namespace {
+
+std::atomic<bool> timed_gemms{true};  // set_timed_gemm_algorithms()
 
 // ATen's rotary embedding in the rotate_half layout: the tables cast to x's dtype, then
 // x cos + rotate_half(x) sin.
@@ -86,6 +90,62 @@ bool on_own_kernels(const torch::Tensor& x) {
          detail::own_kernels_run_on(x.device().index());
 }
 
+// How a 2-D operand of a row-major product is stored, in cuBLASLt's column-major terms: its rows
+// dense (strides [ld, 1]: stored as its transpose) or its columns (strides [1, ld]), with ld a
+// multiple of 8 elements; nullopt otherwise.
+struct Stored {
+  bool rows_dense;
+  std::int64_t ld;
+};
+std::optional<Stored> stored(const torch::Tensor& t) {
+  const auto fits = [](std::int64_t ld, std::int64_t least) { return ld >= least && ld % 8 == 0; };
+  if (t.stride(1) == 1 && fits(t.stride(0), t.size(1))) return Stored{true, t.stride(0)};
+  if (t.stride(0) == 1 && fits(t.stride(1), t.size(0))) return Stored{false, t.stride(1)};
+  return std::nullopt;
+}
+
+// a [rows, inner] b [inner, cols] in `dtype` (a's, or float32 from the GEMM), for 16-bit a and b
+// of one dtype on a GPU gpuperf's kernels run on, each with dense rows or columns: one cuBLASLt
+// product whose algorithm was timed at the shape's first call (gemm_epilogue.h's matmul(); where
+// set_timed_gemm_algorithms(false), the heuristic's first, as ATen's mm). Elsewhere mm_as().
+torch::Tensor product(const torch::Tensor& a, const torch::Tensor& b, c10::ScalarType dtype) {
+  const c10::ScalarType t = a.scalar_type();
+  const std::optional<Stored> sa = a.dim() == 2 ? stored(a) : std::nullopt;
+  const std::optional<Stored> sb = b.dim() == 2 ? stored(b) : std::nullopt;
+  if ((t != torch::kHalf && t != torch::kBFloat16) || !sa || !sb || !on_own_kernels(a) ||
+      b.scalar_type() != t || b.device() != a.device() || (dtype != t && dtype != torch::kFloat) ||
+      !detail::aligned16(a) || !detail::aligned16(b) || a.numel() == 0 || b.numel() == 0) {
+    return mm_as(a, b, dtype);
+  }
+  const c10::cuda::CUDAGuard guard(a.device());
+  torch::Tensor out = torch::empty({a.size(0), b.size(1)}, a.options().dtype(dtype));
+  const torch::Tensor workspace = torch::empty(
+      {static_cast<std::int64_t>(detail::kGemmWorkspaceBytes)}, a.options().dtype(torch::kByte));
+  // Row-major out = a b is column-major out^T = b^T a^T: cuBLASLt's A is b, its B is a. An
+  // operand with dense rows is stored as its transpose already: read as stored.
+  int status = 0;
+  switch (detail::matmul(
+      timed_gemms.load(), detail::nhwc_dtype(t), dtype == torch::kFloat && t != dtype,
+      /*trans_a=*/!sb->rows_dense, /*trans_b=*/!sa->rows_dense, b.size(1), a.size(0), a.size(1),
+      b.data_ptr(), sb->ld, a.data_ptr(), sa->ld, out.data_ptr(), b.size(1), workspace.data_ptr(),
+      at::cuda::getCurrentCUDAStream(), &status)) {
+    case detail::GemmOutcome::kDone:
+      return out;
+    case detail::GemmOutcome::kUnsupported:
+      return mm_as(a, b, dtype);
+    default:
+      throw Error("matrix product: cuBLASLt's matmul failed (cublasStatus_t " +
+                  std::to_string(status) + ")");
+  }
+}
+
+// x W^T (no bias) in x's dtype through product(), x [..., in], w [out, in].
+torch::Tensor linear_product(const torch::Tensor& x, const torch::Tensor& w) {
+  std::vector<std::int64_t> sizes = x.sizes().vec();
+  sizes.back() = w.size(0);
+  return product(x.reshape({-1, w.size(1)}), w.t(), x.scalar_type()).view(sizes);
+}
+
 // Whether `cast` is `parameter` cast to `dtype` as far as can be told: defined, that dtype,
 // shape, device and a dense layout.
 bool cast_as(const torch::Tensor& cast, const torch::Tensor& parameter, c10::ScalarType dtype) {
@@ -127,10 +187,10 @@ std::pair<torch::Tensor, torch::Tensor> linear_gelu_epilogue(const torch::Tensor
   const torch::Tensor workspace = torch::empty(
       {static_cast<std::int64_t>(detail::kGemmWorkspaceBytes)}, x.options().dtype(torch::kByte));
   int status = 0;
-  switch (detail::linear_gelu(detail::nhwc_dtype(t), x2.data_ptr(), wc.data_ptr(), bc.data_ptr(),
-                              x2.size(0), static_cast<int>(in), static_cast<int>(out), y.data_ptr(),
-                              pre.data_ptr(), workspace.data_ptr(),
-                              at::cuda::getCurrentCUDAStream(), &status)) {
+  switch (detail::linear_gelu(timed_gemms.load(), detail::nhwc_dtype(t), x2.data_ptr(),
+                              wc.data_ptr(), bc.data_ptr(), x2.size(0), static_cast<int>(in),
+                              static_cast<int>(out), y.data_ptr(), pre.data_ptr(),
+                              workspace.data_ptr(), at::cuda::getCurrentCUDAStream(), &status)) {
     case detail::GemmOutcome::kDone:
       return {y, pre};
     case detail::GemmOutcome::kUnsupported:
@@ -161,8 +221,8 @@ std::pair<torch::Tensor, torch::Tensor> product_gradients(torch::autograd::Autog
                                                           const torch::Tensor& g,
                                                           const torch::Tensor& xc,
                                                           const torch::Tensor& wc) {
-  return {at::mm(g, wc).view(xc.sizes()).to(saved_dtype(ctx, "x_dtype")),
-          mm_as(g.t(), xc.reshape({-1, wc.size(1)}), saved_dtype(ctx, "weight_dtype"))};
+  return {product(g, wc, g.scalar_type()).view(xc.sizes()).to(saved_dtype(ctx, "x_dtype")),
+          product(g.t(), xc.reshape({-1, wc.size(1)}), saved_dtype(ctx, "weight_dtype"))};
 }
 
 // Inputs x, weight, bias; output activation(x W^T + b) in the compute dtype. Saves the cast input
@@ -186,7 +246,7 @@ struct LinearNode : public torch::autograd::Function<LinearNode> {
     auto [y, pre] = gelu && with_bias ? linear_gelu_epilogue(xc, wc, bc)
                                       : std::pair<torch::Tensor, torch::Tensor>();
     if (!y.defined()) {
-      pre = at::linear(xc, wc, bc);
+      pre = with_bias ? at::linear(xc, wc, bc) : linear_product(xc, wc);
       y = gelu ? at::gelu(pre, "tanh") : pre;
     }
     ctx->save_for_backward({xc, wc, gelu ? pre : torch::Tensor()});
@@ -369,7 +429,7 @@ struct SwigluLinearNode : public torch::autograd::Function<SwigluLinearNode> {
     const c10::ScalarType dtype = compute_dtype(x);
     const torch::Tensor xc = x.to(dtype);
     const torch::Tensor wc = joined_weight({w1, w3}, casts, dtype);
-    const torch::Tensor gate = at::linear(xc, wc);
+    const torch::Tensor gate = linear_product(xc, wc);
     const std::int64_t hidden = w1.size(0);
     std::vector<std::int64_t> shape = xc.sizes().vec();
     shape.back() = hidden;
@@ -493,7 +553,7 @@ struct RotaryHeadsNode : public torch::autograd::Function<RotaryHeadsNode> {
     const torch::Tensor xc = x.to(dtype);
     const torch::Tensor wc = joined_weight({wq, wk, wv}, casts, dtype);
     const std::vector<torch::Tensor> parts =
-        at::linear(xc, wc).split_with_sizes({wq.size(0), wk.size(0), wv.size(0)}, -1);
+        linear_product(xc, wc).split_with_sizes({wq.size(0), wk.size(0), wv.size(0)}, -1);
     const torch::Tensor q = split_heads(parts[0], heads);
     const torch::Tensor k = split_heads(parts[1], kv_heads);
     rotate_into(q, cos, sin, false, q);
@@ -583,6 +643,21 @@ struct TiedEmbeddingNode : public torch::autograd::Function<TiedEmbeddingNode> {
 #endif  // GPUPERF_WITH_CUDA_KERNELS
 
 }  // namespace
+
+void set_timed_gemm_algorithms(bool on) { timed_gemms.store(on); }
+
+bool timed_gemm_algorithms() { return timed_gemms.load(); }
+
+bool timed_gemm_algorithms_apply(const torch::Device& device, torch::ScalarType dtype) {
+#if GPUPERF_WITH_CUDA_KERNELS
+  return timed_gemms.load() && device.is_cuda() &&
+         (dtype == torch::kHalf || dtype == torch::kBFloat16) &&
+         detail::own_kernels_run_on(device.index());
+#else
+  (void)device, (void)dtype;
+  return false;
+#endif
+}
 
 bool fused_linear_applies(const torch::Tensor& x, const torch::Tensor& weight,
                           const torch::Tensor& bias) {

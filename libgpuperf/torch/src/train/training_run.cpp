@@ -487,6 +487,9 @@ void add_language_model_figures(const ResolvedTraining& r, torch::nn::Module& mo
   if (fused_cross_entropy_applies(r.device, logits_dtype)) {
     record.config.kernel_fusion += "; cross-entropy: gpuperf";
   }
+  if (timed_gemm_algorithms_apply(r.device, logits_dtype)) {
+    record.config.kernel_fusion += "; GEMMs: timed algorithms";
+  }
 }
 
 // Whether the run predicts its peak memory: on CUDA, where the caching allocator measures it,
@@ -613,11 +616,26 @@ void add_memory_prediction(const TrainingMemoryPrediction& p, RunRecord& record)
 
 // Builds the model and the step, times the windows and fills the measured fields. Returns why
 // the CUDA graph was not used, if it was asked for and failed ("" otherwise).
+// set_timed_gemm_algorithms(on) for the scope's life, then back as it was.
+class TimedGemmScope {
+ public:
+  explicit TimedGemmScope(bool on) : before_(timed_gemm_algorithms()) {
+    set_timed_gemm_algorithms(on);
+  }
+  TimedGemmScope(const TimedGemmScope&) = delete;
+  TimedGemmScope& operator=(const TimedGemmScope&) = delete;
+  ~TimedGemmScope() { set_timed_gemm_algorithms(before_); }
+
+ private:
+  bool before_;
+};
+
 std::string measure_training(const TrainingRun& run, const ResolvedTraining& r,
                              const TrainingHooks& hooks, RunRecord& record) {
   // Off the legacy default stream: nvJPEG's hardware decoder (GPU-decoded files) queues work on
   // blocking streams of its own, which would wait for each training step in flight.
   const SideStreamScope stream(r.device);
+  const TimedGemmScope gemms(run.timed_gemm_algorithms);
   // Before the seed is set: the probe's models do not change the run's weights.
   const bool predict = predicts_memory(run, r);
   std::optional<MemoryProbe> probe;

@@ -200,6 +200,20 @@ struct CastLinear {
 [[nodiscard]] bool fused_linear_applies(const torch::Tensor& x, const torch::Tensor& weight,
                                         const torch::Tensor& bias);
 
+/// How the matrix products of linear_activation(), attention_heads(), rotary_heads() and
+/// swiglu_linear() on gpuperf's kernels choose their cuBLASLt algorithm (process-wide): timed (on,
+/// the default), the fastest of the heuristic's first eight candidates, timed at each product
+/// shape's first call outside a CUDA graph's capture and kept for the process (the heuristic's
+/// first unless another is at least 1% faster; that call waits for the stream); off, the
+/// heuristic's first, the same algorithm in every process (two processes timing may pick
+/// differently, and so differ in the last bits of a product). What ATen's matmul does is "off".
+void set_timed_gemm_algorithms(bool on);
+[[nodiscard]] bool timed_gemm_algorithms();
+/// Whether the products above time their algorithms for activations of `dtype` on `device`:
+/// timed_gemm_algorithms() on, a GPU gpuperf's kernels run on, 16-bit `dtype`.
+[[nodiscard]] bool timed_gemm_algorithms_apply(const torch::Device& device,
+                                               torch::ScalarType dtype);
+
 /// Llama's attention input: x [batch, sequence, width] through wq, wk and wv (no biases) split
 /// into heads, q [batch, heads, sequence, head width] and k and v with `kv_heads`, q and k rotated
 /// by rotary_embedding() with the tables cos and sin. On gpuperf's kernels
