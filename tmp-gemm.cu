@@ -13,13 +13,13 @@
 #include <string>
 #include <vector>
 
-#define CK(x)                                                                   \
-  do {                                                                          \
-    auto e = (x);                                                               \
-    if (e != 0) {                                                               \
+#define CK(x)                                                                      \
+  do {                                                                             \
+    auto e = (x);                                                                  \
+    if (e != 0) {                                                                  \
       std::printf("error %d at %s:%d\n", static_cast<int>(e), __FILE__, __LINE__); \
-      std::exit(1);                                                             \
-    }                                                                           \
+      std::exit(1);                                                                \
+    }                                                                              \
   } while (0)
 
 struct Shape {
@@ -32,9 +32,12 @@ struct Shape {
 
 // Values like a trained layer's (random signs and magnitudes): a GEMM's power depends on them.
 __global__ void fill(__nv_bfloat16* x, size_t n, unsigned seed) {
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
+       i += size_t(gridDim.x) * blockDim.x) {
     unsigned h = unsigned(i) * 2654435761u ^ (seed * 0x9e3779b9u);
-    h ^= h >> 15; h *= 0x85ebca6bu; h ^= h >> 13;
+    h ^= h >> 15;
+    h *= 0x85ebca6bu;
+    h ^= h >> 13;
     x[i] = __float2bfloat16((float(h & 0xffff) / 65536.0f - 0.5f) * 0.1f);
   }
 }
@@ -44,15 +47,23 @@ int main(int argc, char** argv) {
   const int rounds = argc > 2 ? std::atoi(argv[2]) : 3;
   const int M = 8192;
   // Row-major linear y = x W^T (x [M,K], W [N,K]) is column-major C[N,M] = W^T(T) x(N): "TN".
-  // dgrad dx = g W: C[K,M] = W[K,N](N) g[N,M](N): "NN". wgrad dW = g^T x: C[K,N] = x[K,M](N) g^T: "NT".
+  // dgrad dx = g W: C[K,M] = W[K,N](N) g[N,M](N): "NN". wgrad dW = g^T x: C[K,N] = x[K,M](N) g^T:
+  // "NT".
   std::vector<Shape> shapes = {
-      {"qkv fwd", 'T', 'N', 3072, M, 2048, false, 16},   {"qkv dgrad", 'N', 'N', 2048, M, 3072, false, 16},
-      {"qkv wgrad", 'N', 'T', 2048, 3072, M, true, 16},  {"o fwd", 'T', 'N', 2048, M, 2048, false, 16},
-      {"o dgrad", 'N', 'N', 2048, M, 2048, false, 16},   {"o wgrad", 'N', 'T', 2048, 2048, M, true, 16},
-      {"w13 fwd", 'T', 'N', 16384, M, 2048, false, 16},  {"w13 dgrad", 'N', 'N', 2048, M, 16384, false, 16},
-      {"w13 wgrad", 'N', 'T', 2048, 16384, M, true, 16}, {"w2 fwd", 'T', 'N', 2048, M, 8192, false, 16},
-      {"w2 dgrad", 'N', 'N', 8192, M, 2048, false, 16},  {"w2 wgrad", 'N', 'T', 8192, 2048, M, true, 16},
-      {"out fwd", 'T', 'N', 128256, M, 2048, false, 1},  {"out dgrad", 'N', 'N', 2048, M, 128256, false, 1},
+      {"qkv fwd", 'T', 'N', 3072, M, 2048, false, 16},
+      {"qkv dgrad", 'N', 'N', 2048, M, 3072, false, 16},
+      {"qkv wgrad", 'N', 'T', 2048, 3072, M, true, 16},
+      {"o fwd", 'T', 'N', 2048, M, 2048, false, 16},
+      {"o dgrad", 'N', 'N', 2048, M, 2048, false, 16},
+      {"o wgrad", 'N', 'T', 2048, 2048, M, true, 16},
+      {"w13 fwd", 'T', 'N', 16384, M, 2048, false, 16},
+      {"w13 dgrad", 'N', 'N', 2048, M, 16384, false, 16},
+      {"w13 wgrad", 'N', 'T', 2048, 16384, M, true, 16},
+      {"w2 fwd", 'T', 'N', 2048, M, 8192, false, 16},
+      {"w2 dgrad", 'N', 'N', 8192, M, 2048, false, 16},
+      {"w2 wgrad", 'N', 'T', 8192, 2048, M, true, 16},
+      {"out fwd", 'T', 'N', 128256, M, 2048, false, 1},
+      {"out dgrad", 'N', 'N', 2048, M, 128256, false, 1},
       {"out wgrad", 'N', 'T', 2048, 128256, M, true, 1},
   };
   cublasHandle_t blas;
@@ -91,21 +102,23 @@ int main(int argc, char** argv) {
     CK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &opa, sizeof(opa)));
     CK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, &opb, sizeof(opb)));
     cublasLtMatrixLayout_t la, lb, lc;
-    CK(cublasLtMatrixLayoutCreate(&la, CUDA_R_16BF, s.ta == 'T' ? s.k : s.m, s.ta == 'T' ? s.m : s.k, lda));
-    CK(cublasLtMatrixLayoutCreate(&lb, CUDA_R_16BF, s.tb == 'T' ? s.n : s.k, s.tb == 'T' ? s.k : s.n, ldb));
+    CK(cublasLtMatrixLayoutCreate(&la, CUDA_R_16BF, s.ta == 'T' ? s.k : s.m,
+                                  s.ta == 'T' ? s.m : s.k, lda));
+    CK(cublasLtMatrixLayoutCreate(&lb, CUDA_R_16BF, s.tb == 'T' ? s.n : s.k,
+                                  s.tb == 'T' ? s.k : s.n, ldb));
     CK(cublasLtMatrixLayoutCreate(&lc, ctype, s.m, s.n, s.m));
     cublasLtMatmulPreference_t pref;
     CK(cublasLtMatmulPreferenceCreate(&pref));
-    CK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws_bytes,
-                                            sizeof(ws_bytes)));
+    CK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                            &ws_bytes, sizeof(ws_bytes)));
     cublasLtMatmulHeuristicResult_t res[16];
     int found = 0;
     CK(cublasLtMatmulAlgoGetHeuristic(lt, desc, la, lb, lc, lc, pref, 16, res, &found));
     // candidate -1: cublasGemmEx; 0..found-1: cuBLASLt's algorithms in the heuristic's order
     auto run = [&](int cand) {
       if (cand < 0) {
-        CK(cublasGemmEx(blas, opa, opb, s.m, s.n, s.k, &one, a, CUDA_R_16BF, lda, b, CUDA_R_16BF, ldb,
-                        &zero, c, ctype, s.m, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+        CK(cublasGemmEx(blas, opa, opb, s.m, s.n, s.k, &one, a, CUDA_R_16BF, lda, b, CUDA_R_16BF,
+                        ldb, &zero, c, ctype, s.m, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
       } else {
         CK(cublasLtMatmul(lt, desc, &one, a, la, b, lb, &zero, c, lc, c, lc, &res[cand].algo, ws,
                           ws_bytes, 0));
@@ -131,11 +144,14 @@ int main(int argc, char** argv) {
       med[i] = t[t.size() / 2];
     }
     int best = 1;
-    for (int i = 1; i <= found; ++i) if (med[i] < med[best]) best = i;
+    for (int i = 1; i <= found; ++i)
+      if (med[i] < med[best]) best = i;
     const double flop = 2.0 * s.m * s.n * s.k;
-    std::printf("%-10s m %6d n %6d k %6d  GemmEx %.3f ms (%.0f TF/s)  Lt#0 %.3f  best Lt#%d %.3f ms (%.0f TF/s)  gain %.2f%%  [%d algos]\n",
-                s.name, s.m, s.n, s.k, med[0], flop / med[0] / 1e9, med[1], best - 1, med[best],
-                flop / med[best] / 1e9, 100 * (med[0] / med[best] - 1), found);
+    std::printf(
+        "%-10s m %6d n %6d k %6d  GemmEx %.3f ms (%.0f TF/s)  Lt#0 %.3f  best Lt#%d %.3f ms (%.0f "
+        "TF/s)  gain %.2f%%  [%d algos]\n",
+        s.name, s.m, s.n, s.k, med[0], flop / med[0] / 1e9, med[1], best - 1, med[best],
+        flop / med[best] / 1e9, 100 * (med[0] / med[best] - 1), found);
     total_default += s.per_step * med[0];
     total_lt0 += s.per_step * med[1];
     total_best += s.per_step * std::min(med[best], med[0]);
@@ -145,7 +161,7 @@ int main(int argc, char** argv) {
     cublasLtMatrixLayoutDestroy(lc);
     cublasLtMatmulDescDestroy(desc);
   }
-  std::printf("a step's GEMMs: GemmEx %.2f ms, Lt#0 %.2f ms, best of each %.2f ms (%.2f%% less)\n", total_default,
-              total_lt0, total_best, 100 * (1 - total_best / total_default));
+  std::printf("a step's GEMMs: GemmEx %.2f ms, Lt#0 %.2f ms, best of each %.2f ms (%.2f%% less)\n",
+              total_default, total_lt0, total_best, 100 * (1 - total_best / total_default));
   return 0;
 }

@@ -249,17 +249,18 @@ TEST_CASE("GPT and Llama gradients in fp32 match the same models in fp64", "[mod
 
 TEST_CASE("timed GEMM algorithms are a process-wide switch that applies to a GPU's 16-bit products",
           "[models][lm]") {
-  CHECK(gpuperf::timed_gemm_algorithms());  // the default
-  CHECK_FALSE(gpuperf::timed_gemm_algorithms_apply(torch::Device(torch::kCPU), torch::kBFloat16));
-  gpuperf::set_timed_gemm_algorithms(false);
-  CHECK_FALSE(gpuperf::timed_gemm_algorithms());
+  CHECK_FALSE(gpuperf::timed_gemm_algorithms());  // the default
+  CHECK(gpuperf::TrainingRun{}.timed_gemm_algorithms == gpuperf::timed_gemm_algorithms());
   gpuperf::set_timed_gemm_algorithms(true);
   CHECK(gpuperf::timed_gemm_algorithms());
+  CHECK_FALSE(gpuperf::timed_gemm_algorithms_apply(torch::Device(torch::kCPU), torch::kBFloat16));
   if (torch::cuda::is_available()) {
     CHECK(gpuperf::timed_gemm_algorithms_apply(torch::Device(torch::kCUDA, 0), torch::kHalf));
     CHECK_FALSE(
         gpuperf::timed_gemm_algorithms_apply(torch::Device(torch::kCUDA, 0), torch::kFloat));
   }
+  gpuperf::set_timed_gemm_algorithms(false);
+  CHECK_FALSE(gpuperf::timed_gemm_algorithms());
 }
 
 TEST_CASE("the registry knows GPT-2 and Llama-style models as language models", "[models][lm]") {
@@ -442,10 +443,11 @@ TEST_CASE(
   // A fused kernel, not the math path: LibTorch 2.11 picks cuDNN's on an H200, flash elsewhere.
   // The optimizer: gpuperf's Adam kernel, writing the bf16 block weights the forward pass reads,
   // its update beside backward (TrainingRun::optimizer_in_backward's default); the products'
-  // algorithms timed (TrainingRun::timed_gemm_algorithms' default).
+  // algorithms timed where TrainingRun::timed_gemm_algorithms' default says.
   const std::string rest =
-      "; cross-entropy: gpuperf; GEMMs: timed algorithms; optimizer: gpuperf's Adam writing the "
-      "16-bit weights, beside backward";
+      std::string("; cross-entropy: gpuperf") +
+      (gpuperf::TrainingRun{}.timed_gemm_algorithms ? "; GEMMs: timed algorithms" : "") +
+      "; optimizer: gpuperf's Adam writing the 16-bit weights, beside backward";
   const std::set<std::string> fused{"attention: flash" + rest, "attention: cudnn" + rest,
                                     "attention: efficient" + rest};
   CHECK(fused.count(record.config.kernel_fusion) == 1);
@@ -1051,12 +1053,13 @@ TEST_CASE("linear_activation's kernels, with a bias (and GELU) and without, matc
                       << (activation == gpuperf::Activation::kGeluTanh) << ", in " << shape.back()
                       << ", out " << out);
         check_linear(dtype, shape, out, activation);
-        // Without a bias (Llama's projections, the tied output layers), the products'
-        // algorithms timed (the default) and the heuristic's first.
-        check_linear(dtype, shape, out, activation, /*with_bias=*/false);
-        gpuperf::set_timed_gemm_algorithms(false);
+        // Without a bias (Llama's projections, the tied output layers), by ATen's products and
+        // by cuBLASLt's with timed algorithms.
         check_linear(dtype, shape, out, activation, /*with_bias=*/false);
         gpuperf::set_timed_gemm_algorithms(true);
+        check_linear(dtype, shape, out, activation);
+        check_linear(dtype, shape, out, activation, /*with_bias=*/false);
+        gpuperf::set_timed_gemm_algorithms(false);
       }
     }
   }
@@ -1082,7 +1085,7 @@ TEST_CASE("a product's timed algorithm is kept for its shape: the same inputs, t
     CHECK(torch::equal(first, again));
     CHECK(relative_error(first, y64) < 1e-2);
   }
-  gpuperf::set_timed_gemm_algorithms(true);
+  gpuperf::set_timed_gemm_algorithms(false);
 }
 
 TEST_CASE("attention_heads' q, k, v and the projection's gradients match fp64",
@@ -1315,15 +1318,21 @@ TEST_CASE("Llama on CUDA, its projections joined, matches fp64", "[models][lm][g
       if (p.value().dim() == 1) p.value().copy_(torch::randn_like(p.value()) * 0.3 + 1.0);
     }
   }
-  check_cuda_against_fp64(reference, [](gpuperf::Llama& llama) {
-    const gpuperf::LlamaOptions& o = llama->options();
-    const auto* block = llama->blocks->ptr(0)->as<gpuperf::LlamaBlockImpl>();
-    const torch::Tensor probe = torch::zeros({3, o.context, o.width}, torch::kCUDA);
-    REQUIRE(gpuperf::fused_rotary_heads_applies(probe, block->wq->weight, block->wk->weight,
-                                                block->wv->weight, llama->rope_cos, llama->rope_sin,
-                                                o.heads, o.kv_heads));
-    REQUIRE(gpuperf::fused_swiglu_linear_applies(probe, block->w1->weight, block->w3->weight));
-  });
+  // By ATen's products (the default), then by cuBLASLt's with timed algorithms.
+  for (const bool timed : {false, true}) {
+    INFO("timed GEMM algorithms " << timed);
+    gpuperf::set_timed_gemm_algorithms(timed);
+    check_cuda_against_fp64(reference, [](gpuperf::Llama& llama) {
+      const gpuperf::LlamaOptions& o = llama->options();
+      const auto* block = llama->blocks->ptr(0)->as<gpuperf::LlamaBlockImpl>();
+      const torch::Tensor probe = torch::zeros({3, o.context, o.width}, torch::kCUDA);
+      REQUIRE(gpuperf::fused_rotary_heads_applies(probe, block->wq->weight, block->wk->weight,
+                                                  block->wv->weight, llama->rope_cos,
+                                                  llama->rope_sin, o.heads, o.kv_heads));
+      REQUIRE(gpuperf::fused_swiglu_linear_applies(probe, block->w1->weight, block->w3->weight));
+    });
+  }
+  gpuperf::set_timed_gemm_algorithms(false);
 }
 
 TEST_CASE("a tied embedding's weight gradient is both uses' in fp64, the same on every run",

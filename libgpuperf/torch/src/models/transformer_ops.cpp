@@ -36,7 +36,7 @@
 namespace gpuperf {
 namespace {
 
-std::atomic<bool> timed_gemms{true};  // set_timed_gemm_algorithms()
+std::atomic<bool> timed_gemms{false};  // set_timed_gemm_algorithms()
 
 // ATen's rotary embedding in the rotate_half layout: the tables cast to x's dtype, then
 // x cos + rotate_half(x) sin.
@@ -104,17 +104,19 @@ std::optional<Stored> stored(const torch::Tensor& t) {
   return std::nullopt;
 }
 
-// a [rows, inner] b [inner, cols] in `dtype` (a's, or float32 from the GEMM), for 16-bit a and b
-// of one dtype on a GPU gpuperf's kernels run on, each with dense rows or columns: one cuBLASLt
-// product whose algorithm was timed at the shape's first call (gemm_epilogue.h's matmul(); where
-// set_timed_gemm_algorithms(false), the heuristic's first, as ATen's mm). Elsewhere mm_as().
+// a [rows, inner] b [inner, cols] in `dtype` (a's, or float32 from the GEMM). With timed GEMM
+// algorithms (set_timed_gemm_algorithms), for 16-bit a and b of one dtype on a GPU gpuperf's
+// kernels run on, each with dense rows or columns: one cuBLASLt product whose algorithm was timed
+// at the shape's first call (gemm_epilogue.h's matmul()). Elsewhere mm_as() (ATen's mm, whose
+// cuBLAS takes the heuristic's first).
 torch::Tensor product(const torch::Tensor& a, const torch::Tensor& b, c10::ScalarType dtype) {
   const c10::ScalarType t = a.scalar_type();
   const std::optional<Stored> sa = a.dim() == 2 ? stored(a) : std::nullopt;
   const std::optional<Stored> sb = b.dim() == 2 ? stored(b) : std::nullopt;
-  if ((t != torch::kHalf && t != torch::kBFloat16) || !sa || !sb || !on_own_kernels(a) ||
-      b.scalar_type() != t || b.device() != a.device() || (dtype != t && dtype != torch::kFloat) ||
-      !detail::aligned16(a) || !detail::aligned16(b) || a.numel() == 0 || b.numel() == 0) {
+  if (!timed_gemms.load() || (t != torch::kHalf && t != torch::kBFloat16) || !sa || !sb ||
+      !on_own_kernels(a) || b.scalar_type() != t || b.device() != a.device() ||
+      (dtype != t && dtype != torch::kFloat) || !detail::aligned16(a) || !detail::aligned16(b) ||
+      a.numel() == 0 || b.numel() == 0) {
     return mm_as(a, b, dtype);
   }
   const c10::cuda::CUDAGuard guard(a.device());
@@ -125,7 +127,7 @@ torch::Tensor product(const torch::Tensor& a, const torch::Tensor& b, c10::Scala
   // operand with dense rows is stored as its transpose already: read as stored.
   int status = 0;
   switch (detail::matmul(
-      timed_gemms.load(), detail::nhwc_dtype(t), dtype == torch::kFloat && t != dtype,
+      /*timed=*/true, detail::nhwc_dtype(t), dtype == torch::kFloat && t != dtype,
       /*trans_a=*/!sb->rows_dense, /*trans_b=*/!sa->rows_dense, b.size(1), a.size(0), a.size(1),
       b.data_ptr(), sb->ld, a.data_ptr(), sa->ld, out.data_ptr(), b.size(1), workspace.data_ptr(),
       at::cuda::getCurrentCUDAStream(), &status)) {

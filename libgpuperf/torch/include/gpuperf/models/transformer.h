@@ -201,12 +201,12 @@ struct CastLinear {
                                         const torch::Tensor& bias);
 
 /// How the matrix products of linear_activation(), attention_heads(), rotary_heads() and
-/// swiglu_linear() on gpuperf's kernels choose their cuBLASLt algorithm (process-wide): timed (on,
-/// the default), the fastest of the heuristic's first eight candidates, timed at each product
+/// swiglu_linear() on gpuperf's kernels run (process-wide). Timed (on): each goes to cuBLASLt
+/// with the fastest of the heuristic's first eight candidate algorithms, timed at each product
 /// shape's first call outside a CUDA graph's capture and kept for the process (the heuristic's
-/// first unless another is at least 1% faster; that call waits for the stream); off, the
-/// heuristic's first, the same algorithm in every process (two processes timing may pick
-/// differently, and so differ in the last bits of a product). What ATen's matmul does is "off".
+/// first unless another is at least 1% faster; that call waits for the stream); two processes
+/// may pick differently and so differ in a product's last bits. Off (the default, until the
+/// step-level gain is measured): ATen's matmul, whose cuBLAS takes the heuristic's first.
 void set_timed_gemm_algorithms(bool on);
 [[nodiscard]] bool timed_gemm_algorithms();
 /// Whether the products above time their algorithms for activations of `dtype` on `device`:
