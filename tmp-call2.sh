@@ -12,7 +12,8 @@
 #                         (GEMM=1: on another card, tmp-gemm.cu's timings instead, then exit 3)
 #   MODE=jpeg bash tmp-call2.sh   (warm) JPEG runs only
 #   MODE=ab TARGETS=lm_benchmark bash tmp-call2.sh   (warm) the Llama A/B alone
-#                         (AB_FLAG: the switch A/B'd, default optimizer-in-backward)
+#                         (AB_FLAG: the switch A/B'd, default optimizer-in-backward; NOJPEG=1: no
+#                         JPEG folder made; TFILTER: test_models_transformer's test filter)
 #   MODE=side bash tmp-call2.sh
 #                         (warm) Llama 1B side by side with torch.compile (REPEATS, default 3), power
 #                         sampled on both sides; then JPEG runs until DEADLINE
@@ -38,8 +39,8 @@ mkdir -p "$OUT/logs"
 finish() { tar czf "$OUT/logs-${MODE:-a}.tgz" -C "$OUT" logs; rm -rf "$OUT/logs"; }
 D=build-gpu/jpeg
 { [ -f build-gpu/build.ninja ] || cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release; } >"$OUT/logs/configure.log" 2>&1
-cmake --build build-gpu -j16 --target make_jpeg_folder >"$OUT/logs/build.log" 2>&1 || { tail -30 "$OUT/logs/build.log"; finish; exit 1; }
-if [ ! -d $D/all ]; then
+[ "${NOJPEG:-0}" = 1 ] || cmake --build build-gpu -j16 --target make_jpeg_folder >"$OUT/logs/build.log" 2>&1 || { tail -30 "$OUT/logs/build.log"; finish; exit 1; }
+if [ "${NOJPEG:-0}" != 1 ] && [ ! -d $D/all ]; then
   ( for g in 0 1 2 3 4 5 6 7; do build-gpu/benchmarks/make_jpeg_folder --out $D/g$g --classes 8 \
       --images-per-class 100 --seed $g >/dev/null 2>&1 & done; wait
     mkdir -p $D/all
@@ -47,7 +48,7 @@ if [ ! -d $D/all ]; then
 fi
 tests="test_amp test_models_transformer test_train_image_folder"; [ "${MODE:-a}" = h200 ] && tests=
 cmake --build build-gpu -j16 --target ${TARGETS:-lm_benchmark gpu_info resnet50_benchmark $tests} >>"$OUT/logs/build.log" 2>&1 || { grep -B2 -A12 "error" "$OUT/logs/build.log" | head -80; finish; exit 1; }
-wait; echo "built after $(el) s, $(ls $D/all/*/* | wc -l) files"
+wait; echo "built after $(el) s, $(ls $D/all/*/* 2>/dev/null | wc -l) files"
 jpeg() {  # one ResNet-50 run on the files: $1 tag, the rest resnet50_benchmark options
   local tag=$1; shift
   timeout -k 5 60 build-gpu/apps/resnet50_benchmark --model resnet50 --batch-size 256 --precision fp16 \
@@ -83,7 +84,9 @@ jpeg_loop() {  # until DEADLINE, or JPEG_UNTIL seconds from the start
 }
 if [ "${MODE:-a}" = a ] || [ "${MODE:-a}" = ab ]; then
   [ "${MODE:-a}" = ab ] || for t in test_amp test_models_transformer; do
-    timeout -k 10 "$(cap 120)" build-gpu/tests/torch/$t "[gpu]" >"$OUT/logs/$t-gpu.txt" 2>&1
+    [ -x build-gpu/tests/torch/$t ] || continue
+    filter="[gpu]"; [ $t = test_models_transformer ] && filter=${TFILTER:-[gpu]}
+    timeout -k 10 "$(cap 120)" build-gpu/tests/torch/$t "$filter" >"$OUT/logs/$t-gpu.txt" 2>&1
     rc=$?; echo "$t [gpu] rc=$rc ($(el) s): $(tail -2 "$OUT/logs/$t-gpu.txt" | head -1)"
     grep -B5 -A20 "FAILED" "$OUT/logs/$t-gpu.txt" | head -60
   done
