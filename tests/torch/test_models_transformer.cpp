@@ -385,7 +385,12 @@ TEST_CASE("a language-model training run records tokens/s and the 6N + 6LCT FLOP
   CHECK_THROWS_WITH(gpuperf::run_training(run),
                     Catch::Contains("TrainingRun::sequence_length: must be >= 0 and <= 16"));
   run.sequence_length = 12;
+  // Timed GEMM algorithms asked for: on the CPU they do not apply (the record says nothing of
+  // them), and the process-wide setting is back as it was after the run.
+  run.timed_gemm_algorithms = true;
   const gpuperf::RunRecord record = gpuperf::run_training(run);
+  CHECK_FALSE(gpuperf::timed_gemm_algorithms());
+  CHECK(record.config.kernel_fusion.find("GEMMs") == std::string::npos);
   CHECK(record.config.input_shape == std::vector<std::int64_t>{12});
   CHECK(record.config.num_classes == shape.vocabulary);
   CHECK(record.config.data_source == "synthetic tokens");

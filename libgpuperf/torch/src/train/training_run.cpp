@@ -614,8 +614,6 @@ void add_memory_prediction(const TrainingMemoryPrediction& p, RunRecord& record)
     record.warnings.push_back("memory prediction: " + note);
 }
 
-// Builds the model and the step, times the windows and fills the measured fields. Returns why
-// the CUDA graph was not used, if it was asked for and failed ("" otherwise).
 // set_timed_gemm_algorithms(on) for the scope's life, then back as it was.
 class TimedGemmScope {
  public:
@@ -630,6 +628,8 @@ class TimedGemmScope {
   bool before_;
 };
 
+// Builds the model and the step, times the windows and fills the measured fields. Returns why
+// the CUDA graph was not used, if it was asked for and failed ("" otherwise).
 std::string measure_training(const TrainingRun& run, const ResolvedTraining& r,
                              const TrainingHooks& hooks, RunRecord& record) {
   // Off the legacy default stream: nvJPEG's hardware decoder (GPU-decoded files) queues work on
