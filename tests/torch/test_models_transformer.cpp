@@ -30,6 +30,14 @@
 
 namespace {
 
+// Timed GEMM algorithms on or off for a scope, then off (the default) even when a REQUIRE throws.
+struct TimedGemms {
+  explicit TimedGemms(bool on) { gpuperf::set_timed_gemm_algorithms(on); }
+  TimedGemms(const TimedGemms&) = delete;
+  TimedGemms& operator=(const TimedGemms&) = delete;
+  ~TimedGemms() { gpuperf::set_timed_gemm_algorithms(false); }
+};
+
 std::int64_t numel(torch::nn::Module& module) {
   std::int64_t n = 0;
   for (const auto& p : module.parameters()) n += p.numel();
@@ -1061,10 +1069,9 @@ TEST_CASE("linear_activation's kernels, with a bias (and GELU) and without, matc
         // Without a bias (Llama's projections, the tied output layers), by ATen's products and
         // by cuBLASLt's with timed algorithms.
         check_linear(dtype, shape, out, activation, /*with_bias=*/false);
-        gpuperf::set_timed_gemm_algorithms(true);
+        const TimedGemms timed(true);
         check_linear(dtype, shape, out, activation);
         check_linear(dtype, shape, out, activation, /*with_bias=*/false);
-        gpuperf::set_timed_gemm_algorithms(false);
       }
     }
   }
@@ -1081,7 +1088,7 @@ TEST_CASE("a product's timed algorithm is kept for its shape: the same inputs, t
   const torch::Tensor y64 = torch::linear(f64(x), w.to(torch::kBFloat16).to(torch::kDouble));
   for (const bool timed : {true, false}) {
     INFO("timed " << timed);
-    gpuperf::set_timed_gemm_algorithms(timed);
+    const TimedGemms scope(timed);
     CHECK(gpuperf::timed_gemm_algorithms() == timed);
     CHECK(gpuperf::timed_gemm_algorithms_apply(x.device(), torch::kBFloat16) == timed);
     gpuperf::AutocastGuard autocast(torch::kCUDA, torch::kBFloat16);
@@ -1090,7 +1097,6 @@ TEST_CASE("a product's timed algorithm is kept for its shape: the same inputs, t
     CHECK(torch::equal(first, again));
     CHECK(relative_error(first, y64) < 1e-2);
   }
-  gpuperf::set_timed_gemm_algorithms(false);
 }
 
 TEST_CASE("attention_heads' q, k, v and the projection's gradients match fp64",
@@ -1326,7 +1332,7 @@ TEST_CASE("Llama on CUDA, its projections joined, matches fp64", "[models][lm][g
   // By ATen's products (the default), then by cuBLASLt's with timed algorithms.
   for (const bool timed : {false, true}) {
     INFO("timed GEMM algorithms " << timed);
-    gpuperf::set_timed_gemm_algorithms(timed);
+    const TimedGemms scope(timed);
     check_cuda_against_fp64(reference, [](gpuperf::Llama& llama) {
       const gpuperf::LlamaOptions& o = llama->options();
       const auto* block = llama->blocks->ptr(0)->as<gpuperf::LlamaBlockImpl>();
@@ -1337,7 +1343,6 @@ TEST_CASE("Llama on CUDA, its projections joined, matches fp64", "[models][lm][g
       REQUIRE(gpuperf::fused_swiglu_linear_applies(probe, block->w1->weight, block->w3->weight));
     });
   }
-  gpuperf::set_timed_gemm_algorithms(false);
 }
 
 TEST_CASE("a tied embedding's weight gradient is both uses' in fp64, the same on every run",
