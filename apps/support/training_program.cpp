@@ -161,7 +161,7 @@ void add_model_options(CLI::App& app, TrainingOptions& o) {
       ->group("Language models");
   add_switch(app, "timed-gemm-algorithms", r.timed_gemm_algorithms,
              "on a GPU: each matrix product takes the fastest of cuBLASLt's candidate "
-             "algorithms, timed at its first call (off: PyTorch's products, the heuristic's first)")
+             "algorithms, timed at its first call (off: PyTorch's products, cuBLAS's own choice)")
       ->group("Language models");
   add_switch(app, "oom-back-off", r.back_off_on_out_of_memory,
              "out of device memory: halve the batch and run again, saying so (single-process "

@@ -108,7 +108,7 @@ std::optional<Stored> stored(const torch::Tensor& t) {
 // algorithms (set_timed_gemm_algorithms), for 16-bit a and b of one dtype on a GPU gpuperf's
 // kernels run on, each with dense rows or columns: one cuBLASLt product whose algorithm was timed
 // at the shape's first call (gemm_epilogue.h's matmul()). Elsewhere mm_as() (ATen's mm, whose
-// cuBLAS takes the heuristic's first).
+// cuBLAS makes its own choice).
 torch::Tensor product(const torch::Tensor& a, const torch::Tensor& b, c10::ScalarType dtype) {
   const c10::ScalarType t = a.scalar_type();
   const std::optional<Stored> sa = a.dim() == 2 ? stored(a) : std::nullopt;

@@ -206,7 +206,7 @@ struct CastLinear {
 /// shape's first call outside a CUDA graph's capture and kept for the process (the heuristic's
 /// first unless another is at least 1% faster; that call waits for the stream); two processes
 /// may pick differently and so differ in a product's last bits. Off (the default, until the
-/// step-level gain is measured): ATen's matmul, whose cuBLAS takes the heuristic's first.
+/// step-level gain is measured): ATen's matmul, as PyTorch runs it (cuBLAS's own choice).
 void set_timed_gemm_algorithms(bool on);
 [[nodiscard]] bool timed_gemm_algorithms();
 /// Whether the products above time their algorithms for activations of `dtype` on `device`:

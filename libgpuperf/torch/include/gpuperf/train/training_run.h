@@ -92,7 +92,7 @@ struct TrainingRun : RunBasics {
   bool optimizer_in_backward = true;
   /// Language models on a GPU: each matrix product's cuBLASLt algorithm the fastest of the
   /// heuristic's candidates, timed at its first call (set_timed_gemm_algorithms(), for the run);
-  /// off: ATen's products (the heuristic's first), the same in every process. The record's
+  /// off: ATen's products (cuBLAS's own choice), the same in every process. The record's
   /// kernel_fusion says "GEMMs: timed algorithms" where they were.
   bool timed_gemm_algorithms = false;
   /// On CUDA: predict the step's peak memory (training_memory.h) and record it beside the
