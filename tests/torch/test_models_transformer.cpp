@@ -30,14 +30,6 @@
 
 namespace {
 
-// Timed GEMM algorithms on or off for a scope, then off (the default) even when a REQUIRE throws.
-struct TimedGemms {
-  explicit TimedGemms(bool on) { gpuperf::set_timed_gemm_algorithms(on); }
-  TimedGemms(const TimedGemms&) = delete;
-  TimedGemms& operator=(const TimedGemms&) = delete;
-  ~TimedGemms() { gpuperf::set_timed_gemm_algorithms(false); }
-};
-
 std::int64_t numel(torch::nn::Module& module) {
   std::int64_t n = 0;
   for (const auto& p : module.parameters()) n += p.numel();
@@ -259,16 +251,17 @@ TEST_CASE("timed GEMM algorithms are a process-wide switch that applies to a GPU
           "[models][lm]") {
   CHECK_FALSE(gpuperf::timed_gemm_algorithms());  // the default
   CHECK(gpuperf::TrainingRun{}.timed_gemm_algorithms == gpuperf::timed_gemm_algorithms());
-  gpuperf::set_timed_gemm_algorithms(true);
-  CHECK(gpuperf::timed_gemm_algorithms());
-  CHECK_FALSE(gpuperf::timed_gemm_algorithms_apply(torch::Device(torch::kCPU), torch::kBFloat16));
-  if (torch::cuda::is_available()) {
-    CHECK(gpuperf::timed_gemm_algorithms_apply(torch::Device(torch::kCUDA, 0), torch::kHalf));
-    CHECK_FALSE(
-        gpuperf::timed_gemm_algorithms_apply(torch::Device(torch::kCUDA, 0), torch::kFloat));
+  {
+    const gpuperf::TimedGemmAlgorithmsScope scope(true);
+    CHECK(gpuperf::timed_gemm_algorithms());
+    CHECK_FALSE(gpuperf::timed_gemm_algorithms_apply(torch::Device(torch::kCPU), torch::kBFloat16));
+    if (torch::cuda::is_available()) {
+      CHECK(gpuperf::timed_gemm_algorithms_apply(torch::Device(torch::kCUDA, 0), torch::kHalf));
+      CHECK_FALSE(
+          gpuperf::timed_gemm_algorithms_apply(torch::Device(torch::kCUDA, 0), torch::kFloat));
+    }
   }
-  gpuperf::set_timed_gemm_algorithms(false);
-  CHECK_FALSE(gpuperf::timed_gemm_algorithms());
+  CHECK_FALSE(gpuperf::timed_gemm_algorithms());  // back as it was
 }
 
 TEST_CASE("the registry knows GPT-2 and Llama-style models as language models", "[models][lm]") {
@@ -1069,7 +1062,7 @@ TEST_CASE("linear_activation's kernels, with a bias (and GELU) and without, matc
         // Without a bias (Llama's projections, the tied output layers), by ATen's products and
         // by cuBLASLt's with timed algorithms.
         check_linear(dtype, shape, out, activation, /*with_bias=*/false);
-        const TimedGemms timed(true);
+        const gpuperf::TimedGemmAlgorithmsScope timed(true);
         check_linear(dtype, shape, out, activation);
         check_linear(dtype, shape, out, activation, /*with_bias=*/false);
       }
@@ -1088,7 +1081,7 @@ TEST_CASE("a product's timed algorithm is kept for its shape: the same inputs, t
   const torch::Tensor y64 = torch::linear(f64(x), w.to(torch::kBFloat16).to(torch::kDouble));
   for (const bool timed : {true, false}) {
     INFO("timed " << timed);
-    const TimedGemms scope(timed);
+    const gpuperf::TimedGemmAlgorithmsScope scope(timed);
     CHECK(gpuperf::timed_gemm_algorithms() == timed);
     CHECK(gpuperf::timed_gemm_algorithms_apply(x.device(), torch::kBFloat16) == timed);
     gpuperf::AutocastGuard autocast(torch::kCUDA, torch::kBFloat16);
@@ -1332,7 +1325,7 @@ TEST_CASE("Llama on CUDA, its projections joined, matches fp64", "[models][lm][g
   // By ATen's products (the default), then by cuBLASLt's with timed algorithms.
   for (const bool timed : {false, true}) {
     INFO("timed GEMM algorithms " << timed);
-    const TimedGemms scope(timed);
+    const gpuperf::TimedGemmAlgorithmsScope scope(timed);
     check_cuda_against_fp64(reference, [](gpuperf::Llama& llama) {
       const gpuperf::LlamaOptions& o = llama->options();
       const auto* block = llama->blocks->ptr(0)->as<gpuperf::LlamaBlockImpl>();

@@ -8,13 +8,13 @@
 
 #include <algorithm>
 #include <array>
-#include <functional>
-#include <vector>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "models/gemm_epilogue.h"
 
@@ -275,6 +275,14 @@ GemmOutcome run(const LtProduct& p, bool timed, void* workspace, cudaStream_t st
                     align_d,
                     align_aux,
                     timed ? 1 : 0};
+  // D = A B with `candidate` (also each candidate timed, each writing D).
+  const float one = 1.0f;
+  const float zero = 0.0f;
+  void* d = const_cast<void*>(p.d.data);
+  const auto call = [&](const cublasLtMatmulAlgo_t& candidate) {
+    return lt().matmul(handle, desc.op, &one, p.a.data, desc.a, p.b.data, desc.b, &zero, d, desc.d,
+                       d, desc.d, &candidate, workspace, workspace_bytes, stream);
+  };
   cublasLtMatmulAlgo_t algo{};
   bool known = false;
   {
@@ -308,25 +316,12 @@ GemmOutcome run(const LtProduct& p, bool timed, void* workspace, cudaStream_t st
       *status = static_cast<int>(s);
       return GemmOutcome::kUnsupported;
     }
-    const float one = 1.0f;
-    const float zero = 0.0f;
-    void* out = const_cast<void*>(p.d.data);
-    const auto call = [&](const cublasLtMatmulAlgo_t& candidate) {
-      return lt().matmul(handle, desc.op, &one, p.a.data, desc.a, p.b.data, desc.b, &zero, out,
-                         desc.d, out, desc.d, &candidate, workspace, workspace_bytes, stream);
-    };
     algo =
         candidates[static_cast<std::size_t>(fastest(call, candidates.data(), found, stream))].algo;
     const std::lock_guard<std::mutex> lock(algo_mutex());
     algo_cache().emplace(key, algo);
   }
-  const float alpha = 1.0f;
-  const float beta = 0.0f;
-  void* d = const_cast<void*>(p.d.data);
-  if (failed(lt().matmul(handle, desc.op, &alpha, p.a.data, desc.a, p.b.data, desc.b, &beta, d,
-                         desc.d, d, desc.d, &algo, workspace, workspace_bytes, stream))) {
-    return GemmOutcome::kFailed;
-  }
+  if (failed(call(algo))) return GemmOutcome::kFailed;
   return GemmOutcome::kDone;
 }
 

@@ -7,8 +7,9 @@
 // the float32 sum before rounding.
 //
 // matmul() is a plain product through the same path, for the transformer's products without a
-// bias. Both take, per product shape, the fastest of the algorithms cuBLASLt's heuristic offers,
-// timed at the shape's first call outside a CUDA graph's capture (see matmul()). No LibTorch here.
+// bias. Asked to (`timed`), both take per product shape the fastest of the algorithms cuBLASLt's
+// heuristic offers, timed at the shape's first call outside a CUDA graph's capture (see
+// matmul()); else the heuristic's first. No LibTorch here.
 
 #include <cuda_runtime_api.h>
 

@@ -614,20 +614,6 @@ void add_memory_prediction(const TrainingMemoryPrediction& p, RunRecord& record)
     record.warnings.push_back("memory prediction: " + note);
 }
 
-// set_timed_gemm_algorithms(on) for the scope's life, then back as it was.
-class TimedGemmScope {
- public:
-  explicit TimedGemmScope(bool on) : before_(timed_gemm_algorithms()) {
-    set_timed_gemm_algorithms(on);
-  }
-  TimedGemmScope(const TimedGemmScope&) = delete;
-  TimedGemmScope& operator=(const TimedGemmScope&) = delete;
-  ~TimedGemmScope() { set_timed_gemm_algorithms(before_); }
-
- private:
-  bool before_;
-};
-
 // Builds the model and the step, times the windows and fills the measured fields. Returns why
 // the CUDA graph was not used, if it was asked for and failed ("" otherwise).
 std::string measure_training(const TrainingRun& run, const ResolvedTraining& r,
@@ -635,7 +621,7 @@ std::string measure_training(const TrainingRun& run, const ResolvedTraining& r,
   // Off the legacy default stream: nvJPEG's hardware decoder (GPU-decoded files) queues work on
   // blocking streams of its own, which would wait for each training step in flight.
   const SideStreamScope stream(r.device);
-  const TimedGemmScope gemms(run.timed_gemm_algorithms);
+  const TimedGemmAlgorithmsScope gemms(run.timed_gemm_algorithms);
   // Before the seed is set: the probe's models do not change the run's weights.
   const bool predict = predicts_memory(run, r);
   std::optional<MemoryProbe> probe;

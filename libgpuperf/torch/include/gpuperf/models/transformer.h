@@ -213,6 +213,20 @@ void set_timed_gemm_algorithms(bool on);
 /// timed_gemm_algorithms() on, a GPU gpuperf's kernels run on, 16-bit `dtype`.
 [[nodiscard]] bool timed_gemm_algorithms_apply(const torch::Device& device,
                                                torch::ScalarType dtype);
+/// set_timed_gemm_algorithms(on) for the scope's life, then back as it was (also when an
+/// exception leaves the scope).
+class TimedGemmAlgorithmsScope {
+ public:
+  explicit TimedGemmAlgorithmsScope(bool on) : before_(timed_gemm_algorithms()) {
+    set_timed_gemm_algorithms(on);
+  }
+  TimedGemmAlgorithmsScope(const TimedGemmAlgorithmsScope&) = delete;
+  TimedGemmAlgorithmsScope& operator=(const TimedGemmAlgorithmsScope&) = delete;
+  ~TimedGemmAlgorithmsScope() { set_timed_gemm_algorithms(before_); }
+
+ private:
+  bool before_;
+};
 
 /// Llama's attention input: x [batch, sequence, width] through wq, wk and wv (no biases) split
 /// into heads, q [batch, heads, sequence, head width] and k and v with `kv_heads`, q and k rotated
