@@ -10,13 +10,17 @@
 #                         "a16 s1") until JPEG_UNTIL (320) s; then Llama 1B side by side with
 #                         torch.compile (REPEATS, default 3, power sampled on both sides)
 #                         (GEMM=1: on another card, tmp-gemm.cu's timings instead, then exit 3)
+#                         (TIMED=1: test_models_transformer's TFILTER tests first; where they pass
+#                         the side by side runs gpuperf with --timed-gemm-algorithms; ELSE_MODE=a
+#                         [ELSE_TARGETS=...]: on another card run that mode instead of exiting)
 #   MODE=jpeg bash tmp-call2.sh   (warm) JPEG runs only
 #   MODE=ab TARGETS=lm_benchmark bash tmp-call2.sh   (warm) the Llama A/B alone
 #                         (AB_FLAG: the switch A/B'd, default optimizer-in-backward; NOJPEG=1: no
 #                         JPEG folder made; TFILTER: test_models_transformer's test filter)
 #   MODE=side bash tmp-call2.sh
 #                         (warm) Llama 1B side by side with torch.compile (REPEATS, default 3), power
-#                         sampled on both sides; then JPEG runs until DEADLINE
+#                         sampled on both sides (LMOPTS: gpuperf's extra options); then JPEG runs
+#                         until DEADLINE
 set -uo pipefail
 source .deps/env.sh
 T0=${T0:-$(date +%s)}
@@ -33,8 +37,11 @@ gemm_shapes() {  # Llama 1B's GEMM shapes, cublasGemmEx against cuBLASLt's algor
   timeout 240 /tmp/gemm 20 3 | tee "$OUT/gemm/gemm.txt"
   kill $smi; sort -n "$OUT/gemm/power.txt" | awk 'NR % 25 == 1' | tr '\n' ' '; echo
 }
-case "$card" in *H200*) h200=1 ;; *) h200=0; [ "${ON_H100:-1}" = 1 ] || {
+case "$card" in *H200*) h200=1 ;; *) h200=0; [ "${ON_H100:-1}" = 1 ] || [ -n "${ELSE_MODE:-}" ] || {
   echo "not an H200: nothing of this call run"; [ "${GEMM:-0}" = 1 ] && gemm_shapes; exit 3; } ;; esac
+# ELSE_MODE: on another card than an H200, run that mode instead (ON_H100=0 ELSE_MODE=a ...)
+[ "$h200" = 0 ] && [ -n "${ELSE_MODE:-}" ] && [ "${ON_H100:-1}" = 0 ] && { MODE=$ELSE_MODE; NOJPEG=1; TARGETS=${ELSE_TARGETS:-${TARGETS:-}}; echo "not an H200: MODE=$MODE"; }
+[ -z "${TARGETS:-}" ] && unset TARGETS
 mkdir -p "$OUT/logs"
 finish() { tar czf "$OUT/logs-${MODE:-a}.tgz" -C "$OUT" logs; rm -rf "$OUT/logs"; }
 D=build-gpu/jpeg
@@ -47,6 +54,7 @@ if [ "${NOJPEG:-0}" != 1 ] && [ ! -d $D/all ]; then
     for g in 0 1 2 3 4 5 6 7; do for c in $D/g$g/*; do mv "$c" "$D/all/g$g-$(basename "$c")"; done; done ) &
 fi
 tests="test_amp test_models_transformer test_train_image_folder"; [ "${MODE:-a}" = h200 ] && tests=
+[ "${MODE:-a}" = h200 ] && [ "${TIMED:-0}" = 1 ] && tests=test_models_transformer
 cmake --build build-gpu -j16 --target ${TARGETS:-lm_benchmark gpu_info resnet50_benchmark $tests} >>"$OUT/logs/build.log" 2>&1 || { grep -B2 -A12 "error" "$OUT/logs/build.log" | head -80; finish; exit 1; }
 wait; echo "built after $(el) s, $(ls $D/all/*/* 2>/dev/null | wc -l) files"
 jpeg() {  # one ResNet-50 run on the files: $1 tag, the rest resnet50_benchmark options
@@ -108,15 +116,23 @@ if [ "${MODE:-a}" = a ] || [ "${MODE:-a}" = ab ]; then
   [ "${MODE:-a}" = a ] && { [ "$h200" = 1 ] || [ "${JPEG:-0}" = 1 ]; } && jpeg_loop
 fi
 if [ "${MODE:-a}" = h200 ]; then
-  # The GPU tests passed on an H100 with this tree; here the JPEG runs first, then the side by side.
+  # TIMED=1: the timed GEMM tests first; where they pass, gpuperf's side of the side by side
+  # runs with --timed-gemm-algorithms
+  lmopts=
+  if [ "${TIMED:-0}" = 1 ]; then
+    timeout -k 10 120 build-gpu/tests/torch/test_models_transformer "${TFILTER:-[gpu]}" >"$OUT/logs/test_models_transformer-gpu.txt" 2>&1
+    rc=$?; echo "test_models_transformer rc=$rc ($(el) s): $(tail -2 "$OUT/logs/test_models_transformer-gpu.txt" | head -1)"
+    grep -B5 -A20 "FAILED" "$OUT/logs/test_models_transformer-gpu.txt" | head -60
+    [ $rc = 0 ] && lmopts=--timed-gemm-algorithms
+  fi
   JPEG_CFGS=${JPEG_CFGS:-a16 s1} JPEG_UNTIL=${JPEG_UNTIL:-320} jpeg_loop
-  LM_PEER_VARIANTS=compile timeout -k 10 "$(cap 330)" \
+  LM_GPUPERF_OPTIONS=$lmopts LM_PEER_VARIANTS=compile timeout -k 10 "$(cap 330)" \
     benchmarks/lm_side_by_side.sh build-gpu "$OUT/logs/lm-llama-1b" "${REPEATS:-3}" llama-1b >"$OUT/logs/lm-llama-1b.txt" 2>&1
   echo "side-by-side rc=$? ($(el) s)"; cat "$OUT/logs/lm-llama-1b/lm.md" 2>/dev/null || tail -20 "$OUT/logs/lm-llama-1b.txt"
 fi
 [ "${MODE:-a}" = jpeg ] && jpeg_loop
 if [ "${MODE:-a}" = side ]; then
-  LM_PEER_VARIANTS=compile timeout -k 10 "$(cap 480)" \
+  LM_GPUPERF_OPTIONS=${LMOPTS:-} LM_PEER_VARIANTS=compile timeout -k 10 "$(cap 480)" \
     benchmarks/lm_side_by_side.sh build-gpu "$OUT/logs/lm-llama-1b" "${REPEATS:-3}" llama-1b >"$OUT/logs/lm-llama-1b.txt" 2>&1
   echo "side-by-side rc=$? ($(el) s)"; cat "$OUT/logs/lm-llama-1b/lm.md" 2>/dev/null || tail -20 "$OUT/logs/lm-llama-1b.txt"
   jpeg_loop

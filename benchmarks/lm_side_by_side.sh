@@ -11,6 +11,8 @@
 #   rows: any of gpt2 gpt2-b32 gpt2-large llama-1b (default: gpt2; gpt2-b32: micro-batch 32)
 #   LM_PEER_VARIANTS: the PyTorch variants (default: eager graph compile max-autotune);
 #   max-autotune runs once per row whatever the repeats (its compile takes minutes)
+#   LM_GPUPERF_OPTIONS: more lm_benchmark options for gpuperf's side, split at spaces (for example
+#   --timed-gemm-algorithms); its records name what ran (config.kernel_fusion)
 #   LM_POWER_SAMPLES=0: no power samples (by default, where <build>/apps/gpu_info is built, each
 #   run's GPU utilisation, power and SM clock from NVML every 250 ms, `gpu_info --watch 0.25
 #   --json`, into <row>-<side>-<repeat>.power.jsonl, the same way for both sides;
@@ -21,6 +23,7 @@ out=$2
 repeats=${3:-3}
 rows=${4:-gpt2}
 variants=${LM_PEER_VARIANTS:-"eager graph compile max-autotune"}
+read -r -a gpuperf_options <<<"${LM_GPUPERF_OPTIONS:-}"
 here=$(cd "$(dirname "$0")" && pwd)
 [[ $repeats =~ ^[1-9][0-9]*$ ]] || { echo "lm_side_by_side.sh: repeats must be >= 1, got '$repeats'" >&2; exit 2; }
 [[ -x $build/apps/lm_benchmark ]] || { echo "lm_side_by_side.sh: $build/apps/lm_benchmark not built" >&2; exit 2; }
@@ -29,8 +32,8 @@ touch "$out/peer.jsonl"
 commit=${GPUPERF_COMMIT:-$(git -C "$here" describe --always --dirty 2>/dev/null || echo unknown)}
 gpu=${CUDA_VISIBLE_DEVICES:-0}
 gpu=${gpu%%,*}  # the GPU the runs take (an NVML index or UUID)
-printf '{"commit": "%s", "started_utc": "%s", "rows": "%s", "repeats": %s, "gpu": "%s"}\n' \
-  "$commit" "$(date -u +%Y-%m-%dT%H:%MZ)" "$rows" "$repeats" "$gpu" >"$out/run.json"
+printf '{"commit": "%s", "started_utc": "%s", "rows": "%s", "repeats": %s, "gpu": "%s", "gpuperf_options": "%s"}\n' \
+  "$commit" "$(date -u +%Y-%m-%dT%H:%MZ)" "$rows" "$repeats" "$gpu" "${gpuperf_options[*]}" >"$out/run.json"
 
 # Runs "$@" with gpu_info sampling the GPUs into $1 (where it is built).
 sampled() {
@@ -59,7 +62,7 @@ for row in $rows; do
   shared=("${settings[@]}" --lr 6e-4 --beta2 0.95 --weight-decay 0.1 --warmup 10
           --steps-per-window 10 --windows 5)
   for r in $(seq 1 "$repeats"); do
-    sampled "$out/$row-gpuperf-$r.power.jsonl" "$build/apps/lm_benchmark" "${shared[@]}" --quiet \
+    sampled "$out/$row-gpuperf-$r.power.jsonl" "$build/apps/lm_benchmark" "${shared[@]}" "${gpuperf_options[@]}" --quiet \
       --json "$out/$row-gpuperf-$r.json" >"$out/$row-gpuperf-$r.txt"
     for v in $variants; do
       [[ $v == max-autotune && $r -gt 1 ]] && continue
