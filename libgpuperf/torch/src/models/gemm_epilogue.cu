@@ -171,10 +171,11 @@ bool capturing(cudaStream_t stream) {
 }
 
 // Which of the heuristic's `count` candidates a product runs (matmul()'s rule): each timed by
-// `call` on `stream`; 0, the heuristic's first, where timing fails or none is clearly faster.
+// `call` on `stream` (not capturing); 0, the heuristic's first, where timing fails or none is
+// clearly faster.
 int fastest(const std::function<cublasStatus_t(const cublasLtMatmulAlgo_t&)>& call,
             const cublasLtMatmulHeuristicResult_t* candidates, int count, cudaStream_t stream) {
-  if (count < 2 || capturing(stream)) return 0;
+  if (count < 2) return 0;
   std::array<cudaEvent_t, 2> events{};
   if (cudaEventCreate(&events[0]) != cudaSuccess || cudaEventCreate(&events[1]) != cudaSuccess) {
     (void)cudaGetLastError();
@@ -316,10 +317,16 @@ GemmOutcome run(const LtProduct& p, bool timed, void* workspace, cudaStream_t st
       *status = static_cast<int>(s);
       return GemmOutcome::kUnsupported;
     }
-    algo =
-        candidates[static_cast<std::size_t>(fastest(call, candidates.data(), found, stream))].algo;
-    const std::lock_guard<std::mutex> lock(algo_mutex());
-    algo_cache().emplace(key, algo);
+    // Nothing is timed or kept during a capture: the heuristic's first runs there, and the
+    // product's first call outside a capture chooses.
+    if (timed && capturing(stream)) {
+      algo = candidates[0].algo;
+    } else {
+      algo = candidates[static_cast<std::size_t>(fastest(call, candidates.data(), found, stream))]
+                 .algo;
+      const std::lock_guard<std::mutex> lock(algo_mutex());
+      algo_cache().emplace(key, algo);
+    }
   }
   if (failed(call(algo))) return GemmOutcome::kFailed;
   return GemmOutcome::kDone;
