@@ -10,8 +10,8 @@
 #                         "a16 s1") until JPEG_UNTIL (320) s; then Llama 1B side by side with
 #                         torch.compile (REPEATS, default 3, power sampled on both sides)
 #                         (GEMM=1: on another card, tmp-gemm.cu's timings instead, then exit 3)
-#                         (TIMED=1: test_models_transformer's TFILTER tests first; where they pass
-#                         the side by side runs gpuperf with --timed-gemm-algorithms; ELSE_MODE=a
+#                         (TIMED=1: test_models_transformer's TFILTER tests first; LMOPTS: gpuperf's
+#                         extra options in the side by side; ELSE_MODE=a
 #                         [ELSE_TARGETS=...]: on another card run that mode instead of exiting)
 #   MODE=jpeg bash tmp-call2.sh   (warm) JPEG runs only
 #   MODE=ab TARGETS=lm_benchmark bash tmp-call2.sh   (warm) the Llama A/B alone
@@ -116,17 +116,14 @@ if [ "${MODE:-a}" = a ] || [ "${MODE:-a}" = ab ]; then
   [ "${MODE:-a}" = a ] && { [ "$h200" = 1 ] || [ "${JPEG:-0}" = 1 ]; } && jpeg_loop
 fi
 if [ "${MODE:-a}" = h200 ]; then
-  # TIMED=1: the timed GEMM tests first; where they pass, gpuperf's side of the side by side
-  # runs with --timed-gemm-algorithms
-  lmopts=
+  # TIMED=1: test_models_transformer's TFILTER tests first
   if [ "${TIMED:-0}" = 1 ]; then
     timeout -k 10 120 build-gpu/tests/torch/test_models_transformer "${TFILTER:-[gpu]}" >"$OUT/logs/test_models_transformer-gpu.txt" 2>&1
     rc=$?; echo "test_models_transformer rc=$rc ($(el) s): $(tail -2 "$OUT/logs/test_models_transformer-gpu.txt" | head -1)"
     grep -B5 -A20 "FAILED" "$OUT/logs/test_models_transformer-gpu.txt" | head -60
-    [ $rc = 0 ] && lmopts=--timed-gemm-algorithms
   fi
   JPEG_CFGS=${JPEG_CFGS:-a16 s1} JPEG_UNTIL=${JPEG_UNTIL:-320} jpeg_loop
-  LM_GPUPERF_OPTIONS=$lmopts LM_PEER_VARIANTS=compile timeout -k 10 "$(cap 330)" \
+  LM_GPUPERF_OPTIONS=${LMOPTS:-} LM_PEER_VARIANTS=compile timeout -k 10 "$(cap 330)" \
     benchmarks/lm_side_by_side.sh build-gpu "$OUT/logs/lm-llama-1b" "${REPEATS:-3}" llama-1b >"$OUT/logs/lm-llama-1b.txt" 2>&1
   echo "side-by-side rc=$? ($(el) s)"; cat "$OUT/logs/lm-llama-1b/lm.md" 2>/dev/null || tail -20 "$OUT/logs/lm-llama-1b.txt"
 fi

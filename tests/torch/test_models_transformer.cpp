@@ -891,6 +891,7 @@ void check_cuda_against_fp64(Model& reference, const Applies& applies) {
   const torch::Tensor next = torch::randint(0, o.vocabulary, {3, o.context}, torch::kLong);
   const auto loss_fn = gpuperf::language_model_loss();
   const torch::Tensor logits64 = reference->forward(ids);
+  reference->zero_grad(/*set_to_none=*/true);  // a second check's reference holds its own only
   loss_fn(logits64, next).backward();
   for (const auto dtype : {torch::kFloat, torch::kBFloat16}) {
     INFO("dtype " << c10::toString(dtype));
