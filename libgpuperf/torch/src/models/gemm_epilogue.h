@@ -55,7 +55,8 @@ constexpr double kTimingMargin = 0.01;
 /// kTimingMargin faster than the heuristic's first, else the first; chosen at the product's first
 /// call outside a capture (that call waits for `stream`), kept for the process, the heuristic's
 /// first taken during a capture. Isolated on an H100 at its 700 W limit, Llama 1B's GEMMs were 2.3%
-/// faster a step this way (docs/results/2026-12-06-h100-llama-gemm-algorithms). Queued on `stream`.
+/// faster a step this way (docs/results/2026-12-06-h100-llama-gemm-algorithms); its whole step was
+/// not (the card clocked down: docs/results/2026-12-06-h100-llama-timed-gemms). Queued on `stream`.
 GemmOutcome matmul(bool timed, NhwcDtype dtype, bool float_out, bool trans_a, bool trans_b,
                    std::int64_t m, std::int64_t n, std::int64_t k, const void* a, std::int64_t lda,
                    const void* b, std::int64_t ldb, void* d, std::int64_t ldd, void* workspace,

@@ -205,8 +205,9 @@ struct CastLinear {
 /// with the fastest of the heuristic's first eight candidate algorithms, timed at each product
 /// shape's first call outside a CUDA graph's capture and kept for the process (the heuristic's
 /// first unless another is at least 1% faster; that call waits for the stream); two processes
-/// may pick differently and so differ in a product's last bits. Off (the default, until the
-/// step-level gain is measured): ATen's matmul, as PyTorch runs it (cuBLAS's own choice).
+/// may pick differently and so differ in a product's last bits. Off (the default: Llama 1B's
+/// step on an H100 at its power limit did not gain, docs/language_models.md): ATen's matmul, as
+/// PyTorch runs it (cuBLAS's own choice).
 void set_timed_gemm_algorithms(bool on);
 [[nodiscard]] bool timed_gemm_algorithms();
 /// Whether the products above time their algorithms for activations of `dtype` on `device`:
