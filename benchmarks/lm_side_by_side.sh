@@ -32,8 +32,9 @@ touch "$out/peer.jsonl"
 commit=${GPUPERF_COMMIT:-$(git -C "$here" describe --always --dirty 2>/dev/null || echo unknown)}
 gpu=${CUDA_VISIBLE_DEVICES:-0}
 gpu=${gpu%%,*}  # the GPU the runs take (an NVML index or UUID)
-printf '{"commit": "%s", "started_utc": "%s", "rows": "%s", "repeats": %s, "gpu": "%s", "gpuperf_options": "%s"}\n' \
-  "$commit" "$(date -u +%Y-%m-%dT%H:%MZ)" "$rows" "$repeats" "$gpu" "${gpuperf_options[*]}" >"$out/run.json"
+printf '{"commit": "%s", "started_utc": "%s", "rows": "%s", "repeats": %s, "gpu": "%s", '\
+'"gpuperf_options": "%s"}\n' "$commit" "$(date -u +%Y-%m-%dT%H:%MZ)" "$rows" "$repeats" "$gpu" \
+  "${gpuperf_options[*]}" >"$out/run.json"
 
 # Runs "$@" with gpu_info sampling the GPUs into $1 (where it is built).
 sampled() {
@@ -62,8 +63,8 @@ for row in $rows; do
   shared=("${settings[@]}" --lr 6e-4 --beta2 0.95 --weight-decay 0.1 --warmup 10
           --steps-per-window 10 --windows 5)
   for r in $(seq 1 "$repeats"); do
-    sampled "$out/$row-gpuperf-$r.power.jsonl" "$build/apps/lm_benchmark" "${shared[@]}" "${gpuperf_options[@]}" --quiet \
-      --json "$out/$row-gpuperf-$r.json" >"$out/$row-gpuperf-$r.txt"
+    sampled "$out/$row-gpuperf-$r.power.jsonl" "$build/apps/lm_benchmark" "${shared[@]}" \
+      "${gpuperf_options[@]}" --quiet --json "$out/$row-gpuperf-$r.json" >"$out/$row-gpuperf-$r.txt"
     for v in $variants; do
       [[ $v == max-autotune && $r -gt 1 ]] && continue
       sampled "$out/$row-$v-$r.power.jsonl" python3 "$here/python/lm_peer.py" "${shared[@]}" \
