@@ -12,7 +12,8 @@
 #                         (GEMM=1: on another card, tmp-gemm.cu's timings instead, then exit 3)
 #                         (TIMED=1: test_models_transformer's TFILTER tests first; LMOPTS: gpuperf's
 #                         extra options in the side by side; ELSE_MODE=a
-#                         [ELSE_TARGETS=...]: on another card run that mode instead of exiting)
+#                         [ELSE_TARGETS=...]: on another card run that mode instead of exiting;
+#                         ELSE_SIDE=1: mode a then runs the side by side too)
 #   MODE=jpeg bash tmp-call2.sh   (warm) JPEG runs only
 #   MODE=ab TARGETS=lm_benchmark bash tmp-call2.sh   (warm) the Llama A/B alone
 #                         (AB_FLAG: the switch A/B'd, default optimizer-in-backward; NOJPEG=1: no
@@ -114,6 +115,11 @@ if [ "${MODE:-a}" = a ] || [ "${MODE:-a}" = ab ]; then
     done
   done
   [ "${MODE:-a}" = a ] && { [ "$h200" = 1 ] || [ "${JPEG:-0}" = 1 ]; } && jpeg_loop
+  if [ "${ELSE_SIDE:-0}" = 1 ]; then  # then the side by side (power sampled on both sides)
+    LM_GPUPERF_OPTIONS=${LMOPTS:-} LM_PEER_VARIANTS=compile timeout -k 10 "$(cap 400)" \
+      benchmarks/lm_side_by_side.sh build-gpu "$OUT/logs/lm-llama-1b" "${REPEATS:-3}" llama-1b >"$OUT/logs/lm-llama-1b.txt" 2>&1
+    echo "side-by-side rc=$? ($(el) s)"; cat "$OUT/logs/lm-llama-1b/lm.md" 2>/dev/null || tail -20 "$OUT/logs/lm-llama-1b.txt"
+  fi
 fi
 if [ "${MODE:-a}" = h200 ]; then
   # TIMED=1: test_models_transformer's TFILTER tests first
