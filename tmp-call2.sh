@@ -117,7 +117,7 @@ if [ "${MODE:-a}" = a ] || [ "${MODE:-a}" = ab ]; then
   [ "${MODE:-a}" = a ] && { [ "$h200" = 1 ] || [ "${JPEG:-0}" = 1 ]; } && jpeg_loop
   if [ "${ELSE_SIDE:-0}" = 1 ]; then  # then the side by side (power sampled on both sides)
     LM_GPUPERF_OPTIONS=${LMOPTS:-} LM_PEER_VARIANTS=compile timeout -k 10 "$(cap 400)" \
-      benchmarks/lm_side_by_side.sh build-gpu "$OUT/logs/lm-llama-1b" "${REPEATS:-3}" llama-1b >"$OUT/logs/lm-llama-1b.txt" 2>&1
+      benchmarks/lm_side_by_side.sh build-gpu "$OUT/logs/lm-llama-1b" "${ELSE_REPEATS:-1}" llama-1b >"$OUT/logs/lm-llama-1b.txt" 2>&1
     echo "side-by-side rc=$? ($(el) s)"; cat "$OUT/logs/lm-llama-1b/lm.md" 2>/dev/null || tail -20 "$OUT/logs/lm-llama-1b.txt"
   fi
 fi
