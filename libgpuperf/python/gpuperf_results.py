@@ -1120,6 +1120,19 @@ def write_json(document, path):
         raise
 
 
+def _run_context(device, timer, command, torch_module):
+    """A writer's device, timer (default: CUDA events on a GPU, else the steady clock) and command
+    line (default: this process's)."""
+    device = _resolve_device(device, torch_module)
+    timer = _choice("timer", timer or ("cuda-event" if device["kind"] == "cuda" else "steady-clock"),
+                    TIMERS)
+    if command is not None and not isinstance(command, str):
+        raise ValueError(f"command: must be a string, got {command!r}")
+    if command is None:
+        command = " ".join(shlex.quote(a) for a in [os.path.basename(sys.executable)] + sys.argv)
+    return device, timer, command
+
+
 def _choice(name, value, choices):
     if value not in choices:
         raise ValueError(f"{name}: unknown value {value!r} (choose one of: {', '.join(choices)})")
@@ -1205,13 +1218,7 @@ class RunRecordWriter:
             "adaptive": False,
             "seed": _seed(seed),
         }
-        self.device = _resolve_device(device, torch_module)
-        self.timer = _choice("timer", timer or ("cuda-event" if self.device["kind"] == "cuda"
-                                                  else "steady-clock"), TIMERS)
-        if command is not None and not isinstance(command, str):
-            raise ValueError(f"command: must be a string, got {command!r}")
-        self.command = command if command is not None else " ".join(
-            shlex.quote(a) for a in [os.path.basename(sys.executable)] + sys.argv)
+        self.device, self.timer, self.command = _run_context(device, timer, command, torch_module)
         self.window_throughput = []
         self.window_seconds = []
         self.window_steps = []
@@ -1382,13 +1389,7 @@ class InferenceResultWriter:
         self.cudnn_benchmark_from_batch = _positive_int("cudnn_benchmark_from_batch",
                                                         cudnn_benchmark_from_batch)
         self.seed = _seed(seed)
-        self.device = _resolve_device(device, torch_module)
-        self.timer = _choice("timer", timer or ("cuda-event" if self.device["kind"] == "cuda"
-                                                  else "steady-clock"), TIMERS)
-        if command is not None and not isinstance(command, str):
-            raise ValueError(f"command: must be a string, got {command!r}")
-        self.command = command if command is not None else " ".join(
-            shlex.quote(a) for a in [os.path.basename(sys.executable)] + sys.argv)
+        self.device, self.timer, self.command = _run_context(device, timer, command, torch_module)
         self.batches = []
 
     def add_batch(self, batch_size, latencies_s, keep_latencies=True, peak_memory_bytes=None):
