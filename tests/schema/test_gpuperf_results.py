@@ -214,7 +214,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="gpuperf-python-") as work:
         # A training record from a timing loop, in the golden seed record's configuration.
         writer = gr.RunRecordWriter(
-            model="simple", batch_size=4, precision="bf16", input_shape=(3, 32, 32),
+            model="simple", batch_size=4, precision="fp32", input_shape=(3, 32, 32),
             num_classes=10, warmup_steps=1, steps_per_window=1, device="cpu",
             command="test_gpuperf_results.py")
         for seconds in (0.0160, 0.0166, 0.0158, 0.0171):

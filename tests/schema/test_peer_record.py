@@ -60,7 +60,7 @@ def main():
 
     with tempfile.TemporaryDirectory(prefix="gpuperf-peers-") as work:
         # Without --record: the line as before, and no file.
-        seed_settings = ["--device", "cpu", "--batch-size", "4", "--precision", "bf16",
+        seed_settings = ["--device", "cpu", "--batch-size", "4", "--precision", "fp32",
                          "--warmup", "1", "--steps-per-window", "2", "--windows", "3"]
         code, lines = peer(args.root, "train_peer.py", seed_settings, work)
         t.that(code == 0 and len(lines) == 1 and set(lines[0]) == TRAIN_KEYS,
@@ -84,11 +84,11 @@ def main():
         c = doc["config"]
         t.that((c["model"], c["batch_size"], c["precision"], c["optimizer_impl"], c["graph_mode"],
                 c["warmup_steps"], c["steps_per_window"], doc["timer"], doc["total_steps"]) ==
-               ("simple", 4, "bf16", "torch.optim", "eager", 1, 2, "steady-clock", 7),
+               ("simple", 4, "fp32", "torch.optim", "eager", 1, 2, "steady-clock", 7),
                f"the record's settings are the run's: {c}")
         t.that(lines and (doc["first_loss"], doc["final_loss"], doc["skipped_steps"]) ==
                (lines[0]["first_loss"], lines[0]["final_loss"], 0) == (0.25, 0.25, 0),
-               "the record holds the printed first and final losses; bf16 skips no step")
+               "the record holds the printed first and final losses; fp32 skips no step")
         code, _ = peer(args.root, "train_peer.py", ["--model", "resnet50", "--rewrite", "on"], work)
         t.that(code == 2, f"--rewrite on with another model than the seed's: exit 2, got {code}")
         t.that(lines and (lines[0]["data"], lines[0]["loader"], lines[0]["loader_workers"]) ==
