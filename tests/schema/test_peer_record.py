@@ -59,12 +59,14 @@ def main():
     t = Checks()
 
     with tempfile.TemporaryDirectory(prefix="gpuperf-peers-") as work:
-        # Without --record: the line as before, and no file.
+        # Without --record: the line as before, and no file (in bf16, which skips no step).
         seed_settings = ["--device", "cpu", "--batch-size", "4", "--precision", "fp32",
                          "--warmup", "1", "--steps-per-window", "2", "--windows", "3"]
-        code, lines = peer(args.root, "train_peer.py", seed_settings, work)
-        t.that(code == 0 and len(lines) == 1 and set(lines[0]) == TRAIN_KEYS,
-               f"train_peer.py prints its one line as before: {lines}")
+        code, lines = peer(args.root, "train_peer.py",
+                           [a if a != "fp32" else "bf16" for a in seed_settings], work)
+        t.that(code == 0 and len(lines) == 1 and set(lines[0]) == TRAIN_KEYS and
+               (lines[0]["precision"], lines[0]["skipped_steps"]) == ("bf16", 0),
+               f"train_peer.py prints its one line as before, bf16 skipping no step: {lines}")
         t.that(os.listdir(work) == [], "train_peer.py without --record writes no file")
 
         # The golden seed record's configuration, recorded.
