@@ -99,6 +99,10 @@ void add_model_options(CLI::App& app, TrainingOptions& o) {
                  "samples per step, or 'max': the largest batch that trains on the device, found "
                  "by doubling from the default and bisecting with real steps (each try in the "
                  "log), then measured");
+  app.add_option("--accumulation-steps", r.accumulation_steps,
+                 "gradient accumulation: each step's batch runs forward and backward in this "
+                 "many micro-batches, then one optimizer step (1..batch size; less memory for "
+                 "the same batch)");
   app.add_option("--num-classes", r.num_classes,
                  "classes of the synthetic targets (0: model default)");
   app.add_option("--precision", o.precision,

@@ -414,7 +414,9 @@ def _check_run(r):
     for key in ("optimizer_impl", "kernel_fusion"):  # added later: absent in older records
         if c.has(key):
             c.string(key)
-    c.integer_in("batch_size", 1, _MAX_COUNT)
+    batch_size = c.integer_in("batch_size", 1, _MAX_COUNT)
+    if c.has("accumulation_steps"):  # written only above 1 (gradient accumulation)
+        c.integer_in("accumulation_steps", 1, batch_size)
     c.extents("input_shape")
     c.integer_in("num_classes", 0, _MAX_COUNT)
     c.non_negative("learning_rate")

@@ -33,6 +33,8 @@ expect_usage_error "--lr: must be a finite number, got 'inf'" --lr inf
 expect_usage_error "--momentum: must be a finite number, got 'inf'" --momentum inf
 expect_usage_error "'/tmp' is a directory" --json /tmp
 expect_usage_error "--batch-size" --batch-size many
+expect_usage_error "--accumulation-steps: must be >= 1 and <= --batch-size (4), got 8" --batch-size 4 --accumulation-steps 8
+expect_usage_error "--accumulation-steps: must be >= 1 and <= --batch-size (4), got 0" --batch-size 4 --accumulation-steps 0
 expect_usage_error "--json: cannot write '/nonexistent-dir/r.json'" --json /nonexistent-dir/r.json
 if ! "$program" --help >/dev/null 2>&1; then
   echo "FAIL: --help did not exit 0"; failures=$((failures + 1))

@@ -248,6 +248,10 @@ TEST_CASE("write_json_file refuses a record the schema would refuse, naming the 
   refused([](auto& r) { r.config.precision = "fp8"; }, "config.precision");
   refused([](auto& r) { r.config.precision.clear(); }, "config.precision");
   refused([](auto& r) { r.config.optimizer = "lamb"; }, "config.optimizer");
+  // Written only above 1, read back as gpuperf's reader reads it (1..batch_size).
+  refused([](auto& r) { r.config.accumulation_steps = 0; }, "config.accumulation_steps");
+  refused([](auto& r) { r.config.accumulation_steps = r.config.batch_size + 1; },
+          "config.accumulation_steps");
   refused([](auto& r) { r.config.model.clear(); }, "config.model");
   refused([](auto& r) { r.config.steps_per_window = 0; }, "config.steps_per_window");
   refused([](auto& r) { r.timestamp_utc = "yesterday"; }, "timestamp_utc");

@@ -30,6 +30,7 @@
 #include "gpuperf/base/error.h"
 #include "gpuperf/models/simple_model.h"
 #include "gpuperf/models/registry.h"
+#include "gpuperf/report/compare.h"
 #include "gpuperf/timing/measure.h"
 #include "gpuperf/device/cuda_timer.h"
 #include "gpuperf/device/device.h"
@@ -397,6 +398,85 @@ TEST_CASE("A training run from C++ resolves its auto choices once and records wh
   CHECK(record.window_throughput.size() == 2);
   CHECK(record.throughput.median > 0);
   CHECK(record.metrics.count("imagenet_90_epochs_seconds") == 0);  // not an ImageNet shape
+}
+
+namespace {
+
+// A classifier that records the batch of every forward pass it runs.
+struct BatchProbeImpl : torch::nn::Module {
+  BatchProbeImpl(std::int64_t classes, std::shared_ptr<std::vector<std::int64_t>> seen)
+      : fc(register_module("fc", torch::nn::Linear(8, classes))), seen(std::move(seen)) {}
+  torch::Tensor forward(const torch::Tensor& x) {
+    seen->push_back(x.size(0));
+    return fc(x.flatten(1));
+  }
+  torch::nn::Linear fc;
+  std::shared_ptr<std::vector<std::int64_t>> seen;
+};
+TORCH_MODULE(BatchProbe);
+
+}  // namespace
+
+TEST_CASE(
+    "A training run with gradient accumulation runs each step in micro-batches and trains "
+    "as on the whole batch",
+    "[train]") {
+  const auto seen = std::make_shared<std::vector<std::int64_t>>();
+  gpuperf::ModelRegistry::global().add(
+      {"test-batch-probe",
+       "test classifier that records its batches",
+       {8},
+       3,
+       [seen](std::int64_t classes) { return torch::nn::AnyModule(BatchProbe(classes, seen)); }});
+  gpuperf::TrainingRun run;
+  run.device = "cpu";
+  run.model = "test-batch-probe";
+  run.batch_size = 6;
+  run.precision = gpuperf::Precision::kFp32;
+  run.optimizer = gpuperf::OptimizerKind::kSgd;
+  run.learning_rate = 0.1;
+  run.measure.warmup = 1;
+  run.measure.steps_per_window = 3;
+  run.measure.windows = 3;
+  run.threads = 1;
+  run.quiet = true;
+  const gpuperf::RunRecord whole = gpuperf::run_training(run);
+  CHECK(*seen == std::vector<std::int64_t>(static_cast<std::size_t>(whole.total_steps), 6));
+  CHECK(whole.config.accumulation_steps == 1);
+  CHECK(gpuperf::to_json(whole).find("accumulation_steps") == std::string::npos);
+
+  seen->clear();
+  run.accumulation_steps = 3;
+  const gpuperf::RunRecord micro = gpuperf::run_training(run);
+  // Three forward passes of two samples a step, one optimizer step each.
+  CHECK(micro.total_steps == whole.total_steps);
+  CHECK(*seen == std::vector<std::int64_t>(static_cast<std::size_t>(3 * micro.total_steps), 2));
+  CHECK(micro.config.accumulation_steps == 3);
+  const gpuperf::RunRecord back = gpuperf::from_json<gpuperf::RunRecord>(gpuperf::to_json(micro));
+  CHECK(back.config.accumulation_steps == 3);
+  CHECK_FALSE(gpuperf::workload_key(back) == gpuperf::workload_key(whole));
+  CHECK(gpuperf::workload_key(back).label() ==
+        "train test-batch-probe bs6 in 3 micro-batches "
+        "fp32 contiguous sgd eager");
+  // The same weights and batch: each step's loss is the whole batch's, the gradient its mean, so
+  // the runs differ only by the order of float32 sums.
+  REQUIRE(micro.window_losses.size() == whole.window_losses.size());
+  for (std::size_t i = 0; i < whole.window_losses.size(); ++i) {
+    INFO("window " << i);
+    CHECK(micro.window_losses[i] == Approx(whole.window_losses[i]).epsilon(1e-5));
+  }
+  CHECK(micro.final_loss < micro.first_loss);
+
+  // Each micro-batch holds a sample; the largest-batch search sizes one micro-batch.
+  run.accumulation_steps = 7;
+  CHECK_THROWS_WITH(gpuperf::run_training(run),
+                    Catch::Contains("TrainingRun::accumulation_steps: must be >= 1 and <=") &&
+                        Catch::Contains("(6), got 7"));
+  run.accumulation_steps = 0;
+  CHECK_THROWS_WITH(gpuperf::run_training(run), Catch::Contains("got 0"));
+  run.accumulation_steps = 2;
+  CHECK_THROWS_WITH(gpuperf::find_largest_batch(run, gpuperf::BatchSearchOptions{}),
+                    Catch::Contains("TrainingRun::accumulation_steps 2: the largest-batch search"));
 }
 
 TEST_CASE("in graph mode a batch of another shape runs eagerly, never broadcast into the graph",

@@ -266,6 +266,7 @@ void CompareOptions::validate() const {
 
 std::string WorkloadKey::label() const {
   std::string out = workload + " " + model + " bs" + std::to_string(batch_size);
+  if (accumulation_steps > 1) out += " in " + std::to_string(accumulation_steps) + " micro-batches";
   for (const std::string* part : {&precision, &memory_format, &optimizer, &graph_mode}) {
     if (!part->empty()) out += " " + *part;  // inference has no optimizer
   }
@@ -275,10 +276,11 @@ std::string WorkloadKey::label() const {
 }
 
 bool WorkloadKey::operator<(const WorkloadKey& o) const {
-  return std::tie(workload, model, batch_size, precision, memory_format, optimizer, graph_mode,
-                  kernel_fusion, world_size, interconnect) <
-         std::tie(o.workload, o.model, o.batch_size, o.precision, o.memory_format, o.optimizer,
-                  o.graph_mode, o.kernel_fusion, o.world_size, o.interconnect);
+  return std::tie(workload, model, batch_size, accumulation_steps, precision, memory_format,
+                  optimizer, graph_mode, kernel_fusion, world_size,
+                  interconnect) < std::tie(o.workload, o.model, o.batch_size, o.accumulation_steps,
+                                           o.precision, o.memory_format, o.optimizer, o.graph_mode,
+                                           o.kernel_fusion, o.world_size, o.interconnect);
 }
 
 bool WorkloadKey::operator==(const WorkloadKey& o) const { return !(*this < o) && !(o < *this); }
@@ -294,7 +296,8 @@ WorkloadKey workload_key(const RunRecord& r) {
           static_cast<long long>(c.batch_size),
           c.kernel_fusion,
           r.distributed.world_size,
-          r.distributed.world_size > 1 ? r.distributed.interconnect : std::string()};
+          r.distributed.world_size > 1 ? r.distributed.interconnect : std::string(),
+          static_cast<long long>(c.accumulation_steps)};
 }
 
 Significance welch_test(const std::vector<double>& baseline, const std::vector<double>& candidate,

@@ -478,6 +478,8 @@ std::string to_json(const RunRecord& record) {
       {"metrics", metrics},
       {"warnings", record.warnings},
   };
+  // One micro-batch a step (no accumulation) is what every record before this field meant.
+  if (c.accumulation_steps != 1) out["config"]["accumulation_steps"] = c.accumulation_steps;
   // Only data-parallel runs carry it: single-process records stay as they were.
   if (record.distributed.world_size > 1) out["distributed"] = distributed_json(record.distributed);
   // Invalid UTF-8 (a file name on the command line) is replaced: the result is never lost
@@ -503,6 +505,9 @@ RunRecord from_json<RunRecord>(const std::string& text) {
   config.workload = c.string("workload");
   config.model = c.string("model");
   config.batch_size = c.integer_in("batch_size", 1, kMaxCount);
+  // Added later, written only above 1: absent means one micro-batch a step.
+  config.accumulation_steps =
+      c.has("accumulation_steps") ? c.integer_in("accumulation_steps", 1, config.batch_size) : 1;
   config.input_shape = c.integers("input_shape");
   for (const std::int64_t extent : config.input_shape) {
     if (extent < 1 || extent > kMaxCount) {

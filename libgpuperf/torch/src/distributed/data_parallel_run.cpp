@@ -47,6 +47,7 @@ std::vector<std::pair<std::string, std::string>> shared_settings(const TrainingR
       {"gpuperf_build", kBuildVersion},
       {"TrainingRun::model", run.model},
       {"TrainingRun::batch_size", std::to_string(run.batch_size)},
+      {"TrainingRun::accumulation_steps", std::to_string(run.accumulation_steps)},
       {"TrainingRun::num_classes", std::to_string(run.num_classes)},
       {"TrainingRun::precision", run.precision ? to_string(*run.precision) : "auto"},
       {"TrainingRun::memory_format", to_string(run.memory_format)},

@@ -69,6 +69,11 @@ void refuse_gpu_decode_settings(const TrainingRun& run, const std::string& why) 
 void TrainingRun::validate() const {
   RunBasics::validate();
   require_setting(batch_size > 0, "TrainingRun::batch_size", batch_size, "> 0");
+  // Each micro-batch holds a sample: a step of fewer samples would run fewer micro-batches than
+  // asked (chunk() gives what there is) and the record would say otherwise.
+  require_setting(accumulation_steps >= 1 && accumulation_steps <= batch_size,
+                  "TrainingRun::accumulation_steps", accumulation_steps,
+                  ">= 1 and <= {batch_size} (" + std::to_string(batch_size) + ")");
   require_setting(num_classes >= 0, "TrainingRun::num_classes", num_classes,
                   ">= 0 (0: the model's default)");
   require_setting(learning_rate > 0 && std::isfinite(learning_rate), "TrainingRun::learning_rate",
@@ -184,6 +189,7 @@ ResolvedTraining resolve(const TrainingRun& run) {
   o.adam_beta1 = run.adam_beta1;
   o.adam_beta2 = run.adam_beta2;
   o.weight_decay = run.weight_decay;
+  o.accumulation_steps = run.accumulation_steps;
   o.cudnn_benchmark = run.cudnn_benchmark;
   o.optimizer_in_backward = run.optimizer_in_backward && r.language_model();
   check_precision_supported(o.precision, r.device);
@@ -236,6 +242,7 @@ RunRecord describe(const TrainingRun& run, const ResolvedTraining& r) {
   RunConfig& config = record.config;
   config.model = run.model;
   config.batch_size = run.batch_size;
+  config.accumulation_steps = run.accumulation_steps;
   config.input_shape =
       r.language_model() ? std::vector<std::int64_t>{r.sequence} : r.model.input_shape;
   config.num_classes = r.num_classes;
@@ -299,21 +306,29 @@ std::string out_of_memory_message(const TrainingRun& run, const ResolvedTraining
   const DeviceMemory m = device_memory(r.device);
   const std::string sequence =
       r.language_model() ? ", sequence " + std::to_string(r.sequence) + " tokens" : "";
+  const bool micro = run.accumulation_steps > 1;
   return "CUDA out of memory with TrainingRun::batch_size " + std::to_string(run.batch_size) +
+         (micro ? ", TrainingRun::accumulation_steps " + std::to_string(run.accumulation_steps)
+                : "") +
          " (model " + run.model + sequence + ", precision " + to_string(r.step.precision) +
          ") on " + r.device.str() + ": device " + format_bytes(m.total) + ", free " +
          format_bytes(m.free) + ", LibTorch allocated " + format_bytes(m.allocated) + " (peak " +
          format_bytes(m.peak_allocated) + "), reserved " + format_bytes(m.reserved) +
-         ". Try a smaller TrainingRun::batch_size.";
+         ". Try a smaller TrainingRun::batch_size" +
+         (micro ? " or more TrainingRun::accumulation_steps" : "") + ".";
 }
 
 void log_start(const TrainingRun& run, const ResolvedTraining& r, const RunRecord& record) {
   if (run.quiet) return;
   const RunConfig& c = record.config;
+  const std::string micro = run.accumulation_steps > 1
+                                ? " in " + std::to_string(run.accumulation_steps) + " micro-batches"
+                                : std::string();
   log::info(log::cat(run.model, " on ", record.device.name, " (", r.device.str(), "): batch ",
-                     run.batch_size, ", ", c.precision, ", ", c.memory_format, ", ", c.optimizer,
-                     " (", c.optimizer_impl, ")", r.step.cuda_graph ? ", CUDA graph" : "",
-                     "; warming up for ", run.measure.warmup, " steps"));
+                     run.batch_size, micro, ", ", c.precision, ", ", c.memory_format, ", ",
+                     c.optimizer, " (", c.optimizer_impl, ")",
+                     r.step.cuda_graph ? ", CUDA graph" : "", "; warming up for ",
+                     run.measure.warmup, " steps"));
 }
 
 // Synthetic images; synthetic tokens or windows of the token file for a language model.
@@ -849,6 +864,9 @@ RunRecord run_training(const TrainingRun& run, const TrainingHooks& hooks) {
                            ": backed off to batch " + std::to_string(smaller));
       if (!run.quiet) log::warn(backed_off.back());
       attempt.batch_size = smaller;
+      // Each micro-batch keeps a sample; the record says the count that ran.
+      attempt.accumulation_steps =
+          static_cast<int>(std::min<std::int64_t>(attempt.accumulation_steps, smaller));
       continue;
     }
     if (!backed_off.empty()) {
@@ -863,6 +881,13 @@ RunRecord run_training(const TrainingRun& run, const TrainingHooks& hooks) {
 BatchSearchResult find_largest_batch(const TrainingRun& run, const BatchSearchOptions& options) {
   run.validate();
   options.validate();
+  if (run.accumulation_steps != 1) {
+    // The search sizes one step's batch by its memory; with micro-batches the step's batch has no
+    // such limit, and the tries would fall below the micro-batch count.
+    throw ConfigError("TrainingRun::accumulation_steps", std::to_string(run.accumulation_steps),
+                      "the largest-batch search finds the batch one forward and backward holds: "
+                      "search without accumulation, then accumulate that batch");
+  }
   const ResolvedTraining resolved = resolve(run);  // every ConfigError before the first try
   TrainingRun trial = run;
   trial.quiet = true;

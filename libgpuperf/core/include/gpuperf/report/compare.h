@@ -47,9 +47,11 @@ struct WorkloadKey {
   std::string kernel_fusion = "none";  ///< "none" or what was fused, e.g. "conv+bias+relu"
   int world_size = 1;                  ///< data-parallel ranks (batch_size is per rank)
   std::string interconnect{};          ///< what carried the all-reduce (world_size > 1)
+  long long accumulation_steps = 1;    ///< micro-batches a step (gradient accumulation)
 
-  /// "train resnet50 bs256 fp16 channels_last sgd eager" (plus " fused conv+bias+relu" when
-  /// kernels were fused, and " x2 GPUs over <interconnect>" for data-parallel runs).
+  /// "train resnet50 bs256 fp16 channels_last sgd eager" (plus " in 4 micro-batches" with
+  /// gradient accumulation, " fused conv+bias+relu" when kernels were fused, and " x2 ranks over
+  /// <interconnect>" for data-parallel runs).
   [[nodiscard]] std::string label() const;
   /// Lexicographic order over all fields.
   bool operator<(const WorkloadKey& other) const;

@@ -32,6 +32,9 @@ struct RunConfig {
   std::string workload = "train";  ///< "train"
   std::string model;
   std::int64_t batch_size = 0;
+  /// Micro-batches a step's batch ran in, one optimizer step after the last (gradient
+  /// accumulation); written only where above 1.
+  std::int64_t accumulation_steps = 1;
   std::vector<std::int64_t> input_shape;  ///< one sample, e.g. {3, 224, 224}
   std::int64_t num_classes = 0;
   // Defaults: those of TrainStepOptions, so that a record made by make_record() is valid.

@@ -39,8 +39,12 @@ namespace gpuperf {
 
 /// What a training measurement runs (device, seed, threads, quiet, command line: RunBasics).
 struct TrainingRun : RunBasics {
-  std::string model = "simple";  ///< a name in ModelRegistry::global()
-  std::int64_t batch_size = 256;
+  std::string model = "simple";   ///< a name in ModelRegistry::global()
+  std::int64_t batch_size = 256;  ///< samples per optimizer step (all micro-batches together)
+  /// Gradient accumulation: each step's batch_size samples run forward and backward in this many
+  /// micro-batches (TrainStepOptions::accumulation_steps), one optimizer step after the last;
+  /// 1..batch_size. The record's config says it where it is above 1.
+  int accumulation_steps = 1;
   std::int64_t num_classes = 0;  ///< 0: the model's default
   /// nullopt: fp16 on CUDA; on the CPU bf16 where it multiplies bf16 natively
   /// (cpu_computes_bf16()), else fp32.
