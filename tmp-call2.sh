@@ -134,6 +134,24 @@ if [ "${MODE:-a}" = h200 ]; then
   echo "side-by-side rc=$? ($(el) s)"; cat "$OUT/logs/lm-llama-1b/lm.md" 2>/dev/null || tail -20 "$OUT/logs/lm-llama-1b.txt"
 fi
 [ "${MODE:-a}" = jpeg ] && jpeg_loop
+# ACC=1: GPT-2 124M at batch 16 x 1024, one micro-batch and two (--accumulation-steps 2), when
+# 50 s are left at the end
+if [ "${ACC:-0}" = 1 ]; then
+  for k in 1 2 2 1; do
+    [ "$(left)" -gt 25 ] || break
+    timeout -k 5 "$(cap 40)" build-gpu/apps/lm_benchmark --model gpt2 --batch-size 16 --seq-len 1024 \
+      --accumulation-steps $k --warmup 6 --steps-per-window 5 --windows 3 --quiet \
+      --json "$OUT/logs/acc-$k-$(el).json" >"$OUT/logs/acc-$k.txt" 2>&1
+    echo "acc $k rc=$? ($(el) s)"
+  done
+  python3 - "$OUT"/logs/acc-*.json <<'PY'
+import json, sys
+for p in sys.argv[1:]:
+    r = json.load(open(p)); c = r["config"]; m = r["metrics"]
+    print(p.split("/")[-1], c.get("accumulation_steps", 1), c["graph_mode"], round(m.get("tokens_per_second", 0)),
+          f"peak {r['peak_memory_bytes'] / 2**30:.2f} GiB", r["first_loss"], r["final_loss"], r["window_losses"])
+PY
+fi
 if [ "${MODE:-a}" = side ]; then
   LM_GPUPERF_OPTIONS=${LMOPTS:-} LM_PEER_VARIANTS=compile timeout -k 10 "$(cap 480)" \
     benchmarks/lm_side_by_side.sh build-gpu "$OUT/logs/lm-llama-1b" "${REPEATS:-3}" llama-1b >"$OUT/logs/lm-llama-1b.txt" 2>&1
