@@ -241,6 +241,16 @@ TEST_CASE("a transformer's predicted step counts its states, copies and activati
   CHECK(c.plan.term("activations").bytes == 872.0 * 8 * 4);
   CHECK(c.allocated_bytes < p.allocated_bytes);
 
+  // Two micro-batches: one's activations at a time, and the second's backward pass starts with
+  // the first's fp32 gradients held.
+  input.activation_checkpointing = false;
+  options.accumulation_steps = 2;
+  const auto a = gpuperf::predict_training_memory(*gpt.ptr(), options, input);
+  CHECK(a.plan.term("activations").bytes == 1552.0 * 8 * 2);
+  CHECK(a.plan.term("gradients").bytes == 4 * P);
+  CHECK(a.plan.term("optimizer states").bytes == 8 * P);
+  options.accumulation_steps = 1;
+
   // Another model needs its measured slope; without it the plan says it is a lower bound.
   torch::nn::Linear linear(8, 8);
   gpuperf::TrainingMemoryInput other;

@@ -45,13 +45,15 @@ TrainingMemoryPrediction predict_training_memory(const torch::nn::Module& model,
   request.precision = TrainingPrecision::kFp32;
   request.optimizer = plan_optimizer(options);
   request.fused_optimizer = options.fused_optimizer;
-  // TrainStep frees the gradients between steps where the optimizer's zero_grad() sets them to
-  // None (the fused optimizer always, torch::optim on LibTorch 2.x) and a captured graph writes
-  // them afresh in each backward pass.
-  request.gradients_live_at_peak =
-      !(options.fused_optimizer || options.cuda_graph || compat::kZeroGradSetsNone);
   // Gradient accumulation: the activations of one micro-batch at a time.
   request.micro_batch = micro_batch_size(input.batch_size, options.accumulation_steps);
+  // TrainStep frees the gradients between steps where the optimizer's zero_grad() sets them to
+  // None (the fused optimizer always, torch::optim on LibTorch 2.x) and a captured graph writes
+  // them afresh in each backward pass; a later micro-batch's backward pass starts with the
+  // earlier ones' gradients held.
+  request.gradients_live_at_peak =
+      request.micro_batch < input.batch_size ||
+      !(options.fused_optimizer || options.cuda_graph || compat::kZeroGradSetsNone);
   request.strategy.activation_checkpointing = input.activation_checkpointing;
   request.strategy.gpus = input.ranks;
   if (const auto counted = transformer_activations(model, input.sequence, options.precision,
