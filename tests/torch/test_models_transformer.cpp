@@ -410,6 +410,13 @@ TEST_CASE("a language-model training run records tokens/s and the 6N + 6LCT FLOP
     CHECK(warning.find("loss") == std::string::npos);
   }
 
+  // A folder of images for a language model: refused, pointing at the token file.
+  run.data = "images";
+  CHECK_THROWS_WITH(gpuperf::run_training(run),
+                    Catch::Contains("TrainingRun::data images: feeds 3x224x224 images") &&
+                        Catch::Contains("(a language model's tokens: TrainingRun::token_file)"));
+  run.data.clear();
+
   gpuperf::TrainingRun images;
   images.sequence_length = 12;
   CHECK_THROWS_WITH(gpuperf::run_training(images),

@@ -141,7 +141,10 @@ void TrainingRun::validate() const {
   }
   if (!data.empty() && info.input_shape != std::vector<std::int64_t>{3, 224, 224}) {
     throw ConfigError("TrainingRun::data", data,
-                      "feeds 3x224x224 images; " + model + " takes other input");
+                      "feeds 3x224x224 images; " + model + " takes other input" +
+                          (info.task == ModelTask::kLanguageModel
+                               ? " (a language model's tokens: {TrainingRun::token_file})"
+                               : ""));
   }
   // The files are checked before anything is built: a typo costs no model and no minutes.
   struct stat info_of {};
