@@ -265,8 +265,8 @@ void CompareOptions::validate() const {
 }
 
 std::string WorkloadKey::label() const {
-  std::string out = workload + " " + model + " bs" + std::to_string(batch_size);
-  if (accumulation_steps > 1) out += " in " + std::to_string(accumulation_steps) + " micro-batches";
+  std::string out = workload + " " + model + " bs" + std::to_string(batch_size) +
+                    micro_batches_text(accumulation_steps);
   for (const std::string* part : {&precision, &memory_format, &optimizer, &graph_mode}) {
     if (!part->empty()) out += " " + *part;  // inference has no optimizer
   }

@@ -13,10 +13,10 @@ namespace gpuperf {
 void write_text(std::ostream& out, const RunRecord& r, const std::string& unit) {
   const Summary& t = r.throughput;
   const RunConfig& c = r.config;
-  out << "Workload: " << c.model << ", batch " << c.batch_size;
-  if (c.accumulation_steps > 1) out << " in " << c.accumulation_steps << " micro-batches";
-  out << ", " << c.precision << ", " << c.memory_format << ", " << c.optimizer << " ("
-      << c.optimizer_impl << "), " << c.graph_mode << " on " << printable(r.device.name) << "\n";
+  out << "Workload: " << c.model << ", batch " << c.batch_size
+      << micro_batches_text(c.accumulation_steps) << ", " << c.precision << ", " << c.memory_format
+      << ", " << c.optimizer << " (" << c.optimizer_impl << "), " << c.graph_mode << " on "
+      << printable(r.device.name) << "\n";
   out << "Throughput: " << format_fixed(t.median, 2) << " " << unit << "\n";
   out << "  median of " << t.count << " windows x " << r.config.steps_per_window << " steps ("
       << r.timer << "); mean " << format_fixed(t.mean, 2) << ", 95% CI ["

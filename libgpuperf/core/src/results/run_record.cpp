@@ -358,6 +358,11 @@ RunRecord make_record(const std::string& model, const Measurement& measurement,
   return record;
 }
 
+std::string micro_batches_text(std::int64_t accumulation_steps) {
+  return accumulation_steps > 1 ? " in " + std::to_string(accumulation_steps) + " micro-batches"
+                                : std::string();
+}
+
 void validate(const RunRecord& record) {
   // What the schema asks and the reader does not check (vocabularies, forms, non-empty names,
   // numbers that must not be null); the reader below checks ranges and agreement.

@@ -324,12 +324,9 @@ std::string out_of_memory_message(const TrainingRun& run, const ResolvedTraining
 void log_start(const TrainingRun& run, const ResolvedTraining& r, const RunRecord& record) {
   if (run.quiet) return;
   const RunConfig& c = record.config;
-  const std::string micro = run.accumulation_steps > 1
-                                ? " in " + std::to_string(run.accumulation_steps) + " micro-batches"
-                                : std::string();
   log::info(log::cat(run.model, " on ", record.device.name, " (", r.device.str(), "): batch ",
-                     run.batch_size, micro, ", ", c.precision, ", ", c.memory_format, ", ",
-                     c.optimizer, " (", c.optimizer_impl, ")",
+                     run.batch_size, micro_batches_text(run.accumulation_steps), ", ", c.precision,
+                     ", ", c.memory_format, ", ", c.optimizer, " (", c.optimizer_impl, ")",
                      r.step.cuda_graph ? ", CUDA graph" : "", "; warming up for ",
                      run.measure.warmup, " steps"));
 }

@@ -131,6 +131,9 @@ void set_measurement(RunRecord& record, const Measurement& measurement);
 /// or a fractional batch.
 [[nodiscard]] RunRecord make_record(const std::string& model, const Measurement& measurement,
                                     const Timer& timer);
+/// " in 4 micro-batches" for a step of 4 (RunConfig::accumulation_steps), "" for one: how the
+/// console, the log and gpuperf_compare's labels follow a batch size with it.
+[[nodiscard]] std::string micro_batches_text(std::int64_t accumulation_steps);
 /// Throws ConfigError naming the first field of `record` that gpuperf.run/1
 /// (docs/schema/run-1.schema.json) or gpuperf's reader would refuse, with the value and the rule.
 void validate(const RunRecord& record);
