@@ -168,8 +168,8 @@ void add_model_options(CLI::App& app, TrainingOptions& o) {
              "algorithms, timed at its first call (off: PyTorch's products, cuBLAS's own choice)")
       ->group("Language models");
   add_switch(app, "oom-back-off", r.back_off_on_out_of_memory,
-             "out of device memory: halve the batch and run again, saying so (single-process "
-             "runs)");
+             "out of device memory: halve the batch (in micro-batches: double them) and run "
+             "again, saying so (single-process runs)");
   add_switch(
       app, "predict-memory", r.predict_memory,
       "CUDA: predict the step's peak memory and record it beside the measured peaks (an "

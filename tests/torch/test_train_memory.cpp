@@ -308,6 +308,40 @@ TEST_CASE("out of memory at the asked batch backs off by halving and says so", "
   CHECK_THROWS_AS(gpuperf::run_training(run, hooks), gpuperf::OutOfMemoryError);
 }
 
+TEST_CASE("out of memory in micro-batches keeps the batch and doubles the micro-batches",
+          "[memory]") {
+  // A budget that batch 64 in 4 micro-batches fits into (with 1% to spare) and 2 do not.
+  gpuperf::TrainingRun run = small_cpu_run(64);
+  run.accumulation_steps = 4;
+  std::int64_t peak_in_4 = 0;
+  {
+    BudgetAllocator counting(std::int64_t{1} << 40);
+    (void)gpuperf::run_training(run);
+    peak_in_4 = counting.peak();
+  }
+  run.accumulation_steps = 2;
+  REQUIRE(peak_of(32) > peak_in_4 + peak_in_4 / 50);  // a micro-batch of 32 does not fit
+  {
+    BudgetAllocator budget(peak_in_4 + peak_in_4 / 100);
+    CHECK_THROWS_AS(gpuperf::run_training(run), gpuperf::OutOfMemoryError);  // no back-off asked
+    run.back_off_on_out_of_memory = true;
+    const gpuperf::RunRecord record = gpuperf::run_training(run);
+    CHECK(record.config.batch_size == 64);
+    CHECK(record.config.accumulation_steps == 4);
+    CHECK(record.metrics.at("requested_accumulation_steps") == 2);
+    CHECK(record.metrics.count("requested_batch_size") == 0);
+    REQUIRE(!record.warnings.empty());
+    CHECK(record.warnings[0] ==
+          "out of memory at batch 64 in 2 micro-batches: backed off to 4 micro-batches");
+    CHECK(std::isfinite(record.final_loss));
+  }
+  // Micro-batches of one sample that do not fit: the error stands, nothing smaller to try.
+  BudgetAllocator starved(peak_of(1) / 4);
+  run.batch_size = 4;
+  CHECK_THROWS_WITH(gpuperf::run_training(run),
+                    Catch::Matchers::Contains("TrainingRun::accumulation_steps 4"));
+}
+
 TEST_CASE("the largest batch is one that trains, and one sample more does not", "[memory]") {
   BudgetAllocator budget(peak_of(24));
   const gpuperf::TrainingRun run = small_cpu_run(4);

@@ -321,6 +321,24 @@ std::string out_of_memory_message(const TrainingRun& run, const ResolvedTraining
          (micro ? " or more TrainingRun::accumulation_steps" : "") + ".";
 }
 
+// The next, smaller try after running out of memory, and the warning that says it; nothing when
+// a forward pass already took one sample. A run in micro-batches keeps its batch (the update the
+// user asked for) and doubles the micro-batches; a run without halves the batch.
+std::optional<std::string> back_off(TrainingRun& attempt) {
+  const std::int64_t batch = attempt.batch_size;
+  const int micro_batches = attempt.accumulation_steps;
+  if (micro_batches > 1) {
+    if (micro_batches >= batch) return std::nullopt;  // micro-batches of one sample
+    attempt.accumulation_steps = static_cast<int>(std::min<std::int64_t>(2 * micro_batches, batch));
+    return "out of memory at batch " + std::to_string(batch) + micro_batches_text(micro_batches) +
+           ": backed off to " + std::to_string(attempt.accumulation_steps) + " micro-batches";
+  }
+  if (batch == 1) return std::nullopt;
+  attempt.batch_size = batch / 2;
+  return "out of memory at batch " + std::to_string(batch) + ": backed off to batch " +
+         std::to_string(attempt.batch_size);
+}
+
 void log_start(const TrainingRun& run, const ResolvedTraining& r, const RunRecord& record) {
   if (run.quiet) return;
   const RunConfig& c = record.config;
@@ -843,7 +861,7 @@ void detail::check_training_run(const TrainingRun& run) {
 RunRecord run_training(const TrainingRun& run, const TrainingHooks& hooks) {
   run.validate();
   set_intra_op_threads(run.threads);
-  const ResolvedTraining resolved = resolve(run);
+  ResolvedTraining resolved = resolve(run);
   // Every rank of a data-parallel run must run one batch size: no backing off alone.
   const bool may_back_off = run.back_off_on_out_of_memory && !hooks.gradient_sync;
   TrainingRun attempt = run;
@@ -858,19 +876,22 @@ RunRecord run_training(const TrainingRun& run, const TrainingHooks& hooks) {
       // Nothing of the run holds memory any more: hand the cache back, for the next try or the
       // caller's next run.
       release_cached_memory(resolved.device);
-      if (!may_back_off || attempt.batch_size == 1) throw OutOfMemoryError(message);
-      const std::int64_t smaller = attempt.batch_size / 2;
-      backed_off.push_back("out of memory at batch " + std::to_string(attempt.batch_size) +
-                           ": backed off to batch " + std::to_string(smaller));
+      if (!may_back_off) throw OutOfMemoryError(message);
+      std::optional<std::string> step_back = back_off(attempt);
+      if (!step_back) throw OutOfMemoryError(message);
+      backed_off.push_back(std::move(*step_back));
       if (!run.quiet) log::warn(backed_off.back());
-      attempt.batch_size = smaller;
-      // Each micro-batch keeps a sample; the record says the count that ran.
-      attempt.accumulation_steps =
-          static_cast<int>(std::min<std::int64_t>(attempt.accumulation_steps, smaller));
+      resolved.step.accumulation_steps = attempt.accumulation_steps;  // the step splits by it
       continue;
     }
     if (!backed_off.empty()) {
-      record.metrics["requested_batch_size"] = static_cast<double>(run.batch_size);
+      if (attempt.batch_size != run.batch_size) {
+        record.metrics["requested_batch_size"] = static_cast<double>(run.batch_size);
+      }
+      if (attempt.accumulation_steps != run.accumulation_steps) {
+        record.metrics["requested_accumulation_steps"] =
+            static_cast<double>(run.accumulation_steps);
+      }
       record.warnings.insert(record.warnings.begin(), backed_off.begin(), backed_off.end());
     }
     enrich(attempt, resolved, graph_fallback, record);

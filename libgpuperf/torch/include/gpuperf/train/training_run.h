@@ -104,8 +104,10 @@ struct TrainingRun : RunBasics {
   /// steps at a quarter and half the batch (not in the figures).
   bool predict_memory = true;
   /// Out of memory at batch_size: halve the batch and run again, saying so in the record
-  /// (warnings, metrics "requested_batch_size"), instead of failing. Not in data-parallel runs
-  /// (every rank must run one batch size): there the error stands.
+  /// (warnings, metrics "requested_batch_size"), instead of failing; a run in micro-batches
+  /// (accumulation_steps > 1) keeps its batch and doubles the micro-batches instead (metrics
+  /// "requested_accumulation_steps"), up to one sample each. Not in data-parallel runs (every
+  /// rank must run one batch size): there the error stands.
   bool back_off_on_out_of_memory = false;
   bool cudnn_benchmark = true;
   Switch fused_optimizer = Switch::kAuto;  ///< auto: where LibTorch has the fused kernels
