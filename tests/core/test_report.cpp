@@ -84,6 +84,14 @@ gpuperf::RunRecord run(const std::string& gpu, const std::vector<double>& window
   return r;
 }
 
+// A CSV line's cells split at every comma (for lines without quoted cells where it is read).
+std::vector<std::string> comma_cells(const std::string& line) {
+  std::vector<std::string> cells;
+  std::istringstream fields(line);
+  for (std::string f; std::getline(fields, f, ',');) cells.push_back(f);
+  return cells;
+}
+
 std::string slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream s;
@@ -453,6 +461,9 @@ TEST_CASE("Inference results compare per batch size, old files included", "[comp
   CHECK(std::count(csv_text.begin(), csv_text.end(), '\n') ==
         static_cast<long>(1 + by_gpu.training.rows.size() + by_gpu.inference.rows.size()));
   CHECK_THAT(csv_text, Catch::Contains("\r\ninference,") && Catch::Contains("\r\ntrain,"));
+  // Inference has no micro-batches: an empty accumulation_steps cell (the ninth).
+  REQUIRE(comma_cells(csv_text).at(8).rfind("accumulation_steps", 0) == 0);
+  CHECK(comma_cells(csv_text.substr(csv_text.find("\r\ninference,") + 2)).at(8).empty());
 
   options.baseline = "Voodoo 5";
   CHECK_THROWS_WITH(gpuperf::compare_results(mixed, options, &db),
@@ -659,6 +670,37 @@ TEST_CASE("A training CSV row carries the whole job's throughput beside its own 
   r.distributed.world_size = 2;
   r.distributed.global_throughput = 1900;
   CHECK(std::stod(last_cells(r).second) == Approx(1900));
+}
+
+TEST_CASE("Both training CSVs name the micro-batches a step ran in", "[report][csv][compare]") {
+  // The cell under `column` in the first row after the header (no quoted cells before it).
+  const auto cell = [](const std::string& csv, const std::string& column) {
+    std::istringstream lines(csv);
+    std::string header, first;
+    std::getline(lines, header);
+    std::getline(lines, first);
+    const std::vector<std::string> names = comma_cells(header);
+    const auto it = std::find(names.begin(), names.end(), column);
+    REQUIRE(it != names.end());
+    return comma_cells(first).at(static_cast<std::size_t>(it - names.begin()));
+  };
+  gpuperf::RunRecord r = run("NVIDIA H200", {990, 1000, 1010});
+  r.config.accumulation_steps = 4;
+  std::ostringstream own;
+  gpuperf::write_csv(own, r);
+  CHECK(own.str().find("batch_size,accumulation_steps,world_size,") != std::string::npos);
+  CHECK(cell(own.str(), "accumulation_steps") == "4");
+  CHECK(cell(own.str(), "batch_size") == "256");
+
+  const auto db = gpuperf::SpecDatabase::load_file(kData + "/gpu_specs.json");
+  const auto table = gpuperf::compare_runs({{"h200.json", r}}, {}, &db);
+  std::ostringstream compared;
+  gpuperf::write_comparison(compared, table, gpuperf::TableFormat::kCsv);
+  CHECK(cell(compared.str(), "accumulation_steps") == "4");
+  r.config.accumulation_steps = 1;
+  std::ostringstream whole;
+  gpuperf::write_csv(whole, r);
+  CHECK(cell(whole.str(), "accumulation_steps") == "1");
 }
 
 TEST_CASE("The report draws data-parallel scaling only when a record ran on several ranks",

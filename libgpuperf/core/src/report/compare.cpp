@@ -490,6 +490,7 @@ void write_comparison_csv_header(std::ostream& out) {
                          "graph_mode",
                          "kernel_fusion",
                          "batch_size",
+                         "accumulation_steps",
                          "world_size",
                          "gpu",
                          "software",
@@ -506,15 +507,22 @@ void write_comparison_csv_header(std::ostream& out) {
                          "verdict"});
 }
 
-void key_cells(CsvRow& row, const WorkloadKey& k) {
+// Inference has no micro-batches: its accumulation_steps cell is empty.
+void key_cells(CsvRow& row, const WorkloadKey& k, bool training) {
   row << k.workload << k.model << k.precision << k.memory_format << k.optimizer << k.graph_mode
-      << k.kernel_fusion << static_cast<std::int64_t>(k.batch_size) << k.world_size;
+      << k.kernel_fusion << static_cast<std::int64_t>(k.batch_size);
+  if (training) {
+    row << static_cast<std::int64_t>(k.accumulation_steps);
+  } else {
+    row << kNaN;
+  }
+  row << k.world_size;
 }
 
 void write_comparison_csv_rows(std::ostream& out, const Comparison& c) {
   for (const auto& r : c.rows) {
     CsvRow row;
-    key_cells(row, r.key);
+    key_cells(row, r.key, true);
     row << r.gpu << r.software << r.path << r.is_baseline << r.median << r.ci95_half_width
         << r.windows << kNaN << kNaN << (r.has_baseline ? r.speedup : kNaN)
         << r.significance.p_value << (r.has_baseline && !r.is_baseline ? "Welch t-test" : "")
@@ -526,7 +534,7 @@ void write_comparison_csv_rows(std::ostream& out, const Comparison& c) {
 void write_comparison_csv_rows(std::ostream& out, const InferenceComparison& c) {
   for (const auto& r : c.rows) {
     CsvRow row;
-    key_cells(row, r.key);
+    key_cells(row, r.key, false);
     row << r.gpu << r.software << r.path << r.is_baseline << r.throughput << kNaN << std::size_t{0}
         << r.latency.p50 << r.latency.p99 << (r.has_baseline ? r.speedup : kNaN)
         << r.significance.p_value << r.significance.method << r.significance.verdict;

@@ -137,10 +137,11 @@ std::pair<std::string, double> micro_base_unit(const MicroResult& r) {
 }  // namespace
 
 void write_csv(std::ostream& out, const RunRecord& record) {
-  write_csv_header(out, {"timestamp_utc", "model", "device", "precision", "memory_format",
-                         "optimizer", "graph_mode", "kernel_fusion", "batch_size", "world_size",
-                         "window", "steps", "window_s", "throughput_samples_per_s",
-                         "peak_memory_bytes", "job_throughput_samples_per_s"});
+  write_csv_header(out,
+                   {"timestamp_utc", "model", "device", "precision", "memory_format", "optimizer",
+                    "graph_mode", "kernel_fusion", "batch_size", "accumulation_steps", "world_size",
+                    "window", "steps", "window_s", "throughput_samples_per_s", "peak_memory_bytes",
+                    "job_throughput_samples_per_s"});
   const RunConfig& c = record.config;
   // The window rows are this process's (rank 0's in a data-parallel run); the last column is the
   // whole job's median: all ranks together where there are several.
@@ -149,7 +150,7 @@ void write_csv(std::ostream& out, const RunRecord& record) {
   for (std::size_t i = 0; i < record.window_throughput.size(); ++i) {
     CsvRow row;
     row << record.timestamp_utc << c.model << record.device.name << c.precision << c.memory_format
-        << c.optimizer << c.graph_mode << c.kernel_fusion << c.batch_size
+        << c.optimizer << c.graph_mode << c.kernel_fusion << c.batch_size << c.accumulation_steps
         << record.distributed.world_size << static_cast<std::int64_t>(i + 1) << c.steps_per_window
         << (i < record.window_seconds.size() ? record.window_seconds[i] : kNotAvailable)
         << record.window_throughput[i] << record.peak_memory_bytes << job;
