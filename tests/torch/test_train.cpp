@@ -467,6 +467,27 @@ TEST_CASE(
   }
   CHECK(micro.final_loss < micro.first_loss);
 
+  // A batch the count does not divide: still that many micro-batches, one sample apart in size
+  // (9 in 4: 3, 2, 2, 2), and the whole batch's update.
+  run.batch_size = 9;
+  run.accumulation_steps = 1;
+  seen->clear();
+  const gpuperf::RunRecord whole9 = gpuperf::run_training(run);
+  seen->clear();
+  run.accumulation_steps = 4;
+  const gpuperf::RunRecord uneven = gpuperf::run_training(run);
+  REQUIRE(seen->size() == static_cast<std::size_t>(4 * uneven.total_steps));
+  for (std::size_t i = 0; i < seen->size(); i += 4) {
+    CHECK(std::vector<std::int64_t>(seen->begin() + i, seen->begin() + i + 4) ==
+          std::vector<std::int64_t>{3, 2, 2, 2});
+  }
+  REQUIRE(uneven.window_losses.size() == whole9.window_losses.size());
+  for (std::size_t i = 0; i < whole9.window_losses.size(); ++i) {
+    INFO("window " << i);
+    CHECK(uneven.window_losses[i] == Approx(whole9.window_losses[i]).epsilon(1e-5));
+  }
+  run.batch_size = 6;
+
   // Each micro-batch holds a sample; the largest-batch search sizes one micro-batch.
   run.accumulation_steps = 7;
   CHECK_THROWS_WITH(gpuperf::run_training(run),
@@ -640,20 +661,23 @@ TEST_CASE("Gradient accumulation in a CUDA graph trains like it does eagerly", "
   options.precision = gpuperf::Precision::kFp16;
   options.fused_optimizer = true;
   options.cudnn_benchmark = false;
-  options.accumulation_steps = 4;
-  const auto eager = accumulation_run(options, torch::kCUDA, 8);
-  options.cuda_graph = true;
-  const auto graph = accumulation_run(options, torch::kCUDA, 8);
-  options.cuda_graph = false;
-  options.accumulation_steps = 1;
   const auto whole = accumulation_run(options, torch::kCUDA, 8);
-  for (std::size_t i = 0; i < eager.first.size(); ++i) {
-    INFO("step " << i);
-    CHECK(graph.first[i] == Approx(eager.first[i]).epsilon(1e-3).margin(1e-6));
-    CHECK(eager.first[i] == Approx(whole.first[i]).epsilon(2e-2));  // fp16 roundings differ
-  }
-  for (std::size_t i = 0; i < eager.second.size(); ++i) {
-    CHECK(torch::allclose(graph.second[i], eager.second[i], 1e-3, 1e-5));
+  // 16 samples in 4 micro-batches of 4, and in 5 of 4, 3, 3, 3, 3.
+  for (const int parts : {4, 5}) {
+    INFO(parts << " micro-batches");
+    options.accumulation_steps = parts;
+    options.cuda_graph = false;
+    const auto eager = accumulation_run(options, torch::kCUDA, 8);
+    options.cuda_graph = true;
+    const auto graph = accumulation_run(options, torch::kCUDA, 8);
+    for (std::size_t i = 0; i < eager.first.size(); ++i) {
+      INFO("step " << i);
+      CHECK(graph.first[i] == Approx(eager.first[i]).epsilon(1e-3).margin(1e-6));
+      CHECK(eager.first[i] == Approx(whole.first[i]).epsilon(2e-2));  // fp16 roundings differ
+    }
+    for (std::size_t i = 0; i < eager.second.size(); ++i) {
+      CHECK(torch::allclose(graph.second[i], eager.second[i], 1e-3, 1e-5));
+    }
   }
 }
 

@@ -579,17 +579,19 @@ StepResult TrainStep::run_step(const Tensors& batch, bool capturing) {
       optimizer_->zero_grad();
     }
   }
-  // Micro-batch i is chunk i of every tensor; one micro-batch is the whole batch without
-  // accumulation, and chunk() gives fewer when the batch has fewer samples than
-  // accumulation_steps.
+  // Micro-batch i is part i of every tensor: accumulation_steps parts whose sizes differ by at
+  // most one sample (tensor_split(); chunk() would give 3 parts of 9 samples asked for 4), fewer
+  // only when the batch has fewer samples than parts. Without accumulation, the whole batch.
   std::vector<Tensors> micro;
   if (options_.accumulation_steps == 1) {
     micro.push_back(batch);  // the common case: no views to make on every step
   } else {
+    const std::int64_t parts =
+        std::min<std::int64_t>(options_.accumulation_steps, batch.front().size(0));
     for (const auto& t : batch) {
-      const Tensors chunks = t.chunk(options_.accumulation_steps);
-      micro.resize(chunks.size());
-      for (std::size_t i = 0; i < chunks.size(); ++i) micro[i].push_back(chunks[i]);
+      const Tensors split = t.tensor_split(parts);
+      micro.resize(split.size());
+      for (std::size_t i = 0; i < split.size(); ++i) micro[i].push_back(split[i]);
     }
   }
   if (sync_) sync_->begin_step(static_cast<int>(micro.size()));

@@ -70,7 +70,7 @@ void TrainingRun::validate() const {
   RunBasics::validate();
   require_setting(batch_size > 0, "TrainingRun::batch_size", batch_size, "> 0");
   // Each micro-batch holds a sample: a step of fewer samples would run fewer micro-batches than
-  // asked (chunk() gives what there is) and the record would say otherwise.
+  // asked (TrainStep splits what there is) and the record would say otherwise.
   require_setting(accumulation_steps >= 1 && accumulation_steps <= batch_size,
                   "TrainingRun::accumulation_steps", accumulation_steps,
                   ">= 1 and <= {batch_size} (" + std::to_string(batch_size) + ")");

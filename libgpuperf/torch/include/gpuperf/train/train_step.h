@@ -61,7 +61,8 @@ struct TrainStepOptions {
   bool cudnn_benchmark = true;  ///< let cuDNN time its algorithms for each new shape
   double max_grad_norm = 0;     ///< clip gradients to this L2 norm after unscaling; 0 = off
   /// Gradient accumulation: each call splits its batch into this many micro-batches along
-  /// dimension 0, runs forward and backward on each (one micro-batch's activations at a time),
+  /// dimension 0 (sizes differing by at most one sample; as many as there are samples when
+  /// there are fewer), runs forward and backward on each (one micro-batch's activations at a time),
   /// and takes one optimizer step. Each micro-batch's loss is weighted by its share of the batch,
   /// so a mean-reduced loss accumulates to the whole batch's mean. In every mode, graphs included.
   int accumulation_steps = 1;
