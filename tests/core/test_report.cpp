@@ -92,6 +92,21 @@ std::vector<std::string> comma_cells(const std::string& line) {
   return cells;
 }
 
+// The cell under `column` in the first row after the header of `csv` (no quoted cells up to it).
+std::string first_row_cell(const std::string& csv, const std::string& column) {
+  std::istringstream lines(csv);
+  std::string header, first;
+  std::getline(lines, header);
+  std::getline(lines, first);
+  for (auto* line : {&header, &first}) {
+    if (!line->empty() && line->back() == '\r') line->pop_back();  // CSV's CRLF
+  }
+  const std::vector<std::string> names = comma_cells(header);
+  const auto it = std::find(names.begin(), names.end(), column);
+  REQUIRE(it != names.end());
+  return comma_cells(first).at(static_cast<std::size_t>(it - names.begin()));
+}
+
 std::string slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream s;
@@ -673,34 +688,23 @@ TEST_CASE("A training CSV row carries the whole job's throughput beside its own 
 }
 
 TEST_CASE("Both training CSVs name the micro-batches a step ran in", "[report][csv][compare]") {
-  // The cell under `column` in the first row after the header (no quoted cells before it).
-  const auto cell = [](const std::string& csv, const std::string& column) {
-    std::istringstream lines(csv);
-    std::string header, first;
-    std::getline(lines, header);
-    std::getline(lines, first);
-    const std::vector<std::string> names = comma_cells(header);
-    const auto it = std::find(names.begin(), names.end(), column);
-    REQUIRE(it != names.end());
-    return comma_cells(first).at(static_cast<std::size_t>(it - names.begin()));
-  };
   gpuperf::RunRecord r = run("NVIDIA H200", {990, 1000, 1010});
   r.config.accumulation_steps = 4;
   std::ostringstream own;
   gpuperf::write_csv(own, r);
   CHECK(own.str().find("batch_size,accumulation_steps,world_size,") != std::string::npos);
-  CHECK(cell(own.str(), "accumulation_steps") == "4");
-  CHECK(cell(own.str(), "batch_size") == "256");
+  CHECK(first_row_cell(own.str(), "accumulation_steps") == "4");
+  CHECK(first_row_cell(own.str(), "batch_size") == "256");
 
   const auto db = gpuperf::SpecDatabase::load_file(kData + "/gpu_specs.json");
   const auto table = gpuperf::compare_runs({{"h200.json", r}}, {}, &db);
   std::ostringstream compared;
   gpuperf::write_comparison(compared, table, gpuperf::TableFormat::kCsv);
-  CHECK(cell(compared.str(), "accumulation_steps") == "4");
+  CHECK(first_row_cell(compared.str(), "accumulation_steps") == "4");
   r.config.accumulation_steps = 1;
   std::ostringstream whole;
   gpuperf::write_csv(whole, r);
-  CHECK(cell(whole.str(), "accumulation_steps") == "1");
+  CHECK(first_row_cell(whole.str(), "accumulation_steps") == "1");
 }
 
 TEST_CASE("The report draws data-parallel scaling only when a record ran on several ranks",

@@ -122,12 +122,14 @@ gpuperf::TrainingRun small_cpu_run(std::int64_t batch) {
   return run;
 }
 
-// The peak live bytes of a run at `batch`, under an allocator without a limit.
-std::int64_t peak_of(std::int64_t batch) {
+// The peak live bytes of `run`, under an allocator without a limit.
+std::int64_t peak_of(const gpuperf::TrainingRun& run) {
   BudgetAllocator counting(std::int64_t{1} << 40);
-  (void)gpuperf::run_training(small_cpu_run(batch));
+  (void)gpuperf::run_training(run);
   return counting.peak();
 }
+
+std::int64_t peak_of(std::int64_t batch) { return peak_of(small_cpu_run(batch)); }
 
 gpuperf::GptOptions tiny_gpt() {
   gpuperf::GptOptions o;
@@ -313,12 +315,7 @@ TEST_CASE("out of memory in micro-batches keeps the batch and doubles the micro-
   // A budget that batch 64 in 4 micro-batches fits into (with 1% to spare) and 2 do not.
   gpuperf::TrainingRun run = small_cpu_run(64);
   run.accumulation_steps = 4;
-  std::int64_t peak_in_4 = 0;
-  {
-    BudgetAllocator counting(std::int64_t{1} << 40);
-    (void)gpuperf::run_training(run);
-    peak_in_4 = counting.peak();
-  }
+  const std::int64_t peak_in_4 = peak_of(run);
   run.accumulation_steps = 2;
   REQUIRE(peak_of(32) > peak_in_4 + peak_in_4 / 50);  // a micro-batch of 32 does not fit
   {
