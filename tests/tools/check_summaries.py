@@ -40,7 +40,11 @@
     only, and the committed lm.md's lines unchanged beside it;
   - trace_streams.py names the busiest stream, sums what ran beside it over its streams, and sums
     each host thread's CUDA calls, on a planted trace whose figures are known; it refuses a trace
-    without GPU events (exit 2).
+    without GPU events (exit 2);
+  - gpu_decode_fit.py recovers a planted fixed cost and cost per image from records whose decode
+    times are exactly linear in the images nvJPEG decoded (batches of two loader batches a call
+    among them), leaves out records of two decode threads, without GPU decoding or not JSON, and
+    refuses records all of one size (exit 2).
 
   check_summaries.py <repository root>"""
 import glob
@@ -561,6 +565,46 @@ def check_lm_power(root):
     return failures
 
 
+def check_gpu_decode_fit(root):
+    """gpu_decode_fit.py on planted records: 20 ms a call + 30 us an image exactly."""
+    failures = []
+    script = os.path.join(root, "benchmarks", "python", "gpu_decode_fit.py")
+
+    def record(gpu_images, batches_per_call=1, threads=1, on_gpu=1):
+        calls = 79
+        per_call = 256 * batches_per_call
+        metrics = {"loader_decodes_on_gpu": on_gpu, "loader_gpu_decode_threads": threads,
+                   "loader_gpu_batches_per_call": batches_per_call,
+                   "loader_images_decoded": calls * per_call,
+                   "loader_gpu_hardware_decoded": calls * gpu_images * 0.75,
+                   "loader_gpu_backend_decoded": calls * gpu_images * 0.25,
+                   "loader_gpu_thread_decode_seconds": calls * (0.020 + 30e-6 * gpu_images)}
+        return {"config": {"batch_size": 256}, "metrics": metrics}
+
+    with tempfile.TemporaryDirectory() as tmp:
+        def write(name, value):
+            path = os.path.join(tmp, name)
+            with open(path, "w") as f:
+                f.write(value if isinstance(value, str) else json.dumps(value))
+            return path
+
+        good = [write(f"r{i}.json", record(n, b)) for i, (n, b) in
+                enumerate(((64, 1), (128, 1), (250, 1), (400, 2)))]
+        odd = [write("threads.json", record(100, threads=2)),
+               write("cpu.json", record(100, on_gpu=0)), write("log.txt", "not json\n")]
+        done = subprocess.run([sys.executable, script] + good + odd, capture_output=True, text=True)
+        want = "4 records, 64-400 images a call: 20.0 ms a call + 30.0 us an image (RMS residual 0.00 ms)"
+        left = [line for line in done.stdout.splitlines() if line.startswith("left out:")]
+        if done.returncode != 0 or want not in done.stdout or len(left) != 3:
+            failures.append(f"gpu_decode_fit.py: exit {done.returncode}, expected '{want}' and "
+                            f"3 records left out\n{done.stdout}{done.stderr}")
+        one = [write(f"s{i}.json", record(200)) for i in range(3)]
+        done = subprocess.run([sys.executable, script] + one, capture_output=True, text=True)
+        if done.returncode != 2:
+            failures.append(f"gpu_decode_fit.py fitted records of one size: exit {done.returncode}")
+    return failures
+
+
 def main():
     root = sys.argv[1]
     failures = []
@@ -587,6 +631,7 @@ def main():
     failures += check_trace_streams(root)
     failures += check_lm_equivalence_table(root)
     failures += check_lm_power(root)
+    failures += check_gpu_decode_fit(root)
     for f in failures:
         print("FAIL:", f)
     return 1 if failures else 0
