@@ -36,15 +36,17 @@ def point(record):
 
 def main(paths):
     if not paths:
-        print("usage: gpu_decode_fit.py RECORD.json... (the run records of training on files nvJPEG "
-              "decoded)", file=sys.stderr)
+        print("usage: gpu_decode_fit.py RECORD.json... (the run records of training on files "
+              "nvJPEG decoded)", file=sys.stderr)
         return 2
     xs, ys = [], []
     for path in paths:
         try:
             with open(path, encoding="utf-8") as f:
                 p = point(json.load(f))
-        except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+        except OSError as e:
+            p = f"cannot be read: {e.strerror}"
+        except (ValueError, KeyError, TypeError, AttributeError) as e:
             p = f"not a run record: {type(e).__name__}"
         if isinstance(p, str):
             print(f"left out: {path} ({p})")
@@ -53,7 +55,8 @@ def main(paths):
         ys.append(p[1])
     n = len(xs)
     if n < 2 or max(xs) - min(xs) < 1:  # sizes a fraction of an image apart are one size
-        print(f"gpu_decode_fit: {n} usable records, not of two sizes: nothing to fit", file=sys.stderr)
+        print(f"gpu_decode_fit: {n} usable records, not of two sizes: nothing to fit",
+              file=sys.stderr)
         return 2
     mx, my = sum(xs) / n, sum(ys) / n
     b = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)

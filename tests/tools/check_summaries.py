@@ -43,8 +43,8 @@
     without GPU events (exit 2);
   - gpu_decode_fit.py recovers a planted fixed cost and cost per image from records whose decode
     times are exactly linear in the images nvJPEG decoded (batches of two loader batches a call
-    among them), leaves out records of two decode threads, without GPU decoding or not JSON, and
-    refuses records all of one size (exit 2).
+    among them), leaves out records of two decode threads, without GPU decoding, not JSON or
+    missing, and refuses records all of one size (exit 2).
 
   check_summaries.py <repository root>"""
 import glob
@@ -591,13 +591,15 @@ def check_gpu_decode_fit(root):
         good = [write(f"r{i}.json", record(n, b)) for i, (n, b) in
                 enumerate(((64, 1), (128, 1), (250, 1), (400, 2)))]
         odd = [write("threads.json", record(100, threads=2)),
-               write("cpu.json", record(100, on_gpu=0)), write("log.txt", "not json\n")]
+               write("cpu.json", record(100, on_gpu=0)), write("log.txt", "not json\n"),
+               os.path.join(tmp, "missing.json")]
         done = subprocess.run([sys.executable, script] + good + odd, capture_output=True, text=True)
-        want = "4 records, 64-400 images a call: 20.0 ms a call + 30.0 us an image (RMS residual 0.00 ms)"
+        want = ("4 records, 64-400 images a call: 20.0 ms a call + 30.0 us an image "
+                "(RMS residual 0.00 ms)")
         left = [line for line in done.stdout.splitlines() if line.startswith("left out:")]
-        if done.returncode != 0 or want not in done.stdout or len(left) != 3:
+        if done.returncode != 0 or want not in done.stdout or len(left) != 4:
             failures.append(f"gpu_decode_fit.py: exit {done.returncode}, expected '{want}' and "
-                            f"3 records left out\n{done.stdout}{done.stderr}")
+                            f"4 files left out\n{done.stdout}{done.stderr}")
         one = [write(f"s{i}.json", record(200)) for i in range(3)]
         done = subprocess.run([sys.executable, script] + one, capture_output=True, text=True)
         if done.returncode != 2:
