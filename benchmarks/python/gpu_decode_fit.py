@@ -16,6 +16,7 @@ records, or records all of one size (within an image), remain.
 """
 import json
 import math
+import statistics
 import sys
 
 
@@ -58,10 +59,8 @@ def main(paths):
         print(f"gpu_decode_fit: {n} usable records, not of two sizes: nothing to fit",
               file=sys.stderr)
         return 2
-    mx, my = sum(xs) / n, sum(ys) / n
-    b = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
-    a = my - b * mx
-    rms = math.sqrt(sum((y - a - b * x) ** 2 for x, y in zip(xs, ys)) / n)
+    b, a = statistics.linear_regression(xs, ys)
+    rms = math.sqrt(statistics.fmean((y - a - b * x) ** 2 for x, y in zip(xs, ys)))
     print(f"{n} records, {min(xs):.0f}-{max(xs):.0f} images a call: {a:.1f} ms a call + "
           f"{1000 * b:.1f} us an image (RMS residual {rms:.2f} ms)")
     return 0
