@@ -707,6 +707,22 @@ TEST_CASE("Both training CSVs name the micro-batches a step ran in", "[report][c
   CHECK(first_row_cell(whole.str(), "accumulation_steps") == "1");
 }
 
+TEST_CASE("The Google Benchmark name of a training run names its micro-batches", "[report]") {
+  gpuperf::RunRecord r = run("NVIDIA H200", {990, 1000, 1010});
+  r.window_seconds = {1, 1, 1};
+  r.config.steps_per_window = 4;
+  const auto name = [&r] {
+    std::ostringstream out;
+    gpuperf::write_gbench_json(out, r);
+    return nlohmann::json::parse(out.str())["benchmarks"].at(0)["run_name"].get<std::string>();
+  };
+  const std::string one = name();
+  r.config.accumulation_steps = 4;
+  CHECK(name() == one + "/acc4");
+  r.distributed.world_size = 2;
+  CHECK(name() == one + "/acc4/ranks2");
+}
+
 TEST_CASE("The report draws data-parallel scaling only when a record ran on several ranks",
           "[report][html][distributed]") {
   const auto db = gpuperf::SpecDatabase::load_file(kData + "/gpu_specs.json");

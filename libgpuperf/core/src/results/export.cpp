@@ -249,6 +249,8 @@ void write_gbench_json(std::ostream& out, const RunRecord& record) {
   const RunConfig& c = record.config;
   GbenchFamily f;
   f.name = "train/" + c.model + "/bs" + std::to_string(c.batch_size) + "/" + c.precision;
+  // A step in micro-batches is another benchmark than one of the same batch in one pass.
+  if (c.accumulation_steps > 1) f.name += "/acc" + std::to_string(c.accumulation_steps);
   if (record.distributed.world_size > 1) {
     f.name += "/ranks" + std::to_string(record.distributed.world_size);
   }
