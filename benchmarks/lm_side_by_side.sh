@@ -8,7 +8,9 @@
 # variant that trained (a run whose loss is not finite or did not fall is INVALID and left out).
 #
 # Usage: benchmarks/lm_side_by_side.sh <gpuperf build dir> <output dir> [repeats] [rows]
-#   rows: any of gpt2 gpt2-b32 gpt2-large llama-1b (default: gpt2; gpt2-b32: micro-batch 32)
+#   rows: any of gpt2 gpt2-b32 gpt2-large llama-1b gpt2-acc2 llama-1b-acc2 (default: gpt2;
+#   gpt2-b32: micro-batch 32; -acc2: the row's batch in 2 micro-batches, --accumulation-steps 2 on
+#   both sides)
 #   LM_PEER_VARIANTS: the PyTorch variants (default: eager graph compile max-autotune);
 #   max-autotune runs once per row whatever the repeats (its compile takes minutes)
 #   LM_GPUPERF_OPTIONS: more lm_benchmark options for gpuperf's side, split at spaces (for example
@@ -58,7 +60,10 @@ for row in $rows; do
     gpt2-b32) settings=(--model gpt2 --batch-size 32 --seq-len 1024) ;;
     gpt2-large) settings=(--model gpt2-large --batch-size 8 --seq-len 1024) ;;
     llama-1b) settings=(--model llama-1b --batch-size 4 --seq-len 2048) ;;
-    *) echo "lm_side_by_side.sh: unknown row '$row' (gpt2, gpt2-b32, gpt2-large, llama-1b)" >&2; exit 2 ;;
+    gpt2-acc2) settings=(--model gpt2 --batch-size 16 --seq-len 1024 --accumulation-steps 2) ;;
+    llama-1b-acc2) settings=(--model llama-1b --batch-size 4 --seq-len 2048 --accumulation-steps 2) ;;
+    *) echo "lm_side_by_side.sh: unknown row '$row' (gpt2, gpt2-b32, gpt2-large, llama-1b," \
+         "gpt2-acc2, llama-1b-acc2)" >&2; exit 2 ;;
   esac
   shared=("${settings[@]}" --lr 6e-4 --beta2 0.95 --weight-decay 0.1 --warmup 10
           --steps-per-window 10 --windows 5)

@@ -14,6 +14,9 @@ after 60 steps depends on the initial draw by several nats.
 
 Data: one batch of uniform random tokens (seeded), every step, as gpuperf's synthetic tokens.
 Optimizer: fused AdamW (betas 0.9/0.95, weight decay on every parameter, as gpuperf applies it).
+Gradient accumulation (--accumulation-steps k): the batch in k micro-batches split as gpuperf's
+TrainStep splits it (tensor_split: sizes at most one sample apart), each micro-batch's loss
+weighted by its share of the batch before its backward pass, one optimizer step (accumulate()).
 Variants (--variant): eager; graph (the whole step in a manually captured CUDA graph, capturable
 fused AdamW); compile (torch.compile, default mode); max-autotune (torch.compile
 mode="max-autotune", which adds CUDA graphs); the first step's time is the compile time.
@@ -23,7 +26,7 @@ Method, as gpuperf's: warm-up steps, then timed windows of several steps between
 
     python3 lm_peer.py --model gpt2 --batch-size 16 --seq-len 1024 --variant compile
 
-Prints one JSON line: {"model", "variant", "median" (sequences/s), "tokens_per_second",
+Prints one JSON line: {"model", "variant", "accumulation_steps", "median" (sequences/s), "tokens_per_second",
 "flops_per_token" (6N + 6 x layers x width x sequence), "parameters", "windows", "first_loss",
 "final_loss", "window_losses" (the loss of each window's last step), "peak_memory_bytes",
 "compile_s", ...}.
@@ -217,11 +220,39 @@ def make_optimizer(model, lr, betas, weight_decay, cuda, capturable=False):
                              eps=1e-8, **fused)
 
 
+def split_batch(inputs, targets, steps):
+    """The (inputs, targets) micro-batches of a batch in `steps` parts, as gpuperf's TrainStep
+    makes them: tensor_split along the batch (9 samples in 4: 3, 2, 2, 2), fewer parts only when
+    the batch has fewer samples."""
+    return list(zip(inputs.tensor_split(steps), targets.tensor_split(steps)))
+
+
+def accumulate(forward, parts, autocast):
+    """Forward and backward passes over `parts` (split_batch's micro-batches), each micro-batch's
+    mean next-token loss weighted by its share of the batch's samples, as gpuperf's TrainStep
+    weights it, so that the gradients add up to the whole batch's; `autocast` makes the context
+    each forward pass runs in. Returns the batch's loss (the weighted sum, detached)."""
+    samples = sum(x.shape[0] for x, _ in parts)
+    total = None
+    for x, y in parts:
+        with autocast():
+            logits = forward(x)
+            loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
+        if len(parts) > 1:
+            loss = loss * (x.shape[0] / samples)
+        loss.backward()
+        total = loss.detach() if total is None else total + loss.detach()
+    return total
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--model", default="gpt2", choices=sorted(SHAPES))
     p.add_argument("--batch-size", type=int, default=16)
     p.add_argument("--seq-len", type=int, default=1024)
+    p.add_argument("--accumulation-steps", type=int, default=1,
+                   help="the batch in this many micro-batches, one optimizer step (as "
+                        "lm_benchmark --accumulation-steps)")
     p.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
     p.add_argument("--precision", default="bf16", choices=["bf16", "fp16", "fp32"])
     p.add_argument("--threads", type=int, default=0,
@@ -246,6 +277,9 @@ def main():
     for name in ("batch_size", "seq_len", "steps_per_window", "windows"):
         if getattr(a, name) <= 0:
             p.error(f"--{name.replace('_', '-')}: must be > 0, got {getattr(a, name)}")
+    if not 1 <= a.accumulation_steps <= a.batch_size:
+        p.error(f"--accumulation-steps: must be 1 to --batch-size ({a.batch_size}), got "
+                f"{a.accumulation_steps}")
     if a.warmup < (4 if a.variant == "graph" else 1):
         p.error(f"--warmup: must be >= {4 if a.variant == 'graph' else 1} for --variant "
                 f"{a.variant}, got {a.warmup}")
@@ -281,15 +315,17 @@ def main():
     if a.variant in ("compile", "max-autotune"):
         forward = torch.compile(model, mode=None if a.variant == "compile" else "max-autotune")
 
+    parts = split_batch(inputs, targets, a.accumulation_steps)
+
+    def autocast():
+        return torch.autocast(a.device, dtype=torch.bfloat16, enabled=a.precision == "bf16",
+                              cache_enabled=a.variant != "graph")
+
     def step():
-        with torch.autocast(a.device, dtype=torch.bfloat16, enabled=a.precision == "bf16",
-                            cache_enabled=a.variant != "graph"):
-            logits = forward(inputs)
-            loss = F.cross_entropy(logits.view(-1, logits.shape[-1]), targets.view(-1))
-        loss.backward()
+        loss = accumulate(forward, parts, autocast)
         optimizer.step()
         optimizer.zero_grad(set_to_none=a.variant != "graph")
-        return loss.detach()
+        return loss
 
     sync = torch.cuda.synchronize if cuda else (lambda: None)
     if cuda:
@@ -358,6 +394,7 @@ def main():
     flops_per_token = 6 * parameters + 6 * layers * width * a.seq_len
     print(json.dumps({
         "model": a.model, "variant": a.variant, "batch_size": a.batch_size,
+        "accumulation_steps": a.accumulation_steps,
         "seq_len": a.seq_len, "precision": a.precision,
         "median": median, "tokens_per_second": median * a.seq_len, "windows": rates,
         "parameters": parameters, "flops_per_token": flops_per_token,

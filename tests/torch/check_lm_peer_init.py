@@ -12,7 +12,10 @@ query and key projections are what see the rotation). Then training: lm_init_pro
 steps on its batch through gpuperf's TrainStep against the peer's optimizer (lm_peer.make_optimizer,
 the same settings) from the same weights, the loss before each step within TRAJECTORY_TOLERANCE;
 that comparison must fail against a peer that leaves the 1-D parameters (norms, biases) out of the
-weight decay, as nanoGPT groups them.
+weight decay, as nanoGPT groups them. And gradient accumulation: lm_init_probe's AdamW steps on a
+batch of 3 in 2 micro-batches through TrainStep against the peer's (lm_peer.split_batch and
+lm_peer.accumulate, what lm_peer.py --accumulation-steps runs), within TRAJECTORY_TOLERANCE; that
+comparison must fail against a peer that weights the two micro-batches (2 and 1 samples) equally.
 Exit 0 when equal, 1 otherwise, 77 (SKIPPED) without a Python that imports torch.
 
     check_lm_peer_init.py <lm_init_probe> <lm_peer.py>
@@ -90,23 +93,54 @@ def peer_trajectories(lm_peer, torch, seed, batch, decay_1d=True):
     return out
 
 
-def trajectory_differences(ours, theirs):
+def peer_accumulated(lm_peer, torch, seed, accumulated, equal_shares=False):
+    """The loss before each step of the peer's AdamW on lm_init_probe's "accumulated" batch in its
+    micro-batches (lm_peer.split_batch, lm_peer.accumulate), as many steps as gpuperf's side took;
+    equal_shares: each micro-batch's loss weighted 1/k instead of by its samples (wrong where the
+    sizes differ)."""
+    import contextlib
+    ids = torch.tensor(accumulated["ids"], dtype=torch.long)
+    steps = len(accumulated["trajectory"]["gpt"])
+    parts = lm_peer.split_batch(ids[:, :-1], ids[:, 1:], accumulated["accumulation_steps"])
+    out = {}
+    for kind, model in peer_models(lm_peer, torch, seed).items():
+        optimizer = lm_peer.make_optimizer(model, TRAJECTORY["lr"], TRAJECTORY["betas"],
+                                           TRAJECTORY["weight_decay"], cuda=False)
+        losses = []
+        for _ in range(steps):
+            if equal_shares:
+                loss = 0.0
+                for x, y in parts:
+                    logits = model(x)
+                    part = torch.nn.functional.cross_entropy(
+                        logits.reshape(-1, logits.shape[-1]), y.reshape(-1)) / len(parts)
+                    part.backward()
+                    loss += float(part)
+            else:
+                loss = float(lm_peer.accumulate(model, parts, contextlib.nullcontext))
+            optimizer.step()
+            optimizer.zero_grad(set_to_none=True)
+            losses.append(loss)
+        out[kind] = losses
+    return out
+
+
+def trajectory_differences(ours, theirs, label="trajectory"):
     out = []
     for kind in ("gpt", "llama"):
         a, b = ours["trajectory"][kind], theirs[kind]
         if len(a) != len(b):
-            out.append(f"{kind} trajectory: {len(a)} steps on gpuperf's side, {len(b)} on the peer's")
+            out.append(f"{kind} {label}: {len(a)} steps on gpuperf's side, {len(b)} on the peer's")
             continue
         worst = max(range(len(a)), key=lambda i: abs(a[i] - b[i]))
         if not abs(a[worst] - b[worst]) <= TRAJECTORY_TOLERANCE:
-            out.append(f"{kind} trajectory: step {worst + 1} loss {a[worst]:.6f} on gpuperf's side, "
+            out.append(f"{kind} {label}: step {worst + 1} loss {a[worst]:.6f} on gpuperf's side, "
                        f"{b[worst]:.6f} on the peer's")
     return out
 
 
 def largest_gap(ours, theirs):
-    return max(abs(x - y) for kind in ("gpt", "llama")
-               for x, y in zip(ours["trajectory"][kind], theirs[kind]))
+    return max(abs(x - y) for kind in ("gpt", "llama") for x, y in zip(ours[kind], theirs[kind]))
 
 
 def differences(ours, theirs):
@@ -169,8 +203,11 @@ def main():
                                      text=True).stdout)
     values, losses, grads = peer_side(lm_peer, torch, 0, ours["ids"])
     trajectories = peer_trajectories(lm_peer, torch, 0, ours["ids"])
+    accumulated = ours["accumulated"]
+    peer_acc = peer_accumulated(lm_peer, torch, 0, accumulated)
     problems = (differences(ours, values) + function_differences(ours, losses, grads) +
-                trajectory_differences(ours, trajectories))
+                trajectory_differences(ours, trajectories) +
+                trajectory_differences(accumulated, peer_acc, "accumulated trajectory"))
     for p in problems:
         print("FAIL:", p)
     # Each check can fail: the peer seeded 1 draws other weights; the peer's Llama with the
@@ -202,6 +239,21 @@ def main():
         print("FAIL: the peer that does not decay 1-D parameters gives gpuperf's trajectory for "
               f"{2 - len(grouped)} of the two models: the comparison sees nothing")
         problems.append("self-test")
+    # Accumulation: both sides' losses must move, and equal shares of unequal micro-batches
+    # must be told apart.
+    for kind in ("gpt", "llama"):
+        path = accumulated["trajectory"][kind]
+        if not path[-1] < path[0] - 1.0:
+            print(f"FAIL: gpuperf's accumulated {kind} loss moves from {path[0]:.4f} to "
+                  f"{path[-1]:.4f}: the trajectory comparison sees too little")
+            problems.append("self-test")
+    equal = trajectory_differences(
+        accumulated, peer_accumulated(lm_peer, torch, 0, accumulated, equal_shares=True))
+    if len(equal) != 2:
+        print("FAIL: the peer that weights unequal micro-batches equally gives gpuperf's "
+              f"accumulated trajectory for {2 - len(equal)} of the two models: the comparison "
+              "sees nothing")
+        problems.append("self-test")
     count = sum(len(ours[kind][name]) for kind in ("gpt", "llama") for name in ours[kind])
     if not problems:
         print(f"PASS: {count} initial values (GPT-2 and Llama-style, seed 0) equal on both sides, "
@@ -211,8 +263,16 @@ def main():
               f"{TRAJECTORY_TOLERANCE:g} nats (GPT-2 {ours['trajectory']['gpt'][0]:.3f} -> "
               f"{ours['trajectory']['gpt'][-1]:.3f}, Llama {ours['trajectory']['llama'][0]:.3f} "
               f"-> {ours['trajectory']['llama'][-1]:.3f}; largest difference "
-              f"{largest_gap(ours, trajectories):.2g}); another seed, another rotary layout and "
-              "a peer without decay on 1-D parameters differ "
+              f"{largest_gap(ours['trajectory'], trajectories):.2g}); "
+              f"{len(accumulated['trajectory']['gpt'])} steps of a batch of "
+              f"{len(accumulated['ids'])} in {accumulated['accumulation_steps']} micro-batches "
+              f"within {TRAJECTORY_TOLERANCE:g} nats (GPT-2 "
+              f"{accumulated['trajectory']['gpt'][0]:.3f} -> "
+              f"{accumulated['trajectory']['gpt'][-1]:.3f}, Llama "
+              f"{accumulated['trajectory']['llama'][0]:.3f} -> "
+              f"{accumulated['trajectory']['llama'][-1]:.3f}; largest difference "
+              f"{largest_gap(accumulated['trajectory'], peer_acc):.2g}); another seed, another rotary layout and "
+              "a peer without decay on 1-D parameters, and one weighting micro-batches equally differ "
               f"({sum(w.startswith('llama') for w in wrong)} Llama tensors)")
     return 1 if problems else 0
 
