@@ -26,10 +26,10 @@ Method, as gpuperf's: warm-up steps, then timed windows of several steps between
 
     python3 lm_peer.py --model gpt2 --batch-size 16 --seq-len 1024 --variant compile
 
-Prints one JSON line: {"model", "variant", "accumulation_steps", "median" (sequences/s), "tokens_per_second",
-"flops_per_token" (6N + 6 x layers x width x sequence), "parameters", "windows", "first_loss",
-"final_loss", "window_losses" (the loss of each window's last step), "peak_memory_bytes",
-"compile_s", ...}.
+Prints one JSON line: {"model", "variant", "accumulation_steps", "median" (sequences/s),
+"tokens_per_second", "flops_per_token" (6N + 6 x layers x width x sequence), "parameters",
+"windows", "first_loss", "final_loss", "window_losses" (the loss of each window's last step),
+"peak_memory_bytes", "compile_s", ...}.
 """
 
 import argparse

@@ -21,6 +21,7 @@ Exit 0 when equal, 1 otherwise, 77 (SKIPPED) without a Python that imports torch
     check_lm_peer_init.py <lm_init_probe> <lm_peer.py>
 """
 
+import contextlib
 import importlib.util
 import json
 import subprocess
@@ -96,31 +97,24 @@ def peer_trajectories(lm_peer, torch, seed, batch, decay_1d=True):
 def peer_accumulated(lm_peer, torch, seed, accumulated, equal_shares=False):
     """The loss before each step of the peer's AdamW on lm_init_probe's "accumulated" batch in its
     micro-batches (lm_peer.split_batch, lm_peer.accumulate), as many steps as gpuperf's side took;
-    equal_shares: each micro-batch's loss weighted 1/k instead of by its samples (wrong where the
-    sizes differ)."""
-    import contextlib
+    equal_shares: each micro-batch taken as a batch of its own (lm_peer.accumulate on it alone),
+    so that every micro-batch weighs the same whatever its samples (wrong where the sizes differ;
+    the gradients come k times those of weights 1/k, which AdamW's update does not see but for
+    its epsilon)."""
     ids = torch.tensor(accumulated["ids"], dtype=torch.long)
     steps = len(accumulated["trajectory"]["gpt"])
     parts = lm_peer.split_batch(ids[:, :-1], ids[:, 1:], accumulated["accumulation_steps"])
+    groups = [[part] for part in parts] if equal_shares else [parts]
     out = {}
     for kind, model in peer_models(lm_peer, torch, seed).items():
         optimizer = lm_peer.make_optimizer(model, TRAJECTORY["lr"], TRAJECTORY["betas"],
                                            TRAJECTORY["weight_decay"], cuda=False)
         losses = []
         for _ in range(steps):
-            if equal_shares:
-                loss = 0.0
-                for x, y in parts:
-                    logits = model(x)
-                    part = torch.nn.functional.cross_entropy(
-                        logits.reshape(-1, logits.shape[-1]), y.reshape(-1)) / len(parts)
-                    part.backward()
-                    loss += float(part)
-            else:
-                loss = float(lm_peer.accumulate(model, parts, contextlib.nullcontext))
+            losses.append(sum(float(lm_peer.accumulate(model, group, contextlib.nullcontext))
+                              for group in groups) / len(groups))
             optimizer.step()
             optimizer.zero_grad(set_to_none=True)
-            losses.append(loss)
         out[kind] = losses
     return out
 
@@ -254,6 +248,7 @@ def main():
               f"accumulated trajectory for {2 - len(equal)} of the two models: the comparison "
               "sees nothing")
         problems.append("self-test")
+    acc = accumulated["trajectory"]
     count = sum(len(ours[kind][name]) for kind in ("gpt", "llama") for name in ours[kind])
     if not problems:
         print(f"PASS: {count} initial values (GPT-2 and Llama-style, seed 0) equal on both sides, "
@@ -264,15 +259,12 @@ def main():
               f"{ours['trajectory']['gpt'][-1]:.3f}, Llama {ours['trajectory']['llama'][0]:.3f} "
               f"-> {ours['trajectory']['llama'][-1]:.3f}; largest difference "
               f"{largest_gap(ours['trajectory'], trajectories):.2g}); "
-              f"{len(accumulated['trajectory']['gpt'])} steps of a batch of "
-              f"{len(accumulated['ids'])} in {accumulated['accumulation_steps']} micro-batches "
-              f"within {TRAJECTORY_TOLERANCE:g} nats (GPT-2 "
-              f"{accumulated['trajectory']['gpt'][0]:.3f} -> "
-              f"{accumulated['trajectory']['gpt'][-1]:.3f}, Llama "
-              f"{accumulated['trajectory']['llama'][0]:.3f} -> "
-              f"{accumulated['trajectory']['llama'][-1]:.3f}; largest difference "
-              f"{largest_gap(accumulated['trajectory'], peer_acc):.2g}); another seed, another rotary layout and "
-              "a peer without decay on 1-D parameters, and one weighting micro-batches equally differ "
+              f"{len(acc['gpt'])} steps of a batch of {len(accumulated['ids'])} in "
+              f"{accumulated['accumulation_steps']} micro-batches within "
+              f"{TRAJECTORY_TOLERANCE:g} nats (GPT-2 {acc['gpt'][0]:.3f} -> {acc['gpt'][-1]:.3f}, "
+              f"Llama {acc['llama'][0]:.3f} -> {acc['llama'][-1]:.3f}; largest difference "
+              f"{largest_gap(acc, peer_acc):.2g}); another seed, another rotary layout, a peer "
+              "without decay on 1-D parameters and one weighting micro-batches equally differ "
               f"({sum(w.startswith('llama') for w in wrong)} Llama tensors)")
     return 1 if problems else 0
 
