@@ -111,10 +111,10 @@ struct CpuLoader::State {
   bool filling_started = false;  // `filling` has its slot
   int host_slots_now = 0;        // kEncoded: host slots of the next batch to start (a full one)
   std::optional<HostShareControl> share_control;  // adaptive_host_share
-  bool threads_idle = false;     // a thread found no batch to start since the last delivery
-  bool device_ran_dry = false;   // reported (device_ran_dry()) since the last delivery
-  std::int64_t delivered = 0;    // batches handed to the consumer
-  bool holding = false;          // the consumer holds batch delivered - 1
+  bool threads_idle = false;    // a thread found no batch to start since the last delivery
+  bool device_ran_dry = false;  // reported (device_ran_dry()) since the last delivery
+  std::int64_t delivered = 0;   // batches handed to the consumer
+  bool holding = false;         // the consumer holds batch delivered - 1
   std::map<std::int64_t, std::shared_ptr<const std::vector<std::int64_t>>> orders;
   CpuLoaderStats stats;
   std::vector<std::thread> threads;
@@ -183,8 +183,8 @@ struct CpuLoader::State {
       slot.view.sample_ids.assign(static_cast<std::size_t>(slot.view.size), -1);
       slot.view.substituted = 0;
       slot.remaining = slot.view.size;
-      slot.host_slots = share_control ? std::min(host_slots_now, slot.view.size)
-                                      : host_slots(slot.view.size);
+      slot.host_slots =
+          share_control ? std::min(host_slots_now, slot.view.size) : host_slots(slot.view.size);
       slot.share_generation = share_control ? share_control->generation() : 0;
       slot.error_position = -1;
       slot.error = nullptr;
@@ -502,9 +502,9 @@ void HostShareControl::update(std::int64_t started, bool consumer_waited, bool t
                               bool device_ran_dry) {
   const bool held_back = device_ran_dry && (consumer_waited || waited_before_);
   waited_before_ = consumer_waited;
-  const int direction = held_back ? -1
+  const int direction = held_back                                              ? -1
                         : !consumer_waited && (threads_idle || device_ran_dry) ? 1
-                                                                                : 0;
+                                                                               : 0;
   const bool at_bound = direction < 0 ? slots_ == 0 : slots_ == batch_size_;
   // A batch that started before the last move says nothing of the share it moved to.
   if (direction == 0 || at_bound || started != generation()) {
@@ -525,9 +525,7 @@ void HostShareControl::update(std::int64_t started, bool consumer_waited, bool t
   quiet_ = 0;
 }
 
-bool HostShareControl::settled() const {
-  return reversed_at_min_ || quiet_ >= kQuietDeliveries;
-}
+bool HostShareControl::settled() const { return reversed_at_min_ || quiet_ >= kQuietDeliveries; }
 
 CpuLoaderStats CpuLoader::stats() const {
   std::lock_guard<std::mutex> lock(state_->mutex);

@@ -438,8 +438,8 @@ int settle_host_share(const ImageFolderBatches& folder, const TrainingRun& run,
   if (!run.quiet) {
     const CpuLoaderStats stats = folder.stats();
     log::info(log::cat("the host decode share is ", format_fixed(stats.host_share_now, 3),
-                       stats.host_share_settled ? " (settled)" : " (not settled)", " after ",
-                       steps, " more warm-up steps"));
+                       stats.host_share_settled ? " (settled)" : " (not settled)", " after ", steps,
+                       " more warm-up steps"));
   }
   return steps;
 }
@@ -744,8 +744,8 @@ std::string measure_training(const TrainingRun& run, const ResolvedTraining& r,
   RunTelemetry telemetry(run, r.device, record);
   std::int64_t late_before = 0;  // late batches in warm-up, left out below
   StepResult last;
-  int settle_steps = 0;          // warm-up steps added for the adaptive host share
-  bool share_settled = true;     // ... and whether it had settled when timing began
+  int settle_steps = 0;       // warm-up steps added for the adaptive host share
+  bool share_settled = true;  // ... and whether it had settled when timing began
   auto before_timing = [&] {
     if (folder) {
       settle_steps = settle_host_share(*folder, run, [&] { last = step(batches.next()); });

@@ -179,8 +179,7 @@ class HostShareControl {
 
   /// One delivery: `started` is the generation() when the delivered batch started; the signs
   /// as above, since the previous delivery.
-  void update(std::int64_t started, bool consumer_waited, bool threads_idle,
-              bool device_ran_dry);
+  void update(std::int64_t started, bool consumer_waited, bool threads_idle, bool device_ran_dry);
 
   /// The host slots of a full batch started now.
   [[nodiscard]] int slots() const { return slots_; }
