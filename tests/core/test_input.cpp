@@ -817,14 +817,27 @@ TEST_CASE("An adaptive host share moves down when the threads starve the device,
   CHECK_FALSE(c.settled());
   c.update(3, false, false, false);  // nothing to go by
   CHECK(c.slots() == 208);
-  c.update(3, false, false, true);  // the device ran dry, no wait at this or the last delivery:
-  CHECK(c.slots() == 224);          // the GPU decoder is behind
-  c.update(4, true, false, true);   // down again: the step reaches its smallest
+  c.update(3, false, false, true);  // the device ran dry while the threads kept up: not theirs
+  CHECK(c.slots() == 208);
+  c.update(3, true, true, false);  // idle threads, but the consumer waited: unchanged
+  CHECK(c.slots() == 208);
+  c.update(3, false, true, false);  // up again
+  CHECK(c.slots() == 224);
+  c.update(4, true, false, true);  // down again: the step reaches its smallest
   CHECK(c.slots() == 216);
   CHECK(c.step() == 8);
   CHECK(c.settled());
   CHECK(c.moves_down() == 3);
   CHECK(c.moves_up() == 2);
+  c.restart_settling();  // the share and the step stay; settled() must hold anew
+  CHECK_FALSE(c.settled());
+  CHECK(c.slots() == 216);
+  CHECK(c.step() == 8);
+  for (int i = 0; i < gpuperf::HostShareControl::kQuietDeliveries; ++i) {
+    CHECK_FALSE(c.settled());
+    c.update(5, true, false, false);
+  }
+  CHECK(c.settled());
 }
 
 TEST_CASE("An adaptive host share's step doubles after three moves the same way", "[input]") {
@@ -882,13 +895,14 @@ TEST_CASE("A device that ran dry while the loader's consumer waited moves the sh
   o.host_share = 0.5;  // 3 of 6 slots
   gpuperf::CpuLoader loader(folder.samples, o);
   // Whether the consumer waits depends on timing; the report is kept until a delivery either
-  // way and counts once. A wait moves 3 to 2 with the report; without a wait the report (the GPU
-  // decoder behind) moves it to 4. Both say the report was read, and the next delivery without a
+  // way and counts once. A wait moves 3 to 2 with the report; without a wait the report moves
+  // nothing, and idle threads (both buffers filled) move it to 4. The next delivery without a
   // report cannot move it down.
   loader.device_ran_dry();
   REQUIRE(loader.next() != nullptr);
   const double after_report = loader.stats().host_share_now;
-  CHECK((after_report == Approx(2.0 / 6) || after_report == Approx(4.0 / 6)));
+  CHECK((after_report == Approx(2.0 / 6) || after_report == Approx(3.0 / 6) ||
+         after_report == Approx(4.0 / 6)));
   REQUIRE(loader.next() != nullptr);
   CHECK(loader.stats().host_share_now >= after_report);
 }
@@ -934,7 +948,14 @@ TEST_CASE("With an adaptive host share, threads that are ahead of the consumer t
   CHECK(stats.host_share_moves_up == 6);
   CHECK(stats.host_share_moves_down == 0);
   CHECK_FALSE(stats.host_share_settled);
+  loader.restart_host_share_settling();
+  CHECK_FALSE(loader.stats().host_share_settled);
+  o.adaptive_host_share = false;  // a fixed share: settled from the start, and stays so
+  gpuperf::CpuLoader fixed(folder.samples, o);
+  fixed.restart_host_share_settling();
+  CHECK(fixed.stats().host_share_settled);
   // Pixel batches have no share to move.
+  o.adaptive_host_share = true;
   o.output = gpuperf::LoaderOutput::kPixels;
   CHECK_THROWS_WITH(gpuperf::CpuLoader(folder.samples, o),
                     Catch::Contains("CpuLoaderOptions::adaptive_host_share"));

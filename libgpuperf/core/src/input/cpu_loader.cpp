@@ -481,6 +481,14 @@ const ImageBatch* CpuLoader::next() {
   return &slot.view;
 }
 
+void CpuLoader::restart_host_share_settling() {
+  State& s = *state_;
+  const std::lock_guard<std::mutex> lock(s.mutex);
+  if (!s.share_control) return;
+  s.share_control->restart_settling();
+  s.stats.host_share_settled = false;
+}
+
 void CpuLoader::device_ran_dry() {
   State& s = *state_;
   const std::lock_guard<std::mutex> lock(s.mutex);
@@ -502,9 +510,7 @@ void HostShareControl::update(std::int64_t started, bool consumer_waited, bool t
                               bool device_ran_dry) {
   const bool held_back = device_ran_dry && (consumer_waited || waited_before_);
   waited_before_ = consumer_waited;
-  const int direction = held_back                                              ? -1
-                        : !consumer_waited && (threads_idle || device_ran_dry) ? 1
-                                                                               : 0;
+  const int direction = held_back ? -1 : !consumer_waited && threads_idle ? 1 : 0;
   const bool at_bound = direction < 0 ? slots_ == 0 : slots_ == batch_size_;
   // A batch that started before the last move says nothing of the share it moved to.
   if (direction == 0 || at_bound || started != generation()) {
@@ -522,6 +528,11 @@ void HostShareControl::update(std::int64_t started, bool consumer_waited, bool t
   (direction < 0 ? moves_down_ : moves_up_) += 1;
   last_direction_ = direction;
   slots_ = std::clamp(slots_ + direction * step_, 0, batch_size_);
+  quiet_ = 0;
+}
+
+void HostShareControl::restart_settling() {
+  reversed_at_min_ = false;
   quiet_ = 0;
 }
 

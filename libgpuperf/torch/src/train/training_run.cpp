@@ -420,11 +420,13 @@ void compare_with_synthetic(const TrainingRun& run, const ResolvedTraining& r, s
 constexpr int kMaxSettleSteps = 200;
 
 // On files with an adaptive host share, more warm-up steps until the share has found its place
-// (CpuLoaderStats::host_share_settled), so that the timed windows see the share a long training
-// run spends its time at, not its way there from where it started. Returns the steps added;
-// the caller records them.
-int settle_host_share(const ImageFolderBatches& folder, const TrainingRun& run,
+// at training's pace (CpuLoaderStats::host_share_settled, restarted here: in the warm-up's first
+// steps training is slower and the loader ahead), so that the timed windows see the share a long
+// training run spends its time at, not its way there. Returns the steps added; the caller
+// records them.
+int settle_host_share(ImageFolderBatches& folder, const TrainingRun& run,
                       const std::function<void()>& step) {
+  folder.restart_host_share_settling();
   if (folder.stats().host_share_settled) return 0;
   if (!run.quiet) {
     log::info(log::cat("warming up until the adaptive host decode share settles (at most ",

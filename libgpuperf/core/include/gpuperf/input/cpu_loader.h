@@ -79,11 +79,11 @@ struct CpuLoaderOptions {
   /// kEncoded: host_share is where the share starts, and each delivered batch may move it for
   /// the batches started from then on (HostShareControl): fewer slots for the threads when they
   /// hold training back (next() had to wait for a batch and the device the batches feed ran out
-  /// of work, device_ran_dry()), more when a thread found no batch to start or the device ran dry
-  /// without next() waiting (the GPU decoder is behind). From a share of 1 the threads then
-  /// decode as much of each batch as they can without the device running dry, and the GPU
-  /// decoder the rest. Which slots the threads decode then depends on timing: a pixel may differ
-  /// by the decoders' few levels between runs, and a file that only the GPU path decodes
+  /// of work, device_ran_dry()), more when a thread found no batch to start (the threads are
+  /// ahead, of training or of a GPU decoder that holds their buffers). From a share of 1 the
+  /// threads then decode as much of each batch as they can without the device running dry, and
+  /// the GPU decoder the rest. Which slots the threads decode then depends on timing: a pixel may
+  /// differ by the decoders' few levels between runs, and a file that only the GPU path decodes
   /// (damaged scan data past the crop) may be replaced on the host by the next good file, label
   /// and all. Crops and flips stay a function of the seed.
   bool adaptive_host_share = false;
@@ -162,10 +162,10 @@ struct CpuLoaderStats {
 ///
 /// The threads hold training back when the device ran dry and the consumer waited for the
 /// delivered batch or the one before (training runs dry on an earlier batch than the one the
-/// consumer waits for, so the two signs can come a delivery apart): fewer slots. The consumer
-/// waited otherwise: unchanged (the threads set the pace, and it is enough). Else more slots
-/// when a thread found no batch to start (the threads are ahead) or the device ran dry (the GPU
-/// decoder is behind).
+/// consumer waits for, so the two signs can come a delivery apart): fewer slots. Otherwise more
+/// slots when a thread found no batch to start and the consumer did not wait: the threads are
+/// ahead (of training, or of a GPU decoder that still holds their buffers). A device that ran dry
+/// while the threads kept up moves nothing: the threads idle when the GPU decoder is behind.
 ///
 /// A move waits for its evidence: only a batch started after the last move moves the share
 /// again (the batches in flight when it moved say nothing of the new share). Steps start at an
@@ -192,6 +192,9 @@ class HostShareControl {
   [[nodiscard]] bool settled() const;
   [[nodiscard]] std::int64_t moves_down() const { return moves_down_; }
   [[nodiscard]] std::int64_t moves_up() const { return moves_up_; }
+  /// Settling starts again (settled() is false until it holds anew), the share and step kept:
+  /// for a consumer whose pace changed (training past its warm-up).
+  void restart_settling();
 
   static constexpr int kQuietDeliveries = 8;
 
@@ -229,6 +232,9 @@ class CpuLoader {
   /// path reports it from the training thread): the next delivery's adaptive_host_share step
   /// takes it into account. Any thread.
   void device_ran_dry();
+  /// adaptive_host_share: HostShareControl::restart_settling() (CpuLoaderStats::
+  /// host_share_settled false until the share settles again); nothing otherwise. Any thread.
+  void restart_host_share_settling();
   /// What the loader did so far.
   [[nodiscard]] CpuLoaderStats stats() const;
   /// Batches in one epoch on this rank.
