@@ -13,7 +13,6 @@
 #include <map>
 #include <mutex>
 #include <new>
-#include <optional>
 #include <thread>
 #include <utility>
 
@@ -84,7 +83,6 @@ struct CpuLoader::State {
     std::int64_t batch = -1;  // global batch number held; -1: free
     int remaining = 0;        // samples not yet finished
     int host_slots = 0;       // kEncoded: the first slots the threads decode whatever the file
-    std::int64_t share_generation = 0;  // adaptive_host_share: the control's when it started
     ImageBatch view;
     // Errors of this batch by slot position: the lowest is rethrown (deterministic).
     int error_position = -1;
@@ -110,11 +108,10 @@ struct CpuLoader::State {
   int next_position = 0;         // the next unclaimed sample of `filling`
   bool filling_started = false;  // `filling` has its slot
   int host_slots_now = 0;        // kEncoded: host slots of the next batch to start (a full one)
-  std::optional<HostShareControl> share_control;  // adaptive_host_share
-  bool threads_idle = false;    // a thread found no batch to start since the last delivery
-  bool device_ran_dry = false;  // reported (device_ran_dry()) since the last delivery
-  std::int64_t delivered = 0;   // batches handed to the consumer
-  bool holding = false;         // the consumer holds batch delivered - 1
+  bool threads_idle = false;     // a thread found no batch to start since the last delivery
+  bool device_ran_dry = false;   // reported (device_ran_dry()) since the last delivery
+  std::int64_t delivered = 0;    // batches handed to the consumer
+  bool holding = false;          // the consumer holds batch delivered - 1
   std::map<std::int64_t, std::shared_ptr<const std::vector<std::int64_t>>> orders;
   CpuLoaderStats stats;
   std::vector<std::thread> threads;
@@ -183,9 +180,8 @@ struct CpuLoader::State {
       slot.view.sample_ids.assign(static_cast<std::size_t>(slot.view.size), -1);
       slot.view.substituted = 0;
       slot.remaining = slot.view.size;
-      slot.host_slots =
-          share_control ? std::min(host_slots_now, slot.view.size) : host_slots(slot.view.size);
-      slot.share_generation = share_control ? share_control->generation() : 0;
+      slot.host_slots = options.adaptive_host_share ? std::min(host_slots_now, slot.view.size)
+                                                    : host_slots(slot.view.size);
       slot.error_position = -1;
       slot.error = nullptr;
       filling_started = true;
@@ -409,10 +405,6 @@ CpuLoader::CpuLoader(std::vector<Sample> samples, const CpuLoaderOptions& option
   }
   s.stats.host_bytes = s.slot_bytes * s.slots.size();
   s.host_slots_now = s.host_slots(options.batch_size);
-  if (options.adaptive_host_share) {
-    s.share_control.emplace(options.batch_size, s.host_slots_now);
-    s.stats.host_share_settled = false;
-  }
   if (options.output == LoaderOutput::kEncoded) {
     s.stats.host_share_now = static_cast<double>(s.host_slots_now) / options.batch_size;
   }
@@ -464,15 +456,10 @@ const ImageBatch* CpuLoader::next() {
   s.stats.samples_delivered += slot.view.size;
   if (s.options.output == LoaderOutput::kEncoded) {
     s.stats.host_share_slots += slot.host_slots;
-    if (s.share_control) {
-      HostShareControl& control = *s.share_control;
-      control.update(slot.share_generation, waited, s.threads_idle,
-                     std::exchange(s.device_ran_dry, false));
-      s.host_slots_now = control.slots();
+    if (s.options.adaptive_host_share) {
+      s.host_slots_now = next_host_slots(s.host_slots_now, s.options.batch_size, waited,
+                                         s.threads_idle, std::exchange(s.device_ran_dry, false));
       s.stats.host_share_now = static_cast<double>(s.host_slots_now) / s.options.batch_size;
-      s.stats.host_share_moves_down = control.moves_down();
-      s.stats.host_share_moves_up = control.moves_up();
-      s.stats.host_share_settled = control.settled();
     }
   }
   // Threads that can start no batch now stay idle into the next interval.
@@ -481,62 +468,19 @@ const ImageBatch* CpuLoader::next() {
   return &slot.view;
 }
 
-void CpuLoader::restart_host_share_settling() {
-  State& s = *state_;
-  const std::lock_guard<std::mutex> lock(s.mutex);
-  if (!s.share_control) return;
-  s.share_control->restart_settling();
-  s.stats.host_share_settled = false;
-}
-
 void CpuLoader::device_ran_dry() {
   State& s = *state_;
   const std::lock_guard<std::mutex> lock(s.mutex);
   s.device_ran_dry = true;
 }
 
-HostShareControl::HostShareControl(int batch_size, int slots)
-    : batch_size_(batch_size),
-      slots_(slots),
-      min_step_(std::max(1, batch_size / 32)),
-      max_step_(std::max(1, batch_size / 8)),
-      step_(max_step_) {
-  require_setting(batch_size >= 1, "HostShareControl::batch_size", batch_size, ">= 1");
-  require_setting(slots >= 0 && slots <= batch_size, "HostShareControl::slots", slots,
-                  "in 0..{batch_size}");
+int next_host_slots(int slots, int batch_size, bool consumer_waited, bool threads_idle,
+                    bool device_ran_dry) {
+  const int step = std::max(1, batch_size / 32);
+  if (consumer_waited) return device_ran_dry ? std::max(0, slots - step) : slots;
+  if (threads_idle || device_ran_dry) return std::min(batch_size, slots + step);
+  return slots;
 }
-
-void HostShareControl::update(std::int64_t started, bool consumer_waited, bool threads_idle,
-                              bool device_ran_dry) {
-  const bool held_back = device_ran_dry && (consumer_waited || waited_before_);
-  waited_before_ = consumer_waited;
-  const int direction = held_back ? -1 : !consumer_waited && threads_idle ? 1 : 0;
-  const bool at_bound = direction < 0 ? slots_ == 0 : slots_ == batch_size_;
-  // A batch that started before the last move says nothing of the share it moved to.
-  if (direction == 0 || at_bound || started != generation()) {
-    ++quiet_;
-    return;
-  }
-  if (last_direction_ != 0 && direction != last_direction_) {
-    step_ = std::max(min_step_, step_ / 2);
-    reversed_at_min_ = step_ == min_step_;
-    same_way_ = 1;
-  } else if (++same_way_ > 3) {
-    step_ = std::min(max_step_, step_ * 2);
-    same_way_ = 1;
-  }
-  (direction < 0 ? moves_down_ : moves_up_) += 1;
-  last_direction_ = direction;
-  slots_ = std::clamp(slots_ + direction * step_, 0, batch_size_);
-  quiet_ = 0;
-}
-
-void HostShareControl::restart_settling() {
-  reversed_at_min_ = false;
-  quiet_ = 0;
-}
-
-bool HostShareControl::settled() const { return reversed_at_min_ || quiet_ >= kQuietDeliveries; }
 
 CpuLoaderStats CpuLoader::stats() const {
   std::lock_guard<std::mutex> lock(state_->mutex);

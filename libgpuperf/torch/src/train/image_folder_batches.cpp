@@ -477,8 +477,6 @@ Batch ImageFolderBatches::next() {
   return next_batch();
 }
 
-void ImageFolderBatches::restart_host_share_settling() { loader_->restart_host_share_settling(); }
-
 Batch ImageFolderBatches::next_batch() {
 #if GPUPERF_WITH_NVJPEG
   if (gpu_) return gpu_->next();

@@ -13,7 +13,6 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -416,36 +415,6 @@ void compare_with_synthetic(const TrainingRun& run, const ResolvedTraining& r, s
 // Where training falls short of its synthetic rate without late batches, the loader kept ahead
 // and the shortfall is the GPU time, bandwidth or host cores it took from training. (Each
 // window's first step follows the window's synchronisation, which the count leaves out.)
-// Most warm-up steps added for an adaptive host share to settle.
-constexpr int kMaxSettleSteps = 200;
-
-// On files with an adaptive host share, more warm-up steps until the share has found its place
-// at training's pace (CpuLoaderStats::host_share_settled, restarted here: in the warm-up's first
-// steps training is slower and the loader ahead), so that the timed windows see the share a long
-// training run spends its time at, not its way there. Returns the steps added; the caller
-// records them.
-int settle_host_share(ImageFolderBatches& folder, const TrainingRun& run,
-                      const std::function<void()>& step) {
-  folder.restart_host_share_settling();
-  if (folder.stats().host_share_settled) return 0;
-  if (!run.quiet) {
-    log::info(log::cat("warming up until the adaptive host decode share settles (at most ",
-                       kMaxSettleSteps, " more steps)"));
-  }
-  int steps = 0;
-  while (steps < kMaxSettleSteps && !folder.stats().host_share_settled) {
-    step();
-    ++steps;
-  }
-  if (!run.quiet) {
-    const CpuLoaderStats stats = folder.stats();
-    log::info(log::cat("the host decode share is ", format_fixed(stats.host_share_now, 3),
-                       stats.host_share_settled ? " (settled)" : " (not settled)", " after ", steps,
-                       " more warm-up steps"));
-  }
-  return steps;
-}
-
 void add_late_batches(std::int64_t late, const Measurement& m, RunRecord& record) {
   record.metrics["loader_late_batches"] = static_cast<double>(late);
   if (m.timed_steps > 0 && late * 10 > m.timed_steps) {
@@ -477,10 +446,6 @@ void add_loader_figures(const ImageFolderBatches& folder, const TrainingRun& run
                                           static_cast<double>(stats.samples_delivered)
                                     : run.host_decode_share;
     record.metrics["loader_host_decode_share_last"] = stats.host_share_now;
-    record.metrics["loader_host_decode_share_moves_down"] =
-        static_cast<double>(stats.host_share_moves_down);
-    record.metrics["loader_host_decode_share_moves_up"] =
-        static_cast<double>(stats.host_share_moves_up);
   } else if (on_gpu) {
     record.metrics["loader_host_decode_share"] = run.host_decode_share;
   }
@@ -745,19 +710,13 @@ std::string measure_training(const TrainingRun& run, const ResolvedTraining& r,
   log_start(run, r, record);
   RunTelemetry telemetry(run, r.device, record);
   std::int64_t late_before = 0;  // late batches in warm-up, left out below
-  StepResult last;
-  int settle_steps = 0;       // warm-up steps added for the adaptive host share
-  bool share_settled = true;  // ... and whether it had settled when timing began
   auto before_timing = [&] {
-    if (folder) {
-      settle_steps = settle_host_share(*folder, run, [&] { last = step(batches.next()); });
-      share_settled = folder->stats().host_share_settled;
-      late_before = folder->late_batches();
-    }
+    if (folder) late_before = folder->late_batches();
     if (!telemetry.sampling()) return;
     synchronize(r.device);  // so the sampled window holds the timed steps and nothing before
     telemetry.start();
   };
+  StepResult last;
   // The loss of each window's last step, read between windows: measure() has waited for the
   // window's end, so the device is idle and nothing timed waits for the host.
   std::vector<double> window_losses;
@@ -792,13 +751,6 @@ std::string measure_training(const TrainingRun& run, const ResolvedTraining& r,
     telemetry.stop(static_cast<double>(run.batch_size) * m.timed_steps, record);
 
   set_measurement(record, m);
-  record.config.warmup_steps += settle_steps;
-  if (settle_steps > 0) record.metrics["loader_host_decode_share_settle_steps"] = settle_steps;
-  if (!share_settled) {
-    record.warnings.push_back("the adaptive host decode share had not settled after " +
-                              std::to_string(kMaxSettleSteps) +
-                              " more warm-up steps: the timed windows include its way there");
-  }
   if (const std::string overrun = time_limit_overrun(m, run.measure); !overrun.empty()) {
     record.warnings.push_back(overrun);
   }

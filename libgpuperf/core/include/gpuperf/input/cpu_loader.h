@@ -76,16 +76,17 @@ struct CpuLoaderOptions {
   /// decode themselves even where a GPU decoder could, so that the host's cores and the GPU's
   /// decoder work on each batch side by side. 0..1; 0: only the files a GPU should not get.
   double host_share = 0;
-  /// kEncoded: host_share is where the share starts, and each delivered batch may move it for
-  /// the batches started from then on (HostShareControl): fewer slots for the threads when they
-  /// hold training back (next() had to wait for a batch and the device the batches feed ran out
-  /// of work, device_ran_dry()), more when a thread found no batch to start (the threads are
-  /// ahead, of training or of a GPU decoder that holds their buffers). From a share of 1 the
-  /// threads then decode as much of each batch as they can without the device running dry, and
-  /// the GPU decoder the rest. Which slots the threads decode then depends on timing: a pixel may
-  /// differ by the decoders' few levels between runs, and a file that only the GPU path decodes
-  /// (damaged scan data past the crop) may be replaced on the host by the next good file, label
-  /// and all. Crops and flips stay a function of the seed.
+  /// kEncoded: host_share is where the share starts, and each delivered batch moves it for the
+  /// batches started from then on (next_host_slots()): fewer slots for the threads when next()
+  /// had to wait for the batch and the device the batches feed ran out of work meanwhile
+  /// (device_ran_dry(): the threads hold training back), more when a thread found no batch to
+  /// start since the previous delivery or the device ran dry without next() waiting (the GPU
+  /// decoder is behind). From a share of 1 the threads then decode as much of each batch as they
+  /// can without the device running dry, and the GPU decoder the rest. Which slots the threads
+  /// decode then depends on timing: a pixel may differ by the decoders' few levels between runs,
+  /// and a file that only the GPU path decodes (damaged scan data past the crop) may be replaced
+  /// on the host by the next good file, label and all. Crops and flips stay a function of the
+  /// seed.
   bool adaptive_host_share = false;
   HostAllocator allocator = HostAllocator::aligned();  ///< the batch buffers
   int max_reported_skips = 16;  ///< skipped files listed in the stats (the count is complete)
@@ -150,68 +151,17 @@ struct CpuLoaderStats {
   std::int64_t host_share_slots = 0;
   /// kEncoded: the host share for the next batch to start (adaptive_host_share: where it moved).
   double host_share_now = 0;
-  /// adaptive_host_share: the share's moves down and up (HostShareControl) and whether it has
-  /// settled (always true without adaptive_host_share).
-  std::int64_t host_share_moves_down = 0;
-  std::int64_t host_share_moves_up = 0;
-  bool host_share_settled = true;
 };
 
-/// The adaptive host share (CpuLoaderOptions::adaptive_host_share): the host slots of the
-/// batches a loader starts, moved after each delivery by what it saw since the previous one.
-///
-/// The threads hold training back when the device ran dry and the consumer waited for the
-/// delivered batch or the one before (training runs dry on an earlier batch than the one the
-/// consumer waits for, so the two signs can come a delivery apart): fewer slots. Otherwise more
-/// slots when a thread found no batch to start and the consumer did not wait: the threads are
-/// ahead (of training, or of a GPU decoder that still holds their buffers). A device that ran dry
-/// while the threads kept up moves nothing: the threads idle when the GPU decoder is behind.
-///
-/// A move waits for its evidence: only a batch started after the last move moves the share
-/// again (the batches in flight when it moved say nothing of the new share). Steps start at an
-/// eighth of a batch, halve at each reversal down to a 32nd and double after three moves the
-/// same way, so that a share far from its place gets there in a few moves and then stays
-/// within a 32nd of it.
-class HostShareControl {
- public:
-  /// Throws ConfigError unless batch_size >= 1 and 0 <= slots <= batch_size.
-  HostShareControl(int batch_size, int slots);
-
-  /// One delivery: `started` is the generation() when the delivered batch started; the signs
-  /// as above, since the previous delivery.
-  void update(std::int64_t started, bool consumer_waited, bool threads_idle, bool device_ran_dry);
-
-  /// The host slots of a full batch started now.
-  [[nodiscard]] int slots() const { return slots_; }
-  /// Moves so far (a batch records it when it starts).
-  [[nodiscard]] std::int64_t generation() const { return moves_down_ + moves_up_; }
-  /// Slots the next move takes.
-  [[nodiscard]] int step() const { return step_; }
-  /// The share has found its place: the step came down to its smallest at a reversal, or
-  /// kQuietDeliveries deliveries in a row gave no move (a share held at 0 or 1 included).
-  [[nodiscard]] bool settled() const;
-  [[nodiscard]] std::int64_t moves_down() const { return moves_down_; }
-  [[nodiscard]] std::int64_t moves_up() const { return moves_up_; }
-  /// Settling starts again (settled() is false until it holds anew), the share and step kept:
-  /// for a consumer whose pace changed (training past its warm-up).
-  void restart_settling();
-
-  static constexpr int kQuietDeliveries = 8;
-
- private:
-  int batch_size_;
-  int slots_;
-  int min_step_;
-  int max_step_;
-  int step_;
-  int last_direction_ = 0;  // -1 down, +1 up, 0: no move yet
-  int same_way_ = 0;        // moves in a row in last_direction_
-  bool reversed_at_min_ = false;
-  bool waited_before_ = false;
-  int quiet_ = 0;  // deliveries since the last move
-  std::int64_t moves_down_ = 0;
-  std::int64_t moves_up_ = 0;
-};
+/// The host slots of the batches started after a delivery, under adaptive_host_share: `slots`
+/// less `step` when the consumer waited for the delivered batch and the device ran dry since the
+/// previous delivery (the threads hold training back); unchanged when the consumer waited and
+/// the device kept working (the threads are the loader's pace, and it is enough); else more by
+/// `step` when a thread found no batch to start since the previous delivery (the threads are
+/// ahead) or the device ran dry (the GPU decoder is behind); else unchanged. Within
+/// 0..batch_size; step = max(1, batch_size / 32).
+[[nodiscard]] int next_host_slots(int slots, int batch_size, bool consumer_waited,
+                                  bool threads_idle, bool device_ran_dry);
 
 /// The loader. Threads start in the constructor; the destructor stops and joins them (a
 /// consumer may stop early at any point).
@@ -232,9 +182,6 @@ class CpuLoader {
   /// path reports it from the training thread): the next delivery's adaptive_host_share step
   /// takes it into account. Any thread.
   void device_ran_dry();
-  /// adaptive_host_share: HostShareControl::restart_settling() (CpuLoaderStats::
-  /// host_share_settled false until the share settles again); nothing otherwise. Any thread.
-  void restart_host_share_settling();
   /// What the loader did so far.
   [[nodiscard]] CpuLoaderStats stats() const;
   /// Batches in one epoch on this rank.

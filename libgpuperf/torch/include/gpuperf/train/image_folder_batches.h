@@ -118,9 +118,6 @@ class ImageFolderBatches final : public BatchSource {
   /// (a stream the caller had synchronised first does not count). On the GPU path each is
   /// reported to the loader's adaptive host share (CpuLoader::device_ran_dry()).
   [[nodiscard]] std::int64_t late_batches() const { return late_batches_; }
-  /// With an adaptive host share: its settling starts again (stats().host_share_settled false
-  /// until it settles anew at the pace from here on; CpuLoader::restart_host_share_settling()).
-  void restart_host_share_settling();
 
  private:
   ImageFolderBatchOptions options_;

@@ -74,8 +74,7 @@ struct TrainingRun : RunBasics {
   double host_decode_share = 0;
   /// data, decoded on the GPU: host_decode_share is where the share starts and it follows the
   /// pace of the loader threads and of training (ImageFolderBatchOptions::adaptive_host_share);
-  /// the warm-up goes on until it settles (CpuLoaderStats::host_share_settled; at most 200 more
-  /// steps, counted as warm-up), and the record gives the share that ran and its moves.
+  /// the record gives the share that ran.
   bool adaptive_host_decode_share = false;
   /// data, decoded on the GPU: loader batches nvJPEG decodes in one call
   /// (ImageFolderBatchOptions::gpu_batches_per_call), 1..16.
