@@ -44,7 +44,11 @@
   - gpu_decode_fit.py recovers a planted fixed cost and cost per image from records whose decode
     times are exactly linear in the images nvJPEG decoded (batches of two loader batches a call
     among them), leaves out records of two decode threads, without GPU decoding, not JSON or
-    missing, and refuses records all of one size (exit 2).
+    missing, and refuses records all of one size (exit 2);
+  - summarize_share_ab.py's medians on the committed H100 A/B of the adaptive host share
+    (docs/results/2026-12-07-h100-host-share-control/call1) equal the ones computed here from the
+    runs whose loss fell, its three runs whose loss rose are INVALID, a planted run whose loss
+    rose is left out of its median, and a folder without records exits 2.
 
   check_summaries.py <repository root>"""
 import glob
@@ -607,6 +611,52 @@ def check_gpu_decode_fit(root):
     return failures
 
 
+def check_share_ab(root):
+    """summarize_share_ab.py on the committed H100 A/B (2026-12-07-h100-host-share-control/call1):
+    the medians of the runs whose loss fell computed here, the three runs whose loss rose listed
+    INVALID and left out; a copy with one more 8-thread "new" run whose loss rose is INVALID and
+    leaves that median alone, and a folder without such records exits 2."""
+    failures = []
+    script = os.path.join(root, "benchmarks", "python", "summarize_share_ab.py")
+    folder = os.path.join(root, "docs", "results", "2026-12-07-h100-host-share-control", "call1")
+    runs = {}
+    for path in glob.glob(os.path.join(folder, "j-*-t*-*.json")):
+        name = os.path.basename(path)
+        variant, threads = name.split("-")[1], int(name.split("-")[2][1:])
+        record = json.load(open(path))
+        if finite(record["final_loss"]) and record["final_loss"] < record["first_loss"]:
+            runs.setdefault((variant, threads), []).append(
+                record["metrics"]["data_to_synthetic_ratio"])
+    done = subprocess.run([sys.executable, script, folder], capture_output=True, text=True)
+    out = done.stdout
+    for (variant, threads), ratios in runs.items():
+        want = f"| {variant} | {threads} | {len(ratios)} | **{statistics.median(ratios):.4f}** "
+        if want not in out:
+            failures.append(f"summarize_share_ab.py: no row '{want}'\n{out}")
+    invalid = [line for line in out.splitlines() if line.startswith("INVALID")]
+    if done.returncode != 0 or len(invalid) != 3:
+        failures.append(f"summarize_share_ab.py: exit {done.returncode}, {len(invalid)} INVALID "
+                        f"lines, expected 0 and 3\n{out}{done.stderr}")
+    with tempfile.TemporaryDirectory() as tmp:
+        for path in glob.glob(os.path.join(folder, "j-*.json")):
+            shutil.copy(path, tmp)
+        planted = json.load(open(os.path.join(folder, "j-new-t8-1.json")))
+        planted["final_loss"] = planted["first_loss"] + 0.5
+        planted["metrics"]["data_to_synthetic_ratio"] = 2.0
+        with open(os.path.join(tmp, "j-new-t8-99.json"), "w") as f:
+            json.dump(planted, f)
+        copy = subprocess.run([sys.executable, script, tmp], capture_output=True, text=True)
+        row = f"| new | 8 | {len(runs[('new', 8)])} | **{statistics.median(runs[('new', 8)]):.4f}** "
+        if row not in copy.stdout or "j-new-t8-99.json" not in copy.stdout.split("INVALID", 1)[-1]:
+            failures.append(f"summarize_share_ab.py counted a run whose loss rose\n{copy.stdout}")
+        empty = subprocess.run([sys.executable, script, os.path.join(tmp, "none")],
+                               capture_output=True, text=True)
+        if empty.returncode != 2:
+            failures.append(f"summarize_share_ab.py on a folder without records: exit "
+                            f"{empty.returncode}, expected 2")
+    return failures
+
+
 def main():
     root = sys.argv[1]
     failures = []
@@ -634,6 +684,7 @@ def main():
     failures += check_lm_equivalence_table(root)
     failures += check_lm_power(root)
     failures += check_gpu_decode_fit(root)
+    failures += check_share_ab(root)
     for f in failures:
         print("FAIL:", f)
     return 1 if failures else 0
