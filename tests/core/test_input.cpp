@@ -848,6 +848,8 @@ TEST_CASE("With an adaptive host share, threads that are ahead of the consumer t
   // batches start before any delivery; batch b >= 3 starts at delivery b - 1, after its rise.
   std::int64_t delivered = 0;
   std::int64_t host_slots = 0;
+  std::int64_t host_slots_after_first_four = 0;  // the second epoch's, counted here
+  gpuperf::CpuLoaderStats after_first_four;
   const std::int64_t total = std::int64_t{8} * 6;  // two epochs of four batches of 6
   for (std::int64_t b = 0; b < 8; ++b) {
     // Three buffers: all three batches ahead at first, then two beside the one the consumer holds.
@@ -870,6 +872,8 @@ TEST_CASE("With an adaptive host share, threads that are ahead of the consumer t
     INFO("batch " << b);
     CHECK(on_host == expected);
     host_slots += on_host;
+    if (b == 3) after_first_four = loader.stats();
+    if (b > 3) host_slots_after_first_four += on_host;
     CHECK(loader.stats().host_share_now ==
           Approx(static_cast<double>(std::min<std::int64_t>(b + 1, 6)) / 6));
   }
@@ -877,6 +881,11 @@ TEST_CASE("With an adaptive host share, threads that are ahead of the consumer t
   const gpuperf::CpuLoaderStats stats = loader.stats();
   CHECK(stats.samples_delivered == total);
   CHECK(stats.host_share_slots == host_slots);
+  // The share over the second epoch alone (as a run's timed windows after its warm-up): slots
+  // 3, 4, 5 and 6 of 6.
+  REQUIRE(host_slots_after_first_four == 3 + 4 + 5 + 6);
+  CHECK(gpuperf::host_share_between(after_first_four, stats, -1) == Approx(18.0 / 24));
+  CHECK(gpuperf::host_share_between(stats, stats, -1) == -1);  // nothing delivered between
   // Pixel batches have no share to move.
   o.output = gpuperf::LoaderOutput::kPixels;
   CHECK_THROWS_WITH(gpuperf::CpuLoader(folder.samples, o),

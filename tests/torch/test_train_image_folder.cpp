@@ -346,6 +346,44 @@ TEST_CASE("the GPU path meets the bad-input table without a crash or a wrong lab
   }
 }
 
+TEST_CASE(
+    "a run on the GPU path records its adaptive share and decoder waits over the timed "
+    "windows too",
+    "[train][data][gpu]") {
+  GPUPERF_REQUIRE_GPU();
+  if (!gpuperf::gpu_decode_available()) FAIL("SKIPPED: this test needs 1 CUDA GPU and nvJPEG");
+  const std::string root = make_folder("timed", 2, 16);
+  gpuperf::TrainingRun run;
+  run.device = "cuda";
+  run.model = "resnet50";
+  run.batch_size = 4;
+  run.data = root;
+  run.loader_threads = 2;
+  run.decode = gpuperf::ImageDecode::kGpu;
+  run.host_decode_share = 1;
+  run.adaptive_host_decode_share = true;
+  run.optimizer = gpuperf::OptimizerKind::kSgd;
+  run.learning_rate = 0.01;
+  run.measure.warmup = 3;
+  run.measure.steps_per_window = 2;
+  run.measure.windows = 2;
+  run.quiet = true;
+  const gpuperf::RunRecord record = gpuperf::run_training(run);
+  const auto& m = record.metrics;
+  REQUIRE(m.count("loader_host_decode_share_timed") == 1);
+  CHECK(m.at("loader_host_decode_share_timed") >= 0);
+  CHECK(m.at("loader_host_decode_share_timed") <= 1);
+  for (const char* name :
+       {"loader_gpu_thread_loader_wait_seconds", "loader_gpu_thread_full_wait_seconds"}) {
+    INFO(name);
+    const std::string timed = std::string(name) + "_timed";
+    REQUIRE(m.count(name) == 1);
+    REQUIRE(m.count(timed) == 1);
+    CHECK(m.at(timed) >= 0);
+    CHECK(m.at(timed) <= m.at(name));
+  }
+}
+
 TEST_CASE("image folder batches refuse bad options and empty folders, naming them",
           "[train][data]") {
   gpuperf::ImageFolderBatchOptions options;

@@ -482,6 +482,13 @@ int next_host_slots(int slots, int batch_size, bool consumer_waited, bool thread
   return slots;
 }
 
+double host_share_between(const CpuLoaderStats& before, const CpuLoaderStats& after, double none) {
+  const std::int64_t samples = after.samples_delivered - before.samples_delivered;
+  if (samples <= 0) return none;
+  return static_cast<double>(after.host_share_slots - before.host_share_slots) /
+         static_cast<double>(samples);
+}
+
 CpuLoaderStats CpuLoader::stats() const {
   std::lock_guard<std::mutex> lock(state_->mutex);
   return state_->stats;

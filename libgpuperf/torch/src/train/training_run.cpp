@@ -17,6 +17,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "gpuperf/amp/autocast.h"
@@ -424,10 +425,41 @@ void add_late_batches(std::int64_t late, const Measurement& m, RunRecord& record
   }
 }
 
+// The loader's figures when the timed windows began (the warm-up's are left out of the `_timed`
+// figures).
+struct LoaderSnapshot {
+  CpuLoaderStats stats;
+  std::vector<std::pair<std::string, double>> gpu;
+  std::int64_t late_batches = 0;
+};
+
+LoaderSnapshot snapshot(const ImageFolderBatches& folder) {
+  return {folder.stats(), folder.gpu_figures(), folder.late_batches()};
+}
+
+// The GPU decode thread's waits over the timed windows: each figure's change since `before`.
+void add_timed_gpu_waits(const std::vector<std::pair<std::string, double>>& before,
+                         const std::vector<std::pair<std::string, double>>& after,
+                         RunRecord& record) {
+  for (const char* name :
+       {"loader_gpu_thread_loader_wait_seconds", "loader_gpu_thread_full_wait_seconds"}) {
+    const auto find = [&](const std::vector<std::pair<std::string, double>>& figures) {
+      const auto it = std::find_if(figures.begin(), figures.end(),
+                                   [&](const auto& figure) { return figure.first == name; });
+      return it == figures.end() ? std::optional<double>() : std::optional<double>(it->second);
+    };
+    const std::optional<double> first = find(before);
+    const std::optional<double> last = find(after);
+    if (first && last) record.metrics[std::string(name) + "_timed"] = *last - *first;
+  }
+}
+
 // What the loader did, and whether it kept up: its decoding rate per busy core times its threads
-// is the most it can deliver; a step rate above 90% of that is input-bound.
+// is the most it can deliver; a step rate above 90% of that is input-bound. The figures count
+// from the loader's start, warm-up included; the share that ran and the GPU decoder's waits
+// also over the timed windows alone (`_timed`, since `before`).
 void add_loader_figures(const ImageFolderBatches& folder, const TrainingRun& run,
-                        RunRecord& record) {
+                        const LoaderSnapshot& before, RunRecord& record) {
   const CpuLoaderStats stats = folder.stats();
   double busy = 0;
   for (double seconds : stats.decode_seconds_per_thread) busy += seconds;
@@ -446,12 +478,16 @@ void add_loader_figures(const ImageFolderBatches& folder, const TrainingRun& run
                                           static_cast<double>(stats.samples_delivered)
                                     : run.host_decode_share;
     record.metrics["loader_host_decode_share_last"] = stats.host_share_now;
+    record.metrics["loader_host_decode_share_timed"] =
+        host_share_between(before.stats, stats, record.metrics["loader_host_decode_share"]);
   } else if (on_gpu) {
     record.metrics["loader_host_decode_share"] = run.host_decode_share;
   }
   double gpu_stream_seconds = 0;  // summed over the decode threads' streams
   double decode_threads = 1;
-  for (const auto& [name, value] : folder.gpu_figures()) {
+  const std::vector<std::pair<std::string, double>> gpu = folder.gpu_figures();
+  add_timed_gpu_waits(before.gpu, gpu, record);
+  for (const auto& [name, value] : gpu) {
     record.metrics[name] = value;
     if (name == "loader_gpu_stream_seconds") gpu_stream_seconds = value;
     if (name == "loader_gpu_decode_threads") decode_threads = value;
@@ -709,9 +745,9 @@ std::string measure_training(const TrainingRun& run, const ResolvedTraining& r,
   record.timer = timer->name();
   log_start(run, r, record);
   RunTelemetry telemetry(run, r.device, record);
-  std::int64_t late_before = 0;  // late batches in warm-up, left out below
+  LoaderSnapshot loader_before;  // the warm-up's figures, left out of the timed ones below
   auto before_timing = [&] {
-    if (folder) late_before = folder->late_batches();
+    if (folder) loader_before = snapshot(*folder);
     if (!telemetry.sampling()) return;
     synchronize(r.device);  // so the sampled window holds the timed steps and nothing before
     telemetry.start();
@@ -780,8 +816,8 @@ std::string measure_training(const TrainingRun& run, const ResolvedTraining& r,
     }
   }
   if (folder) {
-    add_loader_figures(*folder, run, record);
-    add_late_batches(folder->late_batches() - late_before, m, record);
+    add_loader_figures(*folder, run, loader_before, record);
+    add_late_batches(folder->late_batches() - loader_before.late_batches, m, record);
   }
   if (folder && run.compare_synthetic)
     compare_with_synthetic(run, r, classes, step, *timer, record);

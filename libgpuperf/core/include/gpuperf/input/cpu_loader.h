@@ -153,6 +153,12 @@ struct CpuLoaderStats {
   double host_share_now = 0;
 };
 
+/// The share of the samples delivered between two stats() of one loader (`before` taken first)
+/// that host_share gave the threads: the change in host_share_slots over the change in
+/// samples_delivered; `none` where nothing was delivered between.
+[[nodiscard]] double host_share_between(const CpuLoaderStats& before, const CpuLoaderStats& after,
+                                        double none);
+
 /// The host slots of the batches started after a delivery, under adaptive_host_share: `slots`
 /// less `step` when the consumer waited for the delivered batch and the device ran dry since the
 /// previous delivery (the threads hold training back); unchanged when the consumer waited and
