@@ -364,7 +364,7 @@ TEST_CASE(
   run.adaptive_host_decode_share = true;
   run.optimizer = gpuperf::OptimizerKind::kSgd;
   run.learning_rate = 0.01;
-  run.measure.warmup = 3;
+  run.measure.warmup = 4;  // the least with a CUDA graph
   run.measure.steps_per_window = 2;
   run.measure.windows = 2;
   run.quiet = true;
