@@ -136,9 +136,8 @@ void add_model_options(CLI::App& app, TrainingOptions& o) {
   app.add_option("--host-decode-share", o.host_decode_share,
                  "--data decoded on the GPU: the share of each batch (0..1) the loader threads "
                  "decode instead, beside the GPU's decoder; auto: from 1, moved after each "
-                 "batch toward the most the threads decode short of their edge (busy at most "
-                 "0.9) without the GPU running out of work (which files each decodes then "
-                 "varies between runs)")
+                 "batch toward the most the threads decode without the GPU running out of work "
+                 "(which files each decodes then varies between runs)")
       ->group("Image models");
   app.add_option("--gpu-batches-per-call", r.gpu_batches_per_call,
                  "--data decoded on the GPU: loader batches nvJPEG decodes in one call (1..16)")

@@ -13,11 +13,9 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <functional>
 #include <map>
 #include <set>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "gpuperf/base/error.h"
@@ -792,46 +790,7 @@ gpuperf::CpuLoaderOptions adaptive_loader_options(int threads) {
   o.epochs = 2;
   o.output = gpuperf::LoaderOutput::kEncoded;
   o.adaptive_host_share = true;
-  // A clock that stands still: the threads' busy fraction stays unknown and the signals alone
-  // move the share (ScriptedClock below gives it a value).
-  o.clock = [] { return 0.0; };
   return o;
-}
-
-// A clock for the busy fraction: the thread that built it (the consumer's) reads `consumer`,
-// which the test advances; each loader thread reads a clock of its own that moves half a second
-// at every reading, so each file it works on counts half a second busy whatever the machine.
-struct ScriptedClock {
-  std::atomic<double> consumer{0};
-  std::thread::id consumer_thread = std::this_thread::get_id();
-
-  std::function<double()> function() {
-    return [this] {
-      if (std::this_thread::get_id() == consumer_thread) return consumer.load();
-      thread_local double own = 0;
-      own += 0.5;
-      return own;
-    };
-  }
-};
-
-// Delivers the loader's batches one by one, each after the threads have finished every batch they
-// can start (three buffers: three batches ahead at first, then two beside the one held) and the
-// consumer's clock has moved `seconds`; returns host_share_now after each delivery.
-std::vector<double> shares_after_deliveries(gpuperf::CpuLoader& loader, ScriptedClock& clock,
-                                            double seconds, int batches, int batch_size) {
-  std::vector<double> shares;
-  for (std::int64_t b = 0; b < batches; ++b) {
-    const std::int64_t prepared = (b == 0 ? 3 : b + 2) * std::int64_t{batch_size};
-    for (int tries = 0; loader.stats().images_decoded < prepared; ++tries) {
-      REQUIRE(tries < 60'000);  // not a time bound: a hang guard (a minute of 1 ms naps)
-      ::usleep(1000);
-    }
-    clock.consumer = clock.consumer.load() + seconds;
-    REQUIRE(loader.next() != nullptr);
-    shares.push_back(loader.stats().host_share_now);
-  }
-  return shares;
 }
 
 }  // namespace
@@ -855,86 +814,6 @@ TEST_CASE(
   CHECK(gpuperf::next_host_slots(6, 6, false, true, false) == 6);
   CHECK(gpuperf::next_host_slots(2, 6, false, true, false) == 3);
   CHECK(gpuperf::next_host_slots(0, 6, true, false, true) == 0);
-}
-
-TEST_CASE("The threads' busy fraction is the median of the last eight intervals", "[input]") {
-  gpuperf::ThreadBusyWindow window;
-  CHECK(!window.busy_fraction().has_value());
-  window.add(1, 0, 4);  // a clock that stood still: left out
-  window.add(1, 1, 0);
-  CHECK(!window.busy_fraction().has_value());
-  window.add(3, 1, 4);  // 3 busy seconds of 4 threads over 1 s
-  REQUIRE(window.busy_fraction().has_value());
-  CHECK(*window.busy_fraction() == Approx(0.75));
-  window.add(1, 1, 4);
-  CHECK(*window.busy_fraction() == Approx(0.5));  // the middle two's mean
-  // Seven busy intervals and a pause (the threads idle while the consumer waits for the device):
-  // the pause does not move the median.
-  gpuperf::ThreadBusyWindow paused;
-  for (int i = 0; i < 7; ++i) paused.add(0.95 * 8, 1, 8);
-  paused.add(0, 1, 8);
-  CHECK(*paused.busy_fraction() == Approx(0.95));
-  // Only the last eight count.
-  for (int i = 0; i < 8; ++i) paused.add(0.5 * 8, 1, 8);
-  CHECK(*paused.busy_fraction() == Approx(0.5));
-}
-
-TEST_CASE("Threads at their edge give slots up; threads near it take none", "[input]") {
-  // (slots, batch, consumer waited, threads idle, device ran dry, busy fraction); steps of 8.
-  CHECK(gpuperf::next_host_slots(128, 256, false, true, false, 0.95) == 120);  // at their edge
-  CHECK(gpuperf::next_host_slots(128, 256, false, false, false, 0.95) == 120);
-  CHECK(gpuperf::next_host_slots(128, 256, true, false, false, 0.95) == 120);
-  CHECK(gpuperf::next_host_slots(128, 256, true, false, true, 0.5) == 120);   // held training up
-  CHECK(gpuperf::next_host_slots(128, 256, false, true, false, 0.8) == 128);  // near it: no more
-  CHECK(gpuperf::next_host_slots(128, 256, false, false, true, 0.8) == 128);
-  CHECK(gpuperf::next_host_slots(128, 256, false, true, false, 0.7) == 136);  // room: more
-  CHECK(gpuperf::next_host_slots(128, 256, false, false, true, 0.7) == 136);
-  CHECK(gpuperf::next_host_slots(128, 256, false, false, false, 0.7) == 128);  // no reason to
-  CHECK(gpuperf::next_host_slots(128, 256, true, true, false, 0.7) == 128);    // their pace
-  CHECK(gpuperf::next_host_slots(4, 256, false, false, false, 1.2) == 0);
-  CHECK(gpuperf::next_host_slots(256, 256, false, true, false, 0.1) == 256);
-  // At the bounds themselves: kHostBusyHigh moves nothing down, kHostBusyRoom still gives more.
-  CHECK(gpuperf::next_host_slots(128, 256, false, false, false, gpuperf::kHostBusyHigh) == 128);
-  CHECK(gpuperf::next_host_slots(128, 256, false, true, false, gpuperf::kHostBusyRoom) == 136);
-}
-
-TEST_CASE("Busy loader threads hand slots to the GPU decoder; idle ones take them back",
-          "[input]") {
-  TempFolder root("adaptive-busy");
-  const gpuperf::ImageFolder folder = small_folder(root, 2, 12);  // 24 files: 4 batches of 6
-  ScriptedClock clock;
-  gpuperf::CpuLoaderOptions o = adaptive_loader_options(/*threads=*/1);
-  o.clock = clock.function();
-  {
-    // A share of 1. The first interval holds the three batches the buffers take (18 files, 9
-    // busy seconds), the second none (the first next() frees no buffer), each later one a batch
-    // (6 files, 3 s). With 2 s between deliveries: 4.5, 0, then 1.5 busy, a median above
-    // kHostBusyHigh throughout: a slot fewer at every delivery, although the consumer never
-    // waits and the thread idles (the rule without the busy fraction would give it more).
-    o.host_share = 1;
-    gpuperf::CpuLoader loader(folder.samples, o);
-    const std::vector<double> shares = shares_after_deliveries(loader, clock, 2, 6, 6);
-    CHECK(shares == std::vector<double>{5.0 / 6, 4.0 / 6, 3.0 / 6, 2.0 / 6, 1.0 / 6, 0});
-    CHECK(loader.stats().threads_busy_fraction == Approx(1.5));
-  }
-  {
-    // From 0 with 5 s between deliveries: 1.8, 0, then 0.6 busy (below kHostBusyRoom, the
-    // thread idle): medians 1.8 and 0.9 (no room) hold it at 0, then 0.6 from the third delivery
-    // on gives a slot more each time.
-    o.host_share = 0;
-    gpuperf::CpuLoader loader(folder.samples, o);
-    const std::vector<double> shares = shares_after_deliveries(loader, clock, 5, 6, 6);
-    CHECK(shares == std::vector<double>{0, 0, 1.0 / 6, 2.0 / 6, 3.0 / 6, 4.0 / 6});
-  }
-  {
-    // From 0.5 with 3.6 s between deliveries: 2.5, 0, then 0.83 busy. Medians 2.5 and 1.25
-    // take a slot each; from the third delivery on 0.83, between kHostBusyRoom and
-    // kHostBusyHigh: the share stays where it is although the thread idles.
-    o.host_share = 0.5;
-    gpuperf::CpuLoader loader(folder.samples, o);
-    const std::vector<double> shares = shares_after_deliveries(loader, clock, 3.6, 6, 6);
-    CHECK(shares == std::vector<double>{2.0 / 6, 1.0 / 6, 1.0 / 6, 1.0 / 6, 1.0 / 6, 1.0 / 6});
-  }
 }
 
 TEST_CASE("A device that ran dry while the loader's consumer waited moves the share down once",

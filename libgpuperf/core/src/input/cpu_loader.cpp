@@ -15,7 +15,6 @@
 #include <new>
 #include <thread>
 #include <utility>
-#include <vector>
 
 #include "gpuperf/base/error.h"
 
@@ -105,19 +104,14 @@ struct CpuLoader::State {
   bool stopping = false;
   std::exception_ptr fatal;  // a worker's error outside any sample
   std::vector<Slot> slots;
-  std::int64_t filling = 0;       // the batch whose samples are being claimed
-  int next_position = 0;          // the next unclaimed sample of `filling`
-  bool filling_started = false;   // `filling` has its slot
-  int host_slots_now = 0;         // kEncoded: host slots of the next batch to start (a full one)
-  bool threads_idle = false;      // a thread found no batch to start since the last delivery
-  bool device_ran_dry = false;    // reported (device_ran_dry()) since the last delivery
-  std::int64_t delivered = 0;     // batches handed to the consumer
-  std::function<double()> clock;  // options.clock, or the steady clock
-  // adaptive_host_share: the threads' busy seconds and the clock at the last delivery
-  double busy_at_delivery = 0;
-  double last_delivery = 0;
-  ThreadBusyWindow busy_window;
-  bool holding = false;  // the consumer holds batch delivered - 1
+  std::int64_t filling = 0;      // the batch whose samples are being claimed
+  int next_position = 0;         // the next unclaimed sample of `filling`
+  bool filling_started = false;  // `filling` has its slot
+  int host_slots_now = 0;        // kEncoded: host slots of the next batch to start (a full one)
+  bool threads_idle = false;     // a thread found no batch to start since the last delivery
+  bool device_ran_dry = false;   // reported (device_ran_dry()) since the last delivery
+  std::int64_t delivered = 0;    // batches handed to the consumer
+  bool holding = false;          // the consumer holds batch delivered - 1
   std::map<std::int64_t, std::shared_ptr<const std::vector<std::int64_t>>> orders;
   CpuLoaderStats stats;
   std::vector<std::thread> threads;
@@ -230,9 +224,10 @@ struct CpuLoader::State {
       work_ready.wait(lock, [&] { return stopping || claim(work); });
       if (stopping) return;
       lock.unlock();
-      const double start = clock();
+      const auto start = std::chrono::steady_clock::now();
       Outcome outcome = decode(work, transformer, bytes);
-      const double seconds = clock() - start;
+      const double seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       lock.lock();
       stats.decode_seconds_per_thread[static_cast<std::size_t>(thread_index)] += seconds;
       record(outcome, thread_index);
@@ -379,11 +374,6 @@ CpuLoader::CpuLoader(std::vector<Sample> samples, const CpuLoaderOptions& option
   if (samples.empty()) throw ConfigError("CpuLoader: no samples to load");
   State& s = *state_;
   s.options = options;
-  s.clock = options.clock ? options.clock : [] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-  };
-  s.last_delivery = s.clock();
   s.samples = std::move(samples);
   const auto n = static_cast<std::int64_t>(s.samples.size());
   s.per_rank = samples_per_rank(n, options.world_size, options.drop_last);
@@ -467,18 +457,8 @@ const ImageBatch* CpuLoader::next() {
   if (s.options.output == LoaderOutput::kEncoded) {
     s.stats.host_share_slots += slot.host_slots;
     if (s.options.adaptive_host_share) {
-      double busy = 0;
-      for (double seconds : s.stats.decode_seconds_per_thread) busy += seconds;
-      const double now = s.clock();
-      s.busy_window.add(busy - s.busy_at_delivery, now - s.last_delivery,
-                        static_cast<int>(s.stats.decode_seconds_per_thread.size()));
-      s.busy_at_delivery = busy;
-      s.last_delivery = now;
-      const std::optional<double> fraction = s.busy_window.busy_fraction();
-      s.stats.threads_busy_fraction = fraction.value_or(0);
-      s.host_slots_now =
-          next_host_slots(s.host_slots_now, s.options.batch_size, waited, s.threads_idle,
-                          std::exchange(s.device_ran_dry, false), fraction);
+      s.host_slots_now = next_host_slots(s.host_slots_now, s.options.batch_size, waited,
+                                         s.threads_idle, std::exchange(s.device_ran_dry, false));
       s.stats.host_share_now = static_cast<double>(s.host_slots_now) / s.options.batch_size;
     }
   }
@@ -494,30 +474,11 @@ void CpuLoader::device_ran_dry() {
   s.device_ran_dry = true;
 }
 
-void ThreadBusyWindow::add(double busy_seconds, double seconds, int threads) {
-  if (!(seconds > 0) || threads < 1) return;
-  fractions_[static_cast<std::size_t>(next_)] = busy_seconds / (seconds * threads);
-  next_ = (next_ + 1) % kIntervals;
-  count_ = std::min(count_ + 1, kIntervals);
-}
-
-std::optional<double> ThreadBusyWindow::busy_fraction() const {
-  if (count_ == 0) return std::nullopt;
-  std::vector<double> sorted(fractions_.begin(), fractions_.begin() + count_);
-  std::sort(sorted.begin(), sorted.end());
-  const std::size_t middle = sorted.size() / 2;
-  return sorted.size() % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
-}
-
 int next_host_slots(int slots, int batch_size, bool consumer_waited, bool threads_idle,
-                    bool device_ran_dry, std::optional<double> busy) {
+                    bool device_ran_dry) {
   const int step = std::max(1, batch_size / 32);
-  const int fewer = std::max(0, slots - step);
-  if (consumer_waited && device_ran_dry) return fewer;
-  if (busy && *busy > kHostBusyHigh) return fewer;
-  if (consumer_waited) return slots;
-  const bool room = !busy || *busy <= kHostBusyRoom;
-  if ((threads_idle || device_ran_dry) && room) return std::min(batch_size, slots + step);
+  if (consumer_waited) return device_ran_dry ? std::max(0, slots - step) : slots;
+  if (threads_idle || device_ran_dry) return std::min(batch_size, slots + step);
   return slots;
 }
 

@@ -478,7 +478,6 @@ void add_loader_figures(const ImageFolderBatches& folder, const TrainingRun& run
                                           static_cast<double>(stats.samples_delivered)
                                     : run.host_decode_share;
     record.metrics["loader_host_decode_share_last"] = stats.host_share_now;
-    record.metrics["loader_threads_busy_fraction_last"] = stats.threads_busy_fraction;
     record.metrics["loader_host_decode_share_timed"] =
         host_share_between(before.stats, stats, record.metrics["loader_host_decode_share"]);
   } else if (on_gpu) {

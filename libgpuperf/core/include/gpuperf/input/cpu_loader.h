@@ -18,12 +18,10 @@
 //   }
 //   const gpuperf::CpuLoaderStats stats = loader.stats();
 
-#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -81,21 +79,15 @@ struct CpuLoaderOptions {
   /// kEncoded: host_share is where the share starts, and each delivered batch moves it for the
   /// batches started from then on (next_host_slots()): fewer slots for the threads when next()
   /// had to wait for the batch and the device the batches feed ran out of work meanwhile
-  /// (device_ran_dry(): the threads hold training back) or when the threads are busier than
-  /// kHostBusyHigh over the last deliveries (ThreadBusyWindow), more when a thread found no batch
-  /// to start since the previous delivery or the device ran dry without next() waiting (the GPU
-  /// decoder is behind) and the threads are not busier than kHostBusyRoom. From a share of 1 the
-  /// threads then decode as much of each batch as they can short of their edge, and the GPU
-  /// decoder the rest. Which slots the threads
+  /// (device_ran_dry(): the threads hold training back), more when a thread found no batch to
+  /// start since the previous delivery or the device ran dry without next() waiting (the GPU
+  /// decoder is behind). From a share of 1 the threads then decode as much of each batch as they
+  /// can without the device running dry, and the GPU decoder the rest. Which slots the threads
   /// decode then depends on timing: a pixel may differ by the decoders' few levels between runs,
   /// and a file that only the GPU path decodes (damaged scan data past the crop) may be replaced
   /// on the host by the next good file, label and all. Crops and flips stay a function of the
   /// seed.
   bool adaptive_host_share = false;
-  /// Seconds on a monotonic clock: the threads' busy time and the time between deliveries that
-  /// adaptive_host_share reads (ThreadBusyWindow). Empty: std::chrono::steady_clock. Tests inject
-  /// one (a clock that stands still makes the busy fraction unknown: the signals alone decide).
-  std::function<double()> clock;
   HostAllocator allocator = HostAllocator::aligned();  ///< the batch buffers
   int max_reported_skips = 16;  ///< skipped files listed in the stats (the count is complete)
 
@@ -159,9 +151,6 @@ struct CpuLoaderStats {
   std::int64_t host_share_slots = 0;
   /// kEncoded: the host share for the next batch to start (adaptive_host_share: where it moved).
   double host_share_now = 0;
-  /// adaptive_host_share: the threads' busy fraction at the last delivery (ThreadBusyWindow; 0
-  /// while unknown).
-  double threads_busy_fraction = 0;
 };
 
 /// The share of the samples delivered between two stats() of one loader (`before` taken first)
@@ -170,48 +159,15 @@ struct CpuLoaderStats {
 [[nodiscard]] double host_share_between(const CpuLoaderStats& before, const CpuLoaderStats& after,
                                         double none);
 
-/// How busy the loader's threads were over the last deliveries: each interval between two
-/// deliveries gives the threads' busy seconds over the interval's seconds times the threads; the
-/// busy fraction is the median of the last kIntervals intervals. A pause of the consumer (a
-/// timed window's end, where the training loop waits for the device) idles the threads for
-/// about one interval and hurries the next: the median leaves such intervals out, where one
-/// interval's idleness would read as spare capacity.
-class ThreadBusyWindow {
- public:
-  static constexpr int kIntervals = 8;
-  /// One interval; one without seconds (a clock that stands still) or threads is left out.
-  void add(double busy_seconds, double seconds, int threads);
-  /// The median of the intervals kept (the mean of the middle two for an even count); unknown
-  /// (nullopt) before the first interval.
-  [[nodiscard]] std::optional<double> busy_fraction() const;
-
- private:
-  std::array<double, kIntervals> fractions_{};
-  int count_ = 0;  // kept, up to kIntervals
-  int next_ = 0;   // where the next one goes
-};
-
-/// The threads' busy fraction above which adaptive_host_share takes slots from them, and the
-/// most at which it gives them more. Where 8 threads could not feed an H100 (ResNet-50 at 7,300
-/// img/s), fixed shares of 0.5 and 0.6 (busy fractions of about 0.78 and 0.97) gave 0.926-0.927
-/// of the synthetic rate, 0.4 (about 0.63) 0.920, 0.75 (saturated) 0.85, and the rule without
-/// the busy fraction, which let the threads saturate, 0.893
-/// (docs/results/2026-12-07-h100-fixed-shares).
-constexpr double kHostBusyHigh = 0.9;
-constexpr double kHostBusyRoom = 0.75;
-
-/// The host slots of the batches started after a delivery, under adaptive_host_share, by
-/// `step` = max(1, batch_size / 32) within 0..batch_size: fewer when the consumer waited for the
-/// delivered batch and the device ran dry since the previous delivery (the threads hold training
-/// back), or when the threads are busier than kHostBusyHigh (`busy`, ThreadBusyWindow: they are
-/// at their edge, where a late batch is a matter of chance); else unchanged when the consumer
-/// waited (the threads are the loader's pace, and it is enough); else more when a thread found
-/// no batch to start since the previous delivery (the threads are ahead) or the device ran dry
-/// (the GPU decoder is behind), unless the threads are already busier than kHostBusyRoom; else
-/// unchanged. An unknown `busy` lets the signals alone decide.
+/// The host slots of the batches started after a delivery, under adaptive_host_share: `slots`
+/// less `step` when the consumer waited for the delivered batch and the device ran dry since the
+/// previous delivery (the threads hold training back); unchanged when the consumer waited and
+/// the device kept working (the threads are the loader's pace, and it is enough); else more by
+/// `step` when a thread found no batch to start since the previous delivery (the threads are
+/// ahead) or the device ran dry (the GPU decoder is behind); else unchanged. Within
+/// 0..batch_size; step = max(1, batch_size / 32).
 [[nodiscard]] int next_host_slots(int slots, int batch_size, bool consumer_waited,
-                                  bool threads_idle, bool device_ran_dry,
-                                  std::optional<double> busy = std::nullopt);
+                                  bool threads_idle, bool device_ran_dry);
 
 /// The loader. Threads start in the constructor; the destructor stops and joins them (a
 /// consumer may stop early at any point).
