@@ -35,6 +35,21 @@ std::string make_folder(const std::string& name, int classes, int per_class, boo
   return root.string();
 }
 
+// A quiet ResNet-50 run on `root` with SGD at lr 0.01 (TrainingRun's other defaults).
+gpuperf::TrainingRun files_run(const std::string& device, const std::string& root,
+                               std::int64_t batch_size, int loader_threads) {
+  gpuperf::TrainingRun run;
+  run.device = device;
+  run.model = "resnet50";
+  run.batch_size = batch_size;
+  run.data = root;
+  run.loader_threads = loader_threads;
+  run.optimizer = gpuperf::OptimizerKind::kSgd;
+  run.learning_rate = 0.01;
+  run.quiet = true;
+  return run;
+}
+
 // |GPU sample - CPU sample| per element in 8-bit levels: x * std * 255 undoes Normalize's scale.
 torch::Tensor level_differences(const gpuperf::Batch& gpu, const gpuperf::Batch& cpu) {
   const torch::Tensor level =
@@ -353,21 +368,13 @@ TEST_CASE(
   GPUPERF_REQUIRE_GPU();
   if (!gpuperf::gpu_decode_available()) FAIL("SKIPPED: this test needs 1 CUDA GPU and nvJPEG");
   const std::string root = make_folder("timed", 2, 16);
-  gpuperf::TrainingRun run;
-  run.device = "cuda";
-  run.model = "resnet50";
-  run.batch_size = 4;
-  run.data = root;
-  run.loader_threads = 2;
+  gpuperf::TrainingRun run = files_run("cuda", root, 4, 2);
   run.decode = gpuperf::ImageDecode::kGpu;
   run.host_decode_share = 1;
   run.adaptive_host_decode_share = true;
-  run.optimizer = gpuperf::OptimizerKind::kSgd;
-  run.learning_rate = 0.01;
   run.measure.warmup = 4;  // the least with a CUDA graph
   run.measure.steps_per_window = 2;
   run.measure.windows = 2;
-  run.quiet = true;
   const gpuperf::RunRecord record = gpuperf::run_training(run);
   const auto& m = record.metrics;
   REQUIRE(m.count("loader_host_decode_share_timed") == 1);
@@ -462,20 +469,12 @@ TEST_CASE(
     "classes",
     "[train][data]") {
   const std::string root = make_folder("run", 2, 3, /*bad=*/true);
-  gpuperf::TrainingRun run;
-  run.device = "cpu";
-  run.model = "resnet50";
-  run.batch_size = 2;
-  run.data = root;
-  run.loader_threads = 1;
-  run.optimizer = gpuperf::OptimizerKind::kSgd;
-  run.learning_rate = 0.01;
+  gpuperf::TrainingRun run = files_run("cpu", root, 2, 1);
   run.precision = gpuperf::Precision::kFp32;
   run.measure.warmup = 1;
   run.measure.steps_per_window = 1;
   run.measure.windows = 2;
   run.threads = 1;
-  run.quiet = true;
   run.compare_synthetic = true;
   const gpuperf::RunRecord record = gpuperf::run_training(run);
   // The planted bad files sit in a class folder of their own.
