@@ -437,20 +437,24 @@ LoaderSnapshot snapshot(const ImageFolderBatches& folder) {
   return {folder.stats(), folder.gpu_figures(), folder.late_batches()};
 }
 
+// The value of `name` among ImageFolderBatches::gpu_figures(), if there.
+std::optional<double> figure(const std::vector<std::pair<std::string, double>>& figures,
+                             const std::string& name) {
+  for (const auto& [n, value] : figures) {
+    if (n == name) return value;
+  }
+  return std::nullopt;
+}
+
 // The GPU decode thread's waits over the timed windows: each figure's change since `before`.
 void add_timed_gpu_waits(const std::vector<std::pair<std::string, double>>& before,
                          const std::vector<std::pair<std::string, double>>& after,
                          RunRecord& record) {
-  for (const char* name :
+  for (const std::string name :
        {"loader_gpu_thread_loader_wait_seconds", "loader_gpu_thread_full_wait_seconds"}) {
-    const auto find = [&](const std::vector<std::pair<std::string, double>>& figures) {
-      const auto it = std::find_if(figures.begin(), figures.end(),
-                                   [&](const auto& figure) { return figure.first == name; });
-      return it == figures.end() ? std::optional<double>() : std::optional<double>(it->second);
-    };
-    const std::optional<double> first = find(before);
-    const std::optional<double> last = find(after);
-    if (first && last) record.metrics[std::string(name) + "_timed"] = *last - *first;
+    const std::optional<double> first = figure(before, name);
+    const std::optional<double> last = figure(after, name);
+    if (first && last) record.metrics[name + "_timed"] = *last - *first;
   }
 }
 
@@ -472,14 +476,12 @@ void add_loader_figures(const ImageFolderBatches& folder, const TrainingRun& run
   if (on_gpu && run.adaptive_host_decode_share) {
     // The share that ran: the slots the threads were given over the samples delivered (the
     // files on the GPU path's side that a GPU decoder should not get are not counted).
+    const double share = host_share_between(CpuLoaderStats{}, stats, run.host_decode_share);
     record.metrics["loader_host_decode_share_adaptive"] = 1;
-    record.metrics["loader_host_decode_share"] =
-        stats.samples_delivered > 0 ? static_cast<double>(stats.host_share_slots) /
-                                          static_cast<double>(stats.samples_delivered)
-                                    : run.host_decode_share;
+    record.metrics["loader_host_decode_share"] = share;
     record.metrics["loader_host_decode_share_last"] = stats.host_share_now;
     record.metrics["loader_host_decode_share_timed"] =
-        host_share_between(before.stats, stats, record.metrics["loader_host_decode_share"]);
+        host_share_between(before.stats, stats, share);
   } else if (on_gpu) {
     record.metrics["loader_host_decode_share"] = run.host_decode_share;
   }
