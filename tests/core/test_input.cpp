@@ -796,24 +796,21 @@ gpuperf::CpuLoaderOptions adaptive_loader_options(int threads) {
 }  // namespace
 
 TEST_CASE(
-    "An adaptive host share falls by an eighth when the threads starved the device and rises by "
-    "one slot when they are ahead",
+    "An adaptive host share moves by a 32nd of a batch, down when the threads starved the "
+    "device",
     "[input]") {
-  // (slots, batch, consumer waited, threads idle, device ran dry)
-  CHECK(gpuperf::next_host_slots(128, 256, true, false, true) == 112);  // the threads held it up
-  CHECK(gpuperf::next_host_slots(128, 256, true, true, true) == 112);
-  CHECK(gpuperf::next_host_slots(256, 256, true, false, true) == 224);
-  CHECK(gpuperf::next_host_slots(40, 256, true, false, true) == 32);  // at least a 32nd: 8
-  CHECK(gpuperf::next_host_slots(3, 256, true, false, true) == 0);
+  // (slots, batch, consumer waited, threads idle, device ran dry); batch 256: steps of 8, 6: of 1.
+  CHECK(gpuperf::next_host_slots(128, 256, true, false, true) == 120);  // the threads held it up
+  CHECK(gpuperf::next_host_slots(128, 256, true, true, true) == 120);
   CHECK(gpuperf::next_host_slots(128, 256, true, false, false) == 128);  // their pace is enough
   CHECK(gpuperf::next_host_slots(128, 256, true, true, false) == 128);
-  CHECK(gpuperf::next_host_slots(128, 256, false, true, false) == 129);  // the threads are ahead
+  CHECK(gpuperf::next_host_slots(128, 256, false, true, false) == 136);  // the threads are ahead
   CHECK(gpuperf::next_host_slots(128, 256, false, false, true) ==
-        129);  // the GPU decoder is behind
+        136);  // the GPU decoder is behind
   CHECK(gpuperf::next_host_slots(128, 256, false, false, false) == 128);
-  CHECK(gpuperf::next_host_slots(255, 256, false, true, false) == 256);
+  CHECK(gpuperf::next_host_slots(3, 256, true, false, true) == 0);
+  CHECK(gpuperf::next_host_slots(252, 256, false, true, false) == 256);
   CHECK(gpuperf::next_host_slots(256, 256, false, false, true) == 256);
-  CHECK(gpuperf::next_host_slots(6, 6, true, false, true) == 5);  // at least one slot
   CHECK(gpuperf::next_host_slots(6, 6, false, true, false) == 6);
   CHECK(gpuperf::next_host_slots(2, 6, false, true, false) == 3);
   CHECK(gpuperf::next_host_slots(0, 6, true, false, true) == 0);

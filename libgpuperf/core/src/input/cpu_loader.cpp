@@ -476,14 +476,9 @@ void CpuLoader::device_ran_dry() {
 
 int next_host_slots(int slots, int batch_size, bool consumer_waited, bool threads_idle,
                     bool device_ran_dry) {
-  if (consumer_waited) {
-    if (!device_ran_dry) return slots;
-    // An eighth of the slots (at least a 32nd of the batch): the next batches fall well below
-    // the threads' edge rather than a step under it, so that a late batch is rare, not every
-    // other one.
-    return std::max(0, slots - std::max({1, batch_size / 32, slots / 8}));
-  }
-  if (threads_idle || device_ran_dry) return std::min(batch_size, slots + 1);
+  const int step = std::max(1, batch_size / 32);
+  if (consumer_waited) return device_ran_dry ? std::max(0, slots - step) : slots;
+  if (threads_idle || device_ran_dry) return std::min(batch_size, slots + step);
   return slots;
 }
 

@@ -159,15 +159,13 @@ struct CpuLoaderStats {
 [[nodiscard]] double host_share_between(const CpuLoaderStats& before, const CpuLoaderStats& after,
                                         double none);
 
-/// The host slots of the batches started after a delivery, under adaptive_host_share: fewer
-/// by an eighth of `slots` (at least max(1, batch_size / 32)) when the consumer waited for the
-/// delivered batch and the device ran dry since the previous delivery (the threads hold training
-/// back); unchanged when the consumer waited and the device kept working (the threads are the
-/// loader's pace, and it is enough); else one more when a thread found no batch to start since
-/// the previous delivery (the threads are ahead) or the device ran dry (the GPU decoder is
-/// behind); else unchanged. Within 0..batch_size. Large steps down and single slots up keep
-/// the share where a late batch is rare (about one in slots / 8 deliveries) instead of at the
-/// threads' edge, where every other batch is late.
+/// The host slots of the batches started after a delivery, under adaptive_host_share: `slots`
+/// less `step` when the consumer waited for the delivered batch and the device ran dry since the
+/// previous delivery (the threads hold training back); unchanged when the consumer waited and
+/// the device kept working (the threads are the loader's pace, and it is enough); else more by
+/// `step` when a thread found no batch to start since the previous delivery (the threads are
+/// ahead) or the device ran dry (the GPU decoder is behind); else unchanged. Within
+/// 0..batch_size; step = max(1, batch_size / 32).
 [[nodiscard]] int next_host_slots(int slots, int batch_size, bool consumer_waited,
                                   bool threads_idle, bool device_ran_dry);
 
